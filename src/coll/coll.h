@@ -1,0 +1,38 @@
+/* [collective] options and the AllReduce entry points of the coll/ layer. */
+#ifndef GS_COLL_COLL_H
+#define GS_COLL_COLL_H
+
+#include <stdint.h>
+#include "util/dtype.h"
+#include "coll/schedule.h"
+
+#define COLL_MAX_SIZES 64
+
+enum coll_op {
+	COLL_OP_ALLREDUCE = 0,
+	COLL_OP_WRITE_BW,   /* unidirectional point-to-point bandwidth, rank 0 -> rank 1 */
+	COLL_OP_WRITE_LAT,  /* ping-pong half round trip, rank 0 <-> rank 1 */
+};
+
+enum coll_verify {
+	VERIFY_FIRST = 0, /* check the result of the first iteration of each size */
+	VERIFY_ALL,
+	VERIFY_OFF,
+};
+
+/* [collective] section, resolved by config/. */
+struct coll_opts {
+	int op;                        /* enum coll_op */
+	int algo;                      /* enum coll_algo */
+	int dtype;                     /* enum dtype */
+	int redop;                     /* enum redop */
+	uint64_t sizes[COLL_MAX_SIZES];/* bytes per rank buffer */
+	int nsizes;
+	int iterations;
+	int warmup;
+	uint64_t chunk_size;           /* bytes per message; the executor's pipelining unit */
+	int channels;                  /* pieces in flight at once */
+	int verify;                    /* enum coll_verify */
+};
+
+#endif

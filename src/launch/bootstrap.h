@@ -1,0 +1,47 @@
+/*
+ * Bootstrap: the out-of-band TCP channel between ranks (rank 0 listens, every
+ * rank connects). Used for setup (endpoint all-gather, barriers), for gathering
+ * results to rank 0, and for failure detection: a watchdog notices a rank that
+ * vanished and raises the abort flag on every surviving rank, naming it.
+ *
+ * Wire protocol (versioned, length-prefixed; every length and rank checked):
+ *   1. rank r -> 0: HELLO {magic, version, token, rank, nranks}
+ *   2. 0 -> r:      WELCOME or REFUSE (wrong token/version/rank: the stranger is
+ *                   dropped and the job goes on)
+ *   3. collective messages: {magic, type, seq, len} + payload, in program order.
+ *   4. ABORT {rank that failed, reason} may arrive at any time.
+ * Every call is collective (all ranks, same order), made from one thread per rank,
+ * and bounded by timeout_ms; a timeout names the ranks that never arrived.
+ */
+#ifndef GS_LAUNCH_BOOTSTRAP_H
+#define GS_LAUNCH_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bootstrap_opts {
+	int rank;
+	int nranks;
+	const char *addr;   /* HOST:PORT rank 0 listens on and others connect to */
+	uint64_t token;
+	int timeout_ms;
+};
+
+struct bootstrap;
+
+int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out);
+/* all: nranks * len bytes, rank r's record at r * len. */
+int bootstrap_allgather(struct bootstrap *b, const void *mine, void *all, size_t len);
+int bootstrap_barrier(struct bootstrap *b);
+/* Rank 0 receives every rank's blob (malloc'd, caller frees each and the arrays). */
+int bootstrap_gatherv(struct bootstrap *b, const void *mine, size_t len, void ***all,
+		      size_t **lens);
+int bootstrap_bcast(struct bootstrap *b, void *buf, size_t len);
+/* Tell every rank to stop; safe to call from any rank at any time. */
+void bootstrap_abort(struct bootstrap *b, const char *why);
+/* Non-zero once the job is aborting; the data path polls it. */
+volatile const int *bootstrap_abort_flag(struct bootstrap *b);
+const char *bootstrap_abort_reason(struct bootstrap *b);
+void bootstrap_close(struct bootstrap *b);
+
+#endif

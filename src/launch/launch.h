@@ -1,0 +1,60 @@
+/*
+ * Where a rank comes from: launcher detection (Slurm, Open MPI, PMIx, torchrun,
+ * flags, or gradsync's own local spawner) and the local spawner itself.
+ */
+#ifndef GS_LAUNCH_LAUNCH_H
+#define GS_LAUNCH_LAUNCH_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+/* [launch] section, resolved by config/. */
+struct launch_opts {
+	int local_ranks;          /* ranks gradsync spawns itself when no launcher is present */
+	uint64_t timeout_ns;      /* bound of every wait: rendezvous, connect, one collective */
+	char rendezvous[128];     /* HOST:PORT of rank 0, "" = 127.0.0.1 with a free port */
+	char token[64];           /* job token, "" = derived from the launcher's job id */
+};
+
+/* Who this process is in the job, and how that was learnt. */
+struct launch_info {
+	int rank;
+	int nranks;
+	int local_rank;
+	int local_nranks;
+	char launcher[16];        /* "local", "slurm", "openmpi", "pmix", "torchrun", "flags" */
+	char job_id[64];
+	char rendezvous[128];     /* HOST:PORT */
+	uint64_t token;
+	bool spawned;             /* started by gradsync's local spawner */
+};
+
+/* Command-line overrides: --rank --world-size --rendezvous --token (-1 / "" = unset). */
+struct launch_flags {
+	int rank;
+	int world_size;
+	const char *rendezvous;
+	const char *token;
+};
+
+/*
+ * Fill *info from flags, then the environment (GRADSYNC_*, Slurm, Open MPI, PMIx,
+ * torchrun); returns 0, -ENOENT when no launcher is present (the caller then spawns
+ * local ranks), or -EINVAL with one logged line naming the bad variable.
+ */
+int launch_detect(const struct launch_opts *opts, const struct launch_flags *flags,
+		  struct launch_info *info);
+
+/*
+ * Start nranks copies of /proc/self/exe with argv and GRADSYNC_RANK/WORLD_SIZE/
+ * LOCAL_RANK/RENDEZVOUS/TOKEN set; wait for all of them (bounded by timeout_ns
+ * after the first failure: the others are then killed). Returns 0 when all exited
+ * 0, else the first non-zero exit status (logging which rank failed and how).
+ */
+int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, uint64_t token,
+		       uint64_t timeout_ns);
+
+/* Derive the job token from a string (job id or user token). */
+uint64_t launch_token_from_string(const char *s);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * The transport contract: one `const struct transport_ops` per transport (tcp, shm,
+ * verbs, cudaipc), listed in preference order in transport.c. The collective
+ * executor only ever talks to this interface.
+ *
+ * Lifecycle (all setup calls may block, bounded by env->timeout_ms):
+ *   1. ops->open(t, env)          create local resources (sockets, rings, QPs);
+ *   2. ops->endpoint(t, buf, &len) describe them in at most TRANSPORT_EP_MAX bytes;
+ *   3. the engine all-gathers every rank's endpoint through the bootstrap;
+ *   4. ops->connect(t, eps)       connect to every peer for which env->use_peer[p];
+ *   5. data path: mr_reg once per buffer, then post_send / post_recv / poll;
+ *   6. ops->close(t)              tear down; safe after a failed open or connect.
+ *
+ * Data-path contract (nothing here blocks):
+ *  - post_send(peer, tag, mr, off, len) sends bytes [off, off+len) of a registered
+ *    region; post_recv(peer, tag, mr, off, len) names where the matching message goes.
+ *    A send matches the receive with the same (peer, tag); both sides may post in any
+ *    order and the transport must cope with a send arriving before its receive (buffer
+ *    it, or hold it until the receiver's clear-to-send). Lengths must be equal; a
+ *    mismatch completes the receive with status -EMSGSIZE.
+ *  - A post may return -EAGAIN when the transport is out of slots or credits; the
+ *    caller polls and retries. Any other negative return is fatal for the run.
+ *  - poll() returns up to max completions (0 when none) or -errno on a fatal error
+ *    (peer gone, completion error), after logging one line naming the peer and call.
+ *  - A send completion means the source bytes may be overwritten; a receive completion
+ *    means the bytes are in place and visible to the next reader of that memory
+ *    (for MEM_CUDA: to work queued on the GPU after the completion is seen).
+ *  - Ownership: registered memory stays owned by the caller and must outlive its mr.
+ */
+#ifndef GS_TRANSPORT_TRANSPORT_H
+#define GS_TRANSPORT_TRANSPORT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+
+#define TRANSPORT_EP_MAX 512   /* bytes of one rank's endpoint record */
+#define TRANSPORT_NAME_MAX 64
+
+/* One row per transport; config's enum for [transport] transport uses these names. */
+enum transport_kind {
+	TP_AUTO = 0, /* per peer: first transport in preference order whose can_connect() says yes */
+	TP_TCP,
+	TP_SHM,
+	TP_IB,      /* verbs, InfiniBand link layer */
+	TP_ROCE,    /* verbs, Ethernet link layer (RoCEv2) */
+	TP_CUDAIPC,
+	TP_NCCL,    /* reference: the whole collective is handed to libnccl */
+	TP_KIND_COUNT,
+};
+
+enum tp_cq_mode {
+	TP_CQ_POLL = 0,
+	TP_CQ_EVENT,
+};
+
+/* [transport] section of an experiment, as resolved by config/ (read-only here). */
+struct transport_opts {
+	int kind;                          /* enum transport_kind */
+	int streams;                       /* tcp: connections per peer */
+	uint64_t sockbuf;                  /* tcp: SO_SNDBUF/SO_RCVBUF bytes, 0 = kernel default */
+	char tcp_interface[TRANSPORT_NAME_MAX]; /* tcp: interface name or address, "" = any */
+	uint64_t shm_ring;                 /* shm: bytes of each directional ring */
+	char device[TRANSPORT_NAME_MAX];   /* verbs: "mlx5_0:1" or "auto" */
+	int gid_index;                     /* verbs: -1 = auto */
+	int mtu;                           /* verbs: 0 = port's active MTU, else 256..4096 */
+	int traffic_class;
+	int service_level;
+	int qps_per_peer;
+	int qp_depth;                      /* verbs: send/recv queue depth */
+	uint64_t inline_threshold;         /* verbs: bytes sent inline */
+	int cq_mode;                       /* enum tp_cq_mode */
+	uint64_t slot_size;                /* bytes of one receive slot / bounce chunk */
+};
+
+enum mem_kind {
+	MEM_HOST = 0,
+	MEM_CUDA,
+};
+
+/* What a transport knows about the job when it opens. */
+struct transport_env {
+	int rank;
+	int nranks;
+	int local_rank;                  /* index among ranks on this host */
+	const int *host_of_rank;         /* nranks entries: equal value = same host */
+	const bool *use_peer;            /* nranks entries: connect to this peer (false for self) */
+	uint64_t job_id;                 /* unique per run: names shm segments, salts tokens */
+	int timeout_ms;                  /* bound of every blocking setup call */
+	const struct transport_opts *opts;
+	int numa_node;                   /* -1 = no binding; where internal buffers should live */
+	volatile const int *abort_flag;  /* set by the launcher when the job is aborting */
+};
+
+struct tp_completion {
+	uint64_t cookie;  /* as given to post_* */
+	int status;       /* 0 or -errno */
+	int peer;
+	size_t len;
+	bool is_send;
+};
+
+/* Facts about the path a transport uses; the report echoes them per case. */
+struct tp_path_info {
+	char transport[16];
+	char device[64];        /* "mlx5_0", interface name, "shm" */
+	int port;
+	char link_layer[16];    /* "InfiniBand", "Ethernet", "" */
+	char rate[32];          /* "200 Gb/s (4X HDR)", interface speed, "" */
+	uint64_t rate_bps;      /* line rate in bits/s when known, else 0 */
+	int mtu;
+	int gid_index;
+	char gid_type[16];      /* "RoCEv2", "IB/RoCEv1", "" */
+	int qps;
+	char fw_ver[64];
+	char note[128];         /* anything else worth a line in the report */
+};
+
+struct tp_stats {
+	uint64_t bytes_sent;
+	uint64_t bytes_recv;
+	uint64_t cpu_ns;        /* CPU time of the transport's own threads (progress, I/O) */
+};
+
+struct tp_mr;           /* registered region, owned by the transport */
+struct transport;
+
+struct transport_ops {
+	const char *name;
+	int kind;                              /* enum transport_kind */
+	/* May this transport reach peer? Pure predicate on env (same host, device present). */
+	bool (*can_connect)(const struct transport_env *env, int peer);
+	int (*open)(struct transport *t, const struct transport_env *env);
+	int (*endpoint)(struct transport *t, void *buf, size_t *len);
+	/* eps: nranks records of TRANSPORT_EP_MAX bytes, indexed by rank */
+	int (*connect)(struct transport *t, const void *eps);
+	int (*mr_reg)(struct transport *t, void *addr, size_t len, enum mem_kind kind,
+		      struct tp_mr **mr);
+	void (*mr_dereg)(struct transport *t, struct tp_mr *mr);
+	int (*post_send)(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+			 size_t len, uint64_t cookie);
+	int (*post_recv)(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+			 size_t len, uint64_t cookie);
+	int (*poll)(struct transport *t, struct tp_completion *c, int max);
+	int (*path_info)(struct transport *t, struct tp_path_info *info);
+	int (*stats)(struct transport *t, struct tp_stats *st);
+	void (*close)(struct transport *t);
+};
+
+/* An open transport instance; priv belongs to the ops' implementation. */
+struct transport {
+	const struct transport_ops *ops;
+	const struct transport_env *env;
+	void *priv;
+};
+
+/* The registry: every compiled-in transport in preference order (verbs, shm, tcp, ...). */
+const struct transport_ops *transport_find(int kind);
+const struct transport_ops *transport_by_name(const char *name);
+size_t transport_count(void);
+const struct transport_ops *transport_at(size_t i);
+/* Fill unset ops with stubs returning -ENOTSUP so callers never NULL-check. */
+void transport_ops_complete(struct transport_ops *dst, const struct transport_ops *src);
+const char *transport_kind_name(int kind);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * One logging family for the whole binary: a level and a subsystem per message.
+ * Messages are single greppable lines that name the failed call and the object
+ * ("ibv_create_qp peer=3: ENOMEM"). Output goes to stderr, prefixed with the rank
+ * once a rank is known.
+ */
+#ifndef GS_UTIL_LOG_H
+#define GS_UTIL_LOG_H
+
+#include "util/common.h"
+
+enum log_level {
+	LOG_ERR = 0,
+	LOG_WARN,
+	LOG_INFO,
+	LOG_DEBUG,
+};
+
+enum log_subsys {
+	LOG_MAIN = 1u << 0,
+	LOG_CONFIG = 1u << 1,
+	LOG_WORKLOAD = 1u << 2,
+	LOG_COLL = 1u << 3,
+	LOG_TRANSPORT = 1u << 4,
+	LOG_GPU = 1u << 5,
+	LOG_TOPO = 1u << 6,
+	LOG_LAUNCH = 1u << 7,
+	LOG_REPORT = 1u << 8,
+	LOG_ALL = 0xffffffffu,
+};
+
+/* Set from main() only: --verbose/-q and GRADSYNC_LOG=debug,transport. */
+void log_setup(enum log_level level, unsigned int subsys_mask);
+/* Prefix every message with "rank N:" from now on (-1 clears it). */
+void log_set_rank(int rank);
+bool log_enabled(enum log_level level, enum log_subsys subsys);
+void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...) GS_PRINTF(3, 4);
+
+#define log_err(sub, ...) log_msg(LOG_ERR, sub, __VA_ARGS__)
+#define log_warn(sub, ...) log_msg(LOG_WARN, sub, __VA_ARGS__)
+#define log_info(sub, ...) log_msg(LOG_INFO, sub, __VA_ARGS__)
+#define log_dbg(sub, ...) log_msg(LOG_DEBUG, sub, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,25 @@
+/* Clocks: monotonic wall time and per-thread CPU time, in nanoseconds. */
+#ifndef GS_UTIL_TIMEUTIL_H
+#define GS_UTIL_TIMEUTIL_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t time_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time consumed by the calling thread; progress threads report it as CPU s/GB. */
+static inline uint64_t time_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#endif

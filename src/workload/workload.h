@@ -1,0 +1,41 @@
+/* [workload] options: the synthetic DDP job (model, buckets, compute model). */
+#ifndef GS_WORKLOAD_WORKLOAD_H
+#define GS_WORKLOAD_WORKLOAD_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+enum compute_mode {
+	COMPUTE_NONE = 0,  /* communication alone */
+	COMPUTE_SLEEP,     /* replay the modelled compute timeline by sleeping (CPU-only nodes) */
+	COMPUTE_GEMM,      /* our tensor-core GEMM sized to each layer (GPU) */
+	COMPUTE_SPIN,      /* a kernel that occupies the SMs for the modelled time (GPU) */
+};
+
+#define WORKLOAD_LAYERS_MAX 4096
+
+/* [workload] section, resolved by config/. model "none" = collective benchmark. */
+struct workload_opts {
+	char model[32];
+	int batch;                 /* per-rank batch size */
+	int seq_len;               /* transformers: tokens per sample */
+	int image_size;            /* vision models: pixels per side */
+	uint64_t bucket_cap;       /* bytes, DDP's bucket_cap_mb */
+	uint64_t first_bucket_cap; /* bytes, 0 = no special first bucket (DDP after rebuild) */
+	int grad_dtype;            /* enum dtype */
+	int compute;               /* enum compute_mode */
+	double gpu_tflops;         /* achieved TFLOP/s the compute model assumes */
+	bool overlap;              /* launch each bucket when ready (DDP) vs after backward */
+	int iterations;
+	int warmup;
+	/* Llama-style decoder shape; 0 = the preset's value. */
+	int hidden_size;
+	int num_layers;
+	int num_heads;
+	int num_kv_heads;
+	int ffn_size;
+	int vocab_size;
+	char layers[WORKLOAD_LAYERS_MAX]; /* model = custom: "name:params[:gflops], ..." */
+};
+
+#endif
