@@ -1,32 +1,257 @@
-/* `gradsync run FILE.ini`: load the experiment and run every case (runtime: engine layer). */
+/*
+ * `gradsync run FILE.ini`: the command line and the driver. Without a launcher the
+ * driver creates the results directory and, case by case, spawns the case's
+ * local_ranks copies of itself (fresh processes per case, so rank counts may be
+ * swept); under a launcher (Slurm, Open MPI, PMIx, torchrun, flags) every rank runs
+ * every case in one job. Either way rank 0's case files become report.json.
+ */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "config/experiment.h"
+#include "cmd/run.h"
 #include "util/common.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+
+struct run_args {
+	const char *file;
+	const char *out;
+	const char *replay;
+	int only_case;
+	struct launch_flags flags;
+};
+
+static void run_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gradsync run FILE.ini [options]\n"
+		"       gradsync run --replay DIR|report.json [options]\n"
+		"Run every case of the experiment and write results/<name>-<time>/ (report.json,\n"
+		"report.csv, report.md, report.html, the resolved experiment).\n"
+		"  --out DIR             parent of the run directory (default [experiment] output_dir)\n"
+		"  --case N              run only case N (1-based, as 'gradsync check' numbers them)\n"
+		"  --replay REPORT       rerun the exact experiment recorded in a report\n"
+		"  --rank R --world-size N --rendezvous HOST:PORT [--token T]\n"
+		"                        join a job started by hand (one command per rank)\n"
+		"Launchers detected from the environment: Slurm, Open MPI, PMIx, torchrun.\n");
+}
+
+static int parse_args(int argc, char **argv, struct run_args *a)
+{
+	int i;
+
+	memset(a, 0, sizeof(*a));
+	a->only_case = -1;
+	a->flags.rank = -1;
+	a->flags.world_size = -1;
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			run_usage(stdout);
+			return 1;
+		}
+		if (o[0] != '-') {
+			if (a->file) {
+				fprintf(stderr, "gradsync run: unexpected argument '%s'\n", o);
+				return -EINVAL;
+			}
+			a->file = o;
+			continue;
+		}
+		if (!v) {
+			fprintf(stderr, "gradsync run: option %s needs a value\n", o);
+			return -EINVAL;
+		}
+		i++;
+		if (!strcmp(o, "--out")) {
+			a->out = v;
+		} else if (!strcmp(o, "--replay")) {
+			a->replay = v;
+		} else if (!strcmp(o, "--case")) {
+			a->only_case = atoi(v) - 1;
+			if (a->only_case < 0) {
+				fprintf(stderr, "gradsync run: --case %s: expected a case number >= 1\n", v);
+				return -EINVAL;
+			}
+		} else if (!strcmp(o, "--rank")) {
+			a->flags.rank = atoi(v);
+		} else if (!strcmp(o, "--world-size")) {
+			a->flags.world_size = atoi(v);
+		} else if (!strcmp(o, "--rendezvous")) {
+			a->flags.rendezvous = v;
+		} else if (!strcmp(o, "--token")) {
+			a->flags.token = v;
+		} else {
+			fprintf(stderr, "gradsync run: unknown option '%s'\n", o);
+			return -EINVAL;
+		}
+	}
+	if (!a->file == !a->replay) {
+		fprintf(stderr, "gradsync run: give one experiment FILE.ini or --replay REPORT\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* argv for the spawned ranks: this binary's own run command, verbatim. */
+static char **child_argv(int argc, char **argv)
+{
+	char **cv = calloc(argc + 2, sizeof(*cv));
+	int i;
+
+	if (!cv)
+		return NULL;
+	cv[0] = "gradsync";
+	for (i = 0; i < argc; i++)
+		cv[i + 1] = argv[i];
+	return cv;
+}
+
+static int make_run_dir(const struct experiment *exp, const struct run_args *a, char *dir,
+			size_t len)
+{
+	char cases[PATH_MAX + 8];
+	int ret;
+
+	ret = fs_make_unique_dir(a->out ? a->out : exp->base.experiment.output_dir,
+				 exp->base.experiment.name, dir, len);
+	if (ret) {
+		log_err(LOG_MAIN, "create run directory under %s: %s",
+			a->out ? a->out : exp->base.experiment.output_dir, strerror(-ret));
+		return ret;
+	}
+	snprintf(cases, sizeof(cases), "%s/cases", dir);
+	ret = fs_mkdir_p(cases);
+	if (ret)
+		log_err(LOG_MAIN, "mkdir %s: %s", cases, strerror(-ret));
+	return ret;
+}
+
+/* No launcher: spawn each case's ranks on this host, one job per case. */
+static int drive_local(const struct experiment *exp, const struct run_args *a, const char *dir,
+		       int argc, char **argv)
+{
+	char **cv = child_argv(argc, argv);
+	size_t i;
+	int failed = 0;
+
+	if (!cv)
+		return -ENOMEM;
+	for (i = 0; i < exp->ncases; i++) {
+		const struct cfg *c = &exp->cases[i].cfg;
+		char num[16];
+		uint64_t token;
+		int st;
+
+		if (a->only_case >= 0 && (int)i != a->only_case)
+			continue;
+		snprintf(num, sizeof(num), "%zu", i);
+		setenv("GRADSYNC_CASE", num, 1);
+		setenv("GRADSYNC_RUN_DIR", dir, 1);
+		token = launch_token_from_string(*c->launch.token ? c->launch.token : dir);
+		log_info(LOG_MAIN, "case %zu/%zu: %s (%d local ranks)", i + 1, exp->ncases,
+			 exp->cases[i].name, c->launch.local_ranks);
+		st = launch_spawn_local(c->launch.local_ranks, cv,
+					*c->launch.rendezvous ? c->launch.rendezvous : NULL, token,
+					c->launch.timeout_ns);
+		if (st) {
+			log_err(LOG_MAIN, "case %s failed (exit status %d)", exp->cases[i].name, st);
+			failed++;
+		}
+	}
+	unsetenv("GRADSYNC_CASE");
+	unsetenv("GRADSYNC_RUN_DIR");
+	free(cv);
+	return failed ? -EIO : 0;
+}
+
+static int load_experiment(const struct run_args *a, struct experiment *exp, char *tmpfile,
+			   size_t len)
+{
+	char err[EXP_ERR_MAX];
+	const char *path = a->file;
+	int ret;
+
+	tmpfile[0] = '\0';
+	if (a->replay) {
+		ret = run_report_extract_experiment(a->replay, tmpfile, len);
+		if (ret)
+			return ret;
+		path = tmpfile;
+	}
+	ret = experiment_load(path, exp, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "%s\n", err);
+	if (a->only_case >= 0 && !ret && (size_t)a->only_case >= exp->ncases) {
+		fprintf(stderr, "gradsync run: --case %d: the experiment has %zu cases\n",
+			a->only_case + 1, exp->ncases);
+		ret = -EINVAL;
+	}
+	return ret;
+}
 
 int cmd_run(int argc, char **argv)
 {
-	struct experiment *exp;
-	char err[EXP_ERR_MAX];
-	int ret;
+	struct experiment *exp = calloc(1, sizeof(*exp));
+	struct run_args a;
+	struct launch_info li;
+	char dir[PATH_MAX] = "", tmpfile[PATH_MAX];
+	const char *env_dir = getenv("GRADSYNC_RUN_DIR"), *env_case = getenv("GRADSYNC_CASE");
+	int ret, code = GS_EXIT_OK;
+	bool driven;
 
-	if (argc < 2) {
-		fprintf(stderr, "gradsync run: missing FILE.ini\n");
-		return GS_EXIT_USAGE;
-	}
-	exp = calloc(1, sizeof(*exp));
 	if (!exp)
 		return GS_EXIT_FAIL;
-	ret = experiment_load(argv[1], exp, err, sizeof(err));
+	ret = parse_args(argc, argv, &a);
 	if (ret) {
-		fprintf(stderr, "%s\n", err);
+		free(exp);
+		return ret > 0 ? GS_EXIT_OK : GS_EXIT_USAGE;
+	}
+	if (load_experiment(&a, exp, tmpfile, sizeof(tmpfile))) {
 		free(exp);
 		return GS_EXIT_USAGE;
 	}
+	ret = launch_detect(&exp->base.launch, &a.flags, &li);
+	driven = ret == -ENOENT;
+	if (ret && !driven) {
+		code = GS_EXIT_USAGE;
+		goto out;
+	}
+	if (!ret && li.spawned && env_dir && env_case) {
+		/* a rank of one case, started by the driver below */
+		ret = run_rank_main(exp, &li, atoi(env_case), env_dir, argc, argv);
+		code = ret ? GS_EXIT_FAIL : GS_EXIT_OK;
+		goto out;
+	}
+	if (driven || li.rank == 0) {
+		if (make_run_dir(exp, &a, dir, sizeof(dir))) {
+			code = GS_EXIT_FAIL;
+			goto out;
+		}
+		log_info(LOG_MAIN, "results: %s", dir);
+	}
+	if (driven)
+		ret = drive_local(exp, &a, dir, argc, argv);
+	else
+		ret = run_rank_main(exp, &li, a.only_case, dir, argc, argv);
+	if (ret)
+		code = GS_EXIT_FAIL;
+	if (*dir) {
+		int st = run_report_assemble(dir, exp, a.only_case, argc, argv, driven ? NULL : &li);
+
+		if (st && code == GS_EXIT_OK)
+			code = st;
+	}
+out:
+	if (*tmpfile)
+		unlink(tmpfile);
 	experiment_free(exp);
 	free(exp);
-	return GS_EXIT_OK;
+	return code;
 }

@@ -62,6 +62,8 @@ void experiment_free(struct experiment *exp);
 
 /* Fully resolved INI text of one case (every key, defaults included). */
 void experiment_write_case_ini(FILE *out, const struct experiment *exp, const struct exp_case *c);
+/* The whole experiment resolved (base values and matrix): loading it reproduces exp. */
+void experiment_write_resolved(FILE *out, const struct experiment *exp);
 /* Name used for key k in case names and the matrix: bare when unique, else section.key. */
 const char *experiment_key_label(const struct cfg_key *k, char *buf, size_t len);
 bool experiment_key_swept(const struct experiment *exp, const struct cfg_key *k);

@@ -312,3 +312,42 @@ void experiment_write_case_ini(FILE *out, const struct experiment *exp, const st
 		fprintf(out, "%s = %s\n", k->name, v);
 	}
 }
+
+void experiment_write_resolved(FILE *out, const struct experiment *exp)
+{
+	const char *cur = "";
+	size_t i;
+	int a, j;
+
+	fprintf(out, "; %s resolved: every key, then the matrix\n", exp->path);
+	for (i = 0; i < cfg_key_count(); i++) {
+		const struct cfg_key *k = cfg_key_at(i);
+		char v[8192];
+
+		if (strcmp(cur, k->section)) {
+			cur = k->section;
+			fprintf(out, "\n[%s]\n", cur);
+		}
+		cfg_value_format(&exp->base, k, v, sizeof(v));
+		if (*v || k->type == CFG_STRING || k->type == CFG_LIST)
+			fprintf(out, "%s = %s\n", k->name, v);
+	}
+	if (!exp->naxes)
+		return;
+	fprintf(out, "\n[matrix]\n");
+	for (a = 0; a < exp->naxes; a++) {
+		fprintf(out, "%s.%s = ", exp->axes[a].key->section, exp->axes[a].key->name);
+		for (j = 0; j < exp->axes[a].nvalues; j++)
+			fprintf(out, "%s%s", j ? ", " : "", exp->axes[a].values[j]);
+		fprintf(out, "\n");
+	}
+	for (a = 0; a < exp->nexclude + (exp->has_baseline ? 1 : 0); a++) {
+		const struct exp_cond *c = a < exp->nexclude ? &exp->exclude[a] : &exp->baseline;
+
+		fprintf(out, "%s = ", a < exp->nexclude ? "exclude" : "baseline");
+		for (j = 0; j < c->n; j++)
+			fprintf(out, "%s%s.%s=%s", j ? "," : "", c->key[j]->section, c->key[j]->name,
+				c->value[j]);
+		fprintf(out, "\n");
+	}
+}

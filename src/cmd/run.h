@@ -1,0 +1,114 @@
+/*
+ * The runtime of `gradsync run`, shared by its files: the driver (spawns local ranks
+ * per case and assembles the report) and the rank side (bootstrap, transports,
+ * benchmark or workload, results to rank 0).
+ *
+ * Files: cmd_run.c (command line, driver), run_rank.c (one rank's life), run_comm.c
+ * (transport selection and connection), run_bench.c (size sweep, point-to-point),
+ * run_result.c (statistics and the case JSON), run_env.c (fingerprint of the node).
+ */
+#ifndef GS_CMD_RUN_H
+#define GS_CMD_RUN_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "coll/exec.h"
+#include "config/experiment.h"
+#include "launch/bootstrap.h"
+#include "launch/launch.h"
+#include "transport/transport.h"
+
+#define RUN_HOST_MAX 64
+
+/* One rank's record in the host exchange. */
+struct run_host {
+	char hostname[RUN_HOST_MAX];
+	char boot_id[40];   /* distinguishes hosts with equal names (containers, VMs) */
+	int32_t pid;
+	int32_t rank;
+};
+
+/* What a rank knows about the job while running one case. */
+struct run_rank {
+	const struct experiment *exp;
+	const struct exp_case *ecase;
+	int case_index;
+	struct launch_info li;
+	struct bootstrap *bs;
+	struct run_host *hosts;  /* nranks records */
+	int *host_of_rank;       /* nranks: index of the first rank on the same host */
+	char run_dir[PATH_MAX];
+	char **argv;
+	int argc;
+};
+
+/* Transports of one case, opened and connected; the executor's comm on top. */
+struct run_comm {
+	struct transport tp[TP_KIND_COUNT];
+	bool open[TP_KIND_COUNT];
+	struct transport_env env[TP_KIND_COUNT];
+	bool *use_peer[TP_KIND_COUNT];   /* nranks flags per transport */
+	int *peer_kind;                  /* nranks: transport kind used for each peer */
+	struct transport **peer_tp;      /* nranks: &tp[peer_kind[p]], NULL for self */
+	struct coll_comm *coll;
+	int nranks;
+};
+
+/* Per-iteration wall times of one size on one rank, gathered to rank 0. */
+struct run_samples {
+	uint64_t size;
+	int iterations;
+	uint64_t wrong;          /* mismatching elements seen by verification */
+	int64_t first_wrong;     /* -1 = none */
+	uint64_t cpu_ns;         /* executor thread + transport threads during the timed loop */
+	uint64_t bytes_sent;     /* on the wire during the timed loop */
+	uint64_t ns[];           /* iterations entries */
+};
+
+int run_comm_open(struct run_rank *rr, struct run_comm *rc);
+void run_comm_close(struct run_comm *rc);
+/* Sum of stats over the open transports. */
+void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
+/* The path facts of the case, from the first transport used for a peer. */
+json_t *run_comm_path_json(struct run_comm *rc);
+
+/* Collective sweep or point-to-point mode: results JSON array on rank 0 (NULL elsewhere). */
+int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results);
+/* The DDP workload of the case: its metrics JSON on rank 0 (NULL elsewhere). */
+int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out);
+/* Allocate, touch and register a host buffer with the case's comm. */
+int run_buf_alloc(struct run_comm *rc, struct coll_buf *b, uint64_t bytes);
+void run_buf_free(struct run_comm *rc, struct coll_buf *b);
+
+/* Reduce per-rank samples (max over ranks per iteration) to one JSON result row. */
+json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
+		       struct run_samples **per_rank, int nranks, double bus_factor,
+		       const char *op, const char *algo);
+/* avg/p50/p99/min/max of v (sorted in place) as a JSON object, scaled by scale. */
+json_t *run_stats_json(double *v, size_t n, double scale);
+/* Gather one blob per rank to rank 0; on rank 0 *all has nranks entries. */
+int run_gather(struct run_rank *rr, const void *mine, size_t len, void ***all, size_t **lens);
+
+/* Node fingerprint (kernel, CPU, memory, glibc, NUMA nodes, hostname) and relevant env. */
+json_t *run_env_fingerprint(void);
+json_t *run_env_vars(void);
+
+/* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */
+int run_rank_case(struct run_rank *rr);
+/* A rank started by a launcher or the spawner: runs its case(s). */
+int run_rank_main(const struct experiment *exp, const struct launch_info *li, int only_case,
+		  const char *run_dir, int argc, char **argv);
+
+/*
+ * Rank 0 / the driver: read RUN_DIR/cases/*.json, write report.json (and the other
+ * formats) and print the table. Returns an exit code: 0, or 1 when a case failed,
+ * a result was wrong or a threshold was missed. li is NULL when the driver spawned.
+ */
+int run_report_assemble(const char *dir, const struct experiment *exp, int only_case, int argc,
+			char **argv, const struct launch_info *li);
+/* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */
+int run_report_extract_experiment(const char *report, char *tmpfile, size_t len);
+
+#endif

@@ -1,0 +1,123 @@
+/* Files and directories for results: atomic writes and never-overwritten run directories. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/fsutil.h"
+
+int fs_write_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[4096];
+	const char *p = data;
+	int fd, ret = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		p += n;
+		len -= n;
+	}
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+int fs_mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t i, n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		buf[i] = path[i];
+	}
+	return 0;
+}
+
+int fs_make_unique_dir(const char *parent, const char *name, char *out, size_t len)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int i, ret;
+
+	ret = fs_mkdir_p(parent);
+	if (ret)
+		return ret;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	for (i = 1; i < 1000; i++) {
+		int n = i == 1 ? snprintf(out, len, "%s/%s-%s", parent, name, stamp)
+			       : snprintf(out, len, "%s/%s-%s-%d", parent, name, stamp, i);
+
+		if (n >= (int)len)
+			return -ENAMETOOLONG;
+		if (mkdir(out, 0755) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+int fs_read_all(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = (cap ? cap * 2 : 65536));
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*data = buf;
+	if (len)
+		*len = n;
+	return 0;
+}

@@ -1,0 +1,280 @@
+/*
+ * The DDP iteration loop: compute on the caller's thread, bucket AllReduces on a
+ * comm thread fed in bucket order, every wait bounded by the timeout.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll/verify.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include "workload/ddp.h"
+
+/* State shared by the compute thread and the comm thread of one ddp_run. */
+struct ddp_state {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint32_t posted;          /* buckets handed to the comm thread in this iteration */
+	uint32_t done;            /* buckets completed in this iteration */
+	bool stop;                /* the comm thread exits */
+	int err;                  /* first comm error */
+	const struct bucket_plan *plan;
+	const struct ddp_ops *ops;
+	char *grads;
+	uint64_t *bucket_off;     /* element offset of each bucket */
+	uint64_t iter_start;
+	struct ddp_bucket_times *times; /* the current iteration's row */
+};
+
+static void abs_deadline(struct timespec *ts, uint64_t ns_from_now)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ns_from_now / 1000000000ull;
+	ts->tv_nsec += ns_from_now % 1000000000ull;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+/*
+ * Buckets run in order: `done` is the next bucket to reduce. The compute thread resets
+ * posted/done at an iteration's start, when the previous iteration's buckets are all
+ * done, so the comm thread is idle then.
+ */
+static void *comm_thread(void *arg)
+{
+	struct ddp_state *st = arg;
+
+	pthread_mutex_lock(&st->lock);
+	for (;;) {
+		const struct bucket *b;
+		uint32_t next;
+		int ret;
+
+		while (!st->stop && !st->err && st->done >= st->posted)
+			pthread_cond_wait(&st->cond, &st->lock);
+		if (st->stop || st->err)
+			break;
+		next = st->done;
+		b = &st->plan->b[next];
+		st->times[next].start = time_now_ns() - st->iter_start;
+		pthread_mutex_unlock(&st->lock);
+		ret = st->ops->allreduce(st->ops->arg,
+					 st->grads + st->bucket_off[next] * dtype_size(b->dtype),
+					 b->numel, b->dtype);
+		pthread_mutex_lock(&st->lock);
+		st->times[next].end = time_now_ns() - st->iter_start;
+		if (ret) {
+			log_err(LOG_WORKLOAD, "allreduce of bucket %u (%llu bytes): %s", next,
+				(unsigned long long)b->bytes, strerror(-ret));
+			st->err = ret;
+		}
+		st->done = next + 1;
+		pthread_cond_broadcast(&st->cond);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+static void post_bucket(struct ddp_state *st, uint32_t b)
+{
+	pthread_mutex_lock(&st->lock);
+	st->times[b].ready = time_now_ns() - st->iter_start;
+	st->posted = b + 1;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* Sleep until iteration time t_ns, or play compute through ops->compute. */
+static int play_until(uint64_t iter_start, uint64_t t_ns)
+{
+	struct timespec ts = { .tv_sec = (iter_start + t_ns) / 1000000000ull,
+			       .tv_nsec = (iter_start + t_ns) % 1000000000ull };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	return 0;
+}
+
+/* Compute of [from, to) of a pass: on the GPU through ops->compute, else by sleeping. */
+static int play(const struct workload_opts *w, const struct ddp_ops *ops,
+		const struct compute_timeline *ct, uint64_t iter_start, uint64_t base_ns,
+		uint64_t end_ns, int backward, uint32_t *layer_pos)
+{
+	if (w->compute == COMPUTE_NONE)
+		return 0;
+	if (w->compute == COMPUTE_SLEEP || !ops->compute)
+		return play_until(iter_start, end_ns);
+	/* GPU: run the layers whose modelled span ends by end_ns */
+	while (*layer_pos < ct->nlayers) {
+		uint32_t l = backward ? ct->nlayers - 1 - *layer_pos : *layer_pos;
+		double s = backward ? ct->layer_bwd_s[l] : ct->layer_fwd_s[l];
+		double end = backward ? ct->layer_bwd_end[l] : 0;
+		int ret;
+
+		if (backward && base_ns + end * 1e9 > (double)end_ns + 1)
+			break;
+		ret = ops->compute(ops->arg, l, backward, s);
+		if (ret)
+			return ret;
+		(*layer_pos)++;
+	}
+	return 0;
+}
+
+static int wait_all(struct ddp_state *st, uint32_t nbuckets)
+{
+	struct timespec dl;
+	int ret = 0;
+
+	abs_deadline(&dl, st->ops->timeout_ns);
+	pthread_mutex_lock(&st->lock);
+	while (st->done < nbuckets && !st->err && !ret) {
+		if (st->ops->abort_flag && *st->ops->abort_flag) {
+			ret = -ECONNABORTED;
+			break;
+		}
+		{
+			struct timespec slice;
+
+			/* wake up now and then to look at the abort flag */
+			abs_deadline(&slice, 100000000ull);
+			if (slice.tv_sec > dl.tv_sec ||
+			    (slice.tv_sec == dl.tv_sec && slice.tv_nsec > dl.tv_nsec))
+				slice = dl;
+			if (pthread_cond_timedwait(&st->cond, &st->lock, &slice) == ETIMEDOUT &&
+			    (slice.tv_sec == dl.tv_sec && slice.tv_nsec == dl.tv_nsec))
+				ret = -ETIMEDOUT;
+		}
+	}
+	if (!ret)
+		ret = st->err;
+	pthread_mutex_unlock(&st->lock);
+	if (ret == -ETIMEDOUT)
+		log_err(LOG_WORKLOAD, "timed out waiting for bucket %u of %u", st->done, nbuckets);
+	return ret;
+}
+
+static int one_iteration(const struct workload_opts *w, const struct compute_timeline *ct,
+			 struct ddp_state *st, struct ddp_iter *it)
+{
+	const struct bucket_plan *plan = st->plan;
+	uint64_t fwd_ns = w->compute == COMPUTE_NONE ? 0 : (uint64_t)(ct->fwd_s * 1e9);
+	uint32_t b, pos = 0;
+	int ret;
+
+	pthread_mutex_lock(&st->lock);
+	st->posted = 0;
+	st->done = 0;
+	st->iter_start = time_now_ns();
+	pthread_mutex_unlock(&st->lock);
+	it->start_abs = st->iter_start;
+
+	ret = play(w, st->ops, ct, st->iter_start, 0, fwd_ns, 0, &pos);
+	it->fwd_end = time_now_ns() - st->iter_start;
+	pos = 0;
+	for (b = 0; !ret && b < plan->nbuckets; b++) {
+		uint64_t ready = w->compute == COMPUTE_NONE
+					 ? 0
+					 : it->fwd_end + (uint64_t)(ct->bucket_ready[b] * 1e9);
+
+		ret = play(w, st->ops, ct, st->iter_start, it->fwd_end, ready, 1, &pos);
+		if (w->overlap)
+			post_bucket(st, b);
+	}
+	if (!ret && w->compute != COMPUTE_NONE)
+		ret = play(w, st->ops, ct, st->iter_start, it->fwd_end,
+			   it->fwd_end + (uint64_t)(ct->bwd_s * 1e9), 1, &pos);
+	it->bwd_end = time_now_ns() - st->iter_start;
+	if (!w->overlap)
+		for (b = 0; b < plan->nbuckets; b++)
+			post_bucket(st, b);
+	if (!ret)
+		ret = wait_all(st, plan->nbuckets);
+	it->end = time_now_ns() - st->iter_start;
+	return ret;
+}
+
+int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
+	    const struct compute_timeline *ct, void *grads, const struct ddp_ops *ops, int rank,
+	    int nranks, uint64_t seed, int verify, struct ddp_result *res)
+{
+	struct ddp_state st = { .plan = plan, .ops = ops, .grads = grads };
+	int total = w->warmup + w->iterations, i, ret = 0;
+	uint64_t off = 0, first = 0;
+	pthread_t tid;
+	uint32_t b;
+
+	memset(res, 0, sizeof(*res));
+	res->first_wrong = -1;
+	res->iterations = w->iterations;
+	res->nbuckets = plan->nbuckets;
+	res->iter = calloc(w->iterations, sizeof(*res->iter));
+	res->bucket = calloc((size_t)w->iterations * plan->nbuckets, sizeof(*res->bucket));
+	st.bucket_off = calloc(plan->nbuckets, sizeof(*st.bucket_off));
+	st.times = calloc(plan->nbuckets, sizeof(*st.times));
+	if (!res->iter || !res->bucket || !st.bucket_off || !st.times) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	for (b = 0; b < plan->nbuckets; b++) {
+		st.bucket_off[b] = off;
+		off += plan->b[b].numel;
+	}
+	pthread_mutex_init(&st.lock, NULL);
+	pthread_cond_init(&st.cond, NULL);
+	ret = -pthread_create(&tid, NULL, comm_thread, &st);
+	if (ret) {
+		log_err(LOG_WORKLOAD, "pthread_create comm thread: %s", strerror(-ret));
+		goto out_sync;
+	}
+	for (i = 0; i < total && !ret; i++) {
+		struct ddp_iter it;
+		bool measured = i >= w->warmup;
+
+		if (verify && i == w->warmup)
+			verify_fill(grads, off, 0, plan->grad_dtype, REDOP_AVG, seed, rank, nranks);
+		ret = one_iteration(w, ct, &st, &it);
+		if (ret || !measured)
+			continue;
+		res->iter[i - w->warmup] = it;
+		memcpy(&res->bucket[(size_t)(i - w->warmup) * plan->nbuckets], st.times,
+		       plan->nbuckets * sizeof(*st.times));
+		if (verify && i == w->warmup) {
+			res->wrong = verify_check(grads, off, 0, plan->grad_dtype, REDOP_AVG, seed,
+						  nranks, &first);
+			if (res->wrong) {
+				res->first_wrong = (int64_t)first;
+				log_err(LOG_WORKLOAD, "verification: %llu wrong elements, first at %llu",
+					(unsigned long long)res->wrong, (unsigned long long)first);
+			}
+		}
+	}
+	pthread_mutex_lock(&st.lock);
+	st.stop = true;
+	pthread_cond_broadcast(&st.cond);
+	pthread_mutex_unlock(&st.lock);
+	pthread_join(tid, NULL);
+out_sync:
+	pthread_cond_destroy(&st.cond);
+	pthread_mutex_destroy(&st.lock);
+out_free:
+	free(st.bucket_off);
+	free(st.times);
+	if (ret)
+		ddp_result_free(res);
+	return ret;
+}
+
+void ddp_result_free(struct ddp_result *res)
+{
+	free(res->iter);
+	free(res->bucket);
+	res->iter = NULL;
+	res->bucket = NULL;
+}

@@ -1,0 +1,68 @@
+/*
+ * The synthetic DDP training loop: forward, backward walking the compute timeline in
+ * gradient-ready order, each bucket's AllReduce launched when its last gradient is
+ * ready (overlap = on, DDP's behaviour, buckets in order) or all after backward
+ * (overlap = off), and the optimizer step waiting for every bucket.
+ *
+ * Threads: the caller's thread plays compute; a comm thread owned by this module runs
+ * the buckets' AllReduces one after another through ddp_ops.allreduce (the executor,
+ * bound by the caller), so compute and communication overlap as in training.
+ */
+#ifndef GS_WORKLOAD_DDP_H
+#define GS_WORKLOAD_DDP_H
+
+#include <stdint.h>
+
+#include "util/dtype.h"
+#include "workload/bucket.h"
+#include "workload/timeline.h"
+#include "workload/workload.h"
+
+/* How compute is played; the caller supplies GPU kernels for gemm/spin. */
+struct ddp_ops {
+	void *arg;
+	/* AllReduce (avg) of count elements at buf; runs on the comm thread. 0 or -errno. */
+	int (*allreduce)(void *arg, void *buf, uint64_t count, enum dtype dt);
+	/* Play `seconds` of compute of layer `layer` (NULL: sleep). 0 or -errno. */
+	int (*compute)(void *arg, uint32_t layer, int backward, double seconds);
+	/* Non-zero when the job is aborting (a peer died). */
+	volatile const int *abort_flag;
+	uint64_t timeout_ns;           /* bound of every wait for a bucket */
+};
+
+/* Times of one iteration on this rank, in ns since the iteration started. */
+struct ddp_iter {
+	uint64_t fwd_end;
+	uint64_t bwd_end;
+	uint64_t end;                  /* last bucket done (optimizer step starts) */
+	uint64_t start_abs;            /* CLOCK_MONOTONIC at the iteration's start */
+};
+
+struct ddp_bucket_times {
+	uint64_t ready;
+	uint64_t start;
+	uint64_t end;
+};
+
+/* One rank's measurements: iterations[i], buckets[i * nbuckets + b]. */
+struct ddp_result {
+	int iterations;
+	uint32_t nbuckets;
+	struct ddp_iter *iter;
+	struct ddp_bucket_times *bucket;
+	uint64_t wrong;                /* verification of the first measured iteration */
+	int64_t first_wrong;
+};
+
+/*
+ * Run warmup + iterations of the loop over grads (plan->bytes bytes, one slice per
+ * bucket, registered by the caller). Fills *res (caller frees with ddp_result_free).
+ * verify: fill a known pattern before the first measured iteration and check the
+ * average bit-exactly after it. Returns 0 or -errno (timeout, abort, transport error).
+ */
+int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
+	    const struct compute_timeline *ct, void *grads, const struct ddp_ops *ops, int rank,
+	    int nranks, uint64_t seed, int verify, struct ddp_result *res);
+void ddp_result_free(struct ddp_result *res);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * Reference for tests/bench/bench_vs_mpi.sh: MPI_Allreduce (float sum, in place) busbw
+ * over a size sweep, timed like gradsync (per iteration, slowest rank, averaged).
+ * Prints "size_bytes avg_us busbw_GBps" lines on rank 0.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	long lo = argc > 1 ? atol(argv[1]) : 1 << 20, hi = argc > 2 ? atol(argv[2]) : 256 << 20;
+	int iters = argc > 3 ? atoi(argv[3]) : 10, warm = 3, rank, n;
+	float *buf;
+	long s;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	buf = malloc(hi);
+	memset(buf, 0, hi); /* touch every page before timing */
+	for (s = lo; s <= hi; s *= 2) {
+		long count = s / sizeof(float), i;
+		double sum = 0;
+
+		for (i = 0; i < warm + iters; i++) {
+			double t0, dt, worst;
+
+			MPI_Barrier(MPI_COMM_WORLD);
+			t0 = MPI_Wtime();
+			MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			dt = MPI_Wtime() - t0;
+			MPI_Reduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+			if (i >= warm)
+				sum += worst;
+		}
+		if (rank == 0) {
+			double avg = sum / iters;
+
+			printf("%ld %.1f %.3f\n", s, avg * 1e6, s / avg / 1e9 * 2.0 * (n - 1) / n);
+			fflush(stdout);
+		}
+	}
+	free(buf);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,84 @@
+#!/bin/sh
+# Multi-host: two network namespaces joined by a veth pair act as two hosts; 2 ranks
+# in each, started by hand with --rank/--world-size/--rendezvous, AllReduce over tcp
+# (and shm between the ranks of one namespace with transport = auto). Checks that
+# every result is exact and that auto picks shm inside a host and tcp across.
+set -u
+G=${GRADSYNC:-build/gradsync}
+G=$(readlink -f "$G")
+command -v ip >/dev/null 2>&1 || { echo "skip: ip (iproute2) not installed"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "skip: network namespaces need root"; exit 77; }
+A=gs_a_$$ B=gs_b_$$
+T=$(mktemp -d)
+cleanup() {
+	for p in $(cat "$T"/pids 2>/dev/null); do kill "$p" 2>/dev/null; done
+	ip netns del "$A" 2>/dev/null
+	ip netns del "$B" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+if ! ip netns add "$A" 2>"$T/err"; then
+	echo "skip: cannot create a network namespace: $(cat "$T/err")"
+	exit 77
+fi
+ip netns add "$B"
+ip link add va$$ type veth peer name vb$$
+ip link set va$$ netns "$A"
+ip link set vb$$ netns "$B"
+ip -n "$A" addr add 10.77.0.1/24 dev va$$
+ip -n "$B" addr add 10.77.0.2/24 dev vb$$
+for n in "$A" "$B"; do ip -n "$n" link set lo up; done
+ip -n "$A" link set va$$ up
+ip -n "$B" link set vb$$ up
+
+run_case() { # run_case NAME TRANSPORT
+	name=$1 tp=$2
+	cat >"$T/$name.ini" <<INI
+[experiment]
+name = $name
+output_dir = $T/results
+[collective]
+sizes = 4KiB, 1MiB, 8MiB
+iterations = 5
+warmup = 1
+algorithm = ring
+[transport]
+transport = $tp
+tcp_interface = \${GS_IF}
+[launch]
+timeout = 30s
+INI
+	port=$((20000 + $$ % 20000))
+	: >"$T/pids"
+	for r in 0 1 2 3; do
+		if [ $r -lt 2 ]; then ns=$A ifn=va$$; else ns=$B ifn=vb$$; fi
+		GS_IF=$ifn ip netns exec "$ns" "$G" run "$T/$name.ini" --rank $r --world-size 4 \
+			--rendezvous 10.77.0.1:$port --token netns-test >"$T/$name.$r.log" 2>&1 &
+		echo $! >>"$T/pids"
+	done
+	st=0
+	for p in $(cat "$T/pids"); do wait "$p" || st=1; done
+	: >"$T/pids"
+	if [ $st != 0 ]; then
+		echo "FAIL: $name: a rank failed"; tail -n 5 "$T/$name".*.log; return 1
+	fi
+	rep=$(ls -d "$T"/results/$name-*/report.json | head -n 1)
+	python3 - "$rep" "$tp" <<'PY' || return 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["cases"][0]
+assert c["status"] == "ok", c
+assert r["nranks"] == 4, r["nranks"]
+rows = c["collective"]
+assert len(rows) == 3 and all(x["wrong"] == 0 for x in rows), rows
+kinds = sorted(p["transport"] for p in c["path"])
+print(sys.argv[2], "paths:", kinds, "busbw 8MiB:", rows[-1]["busbw_GBps"])
+if sys.argv[2] == "auto":
+    assert kinds == ["shm", "tcp"], kinds
+PY
+}
+fails=0
+run_case netns_tcp tcp || fails=$((fails + 1))
+run_case netns_auto auto || fails=$((fails + 1))
+[ $fails = 0 ] && echo "netns: 4 ranks on 2 hosts verified over tcp and auto (shm+tcp)"
+exit $fails
