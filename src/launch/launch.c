@@ -157,8 +157,12 @@ static int detect_gradsync(struct launch_info *info)
 {
 	static const struct launch_vars v = {"GRADSYNC_RANK", "GRADSYNC_WORLD_SIZE",
 					     "GRADSYNC_LOCAL_RANK", "GRADSYNC_LOCAL_SIZE"};
-	int ret = parse_vars(&v, info);
+	int ret;
 
+	/* GRADSYNC_WORLD_SIZE alone may be completing a PMIx launch. */
+	if (!getenv("GRADSYNC_RANK"))
+		return -ENOENT;
+	ret = parse_vars(&v, info);
 	if (ret)
 		return ret;
 	copy_str(info->job_id, sizeof(info->job_id), getenv("GRADSYNC_JOB_ID"));
