@@ -267,6 +267,7 @@ static void bs_free(struct bootstrap *b)
 		close(b->listen_fd);
 	pthread_cond_destroy(&b->cond);
 	pthread_mutex_destroy(&b->lock);
+	pthread_mutex_destroy(&b->abort_lock);
 	free(b->peers);
 	free(b);
 }
@@ -296,6 +297,7 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 		pthread_mutex_init(&b->peers[r].wlock, NULL);
 	}
 	pthread_mutex_init(&b->lock, NULL);
+	pthread_mutex_init(&b->abort_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&b->cond, &ca);
@@ -328,9 +330,13 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 	for (int r = 1; r < b->nranks; r++)
 		missing[r] = b->peers[r].fd < 0;
 	pthread_mutex_unlock(&b->lock);
-	snprintf(reason, sizeof(reason), "bootstrap: timed out after %.3gs waiting for ranks %s "
-		 "to connect", b->timeout_ms / 1e3, rank_list(missing, b->nranks, list,
-							       sizeof(list)));
+	int nmissing = 0;
+
+	for (int r = 1; r < b->nranks; r++)
+		nmissing += missing[r];
+	snprintf(reason, sizeof(reason), "bootstrap: timed out after %.3gs waiting for rank%s "
+		 "%.150s to connect", b->timeout_ms / 1e3, nmissing > 1 ? "s" : "",
+		 rank_list(missing, b->nranks, list, sizeof(list)));
 	free(missing);
 	log_err(LOG_LAUNCH, "%s", reason);
 	bs_raise_abort(b, -1, reason, -1, false);
@@ -401,6 +407,7 @@ void bootstrap_close(struct bootstrap *b)
 
 	if (!b)
 		return;
+	pthread_mutex_lock(&b->abort_lock);
 	pthread_mutex_lock(&b->lock);
 	b->closing = true;
 	pthread_mutex_unlock(&b->lock);
@@ -408,5 +415,6 @@ void bootstrap_close(struct bootstrap *b)
 	for (int r = 0; r < b->nranks; r++)
 		if (r != b->rank && (b->rank == 0 || r == 0))
 			bs_peer_send(b, r, BS_BYE, BS_OP_NONE, 0, NULL, 0, deadline);
+	pthread_mutex_unlock(&b->abort_lock);
 	bs_free(b);
 }

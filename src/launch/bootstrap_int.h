@@ -76,6 +76,8 @@ struct bootstrap {
 	int nconnected;           /* rank 0: peers that completed the handshake */
 	bool closing;             /* in bootstrap_close: EOFs are expected */
 	bool stop;                /* reader thread: exit */
+	/* Held while an abort is raised and forwarded: close's BYE never overtakes it. */
+	pthread_mutex_t abort_lock;
 	volatile int abort_flag;
 	char abort_reason[BS_REASON_LEN];
 	uint32_t seq;             /* caller thread only */

@@ -48,9 +48,11 @@ void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, in
 	size_t n = GS_MIN(strlen(reason), (size_t)BS_TEXT_MAX);
 	uint64_t deadline = time_now_ns() + BS_ABORT_SEND_NS;
 
+	pthread_mutex_lock(&b->abort_lock);
 	pthread_mutex_lock(&b->lock);
 	if (b->abort_flag) {
 		pthread_mutex_unlock(&b->lock);
+		pthread_mutex_unlock(&b->abort_lock);
 		return;
 	}
 	snprintf(b->abort_reason, sizeof(b->abort_reason), "%s", reason);
@@ -71,6 +73,7 @@ void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, in
 	} else if (tell_root) {
 		bs_peer_send(b, 0, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
 	}
+	pthread_mutex_unlock(&b->abort_lock);
 }
 
 /* A complete frame from peer r: queue it, or act on it. -EPROTO when it is out of place. */
