@@ -25,6 +25,8 @@ struct bootstrap_opts {
 	const char *addr;   /* HOST:PORT rank 0 listens on and others connect to */
 	uint64_t token;
 	int timeout_ms;
+	int listen_fd;      /* rank 0: > 0 = listening socket already bound (launch_info.listen_fd),
+			     * adopted and closed by bootstrap; 0 = bind addr */
 };
 
 struct bootstrap;

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* [launch] section, resolved by config/. */
 struct launch_opts {
@@ -27,6 +28,7 @@ struct launch_info {
 	char rendezvous[128];     /* HOST:PORT */
 	uint64_t token;
 	bool spawned;             /* started by gradsync's local spawner */
+	int listen_fd;            /* > 0: rank 0's listening socket, inherited (GRADSYNC_LISTEN_FD) */
 };
 
 /* Command-line overrides: --rank --world-size --rendezvous --token (-1 / "" = unset). */
@@ -54,7 +56,10 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, uint64_t token,
 		       uint64_t timeout_ns);
 
-/* Derive the job token from a string (job id or user token). */
+/* Derive the job token from a string (job id or user token): 64-bit FNV-1a. */
 uint64_t launch_token_from_string(const char *s);
+
+/* First host of a Slurm hostlist ("gpu[03-06],x" -> "gpu03"); 0 or -EINVAL. */
+int launch_slurm_first_host(const char *list, char *host, size_t len);
 
 #endif

@@ -1,0 +1,420 @@
+/*
+ * Bootstrap: rank 0's listener and the other ranks' connect-with-retry, the star
+ * collectives (every rank sends UP to rank 0, rank 0 answers DOWN), abort and close.
+ *
+ * Exchange (see bootstrap_wire.h for the frame layout):
+ *   1. rank r connects to rank 0 (retrying until timeout_ms) and sends HELLO.
+ *   2. rank 0 answers WELCOME, or REFUSE {why} and closes (the job goes on).
+ *   3. per collective, seq n: UP {op, n, data} r -> 0, then DOWN {op, n, data} 0 -> r
+ *      (allgather, barrier); gatherv is UP only, bcast DOWN only.
+ *   4. ABORT {failed rank, reason} at any time; rank 0 forwards it to every rank.
+ *   5. close: each side sends BYE and waits for the other's BYE or EOF.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch/bootstrap_int.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define BS_RETRY_NS 50000000ull
+
+static struct timespec abs_deadline(uint64_t deadline_ns)
+{
+	return (struct timespec){.tv_sec = (time_t)(deadline_ns / 1000000000ull),
+				 .tv_nsec = (long)(deadline_ns % 1000000000ull)};
+}
+
+/* Wait on b->cond (b->lock held) until deadline: false once it has passed. */
+static bool cond_wait_until(struct bootstrap *b, uint64_t deadline_ns)
+{
+	struct timespec ts = abs_deadline(deadline_ns);
+
+	if (time_now_ns() >= deadline_ns)
+		return false;
+	pthread_cond_timedwait(&b->cond, &b->lock, &ts);
+	return true;
+}
+
+/* "2,3,7" from the ranks for which missing[r] is set. */
+static const char *rank_list(const bool *missing, int n, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int r = 0; r < n && off < len; r++)
+		if (missing[r])
+			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "", r);
+	return buf;
+}
+
+/* Rank 0: a socket listening on the rendezvous port (loopback stays loopback). */
+static int listen_on(const char *addr)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE};
+	struct addrinfo *ai;
+	char host[128], port[16];
+	int fd, one = 1, zero = 0, e;
+
+	if (bs_split_addr(addr, host, sizeof(host), port, sizeof(port))) {
+		log_err(LOG_LAUNCH, "bootstrap: rendezvous \"%s\": expected HOST:PORT", addr);
+		return -EINVAL;
+	}
+	e = getaddrinfo(host, port, &hints, &ai);
+	if (e) {
+		log_err(LOG_LAUNCH, "bootstrap: getaddrinfo %s: %s", addr, gai_strerror(e));
+		return -EHOSTUNREACH;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = ai->ai_addrlen;
+
+	memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+	/*
+	 * A host name may resolve to another interface's address on rank 0's own host
+	 * (127.0.1.1 from /etc/hosts): bind the wildcard unless the address is loopback.
+	 */
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		if ((ntohl(a->sin_addr.s_addr) >> 24) != 127)
+			a->sin_addr.s_addr = htonl(INADDR_ANY);
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		if (!IN6_IS_ADDR_LOOPBACK(&a->sin6_addr))
+			a->sin6_addr = in6addr_any;
+	}
+	freeaddrinfo(ai);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		log_err(LOG_LAUNCH, "bootstrap: socket for %s: %s", addr, strerror(e));
+		return -e;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 1024)) {
+		e = errno;
+		log_err(LOG_LAUNCH, "bootstrap: bind/listen %s: %s", addr, strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* Rank 0: adopt the listening socket the spawner bound for us. */
+static int adopt_listener(int fd)
+{
+	int on = 0, fl;
+	socklen_t sl = sizeof(on);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &sl) || !on) {
+		log_err(LOG_LAUNCH, "bootstrap: inherited fd %d is not a listening socket", fd);
+		return -EBADF;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) || fcntl(fd, F_SETFD, FD_CLOEXEC)) {
+		fl = errno;
+		log_err(LOG_LAUNCH, "bootstrap: fcntl inherited fd %d: %s", fd, strerror(fl));
+		return -fl;
+	}
+	return fd;
+}
+
+/* One attempt to reach rank 0: a connected non-blocking socket, or -errno. */
+static int connect_once(const char *host, const char *port, uint64_t deadline_ns)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *ai, *a;
+	int ret = -EHOSTUNREACH;
+
+	if (getaddrinfo(host, port, &hints, &ai))
+		return -EHOSTUNREACH;
+	for (a = ai; a; a = a->ai_next) {
+		int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		int err = 0;
+		socklen_t sl = sizeof(err);
+
+		if (fd < 0) {
+			ret = -errno;
+			continue;
+		}
+		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+			ret = fd;
+			break;
+		}
+		if (errno == EINPROGRESS) {
+			struct pollfd p = {.fd = fd, .events = POLLOUT};
+			uint64_t now = time_now_ns();
+			int ms = now < deadline_ns ? (int)GS_MIN((deadline_ns - now) / 1000000 + 1,
+								 2000) : 0;
+
+			if (poll(&p, 1, ms) == 1 &&
+			    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) && !err) {
+				ret = fd;
+				break;
+			}
+			ret = err ? -err : -ETIMEDOUT;
+		} else {
+			ret = -errno;
+		}
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	return ret;
+}
+
+/*
+ * HELLO on a fresh connection and rank 0's answer: 0 when welcomed, -ECONNREFUSED when
+ * refused (final), -EAGAIN when the far side went away (try again), -EPROTO on garbage.
+ */
+static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
+{
+	uint8_t buf[BS_HELLO_LEN], hdr[BS_HDR_LEN];
+	char text[BS_TEXT_MAX + 1];
+	const char *why;
+	struct bs_hdr h;
+	int ret;
+
+	bs_hello_pack(b->token, (uint32_t)b->rank, (uint32_t)b->nranks, buf);
+	ret = bs_send_frame(fd, BS_HELLO, BS_OP_NONE, 0, buf, sizeof(buf), deadline_ns);
+	if (!ret)
+		ret = bs_read_full(fd, hdr, sizeof(hdr), deadline_ns);
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		return -EAGAIN;
+	if (ret)
+		return ret;
+	if (bs_hdr_unpack(hdr, &h, &why) || (h.type != BS_WELCOME && h.type != BS_REFUSE)) {
+		log_err(LOG_LAUNCH, "bootstrap: %s answered HELLO with garbage (%s)", b->addr,
+			h.magic != BS_MAGIC ? "bad magic" : "unexpected message");
+		return -EPROTO;
+	}
+	if (h.type == BS_WELCOME)
+		return 0;
+	ret = bs_read_full(fd, text, h.len, deadline_ns);
+	text[ret ? 0 : h.len] = '\0';
+	for (char *c = text; *c; c++)
+		if (*c < ' ' || *c > '~')
+			*c = '?';
+	log_err(LOG_LAUNCH, "bootstrap: rank 0 at %s refused rank %d: %s", b->addr, b->rank,
+		text);
+	return -ECONNREFUSED;
+}
+
+/* Rank r > 0: connect to rank 0, retrying while it is not up yet. */
+static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
+{
+	char host[128], port[16];
+	int ret = -ETIMEDOUT;
+
+	if (bs_split_addr(b->addr, host, sizeof(host), port, sizeof(port))) {
+		log_err(LOG_LAUNCH, "bootstrap: rendezvous \"%s\": expected HOST:PORT", b->addr);
+		return -EINVAL;
+	}
+	while (time_now_ns() < deadline_ns) {
+		int fd = connect_once(host, port, deadline_ns);
+
+		if (fd >= 0) {
+			ret = hello(b, fd, deadline_ns);
+			if (!ret) {
+				bs_tune_socket(fd);
+				return fd;
+			}
+			close(fd);
+			if (ret != -EAGAIN && ret != -ETIMEDOUT)
+				return ret;
+		} else {
+			ret = fd;
+		}
+		struct timespec ts = {.tv_nsec = (long)BS_RETRY_NS};
+
+		nanosleep(&ts, NULL);
+	}
+	log_err(LOG_LAUNCH, "bootstrap: rank %d could not reach rank 0 at %s within %.3gs: %s",
+		b->rank, b->addr, b->timeout_ms / 1e3, strerror(ret == -EAGAIN ? ECONNRESET : -ret));
+	return -ETIMEDOUT;
+}
+
+static void bs_free(struct bootstrap *b)
+{
+	bs_reader_stop(b);
+	for (int r = 0; r < b->nranks; r++) {
+		struct bs_peer *p = &b->peers[r];
+
+		if (p->fd >= 0)
+			close(p->fd);
+		bs_msg_free(p->rx.msg);
+		while (p->head) {
+			struct bs_msg *m = p->head;
+
+			p->head = m->next;
+			bs_msg_free(m);
+		}
+		pthread_mutex_destroy(&p->wlock);
+	}
+	if (b->listen_fd >= 0)
+		close(b->listen_fd);
+	pthread_cond_destroy(&b->cond);
+	pthread_mutex_destroy(&b->lock);
+	pthread_mutex_destroy(&b->abort_lock);
+	free(b->peers);
+	free(b);
+}
+
+static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
+{
+	struct bootstrap *b = calloc(1, sizeof(*b));
+	pthread_condattr_t ca;
+
+	if (!b)
+		return NULL;
+	b->peers = calloc((size_t)o->nranks, sizeof(*b->peers));
+	if (!b->peers) {
+		free(b);
+		return NULL;
+	}
+	b->rank = o->rank;
+	b->nranks = o->nranks;
+	b->token = o->token;
+	b->timeout_ms = o->timeout_ms;
+	b->timeout_ns = (uint64_t)o->timeout_ms * 1000000ull;
+	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
+	b->listen_fd = -1;
+	b->wake[0] = b->wake[1] = -1;
+	for (int r = 0; r < o->nranks; r++) {
+		b->peers[r].fd = -1;
+		pthread_mutex_init(&b->peers[r].wlock, NULL);
+	}
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_mutex_init(&b->abort_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&b->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return b;
+}
+
+/* Rank 0: wait until every rank said HELLO; a timeout names those that did not. */
+static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
+{
+	bool *missing;
+	char list[256], reason[BS_REASON_LEN];
+	int ret = 0;
+
+	pthread_mutex_lock(&b->lock);
+	while (b->nconnected < b->nranks - 1 && !b->abort_flag)
+		if (!cond_wait_until(b, deadline_ns))
+			break;
+	if (b->abort_flag)
+		ret = -ECANCELED;
+	else if (b->nconnected < b->nranks - 1)
+		ret = -ETIMEDOUT;
+	pthread_mutex_unlock(&b->lock);
+	if (ret != -ETIMEDOUT)
+		return ret;
+	missing = calloc((size_t)b->nranks, sizeof(*missing));
+	if (!missing)
+		return -ENOMEM;
+	pthread_mutex_lock(&b->lock);
+	for (int r = 1; r < b->nranks; r++)
+		missing[r] = b->peers[r].fd < 0;
+	pthread_mutex_unlock(&b->lock);
+	int nmissing = 0;
+
+	for (int r = 1; r < b->nranks; r++)
+		nmissing += missing[r];
+	snprintf(reason, sizeof(reason), "bootstrap: timed out after %.3gs waiting for rank%s "
+		 "%.150s to connect", b->timeout_ms / 1e3, nmissing > 1 ? "s" : "",
+		 rank_list(missing, b->nranks, list, sizeof(list)));
+	free(missing);
+	log_err(LOG_LAUNCH, "%s", reason);
+	bs_raise_abort(b, -1, reason, -1, false);
+	return -ETIMEDOUT;
+}
+
+int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out)
+{
+	struct bootstrap *b;
+	uint64_t deadline;
+	int ret, fd;
+
+	*out = NULL;
+	if (o->nranks < 1 || o->rank < 0 || o->rank >= o->nranks || o->timeout_ms <= 0 ||
+	    (o->nranks > 1 && !o->addr && o->listen_fd <= 0)) {
+		log_err(LOG_LAUNCH, "bootstrap: bad options rank=%d nranks=%d timeout=%dms addr=%s",
+			o->rank, o->nranks, o->timeout_ms, o->addr ? o->addr : "(none)");
+		return -EINVAL;
+	}
+	b = bs_alloc(o);
+	if (!b)
+		return -ENOMEM;
+	deadline = time_now_ns() + b->timeout_ns;
+	if (o->nranks == 1) {
+		if (o->listen_fd > 0)
+			close(o->listen_fd);
+		*out = b;
+		return 0;
+	}
+	if (o->rank == 0) {
+		fd = o->listen_fd > 0 ? adopt_listener(o->listen_fd) : listen_on(b->addr);
+		if (fd < 0) {
+			ret = fd;
+			goto out_free;
+		}
+		b->listen_fd = fd;
+	} else {
+		fd = connect_root(b, deadline);
+		if (fd < 0) {
+			ret = fd;
+			goto out_free;
+		}
+		b->peers[0].fd = fd;
+	}
+	ret = bs_reader_start(b);
+	if (ret)
+		goto out_free;
+	if (o->rank == 0) {
+		ret = wait_connected(b, deadline);
+		if (ret)
+			goto out_free;
+	}
+	*out = b;
+	return 0;
+out_free:
+	bs_free(b);
+	return ret;
+}
+
+/*
+ * Each side sends BYE and closes without waiting: the BYE precedes the FIN (or a RST
+ * caused by unread data) in the stream, and queued data is read before any reset, so
+ * the far reader always sees the goodbye first and takes the EOF as clean.
+ */
+void bootstrap_close(struct bootstrap *b)
+{
+	uint64_t deadline;
+
+	if (!b)
+		return;
+	pthread_mutex_lock(&b->abort_lock);
+	pthread_mutex_lock(&b->lock);
+	b->closing = true;
+	pthread_mutex_unlock(&b->lock);
+	deadline = time_now_ns() + GS_MIN(b->timeout_ns, BS_ABORT_SEND_NS);
+	for (int r = 0; r < b->nranks; r++)
+		if (r != b->rank && (b->rank == 0 || r == 0))
+			bs_peer_send(b, r, BS_BYE, BS_OP_NONE, 0, NULL, 0, deadline);
+	pthread_mutex_unlock(&b->abort_lock);
+	bs_free(b);
+}

@@ -1,0 +1,442 @@
+/*
+ * The bootstrap reader thread: owns every socket read, turns frames into queued
+ * messages, admits or refuses connections on rank 0, and is the watchdog that turns
+ * an unexpected EOF into a job-wide ABORT naming the rank that vanished.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* accept4, pipe2 */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "launch/bootstrap_int.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+void bs_msg_free(struct bs_msg *m)
+{
+	if (m) {
+		free(m->data);
+		free(m);
+	}
+}
+
+int bs_peer_send(struct bootstrap *b, int peer, uint8_t type, uint8_t op, uint32_t seq,
+		 const void *data, size_t len, uint64_t deadline_ns)
+{
+	struct bs_peer *p = &b->peers[peer];
+	int ret = -EPIPE;
+
+	pthread_mutex_lock(&p->wlock);
+	if (p->fd >= 0)
+		ret = bs_send_frame(p->fd, type, op, seq, data, len, deadline_ns);
+	pthread_mutex_unlock(&p->wlock);
+	return ret;
+}
+
+void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, int except,
+		    bool tell_root)
+{
+	uint8_t frame[4 + BS_TEXT_MAX];
+	size_t n = GS_MIN(strlen(reason), (size_t)BS_TEXT_MAX);
+	uint64_t deadline = time_now_ns() + BS_ABORT_SEND_NS;
+
+	pthread_mutex_lock(&b->abort_lock);
+	pthread_mutex_lock(&b->lock);
+	if (b->abort_flag) {
+		pthread_mutex_unlock(&b->lock);
+		pthread_mutex_unlock(&b->abort_lock);
+		return;
+	}
+	snprintf(b->abort_reason, sizeof(b->abort_reason), "%s", reason);
+	__atomic_store_n(&b->abort_flag, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+	log_err(LOG_LAUNCH, "bootstrap: aborting the job: %s", reason);
+
+	frame[0] = (uint8_t)((uint32_t)failed_rank >> 24);
+	frame[1] = (uint8_t)((uint32_t)failed_rank >> 16);
+	frame[2] = (uint8_t)((uint32_t)failed_rank >> 8);
+	frame[3] = (uint8_t)failed_rank;
+	memcpy(frame + 4, reason, n);
+	if (b->rank == 0) {
+		for (int r = 1; r < b->nranks; r++)
+			if (r != except)
+				bs_peer_send(b, r, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
+	} else if (tell_root) {
+		bs_peer_send(b, 0, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
+	}
+	pthread_mutex_unlock(&b->abort_lock);
+}
+
+/* A complete frame from peer r: queue it, or act on it. -EPROTO when it is out of place. */
+static int dispatch(struct bootstrap *b, int r, struct bs_msg *m, const char **why)
+{
+	struct bs_peer *p = &b->peers[r];
+	uint8_t want = b->rank == 0 ? BS_UP : BS_DOWN;
+	char text[BS_TEXT_MAX + 1];
+	int32_t failed;
+
+	if (m->h.type == want) {
+		pthread_mutex_lock(&b->lock);
+		if (p->tail)
+			p->tail->next = m;
+		else
+			p->head = m;
+		p->tail = m;
+		pthread_cond_broadcast(&b->cond);
+		pthread_mutex_unlock(&b->lock);
+		return 0;
+	}
+	if (m->h.type == BS_BYE) {
+		pthread_mutex_lock(&b->lock);
+		p->bye = true;
+		pthread_cond_broadcast(&b->cond);
+		pthread_mutex_unlock(&b->lock);
+		bs_msg_free(m);
+		return 0;
+	}
+	if (m->h.type == BS_ABORT) {
+		failed = (int32_t)((uint32_t)m->data[0] << 24 | (uint32_t)m->data[1] << 16 |
+				   (uint32_t)m->data[2] << 8 | m->data[3]);
+		memcpy(text, m->data + 4, m->h.len - 4);
+		text[m->h.len - 4] = '\0';
+		/* The text goes into our logs: keep it printable. */
+		for (char *c = text; *c; c++)
+			if (*c < ' ' || *c > '~')
+				*c = '?';
+		bs_msg_free(m);
+		bs_raise_abort(b, failed, text, r, false);
+		return 0;
+	}
+	bs_msg_free(m);
+	*why = "unexpected message type";
+	return -EPROTO;
+}
+
+/* Drain what peer r sent: 0 while the connection lives, -EPIPE on EOF, -errno, -EPROTO. */
+static int read_peer(struct bootstrap *b, int r, const char **why)
+{
+	struct bs_peer *p = &b->peers[r];
+	struct bs_rx *rx = &p->rx;
+
+	for (;;) {
+		uint8_t *dst = rx->msg ? rx->msg->data + rx->got : rx->hdr + rx->got;
+		size_t want = rx->msg ? rx->msg->h.len - rx->got : BS_HDR_LEN - rx->got;
+		ssize_t n = want ? recv(p->fd, dst, want, 0) : 0;
+
+		if (want && n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -errno;
+		}
+		rx->got += (size_t)n;
+		if (!rx->msg && rx->got == BS_HDR_LEN) {
+			struct bs_msg *m = calloc(1, sizeof(*m));
+
+			if (!m)
+				return -ENOMEM;
+			rx->msg = m;
+			rx->got = 0;
+			if (bs_hdr_unpack(rx->hdr, &m->h, why))
+				return -EPROTO;
+			if (m->h.len && !(m->data = malloc(m->h.len)))
+				return -ENOMEM;
+		}
+		if (rx->msg && rx->got == rx->msg->h.len) {
+			struct bs_msg *m = rx->msg;
+			int ret;
+
+			rx->msg = NULL;
+			rx->got = 0;
+			ret = dispatch(b, r, m, why);
+			if (ret)
+				return ret;
+		}
+	}
+}
+
+/* Peer r's connection ended: a clean goodbye, or a failure every rank must hear of. */
+static void peer_lost(struct bootstrap *b, int r, int err, const char *why)
+{
+	struct bs_peer *p = &b->peers[r];
+	char reason[BS_REASON_LEN];
+	bool clean;
+
+	bs_msg_free(p->rx.msg);
+	p->rx.msg = NULL;
+	pthread_mutex_lock(&b->lock);
+	p->gone = true;
+	clean = (p->bye || b->closing) && err != -EPROTO;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+	if (clean)
+		return;
+	if (err == -EPROTO)
+		snprintf(reason, sizeof(reason), "rank %d sent a malformed message (%s)", r, why);
+	else if (err == -EPIPE)
+		snprintf(reason, sizeof(reason),
+			 "rank %d exited unexpectedly (connection to it closed)", r);
+	else
+		snprintf(reason, sizeof(reason), "rank %d exited unexpectedly (connection to it: %s)",
+			 r, strerror(-err));
+	bs_raise_abort(b, r, reason, r, false);
+}
+
+static void pending_drop(struct bootstrap *b, int i, const char *why, bool reply)
+{
+	struct bs_pending *q = &b->pending[i];
+
+	log_warn(LOG_LAUNCH, "bootstrap: refused connection from %s: %s", q->name, why);
+	if (reply)
+		bs_send_frame(q->fd, BS_REFUSE, BS_OP_NONE, 0, why, strlen(why),
+			      time_now_ns() + BS_ABORT_SEND_NS / 10);
+	close(q->fd);
+	b->pending[i] = b->pending[--b->npending];
+}
+
+static void accept_new(struct bootstrap *b)
+{
+	for (;;) {
+		int fd = accept4(b->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct bs_pending *q;
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn(LOG_LAUNCH, "bootstrap: accept on %s: %s", b->addr,
+					 strerror(errno));
+			return;
+		}
+		if (b->npending == BS_MAX_PENDING) {
+			char name[64];
+
+			log_warn(LOG_LAUNCH, "bootstrap: refused connection from %s: too many "
+				 "handshakes in progress", bs_peer_name(fd, name, sizeof(name)));
+			close(fd);
+			continue;
+		}
+		q = &b->pending[b->npending++];
+		memset(q, 0, sizeof(*q));
+		q->fd = fd;
+		q->deadline_ns = time_now_ns() + GS_MIN(BS_HELLO_TIMEOUT_NS, b->timeout_ns);
+		bs_peer_name(fd, q->name, sizeof(q->name));
+	}
+}
+
+/* A HELLO is complete: admit the rank, or say why not. */
+static void pending_admit(struct bootstrap *b, int i)
+{
+	struct bs_pending *q = &b->pending[i];
+	uint32_t rank, nranks;
+	uint64_t token;
+	char why[96];
+	int ret;
+
+	bs_hello_unpack(q->buf + BS_HDR_LEN, &token, &rank, &nranks);
+	if (token != b->token) {
+		pending_drop(b, i, "wrong token", true);
+		return;
+	}
+	if (nranks != (uint32_t)b->nranks) {
+		snprintf(why, sizeof(why), "world size %u, this job has %d", nranks, b->nranks);
+		pending_drop(b, i, why, true);
+		return;
+	}
+	if (rank == 0 || rank >= nranks) {
+		snprintf(why, sizeof(why), "rank %u out of range", rank);
+		pending_drop(b, i, why, true);
+		return;
+	}
+	if (b->peers[rank].fd >= 0) {
+		snprintf(why, sizeof(why), "rank %u is already connected", rank);
+		pending_drop(b, i, why, true);
+		return;
+	}
+	bs_tune_socket(q->fd);
+	ret = bs_send_frame(q->fd, BS_WELCOME, BS_OP_NONE, 0, NULL, 0,
+			    time_now_ns() + BS_ABORT_SEND_NS);
+	if (ret) {
+		snprintf(why, sizeof(why), "sending WELCOME to rank %u: %s", rank, strerror(-ret));
+		pending_drop(b, i, why, false);
+		return;
+	}
+	log_dbg(LOG_LAUNCH, "bootstrap: rank %u connected from %s", rank, q->name);
+	pthread_mutex_lock(&b->peers[rank].wlock);
+	pthread_mutex_lock(&b->lock);
+	b->peers[rank].fd = q->fd;
+	b->nconnected++;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_unlock(&b->peers[rank].wlock);
+	b->pending[i] = b->pending[--b->npending];
+}
+
+static void read_pending(struct bootstrap *b, int i)
+{
+	struct bs_pending *q = &b->pending[i];
+	const char *why;
+	struct bs_hdr h;
+	char msg[96];
+
+	for (;;) {
+		ssize_t n = recv(q->fd, q->buf + q->got, sizeof(q->buf) - q->got, 0);
+
+		if (n == 0) {
+			snprintf(msg, sizeof(msg), "closed after %zu of %zu handshake bytes",
+				 q->got, sizeof(q->buf));
+			pending_drop(b, i, msg, false);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				pending_drop(b, i, strerror(errno), false);
+			return;
+		}
+		bool had_hdr = q->got >= BS_HDR_LEN;
+
+		q->got += (size_t)n;
+		if (!had_hdr && q->got >= BS_HDR_LEN) {
+			if (bs_hdr_unpack(q->buf, &h, &why)) {
+				pending_drop(b, i, why, false);
+				return;
+			}
+			if (h.type != BS_HELLO) {
+				pending_drop(b, i, "first message is not HELLO", true);
+				return;
+			}
+		}
+		if (q->got == sizeof(q->buf)) {
+			pending_admit(b, i);
+			return;
+		}
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct bootstrap *b = arg;
+	size_t cap = 2 + BS_MAX_PENDING + (size_t)b->nranks;
+	struct pollfd *pfd = calloc(cap, sizeof(*pfd));
+	int *who = calloc(cap, sizeof(*who));
+	const char *why = "";
+
+	if (!pfd || !who) {
+		bs_raise_abort(b, b->rank, "bootstrap reader: out of memory", -1, true);
+		goto out;
+	}
+	for (;;) {
+		uint64_t now = time_now_ns(), next = now + 200000000ull;
+		nfds_t n = 0;
+
+		pfd[n] = (struct pollfd){.fd = b->wake[0], .events = POLLIN};
+		who[n++] = -1;
+		if (b->listen_fd >= 0) {
+			pfd[n] = (struct pollfd){.fd = b->listen_fd, .events = POLLIN};
+			who[n++] = -2;
+		}
+		for (int i = 0; i < b->npending; i++) {
+			pfd[n] = (struct pollfd){.fd = b->pending[i].fd, .events = POLLIN};
+			who[n++] = -3 - i;
+			next = GS_MIN(next, b->pending[i].deadline_ns);
+		}
+		for (int r = 0; r < b->nranks; r++) {
+			if (r == b->rank || b->peers[r].fd < 0 || b->peers[r].gone)
+				continue;
+			pfd[n] = (struct pollfd){.fd = b->peers[r].fd, .events = POLLIN};
+			who[n++] = r;
+		}
+		if (poll(pfd, n, (int)((GS_MAX(next, now) - now) / 1000000 + 1)) < 0 &&
+		    errno != EINTR) {
+			log_err(LOG_LAUNCH, "bootstrap: poll: %s", strerror(errno));
+			break;
+		}
+		pthread_mutex_lock(&b->lock);
+		bool stop = b->stop;
+
+		pthread_mutex_unlock(&b->lock);
+		if (stop)
+			break;
+		/* Pending slots move when one is dropped: walk them from the end. */
+		for (nfds_t k = n; k-- > 0;) {
+			if (!pfd[k].revents)
+				continue;
+			if (who[k] == -2) {
+				accept_new(b);
+			} else if (who[k] <= -3) {
+				read_pending(b, -3 - who[k]);
+			} else if (who[k] >= 0) {
+				int ret = read_peer(b, who[k], &why);
+
+				if (ret)
+					peer_lost(b, who[k], ret, why);
+			}
+		}
+		now = time_now_ns();
+		for (int i = b->npending; i-- > 0;)
+			if (now >= b->pending[i].deadline_ns)
+				pending_drop(b, i, "no HELLO in time", false);
+	}
+out:
+	free(pfd);
+	free(who);
+	return NULL;
+}
+
+int bs_reader_start(struct bootstrap *b)
+{
+	sigset_t all, old;
+	int ret;
+
+	if (pipe2(b->wake, O_CLOEXEC | O_NONBLOCK)) {
+		ret = errno;
+		log_err(LOG_LAUNCH, "bootstrap: pipe2: %s", strerror(ret));
+		return -ret;
+	}
+	/* Signals stay with the application's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&b->reader, NULL, reader_main, b);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		log_err(LOG_LAUNCH, "bootstrap: pthread_create reader: %s", strerror(ret));
+		close(b->wake[0]);
+		close(b->wake[1]);
+		b->wake[0] = b->wake[1] = -1;
+		return -ret;
+	}
+	b->reader_started = true;
+	return 0;
+}
+
+void bs_reader_stop(struct bootstrap *b)
+{
+	if (!b->reader_started)
+		return;
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_mutex_unlock(&b->lock);
+	if (write(b->wake[1], "x", 1) < 0)
+		log_dbg(LOG_LAUNCH, "bootstrap: waking the reader: %s", strerror(errno));
+	pthread_join(b->reader, NULL);
+	b->reader_started = false;
+	close(b->wake[0]);
+	close(b->wake[1]);
+	b->wake[0] = b->wake[1] = -1;
+	for (int i = 0; i < b->npending; i++)
+		close(b->pending[i].fd);
+	b->npending = 0;
+}

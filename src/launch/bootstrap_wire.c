@@ -1,0 +1,266 @@
+/*
+ * Bootstrap framing and socket helpers: header encode/decode with every field checked,
+ * and reads/writes on non-blocking sockets that never wait past a deadline.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "launch/bootstrap_wire.h"
+#include "util/common.h"
+#include "util/timeutil.h"
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+void bs_hdr_pack(const struct bs_hdr *h, uint8_t out[BS_HDR_LEN])
+{
+	put32(out, h->magic);
+	out[4] = (uint8_t)(h->version >> 8);
+	out[5] = (uint8_t)h->version;
+	out[6] = h->type;
+	out[7] = h->op;
+	put32(out + 8, h->seq);
+	put32(out + 12, h->len);
+}
+
+/* Per type: the largest payload accepted (and the smallest). */
+static const struct {
+	uint32_t min, max;
+} bs_type_len[] = {
+	[BS_HELLO] = {BS_HELLO_LEN, BS_HELLO_LEN},
+	[BS_WELCOME] = {0, 0},
+	[BS_REFUSE] = {0, BS_TEXT_MAX},
+	[BS_UP] = {0, BS_MAX_PAYLOAD},
+	[BS_DOWN] = {0, BS_MAX_PAYLOAD},
+	[BS_ABORT] = {4, 4 + BS_TEXT_MAX},
+	[BS_BYE] = {0, 0},
+};
+
+int bs_hdr_unpack(const uint8_t in[BS_HDR_LEN], struct bs_hdr *h, const char **why)
+{
+	h->magic = get32(in);
+	h->version = (uint16_t)(in[4] << 8 | in[5]);
+	h->type = in[6];
+	h->op = in[7];
+	h->seq = get32(in + 8);
+	h->len = get32(in + 12);
+	if (h->magic != BS_MAGIC) {
+		*why = "bad magic";
+		return -EPROTO;
+	}
+	if (h->version != BS_VERSION) {
+		*why = "unsupported protocol version";
+		return -EPROTO;
+	}
+	if (h->type < BS_HELLO || h->type > BS_BYE) {
+		*why = "unknown message type";
+		return -EPROTO;
+	}
+	if (h->op > BS_OP_BCAST) {
+		*why = "unknown collective";
+		return -EPROTO;
+	}
+	if (h->len < bs_type_len[h->type].min || h->len > bs_type_len[h->type].max) {
+		*why = "length out of bounds";
+		return -EPROTO;
+	}
+	return 0;
+}
+
+const char *bs_op_name(uint8_t op)
+{
+	static const char *const names[] = {
+		[BS_OP_NONE] = "none",	       [BS_OP_ALLGATHER] = "allgather",
+		[BS_OP_BARRIER] = "barrier",   [BS_OP_GATHERV] = "gatherv",
+		[BS_OP_BCAST] = "bcast",
+	};
+
+	return op < ARRAY_SIZE(names) ? names[op] : "?";
+}
+
+void bs_hello_pack(uint64_t token, uint32_t rank, uint32_t nranks, uint8_t out[BS_HELLO_LEN])
+{
+	put32(out, (uint32_t)(token >> 32));
+	put32(out + 4, (uint32_t)token);
+	put32(out + 8, rank);
+	put32(out + 12, nranks);
+}
+
+void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint64_t *token, uint32_t *rank,
+		     uint32_t *nranks)
+{
+	*token = (uint64_t)get32(in) << 32 | get32(in + 4);
+	*rank = get32(in + 8);
+	*nranks = get32(in + 12);
+}
+
+static int wait_fd(int fd, short events, uint64_t deadline_ns)
+{
+	for (;;) {
+		uint64_t now = time_now_ns();
+		struct pollfd p = {.fd = fd, .events = events};
+		int n;
+
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, (int)GS_MIN((deadline_ns - now) / 1000000 + 1, 1000));
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int bs_write_full(int fd, const void *buf, size_t len, uint64_t deadline_ns)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int ret = wait_fd(fd, POLLOUT, deadline_ns);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int bs_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -EPIPE;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int ret = wait_fd(fd, POLLIN, deadline_ns);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *data,
+		  size_t len, uint64_t deadline_ns)
+{
+	struct bs_hdr h = {.magic = BS_MAGIC, .version = BS_VERSION, .type = type, .op = op,
+			   .seq = seq, .len = (uint32_t)len};
+	uint8_t hdr[BS_HDR_LEN];
+	int ret;
+
+	if (len > BS_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	bs_hdr_pack(&h, hdr);
+	ret = bs_write_full(fd, hdr, sizeof(hdr), deadline_ns);
+	if (!ret && len)
+		ret = bs_write_full(fd, data, len, deadline_ns);
+	return ret;
+}
+
+int bs_split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *colon, *h = addr;
+	size_t n;
+
+	if (!addr)
+		return -EINVAL;
+	if (*addr == '[') {
+		const char *close = strchr(addr, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		h = addr + 1;
+		n = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(addr, ':');
+		if (!colon)
+			return -EINVAL;
+		n = (size_t)(colon - addr);
+	}
+	if (!n || n >= hlen || !colon[1] || strlen(colon + 1) >= plen)
+		return -EINVAL;
+	for (const char *c = colon + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return -EINVAL;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	strcpy(port, colon + 1);
+	return 0;
+}
+
+const char *bs_peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char ip[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+			inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+			port = ntohs(a->sin_port);
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+			inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+			port = ntohs(a->sin6_port);
+		}
+	}
+	snprintf(buf, len, "%s:%u", ip, port);
+	return buf;
+}
+
+void bs_tune_socket(int fd)
+{
+	int one = 1, idle = 5, intvl = 2, cnt = 4;
+	unsigned int user_timeout_ms = 15000;
+
+	/* Best effort: a socket without these still works, it only notices a dead host later. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+}

@@ -1,0 +1,75 @@
+/*
+ * Bootstrap framing: the 16-byte frame header, the HELLO record, per-type length
+ * bounds, and deadline-bounded I/O on non-blocking sockets. Private to launch/.
+ *
+ * Frame (all integers big-endian):
+ *   0  u32 magic "GSBS"   4  u16 version   6  u8 type   7  u8 op
+ *   8  u32 seq            12 u32 len       16 payload (len bytes, len <= bs_type_max_len)
+ * HELLO payload: u64 token, u32 rank, u32 nranks. ABORT payload: i32 failed rank, text.
+ * REFUSE payload: text. WELCOME, BYE: empty. UP (rank -> 0), DOWN (0 -> rank): data.
+ */
+#ifndef GS_LAUNCH_BOOTSTRAP_WIRE_H
+#define GS_LAUNCH_BOOTSTRAP_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BS_MAGIC 0x47534253u /* "GSBS" */
+#define BS_VERSION 1
+#define BS_HDR_LEN 16
+#define BS_HELLO_LEN 16
+/* Largest collective payload: an allgather of 4096 ranks x 16 KiB. */
+#define BS_MAX_PAYLOAD (64u << 20)
+#define BS_TEXT_MAX 255
+
+enum bs_type {
+	BS_HELLO = 1,
+	BS_WELCOME,
+	BS_REFUSE,
+	BS_UP,
+	BS_DOWN,
+	BS_ABORT,
+	BS_BYE,
+};
+
+enum bs_op {
+	BS_OP_NONE = 0,
+	BS_OP_ALLGATHER,
+	BS_OP_BARRIER,
+	BS_OP_GATHERV,
+	BS_OP_BCAST,
+};
+
+struct bs_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint8_t type;
+	uint8_t op;
+	uint32_t seq;
+	uint32_t len;
+};
+
+void bs_hdr_pack(const struct bs_hdr *h, uint8_t out[BS_HDR_LEN]);
+/* Decode and check magic, version, type and length bound: 0, or -EPROTO and *why. */
+int bs_hdr_unpack(const uint8_t in[BS_HDR_LEN], struct bs_hdr *h, const char **why);
+const char *bs_op_name(uint8_t op);
+
+void bs_hello_pack(uint64_t token, uint32_t rank, uint32_t nranks, uint8_t out[BS_HELLO_LEN]);
+void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint64_t *token, uint32_t *rank,
+		     uint32_t *nranks);
+
+/* Deadline-bounded I/O on a non-blocking socket: 0, -ETIMEDOUT, -EPIPE (EOF), -errno. */
+int bs_write_full(int fd, const void *buf, size_t len, uint64_t deadline_ns);
+int bs_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns);
+/* One frame: header then payload. */
+int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *data,
+		  size_t len, uint64_t deadline_ns);
+
+/* "host:port" or "[v6addr]:port" -> host, port; 0 or -EINVAL. */
+int bs_split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen);
+/* "10.0.0.2:41234" for the far end of fd. */
+const char *bs_peer_name(int fd, char *buf, size_t len);
+/* TCP_NODELAY and keepalive probes, so a vanished host is noticed within ~15 s. */
+void bs_tune_socket(int fd);
+
+#endif

@@ -1,0 +1,273 @@
+/* launch_detect over every launcher's environment, the precedence rules and the errors. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "launch/launch.h"
+#include "util/common.h"
+
+/* Every variable any launcher reads: cleared before each case. */
+static const char *const known_vars[] = {
+	"GRADSYNC_RANK", "GRADSYNC_WORLD_SIZE", "GRADSYNC_LOCAL_RANK", "GRADSYNC_LOCAL_SIZE",
+	"GRADSYNC_RENDEZVOUS", "GRADSYNC_TOKEN", "GRADSYNC_JOB_ID", "GRADSYNC_LISTEN_FD",
+	"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID",
+	"SLURM_STEP_ID", "SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE",
+	"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST",
+	"SLURM_LAUNCH_NODE_IPADDR", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+	"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid",
+	"OMPI_MCA_orte_ess_jobid", "PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK",
+	"PMIX_LOCAL_SIZE", "PMIX_NAMESPACE", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+	"LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID",
+};
+
+struct detect_case {
+	const char *name;
+	const char *env[12];       /* "NAME=value" */
+	struct launch_flags flags; /* rank -1 = none */
+	const char *opt_rdv, *opt_token;
+	int ret;
+	/* expected on success */
+	int rank, nranks, local_rank, local_nranks;
+	const char *launcher, *job_id;
+	const char *rdv;           /* exact, or "HOST:*" = host with the port derived from job id */
+	const char *token_from;    /* string the token is derived from */
+	bool spawned;
+	int listen_fd;
+	/* expected on error: a fragment of the one log line */
+	const char *log;
+};
+
+/* Rows list fields positionally and stop early; the rest are zero by C rules. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define NOFLAGS {.rank = -1, .world_size = -1}
+
+static const struct detect_case cases[] = {
+	{"nothing", {NULL}, NOFLAGS, NULL, NULL, -ENOENT},
+	{"gradsync spawner",
+	 {"GRADSYNC_RANK=1", "GRADSYNC_WORLD_SIZE=4", "GRADSYNC_LOCAL_RANK=1",
+	  "GRADSYNC_LOCAL_SIZE=4", "GRADSYNC_RENDEZVOUS=127.0.0.1:5000", "GRADSYNC_TOKEN=abc",
+	  "GRADSYNC_JOB_ID=local-7", "GRADSYNC_LISTEN_FD=9"},
+	 NOFLAGS, NULL, NULL, 0, 1, 4, 1, 4, "local", "local-7", "127.0.0.1:5000", "abc", true, 0},
+	{"gradsync rank 0 inherits the listener",
+	 {"GRADSYNC_RANK=0", "GRADSYNC_WORLD_SIZE=2", "GRADSYNC_RENDEZVOUS=127.0.0.1:5000",
+	  "GRADSYNC_LISTEN_FD=9", "GRADSYNC_TOKEN=abc"},
+	 NOFLAGS, NULL, NULL, 0, 0, 2, 0, 1, "local", "", "127.0.0.1:5000", "abc", true, 9},
+	{"slurm",
+	 {"SLURM_PROCID=5", "SLURM_NTASKS=8", "SLURM_LOCALID=1", "SLURM_NODEID=1",
+	  "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_ID=1234", "SLURM_STEP_ID=0",
+	  "SLURM_JOB_NODELIST=gpu[03-04]"},
+	 NOFLAGS, NULL, NULL, 0, 5, 8, 1, 4, "slurm", "1234.0", "gpu03:*", "1234.0"},
+	{"slurm uneven nodes, launch node address",
+	 {"SLURM_PROCID=4", "SLURM_NTASKS=5", "SLURM_LOCALID=0", "SLURM_NODEID=2",
+	  "SLURM_TASKS_PER_NODE=2(x2),1", "SLURM_JOB_ID=99", "SLURM_LAUNCH_NODE_IPADDR=10.1.2.3"},
+	 NOFLAGS, NULL, NULL, 0, 4, 5, 0, 1, "slurm", "99", "10.1.2.3:*", "99"},
+	{"slurm, GRADSYNC_RENDEZVOUS and GRADSYNC_TOKEN win",
+	 {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_LOCALID=0", "SLURM_JOB_ID=5",
+	  "SLURM_JOB_NODELIST=n1,n2", "GRADSYNC_RENDEZVOUS=10.0.0.9:7000", "GRADSYNC_TOKEN=t"},
+	 NOFLAGS, NULL, NULL, 0, 0, 2, 0, 1, "slurm", "5", "10.0.0.9:7000", "t"},
+	{"openmpi, one host",
+	 {"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=2",
+	  "OMPI_COMM_WORLD_LOCAL_SIZE=4", "OMPI_MCA_ess_base_jobid=777"},
+	 NOFLAGS, NULL, NULL, 0, 2, 4, 2, 4, "openmpi", "777", "127.0.0.1:*", "777"},
+	{"pmix with PMIX_SIZE",
+	 {"PMIX_RANK=3", "PMIX_SIZE=4", "PMIX_NAMESPACE=prte-1@1", "PMIX_LOCAL_RANK=3",
+	  "PMIX_LOCAL_SIZE=4"},
+	 NOFLAGS, NULL, NULL, 0, 3, 4, 3, 4, "pmix", "prte-1@1", "127.0.0.1:*", "prte-1@1"},
+	{"pmix sized by GRADSYNC_WORLD_SIZE",
+	 {"PMIX_RANK=1", "GRADSYNC_WORLD_SIZE=2", "PMIX_NAMESPACE=ns", "PMIX_LOCAL_SIZE=2"},
+	 NOFLAGS, NULL, NULL, 0, 1, 2, 0, 2, "pmix", "ns", "127.0.0.1:*", "ns"},
+	{"torchrun",
+	 {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=10.0.0.1",
+	  "MASTER_PORT=29500", "TORCHELASTIC_RUN_ID=abc"},
+	 NOFLAGS, NULL, NULL, 0, 1, 2, 1, 2, "torchrun", "abc", "10.0.0.1:29501", "abc"},
+	{"flags beat the environment",
+	 {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_JOB_ID=5"},
+	 {.rank = 2, .world_size = 4, .rendezvous = "10.0.0.1:9000", .token = "tok"},
+	 NULL, NULL, 0, 2, 4, 0, 1, "flags", "", "10.0.0.1:9000", "tok"},
+	{"rendezvous and token flags refine a launcher",
+	 {"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=h", "MASTER_PORT=100"},
+	 {.rank = -1, .world_size = -1, .rendezvous = "h2:5", .token = "x"},
+	 NULL, NULL, 0, 0, 2, 0, 1, "torchrun", "", "h2:5", "x"},
+	{"INI rendezvous and token",
+	 {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_SIZE=4"},
+	 NOFLAGS, "head:4000", "ini", 0, 0, 8, 0, 4, "openmpi", "", "head:4000", "ini"},
+
+	{"non-numeric rank", {"GRADSYNC_RANK=abc", "GRADSYNC_WORLD_SIZE=2"}, NOFLAGS, NULL, NULL,
+	 -EINVAL, .log = "GRADSYNC_RANK=\"abc\""},
+	{"negative rank", {"RANK=-1", "WORLD_SIZE=2"}, NOFLAGS, NULL, NULL, -EINVAL,
+	 .log = "RANK=\"-1\""},
+	{"rank not below size", {"SLURM_PROCID=4", "SLURM_NTASKS=4"}, NOFLAGS, NULL, NULL,
+	 -EINVAL, .log = "SLURM_PROCID=4: not below SLURM_NTASKS=4"},
+	{"trailing blank", {"OMPI_COMM_WORLD_RANK=1 ", "OMPI_COMM_WORLD_SIZE=2"}, NOFLAGS, NULL,
+	 NULL, -EINVAL, .log = "OMPI_COMM_WORLD_RANK=\"1 \""},
+	{"hex is not decimal", {"RANK=0x1", "WORLD_SIZE=2"}, NOFLAGS, NULL, NULL, -EINVAL,
+	 .log = "RANK=\"0x1\""},
+	{"overflow", {"RANK=0", "WORLD_SIZE=99999999999"}, NOFLAGS, NULL, NULL, -EINVAL,
+	 .log = "WORLD_SIZE=\"99999999999\""},
+	{"zero size", {"GRADSYNC_RANK=0", "GRADSYNC_WORLD_SIZE=0"}, NOFLAGS, NULL, NULL, -EINVAL,
+	 .log = "GRADSYNC_WORLD_SIZE=\"0\""},
+	{"size without rank", {"OMPI_COMM_WORLD_SIZE=2"}, NOFLAGS, NULL, NULL, -EINVAL,
+	 .log = "OMPI_COMM_WORLD_SIZE is set but OMPI_COMM_WORLD_RANK is not"},
+	{"local rank not below local size",
+	 {"RANK=0", "WORLD_SIZE=4", "LOCAL_RANK=2", "LOCAL_WORLD_SIZE=2"}, NOFLAGS, NULL, NULL,
+	 -EINVAL, .log = "LOCAL_RANK=2: not below LOCAL_WORLD_SIZE=2"},
+	{"bad master port", {"RANK=0", "WORLD_SIZE=1", "MASTER_ADDR=a", "MASTER_PORT=99999"},
+	 NOFLAGS, NULL, NULL, -EINVAL, .log = "MASTER_PORT=\"99999\""},
+	{"bad rendezvous", {"GRADSYNC_RANK=0", "GRADSYNC_WORLD_SIZE=1",
+			    "GRADSYNC_RENDEZVOUS=hostonly"},
+	 NOFLAGS, NULL, NULL, -EINVAL, .log = "GRADSYNC_RENDEZVOUS=\"hostonly\""},
+	{"pmix without a size", {"PMIX_RANK=0", "PMIX_NAMESPACE=x"}, NOFLAGS, NULL, NULL,
+	 -EINVAL, .log = "PMIX_RANK is set"},
+	{"multi-host without rendezvous",
+	 {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_SIZE=4"},
+	 NOFLAGS, NULL, NULL, -EINVAL, .log = "no rendezvous known"},
+	{"--rank without --world-size", {NULL}, {.rank = 1, .world_size = -1}, NULL, NULL,
+	 -EINVAL, .log = "--rank=1 --world-size=-1"},
+	{"--rank beyond --world-size", {NULL}, {.rank = 2, .world_size = 2}, NULL, NULL, -EINVAL,
+	 .log = "--rank=2 --world-size=2"},
+	{"bad listen fd", {"GRADSYNC_RANK=0", "GRADSYNC_WORLD_SIZE=1", "GRADSYNC_LISTEN_FD=x"},
+	 NOFLAGS, NULL, NULL, -EINVAL, .log = "GRADSYNC_LISTEN_FD=\"x\""},
+};
+
+static void clear_env(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(known_vars); i++)
+		unsetenv(known_vars[i]);
+}
+
+static void set_env(const char *const env[])
+{
+	for (size_t i = 0; i < 12 && env[i]; i++) {
+		char name[64];
+		const char *eq = strchr(env[i], '=');
+
+		assert_non_null(eq);
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]), env[i]);
+		assert_int_equal(setenv(name, eq + 1, 1), 0);
+	}
+}
+
+/* Run launch_detect with stderr captured into log (the logged line of an error case). */
+static int detect_capture(const struct launch_opts *o, const struct launch_flags *f,
+			  struct launch_info *info, char *log, size_t len)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO), ret;
+	size_t n;
+
+	assert_non_null(tmp);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	ret = launch_detect(o, f, info);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(log, 1, len - 1, tmp);
+	log[n] = '\0';
+	fclose(tmp);
+	return ret;
+}
+
+static void check_case(const struct detect_case *c)
+{
+	struct launch_opts o = {.local_ranks = 1, .timeout_ns = 1000000000ull};
+	struct launch_info info;
+	char log[2048], rdv[160];
+	int ret;
+
+	clear_env();
+	set_env(c->env);
+	snprintf(o.rendezvous, sizeof(o.rendezvous), "%s", c->opt_rdv ? c->opt_rdv : "");
+	snprintf(o.token, sizeof(o.token), "%s", c->opt_token ? c->opt_token : "");
+	ret = detect_capture(&o, &c->flags, &info, log, sizeof(log));
+	print_message("case \"%s\": ret %d\n", c->name, ret);
+	assert_int_equal(ret, c->ret);
+	if (ret) {
+		if (c->log) {
+			if (!strstr(log, c->log))
+				fail_msg("case \"%s\": log \"%s\" lacks \"%s\"", c->name, log, c->log);
+			/* One line: the error is reported once. */
+			assert_int_equal(strchr(log, '\n') - log + 1, (long)strlen(log));
+		}
+		return;
+	}
+	assert_int_equal(info.rank, c->rank);
+	assert_int_equal(info.nranks, c->nranks);
+	assert_int_equal(info.local_rank, c->local_rank);
+	assert_int_equal(info.local_nranks, c->local_nranks);
+	assert_string_equal(info.launcher, c->launcher);
+	assert_string_equal(info.job_id, c->job_id);
+	assert_int_equal(info.spawned, c->spawned);
+	assert_int_equal(info.listen_fd, c->listen_fd);
+	assert_true(info.token == launch_token_from_string(c->token_from));
+	if (c->rdv[strlen(c->rdv) - 1] == '*') {
+		/* Port derived from the job id, the same on every rank, below ephemeral ports. */
+		unsigned int port = 10000 + launch_token_from_string(c->job_id) % 22000;
+
+		snprintf(rdv, sizeof(rdv), "%.*s%u", (int)strlen(c->rdv) - 1, c->rdv, port);
+		assert_string_equal(info.rendezvous, rdv);
+	} else {
+		assert_string_equal(info.rendezvous, c->rdv);
+	}
+}
+
+static void test_detect_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		check_case(&cases[i]);
+	clear_env();
+}
+
+static void test_token_fnv1a(void **state)
+{
+	(void)state;
+	/* Published FNV-1a 64-bit test vectors. */
+	assert_true(launch_token_from_string("") == 0xcbf29ce484222325ull);
+	assert_true(launch_token_from_string("a") == 0xaf63dc4c8601ec8cull);
+	assert_true(launch_token_from_string("foobar") == 0x85944171f73967e8ull);
+	assert_true(launch_token_from_string("1234.0") != launch_token_from_string("1234.1"));
+}
+
+static void test_slurm_first_host(void **state)
+{
+	static const struct {
+		const char *list, *host;
+	} t[] = {
+		{"gpu[03-06,9],login1", "gpu03"}, {"a1,b2", "a1"},	     {"node7", "node7"},
+		{"rack[1-2]-gpu,x", "rack1-gpu"}, {"n[007]", "n007"},	     {"x[", NULL},
+		{"", NULL},			  {"[1-2]", "1"},	     {"a[b]", NULL},
+	};
+	char host[64];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		int ret = launch_slurm_first_host(t[i].list, host, sizeof(host));
+
+		if (!t[i].host) {
+			assert_int_equal(ret, -EINVAL);
+			continue;
+		}
+		assert_int_equal(ret, 0);
+		assert_string_equal(host, t[i].host);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_detect_table),
+		cmocka_unit_test(test_token_fnv1a),
+		cmocka_unit_test(test_slurm_first_host),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

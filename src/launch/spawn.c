@@ -1,0 +1,311 @@
+/*
+ * The local spawner: fork + exec of /proc/self/exe once per rank, in one process group,
+ * and a wait that kills the survivors a bounded time after the first failure.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch/launch.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+extern char **environ;
+
+/* Time between SIGTERM and SIGKILL once survivors are being killed. */
+#define SPAWN_TERM_GRACE_NS 2000000000ull
+#define SPAWN_POLL_NS 100000000ull
+
+/* The variables the spawner sets; inherited copies are dropped first. */
+static const char *const spawn_vars[] = {
+	"GRADSYNC_RANK",       "GRADSYNC_WORLD_SIZE", "GRADSYNC_LOCAL_RANK", "GRADSYNC_LOCAL_SIZE",
+	"GRADSYNC_RENDEZVOUS", "GRADSYNC_TOKEN",      "GRADSYNC_JOB_ID",     "GRADSYNC_LISTEN_FD",
+};
+
+#define SPAWN_VAR_LEN 192
+
+struct spawn_rank {
+	pid_t pid;
+	bool done;
+	char vars[ARRAY_SIZE(spawn_vars)][SPAWN_VAR_LEN];
+	char **envp;
+};
+
+static bool is_spawn_var(const char *kv)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(spawn_vars); i++) {
+		size_t n = strlen(spawn_vars[i]);
+
+		if (!strncmp(kv, spawn_vars[i], n) && kv[n] == '=')
+			return true;
+	}
+	return false;
+}
+
+/* Environment of one rank, built before fork: the child only calls execve. */
+static int build_env(struct spawn_rank *r, int rank, int nranks, const char *rdv,
+		     uint64_t token, int listen_fd)
+{
+	size_t n = 0, k = 0;
+
+	while (environ[n])
+		n++;
+	r->envp = calloc(n + ARRAY_SIZE(spawn_vars) + 1, sizeof(char *));
+	if (!r->envp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!is_spawn_var(environ[i]))
+			r->envp[k++] = environ[i];
+	snprintf(r->vars[0], SPAWN_VAR_LEN, "GRADSYNC_RANK=%d", rank);
+	snprintf(r->vars[1], SPAWN_VAR_LEN, "GRADSYNC_WORLD_SIZE=%d", nranks);
+	snprintf(r->vars[2], SPAWN_VAR_LEN, "GRADSYNC_LOCAL_RANK=%d", rank);
+	snprintf(r->vars[3], SPAWN_VAR_LEN, "GRADSYNC_LOCAL_SIZE=%d", nranks);
+	snprintf(r->vars[4], SPAWN_VAR_LEN, "GRADSYNC_RENDEZVOUS=%s", rdv);
+	snprintf(r->vars[5], SPAWN_VAR_LEN, "GRADSYNC_TOKEN=%016llx", (unsigned long long)token);
+	snprintf(r->vars[6], SPAWN_VAR_LEN, "GRADSYNC_JOB_ID=local-%d", (int)getpid());
+	snprintf(r->vars[7], SPAWN_VAR_LEN, "GRADSYNC_LISTEN_FD=%d", listen_fd);
+	for (size_t i = 0; i < ARRAY_SIZE(spawn_vars); i++)
+		if (i != 7 || (rank == 0 && listen_fd > 0))
+			r->envp[k++] = r->vars[i];
+	r->envp[k] = NULL;
+	return 0;
+}
+
+/* A listening socket on 127.0.0.1 with a kernel-chosen port, handed to rank 0. */
+static int listen_loopback(char *rdv, size_t len)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof(a);
+	int fd, e;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		log_err(LOG_LAUNCH, "socket for the local rendezvous: %s", strerror(e));
+		return -e;
+	}
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1024) ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen)) {
+		e = errno;
+		log_err(LOG_LAUNCH, "bind/listen 127.0.0.1:0 for the local rendezvous: %s",
+			strerror(e));
+		close(fd);
+		return -e;
+	}
+	snprintf(rdv, len, "127.0.0.1:%u", (unsigned int)ntohs(a.sin_port));
+	return fd;
+}
+
+/* Child side, between fork and exec: async-signal-safe calls only. */
+static void child_exec(int rank, pid_t pgid, pid_t parent, int listen_fd, char *const argv[],
+		       char *const envp[], const sigset_t *mask)
+{
+	setpgid(0, pgid);
+	/* Nothing is left behind when the spawner itself is killed. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	if (rank == 0 && listen_fd > 0)
+		fcntl(listen_fd, F_SETFD, 0);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	execve("/proc/self/exe", argv, envp);
+	_exit(127);
+}
+
+static const char *rank_list(const struct spawn_rank *r, int n, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && off < len; i++)
+		if (!r[i].done)
+			off += snprintf(buf + off, len - off, "%s%d", off ? "," : "", i);
+	return buf;
+}
+
+/* Log how one rank ended; returns its status as a shell would (128 + signal). */
+static int report_exit(int rank, int st, bool first)
+{
+	enum log_level lvl = first ? LOG_ERR : LOG_WARN;
+
+	if (WIFEXITED(st)) {
+		if (WEXITSTATUS(st))
+			log_msg(lvl, LOG_LAUNCH, "rank %d exited with status %d", rank,
+				WEXITSTATUS(st));
+		return WEXITSTATUS(st);
+	}
+	log_msg(lvl, LOG_LAUNCH, "rank %d killed by signal %d (%s)", rank, WTERMSIG(st),
+		strsignal(WTERMSIG(st)));
+	return 128 + WTERMSIG(st);
+}
+
+static struct timespec ns_to_ts(uint64_t ns)
+{
+	return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ull),
+				 .tv_nsec = (long)(ns % 1000000000ull)};
+}
+
+/*
+ * Reap until every rank is gone. SIGCHLD/SIGINT/SIGTERM are blocked by the caller and
+ * taken here with sigtimedwait: SIGINT/SIGTERM are forwarded to the process group and
+ * start the kill clock like a failure does.
+ */
+static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_ns,
+		      const sigset_t *set)
+{
+	uint64_t fail_t = 0, term_t = 0, grace = GS_MIN(timeout_ns, SPAWN_TERM_GRACE_NS);
+	int alive = n, first_rc = 0, st;
+	bool killed = false;
+	char list[256];
+
+	grace = GS_MAX(grace, SPAWN_POLL_NS);
+	while (alive > 0) {
+		pid_t pid;
+
+		while (alive > 0 && (pid = waitpid(-pgid, &st, WNOHANG)) > 0) {
+			int i, rc;
+
+			for (i = 0; i < n && r[i].pid != pid; i++)
+				;
+			if (i == n)
+				continue;
+			r[i].done = true;
+			alive--;
+			rc = report_exit(i, st, !first_rc && !fail_t);
+			if (rc && !first_rc)
+				first_rc = rc;
+			if (rc && !fail_t) {
+				fail_t = time_now_ns();
+				if (alive)
+					log_err(LOG_LAUNCH, "waiting %.1fs for ranks %s to exit",
+						timeout_ns / 1e9, rank_list(r, n, list, sizeof(list)));
+			}
+		}
+		if (!alive)
+			break;
+
+		uint64_t now = time_now_ns(), wait = SPAWN_POLL_NS;
+
+		if (fail_t && !term_t && now >= fail_t + timeout_ns) {
+			log_err(LOG_LAUNCH, "terminating ranks %s (SIGTERM)",
+				rank_list(r, n, list, sizeof(list)));
+			killpg(pgid, SIGTERM);
+			term_t = now;
+		} else if (term_t && !killed && now >= term_t + grace) {
+			log_err(LOG_LAUNCH, "killing ranks %s (SIGKILL)",
+				rank_list(r, n, list, sizeof(list)));
+			killpg(pgid, SIGKILL);
+			killed = true;
+		}
+		if (fail_t && !term_t)
+			wait = GS_MIN(wait, fail_t + timeout_ns - GS_MIN(now, fail_t + timeout_ns));
+		else if (term_t && !killed)
+			wait = GS_MIN(wait, term_t + grace - GS_MIN(now, term_t + grace));
+		struct timespec ts = ns_to_ts(GS_MAX(wait, 1000000ull));
+		int sig = sigtimedwait(set, NULL, &ts);
+
+		if (sig == SIGINT || sig == SIGTERM) {
+			log_warn(LOG_LAUNCH, "got %s, forwarding it to ranks %s", strsignal(sig),
+				 rank_list(r, n, list, sizeof(list)));
+			killpg(pgid, sig);
+			if (!fail_t)
+				fail_t = time_now_ns();
+		}
+	}
+	return first_rc;
+}
+
+int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, uint64_t token,
+		       uint64_t timeout_ns)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld;
+	sigset_t set, old_mask;
+	struct spawn_rank *r;
+	char rdv[128];
+	int listen_fd = -1, ret = 0, spawned = 0;
+	pid_t pgid = 0, self = getpid();
+
+	if (nranks < 1 || !argv || !argv[0]) {
+		log_err(LOG_LAUNCH, "spawn: need at least one rank and an argv (got %d)", nranks);
+		return -EINVAL;
+	}
+	r = calloc((size_t)nranks, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (rendezvous && *rendezvous) {
+		snprintf(rdv, sizeof(rdv), "%s", rendezvous);
+	} else {
+		listen_fd = listen_loopback(rdv, sizeof(rdv));
+		if (listen_fd < 0) {
+			ret = listen_fd;
+			goto out_free;
+		}
+	}
+	for (int i = 0; i < nranks; i++) {
+		ret = build_env(&r[i], i, nranks, rdv, token, listen_fd);
+		if (ret)
+			goto out_env;
+	}
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &old_mask);
+	/* SIG_IGN on SIGCHLD would auto-reap the ranks and hide their exit status. */
+	sigaction(SIGCHLD, &dfl, &old_chld);
+	for (int i = 0; i < nranks; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			int e = errno;
+
+			log_err(LOG_LAUNCH, "fork rank %d: %s", i, strerror(e));
+			if (pgid)
+				killpg(pgid, SIGKILL);
+			ret = -e;
+			break;
+		}
+		if (pid == 0)
+			child_exec(i, pgid, self, listen_fd, argv, r[i].envp, &old_mask);
+		/* Both sides set the group: whichever runs first, the group exists. */
+		setpgid(pid, pgid ? pgid : pid);
+		if (!pgid)
+			pgid = pid;
+		r[i].pid = pid;
+		spawned++;
+	}
+	if (listen_fd >= 0) {
+		close(listen_fd);
+		listen_fd = -1;
+	}
+	log_dbg(LOG_LAUNCH, "spawned %d ranks, rendezvous %s, process group %d", spawned, rdv,
+		(int)pgid);
+	if (spawned) {
+		int rc = wait_ranks(r, spawned, pgid, ret ? 0 : timeout_ns, &set);
+
+		if (!ret)
+			ret = rc;
+	}
+	sigaction(SIGCHLD, &old_chld, NULL);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+out_env:
+	for (int i = 0; i < nranks; i++)
+		free(r[i].envp);
+	if (listen_fd >= 0)
+		close(listen_fd);
+out_free:
+	free(r);
+	return ret;
+}
