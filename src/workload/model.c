@@ -1,0 +1,87 @@
+/* The model table: names, families, one-line help and builders. */
+#include <errno.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "workload/model.h"
+
+static const struct model_info models[] = {
+	{ "resnet18", "resnet", "torchvision ResNet-18, 11.7M params", model_build_resnet,
+	  &resnet18_preset },
+	{ "resnet34", "resnet", "torchvision ResNet-34, 21.8M params", model_build_resnet,
+	  &resnet34_preset },
+	{ "resnet50", "resnet", "torchvision ResNet-50, 25.6M params", model_build_resnet,
+	  &resnet50_preset },
+	{ "resnet101", "resnet", "torchvision ResNet-101, 44.5M params", model_build_resnet,
+	  &resnet101_preset },
+	{ "resnet152", "resnet", "torchvision ResNet-152, 60.2M params", model_build_resnet,
+	  &resnet152_preset },
+	{ "vit_b_16", "vit", "torchvision ViT-B/16, 86.6M params", model_build_vit,
+	  &vit_b_16_preset },
+	{ "vit_l_16", "vit", "torchvision ViT-L/16, 304M params", model_build_vit,
+	  &vit_l_16_preset },
+	{ "vit_h_14", "vit", "torchvision ViT-H/14, 632M params", model_build_vit,
+	  &vit_h_14_preset },
+	{ "bert_base", "bert", "HF BertForPreTraining base, 110M params", model_build_bert,
+	  &bert_base_preset },
+	{ "bert_large", "bert", "HF BertForPreTraining large, 336M params", model_build_bert,
+	  &bert_large_preset },
+	{ "gpt2", "gpt2", "HF GPT2LMHeadModel small, 124M params", model_build_gpt2,
+	  &gpt2_preset },
+	{ "gpt2_medium", "gpt2", "HF GPT2LMHeadModel medium, 355M params", model_build_gpt2,
+	  &gpt2_medium_preset },
+	{ "gpt2_large", "gpt2", "HF GPT2LMHeadModel large, 774M params", model_build_gpt2,
+	  &gpt2_large_preset },
+	{ "gpt2_xl", "gpt2", "HF GPT2LMHeadModel xl, 1.56B params", model_build_gpt2,
+	  &gpt2_xl_preset },
+	{ "llama2_7b", "llama", "Llama-2 7B decoder (HF LlamaForCausalLM), 6.74B params",
+	  model_build_llama, &llama2_7b_preset },
+	{ "llama3_8b", "llama", "Llama-3 8B decoder (HF LlamaForCausalLM), 8.03B params",
+	  model_build_llama, &llama3_8b_preset },
+	{ "custom", "custom", "layers from [workload] layers = \"name:params[:gflops], ...\"",
+	  model_build_custom, NULL },
+};
+
+size_t model_count(void)
+{
+	return ARRAY_SIZE(models);
+}
+
+const struct model_info *model_at(size_t i)
+{
+	return i < ARRAY_SIZE(models) ? &models[i] : NULL;
+}
+
+const struct model_info *model_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(models); i++) {
+		if (strcmp(models[i].name, name) == 0)
+			return &models[i];
+	}
+	return NULL;
+}
+
+int model_build(const struct workload_opts *w, struct tensor_list *out)
+{
+	const struct model_info *m = model_find(w->model);
+	int ret;
+
+	if (!m) {
+		log_err(LOG_WORKLOAD, "model '%s': unknown", w->model);
+		return -ENOENT;
+	}
+	tensor_list_init(out);
+	out->model = m->name;
+	out->family = m->family;
+	ret = m->build(m, w, out);
+	if (!ret)
+		ret = tl_finish(out);
+	if (ret) {
+		if (ret != -EINVAL)
+			log_err(LOG_WORKLOAD, "model '%s': %s", w->model, strerror(-ret));
+		tensor_list_free(out);
+	}
+	return ret;
+}

@@ -1,0 +1,68 @@
+/*
+ * The model zoo: one table of models, each a builder that generates the parameter
+ * table from the architecture's hyper-parameters (PyTorch names, shapes, order).
+ */
+#ifndef GS_WORKLOAD_MODEL_H
+#define GS_WORKLOAD_MODEL_H
+
+#include <stddef.h>
+
+#include "workload/tensor_list.h"
+#include "workload/workload.h"
+
+struct model_info;
+
+/*
+ * Builds the model into an initialised, empty list. Zero batch / seq_len / image_size
+ * (and zero transformer-shape fields) mean the model's own default; the values used
+ * are stored in the list. Returns 0 or -errno (-EINVAL: bad shape or layers string,
+ * logged once).
+ */
+typedef int (*model_builder)(const struct model_info *m, const struct workload_opts *w,
+			     struct tensor_list *out);
+
+struct model_info {
+	const char *name;
+	const char *family;
+	const char *help;
+	model_builder build;
+	const void *preset; /* the family's shape for this model */
+};
+
+size_t model_count(void);
+const struct model_info *model_at(size_t i);
+const struct model_info *model_find(const char *name);
+
+/* Look w->model up and build it; -ENOENT for an unknown name. */
+int model_build(const struct workload_opts *w, struct tensor_list *out);
+
+/* Builders, one file each (model_<family>.c); presets live beside them. */
+int model_build_resnet(const struct model_info *m, const struct workload_opts *w,
+		       struct tensor_list *out);
+int model_build_vit(const struct model_info *m, const struct workload_opts *w,
+		    struct tensor_list *out);
+int model_build_bert(const struct model_info *m, const struct workload_opts *w,
+		     struct tensor_list *out);
+int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
+		     struct tensor_list *out);
+int model_build_llama(const struct model_info *m, const struct workload_opts *w,
+		      struct tensor_list *out);
+int model_build_custom(const struct model_info *m, const struct workload_opts *w,
+		       struct tensor_list *out);
+
+/* Presets referenced by the table (defined in the family files). */
+extern const struct resnet_preset resnet18_preset, resnet34_preset, resnet50_preset,
+	resnet101_preset, resnet152_preset;
+extern const struct vit_preset vit_b_16_preset, vit_l_16_preset, vit_h_14_preset;
+extern const struct bert_preset bert_base_preset, bert_large_preset;
+extern const struct gpt2_preset gpt2_preset, gpt2_medium_preset, gpt2_large_preset,
+	gpt2_xl_preset;
+extern const struct llama_preset llama2_7b_preset, llama3_8b_preset;
+
+/* Shared by the transformer families: w's override if non-zero, else the preset's. */
+static inline int model_pick(int override, int preset)
+{
+	return override > 0 ? override : preset;
+}
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * Hugging Face GPT2LMHeadModel (small, medium, large, xl): vocabulary 50257, 1024
+ * positions, Conv1D projections (weight stored [in, out]). lm_head.weight is tied to
+ * transformer.wte.weight, so it is not a separate parameter; the head is a compute-only
+ * layer here.
+ *
+ * Gradient-ready order (reverse execution): ln_f, then each block from mlp.c_proj down
+ * to ln_1 (Conv1D: bias then weight, both direct addmm inputs; LayerNorm: weight then
+ * bias), then wpe (the embedding add's second operand runs first) and wte last: its
+ * accumulator waits for both the tied head and the token lookup.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "util/log.h"
+#include "workload/layers.h"
+#include "workload/model.h"
+
+struct gpt2_preset {
+	int layers;
+	int heads;
+	int hidden;
+};
+
+const struct gpt2_preset gpt2_preset = { 12, 12, 768 };
+const struct gpt2_preset gpt2_medium_preset = { 24, 16, 1024 };
+const struct gpt2_preset gpt2_large_preset = { 36, 20, 1280 };
+const struct gpt2_preset gpt2_xl_preset = { 48, 25, 1600 };
+
+#define GPT2_VOCAB 50257
+#define GPT2_POSITIONS 1024
+#define GPT2_BATCH 8
+#define GPT2_SEQ 1024
+
+static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_t h,
+		       int64_t ffn)
+{
+	double pos = (double)batch * seq;
+	char pre[48], n[TENSOR_NAME_MAX];
+
+	snprintf(pre, sizeof(pre), "transformer.h.%d", i);
+	snprintf(n, sizeof(n), "%s.ln_1", pre);
+	ly_norm(tl, n, h, true, pos * h);
+	snprintf(n, sizeof(n), "%s.attn.c_attn", pre);
+	ly_conv1d(tl, n, h, 3 * h, pos);
+	snprintf(n, sizeof(n), "%s.attn.core", pre);
+	ly_compute(tl, n, ly_attention_flops(batch, seq, h, true));
+	snprintf(n, sizeof(n), "%s.attn.c_proj", pre);
+	ly_conv1d(tl, n, h, h, pos);
+	snprintf(n, sizeof(n), "%s.ln_2", pre);
+	ly_norm(tl, n, h, true, pos * h);
+	snprintf(n, sizeof(n), "%s.mlp.c_fc", pre);
+	ly_conv1d(tl, n, h, ffn, pos);
+	snprintf(n, sizeof(n), "%s.mlp.c_proj", pre);
+	ly_conv1d(tl, n, ffn, h, pos);
+}
+
+int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
+		     struct tensor_list *tl)
+{
+	const struct gpt2_preset *p = m->preset;
+	int batch = model_pick(w->batch, GPT2_BATCH);
+	int seq = model_pick(w->seq_len, GPT2_SEQ);
+	int layers = model_pick(w->num_layers, p->layers);
+	int heads = model_pick(w->num_heads, p->heads);
+	int64_t h = model_pick(w->hidden_size, p->hidden);
+	int64_t ffn = model_pick(w->ffn_size, 4 * (int)h);
+	int64_t vocab = model_pick(w->vocab_size, GPT2_VOCAB);
+	double pos = (double)batch * seq;
+	int i;
+
+	tl->batch = batch;
+	tl->seq_len = seq;
+	if (seq > GPT2_POSITIONS || h % heads) {
+		log_err(LOG_WORKLOAD, "model %s: seq_len %d above %d positions, or hidden %lld "
+			"not a multiple of heads %d", m->name, seq, GPT2_POSITIONS,
+			(long long)h, heads);
+		return -EINVAL;
+	}
+	ly_embedding(tl, "transformer.wte", vocab, h, pos);
+	ly_embedding(tl, "transformer.wpe", GPT2_POSITIONS, h, pos);
+	for (i = 0; i < layers; i++)
+		gpt2_block(tl, i, batch, seq, h, ffn);
+	ly_norm(tl, "transformer.ln_f", h, true, pos * h);
+	ly_compute(tl, "lm_head", 2.0 * h * vocab * pos);
+	return tl->err;
+}

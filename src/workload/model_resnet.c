@@ -1,0 +1,101 @@
+/*
+ * torchvision ResNet-18/34/50/101/152 (v1.5: stride on the 3x3 conv), 1000 classes.
+ *
+ * Gradient-ready order: backward runs the layers in reverse execution order. In a
+ * block with a downsample branch, torchvision computes downsample(x) after bn3, so the
+ * branch runs first in backward (its nodes have the higher sequence numbers):
+ * downsample.1 (weight, bias), downsample.0, then bn3, conv3, ... conv1. That differs
+ * from reversed registration, which would give downsample.1.bias first. BatchNorm
+ * yields weight before bias; fc (addmm on a 2-D input) yields bias before weight.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "util/log.h"
+#include "workload/layers.h"
+#include "workload/model.h"
+
+struct resnet_preset {
+	bool bottleneck;
+	int blocks[4];
+};
+
+const struct resnet_preset resnet18_preset = { false, { 2, 2, 2, 2 } };
+const struct resnet_preset resnet34_preset = { false, { 3, 4, 6, 3 } };
+const struct resnet_preset resnet50_preset = { true, { 3, 4, 6, 3 } };
+const struct resnet_preset resnet101_preset = { true, { 3, 4, 23, 3 } };
+const struct resnet_preset resnet152_preset = { true, { 3, 8, 36, 3 } };
+
+#define RESNET_CLASSES 1000
+#define RESNET_BATCH 32
+#define RESNET_IMAGE 224
+
+/* conv + batchnorm pair "<p>.conv<i>", "<p>.bn<i>". */
+static void conv_bn(struct tensor_list *tl, const char *conv, const char *bn, int64_t cin,
+		    int64_t cout, int k, int stride, int batch, int *hw)
+{
+	ly_conv2d(tl, conv, cin, cout, k, stride, k / 2, false, batch, hw, false);
+	ly_norm(tl, bn, cout, true, (double)batch * cout * *hw * *hw);
+}
+
+static void block(struct tensor_list *tl, const struct resnet_preset *p, const char *pre,
+		  int64_t inplanes, int64_t planes, int stride, int batch, int *hw)
+{
+	int64_t outplanes = p->bottleneck ? planes * 4 : planes;
+	char c[TENSOR_NAME_MAX], b[TENSOR_NAME_MAX];
+	int in_hw = *hw;
+
+	snprintf(c, sizeof(c), "%s.conv1", pre);
+	snprintf(b, sizeof(b), "%s.bn1", pre);
+	if (p->bottleneck) {
+		conv_bn(tl, c, b, inplanes, planes, 1, 1, batch, hw);
+		snprintf(c, sizeof(c), "%s.conv2", pre);
+		snprintf(b, sizeof(b), "%s.bn2", pre);
+		conv_bn(tl, c, b, planes, planes, 3, stride, batch, hw);
+		snprintf(c, sizeof(c), "%s.conv3", pre);
+		snprintf(b, sizeof(b), "%s.bn3", pre);
+		conv_bn(tl, c, b, planes, outplanes, 1, 1, batch, hw);
+	} else {
+		conv_bn(tl, c, b, inplanes, planes, 3, stride, batch, hw);
+		snprintf(c, sizeof(c), "%s.conv2", pre);
+		snprintf(b, sizeof(b), "%s.bn2", pre);
+		conv_bn(tl, c, b, planes, planes, 3, 1, batch, hw);
+	}
+	if (stride != 1 || inplanes != outplanes) {
+		snprintf(c, sizeof(c), "%s.downsample.0", pre);
+		snprintf(b, sizeof(b), "%s.downsample.1", pre);
+		conv_bn(tl, c, b, inplanes, outplanes, 1, stride, batch, &in_hw);
+	}
+}
+
+int model_build_resnet(const struct model_info *m, const struct workload_opts *w,
+		       struct tensor_list *tl)
+{
+	const struct resnet_preset *p = m->preset;
+	int batch = model_pick(w->batch, RESNET_BATCH);
+	int hw = model_pick(w->image_size, RESNET_IMAGE);
+	int64_t inplanes = 64, exp = p->bottleneck ? 4 : 1;
+	char pre[48];
+	int s, i;
+
+	tl->batch = batch;
+	tl->image_size = hw;
+	if (hw < 32) {
+		log_err(LOG_WORKLOAD, "model %s: image_size %d below 32", m->name, hw);
+		return -EINVAL;
+	}
+	ly_conv2d(tl, "conv1", 3, 64, 7, 2, 3, false, batch, &hw, true);
+	ly_norm(tl, "bn1", 64, true, (double)batch * 64 * hw * hw);
+	hw = ly_conv_out(hw, 3, 2, 1); /* maxpool */
+	for (s = 0; s < 4; s++) {
+		int64_t planes = 64LL << s;
+
+		for (i = 0; i < p->blocks[s]; i++) {
+			snprintf(pre, sizeof(pre), "layer%d.%d", s + 1, i);
+			block(tl, p, pre, inplanes, planes, (s > 0 && i == 0) ? 2 : 1, batch, &hw);
+			inplanes = planes * exp;
+		}
+	}
+	ly_linear(tl, "fc", 512 * exp, RESNET_CLASSES, true, batch);
+	return tl->err;
+}

@@ -1,0 +1,103 @@
+/*
+ * torchvision VisionTransformer (ViT-B/16, ViT-L/16, ViT-H/14), 1000 classes.
+ *
+ * Registration: class_token (the module's own parameter) comes first, then conv_proj,
+ * encoder.pos_embedding, the encoder layers, encoder.ln, heads.head.
+ * Execution: conv_proj, cat(class_token), + pos_embedding, layers, ln, head.
+ * Gradient-ready order (reverse execution): head (bias, weight), encoder.ln, each
+ * layer from mlp.3 down to ln_1, then pos_embedding (the add's second operand, pushed
+ * at top priority), class_token (its ExpandBackward was created after the patch
+ * permute, so it runs before the conv branch) and conv_proj (weight, bias) last.
+ * Inside a layer, in_proj is one linear whose bias is added last, so in_proj_bias is
+ * ready before in_proj_weight, as for out_proj and the MLP linears.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "util/log.h"
+#include "workload/layers.h"
+#include "workload/model.h"
+
+struct vit_preset {
+	int patch;
+	int layers;
+	int heads;
+	int hidden;
+	int mlp;
+};
+
+const struct vit_preset vit_b_16_preset = { 16, 12, 12, 768, 3072 };
+const struct vit_preset vit_l_16_preset = { 16, 24, 16, 1024, 4096 };
+const struct vit_preset vit_h_14_preset = { 14, 32, 16, 1280, 5120 };
+
+#define VIT_CLASSES 1000
+#define VIT_BATCH 32
+#define VIT_IMAGE 224
+
+static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int64_t d,
+			  int64_t mlp)
+{
+	double pos = (double)batch * seq;
+	int64_t w[2] = { 3 * d, d }, b[1] = { 3 * d };
+	char pre[48], n[TENSOR_NAME_MAX];
+	double fwd;
+	int l;
+
+	snprintf(pre, sizeof(pre), "encoder.layers.encoder_layer_%d", i);
+	snprintf(n, sizeof(n), "%s.ln_1", pre);
+	ly_norm(tl, n, d, true, pos * d);
+	fwd = 2.0 * (double)d * 3 * d * pos + 3.0 * d * pos;
+	l = tl_layer(tl, fwd, 2.0 * fwd, "%s.self_attention.in_proj", pre);
+	tl_param(tl, l, 2, w, "%s.self_attention.in_proj_weight", pre);
+	tl_param(tl, l, 1, b, "%s.self_attention.in_proj_bias", pre);
+	if (l >= 0)
+		tl->layers[l].ready_reversed = true;
+	snprintf(n, sizeof(n), "%s.self_attention.core", pre);
+	ly_compute(tl, n, ly_attention_flops(batch, seq, d, false));
+	snprintf(n, sizeof(n), "%s.self_attention.out_proj", pre);
+	ly_linear(tl, n, d, d, true, pos);
+	snprintf(n, sizeof(n), "%s.ln_2", pre);
+	ly_norm(tl, n, d, true, pos * d);
+	snprintf(n, sizeof(n), "%s.mlp.0", pre);
+	ly_linear(tl, n, d, mlp, true, pos);
+	snprintf(n, sizeof(n), "%s.mlp.3", pre);
+	ly_linear(tl, n, mlp, d, true, pos);
+}
+
+int model_build_vit(const struct model_info *m, const struct workload_opts *w,
+		    struct tensor_list *tl)
+{
+	const struct vit_preset *p = m->preset;
+	int batch = model_pick(w->batch, VIT_BATCH);
+	int image = model_pick(w->image_size, VIT_IMAGE);
+	int layers = model_pick(w->num_layers, p->layers);
+	int heads = model_pick(w->num_heads, p->heads);
+	int64_t d = model_pick(w->hidden_size, p->hidden);
+	int64_t mlp = model_pick(w->ffn_size, p->mlp);
+	int64_t ct[3] = { 1, 1, d }, pe[3] = { 1, 0, d };
+	int hw = image, seq, l_cls, l_conv, l_pos, i;
+
+	tl->batch = batch;
+	tl->image_size = image;
+	if (image % p->patch || d % heads) {
+		log_err(LOG_WORKLOAD, "model %s: image_size %d not a multiple of patch %d, or "
+			"hidden %lld not a multiple of heads %d", m->name, image, p->patch,
+			(long long)d, heads);
+		return -EINVAL;
+	}
+	seq = (image / p->patch) * (image / p->patch) + 1;
+	tl->seq_len = seq;
+	pe[1] = seq;
+
+	l_cls = tl_layer(tl, 0, 0, "class_token");
+	tl_param(tl, l_cls, 3, ct, "class_token");
+	l_conv = ly_conv2d(tl, "conv_proj", 3, d, p->patch, p->patch, 0, true, batch, &hw, true);
+	tl_exec_after(tl, l_cls, l_conv);
+	l_pos = tl_layer(tl, 0, 0, "encoder.pos_embedding");
+	tl_param(tl, l_pos, 3, pe, "encoder.pos_embedding");
+	for (i = 0; i < layers; i++)
+		encoder_layer(tl, i, batch, seq, d, mlp);
+	ly_norm(tl, "encoder.ln", d, true, (double)batch * seq * d);
+	ly_linear(tl, "heads.head", d, VIT_CLASSES, true, batch);
+	return tl->err;
+}

@@ -1,0 +1,310 @@
+/* Printing a workload plan (model, buckets, tensors, timeline) as text or JSON. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "util/units.h"
+#include "workload/model.h"
+#include "workload/plan_print.h"
+
+/* Per-tensor bucket index and position in the ready order; caller frees both. */
+static int tensor_maps(const struct tensor_list *tl, const struct bucket_plan *p,
+		       uint32_t **bucket_of, uint32_t **ready_pos)
+{
+	uint32_t i, j;
+
+	*bucket_of = calloc(tl->n, sizeof(uint32_t));
+	*ready_pos = calloc(tl->n, sizeof(uint32_t));
+	if (!*bucket_of || !*ready_pos) {
+		free(*bucket_of);
+		free(*ready_pos);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nbuckets; i++) {
+		for (j = 0; j < p->b[i].ntensors; j++)
+			(*bucket_of)[p->tensors[p->b[i].first + j]] = i;
+	}
+	for (i = 0; i < tl->n; i++)
+		(*ready_pos)[tl->ready[i]] = i;
+	return 0;
+}
+
+/* Append v to array a; returns false when out of memory. */
+static bool push(json_t *a, json_t *v)
+{
+	return v && json_array_append_new(a, v) == 0;
+}
+
+static bool set(json_t *o, const char *k, json_t *v)
+{
+	return v && json_object_set_new(o, k, v) == 0;
+}
+
+static json_t *tensors_json(const struct tensor_list *tl, const uint32_t *bucket_of,
+			    const uint32_t *ready_pos)
+{
+	json_t *arr = json_array();
+	uint32_t i;
+	int d;
+
+	for (i = 0; arr && i < tl->n; i++) {
+		const struct tensor *t = &tl->t[i];
+		json_t *o = json_object(), *shape = json_array();
+		bool ok = o && shape;
+
+		for (d = 0; ok && d < t->ndim; d++)
+			ok = push(shape, json_integer(t->shape[d]));
+		if (ok)
+			ok = set(o, "shape", shape); /* consumes shape */
+		else
+			json_decref(shape);
+		ok = ok && set(o, "index", json_integer(i)) && set(o, "name", json_string(t->name)) &&
+		     set(o, "numel", json_integer((json_int_t)t->numel)) &&
+		     set(o, "layer", json_string(tl->layers[t->layer].name)) &&
+		     set(o, "bucket", json_integer(bucket_of[i])) &&
+		     set(o, "ready_pos", json_integer(ready_pos[i]));
+		if (!ok)
+			json_decref(o);
+		if (!ok || !push(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static json_t *layers_json(const struct tensor_list *tl)
+{
+	json_t *arr = json_array();
+	uint32_t i, j;
+
+	for (i = 0; arr && i < tl->nlayers; i++) {
+		const struct layer *l = &tl->layers[i];
+		json_t *o = json_object(), *ts = json_array();
+		bool ok = o && ts;
+
+		for (j = 0; ok && j < l->ntensors; j++)
+			ok = push(ts, json_integer(l->tensors[j]));
+		if (ok)
+			ok = set(o, "tensors", ts); /* consumes ts */
+		else
+			json_decref(ts);
+		ok = ok && set(o, "name", json_string(l->name)) &&
+		     set(o, "fwd_flops", json_real(l->fwd_flops)) &&
+		     set(o, "bwd_flops", json_real(l->bwd_flops));
+		if (!ok)
+			json_decref(o);
+		if (!ok || !push(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static json_t *buckets_json(const struct bucket_plan *p, const struct compute_timeline *ct)
+{
+	json_t *arr = json_array();
+	uint32_t i, j;
+
+	for (i = 0; arr && i < p->nbuckets; i++) {
+		const struct bucket *b = &p->b[i];
+		json_t *o = json_object(), *ts = json_array();
+		bool ok = o && ts;
+
+		for (j = 0; ok && j < b->ntensors; j++)
+			ok = push(ts, json_integer(p->tensors[b->first + j]));
+		if (ok)
+			ok = set(o, "tensors", ts); /* consumes ts */
+		else
+			json_decref(ts);
+		ok = ok && set(o, "index", json_integer(i)) &&
+		     set(o, "dtype", json_string(dtype_name(b->dtype))) &&
+		     set(o, "bytes", json_integer((json_int_t)b->bytes)) &&
+		     set(o, "numel", json_integer((json_int_t)b->numel)) &&
+		     set(o, "size_limit", json_integer((json_int_t)b->size_limit));
+		if (ok && ct)
+			ok = set(o, "ready_s", json_real(ct->bucket_ready[i]));
+		if (!ok)
+			json_decref(o);
+		if (!ok || !push(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+json_t *plan_to_json(const struct tensor_list *tl, const struct bucket_plan *p,
+		     const struct compute_timeline *ct, bool tensors)
+{
+	uint32_t *bucket_of = NULL, *ready_pos = NULL, i;
+	json_t *root = json_object(), *ready = json_array();
+	bool ok = root && ready;
+
+	for (i = 0; ok && i < tl->n; i++)
+		ok = push(ready, json_integer(tl->ready[i]));
+	ok = ok && set(root, "model", json_string(tl->model)) &&
+	     set(root, "family", json_string(tl->family)) &&
+	     set(root, "batch", json_integer(tl->batch)) &&
+	     set(root, "seq_len", json_integer(tl->seq_len)) &&
+	     set(root, "image_size", json_integer(tl->image_size)) &&
+	     set(root, "num_params", json_integer((json_int_t)tl->numel)) &&
+	     set(root, "num_tensors", json_integer(tl->n)) &&
+	     set(root, "num_layers", json_integer(tl->nlayers)) &&
+	     set(root, "fwd_flops", json_real(tl->fwd_flops)) &&
+	     set(root, "bwd_flops", json_real(tl->bwd_flops)) &&
+	     set(root, "grad_dtype", json_string(dtype_name(p->grad_dtype))) &&
+	     set(root, "grad_bytes", json_integer((json_int_t)p->bytes)) &&
+	     set(root, "bucket_cap", json_integer((json_int_t)p->cap)) &&
+	     set(root, "first_bucket_cap", json_integer((json_int_t)p->first_cap)) &&
+	     set(root, "num_buckets", json_integer(p->nbuckets));
+	if (ok && ct)
+		ok = set(root, "gpu_tflops", json_real(ct->gpu_tflops)) &&
+		     set(root, "fwd_s", json_real(ct->fwd_s)) && set(root, "bwd_s", json_real(ct->bwd_s));
+	if (ok)
+		ok = set(root, "ready_order", ready); /* consumes ready */
+	else
+		json_decref(ready);
+	ok = ok && set(root, "buckets", buckets_json(p, ct));
+	if (ok && tensors) {
+		ok = tensor_maps(tl, p, &bucket_of, &ready_pos) == 0 &&
+		     set(root, "tensors", tensors_json(tl, bucket_of, ready_pos)) &&
+		     set(root, "layers", layers_json(tl));
+		free(bucket_of);
+		free(ready_pos);
+	}
+	if (!ok) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+static void shape_str(const struct tensor *t, char *buf, size_t len)
+{
+	size_t n = 0;
+	int d;
+
+	buf[0] = '\0';
+	for (d = 0; d < t->ndim && n < len; d++)
+		n += (size_t)snprintf(buf + n, len - n, d ? "x%lld" : "%lld", (long long)t->shape[d]);
+}
+
+static void print_tensors(FILE *out, const struct tensor_list *tl, const uint32_t *bucket_of,
+			  const uint32_t *ready_pos)
+{
+	char shape[64];
+	uint32_t i;
+
+	fprintf(out, "\n%5s  %-56s %-18s %12s %6s %5s  %s\n", "index", "tensor", "shape", "numel",
+		"bucket", "ready", "layer (fwd GFLOP)");
+	for (i = 0; i < tl->n; i++) {
+		const struct tensor *t = &tl->t[i];
+
+		shape_str(t, shape, sizeof(shape));
+		fprintf(out, "%5u  %-56s %-18s %12llu %6u %5u  %s (%.3f)\n", i, t->name, shape,
+			(unsigned long long)t->numel, bucket_of[i], ready_pos[i],
+			tl->layers[t->layer].name, tl->layers[t->layer].fwd_flops / 1e9);
+	}
+}
+
+int plan_print_text(FILE *out, const struct tensor_list *tl, const struct bucket_plan *p,
+		    const struct compute_timeline *ct, bool tensors)
+{
+	char cap[32], first[32], lim[32];
+	uint32_t i;
+
+	fprintf(out, "model %s (%s): %llu params in %u tensors, %u layers\n", tl->model,
+		tl->family, (unsigned long long)tl->numel, tl->n, tl->nlayers);
+	fprintf(out, "  batch %d, seq_len %d, image_size %d\n", tl->batch, tl->seq_len,
+		tl->image_size);
+	fprintf(out, "  compute per iteration: forward %.4g GFLOP, backward %.4g GFLOP\n",
+		tl->fwd_flops / 1e9, tl->bwd_flops / 1e9);
+	if (ct)
+		fprintf(out, "  at %.4g TFLOP/s: forward %.4g ms, backward %.4g ms\n", ct->gpu_tflops,
+			ct->fwd_s * 1e3, ct->bwd_s * 1e3);
+	units_fmt_size(p->cap, cap, sizeof(cap));
+	if (p->first_cap)
+		units_fmt_size(p->first_cap, first, sizeof(first));
+	else
+		snprintf(first, sizeof(first), "off");
+	fprintf(out, "  gradients %s: %llu bytes (%.2f MiB) in %u buckets (cap %s, first %s)\n",
+		dtype_name(p->grad_dtype), (unsigned long long)p->bytes, p->bytes / 1048576.0,
+		p->nbuckets, cap, first);
+	fprintf(out, "\n%6s %7s %12s %12s %9s %9s  %s\n", "bucket", "tensors", "numel", "bytes",
+		"limit", ct ? "ready_ms" : "", "first .. last tensor (ready order)");
+	for (i = 0; i < p->nbuckets; i++) {
+		const struct bucket *b = &p->b[i];
+		char ready[32] = "";
+
+		if (ct)
+			snprintf(ready, sizeof(ready), "%.3f", ct->bucket_ready[i] * 1e3);
+		units_fmt_size(b->size_limit, lim, sizeof(lim));
+		fprintf(out, "%6u %7u %12llu %12llu %9s %9s  %s .. %s%s%s\n", i, b->ntensors,
+			(unsigned long long)b->numel, (unsigned long long)b->bytes, lim, ready,
+			tl->t[p->tensors[b->first]].name,
+			tl->t[p->tensors[b->first + b->ntensors - 1]].name,
+			b->dtype != p->grad_dtype ? " " : "",
+			b->dtype != p->grad_dtype ? dtype_name(b->dtype) : "");
+	}
+	if (tensors) {
+		uint32_t *bucket_of, *ready_pos;
+		int ret = tensor_maps(tl, p, &bucket_of, &ready_pos);
+
+		if (ret)
+			return ret;
+		print_tensors(out, tl, bucket_of, ready_pos);
+		free(bucket_of);
+		free(ready_pos);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors)
+{
+	struct compute_timeline ct;
+	struct tensor_list tl;
+	struct bucket_plan p;
+	json_t *doc;
+	int ret;
+
+	if (w->grad_dtype < 0 || w->grad_dtype >= DT_COUNT) {
+		log_err(LOG_WORKLOAD, "grad_dtype %d: not a dtype", w->grad_dtype);
+		return -EINVAL;
+	}
+	ret = model_build(w, &tl);
+	if (ret)
+		return ret;
+	ret = bucket_plan_build(&tl, w->bucket_cap, w->first_bucket_cap,
+				(enum dtype)w->grad_dtype, &p);
+	if (ret)
+		goto out_list;
+	memset(&ct, 0, sizeof(ct));
+	if (w->gpu_tflops > 0) {
+		ret = compute_timeline_build(&tl, &p, w->gpu_tflops, &ct);
+		if (ret)
+			goto out_plan;
+	}
+	if (json) {
+		doc = plan_to_json(&tl, &p, w->gpu_tflops > 0 ? &ct : NULL, tensors);
+		if (!doc) {
+			ret = -ENOMEM;
+			goto out_timeline;
+		}
+		ret = json_dumpf(doc, out, JSON_COMPACT) ? -EIO : 0;
+		if (!ret && fputc('\n', out) == EOF)
+			ret = -EIO;
+		json_decref(doc);
+	} else {
+		ret = plan_print_text(out, &tl, &p, w->gpu_tflops > 0 ? &ct : NULL, tensors);
+	}
+out_timeline:
+	compute_timeline_free(&ct);
+out_plan:
+	bucket_plan_free(&p);
+out_list:
+	tensor_list_free(&tl);
+	return ret;
+}
