@@ -15,8 +15,7 @@
 
 static void seg_name(char *buf, size_t len, uint64_t job_id, int sender, int receiver)
 {
-	snprintf(buf, len, "/gradsync-%016llx-%d-%d", (unsigned long long)job_id, sender,
-		 receiver);
+	snprintf(buf, len, "/gradsync-%016llx-%d-%d", (unsigned long long)job_id, sender, receiver);
 }
 
 static size_t seg_data_off(uint32_t nslots)
@@ -24,8 +23,8 @@ static size_t seg_data_off(uint32_t nslots)
 	return GS_ALIGN_UP(sizeof(struct shm_seg_hdr) + nslots * sizeof(struct shm_desc), 4096);
 }
 
-int shm_seg_create(struct shm_seg *s, uint64_t job_id, int sender, int receiver,
-		   uint32_t nslots, uint32_t slot_size)
+int shm_seg_create(struct shm_seg *s, uint64_t job_id, int sender, int receiver, uint32_t nslots,
+		   uint32_t slot_size)
 {
 	size_t off = seg_data_off(nslots);
 	size_t size = off + (size_t)nslots * slot_size;
@@ -84,7 +83,7 @@ out_unlink:
 
 static int seg_open_wait(const char *name, uint64_t deadline_ns, volatile const int *abort_flag)
 {
-	struct timespec ms = { 0, 1000000 };
+	struct timespec ms = {0, 1000000};
 	int fd;
 
 	for (;;) {
@@ -125,8 +124,8 @@ int shm_seg_attach(struct shm_seg *s, uint64_t job_id, int sender, int receiver,
 		close(fd);
 		return -err;
 	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		 fd, 0);
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+		 0);
 	err = errno;
 	close(fd);
 	if (p == MAP_FAILED) {

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define SHM_SEG_MAGIC 0x67736d72696e6731ull /* "gsmring1" */
-#define SHM_CTS_CAP 1024
+#define SHM_SEG_MAGIC	  0x67736d72696e6731ull /* "gsmring1" */
+#define SHM_CTS_CAP	  1024
 #define SHM_DESC_MISMATCH 1u
 
 struct shm_cts {
@@ -47,13 +47,13 @@ struct shm_seg_hdr {
 	_Atomic int32_t sender_pid; /* non-zero once the sender has mapped the segment */
 	uint32_t nslots;
 	uint32_t slot_size;
-	uint64_t data_off;          /* bytes from the segment start to slot 0 */
-	_Alignas(64) _Atomic uint64_t head;     /* slots published by the sender */
-	_Alignas(64) _Atomic uint64_t tail;     /* slots released by the receiver */
+	uint64_t data_off;			/* bytes from the segment start to slot 0 */
+	_Alignas(64) _Atomic uint64_t head;	/* slots published by the sender */
+	_Alignas(64) _Atomic uint64_t tail;	/* slots released by the receiver */
 	_Alignas(64) _Atomic uint64_t cts_head; /* CTS entries published by the receiver */
 	_Alignas(64) _Atomic uint64_t cts_tail; /* CTS entries consumed by the sender */
 	_Alignas(64) struct shm_cts cts[SHM_CTS_CAP];
-	struct shm_desc desc[];     /* nslots entries */
+	struct shm_desc desc[]; /* nslots entries */
 };
 
 struct shm_seg {
@@ -64,8 +64,8 @@ struct shm_seg {
 };
 
 /* Receiver side: create, size, map and touch the segment for sender -> receiver. */
-int shm_seg_create(struct shm_seg *s, uint64_t job_id, int sender, int receiver,
-		   uint32_t nslots, uint32_t slot_size);
+int shm_seg_create(struct shm_seg *s, uint64_t job_id, int sender, int receiver, uint32_t nslots,
+		   uint32_t slot_size);
 /* Sender side: map the receiver's segment (waits for it, bounded by deadline_ns),
  * announce our pid and unlink the name: from here on nothing leaks if we die. */
 int shm_seg_attach(struct shm_seg *s, uint64_t job_id, int sender, int receiver,

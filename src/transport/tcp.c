@@ -40,6 +40,11 @@ static void tcp_close(struct transport *t)
 			free(st->stage);
 		}
 		free(tp->peers[p].streams);
+		for (struct tcp_cts *c = tp->peers[p].cts, *next; c; c = next) {
+			next = c->next;
+			if (c < tp->cts_pool || c >= tp->cts_pool + TCP_NREQS)
+				free(c); /* heap overflow records (tcp_progress.c) */
+		}
 	}
 	if (tp->listen_fd >= 0)
 		close(tp->listen_fd);
@@ -77,7 +82,8 @@ static int peers_alloc(struct tcp_priv *tp)
 			pe->streams[s].stage = malloc(TCP_STAGE);
 			if (!pe->streams[s].stage)
 				return -ENOMEM;
-			memset(pe->streams[s].stage, 0, TCP_STAGE); /* touch now, not on the data path */
+			memset(pe->streams[s].stage, 0,
+			       TCP_STAGE); /* touch now, not on the data path */
 		}
 	}
 	return 0;
@@ -207,14 +213,14 @@ static int tcp_post(struct transport *t, int kind, int peer, uint64_t tag, struc
 	return 0;
 }
 
-static int tcp_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
-			 size_t off, size_t len, uint64_t cookie)
+static int tcp_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+			 size_t len, uint64_t cookie)
 {
 	return tcp_post(t, TR_SEND, peer, tag, mr, off, len, cookie);
 }
 
-static int tcp_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
-			 size_t off, size_t len, uint64_t cookie)
+static int tcp_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+			 size_t len, uint64_t cookie)
 {
 	return tcp_post(t, TR_RECV, peer, tag, mr, off, len, cookie);
 }
@@ -237,9 +243,11 @@ static int tcp_poll(struct transport *t, struct tp_completion *c, int max)
 		tp->done = r->next;
 		if (!tp->done)
 			tp->done_tail = NULL;
-		c[n++] = (struct tp_completion){ .cookie = r->cookie, .status = r->status,
-						 .peer = r->peer, .len = r->len,
-						 .is_send = r->kind == TR_SEND };
+		c[n++] = (struct tp_completion){.cookie = r->cookie,
+						.status = r->status,
+						.peer = r->peer,
+						.len = r->len,
+						.is_send = r->kind == TR_SEND};
 		r->next = tp->free;
 		tp->free = r;
 	}
@@ -284,8 +292,8 @@ static int tcp_path_info(struct transport *t, struct tp_path_info *info)
 	}
 	info->mtu = atoi(mtu);
 	info->qps = tp->nstreams;
-	snprintf(info->note, sizeof(info->note), "%d streams per peer, sockbuf %s",
-		 tp->nstreams, tp->env->opts && tp->env->opts->sockbuf ? "set" : "kernel default");
+	snprintf(info->note, sizeof(info->note), "%d streams per peer, sockbuf %s", tp->nstreams,
+		 tp->env->opts && tp->env->opts->sockbuf ? "set" : "kernel default");
 	return 0;
 }
 
@@ -300,18 +308,18 @@ static int tcp_stats(struct transport *t, struct tp_stats *st)
 }
 
 const struct transport_ops tcp_ops = {
-	.name = "tcp",
-	.kind = TP_TCP,
-	.can_connect = tcp_can_connect,
-	.open = tcp_open,
-	.endpoint = tcp_endpoint,
-	.connect = tcp_connect,
-	.mr_reg = tcp_mr_reg,
-	.mr_dereg = tcp_mr_dereg,
-	.post_send = tcp_post_send,
-	.post_recv = tcp_post_recv,
-	.poll = tcp_poll,
-	.path_info = tcp_path_info,
-	.stats = tcp_stats,
-	.close = tcp_close,
+    .name = "tcp",
+    .kind = TP_TCP,
+    .can_connect = tcp_can_connect,
+    .open = tcp_open,
+    .endpoint = tcp_endpoint,
+    .connect = tcp_connect,
+    .mr_reg = tcp_mr_reg,
+    .mr_dereg = tcp_mr_dereg,
+    .post_send = tcp_post_send,
+    .post_recv = tcp_post_recv,
+    .poll = tcp_poll,
+    .path_info = tcp_path_info,
+    .stats = tcp_stats,
+    .close = tcp_close,
 };

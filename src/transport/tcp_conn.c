@@ -29,7 +29,7 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-#define TCP_EP_MAGIC 0x6773746370657031ull    /* "gstcpep1" */
+#define TCP_EP_MAGIC	0x6773746370657031ull /* "gstcpep1" */
 #define TCP_HELLO_MAGIC 0x677374637068656cull /* "gstcphel" */
 
 struct tcp_ep {
@@ -95,8 +95,8 @@ static int resolve_addr(struct tcp_priv *tp)
 				continue;
 			inet_ntop(fam,
 				  fam == AF_INET
-					  ? (void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
-					  : (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+				      ? (void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+				      : (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
 				  txt, sizeof(txt));
 			if (any)
 				match = !(i->ifa_flags & IFF_LOOPBACK);
@@ -179,11 +179,11 @@ out_close:
 
 int tcp_endpoint_fill(struct tcp_priv *tp, void *buf, size_t *len)
 {
-	struct tcp_ep ep = { .magic = TCP_EP_MAGIC,
-			     .job_id = tp->env->job_id,
-			     .rank = tp->env->rank,
-			     .nstreams = tp->nstreams,
-			     .addrlen = tp->addrlen };
+	struct tcp_ep ep = {.magic = TCP_EP_MAGIC,
+			    .job_id = tp->env->job_id,
+			    .rank = tp->env->rank,
+			    .nstreams = tp->nstreams,
+			    .addrlen = tp->addrlen};
 
 	if (*len < sizeof(ep))
 		return -ENOSPC;
@@ -211,7 +211,7 @@ static int io_full(struct tcp_priv *tp, int fd, void *buf, size_t len, bool wr, 
 	size_t done = 0;
 
 	while (done < len) {
-		struct pollfd pfd = { .fd = fd, .events = wr ? POLLOUT : POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = wr ? POLLOUT : POLLIN};
 		ssize_t n;
 
 		if (aborting(tp))
@@ -234,8 +234,8 @@ static int io_full(struct tcp_priv *tp, int fd, void *buf, size_t len, bool wr, 
 
 static int connect_one(struct tcp_priv *tp, const struct tcp_ep *ep, int s, uint64_t deadline)
 {
-	struct tcp_hello h = { TCP_HELLO_MAGIC, tp->env->job_id, tp->env->rank, s, tp->nstreams, 0 };
-	struct timespec ms = { 0, 1000000 };
+	struct tcp_hello h = {TCP_HELLO_MAGIC, tp->env->job_id, tp->env->rank, s, tp->nstreams, 0};
+	struct timespec ms = {0, 1000000};
 	int fd = -1, err;
 
 	for (;;) {
@@ -252,7 +252,7 @@ static int connect_one(struct tcp_priv *tp, const struct tcp_ep *ep, int s, uint
 		if (connect(fd, (const struct sockaddr *)&ep->addr, ep->addrlen) < 0) {
 			err = errno;
 			if (err == EINPROGRESS) {
-				pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+				pfd = (struct pollfd){.fd = fd, .events = POLLOUT};
 				if (poll(&pfd, 1, ms_left(deadline)) > 0)
 					getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl);
 				else
@@ -282,7 +282,7 @@ out_close:
 
 static int accept_one(struct tcp_priv *tp, uint64_t deadline, int *left)
 {
-	struct pollfd pfd = { .fd = tp->listen_fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = tp->listen_fd, .events = POLLIN};
 	struct tcp_hello h;
 	struct tcp_peer *pe;
 	int fd, err;
@@ -348,8 +348,8 @@ int tcp_connect_all(struct tcp_priv *tp, const void *eps)
 				for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++)
 					if (tp->peers[p].streams[s].fd < 0)
 						log_err(LOG_TRANSPORT,
-							"tcp accept peer=%d stream=%d: timed out", p,
-							s);
+							"tcp accept peer=%d stream=%d: timed out",
+							p, s);
 			return -ETIMEDOUT;
 		}
 		err = accept_one(tp, deadline, &left);

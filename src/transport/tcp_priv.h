@@ -26,9 +26,9 @@
 #include "transport/transport.h"
 
 #define TCP_MAX_STREAMS 8
-#define TCP_NREQS 4096           /* posts in flight per transport; more -> -EAGAIN */
-#define TCP_STAGE (256u << 10)   /* per-stream receive staging for headers and small payloads */
-#define TCP_STRIPE_MIN (256u << 10) /* messages at least this big are striped over streams */
+#define TCP_NREQS	4096	     /* posts in flight per transport; more -> -EAGAIN */
+#define TCP_STAGE	(256u << 10) /* per-stream receive staging for headers and small payloads */
+#define TCP_STRIPE_MIN	(256u << 10) /* messages at least this big are striped over streams */
 
 enum tcp_frame_type {
 	TF_CTS = 1,
@@ -52,8 +52,8 @@ struct tcp_frame {
 	struct tcp_frame_hdr hdr;
 	const char *payload;
 	size_t plen;
-	size_t sent;          /* bytes of header + payload already written */
-	struct tcp_req *req;  /* send whose chunk this is (NULL for CTS) */
+	size_t sent;	     /* bytes of header + payload already written */
+	struct tcp_req *req; /* send whose chunk this is (NULL for CTS) */
 };
 
 enum tcp_req_kind {
@@ -71,8 +71,8 @@ struct tcp_req {
 	int peer;
 	int status;
 	int kind;
-	int chunks_left;       /* send: frames not yet fully written */
-	bool active;           /* recv: CTS sent, data may arrive */
+	int chunks_left; /* send: frames not yet fully written */
+	bool active;	 /* recv: CTS sent, data may arrive */
 	struct tcp_frame frames[TCP_MAX_STREAMS];
 };
 
@@ -100,12 +100,12 @@ struct tcp_stream {
 
 struct tcp_peer {
 	bool active;
-	struct tcp_stream *streams; /* nstreams */
-	unsigned int rr;            /* next stream for a single-chunk frame */
+	struct tcp_stream *streams;	    /* nstreams */
+	unsigned int rr;		    /* next stream for a single-chunk frame */
 	struct tcp_req *sends, *sends_tail; /* posted sends without CTS */
-	struct tcp_cts *cts, *cts_tail;      /* CTS without a send */
-	_Atomic int outstanding;             /* posted, not completed */
-	bool closed;                         /* orderly EOF while idle */
+	struct tcp_cts *cts, *cts_tail;	    /* CTS without a send */
+	_Atomic int outstanding;	    /* posted, not completed */
+	bool closed;			    /* orderly EOF while idle */
 };
 
 struct tcp_priv {
@@ -119,9 +119,9 @@ struct tcp_priv {
 
 	/* executor <-> progress thread: guarded by lock */
 	pthread_mutex_t lock;
-	struct tcp_req *reqs;       /* TCP_NREQS, index = rid */
+	struct tcp_req *reqs; /* TCP_NREQS, index = rid */
 	struct tcp_req *free;
-	struct tcp_req *ops, *ops_tail;   /* posted, not yet seen by the thread */
+	struct tcp_req *ops, *ops_tail;	  /* posted, not yet seen by the thread */
 	struct tcp_req *done, *done_tail; /* completed, not yet returned by poll */
 	_Atomic int ndone;
 	_Atomic int ops_pending;
@@ -135,7 +135,7 @@ struct tcp_priv {
 	bool fatal_reported;
 	int epfd;
 	int evfd;
-	struct tcp_cts *cts_pool;   /* TCP_NREQS records */
+	struct tcp_cts *cts_pool; /* TCP_NREQS records */
 	struct tcp_cts *cts_free;
 	_Atomic uint64_t bytes_sent, bytes_recv, cpu_ns;
 };

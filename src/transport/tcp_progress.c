@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -75,7 +76,7 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 {
 	while (st->txq && st->writable && !st->dead) {
 		struct iovec iov[TCP_IOV];
-		struct msghdr mh = { .msg_iov = iov };
+		struct msghdr mh = {.msg_iov = iov};
 		struct tcp_frame *f;
 		size_t hl = sizeof(struct tcp_frame_hdr);
 		ssize_t n;
@@ -83,11 +84,11 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 
 		for (f = st->txq; f && k < TCP_IOV - 1; f = f->next) {
 			if (f->sent < hl)
-				iov[k++] = (struct iovec){ (char *)&f->hdr + f->sent, hl - f->sent };
+				iov[k++] = (struct iovec){(char *)&f->hdr + f->sent, hl - f->sent};
 			if (f->plen) {
 				size_t po = f->sent > hl ? f->sent - hl : 0;
 
-				iov[k++] = (struct iovec){ (char *)f->payload + po, f->plen - po };
+				iov[k++] = (struct iovec){(char *)f->payload + po, f->plen - po};
 			}
 		}
 		mh.msg_iovlen = (size_t)k;
@@ -128,8 +129,8 @@ static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uin
 	if (cts_len != r->len) {
 		r->status = -EMSGSIZE;
 		r->chunks_left = 1;
-		r->frames[0] = (struct tcp_frame){ .hdr = { TF_MISMATCH, rid, r->tag, 0, r->len },
-						   .req = r };
+		r->frames[0] =
+		    (struct tcp_frame){.hdr = {TF_MISMATCH, rid, r->tag, 0, r->len}, .req = r};
 		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], &r->frames[0]);
 		return;
 	}
@@ -138,10 +139,10 @@ static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uin
 		size_t n = GS_MIN(chunk, r->len - off);
 		struct tcp_frame *f = &r->frames[i];
 
-		*f = (struct tcp_frame){ .hdr = { TF_DATA, rid, r->tag, off, n },
-					 .payload = r->buf + off,
-					 .plen = n,
-					 .req = r };
+		*f = (struct tcp_frame){.hdr = {TF_DATA, rid, r->tag, off, n},
+					.payload = r->buf + off,
+					.plen = n,
+					.req = r};
 		r->chunks_left++;
 		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], f);
 		off += n;
@@ -168,7 +169,7 @@ static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr
 	}
 	c = tp->cts_free; /* never empty: at most TCP_NREQS receives can be posted */
 	tp->cts_free = c->next;
-	*c = (struct tcp_cts){ .tag = h->tag, .len = h->len, .rid = h->rid };
+	*c = (struct tcp_cts){.tag = h->tag, .len = h->len, .rid = h->rid};
 	if (pe->cts_tail)
 		pe->cts_tail->next = c;
 	else
@@ -191,7 +192,7 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 	if (r->kind == TR_RECV) {
 		r->active = true;
 		r->frames[0] = (struct tcp_frame){
-			.hdr = { TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len } };
+		    .hdr = {TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len}};
 		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], &r->frames[0]);
 		return;
 	}
@@ -205,8 +206,12 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 		if (pe->cts_tail == c)
 			pe->cts_tail = prev;
 		send_start(tp, r, c->rid, c->len);
-		c->next = tp->cts_free;
-		tp->cts_free = c;
+		if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS) {
+			c->next = tp->cts_free;
+			tp->cts_free = c;
+		} else {
+			free(c);
+		}
 		return;
 	}
 	r->next = NULL;
@@ -399,7 +404,7 @@ void tcp_wake(struct tcp_priv *tp)
 
 int tcp_progress_start(struct tcp_priv *tp)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {.events = EPOLLIN};
 	int err, one = 1;
 
 	tp->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -415,9 +420,8 @@ int tcp_progress_start(struct tcp_priv *tp)
 
 			setsockopt(st->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			st->writable = true;
-			ev = (struct epoll_event){ .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP |
-							     EPOLLET,
-						   .data.ptr = st };
+			ev = (struct epoll_event){
+			    .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = st};
 			if (epoll_ctl(tp->epfd, EPOLL_CTL_ADD, st->fd, &ev) < 0) {
 				err = errno;
 				log_err(LOG_TRANSPORT, "epoll_ctl peer=%d stream=%d: %s", p, s,

@@ -27,13 +27,13 @@ static void test_exchange(void **state)
 		int nranks, streams;
 		enum tpt_order order;
 	} cases[] = {
-		{ 2, 2, TPT_RECV_FIRST }, { 2, 2, TPT_SEND_FIRST }, { 2, 1, TPT_MIXED },
-		{ 3, 3, TPT_MIXED },	  { 4, 2, TPT_SEND_FIRST }, { 4, 2, TPT_RECV_FIRST },
+	    {2, 2, TPT_RECV_FIRST}, {2, 2, TPT_SEND_FIRST}, {2, 1, TPT_MIXED},
+	    {3, 3, TPT_MIXED},	    {4, 2, TPT_SEND_FIRST}, {4, 2, TPT_RECV_FIRST},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct transport_opts o = { .kind = TP_TCP, .streams = cases[i].streams };
+		struct transport_opts o = {.kind = TP_TCP, .streams = cases[i].streams};
 		enum tpt_order order = cases[i].order;
 
 		run_ok(cases[i].nranks, &o, tpt_body_exchange, &order);
@@ -42,7 +42,7 @@ static void test_exchange(void **state)
 
 static void test_sockbuf_and_interface(void **state)
 {
-	struct transport_opts o = { .kind = TP_TCP, .streams = 2, .sockbuf = 4u << 20 };
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2, .sockbuf = 4u << 20};
 	enum tpt_order order = TPT_MIXED;
 
 	(void)state;
@@ -54,7 +54,7 @@ static void test_sockbuf_and_interface(void **state)
 
 static void test_msgsize(void **state)
 {
-	struct transport_opts o = { .kind = TP_TCP, .streams = 2 };
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
 
 	(void)state;
 	run_ok(2, &o, tpt_body_msgsize, NULL);
@@ -62,7 +62,7 @@ static void test_msgsize(void **state)
 
 static void test_killed_peer(void **state)
 {
-	struct transport_opts o = { .kind = TP_TCP, .streams = 2 };
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
 	int timeout_ms = 3000, st[2];
 
 	(void)state;
@@ -75,7 +75,7 @@ static void test_killed_peer(void **state)
 
 static void test_abort(void **state)
 {
-	struct transport_opts o = { .kind = TP_TCP, .streams = 2 };
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
 
 	(void)state;
 	run_ok(2, &o, tpt_body_abort, NULL);
@@ -83,12 +83,16 @@ static void test_abort(void **state)
 
 static void test_bad_interface(void **state)
 {
-	struct transport_opts o = { .kind = TP_TCP, .streams = 2 };
-	int hosts[2] = { 0, 0 };
-	bool use[2] = { false, true };
-	struct transport_env env = { .rank = 0, .nranks = 2, .host_of_rank = hosts,
-				     .use_peer = use, .timeout_ms = 100, .opts = &o };
-	struct transport t = { .ops = &tcp_ops };
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+	int hosts[2] = {0, 0};
+	bool use[2] = {false, true};
+	struct transport_env env = {.rank = 0,
+				    .nranks = 2,
+				    .host_of_rank = hosts,
+				    .use_peer = use,
+				    .timeout_ms = 100,
+				    .opts = &o};
+	struct transport t = {.ops = &tcp_ops};
 
 	(void)state;
 	snprintf(o.tcp_interface, sizeof(o.tcp_interface), "nosuchif0");
@@ -99,7 +103,7 @@ static void test_bad_interface(void **state)
 
 static void test_bandwidth(void **state)
 {
-	struct transport_opts o = { .kind = TP_TCP, .streams = 2 };
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
 
 	(void)state;
 	run_ok(2, &o, tpt_body_bw, "tcp");
@@ -108,10 +112,10 @@ static void test_bandwidth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exchange),  cmocka_unit_test(test_sockbuf_and_interface),
-		cmocka_unit_test(test_msgsize),	  cmocka_unit_test(test_killed_peer),
-		cmocka_unit_test(test_abort),	  cmocka_unit_test(test_bad_interface),
-		cmocka_unit_test(test_bandwidth),
+	    cmocka_unit_test(test_exchange),  cmocka_unit_test(test_sockbuf_and_interface),
+	    cmocka_unit_test(test_msgsize),   cmocka_unit_test(test_killed_peer),
+	    cmocka_unit_test(test_abort),     cmocka_unit_test(test_bad_interface),
+	    cmocka_unit_test(test_bandwidth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

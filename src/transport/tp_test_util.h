@@ -22,13 +22,13 @@
 
 #define TPT_MAX_RANKS 4
 
-#define TP_CHECK(cond)                                                                          \
-	do {                                                                                    \
-		if (!(cond)) {                                                                  \
-			fprintf(stderr, "rank check failed %s:%d: %s\n", __FILE__, __LINE__,    \
-				#cond);                                                         \
-			_exit(1);                                                               \
-		}                                                                               \
+#define TP_CHECK(cond)                                                                             \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "rank check failed %s:%d: %s\n", __FILE__, __LINE__,       \
+				#cond);                                                            \
+			_exit(1);                                                                  \
+		}                                                                                  \
 	} while (0)
 
 struct tpt_rank {
@@ -136,16 +136,16 @@ static inline void tpt_run(const struct transport_ops *ops, int nranks,
 				r->host_of_rank[j] = 0;
 				r->use_peer[j] = j != i;
 			}
-			r->env = (struct transport_env){ .rank = i,
-							 .nranks = nranks,
-							 .local_rank = i,
-							 .host_of_rank = r->host_of_rank,
-							 .use_peer = r->use_peer,
-							 .job_id = job,
-							 .timeout_ms = timeout_ms,
-							 .opts = &r->opts,
-							 .numa_node = -1,
-							 .abort_flag = &r->abort_flag };
+			r->env = (struct transport_env){.rank = i,
+							.nranks = nranks,
+							.local_rank = i,
+							.host_of_rank = r->host_of_rank,
+							.use_peer = r->use_peer,
+							.job_id = job,
+							.timeout_ms = timeout_ms,
+							.opts = &r->opts,
+							.numa_node = -1,
+							.abort_flag = &r->abort_flag};
 			r->t.ops = ops;
 			tpt_child(r, body, arg);
 		}
@@ -186,13 +186,13 @@ static inline uint8_t tpt_byte(int src, int dst, uint64_t tag, size_t i)
 
 /* ---- bodies shared by tcp_test.c and shm_test.c ---- */
 
-static const size_t tpt_sizes[] = { 1, 7, 4093, 65536, 65537, 300001, 1048577, 8u << 20 };
+static const size_t tpt_sizes[] = {1, 7, 4093, 65536, 65537, 300001, 1048577, 8u << 20};
 #define TPT_NSIZES (sizeof(tpt_sizes) / sizeof(tpt_sizes[0]))
 
 enum tpt_order {
 	TPT_RECV_FIRST, /* every receive posted before any send */
 	TPT_SEND_FIRST, /* every send posted before any receive */
-	TPT_MIXED,      /* receives in reverse tag order, interleaved with sends */
+	TPT_MIXED,	/* receives in reverse tag order, interleaved with sends */
 };
 
 static inline int tpt_post_retry(struct tpt_rank *r, bool send, int peer, uint64_t tag,
@@ -235,7 +235,7 @@ static inline int tpt_body_exchange(struct tpt_rank *r, void *arg)
 		for (size_t k = 0; k < TPT_NSIZES; k++)
 			for (size_t i = 0; i < tpt_sizes[k]; i++)
 				sbuf[p * per_peer + offs[k] + i] =
-					(char)tpt_byte(me, p, 1000u * order + k, i);
+				    (char)tpt_byte(me, p, 1000u * order + k, i);
 	TP_CHECK(r->t.ops->mr_reg(&r->t, sbuf, per_peer * n, MEM_HOST, &smr) == 0);
 	TP_CHECK(r->t.ops->mr_reg(&r->t, rbuf, per_peer * n, MEM_HOST, &rmr) == 0);
 
@@ -262,8 +262,8 @@ static inline int tpt_body_exchange(struct tpt_rank *r, void *arg)
 				TP_CHECK(tpt_post_retry(r, send, p, 1000u * order + k,
 							send ? smr : rmr, p * per_peer + offs[k],
 							tpt_sizes[k],
-							(uint64_t)send << 16 | (uint64_t)p << 8 | k, cs,
-							&ncs) == 0);
+							(uint64_t)send << 16 | (uint64_t)p << 8 | k,
+							cs, &ncs) == 0);
 			}
 		}
 	}

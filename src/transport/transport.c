@@ -13,13 +13,13 @@ extern const struct transport_ops tcp_ops, shm_ops;
 /* Preference order for TP_AUTO: the first whose can_connect() says yes wins.
  * Verbs (ib, roce) and cudaipc go in front of shm when their files land: one line each. */
 static const struct transport_ops *const transports[] = {
-	&shm_ops,
-	&tcp_ops,
+    &shm_ops,
+    &tcp_ops,
 };
 
 static const char *const kind_names[TP_KIND_COUNT] = {
-	[TP_AUTO] = "auto", [TP_TCP] = "tcp",		[TP_SHM] = "shm",   [TP_IB] = "ib",
-	[TP_ROCE] = "roce", [TP_CUDAIPC] = "cudaipc", [TP_NCCL] = "nccl",
+    [TP_AUTO] = "auto", [TP_TCP] = "tcp",	  [TP_SHM] = "shm",   [TP_IB] = "ib",
+    [TP_ROCE] = "roce", [TP_CUDAIPC] = "cudaipc", [TP_NCCL] = "nccl",
 };
 
 const struct transport_ops *transport_find(int kind)
@@ -68,8 +68,7 @@ static int stub_open(struct transport *t GS_UNUSED, const struct transport_env *
 	return -ENOTSUP;
 }
 
-static int stub_endpoint(struct transport *t GS_UNUSED, void *buf GS_UNUSED,
-			 size_t *len GS_UNUSED)
+static int stub_endpoint(struct transport *t GS_UNUSED, void *buf GS_UNUSED, size_t *len GS_UNUSED)
 {
 	return -ENOTSUP;
 }
