@@ -25,7 +25,8 @@
 
 #include "transport/transport.h"
 
-#define TCP_MAX_STREAMS 8
+#define TCP_MAX_STREAMS 64
+#define TCP_MAX_CHUNKS	8	     /* a message is striped over at most this many streams */
 #define TCP_NREQS	4096	     /* posts in flight per transport; more -> -EAGAIN */
 #define TCP_STAGE	(256u << 10) /* per-stream receive staging for headers and small payloads */
 #define TCP_STRIPE_MIN	(256u << 10) /* messages at least this big are striped over streams */
@@ -73,7 +74,7 @@ struct tcp_req {
 	int kind;
 	int chunks_left; /* send: frames not yet fully written */
 	bool active;	 /* recv: CTS sent, data may arrive */
-	struct tcp_frame frames[TCP_MAX_STREAMS];
+	struct tcp_frame frames[TCP_MAX_CHUNKS];
 };
 
 /* A CTS the sender got before the matching send was posted (progress thread only). */

@@ -122,7 +122,7 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uint64_t cts_len)
 {
 	struct tcp_peer *pe = &tp->peers[r->peer];
-	int nchunks = r->len >= TCP_STRIPE_MIN ? tp->nstreams : 1;
+	int nchunks = r->len >= TCP_STRIPE_MIN ? GS_MIN(tp->nstreams, TCP_MAX_CHUNKS) : 1;
 	size_t chunk = GS_ALIGN_UP(GS_DIV_ROUND_UP(r->len, (size_t)nchunks), 4096);
 	size_t off = 0;
 
