@@ -225,6 +225,14 @@ static int tcp_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_
 	return tcp_post(t, TR_RECV, peer, tag, mr, off, len, cookie);
 }
 
+/* The thread notices the flag within one epoll timeout; poll() does not wait for it. */
+static void set_fatal_abort(struct tcp_priv *tp)
+{
+	int zero = 0;
+
+	atomic_compare_exchange_strong(&tp->fatal, &zero, -ECANCELED);
+}
+
 static int tcp_poll(struct transport *t, struct tp_completion *c, int max)
 {
 	struct tcp_priv *tp = t->priv;
@@ -232,6 +240,8 @@ static int tcp_poll(struct transport *t, struct tp_completion *c, int max)
 	int n = 0, fatal;
 
 	if (atomic_load_explicit(&tp->ndone, memory_order_acquire) == 0) {
+		if (tp->env->abort_flag && *tp->env->abort_flag)
+			set_fatal_abort(tp);
 		fatal = atomic_load(&tp->fatal);
 		if (fatal == -ECANCELED && !tp->fatal_reported)
 			log_err(LOG_TRANSPORT, "tcp poll: job aborting");

@@ -60,8 +60,9 @@ static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *ca
 		return;
 	st->dead = true;
 	epoll_ctl(tp->epfd, EPOLL_CTL_DEL, st->fd, NULL);
-	if (err == 0 && !atomic_load(&pe->outstanding) && !st->txq) {
-		/* orderly close while idle (the peer finished first): an error only if used */
+	if (!atomic_load(&pe->outstanding) && !st->txq) {
+		/* closed (or reset over our unread CTS) while idle: the peer finished first;
+		 * an error only if we use it again (handle_op) */
 		pe->closed = true;
 		return;
 	}
