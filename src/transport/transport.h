@@ -17,7 +17,8 @@
  *    A send matches the receive with the same (peer, tag); both sides may post in any
  *    order and the transport must cope with a send arriving before its receive (buffer
  *    it, or hold it until the receiver's clear-to-send). Lengths must be equal; a
- *    mismatch completes the receive with status -EMSGSIZE.
+ *    mismatch completes the receive with status -EMSGSIZE (tcp and shm also complete
+ *    the send with -EMSGSIZE).
  *  - A post may return -EAGAIN when the transport is out of slots or credits; the
  *    caller polls and retries. Any other negative return is fatal for the run.
  *  - poll() returns up to max completions (0 when none) or -errno on a fatal error

@@ -1,0 +1,154 @@
+/*
+ * tcp transport internals shared by tcp.c (ops, executor side), tcp_conn.c (setup)
+ * and tcp_progress.c (the progress thread).
+ *
+ * Wire protocol on every stream after the handshake (tcp_conn.c), all fields little
+ * endian host order (both ends run the same binary on the same architecture):
+ *   1. receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes"
+ *   2. sender matches CTS to its send with that tag (FIFO per (peer, tag));
+ *      equal lengths: DATA {rid, tag, off, len} + payload chunks striped over the
+ *      streams, written straight from the send buffer;
+ *      different lengths: MISMATCH {rid, tag, len = sender's length}; both -EMSGSIZE.
+ *   3. receiver looks rid up (no search), reads payload straight into the posted
+ *      buffer at off, and completes once all chunks landed.
+ * Data only flows after CTS, so nothing is ever buffered unexpectedly and large
+ * messages are never copied twice.
+ */
+#ifndef GS_TRANSPORT_TCP_PRIV_H
+#define GS_TRANSPORT_TCP_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "transport/transport.h"
+
+#define TCP_MAX_STREAMS 64
+#define TCP_MAX_CHUNKS	8	     /* a message is striped over at most this many streams */
+#define TCP_NREQS	4096	     /* posts in flight per transport; more -> -EAGAIN */
+#define TCP_STAGE	(256u << 10) /* per-stream receive staging for headers and small payloads */
+#define TCP_STRIPE_MIN	(256u << 10) /* messages at least this big are striped over streams */
+
+enum tcp_frame_type {
+	TF_CTS = 1,
+	TF_DATA = 2,
+	TF_MISMATCH = 3,
+};
+
+struct tcp_frame_hdr {
+	uint32_t type;
+	uint32_t rid; /* receiver's request index, echoed by the sender */
+	uint64_t tag;
+	uint64_t off;
+	uint64_t len;
+};
+
+struct tcp_req;
+
+/* One outgoing frame queued on a stream: header, then payload from the user buffer. */
+struct tcp_frame {
+	struct tcp_frame *next;
+	struct tcp_frame_hdr hdr;
+	const char *payload;
+	size_t plen;
+	size_t sent;	     /* bytes of header + payload already written */
+	struct tcp_req *req; /* send whose chunk this is (NULL for CTS) */
+};
+
+enum tcp_req_kind {
+	TR_SEND = 1,
+	TR_RECV,
+};
+
+struct tcp_req {
+	struct tcp_req *next;
+	uint64_t tag;
+	uint64_t cookie;
+	char *buf;
+	size_t len;
+	size_t done;
+	int peer;
+	int status;
+	int kind;
+	int chunks_left; /* send: frames not yet fully written */
+	bool active;	 /* recv: CTS sent, data may arrive */
+	struct tcp_frame frames[TCP_MAX_CHUNKS];
+};
+
+/* A CTS the sender got before the matching send was posted (progress thread only). */
+struct tcp_cts {
+	struct tcp_cts *next;
+	uint64_t tag;
+	uint64_t len;
+	uint32_t rid;
+};
+
+struct tcp_stream {
+	int fd;
+	int peer;
+	bool writable;
+	bool dead;
+	struct tcp_frame *txq, *txq_tail;
+	char *stage;
+	size_t st_head, st_tail;
+	bool in_payload;
+	struct tcp_req *rreq;
+	char *rdst;
+	size_t rleft;
+};
+
+struct tcp_peer {
+	bool active;
+	struct tcp_stream *streams;	    /* nstreams */
+	unsigned int rr;		    /* next stream for a single-chunk frame */
+	struct tcp_req *sends, *sends_tail; /* posted sends without CTS */
+	struct tcp_cts *cts, *cts_tail;	    /* CTS without a send */
+	_Atomic int outstanding;	    /* posted, not completed */
+	bool closed;			    /* orderly EOF while idle */
+};
+
+struct tcp_priv {
+	const struct transport_env *env;
+	int nstreams;
+	int listen_fd;
+	struct sockaddr_storage addr; /* listening address, port included */
+	socklen_t addrlen;
+	char ifname[64];
+	struct tcp_peer *peers;
+
+	/* executor <-> progress thread: guarded by lock */
+	pthread_mutex_t lock;
+	struct tcp_req *reqs; /* TCP_NREQS, index = rid */
+	struct tcp_req *free;
+	struct tcp_req *ops, *ops_tail;	  /* posted, not yet seen by the thread */
+	struct tcp_req *done, *done_tail; /* completed, not yet returned by poll */
+	_Atomic int ndone;
+	_Atomic int ops_pending;
+	_Atomic int sleeping;
+
+	/* progress thread */
+	pthread_t thread;
+	bool thread_started;
+	_Atomic int stop;
+	_Atomic int fatal;
+	bool fatal_reported;
+	int epfd;
+	int evfd;
+	struct tcp_cts *cts_pool; /* TCP_NREQS records */
+	struct tcp_cts *cts_free;
+	_Atomic uint64_t bytes_sent, bytes_recv, cpu_ns;
+};
+
+/* tcp_conn.c */
+int tcp_listen(struct tcp_priv *tp);
+int tcp_connect_all(struct tcp_priv *tp, const void *eps);
+int tcp_endpoint_fill(struct tcp_priv *tp, void *buf, size_t *len);
+
+/* tcp_progress.c */
+int tcp_progress_start(struct tcp_priv *tp);
+void tcp_progress_stop(struct tcp_priv *tp);
+void tcp_wake(struct tcp_priv *tp);
+
+#endif

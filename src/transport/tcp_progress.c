@@ -1,0 +1,454 @@
+/*
+ * tcp transport progress thread: takes posts from the executor, drives every stream
+ * with edge-triggered epoll (protocol in tcp_priv.h) and hands completions back.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "transport/tcp_priv.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define TCP_IOV 64
+
+static void set_fatal(struct tcp_priv *tp, int err)
+{
+	int zero = 0;
+
+	atomic_compare_exchange_strong(&tp->fatal, &zero, err);
+}
+
+static void complete(struct tcp_priv *tp, struct tcp_req *r)
+{
+	atomic_fetch_sub(&tp->peers[r->peer].outstanding, 1);
+	pthread_mutex_lock(&tp->lock);
+	r->next = NULL;
+	if (tp->done_tail)
+		tp->done_tail->next = r;
+	else
+		tp->done = r;
+	tp->done_tail = r;
+	atomic_fetch_add(&tp->ndone, 1);
+	pthread_mutex_unlock(&tp->lock);
+}
+
+static void queue_frame(struct tcp_stream *st, struct tcp_frame *f)
+{
+	f->next = NULL;
+	f->sent = 0;
+	if (st->txq_tail)
+		st->txq_tail->next = f;
+	else
+		st->txq = f;
+	st->txq_tail = f;
+}
+
+static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *call, int err)
+{
+	struct tcp_peer *pe = &tp->peers[st->peer];
+
+	if (st->dead)
+		return;
+	st->dead = true;
+	epoll_ctl(tp->epfd, EPOLL_CTL_DEL, st->fd, NULL);
+	if (!atomic_load(&pe->outstanding) && !st->txq) {
+		/* closed (or reset over our unread CTS) while idle: the peer finished first;
+		 * an error only if we use it again (handle_op) */
+		pe->closed = true;
+		return;
+	}
+	if (!atomic_load(&tp->fatal))
+		log_err(LOG_TRANSPORT, "tcp %s peer=%d: %s", call, st->peer,
+			err ? strerror(err) : "connection reset");
+	set_fatal(tp, -ECONNRESET);
+}
+
+/* Write as many queued frames as the socket takes; complete sends whose last chunk went. */
+static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
+{
+	while (st->txq && st->writable && !st->dead) {
+		struct iovec iov[TCP_IOV];
+		struct msghdr mh = {.msg_iov = iov};
+		struct tcp_frame *f;
+		size_t hl = sizeof(struct tcp_frame_hdr);
+		ssize_t n;
+		int k = 0;
+
+		for (f = st->txq; f && k < TCP_IOV - 1; f = f->next) {
+			if (f->sent < hl)
+				iov[k++] = (struct iovec){(char *)&f->hdr + f->sent, hl - f->sent};
+			if (f->plen) {
+				size_t po = f->sent > hl ? f->sent - hl : 0;
+
+				iov[k++] = (struct iovec){(char *)f->payload + po, f->plen - po};
+			}
+		}
+		mh.msg_iovlen = (size_t)k;
+		n = sendmsg(st->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				st->writable = false;
+			else if (errno != EINTR)
+				peer_lost(tp, st, "send", errno);
+			return;
+		}
+		while (n > 0 && (f = st->txq)) {
+			size_t left = hl + f->plen - f->sent;
+			size_t take = GS_MIN((size_t)n, left);
+
+			f->sent += take;
+			n -= (ssize_t)take;
+			if (f->sent < hl + f->plen)
+				break;
+			st->txq = f->next;
+			if (!st->txq)
+				st->txq_tail = NULL;
+			atomic_fetch_add_explicit(&tp->bytes_sent, f->plen, memory_order_relaxed);
+			if (f->req && --f->req->chunks_left == 0)
+				complete(tp, f->req);
+		}
+	}
+}
+
+/* A matched send: stripe large payloads over all streams, small ones round-robin. */
+static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uint64_t cts_len)
+{
+	struct tcp_peer *pe = &tp->peers[r->peer];
+	int nchunks = r->len >= TCP_STRIPE_MIN ? GS_MIN(tp->nstreams, TCP_MAX_CHUNKS) : 1;
+	size_t chunk = GS_ALIGN_UP(GS_DIV_ROUND_UP(r->len, (size_t)nchunks), 4096);
+	size_t off = 0;
+
+	if (cts_len != r->len) {
+		r->status = -EMSGSIZE;
+		r->chunks_left = 1;
+		r->frames[0] =
+		    (struct tcp_frame){.hdr = {TF_MISMATCH, rid, r->tag, 0, r->len}, .req = r};
+		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], &r->frames[0]);
+		return;
+	}
+	r->chunks_left = 0;
+	for (int i = 0; i < nchunks && (off < r->len || i == 0); i++) {
+		size_t n = GS_MIN(chunk, r->len - off);
+		struct tcp_frame *f = &r->frames[i];
+
+		*f = (struct tcp_frame){.hdr = {TF_DATA, rid, r->tag, off, n},
+					.payload = r->buf + off,
+					.plen = n,
+					.req = r};
+		r->chunks_left++;
+		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], f);
+		off += n;
+	}
+}
+
+static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr *h)
+{
+	struct tcp_peer *pe = &tp->peers[peer];
+	struct tcp_req *prev = NULL, *r;
+	struct tcp_cts *c;
+
+	for (r = pe->sends; r; prev = r, r = r->next) {
+		if (r->tag != h->tag)
+			continue;
+		if (prev)
+			prev->next = r->next;
+		else
+			pe->sends = r->next;
+		if (pe->sends_tail == r)
+			pe->sends_tail = prev;
+		send_start(tp, r, h->rid, h->len);
+		return;
+	}
+	c = tp->cts_free; /* never empty: at most TCP_NREQS receives can be posted */
+	tp->cts_free = c->next;
+	*c = (struct tcp_cts){.tag = h->tag, .len = h->len, .rid = h->rid};
+	if (pe->cts_tail)
+		pe->cts_tail->next = c;
+	else
+		pe->cts = c;
+	pe->cts_tail = c;
+}
+
+/* Executor posts, as seen by the thread: receives announce CTS, sends look for one. */
+static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
+{
+	struct tcp_peer *pe = &tp->peers[r->peer];
+	struct tcp_cts *prev = NULL, *c;
+
+	if (pe->closed) {
+		log_err(LOG_TRANSPORT, "tcp %s peer=%d: connection reset",
+			r->kind == TR_RECV ? "recv" : "send", r->peer);
+		set_fatal(tp, -ECONNRESET);
+		return;
+	}
+	if (r->kind == TR_RECV) {
+		r->active = true;
+		r->frames[0] = (struct tcp_frame){
+		    .hdr = {TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len}};
+		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], &r->frames[0]);
+		return;
+	}
+	for (c = pe->cts; c; prev = c, c = c->next) {
+		if (c->tag != r->tag)
+			continue;
+		if (prev)
+			prev->next = c->next;
+		else
+			pe->cts = c->next;
+		if (pe->cts_tail == c)
+			pe->cts_tail = prev;
+		send_start(tp, r, c->rid, c->len);
+		if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS) {
+			c->next = tp->cts_free;
+			tp->cts_free = c;
+		} else {
+			free(c);
+		}
+		return;
+	}
+	r->next = NULL;
+	if (pe->sends_tail)
+		pe->sends_tail->next = r;
+	else
+		pe->sends = r;
+	pe->sends_tail = r;
+}
+
+static struct tcp_req *rx_lookup(struct tcp_priv *tp, struct tcp_stream *st,
+				 const struct tcp_frame_hdr *h)
+{
+	struct tcp_req *r = h->rid < TCP_NREQS ? &tp->reqs[h->rid] : NULL;
+
+	if (!r || r->kind != TR_RECV || !r->active || r->peer != st->peer || r->tag != h->tag ||
+	    (h->type == TF_DATA && (h->off > r->len || h->len > r->len - h->off))) {
+		log_err(LOG_TRANSPORT, "tcp recv peer=%d: frame for unknown receive tag %llu",
+			st->peer, (unsigned long long)h->tag);
+		set_fatal(tp, -EPROTO);
+		return NULL;
+	}
+	return r;
+}
+
+static void rx_advance(struct tcp_priv *tp, struct tcp_stream *st, size_t n)
+{
+	struct tcp_req *r = st->rreq;
+
+	st->rdst += n;
+	st->rleft -= n;
+	r->done += n;
+	atomic_fetch_add_explicit(&tp->bytes_recv, n, memory_order_relaxed);
+	if (st->rleft)
+		return;
+	st->in_payload = false;
+	if (r->done == r->len) {
+		r->active = false;
+		complete(tp, r);
+	}
+}
+
+/* Parse one header from the stage; returns false on a protocol error. */
+static bool rx_header(struct tcp_priv *tp, struct tcp_stream *st)
+{
+	struct tcp_frame_hdr h;
+	struct tcp_req *r;
+
+	memcpy(&h, st->stage + st->st_head, sizeof(h));
+	st->st_head += sizeof(h);
+	if (h.type == TF_CTS) {
+		handle_cts(tp, st->peer, &h);
+		return true;
+	}
+	r = rx_lookup(tp, st, &h);
+	if (!r)
+		return false;
+	if (h.type == TF_MISMATCH) {
+		log_warn(LOG_TRANSPORT, "tcp recv peer=%d tag=%llu: sent %llu B, posted %zu B",
+			 st->peer, (unsigned long long)h.tag, (unsigned long long)h.len, r->len);
+		r->active = false;
+		r->status = -EMSGSIZE;
+		complete(tp, r);
+		return true;
+	}
+	st->rreq = r;
+	st->rdst = r->buf + h.off;
+	st->rleft = h.len;
+	st->in_payload = true;
+	if (!h.len)
+		rx_advance(tp, st, 0);
+	return true;
+}
+
+/* Read until EAGAIN: headers and small payloads through the stage, large ones direct. */
+static void stream_read(struct tcp_priv *tp, struct tcp_stream *st)
+{
+	while (!st->dead && !atomic_load_explicit(&tp->fatal, memory_order_relaxed)) {
+		size_t staged = st->st_tail - st->st_head;
+		ssize_t n;
+
+		if (st->in_payload && staged) {
+			size_t k = GS_MIN(staged, st->rleft);
+
+			memcpy(st->rdst, st->stage + st->st_head, k);
+			st->st_head += k;
+			rx_advance(tp, st, k);
+			continue;
+		}
+		if (st->in_payload && st->rleft >= TCP_STAGE / 2) {
+			n = recv(st->fd, st->rdst, st->rleft, MSG_DONTWAIT);
+			if (n > 0) {
+				rx_advance(tp, st, (size_t)n);
+				continue;
+			}
+		} else if (!st->in_payload && staged >= sizeof(struct tcp_frame_hdr)) {
+			if (!rx_header(tp, st))
+				return;
+			continue;
+		} else {
+			if (st->st_head) {
+				memmove(st->stage, st->stage + st->st_head, staged);
+				st->st_head = 0;
+				st->st_tail = staged;
+			}
+			n = recv(st->fd, st->stage + st->st_tail, TCP_STAGE - st->st_tail,
+				 MSG_DONTWAIT);
+			if (n > 0) {
+				st->st_tail += (size_t)n;
+				continue;
+			}
+		}
+		if (n == 0)
+			peer_lost(tp, st, "recv", 0);
+		else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			peer_lost(tp, st, "recv", errno);
+		if (n == 0 || errno != EINTR)
+			return;
+	}
+}
+
+static void drain_ops(struct tcp_priv *tp)
+{
+	struct tcp_req *r, *next;
+
+	if (!atomic_load(&tp->ops_pending))
+		return;
+	pthread_mutex_lock(&tp->lock);
+	r = tp->ops;
+	tp->ops = tp->ops_tail = NULL;
+	atomic_store(&tp->ops_pending, 0);
+	pthread_mutex_unlock(&tp->lock);
+	for (; r; r = next) {
+		next = r->next;
+		handle_op(tp, r);
+	}
+}
+
+static void *progress_main(void *arg)
+{
+	struct tcp_priv *tp = arg;
+	struct epoll_event ev[64];
+	uint64_t cpu0 = time_thread_cpu_ns();
+
+	while (!atomic_load(&tp->stop) && !atomic_load(&tp->fatal)) {
+		int n, timeout = 100;
+
+		if (tp->env->abort_flag && *tp->env->abort_flag) {
+			set_fatal(tp, -ECANCELED);
+			break;
+		}
+		drain_ops(tp);
+		for (int p = 0; p < tp->env->nranks; p++)
+			for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++)
+				stream_write(tp, &tp->peers[p].streams[s]);
+		atomic_store(&tp->cpu_ns, time_thread_cpu_ns() - cpu0);
+		/* Dekker with tcp_wake(): announce sleep, then re-check the op queue */
+		atomic_store(&tp->sleeping, 1);
+		if (atomic_load(&tp->ops_pending))
+			timeout = 0;
+		n = epoll_wait(tp->epfd, ev, ARRAY_SIZE(ev), timeout);
+		atomic_store(&tp->sleeping, 0);
+		for (int i = 0; i < n; i++) {
+			struct tcp_stream *st = ev[i].data.ptr;
+			uint64_t junk;
+
+			if (!st) {
+				if (read(tp->evfd, &junk, sizeof(junk)) < 0)
+					continue;
+				continue;
+			}
+			if (ev[i].events & EPOLLOUT)
+				st->writable = true;
+			if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+				stream_read(tp, st);
+		}
+	}
+	atomic_store(&tp->cpu_ns, time_thread_cpu_ns() - cpu0);
+	return NULL;
+}
+
+void tcp_wake(struct tcp_priv *tp)
+{
+	uint64_t one = 1;
+
+	atomic_store(&tp->ops_pending, 1);
+	if (atomic_load(&tp->sleeping) && write(tp->evfd, &one, sizeof(one)) < 0)
+		log_dbg(LOG_TRANSPORT, "tcp wake: eventfd write failed");
+}
+
+int tcp_progress_start(struct tcp_priv *tp)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int err, one = 1;
+
+	tp->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	tp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (tp->evfd < 0 || tp->epfd < 0 || epoll_ctl(tp->epfd, EPOLL_CTL_ADD, tp->evfd, &ev)) {
+		err = errno;
+		log_err(LOG_TRANSPORT, "tcp epoll/eventfd setup: %s", strerror(err));
+		return -err;
+	}
+	for (int p = 0; p < tp->env->nranks; p++) {
+		for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++) {
+			struct tcp_stream *st = &tp->peers[p].streams[s];
+
+			setsockopt(st->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			st->writable = true;
+			ev = (struct epoll_event){
+			    .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = st};
+			if (epoll_ctl(tp->epfd, EPOLL_CTL_ADD, st->fd, &ev) < 0) {
+				err = errno;
+				log_err(LOG_TRANSPORT, "epoll_ctl peer=%d stream=%d: %s", p, s,
+					strerror(err));
+				return -err;
+			}
+		}
+	}
+	err = pthread_create(&tp->thread, NULL, progress_main, tp);
+	if (err) {
+		log_err(LOG_TRANSPORT, "pthread_create tcp progress: %s", strerror(err));
+		return -err;
+	}
+	tp->thread_started = true;
+	return 0;
+}
+
+void tcp_progress_stop(struct tcp_priv *tp)
+{
+	uint64_t one = 1;
+
+	if (!tp->thread_started)
+		return;
+	atomic_store(&tp->stop, 1);
+	if (write(tp->evfd, &one, sizeof(one)) < 0)
+		log_dbg(LOG_TRANSPORT, "tcp stop: eventfd write failed");
+	pthread_join(tp->thread, NULL);
+	tp->thread_started = false;
+}

@@ -1,0 +1,122 @@
+/* tcp transport tests: forked ranks over loopback (exchange, lengths, dead peer, abort). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "transport/tp_test_util.h"
+
+extern const struct transport_ops tcp_ops;
+
+static void run_ok(int nranks, const struct transport_opts *o, tpt_body body, void *arg)
+{
+	int st[TPT_MAX_RANKS];
+
+	tpt_run(&tcp_ops, nranks, o, 5000, body, arg, st);
+	for (int i = 0; i < nranks; i++) {
+		assert_true(WIFEXITED(st[i]));
+		assert_int_equal(WEXITSTATUS(st[i]), 0);
+	}
+}
+
+static void test_exchange(void **state)
+{
+	/* table: ranks x streams x posting order */
+	static const struct {
+		int nranks, streams;
+		enum tpt_order order;
+	} cases[] = {
+	    {2, 2, TPT_RECV_FIRST}, {2, 2, TPT_SEND_FIRST}, {2, 1, TPT_MIXED},
+	    {3, 12, TPT_MIXED},	    {4, 2, TPT_SEND_FIRST}, {4, 2, TPT_RECV_FIRST},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct transport_opts o = {.kind = TP_TCP, .streams = cases[i].streams};
+		enum tpt_order order = cases[i].order;
+
+		run_ok(cases[i].nranks, &o, tpt_body_exchange, &order);
+	}
+}
+
+static void test_sockbuf_and_interface(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2, .sockbuf = 4u << 20};
+	enum tpt_order order = TPT_MIXED;
+
+	(void)state;
+	snprintf(o.tcp_interface, sizeof(o.tcp_interface), "127.0.0.1");
+	run_ok(2, &o, tpt_body_exchange, &order);
+	snprintf(o.tcp_interface, sizeof(o.tcp_interface), "lo");
+	run_ok(2, &o, tpt_body_exchange, &order);
+}
+
+static void test_msgsize(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+
+	(void)state;
+	run_ok(2, &o, tpt_body_msgsize, NULL);
+}
+
+static void test_killed_peer(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+	int timeout_ms = 3000, st[2];
+
+	(void)state;
+	tpt_run(&tcp_ops, 2, &o, timeout_ms, tpt_body_killed, &timeout_ms, st);
+	assert_true(WIFEXITED(st[0]));
+	assert_int_equal(WEXITSTATUS(st[0]), 0);
+	assert_true(WIFSIGNALED(st[1]));
+	assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+}
+
+static void test_abort(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+
+	(void)state;
+	run_ok(2, &o, tpt_body_abort, NULL);
+}
+
+static void test_bad_interface(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+	int hosts[2] = {0, 0};
+	bool use[2] = {false, true};
+	struct transport_env env = {.rank = 0,
+				    .nranks = 2,
+				    .host_of_rank = hosts,
+				    .use_peer = use,
+				    .timeout_ms = 100,
+				    .opts = &o};
+	struct transport t = {.ops = &tcp_ops};
+
+	(void)state;
+	snprintf(o.tcp_interface, sizeof(o.tcp_interface), "nosuchif0");
+	assert_int_equal(tcp_ops.open(&t, &env), -ENODEV);
+	o.streams = 65;
+	assert_int_equal(tcp_ops.open(&t, &env), -EINVAL);
+}
+
+static void test_bandwidth(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+
+	(void)state;
+	run_ok(2, &o, tpt_body_bw, "tcp");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_exchange),  cmocka_unit_test(test_sockbuf_and_interface),
+	    cmocka_unit_test(test_msgsize),   cmocka_unit_test(test_killed_peer),
+	    cmocka_unit_test(test_abort),     cmocka_unit_test(test_bad_interface),
+	    cmocka_unit_test(test_bandwidth),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
