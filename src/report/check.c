@@ -41,6 +41,22 @@ double case_headline_busbw(const json_t *c)
 	return best;
 }
 
+/* CPU seconds per GB at the case's largest size (the throughput regime). */
+double case_cpu_s_per_GB(const json_t *c)
+{
+	json_t *rows = json_object_get(c, "collective"), *r;
+	double best = -1, v = NAN;
+	size_t i;
+
+	json_array_foreach(rows, i, r) {
+		if (jget_num(r, "size") > best) {
+			best = jget_num(r, "size");
+			v = jget_num(r, "cpu_s_per_GB");
+		}
+	}
+	return v;
+}
+
 bool case_ok(const json_t *c)
 {
 	return strcmp(jget_str(c, "status"), "failed") != 0;

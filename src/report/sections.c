@@ -89,22 +89,6 @@ static void path_text(const json_t *c, char *buf, size_t len)
 		snprintf(buf + off, len - off, "%s%s", off ? ", " : "", jget_str(c, "path.gpu_path"));
 }
 
-/* CPU seconds per GB at the case's largest size (the throughput regime). */
-static double case_cpu_s_per_GB(const json_t *c)
-{
-	json_t *rows = json_object_get(c, "collective"), *r;
-	double best = -1, v = NAN;
-	size_t i;
-
-	json_array_foreach(rows, i, r) {
-		if (jget_num(r, "size") > best) {
-			best = jget_num(r, "size");
-			v = jget_num(r, "cpu_s_per_GB");
-		}
-	}
-	return v;
-}
-
 static void section_cases(const struct report_set *s, struct rdoc *d)
 {
 	static const char *const hdr[] = { "Case", "Status", "Transport", "Path", "NUMA",
