@@ -18,7 +18,7 @@ static const char *const csv_cols[] = {
 #define NCOLS (sizeof(csv_cols) / sizeof(csv_cols[0]))
 
 struct csv_row {
-	char v[NCOLS][160];
+	char v[NCOLS][200];
 };
 
 static int col(const char *name)
@@ -38,7 +38,13 @@ static void put_str(struct csv_row *r, const char *name, const char *v)
 
 static void put_num(struct csv_row *r, const char *name, double v)
 {
-	if (isfinite(v))
+	if (!isfinite(v))
+		return;
+	if (fabs(v) < 1e-12)
+		v = 0; /* rounding noise of a difference, not a figure */
+	if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(r->v[col(name)], sizeof(r->v[0]), "%.0f", v);
+	else
 		snprintf(r->v[col(name)], sizeof(r->v[0]), "%.6g", v);
 }
 

@@ -127,10 +127,14 @@ void doc_free(struct rdoc *d)
 }
 
 /* A cell is right-aligned when it starts like a number ("12.3", "-", "+4%", "1.2x"). */
-static bool cell_numeric(const char *s)
+bool doc_cell_numeric(const char *s)
 {
-	return (*s >= '0' && *s <= '9') || ((*s == '-' || *s == '+') && (!s[1] || s[1] == '.' ||
-									  (s[1] >= '0' && s[1] <= '9')));
+	char *end;
+
+	if (strcmp(s, "-") == 0)
+		return true;
+	strtod(s, &end);
+	return end != s && (!*end || *end == '%' || *end == 'x' || strncmp(end, " (", 2) == 0);
 }
 
 static bool col_numeric(const struct rtable *t, int col)
@@ -142,7 +146,7 @@ static bool col_numeric(const struct rtable *t, int col)
 
 		if (!*c)
 			continue;
-		if (!cell_numeric(c))
+		if (!doc_cell_numeric(c))
 			return false;
 		any = 1;
 	}

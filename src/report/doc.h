@@ -58,6 +58,9 @@ static inline const char *tbl_cell(const struct rtable *t, int row, int col)
 	return c ? c : "";
 }
 
+/* A cell reads as a number ("12.3", "45%", "1.2x", "3.4 (56%)", "-"): right-aligned. */
+bool doc_cell_numeric(const char *s);
+
 void doc_render_md(FILE *f, const struct rdoc *d);
 void doc_render_text(FILE *f, const struct rdoc *d);
 /* Escape &, <, >, " and ' for XHTML text and attribute values. */

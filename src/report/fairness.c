@@ -197,7 +197,8 @@ static void runs_diff(const struct report_set *s, struct fair_list *l, char **la
 			if (!first)
 				continue;
 			for (q = 0; q < s->nruns; q++)
-				jget_text(json_object_get(s->runs[q].root, "env"), key, val[q], VALUE_LEN);
+				jtext(json_object_get(json_object_get(s->runs[q].root, "env"), key), val[q],
+				      VALUE_LEN);
 			snprintf(what, sizeof(what), "env %s", key);
 			diff_values(l, what, lab, val, s->nruns);
 		}
@@ -253,8 +254,8 @@ static void cases_diff(const struct report_set *s, struct fair_list *l, char **l
 			for (j = 0; j < s->ncases; j++) {
 				swept |= swept_has(s->cases[j].json, key);
 				snprintf(lab[j], LABEL_LEN, "%s", s->cases[j].name);
-				jget_text(json_object_get(s->cases[j].json, "config"), key, val[j],
-					  VALUE_LEN);
+				jtext(json_object_get(json_object_get(s->cases[j].json, "config"), key),
+				      val[j], VALUE_LEN);
 			}
 			if (!swept)
 				diff_values(l, key, lab, val, s->ncases);

@@ -18,12 +18,6 @@ static const char css[] =
 	"tr:nth-child(even) td{background:#fafafa}"
 	".chart{margin:12px 0}ul{font-size:14px}";
 
-static bool numeric(const char *s)
-{
-	return (*s >= '0' && *s <= '9') || ((*s == '-' || *s == '+') && (!s[1] || s[1] == '.' ||
-									  (s[1] >= '0' && s[1] <= '9')));
-}
-
 static void html_table(FILE *f, const struct rtable *t)
 {
 	int r, c;
@@ -34,7 +28,7 @@ static void html_table(FILE *f, const struct rtable *t)
 		for (c = 0; c < t->ncols; c++) {
 			const char *s = tbl_cell(t, r, c);
 
-			fputs(r ? (numeric(s) ? "<td class=\"n\">" : "<td>") : "<th>", f);
+			fputs(r ? (doc_cell_numeric(s) ? "<td class=\"n\">" : "<td>") : "<th>", f);
 			html_escape(f, s);
 			fputs(r ? "</td>" : "</th>", f);
 		}

@@ -44,8 +44,11 @@ const char *jget_str(const json_t *o, const char *path)
 
 const char *jget_text(const json_t *o, const char *path, char *buf, size_t len)
 {
-	json_t *v = jget(o, path);
+	return jtext(jget(o, path), buf, len);
+}
 
+const char *jtext(const json_t *v, char *buf, size_t len)
+{
 	if (json_is_string(v))
 		snprintf(buf, len, "%s", json_string_value(v));
 	else if (json_is_integer(v))

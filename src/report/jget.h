@@ -13,4 +13,7 @@ const char *jget_str(const json_t *o, const char *path);
 /* Any scalar at path as text ("" when absent, null, object or array); returns buf. */
 const char *jget_text(const json_t *o, const char *path, char *buf, size_t len);
 
+/* A scalar as text, as jget_text without the path lookup (keys that hold dots). */
+const char *jtext(const json_t *v, char *buf, size_t len);
+
 #endif

@@ -28,7 +28,9 @@ int project_find_model(const struct report_set *s, int i, struct ab_model *m)
 /* A config value as text: keys hold dots ("workload.overlap"), so no dotted path. */
 static const char *cfg(const json_t *c, const char *key)
 {
-	return jget_str(json_object_get(c, "config"), key);
+	json_t *v = json_object_get(json_object_get(c, "config"), key);
+
+	return json_is_string(v) ? json_string_value(v) : "";
 }
 
 /* A measured workload at nranks over the same transport, model and overlap, or NULL. */
