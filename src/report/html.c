@@ -13,8 +13,10 @@ static const char css[] =
 	"body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}"
 	"h1{font-size:24px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}"
 	"table{border-collapse:collapse;margin:8px 0;font-size:13px}"
-	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;white-space:nowrap}"
-	"td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f0f0f0}"
+	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;"
+	"max-width:300px}"
+	"td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
+	"th{background:#f0f0f0}"
 	"tr:nth-child(even) td{background:#fafafa}"
 	".chart{margin:12px 0}ul{font-size:14px}";
 
@@ -117,6 +119,7 @@ static int chart_workload(FILE *f, const struct report_set *s, bool comm_wait)
 	if (comm_wait)
 		ret = svg_bar_chart(f, &(struct svg_bar_chart){
 					       .title = "Comm-wait share of the iteration per case",
+					       .xlabel = "case",
 					       .ylabel = "% of iteration time",
 					       .cats = cats, .ncats = n,
 					       .stacks = wait_stacks, .nstacks = 1,
@@ -126,6 +129,7 @@ static int chart_workload(FILE *f, const struct report_set *s, bool comm_wait)
 		ret = svg_bar_chart(f, &(struct svg_bar_chart){
 					       .title = "Iteration time: compute and exposed "
 							"communication per case",
+					       .xlabel = "case",
 					       .ylabel = "milliseconds per iteration",
 					       .cats = cats, .ncats = n,
 					       .stacks = iter_stacks, .nstacks = 3,
@@ -167,6 +171,7 @@ static int chart_cpu(FILE *f, const struct report_set *s)
 		v[k] /= cnt[k];
 	ret = svg_bar_chart(f, &(struct svg_bar_chart){
 				       .title = "CPU cost per transport (largest message size)",
+				       .xlabel = "transport (mean over its cases)",
 				       .ylabel = "CPU seconds per GB",
 				       .cats = cats, .ncats = n,
 				       .stacks = stacks, .nstacks = 1,

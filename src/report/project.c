@@ -10,17 +10,24 @@
 int project_find_model(const struct report_set *s, int i, struct ab_model *m)
 {
 	const char *tr = jget_str(s->cases[i].json, "path.transport");
-	int j;
+	int pass, j;
 
-	for (j = -1; j < s->ncases; j++) {
-		int k = j < 0 ? i : j;
+	/* The case itself, then its own run's cases, then any run's: same transport. */
+	for (pass = 0; pass < 3; pass++) {
+		for (j = 0; j < s->ncases; j++) {
+			const json_t *c = s->cases[j].json;
 
-		if (j >= 0 && (j == i || strcmp(jget_str(s->cases[k].json, "path.transport"), tr)))
-			continue;
-		memset(m, 0, sizeof(*m));
-		if (!ab_fit_case(s->cases[k].json,
-				 (int)jget_num(s->runs[s->cases[k].run].root, "nranks"), m))
-			return k;
+			if ((pass == 0) != (j == i))
+				continue;
+			if (pass == 1 && s->cases[j].run != s->cases[i].run)
+				continue;
+			if (strcmp(jget_str(c, "path.transport"), tr) != 0)
+				continue;
+			memset(m, 0, sizeof(*m));
+			if (!ab_fit_case(c, (int)jget_num(s->runs[s->cases[j].run].root, "nranks"),
+					 m))
+				return j;
+		}
 	}
 	return -1;
 }

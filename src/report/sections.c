@@ -92,7 +92,7 @@ static void path_text(const json_t *c, char *buf, size_t len)
 static void section_cases(const struct report_set *s, struct rdoc *d)
 {
 	static const char *const hdr[] = { "Case", "Status", "Transport", "Path", "NUMA",
-					   "Bound (100%)", "Peak busbw GB/s", "% of bound",
+					   "Bound (= 100%)", "Peak busbw GB/s", "% of bound",
 					   "CPU s/GB", "Fit α us", "Fit 1/β GB/s", "Fit error" };
 	char a[64], b[64], p[256];
 	struct rtable *t;

@@ -12,6 +12,10 @@ static const char *const palette[] = {
 };
 #define NPALETTE (sizeof(palette) / sizeof(palette[0]))
 
+/* Dashes per series, so series with equal figures stay visible on top of each other. */
+static const char *const dashes[] = { "none", "7 4", "2 3", "10 3 2 3" };
+#define NDASHES (sizeof(dashes) / sizeof(dashes[0]))
+
 #define FONT "font-family=\"sans-serif\""
 
 char *svg_size_label(double bytes, char *buf, size_t len)
@@ -99,9 +103,10 @@ static void legend(FILE *f, const struct frame *fr, const char *const *names, in
 
 		if (line)
 			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-				   "stroke=\"%s\" stroke-width=\"2\"/>\n<circle cx=\"%.1f\" "
-				   "cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
-				fr->lx, y, fr->lx + 24, y, col, fr->lx + 12, y, col);
+				   "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>\n"
+				   "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+				fr->lx, y, fr->lx + 24, y, col, dashes[i % NDASHES], fr->lx + 12, y,
+				col);
 		else
 			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"12\" "
 				   "fill=\"%s\"/>\n", fr->lx + 5, y - 6, col);
@@ -210,7 +215,8 @@ int svg_line_chart(FILE *f, const struct svg_line_chart *c)
 			}
 			if (!open)
 				fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-					   "points=\"", col);
+					   "stroke-dasharray=\"%s\" points=\"", col,
+					dashes[i % NDASHES]);
 			fprintf(f, "%s%.1f,%.1f", open ? " " : "", XPOS(x),
 				fr.y1 - (fr.y1 - fr.y0) * y / top);
 			open = true;
@@ -281,6 +287,7 @@ int svg_bar_chart(FILE *f, const struct svg_bar_chart *c)
 			text(f, x + bw / 2, fr.y1 + 14, "end", 10, tr, c->cats[i]);
 		}
 	}
+	text(f, (fr.x0 + fr.x1) / 2, h - 12, "middle", 12, NULL, c->xlabel ? c->xlabel : "");
 	legend(f, &fr, c->stacks, c->nstacks, false);
 	fputs("</svg>\n", f);
 	return ferror(f) ? -EIO : 0;

@@ -30,6 +30,7 @@ struct svg_line_chart {
 /* Categories along x; each bar stacks nstacks values (v[cat * nstacks + stack]). */
 struct svg_bar_chart {
 	const char *title;
+	const char *xlabel;  /* what the categories are: "case", "transport" */
 	const char *ylabel;
 	const char *const *cats;
 	int ncats;
