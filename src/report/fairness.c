@@ -35,6 +35,12 @@ static void fair_add(struct fair_list *l, const char *what, const char *detail)
 	l->n++;
 }
 
+/* Bytes left in a buffer of len once off bytes are (or would have been) written. */
+static size_t room(size_t off, size_t len)
+{
+	return off < len ? len - off : 0;
+}
+
 /*
  * One item when the values differ: "v1 (label, label); v2 (label)", values in
  * order of first appearance. Empty values read "(none)".
@@ -59,17 +65,15 @@ static void diff_values(struct fair_list *l, const char *what, char **labels, ch
 			seen = strcmp(values[j], values[i]) == 0;
 		if (seen)
 			continue;
-		off += (size_t)snprintf(detail + off, off < sizeof(detail) ? sizeof(detail) - off : 0,
-					"%s%s (", i ? "; " : "", *values[i] ? values[i] : "(none)");
+		off += (size_t)snprintf(detail + off, room(off, sizeof(detail)), "%s%s (",
+					i ? "; " : "", *values[i] ? values[i] : "(none)");
 		for (j = i, k = 0; j < n; j++) {
 			if (strcmp(values[j], values[i]) != 0)
 				continue;
-			off += (size_t)snprintf(detail + off,
-						off < sizeof(detail) ? sizeof(detail) - off : 0,
-						"%s%s", k++ ? ", " : "", labels[j]);
+			off += (size_t)snprintf(detail + off, room(off, sizeof(detail)), "%s%s",
+						k++ ? ", " : "", labels[j]);
 		}
-		off += (size_t)snprintf(detail + off, off < sizeof(detail) ? sizeof(detail) - off : 0,
-					")");
+		off += (size_t)snprintf(detail + off, room(off, sizeof(detail)), ")");
 	}
 	fair_add(l, what, detail);
 }
@@ -163,6 +167,16 @@ static void strs_free(char **v, int n)
 	free(v);
 }
 
+static json_t *run_env(const struct report_set *s, int r)
+{
+	return json_object_get(s->runs[r].root, "env");
+}
+
+static json_t *case_cfg(const struct report_set *s, int i)
+{
+	return json_object_get(s->cases[i].json, "config");
+}
+
 static void runs_diff(const struct report_set *s, struct fair_list *l, char **lab, char **val)
 {
 	json_t *v;
@@ -180,12 +194,13 @@ static void runs_diff(const struct report_set *s, struct fair_list *l, char **la
 	for (f = 0; f < sizeof(run_array_fields) / sizeof(run_array_fields[0]); f++) {
 		for (r = 0; r < s->nruns; r++)
 			join_array(s->runs[r].root, run_array_fields[f].array,
-				   run_array_fields[f].label, run_array_fields[f].field, val[r], VALUE_LEN);
+				   run_array_fields[f].label, run_array_fields[f].field, val[r],
+				   VALUE_LEN);
 		diff_values(l, run_array_fields[f].what, lab, val, s->nruns);
 	}
 	/* Environment: every variable of any run, compared across all runs. */
 	for (r = 0; r < s->nruns; r++) {
-		json_t *env = json_object_get(s->runs[r].root, "env");
+		json_t *env = run_env(s, r);
 
 		json_object_foreach(env, key, v) {
 			char what[96];
@@ -193,12 +208,11 @@ static void runs_diff(const struct report_set *s, struct fair_list *l, char **la
 
 			/* Compare each key once: at the first run that has it. */
 			for (q = 0; q < r && first; q++)
-				first = !json_object_get(json_object_get(s->runs[q].root, "env"), key);
+				first = !json_object_get(run_env(s, q), key);
 			if (!first)
 				continue;
 			for (q = 0; q < s->nruns; q++)
-				jtext(json_object_get(json_object_get(s->runs[q].root, "env"), key), val[q],
-				      VALUE_LEN);
+				jtext(json_object_get(run_env(s, q), key), val[q], VALUE_LEN);
 			snprintf(what, sizeof(what), "env %s", key);
 			diff_values(l, what, lab, val, s->nruns);
 		}
@@ -240,22 +254,20 @@ static void cases_diff(const struct report_set *s, struct fair_list *l, char **l
 	}
 	/* Settings that differ between cases although no case sweeps them. */
 	for (i = 0; i < s->ncases; i++) {
-		json_t *cfg = json_object_get(s->cases[i].json, "config"), *v;
+		json_t *cfg = case_cfg(s, i), *v;
 		const char *key;
 
 		json_object_foreach(cfg, key, v) {
 			bool first = true, swept = false;
 
 			for (j = 0; j < i && first; j++)
-				first = !json_object_get(json_object_get(s->cases[j].json, "config"),
-							 key);
+				first = !json_object_get(case_cfg(s, j), key);
 			if (!first)
 				continue;
 			for (j = 0; j < s->ncases; j++) {
 				swept |= swept_has(s->cases[j].json, key);
 				snprintf(lab[j], LABEL_LEN, "%s", s->cases[j].name);
-				jtext(json_object_get(json_object_get(s->cases[j].json, "config"), key),
-				      val[j], VALUE_LEN);
+				jtext(json_object_get(case_cfg(s, j), key), val[j], VALUE_LEN);
 			}
 			if (!swept)
 				diff_values(l, key, lab, val, s->ncases);

@@ -10,7 +10,7 @@
 #include "report/report.h"
 
 struct fair_item {
-	char what[96];      /* "kernel", "NIC firmware", "transport ib: MTU", "collective.iterations" */
+	char what[96];      /* "kernel", "NIC firmware", "transport ib: MTU", "collective.sizes" */
 	char detail[640];   /* "6.1.0 (run-a); 6.5.0 (run-b)" */
 };
 

@@ -72,7 +72,10 @@ static void test_recovers_alpha_beta(void **state)
 static void test_constraints_and_errors(void **state)
 {
 	struct ab_point p[4] = {
-		{ 1000, 1e-6, 2, 1 }, { 2000, 2e-6, 2, 1 }, { 4000, 4e-6, 2, 1 }, { 8000, 8e-6, 2, 1 },
+		{ 1000, 1e-6, 2, 1 },
+		{ 2000, 2e-6, 2, 1 },
+		{ 4000, 4e-6, 2, 1 },
+		{ 8000, 8e-6, 2, 1 },
 	};
 	struct ab_model m = { 0 };
 

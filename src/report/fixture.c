@@ -44,7 +44,8 @@ static json_t *fx_doc(const struct fx_run *r)
 		.version = "0.1.0", .commit = "fixture", .build_date = "2026-11-29",
 		.compiler = "gcc 12.2.0", .cuda = "off", .verbs_providers = "mlx5 rxe",
 		.experiment = r->experiment, .experiment_file = "conf/fixture.ini",
-		.experiment_hash = "0000000000000000000000000000000000000000000000000000000000000000",
+		.experiment_hash = "5f1d3c0a9e8b7d6c5f4e3d2c1b0a9988"
+				   "7766554433221100ffeeddccbbaa9988",
 		.resolved = "[collective]\nsizes = 4KiB..1GiB x4\n", .started = r->started,
 		.finished = r->finished, .launcher = "local", .nranks = r->nranks,
 		.baseline = r->baseline, .argc = 3, .argv = argv,

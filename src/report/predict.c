@@ -58,8 +58,8 @@ int predict_workload(const struct ab_model *m, int algo, int nranks, const json_
 		ready[i] = jget_num(b, "ready_ms");
 	}
 	ret = predict_iteration(m, algo, nranks, bytes, ready, (int)n,
-				jget_num(workload, "bwd_ms.mean"), jget_num(workload, "fwd_ms.mean"),
-				out);
+				jget_num(workload, "bwd_ms.mean"),
+				jget_num(workload, "fwd_ms.mean"), out);
 out_free:
 	free(ready);
 	free(bytes);
@@ -81,8 +81,9 @@ int prediction_from_workload(const json_t *workload, struct prediction *out)
 
 void predict_print(FILE *f, const struct prediction *pred, const struct prediction *measured)
 {
-	fprintf(f, "ranks %d: predicted iter %.2f ms, comm-wait %.1f%%, scaling %.1f%%", pred->nranks,
-		pred->iter_ms, 100 * pred->comm_wait_share, 100 * pred->scaling_efficiency);
+	fprintf(f, "ranks %d: predicted iter %.2f ms, comm-wait %.1f%%, scaling %.1f%%",
+		pred->nranks, pred->iter_ms, 100 * pred->comm_wait_share,
+		100 * pred->scaling_efficiency);
 	if (measured && measured->iter_ms > 0)
 		fprintf(f, "; measured iter %.2f ms, comm-wait %.1f%%: error %+.1f%%",
 			measured->iter_ms, 100 * measured->comm_wait_share,

@@ -85,10 +85,10 @@ void section_projection(const struct report_set *s, const struct report_opts *o,
 			continue;
 		if (!any) {
 			doc_text(d, RB_H2, "Projection");
-			doc_text(d, RB_PARA, "Each workload iteration replayed at other rank counts: "
-				 "buckets launched in order when ready, each AllReduce timed by "
-				 "t = α·steps + β·bytes·factor; forward and backward times held "
-				 "(per-rank batch fixed).");
+			doc_text(d, RB_PARA, "Each workload iteration replayed at other rank "
+				 "counts: buckets launched in order when ready, each AllReduce "
+				 "timed by t = α·steps + β·bytes·factor; forward and backward "
+				 "times held (per-rank batch fixed).");
 			any = true;
 		}
 		doc_text(d, RB_ITEM, "%s: model from %s (%s, %d ranks): α = %s us, 1/β = %s GB/s, "

@@ -132,11 +132,12 @@ int report_set_finish(struct report_set *s, const char *baseline)
 	s->ncases = k;
 	/* Prefix names that appear in more than one run, so every case stays addressable. */
 	for (i = 0; i < s->ncases; i++) {
+		const char *name = case_orig_name(&s->cases[i]);
 		bool clash = false;
 
 		for (j = 0; j < s->ncases && !clash; j++)
 			clash = j != i && s->cases[j].run != s->cases[i].run &&
-				strcmp(case_orig_name(&s->cases[j]), case_orig_name(&s->cases[i])) == 0;
+				strcmp(case_orig_name(&s->cases[j]), name) == 0;
 		if (clash)
 			snprintf(s->cases[i].name, sizeof(s->cases[i].name), "%s/%s",
 				 s->runs[s->cases[i].run].name, case_orig_name(&s->cases[i]));

@@ -103,8 +103,9 @@ static int xml_check(const char *doc, struct xml_stats *st)
 			p += 2;
 			while (name_char(p[n], n == 0))
 				n++;
-			if (!depth || strlen(stack[depth - 1]) != n || strncmp(stack[depth - 1], p, n))
-				return xml_err(st, doc, p, "end tag does not match the open element");
+			if (!depth || strlen(stack[depth - 1]) != n ||
+			    strncmp(stack[depth - 1], p, n))
+				return xml_err(st, doc, p, "mismatched end tag");
 			p += n;
 			while (*p == ' ')
 				p++;
@@ -157,13 +158,13 @@ static int xml_check(const char *doc, struct xml_stats *st)
 					st->svgs++;
 				p += n;
 				if (*p++ != '=' || (*p != '"' && *p != '\''))
-					return xml_err(st, doc, p, "attribute without a quoted value");
+					return xml_err(st, doc, p, "unquoted attribute");
 				q = *p++;
 				while (*p && *p != q) {
 					if (*p == '<')
-						return xml_err(st, doc, p, "'<' in attribute value");
+						return xml_err(st, doc, p, "'<' in attribute");
 					if (*p == '&' && !entity(p))
-						return xml_err(st, doc, p, "bad entity in attribute value");
+						return xml_err(st, doc, p, "bad entity");
 					p++;
 				}
 				if (!*p++)

@@ -219,7 +219,8 @@ static void test_fairness(void **state)
 	load(&s, two, NULL);
 	n = report_fairness(&s, &it);
 	assert_true(n > 0);
-	assert_true(has_item(it, n, "kernel", "6.1.0-28-amd64 (ib_node_a); 6.1.0-31-amd64 (ib_node_b)"));
+	assert_true(has_item(it, n, "kernel",
+			     "6.1.0-28-amd64 (ib_node_a); 6.1.0-31-amd64 (ib_node_b)"));
 	assert_true(has_item(it, n, "NIC firmware", "mlx5_0 28.41.1000 (ib_node_b)"));
 	assert_true(has_item(it, n, "NIC MTU", "mlx5_0 2048"));
 	assert_true(has_item(it, n, "transport ib: MTU", "4096 (ib_node_a/transport=ib)"));

@@ -86,7 +86,8 @@ static void path_text(const json_t *c, char *buf, size_t len)
 		off += (size_t)snprintf(buf + off, len - off, "%sMTU %.0f", off ? ", " : "",
 					jget_num(c, "path.mtu"));
 	if (*jget_str(c, "path.gpu_path") && off < len)
-		snprintf(buf + off, len - off, "%s%s", off ? ", " : "", jget_str(c, "path.gpu_path"));
+		snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+			 jget_str(c, "path.gpu_path"));
 }
 
 static void section_cases(const struct report_set *s, struct rdoc *d)

@@ -55,12 +55,18 @@ static void svg_open(FILE *f, int w, int h, const char *title)
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" role=\"img\">\n<title>", w, h, w, h);
 	html_escape(f, title);
-	fprintf(f, "</title>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
-		w, h);
+	fprintf(f, "</title>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
+		   "fill=\"#ffffff\"/>\n", w, h);
 	fprintf(f, "<text x=\"%d\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" "
 		   "font-weight=\"bold\" " FONT ">", w / 2);
 	html_escape(f, title);
 	fputs("</text>\n", f);
+}
+
+static void line(FILE *f, double x1, double y1, double x2, double y2, const char *stroke)
+{
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+		x1, y1, x2, y2, stroke);
 }
 
 static void text(FILE *f, double x, double y, const char *anchor, int size, const char *extra,
@@ -117,27 +123,31 @@ static void legend(FILE *f, const struct frame *fr, const char *const *names, in
 /* Y axis from 0 to ymax with gridlines and its label; returns the axis maximum used. */
 static double y_axis(FILE *f, const struct frame *fr, double ymax, const char *label)
 {
-	double step = svg_nice_step(ymax > 0 ? ymax : 1, 5), top, v;
+	double step = svg_nice_step(ymax > 0 ? ymax : 1, 5), top, v, mid;
 	char buf[32];
 
 	top = ceil((ymax > 0 ? ymax : 1) / step - 1e-9) * step;
 	for (v = 0; v <= top + step / 2; v += step) {
 		double y = fr->y1 - (fr->y1 - fr->y0) * v / top;
 
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n",
-			fr->x0, y, fr->x1, y);
+		line(f, fr->x0, y, fr->x1, y, "#dddddd");
 		fmt_tick(v, step, buf, sizeof(buf));
 		text(f, fr->x0 - 6, y + 4, "end", 11, NULL, buf);
 	}
-	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333333\"/>\n",
-		fr->x0, fr->y0, fr->x0, fr->y1);
-	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333333\"/>\n",
-		fr->x0, fr->y1, fr->x1, fr->y1);
+	line(f, fr->x0, fr->y0, fr->x0, fr->y1, "#333333");
+	line(f, fr->x0, fr->y1, fr->x1, fr->y1, "#333333");
+	mid = (fr->y0 + fr->y1) / 2;
 	fprintf(f, "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" " FONT
-		   " transform=\"rotate(-90 18 %.1f)\">", (fr->y0 + fr->y1) / 2, (fr->y0 + fr->y1) / 2);
+		   " transform=\"rotate(-90 18 %.1f)\">", mid, mid);
 	html_escape(f, label);
 	fputs("</text>\n", f);
 	return top;
+}
+
+/* x position of value x on an axis spanning [e0, e1] (exponents of two on a log axis). */
+static double xpos(const struct frame *fr, bool logx, double e0, double e1, double x)
+{
+	return fr->x0 + (fr->x1 - fr->x0) * ((logx ? log2(x) : x) - e0) / (e1 - e0);
 }
 
 int svg_line_chart(FILE *f, const struct svg_line_chart *c)
@@ -176,14 +186,12 @@ int svg_line_chart(FILE *f, const struct svg_line_chart *c)
 	e0 = c->logx ? floor(log2(xmin)) : xmin;
 	e1 = c->logx ? ceil(log2(xmax)) : xmax;
 	lab = c->logx ? fmax(1, ceil((e1 - e0) / 10)) : 0;
-#define XPOS(x) (fr.x0 + (fr.x1 - fr.x0) * ((c->logx ? log2(x) : (x)) - e0) / (e1 - e0))
 	if (c->logx) {
 		for (e = e0; e <= e1; e++) {
-			double x = XPOS(pow(2, e));
+			double x = xpos(&fr, c->logx, e0, e1, pow(2, e));
 			bool labelled = fmod(e - e0, lab) == 0;
 
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-				   "stroke=\"#333333\"/>\n", x, fr.y1, x, fr.y1 + (labelled ? 6 : 3));
+			line(f, x, fr.y1, x, fr.y1 + (labelled ? 6 : 3), "#333333");
 			if (labelled)
 				text(f, x, fr.y1 + 20, "middle", 11, NULL,
 				     svg_size_label(pow(2, e), buf, sizeof(buf)));
@@ -192,10 +200,11 @@ int svg_line_chart(FILE *f, const struct svg_line_chart *c)
 		double step = svg_nice_step(e1 - e0, 8), v;
 
 		for (v = ceil(e0 / step) * step; v <= e1 + step / 1e6; v += step) {
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-				   "stroke=\"#333333\"/>\n", XPOS(v), fr.y1, XPOS(v), fr.y1 + 6);
+			double x = xpos(&fr, false, e0, e1, v);
+
+			line(f, x, fr.y1, x, fr.y1 + 6, "#333333");
 			fmt_tick(v, step, buf, sizeof(buf));
-			text(f, XPOS(v), fr.y1 + 20, "middle", 11, NULL, buf);
+			text(f, x, fr.y1 + 20, "middle", 11, NULL, buf);
 		}
 	}
 	text(f, (fr.x0 + fr.x1) / 2, h - 18, "middle", 12, NULL, c->xlabel);
@@ -214,22 +223,23 @@ int svg_line_chart(FILE *f, const struct svg_line_chart *c)
 				continue;
 			}
 			if (!open)
-				fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-					   "stroke-dasharray=\"%s\" points=\"", col,
-					dashes[i % NDASHES]);
-			fprintf(f, "%s%.1f,%.1f", open ? " " : "", XPOS(x),
+				fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" "
+					   "stroke-width=\"2\" stroke-dasharray=\"%s\" points=\"",
+					col, dashes[i % NDASHES]);
+			fprintf(f, "%s%.1f,%.1f", open ? " " : "", xpos(&fr, c->logx, e0, e1, x),
 				fr.y1 - (fr.y1 - fr.y0) * y / top);
 			open = true;
 		}
 		if (open)
 			fputs("\"/>\n", f);
-		for (k = 0; k < s->n; k++)
-			if (isfinite(s->y[k]) && (!c->logx || s->x[k] > 0))
-				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
-					XPOS(s->x[k]), fr.y1 - (fr.y1 - fr.y0) * s->y[k] / top,
-					col);
+		for (k = 0; k < s->n; k++) {
+			if (!isfinite(s->y[k]) || (c->logx && !(s->x[k] > 0)))
+				continue;
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+				xpos(&fr, c->logx, e0, e1, s->x[k]),
+				fr.y1 - (fr.y1 - fr.y0) * s->y[k] / top, col);
+		}
 	}
-#undef XPOS
 	legend(f, &fr, names, c->nseries, true);
 	fputs("</svg>\n", f);
 	return ferror(f) ? -EIO : 0;
@@ -271,8 +281,9 @@ int svg_bar_chart(FILE *f, const struct svg_bar_chart *c)
 		if (base > 0) {
 			char buf[32];
 
-			snprintf(buf, sizeof(buf), base >= 100 ? "%.0f" : base >= 10 ? "%.1f" : "%.2f",
-				 base);
+			int dec = base >= 100 ? 0 : base >= 10 ? 1 : 2;
+
+			snprintf(buf, sizeof(buf), "%.*f", dec, base);
 			text(f, x + bw / 2, fr.y1 - (fr.y1 - fr.y0) * base / top - 4, "middle", 11,
 			     NULL, buf);
 		}
