@@ -315,6 +315,47 @@ static void test_escaping(void **state)
 	json_decref(doc);
 }
 
+/* Sparse documents (a failed run, missing fields, nulls) still render in every format. */
+static void test_sparse_documents(void **state)
+{
+	static const char *const docs[] = {
+		"{\"schema\": \"gradsync-report/1\", \"cases\": []}",
+		"{\"schema\": \"gradsync-report/1\", \"cases\": [{\"name\": \"x\", "
+		"\"status\": \"failed\", \"error\": \"boom\", \"workload\": null}]}",
+		"{\"schema\": \"gradsync-report/1\", \"nranks\": 2, \"cases\": [{\"name\": \"y\", "
+		"\"collective\": [{\"op\": \"allreduce\", \"algo\": \"ring\", \"size\": 0, "
+		"\"busbw_GBps\": null}, {\"size\": 4096}], \"workload\": {\"model\": \"m\", "
+		"\"bucket_timeline\": [{}]}}]}",
+	};
+	struct report_opts o = { .min_busbw = "50%", .project_ranks = { 4 }, .nproject_ranks = 1 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		struct report_set s = { 0 };
+		json_t *doc = json_loads(docs[i], 0, NULL);
+		char *buf = NULL;
+		size_t len = 0;
+		struct xml_stats st;
+		FILE *f;
+
+		assert_non_null(doc);
+		assert_int_equal(report_set_add_json(&s, "sparse", doc), 0);
+		assert_int_equal(report_set_finish(&s, NULL), 0);
+		f = open_memstream(&buf, &len);
+		assert_int_equal(report_write_html(f, &s, &o), 0);
+		assert_int_equal(report_write_md(f, &s, &o), 0);
+		assert_int_equal(report_write_csv(f, &s, &o), 0);
+		assert_int_equal(report_write_table(f, &s, &o), 0);
+		fclose(f);
+		buf[strstr(buf, "</html>\n") + 8 - buf] = '\0';
+		assert_int_equal(xml_check(buf, &st), 0);
+		free(buf);
+		report_set_free(&s);
+		json_decref(doc);
+	}
+}
+
 static void test_checker_rejects(void **state)
 {
 	static const char *const bad[] = {
@@ -352,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_transports_page),
 		cmocka_unit_test(test_workload_and_merge_pages),
 		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_sparse_documents),
 		cmocka_unit_test(test_checker_rejects),
 		cmocka_unit_test(test_axis_helpers),
 	};
