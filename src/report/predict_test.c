@@ -13,6 +13,7 @@
 #include "coll/schedule.h"
 #include "report/fixture.h"
 #include "report/predict.h"
+#include "report/project.h"
 
 static bool near(double a, double b)
 {
@@ -103,12 +104,38 @@ static void test_workload_replay_and_print(void **state)
 	json_decref(doc);
 }
 
+static void test_project_print(void **state)
+{
+	struct report_set s = { 0 };
+	json_t *doc = report_fixture("resnet_overlap");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(report_set_add_json(&s, "r", doc), 0);
+	assert_int_equal(report_set_finish(&s, NULL), 0);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(project_print(f, &s, NULL, 4), 2);
+	assert_int_equal(project_print(f, &s, "overlap=on", 16), 1);
+	assert_int_equal(project_print(f, &s, "nope", 16), -ENOENT);
+	fclose(f);
+	assert_non_null(strstr(buf, "overlap=off: ranks 4: predicted iter 151.27 ms"));
+	assert_non_null(strstr(buf, "measured iter 154.92 ms, comm-wait 40.0%: error -2.4%"));
+	assert_non_null(strstr(buf, "overlap=on: ranks 16: predicted iter"));
+	assert_null(strstr(strstr(buf, "ranks 16"), "measured"));
+	free(buf);
+	report_set_free(&s);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_bucket_closed_form),
 		cmocka_unit_test(test_overlap_and_serialisation),
 		cmocka_unit_test(test_workload_replay_and_print),
+		cmocka_unit_test(test_project_print),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

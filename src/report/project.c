@@ -1,4 +1,5 @@
 /* Projection section: predicted iteration time, comm-wait and scaling at other rank counts. */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -66,6 +67,27 @@ static bool projectable(const struct report_set *s, int i, struct ab_model *m, i
 		return false;
 	*from = project_find_model(s, i, m);
 	return *from >= 0;
+}
+
+int project_print(FILE *f, const struct report_set *s, const char *case_name, int nranks)
+{
+	int i, from, n = 0;
+
+	for (i = 0; i < s->ncases; i++) {
+		const json_t *w = jget(s->cases[i].json, "workload"), *mw;
+		struct prediction p, meas;
+		struct ab_model m;
+
+		if (case_name && report_set_find(s, case_name) != i)
+			continue;
+		if (!projectable(s, i, &m, &from) || predict_workload(&m, m.algo, nranks, w, &p))
+			continue;
+		mw = find_measured(s, i, nranks);
+		fprintf(f, "%s: ", s->cases[i].name);
+		predict_print(f, &p, mw && !prediction_from_workload(mw, &meas) ? &meas : NULL);
+		n++;
+	}
+	return n ? n : -ENOENT;
 }
 
 void section_projection(const struct report_set *s, const struct report_opts *o, struct rdoc *d)

@@ -90,25 +90,57 @@ static void path_text(const json_t *c, char *buf, size_t len)
 			 jget_str(c, "path.gpu_path"));
 }
 
+/* Where each case ran: the path, NUMA placement and the bound its percentages use. */
+static void section_paths(const struct report_set *s, struct rdoc *d)
+{
+	static const char *const hdr[] = { "Case", "Path", "NUMA", "Reduce ISA",
+					   "Bound (= 100%)" };
+	struct rtable *t;
+	char p[256];
+	int i, c;
+
+	doc_text(d, RB_H3, "Paths and bounds");
+	t = doc_table(d, 5);
+	for (c = 0; c < 5; c++)
+		tbl_set(d, t, 0, c, "%s", hdr[c]);
+	for (i = 0; i < s->ncases; i++) {
+		const json_t *j = s->cases[i].json;
+		int row = tbl_row(d, t);
+
+		tbl_set(d, t, row, 0, "%s", s->cases[i].name);
+		path_text(j, p, sizeof(p));
+		tbl_set(d, t, row, 1, "%s", p);
+		tbl_set(d, t, row, 2, "%s", jget_str(j, "numa.actual"));
+		tbl_set(d, t, row, 3, "%s", jget_str(j, "reduce_isa"));
+		if (isfinite(case_bound_GBps(j)))
+			tbl_set(d, t, row, 4, "%s: %s", jget_str(j, "bound.kind"),
+				jget_str(j, "bound.desc"));
+		else
+			tbl_set(d, t, row, 4, "none");
+	}
+}
+
 static void section_cases(const struct report_set *s, struct rdoc *d)
 {
-	static const char *const hdr[] = { "Case", "Status", "Transport", "Path", "NUMA",
-					   "Bound (= 100%)", "Peak busbw GB/s", "% of bound",
-					   "CPU s/GB", "Fit α us", "Fit 1/β GB/s", "Fit error" };
-	char a[64], b[64], p[256];
+	static const char *const hdr[] = { "Case", "Status", "Transport", "Peak busbw GB/s",
+					   "% of bound", "CPU s/GB", "Fit α us", "Fit 1/β GB/s",
+					   "Fit error" };
+	char a[64], b[64];
 	struct rtable *t;
 	int i, c;
 
 	doc_text(d, RB_H2, "Cases");
 	if (s->baseline >= 0)
 		doc_text(d, RB_PARA, "Baseline: %s. Bandwidths are bus bandwidths (busbw); "
-			 "each is also given as a percentage of the case's bound.",
+			 "each is also given as a percentage of the case's bound. The fit is "
+			 "t = α·steps + β·bytes·factor over the size sweep.",
 			 s->cases[s->baseline].name);
 	else
 		doc_text(d, RB_PARA, "No baseline case. Bandwidths are bus bandwidths (busbw); "
-			 "each is also given as a percentage of the case's bound.");
-	t = doc_table(d, 12);
-	for (c = 0; c < 12; c++)
+			 "each is also given as a percentage of the case's bound. The fit is "
+			 "t = α·steps + β·bytes·factor over the size sweep.");
+	t = doc_table(d, 9);
+	for (c = 0; c < 9; c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);
 	for (i = 0; i < s->ncases; i++) {
 		const json_t *j = s->cases[i].json;
@@ -119,28 +151,20 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 		tbl_set(d, t, row, 0, "%s", s->cases[i].name);
 		tbl_set(d, t, row, 1, "%s", jget_str(j, "status"));
 		tbl_set(d, t, row, 2, "%s", jget_str(j, "path.transport"));
-		path_text(j, p, sizeof(p));
-		tbl_set(d, t, row, 3, "%s", p);
-		tbl_set(d, t, row, 4, "%s", jget_str(j, "numa.actual"));
-		if (isfinite(case_bound_GBps(j)))
-			tbl_set(d, t, row, 5, "%s: %s", jget_str(j, "bound.kind"),
-				jget_str(j, "bound.desc"));
-		else
-			tbl_set(d, t, row, 5, "none");
-		tbl_set(d, t, row, 6, "%s", fmt_num(bw, a, sizeof(a)));
+		tbl_set(d, t, row, 3, "%s", fmt_num(bw, a, sizeof(a)));
 		if (isfinite(case_pct_of_bound(j, bw)))
-			tbl_set(d, t, row, 7, "%.0f%%", case_pct_of_bound(j, bw));
+			tbl_set(d, t, row, 4, "%.0f%%", case_pct_of_bound(j, bw));
 		else
-			tbl_set(d, t, row, 7, "-");
-		tbl_set(d, t, row, 8, "%s", fmt_num(case_cpu_s_per_GB(j), a, sizeof(a)));
+			tbl_set(d, t, row, 4, "-");
+		tbl_set(d, t, row, 5, "%s", fmt_num(case_cpu_s_per_GB(j), a, sizeof(a)));
 		if (!ab_fit_case(j, run_nranks(s, i), &m)) {
-			tbl_set(d, t, row, 9, "%s", fmt_num(m.alpha_s * 1e6, a, sizeof(a)));
-			tbl_set(d, t, row, 10, "%s",
+			tbl_set(d, t, row, 6, "%s", fmt_num(m.alpha_s * 1e6, a, sizeof(a)));
+			tbl_set(d, t, row, 7, "%s",
 				fmt_num(m.beta_s_per_B > 0 ? 1e-9 / m.beta_s_per_B : NAN, b,
 					sizeof(b)));
-			tbl_set(d, t, row, 11, "%.1f%%", 100 * m.rel_rms);
+			tbl_set(d, t, row, 8, "%.1f%%", 100 * m.rel_rms);
 		} else {
-			for (c = 9; c < 12; c++)
+			for (c = 6; c < 9; c++)
 				tbl_set(d, t, row, c, "-");
 		}
 	}
@@ -148,6 +172,7 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 		if (!case_ok(s->cases[i].json))
 			doc_text(d, RB_ITEM, "%s failed: %s", s->cases[i].name,
 				 jget_str(s->cases[i].json, "error"));
+	section_paths(s, d);
 	for (i = 0; i < s->ncases; i++)
 		if (isfinite(case_cpu_s_per_GB(s->cases[i].json)))
 			break;
