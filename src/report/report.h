@@ -1,10 +1,18 @@
-/* [report] options; report writers live beside this header. */
+/*
+ * [report] options and the comparison report: one or more report.json documents
+ * (schema "gradsync-report/1") merged into a set of cases, written as a terminal
+ * table, Markdown, CSV and a self-contained HTML page.
+ */
 #ifndef GS_REPORT_REPORT_H
 #define GS_REPORT_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
 
 #define REPORT_MAX_PROJECT 16
+#define REPORT_SCHEMA "gradsync-report/1"
 
 /* [report] section, resolved by config/. */
 struct report_opts {
@@ -13,5 +21,81 @@ struct report_opts {
 	int project_ranks[REPORT_MAX_PROJECT];
 	int nproject_ranks;
 };
+
+/* One loaded report.json. */
+struct report_run {
+	char name[128];           /* run directory name, or the file name without .json */
+	char path[640];
+	json_t *root;             /* owned reference */
+};
+
+/* One case of the comparison; json is borrowed from its run's document. */
+struct report_case {
+	char name[192];           /* case name, prefixed "run/" when names clash across runs */
+	int run;                  /* index into report_set.runs */
+	json_t *json;
+};
+
+/* Runs and their merged cases. Zero-initialise, add runs, then report_set_finish(). */
+struct report_set {
+	struct report_run *runs;
+	int nruns;
+	struct report_case *cases;
+	int ncases;
+	int baseline;             /* index into cases, -1 = none */
+};
+
+/*
+ * Add PATH: a run directory holding report.json, or a report.json file. Returns 0,
+ * -ENOENT / -EINVAL (unreadable, not JSON, wrong schema) with one logged line.
+ */
+int report_set_add_path(struct report_set *s, const char *path);
+/* Add an in-memory document under run name NAME; takes a new reference to root. */
+int report_set_add_json(struct report_set *s, const char *name, json_t *root);
+/*
+ * Name the cases (prefixing clashing names with their run) and pick the baseline:
+ * `baseline` when non-NULL/non-empty (a case name, with or without run prefix),
+ * else the first run's "baseline" field, else none. -ENOENT when `baseline` names
+ * no case.
+ */
+int report_set_finish(struct report_set *s, const char *baseline);
+void report_set_free(struct report_set *s);
+/* Case index by (display or original) name, -1 if none. */
+int report_set_find(const struct report_set *s, const char *name);
+
+/* Writers. Output is deterministic for a given set and options (golden-tested). */
+int report_write_table(FILE *f, const struct report_set *s, const struct report_opts *o);
+int report_write_md(FILE *f, const struct report_set *s, const struct report_opts *o);
+int report_write_csv(FILE *f, const struct report_set *s, const struct report_opts *o);
+int report_write_html(FILE *f, const struct report_set *s, const struct report_opts *o);
+
+/* True when the comma/space separated list `formats` names `fmt`. */
+bool report_has_format(const char *formats, const char *fmt);
+
+/*
+ * Write the formats of o->formats for set s into dir: md -> report.md,
+ * csv -> report.csv, html -> report.html, table -> stdout (json is the run's
+ * own report.json and is not rewritten here). Returns 0 or the first -errno.
+ */
+int report_write_set(const char *dir, const struct report_set *s, const struct report_opts *o);
+/* The same for one in-memory run document (what `gradsync run` calls at the end). */
+int report_write_all(const char *dir, json_t *report, const struct report_opts *o);
+
+/* A case that misses the [report] min_busbw threshold. */
+struct report_failure {
+	int case_idx;
+	double busbw_GBps;        /* the case's figure: peak collective busbw, or workload busbw */
+	double need_GBps;         /* the threshold it was held to */
+	char why[192];
+};
+
+/*
+ * Hold every case to min_busbw ("20GB/s" absolute, "80%" of the case's bound).
+ * Fills *fails (malloc'd, caller frees) and returns the number of failing cases,
+ * or -EINVAL for an unparsable threshold. A failed case, or one without a bound
+ * under a percentage threshold, fails too.
+ */
+int report_check_threshold(const struct report_set *s, const char *min_busbw,
+			   struct report_failure **fails);
 
 #endif

@@ -1,0 +1,139 @@
+/* `gradsync report`: compare runs (report.json files or run directories) side by side. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd/cmd.h"
+#include "report/report.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/units.h"
+
+int cmd_report(int argc, char **argv);
+
+static void usage(FILE *f)
+{
+	fputs("usage: gradsync report RUN_DIR|report.json ... [options]\n"
+	      "  --baseline CASE       case the speed-ups are measured against\n"
+	      "                        (default: the first run's baseline)\n"
+	      "  --format LIST         table,md,csv,html (default: table; with --out: all)\n"
+	      "  --out DIR             where report.md/csv/html go (default: .)\n"
+	      "  --min-busbw X         20GB/s or 80% (of each case's bound): exit 1 below it\n"
+	      "  --project-ranks LIST  2,4,8,16: project workload cases to these rank counts\n",
+	      f);
+}
+
+static int parse_ranks(const char *s, struct report_opts *o)
+{
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	o->nproject_ranks = 0;
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		long long v;
+
+		if (o->nproject_ranks == REPORT_MAX_PROJECT || units_parse_int(tok, &v) || v < 1 ||
+		    v > 1048576)
+			return -EINVAL;
+		o->project_ranks[o->nproject_ranks++] = (int)v;
+	}
+	return o->nproject_ranks ? 0 : -EINVAL;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "min-busbw", required_argument, NULL, 'm' },
+		{ "project-ranks", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report_opts o = { .formats = "" };
+	struct report_set s = { .baseline = -1 };
+	const char *baseline = NULL, *out = NULL;
+	struct report_failure *fails = NULL;
+	int c, i, n, ret = GS_EXIT_USAGE;
+	double abs_bw;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "b:f:o:m:p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			baseline = optarg;
+			break;
+		case 'f':
+			snprintf(o.formats, sizeof(o.formats), "%s", optarg);
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'm':
+			snprintf(o.min_busbw, sizeof(o.min_busbw), "%s", optarg);
+			break;
+		case 'p':
+			if (parse_ranks(optarg, &o)) {
+				fprintf(stderr, "gradsync report: --project-ranks %s: want a list "
+						"of rank counts like 2,4,8\n", optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return GS_EXIT_OK;
+		default:
+			usage(stderr);
+			return GS_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return GS_EXIT_USAGE;
+	}
+	if (o.min_busbw[0] && units_parse_rate(o.min_busbw, &abs_bw) &&
+	    o.min_busbw[strlen(o.min_busbw) - 1] != '%') {
+		fprintf(stderr, "gradsync report: --min-busbw %s: want a rate (20GB/s) or a "
+				"percentage of the bound (80%%)\n", o.min_busbw);
+		return GS_EXIT_USAGE;
+	}
+	if (!o.formats[0])
+		snprintf(o.formats, sizeof(o.formats), "%s", out ? "table,md,csv,html" : "table");
+	for (i = optind; i < argc; i++)
+		if (report_set_add_path(&s, argv[i]))
+			goto out_free;
+	if (report_set_finish(&s, baseline))
+		goto out_free;
+	if (out && mkdir(out, 0777) && errno != EEXIST) {
+		log_err(LOG_REPORT, "mkdir %s: %s", out, strerror(errno));
+		ret = GS_EXIT_FAIL;
+		goto out_free;
+	}
+	if (report_write_set(out ? out : ".", &s, &o)) {
+		ret = GS_EXIT_FAIL;
+		goto out_free;
+	}
+	ret = GS_EXIT_OK;
+	if (!o.min_busbw[0])
+		goto out_free;
+	n = report_check_threshold(&s, o.min_busbw, &fails);
+	if (n < 0) {
+		fprintf(stderr, "gradsync report: --min-busbw %s: not a rate or a percentage\n",
+			o.min_busbw);
+		ret = GS_EXIT_USAGE;
+		goto out_free;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "gradsync report: FAIL %s: %s\n", s.cases[fails[i].case_idx].name,
+			fails[i].why);
+	if (n)
+		ret = GS_EXIT_FAIL;
+	free(fails);
+out_free:
+	report_set_free(&s);
+	return ret;
+}

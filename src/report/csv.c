@@ -1,0 +1,193 @@
+/* report.csv: one row per case x size of each collective sweep, plus one per workload case. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/check.h"
+#include "report/jget.h"
+#include "report/report.h"
+
+static const char *const csv_cols[] = {
+	"kind", "run", "case", "status", "transport", "op", "algo", "dtype", "size", "count",
+	"iterations", "time_avg_us", "time_p50_us", "time_p99_us", "algbw_GBps", "busbw_GBps",
+	"pct_of_bound", "bound_kind", "bound_GBps", "speedup", "wrong", "cpu_s_per_GB", "model",
+	"ranks", "iter_ms", "fwd_ms", "bwd_ms", "exposed_comm_ms", "comm_wait_share",
+	"overlap_efficiency", "samples_per_s", "scaling_efficiency",
+};
+#define NCOLS (sizeof(csv_cols) / sizeof(csv_cols[0]))
+
+struct csv_row {
+	char v[NCOLS][200];
+};
+
+static int col(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOLS; i++)
+		if (strcmp(csv_cols[i], name) == 0)
+			return (int)i;
+	return 0;
+}
+
+static void put_str(struct csv_row *r, const char *name, const char *v)
+{
+	snprintf(r->v[col(name)], sizeof(r->v[0]), "%s", v);
+}
+
+static void put_num(struct csv_row *r, const char *name, double v)
+{
+	if (!isfinite(v))
+		return;
+	if (fabs(v) < 1e-12)
+		v = 0; /* rounding noise of a difference, not a figure */
+	if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(r->v[col(name)], sizeof(r->v[0]), "%.0f", v);
+	else
+		snprintf(r->v[col(name)], sizeof(r->v[0]), "%.6g", v);
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void emit(FILE *f, const struct csv_row *r)
+{
+	size_t i;
+
+	for (i = 0; i < NCOLS; i++) {
+		if (i)
+			fputc(',', f);
+		csv_field(f, r->v[i]);
+	}
+	fputc('\n', f);
+}
+
+static void case_common(const struct report_set *s, int i, const char *kind, struct csv_row *r)
+{
+	const json_t *c = s->cases[i].json;
+
+	memset(r, 0, sizeof(*r));
+	put_str(r, "kind", kind);
+	put_str(r, "run", s->runs[s->cases[i].run].name);
+	put_str(r, "case", s->cases[i].name);
+	put_str(r, "status", jget_str(c, "status"));
+	put_str(r, "transport", jget_str(c, "path.transport"));
+	put_str(r, "bound_kind", jget_str(c, "bound.kind"));
+	put_num(r, "bound_GBps", case_bound_GBps(c));
+}
+
+/* Baseline time of the same op/algo/dtype/size, NAN if the baseline has no such row. */
+static double baseline_time(const struct report_set *s, const json_t *row)
+{
+	json_t *rows, *b;
+	size_t i;
+
+	if (s->baseline < 0)
+		return NAN;
+	rows = json_object_get(s->cases[s->baseline].json, "collective");
+	json_array_foreach(rows, i, b) {
+		if (strcmp(jget_str(b, "op"), jget_str(row, "op")) == 0 &&
+		    strcmp(jget_str(b, "algo"), jget_str(row, "algo")) == 0 &&
+		    strcmp(jget_str(b, "dtype"), jget_str(row, "dtype")) == 0 &&
+		    jget_num(b, "size") == jget_num(row, "size"))
+			return jget_num(b, "time_us.avg");
+	}
+	return NAN;
+}
+
+static void emit_collective(FILE *f, const struct report_set *s, int i)
+{
+	const json_t *c = s->cases[i].json;
+	json_t *rows = json_object_get(c, "collective"), *x;
+	struct csv_row r;
+	size_t k;
+
+	json_array_foreach(rows, k, x) {
+		double bw = jget_num(x, "busbw_GBps"), tb = baseline_time(s, x);
+
+		case_common(s, i, "collective", &r);
+		put_str(&r, "op", jget_str(x, "op"));
+		put_str(&r, "algo", jget_str(x, "algo"));
+		put_str(&r, "dtype", jget_str(x, "dtype"));
+		put_num(&r, "size", jget_num(x, "size"));
+		put_num(&r, "count", jget_num(x, "count"));
+		put_num(&r, "iterations", jget_num(x, "iterations"));
+		put_num(&r, "time_avg_us", jget_num(x, "time_us.avg"));
+		put_num(&r, "time_p50_us", jget_num(x, "time_us.p50"));
+		put_num(&r, "time_p99_us", jget_num(x, "time_us.p99"));
+		put_num(&r, "algbw_GBps", jget_num(x, "algbw_GBps"));
+		put_num(&r, "busbw_GBps", bw);
+		put_num(&r, "pct_of_bound", case_pct_of_bound(c, bw));
+		put_num(&r, "speedup", tb / jget_num(x, "time_us.avg"));
+		put_num(&r, "wrong", jget_num(x, "wrong"));
+		put_num(&r, "cpu_s_per_GB", jget_num(x, "cpu_s_per_GB"));
+		emit(f, &r);
+	}
+}
+
+static void emit_workload(FILE *f, const struct report_set *s, int i)
+{
+	const json_t *c = s->cases[i].json, *w = jget(c, "workload");
+	const json_t *bw = s->baseline >= 0 ? jget(s->cases[s->baseline].json, "workload") : NULL;
+	struct csv_row r;
+	double v;
+
+	if (!json_is_object(w))
+		return;
+	case_common(s, i, "workload", &r);
+	put_str(&r, "model", jget_str(w, "model"));
+	put_num(&r, "ranks", jget_num(w, "ranks"));
+	put_num(&r, "iterations", jget_num(w, "iterations"));
+	put_num(&r, "iter_ms", jget_num(w, "iter_ms.mean"));
+	put_num(&r, "fwd_ms", jget_num(w, "fwd_ms.mean"));
+	put_num(&r, "bwd_ms", jget_num(w, "bwd_ms.mean"));
+	put_num(&r, "exposed_comm_ms", jget_num(w, "exposed_comm_ms.mean"));
+	put_num(&r, "comm_wait_share", jget_num(w, "comm_wait_share"));
+	put_num(&r, "overlap_efficiency", jget_num(w, "overlap_efficiency"));
+	put_num(&r, "samples_per_s", jget_num(w, "samples_per_s"));
+	put_num(&r, "scaling_efficiency", jget_num(w, "scaling_efficiency"));
+	v = jget_num(w, "busbw_GBps");
+	put_num(&r, "busbw_GBps", v);
+	put_num(&r, "pct_of_bound", case_pct_of_bound(c, v));
+	if (json_is_object(bw))
+		put_num(&r, "speedup", jget_num(bw, "iter_ms.mean") / jget_num(w, "iter_ms.mean"));
+	emit(f, &r);
+}
+
+int report_write_csv(FILE *f, const struct report_set *s, const struct report_opts *o)
+{
+	struct csv_row r;
+	size_t k;
+	int i;
+
+	(void)o;
+	for (k = 0; k < NCOLS; k++)
+		fprintf(f, "%s%s", k ? "," : "", csv_cols[k]);
+	fputc('\n', f);
+	for (i = 0; i < s->ncases; i++) {
+		const json_t *c = s->cases[i].json;
+
+		emit_collective(f, s, i);
+		emit_workload(f, s, i);
+		/* A case that produced nothing still gets a row, so its failure is visible. */
+		if (!json_array_size(json_object_get(c, "collective")) &&
+		    !json_is_object(jget(c, "workload"))) {
+			case_common(s, i, "case", &r);
+			emit(f, &r);
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * Projection of a DDP iteration to another rank count: replay the bucket timeline
+ * of a measured iteration with each bucket's AllReduce timed by the alpha-beta model.
+ * Per-rank batch is held fixed (weak scaling), so forward and backward times carry over.
+ */
+#ifndef GS_REPORT_PREDICT_H
+#define GS_REPORT_PREDICT_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#include "report/fit.h"
+
+struct prediction {
+	int nranks;
+	double iter_ms;
+	double forward_ms, backward_ms;
+	double comm_ms;            /* sum of the buckets' AllReduce times */
+	double exposed_comm_ms;    /* iteration time not covered by compute */
+	double comm_wait_share;    /* exposed_comm_ms / iter_ms */
+	double scaling_efficiency; /* (forward + backward) / iter: throughput vs n x one rank */
+};
+
+/*
+ * Buckets are launched in order, each when it is ready and the previous one has
+ * finished (one stream of collectives, as DDP's), each taking ab_time(m, algo, n,
+ * bytes). bucket_ready_ms counts from the start of backward. The iteration is
+ * forward + max(backward, end of the last bucket). -EINVAL for nranks < 1 or a
+ * negative input, -EOPNOTSUPP when the model has no cost shape for algo.
+ */
+int predict_iteration(const struct ab_model *m, int algo, int nranks, const double *bucket_bytes,
+		      const double *bucket_ready_ms, int nbuckets, double backward_ms,
+		      double forward_ms, struct prediction *out);
+
+/* predict_iteration from a report.json "workload" object (its timeline and mean times). */
+int predict_workload(const struct ab_model *m, int algo, int nranks, const json_t *workload,
+		     struct prediction *out);
+
+/* The measured figures of a report.json "workload" object, for comparison. */
+int prediction_from_workload(const json_t *workload, struct prediction *out);
+
+/*
+ * One line: "ranks 16: predicted iter 112.3 ms, comm-wait 12.0%, scaling 88.0%"
+ * and, when measured is non-NULL, the measured figures and the relative error.
+ */
+void predict_print(FILE *f, const struct prediction *pred, const struct prediction *measured);
+
+#endif

@@ -1,0 +1,265 @@
+/* Loading report.json documents into a comparison set, and writing every requested format. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "report/jget.h"
+#include "util/log.h"
+
+/* Run name from a path: "results/quick-2026/report.json" -> "quick-2026", "a/x.json" -> "x". */
+static void run_name_from_path(const char *path, char *name, size_t len)
+{
+	char tmp[512];
+	char *base, *slash;
+	size_t n;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	n = strlen(tmp);
+	while (n > 1 && tmp[n - 1] == '/')
+		tmp[--n] = '\0';
+	slash = strrchr(tmp, '/');
+	base = slash ? slash + 1 : tmp;
+	if (strcmp(base, "report.json") == 0 && slash) {
+		*slash = '\0';
+		slash = strrchr(tmp, '/');
+		base = slash ? slash + 1 : tmp;
+	}
+	n = strlen(base);
+	if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+		base[n - 5] = '\0';
+	snprintf(name, len, "%s", base);
+}
+
+int report_set_add_json(struct report_set *s, const char *name, json_t *root)
+{
+	struct report_run *runs;
+	const char *schema = jget_str(root, "schema");
+
+	if (strcmp(schema, REPORT_SCHEMA) != 0) {
+		log_err(LOG_REPORT, "report %s: schema \"%s\", expected \"%s\"", name, schema,
+			REPORT_SCHEMA);
+		return -EINVAL;
+	}
+	if (!json_is_array(json_object_get(root, "cases"))) {
+		log_err(LOG_REPORT, "report %s: no \"cases\" array", name);
+		return -EINVAL;
+	}
+	runs = realloc(s->runs, (size_t)(s->nruns + 1) * sizeof(*runs));
+	if (!runs)
+		return -ENOMEM;
+	s->runs = runs;
+	memset(&runs[s->nruns], 0, sizeof(runs[0]));
+	snprintf(runs[s->nruns].name, sizeof(runs[0].name), "%s", name);
+	runs[s->nruns].root = json_incref(root);
+	s->nruns++;
+	return 0;
+}
+
+int report_set_add_path(struct report_set *s, const char *path)
+{
+	char file[600], name[128];
+	json_error_t jerr;
+	struct stat st;
+	json_t *root;
+	int ret;
+
+	if (stat(path, &st)) {
+		log_err(LOG_REPORT, "stat %s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	if (S_ISDIR(st.st_mode))
+		snprintf(file, sizeof(file), "%s/report.json", path);
+	else
+		snprintf(file, sizeof(file), "%s", path);
+	root = json_load_file(file, 0, &jerr);
+	if (!root) {
+		log_err(LOG_REPORT, "json_load_file %s: line %d: %s", file, jerr.line, jerr.text);
+		return access(file, R_OK) ? -ENOENT : -EINVAL;
+	}
+	run_name_from_path(file, name, sizeof(name));
+	ret = report_set_add_json(s, name, root);
+	json_decref(root);
+	if (!ret)
+		snprintf(s->runs[s->nruns - 1].path, sizeof(s->runs[0].path), "%s", file);
+	return ret;
+}
+
+static const char *case_orig_name(const struct report_case *c)
+{
+	return jget_str(c->json, "name");
+}
+
+int report_set_find(const struct report_set *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->ncases; i++)
+		if (strcmp(s->cases[i].name, name) == 0)
+			return i;
+	for (i = 0; i < s->ncases; i++)
+		if (strcmp(case_orig_name(&s->cases[i]), name) == 0)
+			return i;
+	return -1;
+}
+
+int report_set_finish(struct report_set *s, const char *baseline)
+{
+	int total = 0, r, i, j, k = 0;
+
+	for (r = 0; r < s->nruns; r++)
+		total += (int)json_array_size(json_object_get(s->runs[r].root, "cases"));
+	free(s->cases);
+	s->cases = calloc((size_t)(total ? total : 1), sizeof(*s->cases));
+	if (!s->cases)
+		return -ENOMEM;
+	for (r = 0; r < s->nruns; r++) {
+		json_t *cases = json_object_get(s->runs[r].root, "cases");
+		size_t idx;
+		json_t *c;
+
+		json_array_foreach(cases, idx, c) {
+			s->cases[k].run = r;
+			s->cases[k].json = c;
+			snprintf(s->cases[k].name, sizeof(s->cases[k].name), "%s",
+				 jget_str(c, "name"));
+			k++;
+		}
+	}
+	s->ncases = k;
+	/* Prefix names that appear in more than one run, so every case stays addressable. */
+	for (i = 0; i < s->ncases; i++) {
+		const char *name = case_orig_name(&s->cases[i]);
+		bool clash = false;
+
+		for (j = 0; j < s->ncases && !clash; j++)
+			clash = j != i && s->cases[j].run != s->cases[i].run &&
+				strcmp(case_orig_name(&s->cases[j]), name) == 0;
+		if (clash)
+			snprintf(s->cases[i].name, sizeof(s->cases[i].name), "%s/%s",
+				 s->runs[s->cases[i].run].name, case_orig_name(&s->cases[i]));
+	}
+	s->baseline = -1;
+	if (baseline && *baseline) {
+		s->baseline = report_set_find(s, baseline);
+		if (s->baseline < 0) {
+			log_err(LOG_REPORT, "--baseline %s: no such case", baseline);
+			return -ENOENT;
+		}
+	} else if (s->nruns) {
+		const char *b = jget_str(s->runs[0].root, "baseline");
+
+		for (i = 0; *b && i < s->ncases && s->baseline < 0; i++)
+			if (s->cases[i].run == 0 && strcmp(case_orig_name(&s->cases[i]), b) == 0)
+				s->baseline = i;
+	}
+	return 0;
+}
+
+void report_set_free(struct report_set *s)
+{
+	int r;
+
+	for (r = 0; r < s->nruns; r++)
+		json_decref(s->runs[r].root);
+	free(s->runs);
+	free(s->cases);
+	memset(s, 0, sizeof(*s));
+	s->baseline = -1;
+}
+
+bool report_has_format(const char *formats, const char *fmt)
+{
+	size_t n = strlen(fmt);
+	const char *p = formats;
+
+	while (p && *p) {
+		size_t w;
+
+		p += strspn(p, ", \t");
+		w = strcspn(p, ", \t");
+		if (w == n && strncmp(p, fmt, n) == 0)
+			return true;
+		p += w;
+	}
+	return false;
+}
+
+typedef int (*report_writer_fn)(FILE *f, const struct report_set *s, const struct report_opts *o);
+
+static const struct {
+	const char *format;
+	const char *file;
+	report_writer_fn write;
+} report_files[] = {
+	{ "md", "report.md", report_write_md },
+	{ "csv", "report.csv", report_write_csv },
+	{ "html", "report.html", report_write_html },
+};
+
+/* Write to dir/file.tmp then rename, so a reader never sees half a report. */
+static int write_one(const char *dir, const char *file, report_writer_fn fn,
+		     const struct report_set *s, const struct report_opts *o)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		ret = -errno;
+		log_err(LOG_REPORT, "fopen %s: %s", tmp, strerror(errno));
+		return ret;
+	}
+	ret = fn(f, s, o);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (!ret && rename(tmp, path)) {
+		ret = -errno;
+		log_err(LOG_REPORT, "rename %s: %s", path, strerror(errno));
+	}
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+int report_write_set(const char *dir, const struct report_set *s, const struct report_opts *o)
+{
+	int first = 0, ret;
+	size_t i;
+
+	if (report_has_format(o->formats, "table")) {
+		ret = report_write_table(stdout, s, o);
+		if (ret && !first)
+			first = ret;
+	}
+	for (i = 0; i < sizeof(report_files) / sizeof(report_files[0]); i++) {
+		if (!report_has_format(o->formats, report_files[i].format))
+			continue;
+		ret = write_one(dir, report_files[i].file, report_files[i].write, s, o);
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
+int report_write_all(const char *dir, json_t *report, const struct report_opts *o)
+{
+	struct report_set s = { .baseline = -1 };
+	char name[128];
+	int ret;
+
+	run_name_from_path(dir, name, sizeof(name));
+	ret = report_set_add_json(&s, name, report);
+	if (!ret)
+		ret = report_set_finish(&s, NULL);
+	if (!ret)
+		ret = report_write_set(dir, &s, o);
+	report_set_free(&s);
+	return ret;
+}

@@ -1,0 +1,357 @@
+/* Building report.json documents from C structs, in schema order. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "report/rjson.h"
+#include "util/log.h"
+
+#define RJ_FLAGS (JSON_INDENT(1) | JSON_REAL_PRECISION(10))
+
+static json_t *jstr(const char *s)
+{
+	return json_string(s ? s : "");
+}
+
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static int set(json_t *o, const char *key, json_t *v)
+{
+	if (!v)
+		return -ENOMEM;
+	return json_object_set_new(o, key, v) ? -ENOMEM : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int rj_stats_from_samples(const double *x, int n, struct rj_stats *out)
+{
+	double *v, sum = 0;
+	int i;
+
+	if (n <= 0)
+		return -EINVAL;
+	v = malloc((size_t)n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, x, (size_t)n * sizeof(*v));
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	out->avg = sum / n;
+	/* Nearest rank: the smallest sample with at least p% of samples at or below it. */
+	out->p50 = v[(int)ceil(0.50 * n) - 1];
+	out->p99 = v[(int)ceil(0.99 * n) - 1];
+	out->min = v[0];
+	out->max = v[n - 1];
+	free(v);
+	return 0;
+}
+
+json_t *rj_stats_json(const struct rj_stats *s, bool mean_key)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	if (set(o, mean_key ? "mean" : "avg", jnum(s->avg)) || set(o, "p50", jnum(s->p50)) ||
+	    set(o, "p99", jnum(s->p99)) || set(o, "min", jnum(s->min)) ||
+	    set(o, "max", jnum(s->max))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+char *rj_iso8601(long long unix_s, char *buf, size_t len)
+{
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+json_t *rj_doc_new(const struct rj_meta *m)
+{
+	json_t *doc = json_object(), *gs = json_object(), *argv = json_array(),
+	       *exp = json_object();
+	int i, err = 0;
+
+	if (!doc || !gs || !argv || !exp)
+		goto out_free;
+	err |= set(gs, "version", jstr(m->version));
+	err |= set(gs, "commit", jstr(m->commit));
+	err |= set(gs, "build_date", jstr(m->build_date));
+	err |= set(gs, "compiler", jstr(m->compiler));
+	err |= set(gs, "cuda", jstr(m->cuda));
+	err |= set(gs, "verbs_providers", jstr(m->verbs_providers));
+	for (i = 0; i < m->argc; i++)
+		err |= json_array_append_new(argv, jstr(m->argv[i]));
+	err |= set(exp, "name", jstr(m->experiment));
+	err |= set(exp, "file", jstr(m->experiment_file));
+	err |= set(exp, "hash", jstr(m->experiment_hash));
+	err |= set(exp, "resolved", jstr(m->resolved));
+	err |= set(doc, "schema", json_string(REPORT_SCHEMA));
+	err |= set(doc, "gradsync", json_incref(gs));
+	err |= set(doc, "argv", json_incref(argv));
+	err |= set(doc, "experiment", json_incref(exp));
+	err |= set(doc, "started", jstr(m->started));
+	err |= set(doc, "finished", jstr(m->finished));
+	err |= set(doc, "launcher", jstr(m->launcher));
+	err |= set(doc, "nranks", json_integer(m->nranks));
+	err |= set(doc, "hosts", json_array());
+	err |= set(doc, "fingerprint", json_object());
+	err |= set(doc, "env", json_object());
+	err |= set(doc, "baseline", jstr(m->baseline));
+	err |= set(doc, "cases", json_array());
+	if (err)
+		goto out_free;
+	json_decref(gs);
+	json_decref(argv);
+	json_decref(exp);
+	return doc;
+out_free:
+	json_decref(exp);
+	json_decref(argv);
+	json_decref(gs);
+	json_decref(doc);
+	return NULL;
+}
+
+int rj_doc_set(json_t *doc, const char *key, json_t *value)
+{
+	return set(doc, key, value);
+}
+
+int rj_doc_add_case(json_t *doc, json_t *c)
+{
+	json_t *cases = json_object_get(doc, "cases");
+
+	if (!c || !json_is_array(cases)) {
+		json_decref(c);
+		return -EINVAL;
+	}
+	return json_array_append_new(cases, c) ? -ENOMEM : 0;
+}
+
+json_t *rj_case_new(const char *name, json_t *swept, json_t *config)
+{
+	json_t *c = json_object();
+	int err = 0;
+
+	if (!c) {
+		json_decref(swept);
+		json_decref(config);
+		return NULL;
+	}
+	err |= set(c, "name", jstr(name));
+	err |= set(c, "swept", swept ? swept : json_object());
+	err |= set(c, "config", config ? config : json_object());
+	err |= set(c, "status", json_string("ok"));
+	err |= set(c, "collective", json_array());
+	err |= set(c, "workload", json_null());
+	if (err) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
+int rj_case_set_path(json_t *c, const struct rj_path *p)
+{
+	json_t *o = json_object();
+	int err = 0;
+
+	if (!o)
+		return -ENOMEM;
+	err |= set(o, "transport", jstr(p->transport));
+	err |= set(o, "device", jstr(p->device));
+	err |= set(o, "link_layer", jstr(p->link_layer));
+	err |= set(o, "rate", jstr(p->rate));
+	err |= set(o, "rate_bps", jnum(p->rate_bps));
+	err |= set(o, "mtu", json_integer(p->mtu));
+	err |= set(o, "gid_index", json_integer(p->gid_index));
+	err |= set(o, "gid_type", jstr(p->gid_type));
+	err |= set(o, "qps", json_integer(p->qps));
+	err |= set(o, "fw_ver", jstr(p->fw_ver));
+	err |= set(o, "note", jstr(p->note));
+	err |= set(o, "gpu_path", jstr(p->gpu_path));
+	if (err) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	return set(c, "path", o);
+}
+
+int rj_case_set_numa(json_t *c, const struct rj_numa *n)
+{
+	json_t *o = json_object();
+	int err = 0;
+
+	if (!o)
+		return -ENOMEM;
+	err |= set(o, "requested", jstr(n->requested));
+	err |= set(o, "actual", jstr(n->actual));
+	err |= set(o, "applicable", json_boolean(n->applicable));
+	err |= set(o, "note", jstr(n->note));
+	if (err) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	return set(c, "numa", o);
+}
+
+int rj_case_set_bound(json_t *c, const struct rj_bound *b)
+{
+	json_t *o = json_object();
+	int err = 0;
+
+	if (!o)
+		return -ENOMEM;
+	err |= set(o, "kind", jstr(b->kind));
+	err |= set(o, "Bps", jnum(b->Bps));
+	err |= set(o, "desc", jstr(b->desc));
+	if (err) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	return set(c, "bound", o);
+}
+
+int rj_case_set_reduce_isa(json_t *c, const char *isa)
+{
+	return set(c, "reduce_isa", jstr(isa));
+}
+
+int rj_case_add_coll(json_t *c, const struct rj_coll_row *r)
+{
+	json_t *arr = json_object_get(c, "collective"), *o = json_object();
+	int err = 0;
+
+	if (!o || !json_is_array(arr)) {
+		json_decref(o);
+		return -EINVAL;
+	}
+	err |= set(o, "op", jstr(r->op));
+	err |= set(o, "algo", jstr(r->algo));
+	err |= set(o, "dtype", jstr(r->dtype));
+	err |= set(o, "redop", jstr(r->redop));
+	err |= set(o, "size", json_integer((json_int_t)r->size));
+	err |= set(o, "count", json_integer((json_int_t)r->count));
+	err |= set(o, "iterations", json_integer(r->iterations));
+	err |= set(o, "time_us", rj_stats_json(&r->time_us, false));
+	err |= set(o, "algbw_GBps", jnum(r->algbw_GBps));
+	err |= set(o, "busbw_GBps", jnum(r->busbw_GBps));
+	err |= set(o, "wrong", json_integer((json_int_t)r->wrong));
+	err |= set(o, "cpu_s_per_GB", jnum(r->cpu_s_per_GB));
+	if (err) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	return json_array_append_new(arr, o) ? -ENOMEM : 0;
+}
+
+static json_t *bucket_json(const struct rj_bucket *b)
+{
+	json_t *o = json_object();
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	err |= set(o, "index", json_integer(b->index));
+	err |= set(o, "bytes", json_integer((json_int_t)b->bytes));
+	err |= set(o, "tensors", json_integer(b->tensors));
+	err |= set(o, "ready_ms", jnum(b->ready_ms));
+	err |= set(o, "start_ms", jnum(b->start_ms));
+	err |= set(o, "end_ms", jnum(b->end_ms));
+	err |= set(o, "busbw_GBps", jnum(b->busbw_GBps));
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+int rj_case_set_workload(json_t *c, const struct rj_workload *w)
+{
+	json_t *o = json_object(), *tl = json_array();
+	int i, err = 0;
+
+	if (!o || !tl) {
+		json_decref(o);
+		json_decref(tl);
+		return -ENOMEM;
+	}
+	err |= set(o, "model", jstr(w->model));
+	err |= set(o, "params", json_integer((json_int_t)w->params));
+	err |= set(o, "buckets", json_integer(w->buckets));
+	err |= set(o, "batch", json_integer(w->batch));
+	err |= set(o, "iterations", json_integer(w->iterations));
+	err |= set(o, "ranks", json_integer(w->ranks));
+	err |= set(o, "iter_ms", rj_stats_json(&w->iter_ms, true));
+	err |= set(o, "fwd_ms", rj_stats_json(&w->fwd_ms, true));
+	err |= set(o, "bwd_ms", rj_stats_json(&w->bwd_ms, true));
+	err |= set(o, "exposed_comm_ms", rj_stats_json(&w->exposed_comm_ms, true));
+	err |= set(o, "comm_wait_share", jnum(w->comm_wait_share));
+	err |= set(o, "overlap_efficiency", jnum(w->overlap_efficiency));
+	err |= set(o, "samples_per_s", jnum(w->samples_per_s));
+	err |= set(o, "samples_per_s_rank", jnum(w->samples_per_s_rank));
+	err |= set(o, "allreduce_ms", rj_stats_json(&w->allreduce_ms, true));
+	err |= set(o, "busbw_GBps", jnum(w->busbw_GBps));
+	err |= set(o, "scaling_efficiency", jnum(w->scaling_efficiency));
+	for (i = 0; i < w->ntimeline; i++)
+		err |= json_array_append_new(tl, bucket_json(&w->timeline[i]));
+	err |= set(o, "bucket_timeline", tl);
+	if (err) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	return set(c, "workload", o);
+}
+
+int rj_case_fail(json_t *c, const char *error)
+{
+	int err = set(c, "status", json_string("failed"));
+
+	return err ? err : set(c, "error", jstr(error));
+}
+
+char *rj_dumps(const json_t *doc)
+{
+	return json_dumps(doc, RJ_FLAGS);
+}
+
+int rj_save(const char *path, const json_t *doc)
+{
+	char tmp[4096];
+	int ret;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (json_dump_file(doc, tmp, RJ_FLAGS)) {
+		log_err(LOG_REPORT, "json_dump_file %s: %s", tmp, strerror(errno ? errno : EIO));
+		unlink(tmp);
+		return -EIO;
+	}
+	if (rename(tmp, path)) {
+		ret = -errno;
+		log_err(LOG_REPORT, "rename %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return ret;
+	}
+	return 0;
+}
