@@ -120,7 +120,7 @@ static void print_devices(FILE *f, const struct topo *t)
 	for (int i = 0; i < t->n_gpus; i++) {
 		const struct topo_gpu *g = &t->gpus[i];
 
-		fprintf(f, "  GPU%-3d %s  %-16s numa %-3d ", i, g->pci, g->model, g->numa);
+		fprintf(f, "  GPU%-3d %s  %-20s numa %-3d ", i, g->pci, g->model, g->numa);
 		print_link(f, &g->link);
 		fprintf(f, "\n");
 	}
@@ -218,22 +218,24 @@ void topo_print_text(FILE *f, const struct topo *t, int gdr_level)
 						 : "no RDMA NIC");
 		return;
 	}
-	fprintf(f, "\nGPUDirect RDMA per GPU x NIC (NCCL_NET_GDR_LEVEL=%s):\n",
-		topo_gdr_level_name(gdr_level));
+	struct topo_gdr d;
+
+	topo_gdr_pair(t, 0, 0, gdr_level, &d);
+	fprintf(f, "\nGPUDirect RDMA (used when the path class is within NCCL_NET_GDR_LEVEL=%s)\n"
+		   "  mechanisms here: %s\n%-8s", topo_gdr_level_name(gdr_level), d.mechanism, "");
+	for (int n = 0; n < t->n_nics; n++)
+		fprintf(f, "NIC%-4d", n);
+	fprintf(f, "closest NIC\n");
 	for (int g = 0; g < t->n_gpus; g++) {
 		enum topo_path best;
 		int c = topo_nic_closest_to_gpu(t, g, &best);
 
+		fprintf(f, "GPU%-5d", g);
 		for (int n = 0; n < t->n_nics; n++) {
-			struct topo_gdr d;
-
 			topo_gdr_pair(t, g, n, gdr_level, &d);
-			fprintf(f, "  GPU%d x NIC%d %-10s %-4s %-3s %s%s\n", g, n, t->nics[n].name,
-				topo_path_name(d.cls), d.possible ? "yes" : "no",
-				!d.level_ok ? "beyond the GDR level; " : "", d.mechanism);
+			fprintf(f, "%-7s", d.possible ? "yes" : "no");
 		}
-		fprintf(f, "  GPU%d closest NIC: %s (%s)\n", g, t->nics[c].name,
-			topo_path_name(best));
+		fprintf(f, "%s (%s)\n", t->nics[c].name, topo_path_name(best));
 	}
 }
 
