@@ -74,7 +74,8 @@ static int parse_bind(const char *v, enum numa_bind_kind *kind, int *node, cpu_s
 		return 0;
 	}
 	snprintf(err, errlen,
-		 "'%s': expected none, gpu, nic, remote, interleave, node:N or cpus:LIST", v);
+		 "unknown binding '%s' (expected none, gpu, nic, remote, interleave, node:N or "
+		 "cpus:LIST)", v);
 	return -EINVAL;
 }
 

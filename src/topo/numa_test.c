@@ -70,9 +70,12 @@ static void test_check_syntax(void **state)
 	static const struct {
 		const char *value, *err;
 	} bad[] = {
-		{ "", "'': expected none, gpu, nic, remote, interleave, node:N or cpus:LIST" },
-		{ "numa", "'numa': expected none, gpu, nic, remote, interleave, node:N or cpus:LIST" },
-		{ "GPU", "'GPU': expected none, gpu, nic, remote, interleave, node:N or cpus:LIST" },
+		{ "", "unknown binding '' (expected none, gpu, nic, remote, interleave, node:N "
+			"or cpus:LIST)" },
+		{ "numa", "unknown binding 'numa' (expected none, gpu, nic, remote, interleave, node:N "
+			"or cpus:LIST)" },
+		{ "GPU", "unknown binding 'GPU' (expected none, gpu, nic, remote, interleave, node:N "
+			"or cpus:LIST)" },
 		{ "node:", "'node:': expected a NUMA node number after 'node:'" },
 		{ "node:x", "'node:x': expected a NUMA node number after 'node:'" },
 		{ "node:-1", "'node:-1': expected a NUMA node number after 'node:'" },

@@ -24,6 +24,14 @@ struct walk {
 	struct topo *t;
 };
 
+/* out = root/rel: 0 or -ENAMETOOLONG. */
+static int join(char *out, size_t len, const char *root, const char *rel)
+{
+	int n = snprintf(out, len, "%s/%s", root, rel);
+
+	return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
+}
+
 /* Read <root>/<rel> into buf without the trailing newline: 0 or -errno. */
 static int read_str(const struct walk *w, const char *rel, char *buf, size_t len)
 {
@@ -31,7 +39,8 @@ static int read_str(const struct walk *w, const char *rel, char *buf, size_t len
 	FILE *f;
 	size_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", w->root, rel);
+	if (join(path, sizeof(path), w->root, rel))
+		return -ENAMETOOLONG;
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -75,8 +84,7 @@ static bool exists(const struct walk *w, const char *rel)
 	char path[PATH_MAX];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", w->root, rel);
-	return stat(path, &st) == 0;
+	return !join(path, sizeof(path), w->root, rel) && stat(path, &st) == 0;
 }
 
 /* Resolve the symlinks of <root>/<rel> and give the result relative to the root. */
@@ -85,7 +93,8 @@ static int resolve(const struct walk *w, const char *rel, char *out, size_t len)
 	char path[PATH_MAX], res[PATH_MAX];
 	size_t rl = strlen(w->real);
 
-	snprintf(path, sizeof(path), "%s/%s", w->root, rel);
+	if (join(path, sizeof(path), w->root, rel))
+		return -ENAMETOOLONG;
 	if (!realpath(path, res))
 		return -errno;
 	if (strncmp(res, w->real, rl) != 0 || res[rl] != '/')
