@@ -358,6 +358,61 @@ static void scan_netdevs(struct walk *w)
 	closedir(d);
 }
 
+static void add_switch(struct walk *w, const char *path, size_t len, const char *bdf)
+{
+	struct topo *t = w->t;
+	struct topo_switch *s;
+	char dev[TOPO_PATH_LEN], rel[PATH_MAX];
+
+	for (int i = 0; i < t->n_switches; i++) {
+		if (!strcmp(t->switches[i].pci, bdf))
+			return;
+	}
+	if (t->n_switches == TOPO_MAX_SWITCHES || len >= sizeof(dev))
+		return;
+	s = &t->switches[t->n_switches++];
+	copy_name(s->pci, sizeof(s->pci), bdf);
+	memcpy(dev, path, len);
+	dev[len] = '\0';
+	snprintf(rel, sizeof(rel), "%s/vendor", dev);
+	s->vendor = (uint16_t)read_long(w, rel, 0);
+	snprintf(rel, sizeof(rel), "%s/device", dev);
+	s->device = (uint16_t)read_long(w, rel, 0);
+	snprintf(rel, sizeof(rel), "%s/subsystem_vendor", dev);
+	s->subsys_vendor = (uint16_t)read_long(w, rel, 0);
+	snprintf(rel, sizeof(rel), "%s/subsystem_device", dev);
+	s->subsys_device = (uint16_t)read_long(w, rel, 0);
+}
+
+/* Record the switches above a device: elements n-2, n-4, ... of its path, as NCCL walks. */
+static void scan_switches(struct walk *w, const char *path)
+{
+	size_t start[64], len[64];
+	int n = 0;
+
+	for (const char *p = path; *p && n < 64;) {
+		size_t l = strcspn(p, "/");
+
+		if (n || !strncmp(p, "pci", 3)) {
+			start[n] = (size_t)(p - path);
+			len[n++] = l;
+		}
+		p += l;
+		if (*p)
+			p++;
+	}
+	for (int i = n - 1; i - 2 >= 1;) {
+		char bdf[TOPO_PCI_LEN];
+
+		i -= 2;
+		if (len[i] >= sizeof(bdf))
+			return;
+		memcpy(bdf, path + start[i], len[i]);
+		bdf[len[i]] = '\0';
+		add_switch(w, path, start[i] + len[i], bdf);
+	}
+}
+
 static void parse_meminfo(const char *s, long *kb)
 {
 	const char *p = strstr(s, "MemTotal:");
@@ -485,6 +540,12 @@ int topo_discover(const char *sysfs_root, struct topo *out)
 	qsort(out->nics, (size_t)out->n_nics, sizeof(out->nics[0]), cmp_nic);
 	scan_netdevs(&w);
 	qsort(out->netdevs, (size_t)out->n_netdevs, sizeof(out->netdevs[0]), cmp_netdev);
+	for (int i = 0; i < out->n_gpus; i++)
+		scan_switches(&w, out->gpus[i].path);
+	for (int i = 0; i < out->n_nics; i++)
+		scan_switches(&w, out->nics[i].path);
+	for (int i = 0; i < out->n_netdevs; i++)
+		scan_switches(&w, out->netdevs[i].path);
 	log_dbg(LOG_TOPO, "topo %s: %d GPUs, %d RDMA NICs, %d netdevs, %d NUMA nodes", sysfs_root,
 		out->n_gpus, out->n_nics, out->n_netdevs, out->n_numa);
 	return 0;

@@ -13,6 +13,7 @@
 #define TOPO_MAX_NICS 32
 #define TOPO_MAX_NETDEVS 64
 #define TOPO_MAX_NUMA 64
+#define TOPO_MAX_SWITCHES 256
 #define TOPO_MAX_PORTS 4
 #define TOPO_MAX_NIC_NETDEVS 4
 #define TOPO_PCI_LEN 16    /* "0000:00:00.0" */
@@ -30,7 +31,10 @@
  *   NODE through the CPU between different host bridges of one NUMA node (NCCL: PHB)
  *   SYS  across the inter-socket link (different NUMA nodes)
  * The PCIe switch of a device is found as NCCL does: two levels up its sysfs path (skipping the
- * downstream port); a path element that is not a BDF ("pci0000:00") is the CPU.
+ * downstream port); a path element that is not a BDF ("pci0000:00") is the CPU. Like NCCL
+ * (topo.cc ncclTopoFlattenBcmSwitches), a Broadcom PEX gen4/gen5 switch that shows itself as
+ * two levels (parent and sub-switches with the same ids) counts as one switch, so devices
+ * under its different sub-switches are PIX, not PXB.
  */
 enum topo_path {
 	TOPO_PATH_LOC = 0,
@@ -89,6 +93,15 @@ struct topo_netdev {
 	char rdma[32];            /* owning RDMA device, "" if none */
 };
 
+/*
+ * A PCIe switch on the way from a device to its CPU (NCCL's PCI node: the upstream port two
+ * path elements above a device). Its ids decide NCCL's flattening of Broadcom PEX switches.
+ */
+struct topo_switch {
+	char pci[TOPO_PCI_LEN];
+	uint16_t vendor, device, subsys_vendor, subsys_device;
+};
+
 struct topo_numa {
 	int id;
 	char cpulist[TOPO_CPULIST_LEN];
@@ -102,11 +115,12 @@ struct topo {
 	char kernel[64];   /* kernel release, "" unknown */
 	bool dmabuf_kernel;/* release >= 5.12: dma-buf GPUDirect possible if the NIC driver has it */
 	char peermem[32];  /* "nvidia_peermem", "nv_peer_mem" or "" when neither module is loaded */
-	int n_gpus, n_nics, n_netdevs, n_numa;
+	int n_gpus, n_nics, n_netdevs, n_numa, n_switches;
 	struct topo_gpu gpus[TOPO_MAX_GPUS];   /* sorted by PCI address (CUDA_DEVICE_ORDER=PCI_BUS_ID) */
 	struct topo_nic nics[TOPO_MAX_NICS];   /* sorted by name (mlx5_2 before mlx5_10) */
 	struct topo_netdev netdevs[TOPO_MAX_NETDEVS];
 	struct topo_numa numa[TOPO_MAX_NUMA];
+	struct topo_switch switches[TOPO_MAX_SWITCHES]; /* above the devices listed */
 	uint8_t nvlinks[TOPO_MAX_GPUS][TOPO_MAX_GPUS]; /* NVLink count; sysfs does not show it */
 };
 

@@ -134,6 +134,39 @@ static int switch_chain(const struct dev_pos *d, int chain[MAX_DEPTH])
 	return n;
 }
 
+/* NCCL's getBcmGen(): 4 or 5 for a Broadcom PEX switch at level 0 (parent) / 1 (sub), else 0. */
+static int bcm_gen(const struct topo *t, const char *pci, int level)
+{
+	for (int i = 0; i < t->n_switches; i++) {
+		const struct topo_switch *s = &t->switches[i];
+
+		if (strcmp(s->pci, pci))
+			continue;
+		if (s->vendor != 0x1000 || s->subsys_vendor != 0x1000)
+			return 0;
+		if (s->device == 0xc010 && (s->subsys_device & 0xf000) == 0xa000)
+			return 4;
+		if (s->device == 0xc030 && (s->subsys_device & 0xf000) == level * 0x1000)
+			return 5;
+		return 0;
+	}
+	return 0;
+}
+
+/* Merge a Broadcom sub-switch into its parent of the same generation (NCCL flattening). */
+static int flatten_chain(const struct topo *t, const struct dev_pos *d, int *chain, int n)
+{
+	for (int k = 1; k + 1 < n; k++) {
+		int g = bcm_gen(t, d->comps[chain[k]], 1);
+
+		if (g && bcm_gen(t, d->comps[chain[k + 1]], 0) == g) {
+			memmove(chain + k, chain + k + 1, (size_t)(n - k - 1) * sizeof(*chain));
+			n--;
+		}
+	}
+	return n;
+}
+
 /* Same PCI device: NCCL merges the functions of one device (id & ~0xf). */
 static bool same_device(const char *a, const char *b)
 {
@@ -151,8 +184,8 @@ enum topo_path topo_path_class(const struct topo *t, const char *pci_a, const ch
 		return TOPO_PATH_LOC;
 	if (a.gpu >= 0 && b.gpu >= 0 && t->nvlinks[a.gpu][b.gpu])
 		return TOPO_PATH_NVL;
-	na = switch_chain(&a, ca);
-	nb = switch_chain(&b, cb);
+	na = flatten_chain(t, &a, ca, switch_chain(&a, ca));
+	nb = flatten_chain(t, &b, cb, switch_chain(&b, cb));
 	for (int i = 1; i < na; i++) {
 		for (int j = 1; j < nb; j++) {
 			if (strcmp(a.comps[ca[i]], b.comps[cb[j]]))

@@ -110,6 +110,18 @@ static const struct expect expects[] = {
 			     "mlx5_7" },
 	},
 	{
+		/* Broadcom gen5 (pci0000:00) and gen4 (pci0000:80) two-level switches flattened as
+		 * NCCL does; the same layout with a Microchip switch (pci0000:40) stays PXB. */
+		.name = "bcm-switches", .n_gpus = 4, .n_nics = 4,
+		.gpu_gpu = { "X PIX NODE NODE", "PIX X NODE NODE", "NODE NODE X NODE",
+			     "NODE NODE NODE X" },
+		.gpu_nic = { "PIX PIX NODE NODE", "PIX PIX NODE NODE", "NODE NODE PXB NODE",
+			     "NODE NODE NODE PIX" },
+		.nic_nic = { "X PIX NODE NODE", "PIX X NODE NODE", "NODE NODE X NODE",
+			     "NODE NODE NODE X" },
+		.closest = { "mlx5_0", "mlx5_0", "mlx5_2", "mlx5_3" },
+	},
+	{
 		.name = "pxb-node", .n_gpus = 3, .n_nics = 3,
 		.gpu_gpu = { "X PXB NODE", "PXB X NODE", "NODE NODE X" },
 		.gpu_nic = { "PXB NODE NODE", "PXB NODE NODE", "NODE PIX PIX" },
@@ -268,6 +280,28 @@ static void test_gdr_pairs(void **state)
 	free(t);
 }
 
+static void test_switch_ids(void **state)
+{
+	struct topo *t = load("bcm-switches");
+	int found = 0;
+
+	(void)state;
+	assert_int_equal(t->n_switches, 9);  /* parent + 2 sub-switches on each host bridge */
+	for (int i = 0; i < t->n_switches; i++) {
+		const struct topo_switch *s = &t->switches[i];
+
+		if (!strcmp(s->pci, "0000:03:00.0")) {
+			assert_int_equal(s->vendor, 0x1000);
+			assert_int_equal(s->device, 0xc030);
+			assert_int_equal(s->subsys_vendor, 0x1000);
+			assert_int_equal(s->subsys_device, 0x10a0);
+			found++;
+		}
+	}
+	assert_int_equal(found, 1);
+	free(t);
+}
+
 static void test_gdr_level_table(void **state)
 {
 	/* rows: class LOC..SYS; columns: level LOC, PIX, PXB, PHB, SYS */
@@ -359,7 +393,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matrices),	 cmocka_unit_test(test_dgx_devices),
-		cmocka_unit_test(test_gdr_pairs),	 cmocka_unit_test(test_gdr_level_table),
+		cmocka_unit_test(test_gdr_pairs),	 cmocka_unit_test(test_switch_ids),
+		cmocka_unit_test(test_gdr_level_table),
 		cmocka_unit_test(test_ci_vm_and_live), cmocka_unit_test(test_cpulist),
 	};
 

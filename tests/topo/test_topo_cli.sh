@@ -55,6 +55,13 @@ if "$FX/capture.sh" "$T/cap" >"$T/caplog" 2>&1; then
 else
 	fail "capture.sh: $(cat "$T/caplog")"
 fi
+# Re-capturing each fixture keeps everything the walker reads (links, switch ids, ports).
+for f in dgx-h100 bcm-switches pxb-node two-socket-sys phb-rootports; do
+	"$FX/capture.sh" "$T/re-$f" "$FX/$f" >/dev/null 2>&1 || fail "capture.sh of $f"
+	"$G" topo --sysfs-root "$T/re-$f" | sed "s|$T/re-$f|ROOT|g" >"$T/a"
+	"$G" topo --sysfs-root "$FX/$f" | sed "s|$FX/$f|ROOT|g" >"$T/b"
+	diff "$T/a" "$T/b" >"$T/diff" || fail "re-capture of $f differs: $(cat "$T/diff")"
+done
 "$FX/capture.sh" "$T/cap" >/dev/null 2>&1 && fail "capture.sh into a non-empty dir must fail"
 
 [ "$fails" = 0 ] && echo "topo cli: all checks passed"
