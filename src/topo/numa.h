@@ -71,7 +71,7 @@ struct numa_actual {
 	char policy[64];     /* memory policy of the thread: "default", "bind 0", "interleave 0-1" */
 	int pages_sampled;
 	int pages_absent;    /* sampled pages not yet faulted in */
-	int pages_on_node[64];
+	int pages_on_node[256]; /* by node id; pages on higher ids count as absent */
 	char mem[256];       /* "node0 64/64" or "node0 32, node1 32 of 64 sampled pages" */
 };
 

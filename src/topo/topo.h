@@ -110,6 +110,7 @@ struct topo_numa {
 	int distance[TOPO_MAX_NUMA]; /* by index into topo.numa, 0 unknown */
 };
 
+/* The whole machine, about 130 KiB: allocate it (calloc), keep it off thread stacks. */
 struct topo {
 	char root[256];
 	char kernel[64];   /* kernel release, "" unknown */
