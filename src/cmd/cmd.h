@@ -10,5 +10,8 @@ int cmd_version(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "util/common.h"
 #include "util/dtype.h"
 #include "util/units.h"
@@ -12,7 +13,6 @@
 #include "workload/plan_print.h"
 #include "workload/workload.h"
 
-int cmd_plan(int argc, char **argv);
 
 enum {
 	OPT_MODEL = 256,

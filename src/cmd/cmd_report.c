@@ -12,7 +12,6 @@
 #include "util/log.h"
 #include "util/units.h"
 
-int cmd_report(int argc, char **argv);
 
 static void usage(FILE *f)
 {

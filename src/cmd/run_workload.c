@@ -52,12 +52,14 @@ static json_t *bucket_timeline_json(const struct bucket_plan *plan, const struct
 	for (b = 0; b < plan->nbuckets; b++) {
 		double ready = 0, start = 0, end = 0, dur;
 
+		/* the report's convention: times since backward started */
 		for (i = 0; i < r0->iterations; i++) {
 			const struct ddp_bucket_times *t = &r0->bucket[(size_t)i * plan->nbuckets + b];
+			double bwd0 = r0->iter[i].fwd_end / 1e6;
 
-			ready += t->ready / 1e6;
-			start += t->start / 1e6;
-			end += t->end / 1e6;
+			ready += t->ready / 1e6 - bwd0;
+			start += t->start / 1e6 - bwd0;
+			end += t->end / 1e6 - bwd0;
 		}
 		ready /= r0->iterations;
 		start /= r0->iterations;

@@ -12,6 +12,7 @@
 #include "config/vocab.h"
 #include "util/common.h"
 #include "util/units.h"
+#include "workload/model.h"
 
 /* Transport names: the config vocabulary of enum transport_kind, one row per kind. */
 static const struct cfg_choice transport_choices[] = {
@@ -133,17 +134,19 @@ bad:
 	return -EINVAL;
 }
 
-/* Interim lists until the workload and coll tables are merged (replaced this session). */
-static const struct cfg_choice model_choices_interim[] = {
-	{ "none", 0, "no workload: collective benchmark" },
-	{ "resnet50", 1, "torchvision ResNet-50" },
-};
-
+/* Models: "none" (collective benchmark), then the model zoo's table. */
 bool vocab_model_at(size_t i, struct cfg_choice *out)
 {
-	if (i >= ARRAY_SIZE(model_choices_interim))
+	const struct model_info *m;
+
+	if (i == 0) {
+		*out = (struct cfg_choice){ "none", 0, "no workload: benchmark [collective] sizes" };
+		return true;
+	}
+	m = model_at(i - 1);
+	if (!m)
 		return false;
-	*out = model_choices_interim[i];
+	*out = (struct cfg_choice){ m->name, (int)i, m->help };
 	return true;
 }
 
