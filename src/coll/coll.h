@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include "util/dtype.h"
 #include "coll/schedule.h"
+#include "coll/exec.h"
 
 #define COLL_MAX_SIZES 64
 
@@ -34,5 +35,16 @@ struct coll_opts {
 	int channels;                  /* pieces in flight at once */
 	int verify;                    /* enum coll_verify */
 };
+
+/* The op vocabulary, as the experiment file spells it: "allreduce", "write_bw", "write_lat". */
+const char *coll_op_name(int op);
+int coll_op_by_name(const char *name); /* -EINVAL when unknown */
+
+/*
+ * Bus bandwidth = algorithm bandwidth (bytes / time) * factor, as nccl-tests defines it
+ * so figures compare across rank counts and algorithms: AllReduce 2(n-1)/n (what a ring
+ * moves per rank), point-to-point 1. nranks 1: 0 (nothing crosses a link).
+ */
+double coll_busbw_factor(int op, int nranks);
 
 #endif

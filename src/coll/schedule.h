@@ -13,14 +13,37 @@
  * Offsets and counts are in elements. A transfer with count 0 is never emitted.
  * The executor pipelines by running the schedule over independent pieces of the
  * buffer (chunk_size decides the piece), several pieces in flight.
+ *
+ * Guarantees every builder gives (sched_test.c checks them for n = 1..17):
+ *  - step indices are global: every rank's schedule has the same nsteps, and a send
+ *    from a to b in step k pairs with a receive at b from a in step k (a rank may have
+ *    empty steps). When a step holds several sends to one peer, the i-th of them pairs
+ *    with that peer's i-th receive from this rank in the same step; `ord` is that i,
+ *    and the executor puts it in the tag. Paired transfers have equal counts.
+ *  - within a step, no send range overlaps a receive range, and a COPY receive
+ *    overlaps no other receive (REDUCE receives may overlap each other: the op is
+ *    commutative and the executor applies them one at a time);
+ *  - no transfer names the rank itself;
+ *  - each element is reduced exactly once over all ranks, and for REDOP_AVG the
+ *    step holding the element's last reduction names it in scale_off/scale_count:
+ *    the executor divides that range by nranks after the step's reductions, before
+ *    the next step's sends read it (nranks == 1: empty schedule, avg is the identity);
+ *  - the REDUCE receives of one step need at most scratch_count elements of scratch,
+ *    and scratch_count <= SCHED_SCRATCH_CHUNKS * chunk for pieces cut by
+ *    sched_piece_count().
  */
 #ifndef GS_COLL_SCHEDULE_H
 #define GS_COLL_SCHEDULE_H
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdbool.h>
 
 #define SCHED_MAX_XFER 4
+/* Upper bound of one piece's scratch, in chunks, over every algorithm of the table. */
+#define SCHED_SCRATCH_CHUNKS 4
+/* Tags carry the step index in 12 bits; builders refuse longer schedules (-E2BIG). */
+#define SCHED_MAX_STEPS 4096
 
 enum coll_algo {
 	ALGO_AUTO = 0,
@@ -39,6 +62,7 @@ enum sched_recv_mode {
 struct sched_xfer {
 	int32_t peer;
 	uint8_t mode;      /* enum sched_recv_mode (receives only) */
+	uint8_t ord;       /* pairing ordinal among this step's transfers with the same peer */
 	uint64_t off;      /* element offset in the rank's buffer */
 	uint64_t count;    /* elements */
 };
@@ -48,6 +72,8 @@ struct sched_step {
 	uint8_t nrecv;
 	struct sched_xfer send[SCHED_MAX_XFER];
 	struct sched_xfer recv[SCHED_MAX_XFER];
+	uint64_t scale_off;   /* REDOP_AVG: divide [scale_off, +scale_count) by nranks */
+	uint64_t scale_count; /* after this step's reductions; 0 = nothing to scale */
 };
 
 struct sched {
@@ -58,7 +84,78 @@ struct sched {
 	uint32_t nsteps;
 	uint32_t cap;
 	struct sched_step *steps;
-	/* Per-rank bytes on the wire factor for busbw (2(n-1)/n for allreduce). */
+	uint64_t scratch_count; /* max elements of REDUCE receives in one step */
 };
+
+/*
+ * Build rank's schedule of an AllReduce of count elements with a concrete algorithm
+ * (ring, tree, rhd). Returns 0, -EINVAL for a bad argument or ALGO_AUTO (resolve it
+ * with sched_pick first), -ENOTSUP for hierarchical (not implemented in this layer
+ * yet; one log line says so), -E2BIG beyond SCHED_MAX_STEPS, -ENOMEM.
+ * On success the caller owns out->steps and releases it with sched_free.
+ */
+int sched_build(int algo, int rank, int nranks, uint64_t count, struct sched *out);
+void sched_free(struct sched *s);
+
+/* The algorithms table: one row per enum coll_algo, named as the experiment file spells them. */
+const char *sched_algo_name(int algo);
+/* -EINVAL when the name is unknown, else the enum value. */
+int sched_algo_by_name(const char *name);
+
+/*
+ * ALGO_AUTO's choice for an AllReduce of `bytes` per rank over nranks ranks:
+ *   nranks <= 2                          -> ring (2 steps, every algorithm moves the same bytes)
+ *   bytes <= SCHED_AUTO_SMALL (256 KiB)  -> rhd when nranks is a power of two, else tree
+ *                                           (latency: 2 log2 n steps instead of 2(n-1); tree
+ *                                           avoids rhd's two full-buffer fold steps)
+ *   otherwise                            -> ring (bandwidth optimal, 2(n-1)/n S per rank)
+ */
+#define SCHED_AUTO_SMALL (256ull << 10)
+int sched_pick(int nranks, uint64_t bytes);
+
+/*
+ * Elements per pipelined piece for chunk elements per message: ring cuts a piece into
+ * nranks chunks; tree (two halves) and rhd (first halving) into 2. The last piece of a
+ * buffer is shorter. Returns 0 for ALGO_AUTO/hierarchical.
+ */
+uint64_t sched_piece_count(int algo, int nranks, uint64_t chunk);
+
+/*
+ * The alpha-beta cost of one AllReduce of S bytes per rank:
+ *   t = alpha * steps + beta * S * wire_factor
+ * steps: message rounds on the critical path; wire_factor: bytes sent by the busiest
+ * rank divided by S (ring 2(n-1)/n; rhd 2(p-1)/p, +1 when n is not a power of two p;
+ * tree: its busiest node's up + down halves). Returns 0 or -EINVAL / -ENOTSUP.
+ */
+struct sched_cost {
+	uint32_t steps;
+	double wire_factor;
+};
+int sched_cost(int algo, int nranks, struct sched_cost *cost);
+double sched_model_ns(const struct sched_cost *cost, uint64_t bytes, double alpha_ns,
+		      double beta_ns_per_byte);
+
+/* ---- used by the builders (ring.c, tree.c, rhd.c) ---- */
+
+/* Start of chunk i when count elements are cut into n balanced chunks (sizes differ by <= 1). */
+static inline uint64_t sched_chunk_off(uint64_t count, int n, int i)
+{
+	return (uint64_t)i * (count / (uint64_t)n) + ((uint64_t)i < count % (uint64_t)n ?
+						      (uint64_t)i : count % (uint64_t)n);
+}
+
+/* Allocate nsteps empty steps (zeroed); the schedule then holds algo/rank/nranks/count. */
+int sched_alloc(struct sched *s, uint32_t nsteps);
+/* Append a transfer to step; count 0 is dropped. Returns 0 or -EOVERFLOW (> SCHED_MAX_XFER). */
+int sched_add_send(struct sched *s, uint32_t step, int peer, uint64_t off, uint64_t count);
+int sched_add_recv(struct sched *s, uint32_t step, int peer, int mode, uint64_t off,
+		   uint64_t count);
+void sched_set_scale(struct sched *s, uint32_t step, uint64_t off, uint64_t count);
+
+int sched_build_ring(struct sched *s);
+int sched_build_tree(struct sched *s);
+int sched_build_rhd(struct sched *s);
+/* Double binary tree (as NCCL): parent and children of rank in tree t (0/1); -1 = none. */
+void sched_dtree(int nranks, int rank, int t, int *up, int *down0, int *down1);
 
 #endif

@@ -1,0 +1,215 @@
+/*
+ * The communicator: peers' transports, registered buffers, the schedule cache and
+ * the host memory operations.
+ *
+ * Tags (comm.h): seq, piece and step are cut to 26, 24 and 12 bits. Wrapping is safe
+ * because two messages between the same pair with equal tags would need pieces 2^24
+ * apart or collectives 2^26 apart in flight at once, and a rank cannot finish a piece
+ * (every rank receives in it) before every rank has started it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/comm.h"
+#include "coll/reduce.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+static int host_reduce(void *ctx, int chan, void *dst, const void *src, uint64_t count,
+		       enum dtype dt)
+{
+	(void)ctx;
+	(void)chan;
+	reduce_sum(dst, src, count, dt);
+	return 0;
+}
+
+static int host_scale(void *ctx, int chan, void *buf, uint64_t count, enum dtype dt,
+		      uint32_t divisor)
+{
+	(void)ctx;
+	(void)chan;
+	reduce_div(buf, count, dt, divisor);
+	return 0;
+}
+
+static int host_query(void *ctx, int chan)
+{
+	(void)ctx;
+	(void)chan;
+	return 1;
+}
+
+const struct coll_memops coll_host_memops = {
+	.name = "host",
+	.reduce = host_reduce,
+	.scale = host_scale,
+	.query = host_query,
+};
+
+struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
+{
+	struct coll_comm *c;
+
+	if (cfg->nranks < 1 || cfg->rank < 0 || cfg->rank >= cfg->nranks || cfg->max_channels < 1 ||
+	    cfg->max_channels > COLL_MAX_CHANNELS || (!cfg->peer_tp && cfg->nranks > 1) ||
+	    !cfg->timeout_ns) {
+		log_err(LOG_COLL, "coll_comm_create rank=%d nranks=%d channels=%d timeout=%lluns: "
+			"invalid", cfg->rank, cfg->nranks, cfg->max_channels,
+			(unsigned long long)cfg->timeout_ns);
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto out_nomem;
+	c->peer_tp = calloc((size_t)cfg->nranks, sizeof(*c->peer_tp));
+	c->peer_ti = calloc((size_t)cfg->nranks, sizeof(*c->peer_ti));
+	c->slots = calloc((size_t)cfg->max_channels, sizeof(*c->slots));
+	if (!c->peer_tp || !c->peer_ti || !c->slots)
+		goto out_free;
+	c->rank = cfg->rank;
+	c->nranks = cfg->nranks;
+	c->abort_flag = cfg->abort_flag;
+	c->timeout_ns = cfg->timeout_ns;
+	c->mem = cfg->mem ? cfg->mem : &coll_host_memops;
+	c->max_channels = cfg->max_channels;
+	for (int p = 0; p < cfg->nranks; p++) {
+		int i;
+
+		if (p == cfg->rank)
+			continue;
+		if (!cfg->peer_tp[p]) {
+			log_err(LOG_COLL, "coll_comm_create: no transport for peer %d", p);
+			goto out_destroy;
+		}
+		c->peer_tp[p] = cfg->peer_tp[p];
+		for (i = 0; i < c->ntp && c->tps[i] != cfg->peer_tp[p]; i++)
+			;
+		if (i == c->ntp) {
+			if (c->ntp == COLL_MAX_TRANSPORTS) {
+				log_err(LOG_COLL, "coll_comm_create: more than %d transports",
+					COLL_MAX_TRANSPORTS);
+				goto out_destroy;
+			}
+			c->tps[c->ntp++] = cfg->peer_tp[p];
+		}
+		c->peer_ti[p] = (uint8_t)i;
+	}
+	return c;
+
+out_destroy:
+	coll_comm_destroy(c);
+	return NULL;
+out_free:
+	free(c->peer_tp);
+	free(c->peer_ti);
+	free(c->slots);
+	free(c);
+out_nomem:
+	log_err(LOG_COLL, "coll_comm_create rank=%d: out of memory", cfg->rank);
+	return NULL;
+}
+
+void coll_comm_destroy(struct coll_comm *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < COMM_SCHED_CACHE; i++)
+		if (c->cache[i].valid)
+			sched_free(&c->cache[i].s);
+	free(c->peer_tp);
+	free(c->peer_ti);
+	free(c->slots);
+	free(c);
+}
+
+int coll_comm_ntransports(const struct coll_comm *c)
+{
+	return c->ntp;
+}
+
+struct transport *coll_comm_transport(const struct coll_comm *c, int i)
+{
+	return i >= 0 && i < c->ntp ? c->tps[i] : NULL;
+}
+
+int coll_buf_register(struct coll_comm *c, struct coll_buf *b, void *ptr, uint64_t bytes,
+		      enum mem_kind kind)
+{
+	memset(b, 0, sizeof(*b));
+	b->ptr = ptr;
+	b->bytes = bytes;
+	b->kind = kind;
+	for (int i = 0; i < c->ntp; i++) {
+		struct transport *t = c->tps[i];
+		int ret = t->ops->mr_reg(t, ptr, bytes, kind, &b->mr[i]);
+
+		if (ret) {
+			log_err(LOG_COLL, "mr_reg %s %llu bytes: %s", t->ops->name,
+				(unsigned long long)bytes, strerror(-ret));
+			coll_buf_deregister(c, b);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void coll_buf_deregister(struct coll_comm *c, struct coll_buf *b)
+{
+	for (int i = 0; i < c->ntp; i++) {
+		if (b->mr[i])
+			c->tps[i]->ops->mr_dereg(c->tps[i], b->mr[i]);
+		b->mr[i] = NULL;
+	}
+}
+
+uint64_t coll_scratch_bytes(uint64_t chunk_bytes, int channels)
+{
+	/* Elements are at most 8 bytes; a chunk is at least one element. */
+	uint64_t per_slot = SCHED_SCRATCH_CHUNKS * GS_ALIGN_UP(GS_MAX(chunk_bytes, 8), 64);
+
+	return per_slot * (uint64_t)(channels > 0 ? channels : 1);
+}
+
+const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, int *err)
+{
+	struct comm_cached *victim = &c->cache[0];
+
+	for (int i = 0; i < COMM_SCHED_CACHE; i++) {
+		struct comm_cached *e = &c->cache[i];
+
+		if (e->valid && e->algo == algo && e->count == count) {
+			e->used = ++c->stamp;
+			return &e->s;
+		}
+		if (!e->valid || (victim->valid && e->used < victim->used))
+			victim = e;
+	}
+	if (victim->valid)
+		sched_free(&victim->s);
+	victim->valid = false;
+	*err = sched_build(algo, c->rank, c->nranks, count, &victim->s);
+	if (*err)
+		return NULL;
+	victim->valid = true;
+	victim->algo = algo;
+	victim->count = count;
+	victim->used = ++c->stamp;
+	return &victim->s;
+}
+
+int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
+{
+	if (c->abort_flag && *c->abort_flag)
+		return -ECONNABORTED;
+	if (++*spins >= COMM_SPINS_BEFORE_YIELD) {
+		*spins = 0;
+		sched_yield();
+	}
+	if (time_now_ns() - last_progress_ns > c->timeout_ns)
+		return -ETIMEDOUT;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* Private to the executor (comm.c, exec.c, p2p.c): the communicator's state and helpers. */
+#ifndef GS_COLL_COMM_H
+#define GS_COLL_COMM_H
+
+#include "coll/exec.h"
+
+#define COMM_SCHED_CACHE 32
+#define COMM_POLL_BATCH 32
+#define COMM_SPINS_BEFORE_YIELD 1024
+
+/* Message tag: seq(26) | piece(24) | step(12) | ord(2); wraps are harmless (see comm.c). */
+static inline uint64_t comm_tag(uint32_t seq, uint64_t piece, uint32_t step, uint32_t ord)
+{
+	return ((uint64_t)(seq & 0x3ffffff) << 38) | ((piece & 0xffffff) << 14) |
+	       ((uint64_t)(step & 0xfff) << 2) | (ord & 3);
+}
+
+struct comm_cached {
+	bool valid;
+	int algo;
+	uint64_t count;
+	uint64_t used; /* LRU stamp */
+	struct sched s;
+};
+
+/* One piece in flight. */
+struct comm_slot {
+	bool active;
+	bool mem_wait;          /* step's transfers done, waiting on memops query */
+	uint8_t posted;         /* bit i: recv i posted, bit 4+i: send i posted */
+	uint8_t done;           /* same bits: completed */
+	uint32_t step;
+	uint64_t piece;
+	uint64_t base;          /* element offset of the piece within the call's range */
+	const struct sched *s;
+	uint64_t scratch_off;   /* bytes: this slot's scratch region */
+	uint64_t rscratch[SCHED_MAX_XFER]; /* bytes: receive i's place in the slot's region */
+};
+
+struct coll_comm {
+	int rank;
+	int nranks;
+	struct transport **peer_tp;
+	uint8_t *peer_ti;                 /* peer -> index into tps */
+	struct transport *tps[COLL_MAX_TRANSPORTS];
+	int ntp;
+	volatile const int *abort_flag;
+	uint64_t timeout_ns;
+	const struct coll_memops *mem;
+	int max_channels;
+	struct comm_slot *slots;
+	uint32_t seq;                     /* collective sequence number, same on every rank */
+	uint64_t stamp;
+	struct comm_cached cache[COMM_SCHED_CACHE];
+};
+
+/* The schedule for (algo, count), built on first use. NULL on error (logged). */
+const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, int *err);
+
+/*
+ * Called when a poll round made no progress: 0 to keep spinning, -ECONNABORTED when the
+ * abort flag is up, -ETIMEDOUT when nothing completed since last_progress_ns for the
+ * comm's timeout. The caller logs what it waited on. *spins counts empty rounds.
+ */
+int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins);
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * The AllReduce executor: cuts the buffer into pieces, runs the cached schedule of
+ * each piece in one of `channels` slots, and drives every slot from the poll loop of
+ * the calling thread (contract in exec.h, step semantics in schedule.h).
+ *
+ * Cookie of a post: piece(40) | slot(8) | step(12) | is_send(1) | index(3); every
+ * completion must name the current step of an active slot, so a stray or duplicate
+ * completion is caught (-EPROTO) instead of corrupting a later step.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "coll/comm.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+struct run {
+	struct coll_comm *c;
+	const struct coll_buf *buf;
+	const struct coll_buf *scratch;
+	char *data;           /* buf->ptr + off */
+	uint64_t off;         /* bytes into buf */
+	size_t es;
+	enum dtype dt;
+	enum redop op;
+	uint32_t seq;
+	int algo;
+	uint64_t count;
+	uint64_t piece;       /* elements per full piece */
+	uint64_t npieces;
+	uint64_t next_piece;
+	uint64_t pieces_done;
+	const struct sched *full;
+	const struct sched *tail; /* last, shorter piece; NULL when count divides */
+	int channels;
+	uint64_t slot_bytes;  /* scratch bytes per slot */
+	struct coll_stats *st;
+};
+
+static uint64_t make_cookie(uint64_t piece, int slot, uint32_t step, bool is_send, int idx)
+{
+	return (piece << 24) | ((uint64_t)slot << 16) | ((uint64_t)(step & 0xfff) << 4) |
+	       ((uint64_t)is_send << 3) | (uint64_t)idx;
+}
+
+/* Scratch places of this step's REDUCE receives, one after another in the slot's region. */
+static void step_prepare(struct run *r, struct comm_slot *sl)
+{
+	const struct sched_step *st = &sl->s->steps[sl->step];
+	uint64_t at = 0;
+
+	sl->posted = 0;
+	sl->done = 0;
+	for (int i = 0; i < st->nrecv; i++) {
+		sl->rscratch[i] = at;
+		if (st->recv[i].mode == SCHED_RECV_REDUCE)
+			at += st->recv[i].count * r->es;
+	}
+}
+
+static void slot_start(struct run *r, struct comm_slot *sl, int chan)
+{
+	uint64_t p = r->next_piece++;
+
+	sl->active = true;
+	sl->mem_wait = false;
+	sl->piece = p;
+	sl->base = p * r->piece;
+	sl->s = (p == r->npieces - 1 && r->tail) ? r->tail : r->full;
+	sl->step = 0;
+	sl->scratch_off = (uint64_t)chan * r->slot_bytes;
+	if (sl->s->nsteps)
+		step_prepare(r, sl);
+}
+
+static int post_one(struct run *r, struct comm_slot *sl, int chan, const struct sched_xfer *x,
+		    bool is_send, int idx)
+{
+	struct coll_comm *c = r->c;
+	struct transport *t = c->peer_tp[x->peer];
+	int ti = c->peer_ti[x->peer];
+	uint64_t tag = comm_tag(r->seq, sl->piece, sl->step, x->ord);
+	uint64_t cookie = make_cookie(sl->piece, chan, sl->step, is_send, idx);
+	size_t len = x->count * r->es;
+	int ret;
+
+	if (is_send)
+		ret = t->ops->post_send(t, x->peer, tag, r->buf->mr[ti],
+					r->off + (sl->base + x->off) * r->es, len, cookie);
+	else if (x->mode == SCHED_RECV_REDUCE)
+		ret = t->ops->post_recv(t, x->peer, tag, r->scratch->mr[ti],
+					sl->scratch_off + sl->rscratch[idx], len, cookie);
+	else
+		ret = t->ops->post_recv(t, x->peer, tag, r->buf->mr[ti],
+					r->off + (sl->base + x->off) * r->es, len, cookie);
+	if (ret == -EAGAIN) {
+		r->st->eagain++;
+		return ret;
+	}
+	if (ret) {
+		log_err(LOG_COLL, "%s %s peer=%d seq=%u piece=%llu step=%u: %s", t->ops->name,
+			is_send ? "post_send" : "post_recv", x->peer, r->seq,
+			(unsigned long long)sl->piece, sl->step, strerror(-ret));
+		return ret;
+	}
+	r->st->posts++;
+	if (is_send)
+		r->st->bytes_sent += len;
+	else
+		r->st->bytes_recv += len;
+	return 0;
+}
+
+/* Post what is not posted yet; -EAGAIN leaves the rest for the next round. */
+static int slot_post(struct run *r, struct comm_slot *sl, int chan)
+{
+	const struct sched_step *st = &sl->s->steps[sl->step];
+	int ret;
+
+	for (int i = 0; i < st->nrecv; i++) {
+		if (sl->posted & (1u << i))
+			continue;
+		ret = post_one(r, sl, chan, &st->recv[i], false, i);
+		if (ret == -EAGAIN)
+			break;
+		if (ret)
+			return ret;
+		sl->posted |= (uint8_t)(1u << i);
+	}
+	for (int i = 0; i < st->nsend; i++) {
+		if (sl->posted & (1u << (4 + i)))
+			continue;
+		ret = post_one(r, sl, chan, &st->send[i], true, i);
+		if (ret == -EAGAIN)
+			break;
+		if (ret)
+			return ret;
+		sl->posted |= (uint8_t)(1u << (4 + i));
+	}
+	return 0;
+}
+
+static int mem_call_scale(struct run *r, struct comm_slot *sl, int chan,
+			  const struct sched_step *st)
+{
+	const struct coll_memops *m = r->c->mem;
+	uint64_t t0 = time_now_ns();
+	int ret = m->scale(m->ctx, chan, r->data + (sl->base + st->scale_off) * r->es,
+			   st->scale_count, r->dt, (uint32_t)r->c->nranks);
+
+	r->st->mem_ns += time_now_ns() - t0;
+	if (ret)
+		log_err(LOG_COLL, "memops %s scale piece=%llu step=%u: %s", m->name,
+			(unsigned long long)sl->piece, sl->step, strerror(-ret));
+	return ret;
+}
+
+/* Move a slot along as far as it can go without waiting. */
+static int slot_advance(struct run *r, struct comm_slot *sl, int chan, bool *progress)
+{
+	const struct coll_memops *m = r->c->mem;
+	int ret;
+
+	while (sl->step < sl->s->nsteps) {
+		const struct sched_step *st = &sl->s->steps[sl->step];
+		uint8_t all = (uint8_t)(((1u << st->nrecv) - 1) | (((1u << st->nsend) - 1) << 4));
+
+		if (!sl->mem_wait) {
+			if (sl->posted != all) {
+				ret = slot_post(r, sl, chan);
+				if (ret)
+					return ret;
+			}
+			if (sl->done != all)
+				return 0;
+			if (r->op == REDOP_AVG && st->scale_count) {
+				ret = mem_call_scale(r, sl, chan, st);
+				if (ret)
+					return ret;
+			}
+			sl->mem_wait = true;
+		}
+		ret = m->query(m->ctx, chan);
+		if (ret < 0) {
+			log_err(LOG_COLL, "memops %s query piece=%llu step=%u: %s", m->name,
+				(unsigned long long)sl->piece, sl->step, strerror(-ret));
+			return ret;
+		}
+		if (!ret)
+			return 0;
+		sl->mem_wait = false;
+		*progress = true;
+		if (++sl->step < sl->s->nsteps)
+			step_prepare(r, sl);
+	}
+	sl->active = false;
+	r->pieces_done++;
+	*progress = true;
+	return 0;
+}
+
+static int on_completion(struct run *r, const struct tp_completion *cp)
+{
+	int idx = (int)(cp->cookie & 7), chan = (int)((cp->cookie >> 16) & 0xff);
+	bool is_send = (cp->cookie >> 3) & 1;
+	uint32_t step = (uint32_t)((cp->cookie >> 4) & 0xfff);
+	uint64_t piece = cp->cookie >> 24;
+	struct comm_slot *sl = chan < r->channels ? &r->c->slots[chan] : NULL;
+	uint8_t bit = (uint8_t)(1u << (is_send ? 4 + idx : idx));
+	const struct sched_xfer *x;
+
+	if (!sl || !sl->active || sl->piece != piece || (sl->step & 0xfff) != step ||
+	    sl->mem_wait || !(sl->posted & bit) || (sl->done & bit)) {
+		log_err(LOG_COLL, "allreduce seq=%u: stray completion peer=%d cookie=%#llx",
+			r->seq, cp->peer, (unsigned long long)cp->cookie);
+		return -EPROTO;
+	}
+	x = is_send ? &sl->s->steps[sl->step].send[idx] : &sl->s->steps[sl->step].recv[idx];
+	if (cp->status) {
+		log_err(LOG_COLL, "allreduce seq=%u piece=%llu step=%u: %s peer %d failed: %s",
+			r->seq, (unsigned long long)piece, sl->step, is_send ? "send to" : "recv from",
+			x->peer, strerror(-cp->status));
+		return cp->status;
+	}
+	if (!is_send && x->mode == SCHED_RECV_REDUCE) {
+		const struct coll_memops *m = r->c->mem;
+		uint64_t t0 = time_now_ns();
+		int ret = m->reduce(m->ctx, chan, r->data + (sl->base + x->off) * r->es,
+				    (char *)r->scratch->ptr + sl->scratch_off + sl->rscratch[idx],
+				    x->count, r->dt);
+
+		r->st->mem_ns += time_now_ns() - t0;
+		if (ret) {
+			log_err(LOG_COLL, "memops %s reduce piece=%llu step=%u: %s", m->name,
+				(unsigned long long)piece, sl->step, strerror(-ret));
+			return ret;
+		}
+	}
+	sl->done |= bit;
+	return 0;
+}
+
+/* One line naming what the stalled collective waits on. */
+static void log_stall(struct run *r, int err, uint64_t idle_ns)
+{
+	for (int ch = 0; ch < r->channels; ch++) {
+		const struct comm_slot *sl = &r->c->slots[ch];
+		const struct sched_step *st;
+
+		if (!sl->active || sl->step >= sl->s->nsteps)
+			continue;
+		st = &sl->s->steps[sl->step];
+		for (int i = 0; i < 2 * SCHED_MAX_XFER; i++) {
+			bool is_send = i >= SCHED_MAX_XFER;
+			int k = i % SCHED_MAX_XFER;
+			const struct sched_xfer *x = is_send ? &st->send[k] : &st->recv[k];
+			uint8_t bit = (uint8_t)(1u << (is_send ? 4 + k : k));
+
+			if (k >= (is_send ? st->nsend : st->nrecv) || (sl->done & bit))
+				continue;
+			log_err(LOG_COLL, "allreduce seq=%u %s: %s after %llu ms idle: piece %llu "
+				"step %u/%u waits on %s peer %d (%llu elements%s)", r->seq,
+				sched_algo_name(r->algo), strerror(-err),
+				(unsigned long long)(idle_ns / 1000000), (unsigned long long)sl->piece,
+				sl->step, sl->s->nsteps, is_send ? "send to" : "recv from", x->peer,
+				(unsigned long long)x->count, (sl->posted & bit) ? "" : ", not posted");
+			return;
+		}
+		if (sl->mem_wait) {
+			log_err(LOG_COLL, "allreduce seq=%u: %s: piece %llu step %u waits on memops %s",
+				r->seq, strerror(-err), (unsigned long long)sl->piece, sl->step,
+				r->c->mem->name);
+			return;
+		}
+	}
+	log_err(LOG_COLL, "allreduce seq=%u %s: %s with no transfer pending", r->seq,
+		sched_algo_name(r->algo), strerror(-err));
+}
+
+static int run_loop(struct run *r)
+{
+	struct coll_comm *c = r->c;
+	struct tp_completion comps[COMM_POLL_BATCH];
+	uint64_t idle_since = 0;
+	uint32_t spins = 0;
+	int ret;
+
+	while (r->pieces_done < r->npieces) {
+		bool progress = false;
+
+		for (int ch = 0; ch < r->channels; ch++) {
+			struct comm_slot *sl = &c->slots[ch];
+
+			if (!sl->active) {
+				if (r->next_piece >= r->npieces)
+					continue;
+				slot_start(r, sl, ch);
+			}
+			ret = slot_advance(r, sl, ch, &progress);
+			if (ret)
+				return ret;
+		}
+		for (int i = 0; i < c->ntp; i++) {
+			struct transport *t = c->tps[i];
+			int n = t->ops->poll(t, comps, COMM_POLL_BATCH);
+
+			if (n < 0) {
+				log_err(LOG_COLL, "%s poll seq=%u: %s", t->ops->name, r->seq,
+					strerror(-n));
+				return n;
+			}
+			for (int j = 0; j < n; j++) {
+				ret = on_completion(r, &comps[j]);
+				if (ret)
+					return ret;
+			}
+			progress |= n > 0;
+		}
+		if (progress) {
+			idle_since = 0;
+			spins = 0;
+			continue;
+		}
+		if (!idle_since)
+			idle_since = time_now_ns();
+		ret = comm_idle(c, idle_since, &spins);
+		if (ret) {
+			log_stall(r, ret, time_now_ns() - idle_since);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
+{
+	struct coll_comm *c = r->c;
+	uint64_t chunk = GS_MAX(chunk_bytes / r->es, 1), rest;
+	int err = 0;
+
+	r->piece = sched_piece_count(r->algo, c->nranks, chunk);
+	if (!r->piece) {
+		log_err(LOG_COLL, "allreduce algo=%s: not implemented by the executor",
+			sched_algo_name(r->algo));
+		return -ENOTSUP;
+	}
+	r->npieces = GS_DIV_ROUND_UP(r->count, r->piece);
+	rest = r->count % r->piece;
+	r->full = comm_sched(c, r->algo, GS_MIN(r->piece, r->count), &err);
+	if (!r->full)
+		return err;
+	r->tail = NULL;
+	if (rest && r->npieces > 1) {
+		r->tail = comm_sched(c, r->algo, rest, &err);
+		if (!r->tail)
+			return err;
+	}
+	r->channels = (int)GS_MIN((uint64_t)GS_MIN(channels, c->max_channels), r->npieces);
+	r->slot_bytes = r->scratch ? r->scratch->bytes / (uint64_t)r->channels / 64 * 64 : 0;
+	if (r->full->scratch_count * r->es > r->slot_bytes ||
+	    (r->tail && r->tail->scratch_count * r->es > r->slot_bytes)) {
+		log_err(LOG_COLL, "allreduce %s: scratch of %llu bytes too small for %d channels "
+			"of %llu-byte chunks (need coll_scratch_bytes)", sched_algo_name(r->algo),
+			(unsigned long long)(r->scratch ? r->scratch->bytes : 0), r->channels,
+			(unsigned long long)chunk_bytes);
+		return -ENOSPC;
+	}
+	for (int ch = 0; ch < r->channels; ch++)
+		c->slots[ch].active = false;
+	return 0;
+}
+
+int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off,
+		   const struct coll_buf *scratch, uint64_t count, enum dtype dt, enum redop op,
+		   int algo, uint64_t chunk_bytes, int channels, struct coll_stats *st)
+{
+	struct coll_stats dummy;
+	struct run r = {
+		.c = c, .buf = buf, .scratch = scratch, .off = off, .dt = dt, .op = op,
+		.seq = c->seq++, .count = count, .algo = algo,
+	};
+	uint64_t t0 = time_now_ns();
+	int ret;
+
+	r.st = st ? st : &dummy;
+	memset(r.st, 0, sizeof(*r.st));
+	if ((unsigned)dt >= DT_COUNT || (unsigned)op >= REDOP_COUNT || algo < 0 ||
+	    algo >= ALGO_COUNT || channels < 1) {
+		log_err(LOG_COLL, "allreduce dtype=%d op=%d algo=%d channels=%d: invalid", dt, op,
+			algo, channels);
+		return -EINVAL;
+	}
+	r.es = dtype_size(dt);
+	if (off > buf->bytes || count > (buf->bytes - off) / r.es) {
+		log_err(LOG_COLL, "allreduce: %llu elements at offset %llu overrun a %llu-byte "
+			"buffer", (unsigned long long)count, (unsigned long long)off,
+			(unsigned long long)buf->bytes);
+		return -EINVAL;
+	}
+	r.data = (char *)buf->ptr + off;
+	if (r.algo == ALGO_AUTO)
+		r.algo = sched_pick(c->nranks, count * r.es);
+	r.st->algo = r.algo;
+	/* One rank: the sum is the input, and avg divides by 1. */
+	if (c->nranks == 1 || !count)
+		return 0;
+	ret = run_setup(&r, chunk_bytes, channels);
+	if (!ret)
+		ret = run_loop(&r);
+	r.st->pieces = r.npieces;
+	r.st->ns = time_now_ns() - t0;
+	return ret;
+}

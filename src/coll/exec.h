@@ -1,0 +1,127 @@
+/*
+ * The collective executor: runs any schedule (schedule.h) over any transport
+ * (transport.h), peers possibly on different transports, and the point-to-point
+ * write_bw / write_lat loops over the same interface.
+ *
+ * Threading and blocking: every call below runs on the calling thread, which is the
+ * progress thread of this communicator: it posts, polls every transport the comm uses,
+ * and reduces. Nothing sleeps or waits on a condition: the loop spins on poll (calling
+ * sched_yield after a long run of empty polls, so oversubscribed hosts keep moving).
+ * Every call gives up with -ETIMEDOUT (one log line naming the peer, piece and step it
+ * waited on) when no transfer completed for cfg.timeout_ns, and with -ECONNABORTED as
+ * soon as *cfg.abort_flag is non-zero. After any error the comm's transfers may still be
+ * in flight: close the transports and destroy the comm, do not call it again.
+ *
+ * Memory: the comm and its schedule cache are allocated at coll_comm_create and on the
+ * first use of each distinct piece length; the data path allocates nothing. Buffers
+ * belong to the caller, registered once with coll_buf_register and alive until
+ * coll_buf_deregister. Scratch (coll_scratch_bytes) is allocated and touched by the
+ * caller at setup.
+ */
+#ifndef GS_COLL_EXEC_H
+#define GS_COLL_EXEC_H
+
+#include <stdint.h>
+#include "coll/schedule.h"
+#include "transport/transport.h"
+#include "util/dtype.h"
+
+#define COLL_MAX_TRANSPORTS 4 /* distinct transports in one comm */
+#define COLL_MAX_CHANNELS 64  /* pieces in flight */
+
+/*
+ * How the executor touches element memory. The host default reduces with reduce.c;
+ * a GPU implementation queues kernels on per-channel streams and reports completion
+ * through query. chan is the pipeline slot (0 .. channels-1) the work belongs to.
+ */
+struct coll_memops {
+	const char *name;
+	void *ctx;
+	/* dst[i] = dst[i] + src[i], i < count. May only queue the work. Returns 0 or -errno. */
+	int (*reduce)(void *ctx, int chan, void *dst, const void *src, uint64_t count,
+		      enum dtype dt);
+	/* buf[i] = buf[i] / divisor (reduce.h's avg rule). May only queue the work. */
+	int (*scale)(void *ctx, int chan, void *buf, uint64_t count, enum dtype dt,
+		     uint32_t divisor);
+	/* 1 when all work queued on chan is done and visible to the transports, 0 while
+	 * pending, -errno on failure. Must not block. */
+	int (*query)(void *ctx, int chan);
+};
+
+extern const struct coll_memops coll_host_memops;
+
+struct coll_comm_cfg {
+	int rank;
+	int nranks;
+	struct transport *const *peer_tp; /* nranks entries, the transport to reach each peer;
+					     [rank] is ignored; at most COLL_MAX_TRANSPORTS
+					     distinct */
+	volatile const int *abort_flag;   /* NULL = never aborted */
+	uint64_t timeout_ns;              /* no-progress bound of one call, > 0 */
+	const struct coll_memops *mem;    /* NULL = coll_host_memops */
+	int max_channels;                 /* 1 .. COLL_MAX_CHANNELS */
+};
+
+struct coll_comm;
+
+/* NULL on a bad configuration or out of memory (one log line says which). */
+struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg);
+void coll_comm_destroy(struct coll_comm *c);
+/* The distinct transports of the comm, indexed as coll_buf.mr is. */
+int coll_comm_ntransports(const struct coll_comm *c);
+struct transport *coll_comm_transport(const struct coll_comm *c, int i);
+
+/* A caller-owned buffer registered with every transport of a comm. */
+struct coll_buf {
+	void *ptr;
+	uint64_t bytes;
+	enum mem_kind kind;
+	struct tp_mr *mr[COLL_MAX_TRANSPORTS];
+};
+
+int coll_buf_register(struct coll_comm *c, struct coll_buf *b, void *ptr, uint64_t bytes,
+		      enum mem_kind kind);
+void coll_buf_deregister(struct coll_comm *c, struct coll_buf *b);
+
+/* Scratch an AllReduce needs for this chunk size and channel count, any algorithm. */
+uint64_t coll_scratch_bytes(uint64_t chunk_bytes, int channels);
+
+/* What one call did; overwritten by each call. */
+struct coll_stats {
+	int algo;            /* the algorithm run (ALGO_AUTO resolved) */
+	uint64_t ns;         /* wall time of the call */
+	uint64_t mem_ns;     /* inside memops reduce/scale/query */
+	uint64_t bytes_sent; /* payload posted by this rank */
+	uint64_t bytes_recv;
+	uint64_t pieces;
+	uint64_t posts;
+	uint64_t eagain;     /* posts refused with -EAGAIN and retried */
+};
+
+/*
+ * In-place AllReduce of count elements at byte offset off of buf. The buffer is cut
+ * into pieces of sched_piece_count(algo, nranks, chunk_bytes / dtype size) elements; up
+ * to `channels` pieces are in flight. scratch must hold coll_scratch_bytes(chunk_bytes,
+ * channels). Every rank must make the same sequence of calls with the same arguments
+ * (except buffers). Returns 0, -EINVAL, -ENOSPC (scratch too small), -ENOTSUP
+ * (algorithm), -ETIMEDOUT, -ECONNABORTED, or a transport / memops error.
+ */
+int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off,
+		   const struct coll_buf *scratch, uint64_t count, enum dtype dt, enum redop op,
+		   int algo, uint64_t chunk_bytes, int channels, struct coll_stats *st);
+
+/*
+ * Point-to-point between ranks 0 and 1 (other ranks return 0 at once, *ns = 0).
+ * write_bw: after a ready handshake, rank 0 streams `iterations` messages of `bytes`
+ * from buf (offset 0; the handshakes use buf's last byte) with up to `window` sends outstanding, rank 1 keeps `window`
+ * receives posted; rank 1 acknowledges the last one. *ns: rank 0, first post to the
+ * acknowledgement; rank 1, first post to the last receive.
+ * write_lat: ping-pong of `bytes`; *ns is the whole loop on rank 0 (half round trip =
+ * ns / (2 * iterations)), rank 1 the same span seen from its side.
+ */
+int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
+		  int iterations, int window, uint64_t *ns);
+int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
+		   int iterations, uint64_t *ns);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * Schedules under a simulated executor: every algorithm, n = 1..17, odd counts, run
+ * in memory with per-rank buffers whose elements are contribution bitmasks, following
+ * schedule.h's step semantics exactly.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "coll/schedule.h"
+#include "util/common.h"
+
+#define SIM_MAX_RANKS 17
+#define SCALED (1u << 31)
+
+struct sim_msg {
+	int src, dst, ord;
+	bool used;
+	uint64_t count;
+	uint32_t *data;
+};
+
+static const int algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD };
+
+static bool overlap(const struct sched_xfer *a, const struct sched_xfer *b)
+{
+	return a->off < b->off + b->count && b->off < a->off + a->count;
+}
+
+/* Static checks of one step of one rank: peers, ranges, overlap rules. */
+static void check_step(const struct sched *s, const struct sched_step *st)
+{
+	uint64_t scratch = 0;
+
+	for (int i = 0; i < st->nsend; i++) {
+		const struct sched_xfer *x = &st->send[i];
+
+		assert_true(x->peer >= 0 && x->peer < s->nranks);
+		assert_int_not_equal(x->peer, s->rank);
+		assert_true(x->count > 0);
+		assert_true(x->off + x->count <= s->count);
+		for (int j = 0; j < st->nrecv; j++)
+			assert_false(overlap(x, &st->recv[j]));
+	}
+	for (int i = 0; i < st->nrecv; i++) {
+		const struct sched_xfer *x = &st->recv[i];
+
+		assert_true(x->peer >= 0 && x->peer < s->nranks);
+		assert_int_not_equal(x->peer, s->rank);
+		assert_true(x->count > 0);
+		assert_true(x->off + x->count <= s->count);
+		if (x->mode == SCHED_RECV_REDUCE)
+			scratch += x->count;
+		for (int j = 0; j < st->nrecv; j++)
+			if (j != i && (x->mode == SCHED_RECV_COPY ||
+				       st->recv[j].mode == SCHED_RECV_COPY))
+				assert_false(overlap(x, &st->recv[j]));
+	}
+	assert_true(scratch <= s->scratch_count);
+	assert_true(st->scale_off + st->scale_count <= s->count);
+}
+
+/* Run one AllReduce of count elements over n simulated ranks; asserts everything. */
+static void simulate(int algo, int n, uint64_t count)
+{
+	struct sched sc[SIM_MAX_RANKS];
+	uint32_t *buf[SIM_MAX_RANKS];
+	struct sim_msg *msgs = calloc((size_t)n * SCHED_MAX_XFER, sizeof(*msgs));
+	uint32_t full = (uint32_t)((1ull << n) - 1);
+	uint64_t max_sent = 0;
+	struct sched_cost cost;
+
+	assert_non_null(msgs);
+	for (int r = 0; r < n; r++) {
+		uint64_t sent = 0;
+
+		assert_int_equal(sched_build(algo, r, n, count, &sc[r]), 0);
+		assert_int_equal(sc[r].algo, algo);
+		assert_int_equal(sc[r].nsteps, sc[0].nsteps);
+		buf[r] = malloc(count * sizeof(uint32_t));
+		assert_non_null(buf[r]);
+		for (uint64_t e = 0; e < count; e++)
+			buf[r][e] = 1u << r;
+		for (uint32_t k = 0; k < sc[r].nsteps; k++) {
+			check_step(&sc[r], &sc[r].steps[k]);
+			for (int i = 0; i < sc[r].steps[k].nsend; i++)
+				sent += sc[r].steps[k].send[i].count;
+		}
+		max_sent = GS_MAX(max_sent, sent);
+	}
+	/* The alpha-beta figures describe these schedules. */
+	assert_int_equal(sched_cost(algo, n, &cost), 0);
+	assert_int_equal(cost.steps, sc[0].nsteps);
+	{
+		double model = cost.wire_factor * (double)count;
+
+		assert_true((double)max_sent <= model + 2.0 * sc[0].nsteps + 1e-9);
+		assert_true((double)max_sent >= model - 2.0 * sc[0].nsteps - 1e-9);
+	}
+	for (uint32_t k = 0; k < sc[0].nsteps; k++) {
+		int nmsg = 0;
+
+		/* Sends read the buffers as the previous step left them. */
+		for (int a = 0; a < n; a++) {
+			const struct sched_step *st = &sc[a].steps[k];
+
+			for (int i = 0; i < st->nsend; i++) {
+				struct sim_msg *m = &msgs[nmsg++];
+
+				m->src = a;
+				m->dst = st->send[i].peer;
+				m->ord = st->send[i].ord;
+				m->count = st->send[i].count;
+				m->used = false;
+				m->data = malloc(m->count * sizeof(uint32_t));
+				assert_non_null(m->data);
+				memcpy(m->data, buf[a] + st->send[i].off, m->count * sizeof(uint32_t));
+			}
+		}
+		for (int b = 0; b < n; b++) {
+			const struct sched_step *st = &sc[b].steps[k];
+
+			for (int i = 0; i < st->nrecv; i++) {
+				const struct sched_xfer *x = &st->recv[i];
+				struct sim_msg *m = NULL;
+				uint32_t *d = buf[b] + x->off;
+
+				for (int j = 0; j < nmsg; j++)
+					if (msgs[j].src == x->peer && msgs[j].dst == b &&
+					    msgs[j].ord == x->ord) {
+						assert_null(m); /* exactly one pairs */
+						m = &msgs[j];
+					}
+				assert_non_null(m);
+				assert_false(m->used);
+				assert_int_equal(m->count, x->count);
+				m->used = true;
+				if (x->mode == SCHED_RECV_COPY) {
+					memcpy(d, m->data, x->count * sizeof(uint32_t));
+					continue;
+				}
+				for (uint64_t e = 0; e < x->count; e++) {
+					/* Reduced once: disjoint contributors, nothing scaled yet. */
+					assert_int_equal(d[e] & m->data[e], 0);
+					d[e] |= m->data[e];
+				}
+			}
+			for (uint64_t e = 0; e < st->scale_count; e++) {
+				assert_int_equal(buf[b][st->scale_off + e], full);
+				buf[b][st->scale_off + e] |= SCALED;
+			}
+		}
+		for (int j = 0; j < nmsg; j++) {
+			assert_true(msgs[j].used);
+			free(msgs[j].data);
+		}
+	}
+	for (int r = 0; r < n; r++) {
+		for (uint64_t e = 0; e < count; e++)
+			if (buf[r][e] != (n > 1 ? full | SCALED : full))
+				fail_msg("algo %s n=%d count=%llu: rank %d elem %llu = %#x",
+					 sched_algo_name(algo), n, (unsigned long long)count, r,
+					 (unsigned long long)e, buf[r][e]);
+		free(buf[r]);
+		sched_free(&sc[r]);
+	}
+	free(msgs);
+}
+
+static void test_all_algorithms(void **state)
+{
+	(void)state;
+	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
+		for (int n = 1; n <= SIM_MAX_RANKS; n++) {
+			const uint64_t counts[] = { 1, 2, 3, 7, (uint64_t)(n > 1 ? n - 1 : 5),
+						    (uint64_t)n + 1, 64, 1001 };
+
+			for (size_t c = 0; c < ARRAY_SIZE(counts); c++)
+				simulate(algos[a], n, counts[c]);
+		}
+	}
+}
+
+static void test_large_count(void **state)
+{
+	const int ns[] = { 2, 3, 5, 8, 12, 17 };
+
+	(void)state;
+	for (size_t a = 0; a < ARRAY_SIZE(algos); a++)
+		for (size_t i = 0; i < ARRAY_SIZE(ns); i++)
+			simulate(algos[a], ns[i], 1000003);
+}
+
+/* Pieces cut by sched_piece_count need at most SCHED_SCRATCH_CHUNKS chunks of scratch. */
+static void test_scratch_bound(void **state)
+{
+	const uint64_t chunks[] = { 1, 2, 3, 16, 1000 };
+
+	(void)state;
+	for (size_t a = 0; a < ARRAY_SIZE(algos); a++)
+		for (int n = 1; n <= SIM_MAX_RANKS; n++)
+			for (size_t c = 0; c < ARRAY_SIZE(chunks); c++) {
+				uint64_t piece = sched_piece_count(algos[a], n, chunks[c]);
+
+				for (uint64_t len = piece; len; len = len * 2 / 3) {
+					struct sched s;
+
+					assert_int_equal(sched_build(algos[a], n - 1, n, len, &s), 0);
+					assert_true(s.scratch_count <=
+						    SCHED_SCRATCH_CHUNKS * chunks[c]);
+					sched_free(&s);
+				}
+			}
+}
+
+static void test_table_and_errors(void **state)
+{
+	struct sched s;
+	struct sched_cost cost;
+
+	(void)state;
+	for (int a = 0; a < ALGO_COUNT; a++)
+		assert_int_equal(sched_algo_by_name(sched_algo_name(a)), a);
+	assert_string_equal(sched_algo_name(ALGO_HIERARCHICAL), "hierarchical");
+	assert_int_equal(sched_algo_by_name("butterfly"), -EINVAL);
+	assert_int_equal(sched_build(ALGO_HIERARCHICAL, 0, 4, 100, &s), -ENOTSUP);
+	assert_null(s.steps);
+	assert_int_equal(sched_build(ALGO_AUTO, 0, 4, 100, &s), -EINVAL);
+	assert_int_equal(sched_build(ALGO_RING, 4, 4, 100, &s), -EINVAL);
+	assert_int_equal(sched_build(ALGO_RING, 0, 3000, 100, &s), -E2BIG);
+	assert_int_equal(sched_cost(ALGO_HIERARCHICAL, 4, &cost), -ENOTSUP);
+	assert_int_equal(sched_piece_count(ALGO_RING, 8, 10), 80);
+	assert_int_equal(sched_piece_count(ALGO_TREE, 8, 10), 20);
+	assert_int_equal(sched_piece_count(ALGO_AUTO, 8, 10), 0);
+}
+
+static void test_pick_and_cost(void **state)
+{
+	struct sched_cost c;
+
+	(void)state;
+	assert_int_equal(sched_pick(2, 1), ALGO_RING);
+	assert_int_equal(sched_pick(8, 4096), ALGO_RHD);
+	assert_int_equal(sched_pick(6, 4096), ALGO_TREE);
+	assert_int_equal(sched_pick(8, 64ull << 20), ALGO_RING);
+	assert_int_equal(sched_pick(8, SCHED_AUTO_SMALL + 1), ALGO_RING);
+	assert_int_equal(sched_cost(ALGO_RING, 8, &c), 0);
+	assert_int_equal(c.steps, 14);
+	assert_true(c.wire_factor == 2.0 * 7 / 8);
+	assert_int_equal(sched_cost(ALGO_RHD, 6, &c), 0);
+	assert_int_equal(c.steps, 6);
+	assert_true(c.wire_factor == 2.0 * 3 / 4 + 1);
+	assert_int_equal(sched_cost(ALGO_TREE, 8, &c), 0);
+	assert_int_equal(c.steps, 6);
+	/* 1000 ns per step, 1 ns per byte: ring 14 steps + 1.75 * 1000 bytes. */
+	assert_int_equal(sched_cost(ALGO_RING, 8, &c), 0);
+	assert_true(sched_model_ns(&c, 1000, 1000.0, 1.0) == 14000.0 + 1750.0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_and_errors),
+		cmocka_unit_test(test_pick_and_cost),
+		cmocka_unit_test(test_scratch_bound),
+		cmocka_unit_test(test_all_algorithms),
+		cmocka_unit_test(test_large_count),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
