@@ -102,7 +102,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		  const char *run_dir, int argc, char **argv);
 
 /*
- * Rank 0 / the driver: read RUN_DIR/cases/*.json, write report.json (and the other
+ * Rank 0 / the driver: read RUN_DIR/cases/NNNN.json, write report.json (and the other
  * formats) and print the table. Returns an exit code: 0, or 1 when a case failed,
  * a result was wrong or a threshold was missed. li is NULL when the driver spawned.
  */

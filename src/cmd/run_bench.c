@@ -172,7 +172,7 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 			ret = bw ? coll_write_bw(rc->coll, &bb->work, bytes, co->iterations,
 						 RUN_P2P_WINDOW, &ns)
 				 : coll_write_lat(rc->coll, &bb->work, bytes, co->iterations, &ns);
-			s->ns[rep] = ns / (bw ? co->iterations : 2ull * co->iterations);
+			s->ns[rep] = ns / (bw ? (uint64_t)co->iterations : 2ull * co->iterations);
 		}
 		run_comm_stats(rc, &t1);
 		s->cpu_ns = time_thread_cpu_ns() - c0 + (t1.cpu_ns - t0.cpu_ns);
