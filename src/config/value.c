@@ -457,8 +457,11 @@ static void allowed_text(const struct cfg_key *k, char *buf, size_t len)
 			snprintf(buf, len, "%s..%s",
 				 units_fmt_duration((uint64_t)k->min, a, sizeof(a)),
 				 units_fmt_duration((uint64_t)k->max, b, sizeof(b)));
+		else if (k->type == CFG_FLOAT)
+			snprintf(buf, len, "%g..%g", k->min, k->max);
 		else
-			snprintf(buf, len, "%s%g..%g", int_has_auto(k) ? "auto, " : "", k->min, k->max);
+			snprintf(buf, len, "%s%.0f..%.0f", int_has_auto(k) ? "auto, " : "", k->min,
+				 k->max);
 	}
 }
 

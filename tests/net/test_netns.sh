@@ -52,7 +52,9 @@ INI
 	: >"$T/pids"
 	for r in 0 1 2 3; do
 		if [ $r -lt 2 ]; then ns=$A ifn=va$$; else ns=$B ifn=vb$$; fi
-		GS_IF=$ifn ip netns exec "$ns" "$G" run "$T/$name.ini" --rank $r --world-size 4 \
+		# own UTS namespace: each "host" has its own hostname, as real hosts do
+		GS_IF=$ifn ip netns exec "$ns" unshare --uts sh -c "hostname host-$ifn && exec \"\$0\" \"\$@\"" \
+			"$G" run "$T/$name.ini" --rank $r --world-size 4 \
 			--rendezvous 10.77.0.1:$port --token netns-test >"$T/$name.$r.log" 2>&1 &
 		echo $! >>"$T/pids"
 	done
