@@ -57,7 +57,8 @@ static int resolve(const struct topo *t, const char *bind, int gpu, int nic, str
 {
 	struct numa_opts o;
 
-	snprintf(o.bind, sizeof(o.bind), "%s", bind);
+	if ((size_t)snprintf(o.bind, sizeof(o.bind), "%s", bind) >= sizeof(o.bind))
+		return -ENAMETOOLONG;
 	return numa_bind_resolve(&o, t, gpu, nic, p);
 }
 
