@@ -33,7 +33,8 @@ if command -v python3 >/dev/null 2>&1; then
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert len(j["gpus"]) == 8 and len(j["rdma_nics"]) == 8, "counts"
-assert j["gpu_nic"][0] == ["PIX", "PXB", "NODE", "NODE", "SYS", "SYS", "SYS", "SYS"], j["gpu_nic"][0]
+row0 = ["PIX", "PXB", "NODE", "NODE", "SYS", "SYS", "SYS", "SYS"]
+assert j["gpu_nic"][0] == row0, j["gpu_nic"][0]
 assert j["gpu_gpu"][4][5] == "PXB" and j["nic_nic"][0][0] == "X"
 assert j["peermem_module"] == "nvidia_peermem" and j["dmabuf_kernel"] is True
 assert sum(g["possible"] for g in j["gdr"]) == 16, "GDR pairs at PXB"
