@@ -300,7 +300,7 @@ int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gp
 		}
 		if (t->n_numa == 1)
 			snprintf(out->reason, sizeof(out->reason),
-				 "only one NUMA node: interleaving is the same as node:%d",
+				 "only one NUMA node: every page lands on node %d",
 				 t->numa[0].id);
 		break;
 	case NUMA_BIND_NODE:
