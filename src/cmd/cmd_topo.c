@@ -1,11 +1,17 @@
-/* `gradsync topo [--json] [--sysfs-root DIR] [--gdr-level L]`: what this machine looks like. */
+/*
+ * `gradsync topo [--json] [--sysfs-root DIR] [--gdr-level L] [--bind VALUE [--gpu N]]`:
+ * what this machine looks like, and (with --bind) whether a [numa] bind value really places
+ * this process's CPUs and pages where it says.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "gpu/gpu.h"
+#include "topo/numa.h"
 #include "topo/topo.h"
 #include "topo/topo_print.h"
 #include "util/common.h"
@@ -15,7 +21,55 @@ static void usage(FILE *f)
 	fprintf(f, "usage: gradsync topo [--json] [--sysfs-root DIR] [--gdr-level LOC|PIX|PXB|PHB|SYS]\n"
 		   "  GPUs, RDMA NICs, network interfaces and NUMA nodes from sysfs, the PCIe path\n"
 		   "  class of every GPU/NIC pair (NCCL semantics) and whether GPUDirect RDMA is\n"
-		   "  possible at the given NCCL_NET_GDR_LEVEL (default PXB, as NCCL).\n");
+		   "  possible at the given NCCL_NET_GDR_LEVEL (default PXB, as NCCL).\n"
+		   "  --bind VALUE: apply a [numa] bind value (none, gpu, nic, remote, interleave,\n"
+		   "  node:N, cpus:LIST) to this process for GPU --gpu N (default 0) and its closest\n"
+		   "  NIC, touch a 64 MiB buffer and report requested vs actual placement.\n");
+}
+
+#define CHECK_BUF_LEN (64u << 20)
+
+/* --bind: resolve, apply, touch, verify. Output in *line; 0, or GS_EXIT_* on error. */
+static int bind_check(const struct topo *t, const char *bind, int gpu, char *line, size_t len)
+{
+	struct numa_opts o;
+	struct numa_plan p;
+	struct numa_actual a;
+	enum topo_path cls;
+	int gpu_numa = -1, nic_numa = -1, nic, r;
+	void *buf;
+
+	snprintf(o.bind, sizeof(o.bind), "%s", bind);
+	if (t->n_gpus && (gpu < 0 || gpu >= t->n_gpus)) {
+		snprintf(line, len, "--gpu %d: this machine has GPUs 0..%d", gpu, t->n_gpus - 1);
+		return GS_EXIT_USAGE;
+	}
+	if (t->n_gpus)
+		gpu_numa = topo_gpu_numa_node(t, gpu);
+	nic = t->n_gpus ? topo_nic_closest_to_gpu(t, gpu, &cls) : (t->n_nics ? 0 : -1);
+	if (nic >= 0)
+		nic_numa = topo_nic_numa_node(t, t->nics[nic].name);
+	if (numa_bind_resolve(&o, t, gpu_numa, nic_numa, &p))
+		return GS_EXIT_USAGE;  /* numa_bind_resolve() logged why */
+	r = numa_bind_apply(&p);
+	if (r && r != -EOPNOTSUPP) {
+		snprintf(line, len, "bind=%s: applying failed: %s", bind, strerror(-r));
+		return GS_EXIT_FAIL;
+	}
+	buf = mmap(NULL, CHECK_BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		snprintf(line, len, "mmap %u bytes: %s", CHECK_BUF_LEN, strerror(errno));
+		return GS_EXIT_FAIL;
+	}
+	memset(buf, 1, CHECK_BUF_LEN);  /* first touch places the pages under the new policy */
+	r = numa_placement_verify(buf, CHECK_BUF_LEN, &a);
+	munmap(buf, CHECK_BUF_LEN);
+	if (r) {
+		snprintf(line, len, "placement query failed: %s", strerror(-r));
+		return GS_EXIT_FAIL;
+	}
+	numa_describe(&p, &a, line, len);
+	return 0;
 }
 
 int cmd_topo(int argc, char **argv)
@@ -24,15 +78,18 @@ int cmd_topo(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "sysfs-root", required_argument, NULL, 'r' },
 		{ "gdr-level", required_argument, NULL, 'g' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "gpu", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *root = "/sys";
-	int gdr_level = GDR_PXB, json = 0, c, r;
+	const char *root = "/sys", *bind = NULL;
+	int gdr_level = GDR_PXB, json = 0, gpu = 0, c, r;
+	char line[1024], *end;
 	struct topo *t;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jr:g:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jr:g:b:G:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -44,6 +101,17 @@ int cmd_topo(int argc, char **argv)
 			if (topo_gdr_level_parse(optarg, &gdr_level)) {
 				fprintf(stderr, "gradsync topo: --gdr-level '%s': expected LOC, PIX, "
 						"PXB, PHB or SYS\n", optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			bind = optarg;
+			break;
+		case 'G':
+			gpu = (int)strtol(optarg, &end, 10);
+			if (!*optarg || *end || gpu < 0) {
+				fprintf(stderr, "gradsync topo: --gpu '%s': expected a GPU index\n",
+					optarg);
 				return GS_EXIT_USAGE;
 			}
 			break;
@@ -72,8 +140,22 @@ int cmd_topo(int argc, char **argv)
 		free(t);
 		return GS_EXIT_FAIL;
 	}
+	line[0] = '\0';
+	if (bind) {
+		r = bind_check(t, bind, gpu, line, sizeof(line));
+		if (r) {
+			if (line[0])
+				fprintf(stderr, "gradsync topo: --bind %s\n", line);
+			free(t);
+			return r;
+		}
+	}
 	if (json) {
 		json_t *o = topo_to_json(t, gdr_level);
+
+		if (o && bind)
+			json_object_set_new(o, "numa_check",
+					    json_pack("{s:s,s:s}", "bind", bind, "result", line));
 
 		r = o ? json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
 		json_decref(o);
@@ -85,6 +167,8 @@ int cmd_topo(int argc, char **argv)
 		}
 	} else {
 		topo_print_text(stdout, t, gdr_level);
+		if (bind)
+			printf("\nNUMA binding check (bind=%s, this process):\n  %s\n", bind, line);
 	}
 	free(t);
 	return GS_EXIT_OK;

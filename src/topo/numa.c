@@ -166,15 +166,15 @@ static int resolve_local(const struct topo *t, const char *what, int node, int c
 
 	if (node < 0) {
 		snprintf(p->reason, sizeof(p->reason),
-			 count ? "bind=%s: the %s reports no NUMA node (sysfs numa_node -1)"
-			       : "bind=%s: no %s on this machine",
-			 what, !strcmp(what, "gpu") ? "GPU" : "RDMA NIC");
+			 count ? "the %s reports no NUMA node (sysfs numa_node -1)"
+			       : "no %s on this machine",
+			 !strcmp(what, "gpu") ? "GPU" : "RDMA NIC");
 		return 0;
 	}
 	ni = topo_numa_index(t, node);
 	if (ni < 0) {
-		snprintf(p->reason, sizeof(p->reason), "bind=%s: node %d is not a NUMA node here",
-			 what, node);
+		snprintf(p->reason, sizeof(p->reason), "the %s's node %d is not a NUMA node here",
+			 !strcmp(what, "gpu") ? "GPU" : "NIC", node);
 		return 0;
 	}
 	plan_node(t, ni, p);
@@ -187,21 +187,21 @@ static int resolve_remote(const struct topo *t, int gpu_numa, int nic_numa, stru
 
 	if (t->n_numa < 2) {
 		snprintf(p->reason, sizeof(p->reason),
-			 "bind=remote: only one NUMA node (node %d), no remote node exists; "
+			 "only one NUMA node (node %d), no remote node exists; "
 			 "not bound rather than bound to the local node", t->numa[0].id);
 		return 0;
 	}
 	ri = ref >= 0 ? topo_numa_index(t, ref) : -1;
 	if (ri < 0) {
 		snprintf(p->reason, sizeof(p->reason),
-			 "bind=remote: neither the GPU nor the NIC has a known NUMA node to be "
+			 "neither the GPU nor the NIC has a known NUMA node to be "
 			 "remote from");
 		return 0;
 	}
 	fi = farthest_node(t, ri);
 	if (fi < 0) {
 		snprintf(p->reason, sizeof(p->reason),
-			 "bind=remote: no other NUMA node with CPUs than node %d", ref);
+			 "no other NUMA node with CPUs than node %d", ref);
 		return 0;
 	}
 	plan_node(t, fi, p);
@@ -271,8 +271,8 @@ int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gp
 
 	memset(out, 0, sizeof(*out));
 	if (parse_bind(opts->bind, &out->kind, &node, &want, err, sizeof(err))) {
-		snprintf(out->reason, sizeof(out->reason), "[numa] bind %s", err);
-		log_err(LOG_TOPO, "%s", out->reason);
+		snprintf(out->reason, sizeof(out->reason), "%s", err);
+		log_err(LOG_TOPO, "[numa] bind: %s", out->reason);
 		return -EINVAL;
 	}
 	switch (out->kind) {
@@ -300,7 +300,7 @@ int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gp
 		}
 		if (t->n_numa == 1)
 			snprintf(out->reason, sizeof(out->reason),
-				 "only one NUMA node: interleaving is the same as node:%d",
+				 "only one NUMA node: every page lands on node %d",
 				 t->numa[0].id);
 		break;
 	case NUMA_BIND_NODE:
@@ -320,7 +320,7 @@ int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gp
 		break;
 	}
 	if (r) {
-		log_err(LOG_TOPO, "[numa] bind %s", out->reason);
+		log_err(LOG_TOPO, "[numa] bind: %s", out->reason);
 		return r;
 	}
 	describe(opts->bind, gpu_numa, out);
@@ -452,4 +452,18 @@ int numa_placement_verify(void *buf, size_t len, struct numa_actual *out)
 		return 0;
 	}
 	return sample_pages(buf, len, out);
+}
+
+void numa_describe(const struct numa_plan *plan, const struct numa_actual *actual, char *buf,
+		   size_t len)
+{
+	if (!plan->applicable) {
+		snprintf(buf, len, "requested: %s (%s); actual: cpus %s (on %d), policy %s",
+			 plan->requested, plan->reason, actual->cpus, actual->cpu, actual->policy);
+		return;
+	}
+	snprintf(buf, len, "requested: %s%s%s%s; actual: cpus %s (on %d), policy %s, pages %s",
+		 plan->requested, plan->reason[0] ? " (" : "", plan->reason,
+		 plan->reason[0] ? ")" : "", actual->cpus, actual->cpu, actual->policy,
+		 actual->mem);
 }

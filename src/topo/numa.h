@@ -81,4 +81,8 @@ struct numa_actual {
  */
 int numa_placement_verify(void *buf, size_t len, struct numa_actual *out);
 
+/* One report line: "requested: ...; actual: cpus 0-1 (on 1), policy bind 0, pages ...". */
+void numa_describe(const struct numa_plan *plan, const struct numa_actual *actual, char *buf,
+		   size_t len);
+
 #endif

@@ -57,7 +57,8 @@ static int resolve(const struct topo *t, const char *bind, int gpu, int nic, str
 {
 	struct numa_opts o;
 
-	snprintf(o.bind, sizeof(o.bind), "%s", bind);
+	if ((size_t)snprintf(o.bind, sizeof(o.bind), "%s", bind) >= sizeof(o.bind))
+		return -ENAMETOOLONG;
 	return numa_bind_resolve(&o, t, gpu, nic, p);
 }
 
@@ -155,11 +156,11 @@ static void test_plans_not_applicable(void **state)
 	(void)state;
 	assert_int_equal(resolve(t, "gpu", topo_gpu_numa_node(t, 0), -1, &p), 0);
 	assert_false(p.applicable);
-	assert_string_equal(p.reason, "bind=gpu: no GPU on this machine");
+	assert_string_equal(p.reason, "no GPU on this machine");
 	assert_int_equal(numa_bind_apply(&p), -EOPNOTSUPP);
 	assert_int_equal(resolve(t, "nic", -1, topo_nic_numa_node(t, "mlx5_0"), &p), 0);
 	assert_false(p.applicable);
-	assert_string_equal(p.reason, "bind=nic: no RDMA NIC on this machine");
+	assert_string_equal(p.reason, "no RDMA NIC on this machine");
 	assert_int_equal(resolve(t, "remote", 0, 0, &p), 0);
 	assert_false(p.applicable);
 	assert_false(p.pin_cpus);
@@ -221,7 +222,7 @@ static void test_apply_node0(void **state)
 	struct topo *t = load("/sys");
 	struct numa_plan p;
 	struct numa_actual a;
-	char want[64];
+	char want[600], line[1024];
 	void *b;
 
 	(void)state;
@@ -241,6 +242,9 @@ static void test_apply_node0(void **state)
 	assert_int_equal(a.pages_on_node[t->numa[0].id], 64);
 	snprintf(want, sizeof(want), "node%d 64 of 64 sampled pages", t->numa[0].id);
 	assert_string_equal(a.mem, want);
+	numa_describe(&p, &a, line, sizeof(line));
+	snprintf(want, sizeof(want), "requested: %s; actual: cpus %s", p.requested, a.cpus);
+	assert_int_equal(strncmp(line, want, strlen(want)), 0);
 	munmap(b, BUF_LEN);
 	free(t);
 }

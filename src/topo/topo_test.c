@@ -20,7 +20,7 @@
 #include "topo/topo_print.h"
 #include "util/common.h"
 
-/* tests/fixtures/sysfs/<name>, found from the cwd or one of its parents (ninja runs us in build/). */
+/* tests/fixtures/sysfs/<name> from the cwd (tests/run.sh runs in the repository) or a parent. */
 static const char *fixture(const char *name)
 {
 	static char path[PATH_MAX];

@@ -33,7 +33,8 @@ if command -v python3 >/dev/null 2>&1; then
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert len(j["gpus"]) == 8 and len(j["rdma_nics"]) == 8, "counts"
-assert j["gpu_nic"][0] == ["PIX", "PXB", "NODE", "NODE", "SYS", "SYS", "SYS", "SYS"], j["gpu_nic"][0]
+row0 = ["PIX", "PXB", "NODE", "NODE", "SYS", "SYS", "SYS", "SYS"]
+assert j["gpu_nic"][0] == row0, j["gpu_nic"][0]
 assert j["gpu_gpu"][4][5] == "PXB" and j["nic_nic"][0][0] == "X"
 assert j["peermem_module"] == "nvidia_peermem" and j["dmabuf_kernel"] is True
 assert sum(g["possible"] for g in j["gdr"]) == 16, "GDR pairs at PXB"
@@ -46,6 +47,22 @@ fi
 [ $? = 2 ] || fail "bad --gdr-level must exit 2"
 "$G" topo extra >/dev/null 2>&1
 [ $? = 2 ] || fail "extra argument must exit 2"
+
+# --bind: the process really lands where the plan says (checked by move_pages/sched_getcpu).
+"$G" topo --bind node:0 >"$T/bind" || fail "--bind node:0: exit $?"
+grep -q 'actual: cpus .*policy bind 0, pages node0 64 of 64 sampled pages' "$T/bind" \
+	|| fail "--bind node:0 placement: $(tail -n 1 "$T/bind")"
+if [ "$(nproc)" -ge 2 ]; then
+	"$G" topo --bind cpus:1 >"$T/bind" || fail "--bind cpus:1: exit $?"
+	grep -q 'actual: cpus 1 (on 1), policy default' "$T/bind" || fail "--bind cpus:1 placement"
+fi
+if [ "$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)" = 1 ]; then
+	"$G" topo --bind remote >"$T/bind" || fail "--bind remote: exit $?"
+	grep -q 'remote: not applicable (only one NUMA node' "$T/bind" || fail "--bind remote on 1 node"
+fi
+"$G" topo --bind node:5000 >/dev/null 2>"$T/err"
+[ $? = 2 ] || fail "--bind node:5000 must exit 2"
+grep -q 'NUMA node number above 1023' "$T/err" || fail "--bind node:5000 message: $(cat "$T/err")"
 
 # Capture round trip: the capture reports what /sys reports (but for the root's name).
 if "$FX/capture.sh" "$T/cap" >"$T/caplog" 2>&1; then
