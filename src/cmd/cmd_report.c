@@ -42,6 +42,23 @@ static int parse_ranks(const char *s, struct report_opts *o)
 	return o->nproject_ranks ? 0 : -EINVAL;
 }
 
+/* Every name in the list is a format this verb writes. */
+static bool formats_ok(const char *list)
+{
+	static const char *const known[] = { "table", "md", "csv", "html" };
+	char buf[128], *tok, *save = NULL;
+	size_t i;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		for (i = 0; i < ARRAY_SIZE(known) && strcmp(known[i], tok); i++)
+			;
+		if (i == ARRAY_SIZE(known))
+			return false;
+	}
+	return true;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -67,6 +84,11 @@ int cmd_report(int argc, char **argv)
 			baseline = optarg;
 			break;
 		case 'f':
+			if (!formats_ok(optarg)) {
+				fprintf(stderr, "gradsync report: --format %s: want a list of "
+						"table, md, csv, html\n", optarg);
+				return GS_EXIT_USAGE;
+			}
 			snprintf(o.formats, sizeof(o.formats), "%s", optarg);
 			break;
 		case 'o':

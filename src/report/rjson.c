@@ -163,6 +163,11 @@ json_t *rj_case_new(const char *name, json_t *swept, json_t *config)
 	err |= set(c, "swept", swept ? swept : json_object());
 	err |= set(c, "config", config ? config : json_object());
 	err |= set(c, "status", json_string("ok"));
+	/* Placeholders keep the schema's member order; the setters replace them in place. */
+	err |= set(c, "path", json_object());
+	err |= set(c, "numa", json_object());
+	err |= set(c, "bound", json_object());
+	err |= set(c, "reduce_isa", json_string(""));
 	err |= set(c, "collective", json_array());
 	err |= set(c, "workload", json_null());
 	if (err) {

@@ -94,7 +94,8 @@ struct rj_workload {
 	int ntimeline;
 };
 
-/* {"name", "swept", "config", "status": "ok", "collective": [], "workload": null}; steals
+/* {"name", "swept", "config", "status": "ok", "path": {}, "numa": {}, "bound": {},
+ * "reduce_isa": "", "collective": [], "workload": null}; steals
  * swept and config (NULL = empty object). */
 json_t *rj_case_new(const char *name, json_t *swept, json_t *config);
 int rj_case_set_path(json_t *c, const struct rj_path *p);

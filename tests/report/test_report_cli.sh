@@ -47,6 +47,8 @@ grep -q '^## Projection' "$T/w/report.md" || fail "--project-ranks gave no Proje
 "$G" report >/dev/null 2>&1; [ $? = 2 ] || fail "no input: expected exit 2"
 "$G" report "$F/tcp_shm.json" --min-busbw fast >/dev/null 2>&1
 [ $? = 2 ] || fail "bad --min-busbw: expected exit 2"
+"$G" report "$F/tcp_shm.json" --format pdf >/dev/null 2>&1
+[ $? = 2 ] || fail "unknown --format: expected exit 2"
 "$G" report "$F/tcp_shm.json" --baseline nope >/dev/null 2>&1
 [ $? = 2 ] || fail "unknown --baseline: expected exit 2"
 "$G" report "$T/missing" >/dev/null 2>&1; [ $? = 2 ] || fail "missing input: expected exit 2"
