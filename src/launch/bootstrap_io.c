@@ -189,8 +189,8 @@ static void peer_lost(struct bootstrap *b, int r, int err, const char *why)
 		snprintf(reason, sizeof(reason),
 			 "rank %d exited unexpectedly (connection to it closed)", r);
 	else
-		snprintf(reason, sizeof(reason), "rank %d exited unexpectedly (connection to it: %s)",
-			 r, strerror(-err));
+		snprintf(reason, sizeof(reason),
+			 "rank %d exited unexpectedly (connection to it: %s)", r, strerror(-err));
 	bs_raise_abort(b, r, reason, r, false);
 }
 
@@ -222,8 +222,10 @@ static void accept_new(struct bootstrap *b)
 		if (b->npending == BS_MAX_PENDING) {
 			char name[64];
 
-			log_warn(LOG_LAUNCH, "bootstrap: refused connection from %s: too many "
-				 "handshakes in progress", bs_peer_name(fd, name, sizeof(name)));
+			log_warn(LOG_LAUNCH,
+				 "bootstrap: refused connection from %s: too many "
+				 "handshakes in progress",
+				 bs_peer_name(fd, name, sizeof(name)));
 			close(fd);
 			continue;
 		}
