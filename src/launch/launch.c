@@ -148,7 +148,7 @@ static void set_port_from_job(struct launch_info *info, const char *host)
 {
 	uint64_t h = launch_token_from_string(info->job_id);
 
-	snprintf(info->rendezvous, sizeof(info->rendezvous), "%s:%u", host,
+	snprintf(info->rendezvous, sizeof(info->rendezvous), "%.120s:%u", host,
 		 (unsigned int)(LAUNCH_PORT_BASE + h % LAUNCH_PORT_SPAN));
 }
 
