@@ -221,10 +221,13 @@ static void test_len_mismatch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kill_rank),	 cmocka_unit_test(test_kill_rank0),
-	    cmocka_unit_test(test_abort),	 cmocka_unit_test(test_timeout_names_ranks),
-	    cmocka_unit_test(test_open_timeout), cmocka_unit_test(test_connect_timeout),
-	    cmocka_unit_test(test_len_mismatch),
+		cmocka_unit_test(test_kill_rank),
+		cmocka_unit_test(test_kill_rank0),
+		cmocka_unit_test(test_abort),
+		cmocka_unit_test(test_timeout_names_ranks),
+		cmocka_unit_test(test_open_timeout),
+		cmocka_unit_test(test_connect_timeout),
+		cmocka_unit_test(test_len_mismatch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,8 +18,8 @@
 #include "launch/bootstrap.h"
 #include "launch/bootstrap_wire.h"
 
-/* Handshakes rank 0 holds at once; strangers beyond that are turned away. */
-#define BS_MAX_PENDING 32
+/* Handshakes rank 0 holds at once; later connections wait in the listen backlog. */
+#define BS_MAX_PENDING 64
 /* How long a connection may take to send its HELLO. */
 #define BS_HELLO_TIMEOUT_NS 5000000000ull
 /* Bound on sending an ABORT to one peer (a stuck peer must not hold up the rest). */

@@ -2,6 +2,9 @@
  * The bootstrap across real processes on 127.0.0.1: collectives for 1, 2, 3, 5 ranks
  * with a clean close, and strangers refused while a job runs.
  */
+#include <ifaddrs.h>
+#include <net/if.h>
+
 #include "launch/bootstrap_test_job.h"
 
 static int coll_fn(struct job *j, int rank, struct bootstrap *b)
@@ -69,9 +72,10 @@ static int coll_fn(struct job *j, int rank, struct bootstrap *b)
 	return 0;
 }
 
-static void run_collectives(int n, bool inherit)
+static void run_collectives_at(int n, bool inherit, const char *host)
 {
-	struct job j = {.n = n, .timeout_ms = 5000, .inherit = inherit, .fn = coll_fn};
+	struct job j = {.n = n, .timeout_ms = 5000, .inherit = inherit, .fn = coll_fn,
+			.host = host};
 	double s;
 
 	job_start(&j);
@@ -81,8 +85,14 @@ static void run_collectives(int n, bool inherit)
 	/* Clean: no abort and no refusal was logged anywhere. */
 	for (int r = 0; r < n; r++)
 		assert_null(strstr(read_log(&j, r), "abort"));
-	print_message("%d ranks (%s): %.2fs\n", n, inherit ? "inherited listener" : "bind", s);
+	print_message("%d ranks (%s, %s): %.2fs\n", n, inherit ? "inherited listener" : "bind",
+		      j.addr, s);
 	job_cleanup(&j);
+}
+
+static void run_collectives(int n, bool inherit)
+{
+	run_collectives_at(n, inherit, NULL);
 }
 
 static void test_coll_1(void **state)
@@ -107,6 +117,44 @@ static void test_coll_5(void **state)
 {
 	(void)state;
 	run_collectives(5, false);
+}
+
+/*
+ * Rendezvous spelt other ways: a name, IPv6 loopback, this host's own non-loopback
+ * address (rank 0 then binds the wildcard). Traffic stays on this host.
+ */
+static void test_coll_other_addresses(void **state)
+{
+	struct ifaddrs *ifa, *i;
+	char ip[INET6_ADDRSTRLEN] = "";
+
+	(void)state;
+	run_collectives_at(3, false, "localhost");
+	if (!getifaddrs(&ifa)) {
+		for (i = ifa; i && !ip[0]; i = i->ifa_next) {
+			struct sockaddr_in *a = (struct sockaddr_in *)i->ifa_addr;
+
+			if (a && a->sin_family == AF_INET && !(i->ifa_flags & IFF_LOOPBACK) &&
+			    (i->ifa_flags & IFF_UP))
+				inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		}
+		freeifaddrs(ifa);
+	}
+	if (ip[0])
+		run_collectives_at(3, false, ip);
+	else
+		print_message("no non-loopback IPv4 address here: that case skipped\n");
+	int fd6 = socket(AF_INET6, SOCK_STREAM, 0);
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+
+	if (fd6 >= 0 && !bind(fd6, (struct sockaddr *)&a6, sizeof(a6))) {
+		close(fd6);
+		run_collectives_at(2, false, "::1");
+	} else {
+		print_message("no IPv6 loopback here: that case skipped\n");
+		if (fd6 >= 0)
+			close(fd6);
+	}
 }
 
 /* ---- strangers ---- */
@@ -267,9 +315,12 @@ static void test_strangers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_coll_1),    cmocka_unit_test(test_coll_2),
-	    cmocka_unit_test(test_coll_3),    cmocka_unit_test(test_coll_5),
-	    cmocka_unit_test(test_strangers),
+		cmocka_unit_test(test_coll_1),
+		cmocka_unit_test(test_coll_2),
+		cmocka_unit_test(test_coll_3),
+		cmocka_unit_test(test_coll_5),
+		cmocka_unit_test(test_coll_other_addresses),
+		cmocka_unit_test(test_strangers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,8 @@ struct job {
 	int timeout_ms;
 	bool inherit; /* rank 0 adopts a listener bound by the parent */
 	int listen_fd;
-	char addr[64];
+	const char *host; /* rendezvous host, NULL = 127.0.0.1 */
+	char addr[96];
 	int ready[2]; /* children write a byte here at chosen points */
 	int (*fn)(struct job *j, int rank, struct bootstrap *b);
 	int (*open_fn)(struct job *j, int rank); /* replaces open + fn when set */
@@ -125,6 +126,13 @@ static void job_start(struct job *j)
 		j->listen_fd = bound_listener(j->addr, sizeof(j->addr));
 	else
 		free_addr(j->addr, sizeof(j->addr));
+	if (j->host) {
+		/* Same port, another spelling of this host. */
+		unsigned int port = (unsigned int)atoi(strrchr(j->addr, ':') + 1);
+
+		snprintf(j->addr, sizeof(j->addr), strchr(j->host, ':') ? "[%s]:%u" : "%s:%u",
+			 j->host, port);
+	}
 	for (int r = 0; r < j->n; r++) {
 		snprintf(j->log[r], sizeof(j->log[r]), "/tmp/bootstrap_test.%d.%d.log",
 			 (int)getpid(), r);

@@ -58,7 +58,7 @@ static void test_wire_header(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_wire_header),
+		cmocka_unit_test(test_wire_header),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -274,9 +274,9 @@ static void test_slurm_first_host(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_detect_table),
-	    cmocka_unit_test(test_token_fnv1a),
-	    cmocka_unit_test(test_slurm_first_host),
+		cmocka_unit_test(test_detect_table),
+		cmocka_unit_test(test_token_fnv1a),
+		cmocka_unit_test(test_slurm_first_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,12 +209,12 @@ static void test_bad_args(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_env_and_bootstrap),
-	    cmocka_unit_test(test_exit_code_kills_survivors),
-	    cmocka_unit_test(test_signal_reported),
-	    cmocka_unit_test(test_sigkill_after_sigterm),
-	    cmocka_unit_test(test_sigint_forwarded),
-	    cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_env_and_bootstrap),
+		cmocka_unit_test(test_exit_code_kills_survivors),
+		cmocka_unit_test(test_signal_reported),
+		cmocka_unit_test(test_sigkill_after_sigterm),
+		cmocka_unit_test(test_sigint_forwarded),
+		cmocka_unit_test(test_bad_args),
 	};
 
 	if (argc >= 3 && !strcmp(argv[1], CHILD_FLAG))
