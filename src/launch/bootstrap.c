@@ -60,8 +60,8 @@ static const char *rank_list(const bool *missing, int n, char *buf, size_t len)
 /* Rank 0: a socket listening on the rendezvous port (loopback stays loopback). */
 static int listen_on(const char *addr)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE};
+	struct addrinfo hints = {
+	    .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
 	struct addrinfo *ai;
 	char host[128], port[16];
 	int fd, one = 1, zero = 0, e;
@@ -157,8 +157,9 @@ static int connect_once(const char *host, const char *port, uint64_t deadline_ns
 		if (errno == EINPROGRESS) {
 			struct pollfd p = {.fd = fd, .events = POLLOUT};
 			uint64_t now = time_now_ns();
-			int ms = now < deadline_ns ? (int)GS_MIN((deadline_ns - now) / 1000000 + 1,
-								 2000) : 0;
+			int ms = now < deadline_ns
+				     ? (int)GS_MIN((deadline_ns - now) / 1000000 + 1, 2000)
+				     : 0;
 
 			if (poll(&p, 1, ms) == 1 &&
 			    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) && !err) {
@@ -207,8 +208,7 @@ static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
 	for (char *c = text; *c; c++)
 		if (*c < ' ' || *c > '~')
 			*c = '?';
-	log_err(LOG_LAUNCH, "bootstrap: rank 0 at %s refused rank %d: %s", b->addr, b->rank,
-		text);
+	log_err(LOG_LAUNCH, "bootstrap: rank 0 at %s refused rank %d: %s", b->addr, b->rank, text);
 	return -ECONNREFUSED;
 }
 
@@ -242,7 +242,8 @@ static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 		nanosleep(&ts, NULL);
 	}
 	log_err(LOG_LAUNCH, "bootstrap: rank %d could not reach rank 0 at %s within %.3gs: %s",
-		b->rank, b->addr, b->timeout_ms / 1e3, strerror(ret == -EAGAIN ? ECONNRESET : -ret));
+		b->rank, b->addr, b->timeout_ms / 1e3,
+		strerror(ret == -EAGAIN ? ECONNRESET : -ret));
 	return -ETIMEDOUT;
 }
 
@@ -334,8 +335,10 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 
 	for (int r = 1; r < b->nranks; r++)
 		nmissing += missing[r];
-	snprintf(reason, sizeof(reason), "bootstrap: timed out after %.3gs waiting for rank%s "
-		 "%.150s to connect", b->timeout_ms / 1e3, nmissing > 1 ? "s" : "",
+	snprintf(reason, sizeof(reason),
+		 "bootstrap: timed out after %.3gs waiting for rank%s "
+		 "%.150s to connect",
+		 b->timeout_ms / 1e3, nmissing > 1 ? "s" : "",
 		 rank_list(missing, b->nranks, list, sizeof(list)));
 	free(missing);
 	log_err(LOG_LAUNCH, "%s", reason);

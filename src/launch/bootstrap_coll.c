@@ -88,8 +88,10 @@ static int gather_up(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 	if (ret == -ECANCELED)
 		return ret;
 	if (ret == -EPIPE) {
-		snprintf(reason, sizeof(reason), "bootstrap: rank %d closed the bootstrap before "
-			 "joining %s #%u", left, bs_op_name(op), seq);
+		snprintf(reason, sizeof(reason),
+			 "bootstrap: rank %d closed the bootstrap before "
+			 "joining %s #%u",
+			 left, bs_op_name(op), seq);
 		return fail(b, ret, left, reason);
 	}
 	if (ret == -ETIMEDOUT) {
@@ -99,16 +101,18 @@ static int gather_up(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 			if (!msgs[r])
 				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d",
 							off ? "," : "", r);
-		snprintf(reason, sizeof(reason), "bootstrap: timed out after %.3gs waiting for "
-			 "rank%s %.150s (%s)", b->timeout_ms / 1e3, missing > 1 ? "s" : "", list,
-			 bs_op_name(op));
+		snprintf(reason, sizeof(reason),
+			 "bootstrap: timed out after %.3gs waiting for "
+			 "rank%s %.150s (%s)",
+			 b->timeout_ms / 1e3, missing > 1 ? "s" : "", list, bs_op_name(op));
 		return fail(b, ret, -1, reason);
 	}
 	for (int r = 1; r < b->nranks; r++) {
 		if (msgs[r]->h.op != op || msgs[r]->h.seq != seq) {
-			snprintf(reason, sizeof(reason), "bootstrap: rank %d is in %s #%u while "
-				 "rank 0 is in %s #%u", r, bs_op_name(msgs[r]->h.op),
-				 msgs[r]->h.seq, bs_op_name(op), seq);
+			snprintf(reason, sizeof(reason),
+				 "bootstrap: rank %d is in %s #%u while "
+				 "rank 0 is in %s #%u",
+				 r, bs_op_name(msgs[r]->h.op), msgs[r]->h.seq, bs_op_name(op), seq);
 			return fail(b, -EPROTO, r, reason);
 		}
 	}
@@ -147,16 +151,22 @@ static int recv_down(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 		if (ret == -ECANCELED)
 			return ret;
 		if (ret == -EPIPE)
-			snprintf(reason, sizeof(reason), "bootstrap: rank 0 closed the bootstrap "
-				 "during %s #%u", bs_op_name(op), seq);
+			snprintf(reason, sizeof(reason),
+				 "bootstrap: rank 0 closed the bootstrap "
+				 "during %s #%u",
+				 bs_op_name(op), seq);
 		else
-			snprintf(reason, sizeof(reason), "bootstrap: timed out after %.3gs waiting "
-				 "for rank 0 (%s)", (b->timeout_ns + grace) / 1e9, bs_op_name(op));
+			snprintf(reason, sizeof(reason),
+				 "bootstrap: timed out after %.3gs waiting "
+				 "for rank 0 (%s)",
+				 (b->timeout_ns + grace) / 1e9, bs_op_name(op));
 		return fail(b, ret, 0, reason);
 	}
 	if (m->h.op != op || m->h.seq != seq) {
-		snprintf(reason, sizeof(reason), "bootstrap: rank 0 is in %s #%u while rank %d is "
-			 "in %s #%u", bs_op_name(m->h.op), m->h.seq, b->rank, bs_op_name(op), seq);
+		snprintf(reason, sizeof(reason),
+			 "bootstrap: rank 0 is in %s #%u while rank %d is "
+			 "in %s #%u",
+			 bs_op_name(m->h.op), m->h.seq, b->rank, bs_op_name(op), seq);
 		bs_msg_free(m);
 		return fail(b, -EPROTO, b->rank, reason);
 	}
@@ -181,8 +191,7 @@ static int send_up(struct bootstrap *b, uint8_t op, uint32_t seq, const void *da
  * Rank 0: DOWN to every rank. A failed send usually means the rank died: give the reader
  * a moment to report that (with the proper reason) before blaming the send.
  */
-static int bcast_down(struct bootstrap *b, uint8_t op, uint32_t seq, const void *data,
-		      size_t len)
+static int bcast_down(struct bootstrap *b, uint8_t op, uint32_t seq, const void *data, size_t len)
 {
 	uint64_t deadline = time_now_ns() + b->timeout_ns;
 	char reason[BS_REASON_LEN];
@@ -246,8 +255,10 @@ static int exchange(struct bootstrap *b, uint8_t op, const void *mine, void *all
 		if (ret)
 			return ret;
 		if (m->h.len != total) {
-			snprintf(reason, sizeof(reason), "bootstrap: rank 0 sent %u bytes of %s, "
-				 "rank %d expected %zu", m->h.len, bs_op_name(op), b->rank, total);
+			snprintf(reason, sizeof(reason),
+				 "bootstrap: rank 0 sent %u bytes of %s, "
+				 "rank %d expected %zu",
+				 m->h.len, bs_op_name(op), b->rank, total);
 			bs_msg_free(m);
 			return fail(b, -EPROTO, b->rank, reason);
 		}
@@ -262,8 +273,10 @@ static int exchange(struct bootstrap *b, uint8_t op, const void *mine, void *all
 	ret = gather_up(b, op, seq, msgs);
 	for (int r = 1; !ret && r < b->nranks; r++) {
 		if (msgs[r]->h.len != len) {
-			snprintf(reason, sizeof(reason), "bootstrap: rank %d gave %u bytes to %s, "
-				 "rank 0 %zu", r, msgs[r]->h.len, bs_op_name(op), len);
+			snprintf(reason, sizeof(reason),
+				 "bootstrap: rank %d gave %u bytes to %s, "
+				 "rank 0 %zu",
+				 r, msgs[r]->h.len, bs_op_name(op), len);
 			ret = fail(b, -EPROTO, r, reason);
 		} else if (len) {
 			memcpy((char *)all + (size_t)r * len, msgs[r]->data, len);
@@ -285,8 +298,7 @@ int bootstrap_barrier(struct bootstrap *b)
 	return exchange(b, BS_OP_BARRIER, NULL, NULL, 0);
 }
 
-int bootstrap_gatherv(struct bootstrap *b, const void *mine, size_t len, void ***all,
-		      size_t **lens)
+int bootstrap_gatherv(struct bootstrap *b, const void *mine, size_t len, void ***all, size_t **lens)
 {
 	struct bs_msg **msgs;
 	uint32_t seq;
@@ -356,8 +368,10 @@ int bootstrap_bcast(struct bootstrap *b, void *buf, size_t len)
 	if (ret)
 		return ret;
 	if (m->h.len != len) {
-		snprintf(reason, sizeof(reason), "bootstrap: rank 0 broadcast %u bytes, rank %d "
-			 "expected %zu", m->h.len, b->rank, len);
+		snprintf(reason, sizeof(reason),
+			 "bootstrap: rank 0 broadcast %u bytes, rank %d "
+			 "expected %zu",
+			 m->h.len, b->rank, len);
 		bs_msg_free(m);
 		return fail(b, -EPROTO, b->rank, reason);
 	}

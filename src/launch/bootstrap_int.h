@@ -18,13 +18,13 @@
 #include "launch/bootstrap.h"
 #include "launch/bootstrap_wire.h"
 
-/* Handshakes rank 0 holds at once; strangers beyond that are turned away. */
-#define BS_MAX_PENDING 32
+/* Handshakes rank 0 holds at once; later connections wait in the listen backlog. */
+#define BS_MAX_PENDING 64
 /* How long a connection may take to send its HELLO. */
 #define BS_HELLO_TIMEOUT_NS 5000000000ull
 /* Bound on sending an ABORT to one peer (a stuck peer must not hold up the rest). */
 #define BS_ABORT_SEND_NS 1000000000ull
-#define BS_REASON_LEN 256
+#define BS_REASON_LEN	 256
 
 struct bs_msg {
 	struct bs_msg *next;
@@ -40,12 +40,12 @@ struct bs_rx {
 };
 
 struct bs_peer {
-	int fd;           /* -1: not connected (yet); closed in bootstrap_close only */
+	int fd; /* -1: not connected (yet); closed in bootstrap_close only */
 	pthread_mutex_t wlock;
 	struct bs_rx rx;
 	struct bs_msg *head, *tail;
-	bool bye;         /* said goodbye: its EOF is a clean close */
-	bool gone;        /* EOF or error seen; no more reads */
+	bool bye;  /* said goodbye: its EOF is a clean close */
+	bool gone; /* EOF or error seen; no more reads */
 };
 
 /* A connection on rank 0 that has not said HELLO yet. Reader thread only. */
@@ -65,22 +65,22 @@ struct bootstrap {
 	uint64_t timeout_ns;
 	char addr[128];
 
-	struct bs_peer *peers;    /* nranks entries; rank 0 uses 1..n-1, others only [0] */
-	int listen_fd;            /* rank 0 only */
-	int wake[2];              /* pipe: wakes the reader thread to stop */
+	struct bs_peer *peers; /* nranks entries; rank 0 uses 1..n-1, others only [0] */
+	int listen_fd;	       /* rank 0 only */
+	int wake[2];	       /* pipe: wakes the reader thread to stop */
 	pthread_t reader;
 	bool reader_started;
 
 	pthread_mutex_t lock;
-	pthread_cond_t cond;      /* queues, connections, byes, abort */
-	int nconnected;           /* rank 0: peers that completed the handshake */
-	bool closing;             /* in bootstrap_close: EOFs are expected */
-	bool stop;                /* reader thread: exit */
+	pthread_cond_t cond; /* queues, connections, byes, abort */
+	int nconnected;	     /* rank 0: peers that completed the handshake */
+	bool closing;	     /* in bootstrap_close: EOFs are expected */
+	bool stop;	     /* reader thread: exit */
 	/* Held while an abort is raised and forwarded: close's BYE never overtakes it. */
 	pthread_mutex_t abort_lock;
 	volatile int abort_flag;
 	char abort_reason[BS_REASON_LEN];
-	uint32_t seq;             /* caller thread only */
+	uint32_t seq; /* caller thread only */
 
 	struct bs_pending pending[BS_MAX_PENDING];
 	int npending;

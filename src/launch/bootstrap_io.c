@@ -189,8 +189,8 @@ static void peer_lost(struct bootstrap *b, int r, int err, const char *why)
 		snprintf(reason, sizeof(reason),
 			 "rank %d exited unexpectedly (connection to it closed)", r);
 	else
-		snprintf(reason, sizeof(reason), "rank %d exited unexpectedly (connection to it: %s)",
-			 r, strerror(-err));
+		snprintf(reason, sizeof(reason),
+			 "rank %d exited unexpectedly (connection to it: %s)", r, strerror(-err));
 	bs_raise_abort(b, r, reason, r, false);
 }
 
@@ -206,9 +206,13 @@ static void pending_drop(struct bootstrap *b, int i, const char *why, bool reply
 	b->pending[i] = b->pending[--b->npending];
 }
 
+/*
+ * Take connections while handshake slots are free; the rest wait in the kernel's
+ * backlog (real ranks say HELLO at once, so slots free up quickly).
+ */
 static void accept_new(struct bootstrap *b)
 {
-	for (;;) {
+	while (b->npending < BS_MAX_PENDING) {
 		int fd = accept4(b->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct bs_pending *q;
 
@@ -218,14 +222,6 @@ static void accept_new(struct bootstrap *b)
 				log_warn(LOG_LAUNCH, "bootstrap: accept on %s: %s", b->addr,
 					 strerror(errno));
 			return;
-		}
-		if (b->npending == BS_MAX_PENDING) {
-			char name[64];
-
-			log_warn(LOG_LAUNCH, "bootstrap: refused connection from %s: too many "
-				 "handshakes in progress", bs_peer_name(fd, name, sizeof(name)));
-			close(fd);
-			continue;
 		}
 		q = &b->pending[b->npending++];
 		memset(q, 0, sizeof(*q));
@@ -344,7 +340,7 @@ static void *reader_main(void *arg)
 
 		pfd[n] = (struct pollfd){.fd = b->wake[0], .events = POLLIN};
 		who[n++] = -1;
-		if (b->listen_fd >= 0) {
+		if (b->listen_fd >= 0 && b->npending < BS_MAX_PENDING) {
 			pfd[n] = (struct pollfd){.fd = b->listen_fd, .events = POLLIN};
 			who[n++] = -2;
 		}

@@ -1,213 +1,12 @@
 /*
- * The bootstrap across real processes on 127.0.0.1: collectives for 1, 2, 3, 5 ranks,
- * strangers refused while a job runs, a rank killed mid-run, timeouts naming the late.
+ * The bootstrap across real processes on 127.0.0.1: collectives for 1, 2, 3, 5 ranks
+ * with a clean close, and strangers refused while a job runs.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 
-#include <cmocka.h>
+#include "launch/bootstrap_test_job.h"
 
-#include "launch/bootstrap.h"
-#include "launch/bootstrap_wire.h"
-#include "util/timeutil.h"
-
-#define MAX_RANKS 8
-#define TOKEN 0x1234abcd5678ef00ull
-
-/* One job of forked ranks: what each child runs and what the parent learns. */
-struct job {
-	int n;
-	int timeout_ms;
-	bool inherit;          /* rank 0 adopts a listener bound by the parent */
-	int listen_fd;
-	char addr[64];
-	int ready[2];          /* children write a byte here at chosen points */
-	int (*fn)(struct job *j, int rank, struct bootstrap *b);
-	int (*open_fn)(struct job *j, int rank); /* replaces open + fn when set */
-	pid_t pid[MAX_RANKS];
-	int status[MAX_RANKS];
-	char log[MAX_RANKS][64]; /* each rank's stderr, kept in a file */
-};
-
-/* Child-side check: report and leave with the line number as the exit status. */
-static void child_check(bool ok, int line, const char *what)
-{
-	if (ok)
-		return;
-	fprintf(stderr, "child check failed at line %d: %s\n", line, what);
-	_exit(100 + line % 100);
-}
-
-static void msleep(int ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
-}
-
-static int bound_listener(char *addr, size_t len)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t sl = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(fd, 64), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &sl), 0);
-	snprintf(addr, len, "127.0.0.1:%u", ntohs(a.sin_port));
-	return fd;
-}
-
-/* A port nobody listens on right now (rank 0 binds it itself). */
-static void free_addr(char *addr, size_t len)
-{
-	close(bound_listener(addr, len));
-}
-
-static int open_rank(struct job *j, int rank, struct bootstrap **b)
-{
-	struct bootstrap_opts o = {.rank = rank, .nranks = j->n, .addr = j->addr, .token = TOKEN,
-				   .timeout_ms = j->timeout_ms};
-
-	if (rank == 0 && j->inherit)
-		o.listen_fd = j->listen_fd;
-	return bootstrap_open(&o, b);
-}
-
-static void child_main(struct job *j, int rank)
-{
-	struct bootstrap *b;
-	int fd = open(j->log[rank], O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	int ret;
-
-	if (fd >= 0) {
-		dup2(fd, STDERR_FILENO);
-		close(fd);
-	}
-	close(j->ready[0]);
-	if (j->inherit && rank != 0)
-		close(j->listen_fd);
-	if (j->open_fn)
-		_exit(j->open_fn(j, rank));
-	ret = open_rank(j, rank, &b);
-	child_check(ret == 0, __LINE__, "bootstrap_open");
-	ret = j->fn(j, rank, b);
-	_exit(ret);
-}
-
-static void job_start(struct job *j)
-{
-	assert_true(j->n <= MAX_RANKS);
-	assert_int_equal(pipe(j->ready), 0);
-	if (j->inherit)
-		j->listen_fd = bound_listener(j->addr, sizeof(j->addr));
-	else
-		free_addr(j->addr, sizeof(j->addr));
-	for (int r = 0; r < j->n; r++) {
-		snprintf(j->log[r], sizeof(j->log[r]), "/tmp/bootstrap_test.%d.%d.log", (int)getpid(),
-			 r);
-		j->pid[r] = fork();
-		assert_true(j->pid[r] >= 0);
-		if (j->pid[r] == 0)
-			child_main(j, r);
-	}
-	close(j->ready[1]);
-	if (j->inherit)
-		close(j->listen_fd);
-}
-
-/* Wait for `count` ready bytes from the children (bounded). */
-static void job_wait_ready(struct job *j, int count)
-{
-	for (int i = 0; i < count; i++) {
-		struct pollfd p = {.fd = j->ready[0], .events = POLLIN};
-		char c;
-
-		assert_int_equal(poll(&p, 1, 10000), 1);
-		assert_int_equal(read(j->ready[0], &c, 1), 1);
-	}
-}
-
-/* Reap every rank (killing stragglers after 15 s); returns the elapsed seconds. */
-static double job_finish(struct job *j)
-{
-	uint64_t start = time_now_ns(), deadline = start + 15000000000ull;
-	int left = j->n;
-
-	for (int r = 0; r < j->n; r++)
-		j->status[r] = -1;
-	while (left) {
-		int st;
-		pid_t pid = waitpid(-1, &st, WNOHANG);
-
-		if (pid <= 0) {
-			if (time_now_ns() > deadline)
-				for (int r = 0; r < j->n; r++)
-					if (j->status[r] == -1)
-						kill(j->pid[r], SIGKILL);
-			msleep(5);
-			continue;
-		}
-		for (int r = 0; r < j->n; r++) {
-			if (j->pid[r] == pid) {
-				j->status[r] = st;
-				left--;
-			}
-		}
-	}
-	close(j->ready[0]);
-	return (time_now_ns() - start) / 1e9;
-}
-
-static char *read_log(struct job *j, int rank)
-{
-	static char buf[16384];
-	FILE *f = fopen(j->log[rank], "r");
-	size_t n = 0;
-
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
-static void job_cleanup(struct job *j)
-{
-	for (int r = 0; r < j->n; r++)
-		unlink(j->log[r]);
-}
-
-static void expect_exit(struct job *j, int rank, int code)
-{
-	if (!WIFEXITED(j->status[rank]) || WEXITSTATUS(j->status[rank]) != code)
-		fail_msg("rank %d: status 0x%x, expected exit %d; its log:\n%s", rank,
-			 j->status[rank], code, read_log(j, rank));
-}
-
-static void signal_ready(struct job *j)
-{
-	child_check(write(j->ready[1], "r", 1) == 1, __LINE__, "ready pipe");
-}
-
-/* Collectives with checked results, then a clean close that must not abort anyone. */
 static int coll_fn(struct job *j, int rank, struct bootstrap *b)
 {
 	struct rec {
@@ -226,25 +25,26 @@ static int coll_fn(struct job *j, int rank, struct bootstrap *b)
 			    "allgather");
 		for (int r = 0; r < j->n; r++)
 			child_check(all[r].rank == r && all[r].sq == r * r + round &&
-					    all[r].tag == (TOKEN ^ (uint64_t)r),
+					all[r].tag == (TOKEN ^ (uint64_t)r),
 				    __LINE__, "allgather record");
 	}
 	/* Large records: frames arrive in many pieces. */
 	memset(gbuf, rank + 1, big);
 	child_check(!bootstrap_allgather(b, gbuf, gall, big), __LINE__, "big allgather");
 	for (int r = 0; r < j->n; r++)
-		child_check(gall[(size_t)r * big] == r + 1 && gall[(size_t)r * big + big - 1] == r + 1,
+		child_check(gall[(size_t)r * big] == r + 1 &&
+				gall[(size_t)r * big + big - 1] == r + 1,
 			    __LINE__, "big allgather content");
 
 	/* gatherv: rank r gives 100 * (r + 1) bytes of value r + 7; rank 0 ends with blob. */
 	memset(gbuf, rank + 7, 100 * (size_t)(rank + 1));
-	child_check(!bootstrap_gatherv(b, gbuf, 100 * (size_t)(rank + 1), &blobs, &lens),
-		    __LINE__, "gatherv");
+	child_check(!bootstrap_gatherv(b, gbuf, 100 * (size_t)(rank + 1), &blobs, &lens), __LINE__,
+		    "gatherv");
 	if (rank == 0) {
 		for (int r = 0; r < j->n; r++) {
 			child_check(lens[r] == 100 * (size_t)(r + 1), __LINE__, "gatherv len");
 			child_check(((uint8_t *)blobs[r])[0] == r + 7 &&
-					    ((uint8_t *)blobs[r])[lens[r] - 1] == r + 7,
+					((uint8_t *)blobs[r])[lens[r] - 1] == r + 7,
 				    __LINE__, "gatherv content");
 			free(blobs[r]);
 		}
@@ -262,7 +62,8 @@ static int coll_fn(struct job *j, int rank, struct bootstrap *b)
 	if (rank == 0) {
 		/* The others close and exit now: their goodbyes must not read as failures. */
 		msleep(300);
-		child_check(!*bootstrap_abort_flag(b), __LINE__, "abort after clean close");
+		child_check(!__atomic_load_n(bootstrap_abort_flag(b), __ATOMIC_ACQUIRE), __LINE__,
+			    "abort after clean close");
 		child_check(!strcmp(bootstrap_abort_reason(b), ""), __LINE__, "reason is empty");
 	}
 	bootstrap_close(b);
@@ -271,9 +72,10 @@ static int coll_fn(struct job *j, int rank, struct bootstrap *b)
 	return 0;
 }
 
-static void run_collectives(int n, bool inherit)
+static void run_collectives_at(int n, bool inherit, const char *host)
 {
-	struct job j = {.n = n, .timeout_ms = 5000, .inherit = inherit, .fn = coll_fn};
+	struct job j = {.n = n, .timeout_ms = 5000, .inherit = inherit, .fn = coll_fn,
+			.host = host};
 	double s;
 
 	job_start(&j);
@@ -283,8 +85,14 @@ static void run_collectives(int n, bool inherit)
 	/* Clean: no abort and no refusal was logged anywhere. */
 	for (int r = 0; r < n; r++)
 		assert_null(strstr(read_log(&j, r), "abort"));
-	print_message("%d ranks (%s): %.2fs\n", n, inherit ? "inherited listener" : "bind", s);
+	print_message("%d ranks (%s, %s): %.2fs\n", n, inherit ? "inherited listener" : "bind",
+		      j.addr, s);
 	job_cleanup(&j);
+}
+
+static void run_collectives(int n, bool inherit)
+{
+	run_collectives_at(n, inherit, NULL);
 }
 
 static void test_coll_1(void **state)
@@ -309,6 +117,44 @@ static void test_coll_5(void **state)
 {
 	(void)state;
 	run_collectives(5, false);
+}
+
+/*
+ * Rendezvous spelt other ways: a name, IPv6 loopback, this host's own non-loopback
+ * address (rank 0 then binds the wildcard). Traffic stays on this host.
+ */
+static void test_coll_other_addresses(void **state)
+{
+	struct ifaddrs *ifa, *i;
+	char ip[INET6_ADDRSTRLEN] = "";
+
+	(void)state;
+	run_collectives_at(3, false, "localhost");
+	if (!getifaddrs(&ifa)) {
+		for (i = ifa; i && !ip[0]; i = i->ifa_next) {
+			struct sockaddr_in *a = (struct sockaddr_in *)i->ifa_addr;
+
+			if (a && a->sin_family == AF_INET && !(i->ifa_flags & IFF_LOOPBACK) &&
+			    (i->ifa_flags & IFF_UP))
+				inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		}
+		freeifaddrs(ifa);
+	}
+	if (ip[0])
+		run_collectives_at(3, false, ip);
+	else
+		print_message("no non-loopback IPv4 address here: that case skipped\n");
+	int fd6 = socket(AF_INET6, SOCK_STREAM, 0);
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+
+	if (fd6 >= 0 && !bind(fd6, (struct sockaddr *)&a6, sizeof(a6))) {
+		close(fd6);
+		run_collectives_at(2, false, "::1");
+	} else {
+		print_message("no IPv6 loopback here: that case skipped\n");
+		if (fd6 >= 0)
+			close(fd6);
+	}
 }
 
 /* ---- strangers ---- */
@@ -383,8 +229,8 @@ static void stranger_send(const char *addr, const void *bytes, size_t len, const
 static void stranger_hello(const char *addr, uint64_t token, int rank, int nranks,
 			   const char *expect)
 {
-	struct bs_hdr h = {.magic = BS_MAGIC, .version = BS_VERSION, .type = BS_HELLO,
-			   .len = BS_HELLO_LEN};
+	struct bs_hdr h = {
+	    .magic = BS_MAGIC, .version = BS_VERSION, .type = BS_HELLO, .len = BS_HELLO_LEN};
 	uint8_t frame[BS_HDR_LEN + BS_HELLO_LEN];
 
 	bs_hdr_pack(&h, frame);
@@ -414,7 +260,8 @@ static int stranger_fn(struct job *j, int rank, struct bootstrap *b)
 	for (int r = 0; r < j->n; r++)
 		child_check(all[r] == r, __LINE__, "allgather content");
 	child_check(!bootstrap_barrier(b), __LINE__, "final barrier");
-	child_check(!*bootstrap_abort_flag(b), __LINE__, "no abort");
+	child_check(!__atomic_load_n(bootstrap_abort_flag(b), __ATOMIC_ACQUIRE), __LINE__,
+		    "no abort");
 	bootstrap_close(b);
 	return 0;
 }
@@ -465,276 +312,15 @@ static void test_strangers(void **state)
 	job_cleanup(&j);
 }
 
-/* ---- failures ---- */
-
-static int victim;
-
-/*
- * After a barrier the victim parks; the parent SIGKILLs it. The survivors sit in a
- * barrier that can never complete: it must end in -ECANCELED naming the victim, well
- * before the 10 s collective timeout.
- */
-static int kill_fn(struct job *j, int rank, struct bootstrap *b)
-{
-	char want[64];
-	uint64_t t0;
-	int ret;
-
-	child_check(!bootstrap_barrier(b), __LINE__, "barrier");
-	signal_ready(j);
-	if (rank == victim) {
-		pause();
-		return 1;
-	}
-	t0 = time_now_ns();
-	ret = bootstrap_barrier(b);
-	child_check(ret == -ECANCELED, __LINE__, "barrier ends in -ECANCELED");
-	child_check(time_now_ns() - t0 < 3000000000ull, __LINE__, "abort seen within 3 s");
-	child_check(*bootstrap_abort_flag(b) != 0, __LINE__, "abort flag");
-	snprintf(want, sizeof(want), "rank %d exited unexpectedly (connection to it closed)",
-		 victim);
-	child_check(strstr(bootstrap_abort_reason(b), want) != NULL, __LINE__, "reason");
-	/* Later calls fail at once. */
-	child_check(bootstrap_bcast(b, want, 1) == -ECANCELED, __LINE__, "bcast after abort");
-	bootstrap_close(b);
-	return 0;
-}
-
-static void run_kill(int n, int who)
-{
-	struct job j = {.n = n, .timeout_ms = 10000, .fn = kill_fn};
-
-	victim = who;
-	job_start(&j);
-	job_wait_ready(&j, n);
-	msleep(100);
-	kill(j.pid[who], SIGKILL);
-	job_finish(&j);
-	for (int r = 0; r < n; r++) {
-		if (r == who) {
-			assert_true(WIFSIGNALED(j.status[r]) && WTERMSIG(j.status[r]) == SIGKILL);
-			continue;
-		}
-		expect_exit(&j, r, 0);
-	}
-	job_cleanup(&j);
-}
-
-static void test_kill_rank(void **state)
-{
-	(void)state;
-	run_kill(3, 2);
-	run_kill(5, 3);
-}
-
-static void test_kill_rank0(void **state)
-{
-	(void)state;
-	run_kill(3, 0);
-}
-
-/* Rank 1 gives up: everyone hears why. */
-static int abort_fn(struct job *j, int rank, struct bootstrap *b)
-{
-	(void)j;
-	child_check(!bootstrap_barrier(b), __LINE__, "barrier");
-	if (rank == 1) {
-		/* Let the others finish the first barrier: an abort cancels calls in flight. */
-		msleep(200);
-		bootstrap_abort(b, "GPU 1 fell off the bus");
-		child_check(*bootstrap_abort_flag(b) != 0, __LINE__, "own flag");
-	} else {
-		child_check(bootstrap_barrier(b) == -ECANCELED, __LINE__, "barrier cancelled");
-	}
-	child_check(!strcmp(bootstrap_abort_reason(b), "rank 1 aborted: GPU 1 fell off the bus"),
-		    __LINE__, "reason");
-	bootstrap_close(b);
-	return 0;
-}
-
-static void test_abort(void **state)
-{
-	struct job j = {.n = 4, .timeout_ms = 10000, .fn = abort_fn};
-	double s;
-
-	(void)state;
-	job_start(&j);
-	s = job_finish(&j);
-	for (int r = 0; r < j.n; r++)
-		expect_exit(&j, r, 0);
-	assert_true(s < 5);
-	job_cleanup(&j);
-}
-
-/* Ranks 2 and 3 never join the barrier: rank 0 names them, everyone learns it. */
-static int late_fn(struct job *j, int rank, struct bootstrap *b)
-{
-	const char *want = "timed out after 1s waiting for ranks 2,3 (barrier)";
-	uint64_t t0 = time_now_ns();
-	int ret;
-
-	(void)j;
-	if (rank >= 2) {
-		msleep(1800);
-		child_check(*bootstrap_abort_flag(b) != 0, __LINE__, "late ranks see the abort");
-	} else {
-		ret = bootstrap_barrier(b);
-		child_check(ret == (rank == 0 ? -ETIMEDOUT : -ECANCELED), __LINE__, "barrier ret");
-		child_check(time_now_ns() - t0 < 1600000000ull, __LINE__, "bounded by the timeout");
-	}
-	child_check(strstr(bootstrap_abort_reason(b), want) != NULL, __LINE__, "reason");
-	bootstrap_close(b);
-	return 0;
-}
-
-static void test_timeout_names_ranks(void **state)
-{
-	struct job j = {.n = 4, .timeout_ms = 1000, .fn = late_fn};
-
-	(void)state;
-	job_start(&j);
-	job_finish(&j);
-	for (int r = 0; r < j.n; r++)
-		expect_exit(&j, r, 0);
-	assert_non_null(strstr(read_log(&j, 0),
-			       "bootstrap: timed out after 1s waiting for ranks 2,3 (barrier)"));
-	job_cleanup(&j);
-}
-
-/* Rank 2 never starts: rank 0's open names it, rank 1 (already in) is told. */
-static int missing_open_fn(struct job *j, int rank)
-{
-	struct bootstrap *b;
-	int ret;
-
-	if (rank == 2)
-		return 0;
-	ret = open_rank(j, rank, &b);
-	if (rank == 0) {
-		child_check(ret == -ETIMEDOUT, __LINE__, "open times out");
-		return 0;
-	}
-	child_check(ret == 0, __LINE__, "rank 1 opens");
-	child_check(bootstrap_barrier(b) == -ECANCELED, __LINE__, "barrier cancelled");
-	child_check(strstr(bootstrap_abort_reason(b), "waiting for rank 2 to connect") != NULL,
-		    __LINE__, "reason names rank 2");
-	bootstrap_close(b);
-	return 0;
-}
-
-static void test_open_timeout(void **state)
-{
-	struct job j = {.n = 3, .timeout_ms = 700, .open_fn = missing_open_fn};
-
-	(void)state;
-	job_start(&j);
-	job_finish(&j);
-	for (int r = 0; r < j.n; r++)
-		expect_exit(&j, r, 0);
-	assert_non_null(strstr(read_log(&j, 0), "timed out after 0.7s waiting for rank 2 to "
-						 "connect"));
-	job_cleanup(&j);
-}
-
-/* Nobody listens: a rank > 0 gives up after timeout_ms, naming the address. */
-static void test_connect_timeout(void **state)
-{
-	struct bootstrap_opts o = {.rank = 1, .nranks = 2, .token = TOKEN, .timeout_ms = 300};
-	struct bootstrap *b = (struct bootstrap *)&o;
-	char addr[64];
-	uint64_t t0 = time_now_ns();
-
-	(void)state;
-	free_addr(addr, sizeof(addr));
-	o.addr = addr;
-	assert_int_equal(bootstrap_open(&o, &b), -ETIMEDOUT);
-	assert_null(b);
-	assert_true(time_now_ns() - t0 < 1000000000ull);
-}
-
-/* Mismatched allgather lengths are a protocol error that stops the job. */
-static int mismatch_fn(struct job *j, int rank, struct bootstrap *b)
-{
-	uint8_t mine[16] = {0}, all[16 * MAX_RANKS];
-	int ret = bootstrap_allgather(b, mine, all, rank == 1 ? 8 : 16);
-
-	(void)j;
-	child_check(ret == (rank == 0 ? -EPROTO : -ECANCELED), __LINE__, "allgather fails");
-	child_check(strstr(bootstrap_abort_reason(b), "rank 1 gave 8 bytes to allgather") != NULL,
-		    __LINE__, "reason");
-	bootstrap_close(b);
-	return 0;
-}
-
-static void test_len_mismatch(void **state)
-{
-	struct job j = {.n = 3, .timeout_ms = 5000, .fn = mismatch_fn};
-
-	(void)state;
-	job_start(&j);
-	job_finish(&j);
-	for (int r = 0; r < j.n; r++)
-		expect_exit(&j, r, 0);
-	job_cleanup(&j);
-}
-
-static void test_wire_header(void **state)
-{
-	struct bs_hdr h = {.magic = BS_MAGIC, .version = BS_VERSION, .type = BS_UP,
-			   .op = BS_OP_BCAST, .seq = 77, .len = 1000}, g;
-	uint8_t buf[BS_HDR_LEN];
-	const char *why = NULL;
-	char host[64], port[8];
-
-	(void)state;
-	bs_hdr_pack(&h, buf);
-	assert_int_equal(bs_hdr_unpack(buf, &g, &why), 0);
-	assert_int_equal(g.seq, 77);
-	assert_int_equal(g.len, 1000);
-	assert_int_equal(g.op, BS_OP_BCAST);
-	h.len = BS_MAX_PAYLOAD + 1;
-	bs_hdr_pack(&h, buf);
-	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
-	assert_string_equal(why, "length out of bounds");
-	h.len = 3;
-	h.type = BS_HELLO;
-	bs_hdr_pack(&h, buf);
-	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
-	h.type = 99;
-	bs_hdr_pack(&h, buf);
-	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
-	assert_string_equal(why, "unknown message type");
-	h.type = BS_UP;
-	h.version = 2;
-	bs_hdr_pack(&h, buf);
-	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
-	assert_int_equal(bs_split_addr("[::1]:80", host, sizeof(host), port, sizeof(port)), 0);
-	assert_string_equal(host, "::1");
-	assert_string_equal(port, "80");
-	assert_int_equal(bs_split_addr("10.0.0.1:29500", host, sizeof(host), port, sizeof(port)),
-			 0);
-	assert_string_equal(host, "10.0.0.1");
-	assert_int_equal(bs_split_addr("h:x", host, sizeof(host), port, sizeof(port)), -EINVAL);
-	assert_int_equal(bs_split_addr(":1", host, sizeof(host), port, sizeof(port)), -EINVAL);
-	assert_int_equal(bs_split_addr("h:", host, sizeof(host), port, sizeof(port)), -EINVAL);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_wire_header),
 		cmocka_unit_test(test_coll_1),
 		cmocka_unit_test(test_coll_2),
 		cmocka_unit_test(test_coll_3),
 		cmocka_unit_test(test_coll_5),
+		cmocka_unit_test(test_coll_other_addresses),
 		cmocka_unit_test(test_strangers),
-		cmocka_unit_test(test_kill_rank),
-		cmocka_unit_test(test_kill_rank0),
-		cmocka_unit_test(test_abort),
-		cmocka_unit_test(test_timeout_names_ranks),
-		cmocka_unit_test(test_open_timeout),
-		cmocka_unit_test(test_connect_timeout),
-		cmocka_unit_test(test_len_mismatch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

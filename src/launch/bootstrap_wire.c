@@ -40,18 +40,20 @@ void bs_hdr_pack(const struct bs_hdr *h, uint8_t out[BS_HDR_LEN])
 	put32(out + 12, h->len);
 }
 
-/* Per type: the largest payload accepted (and the smallest). */
+/* Per type: the smallest and the largest payload accepted. */
+/* clang-format off */
 static const struct {
 	uint32_t min, max;
 } bs_type_len[] = {
-	[BS_HELLO] = {BS_HELLO_LEN, BS_HELLO_LEN},
+	[BS_HELLO]   = {BS_HELLO_LEN, BS_HELLO_LEN},
 	[BS_WELCOME] = {0, 0},
-	[BS_REFUSE] = {0, BS_TEXT_MAX},
-	[BS_UP] = {0, BS_MAX_PAYLOAD},
-	[BS_DOWN] = {0, BS_MAX_PAYLOAD},
-	[BS_ABORT] = {4, 4 + BS_TEXT_MAX},
-	[BS_BYE] = {0, 0},
+	[BS_REFUSE]  = {0, BS_TEXT_MAX},
+	[BS_UP]      = {0, BS_MAX_PAYLOAD},
+	[BS_DOWN]    = {0, BS_MAX_PAYLOAD},
+	[BS_ABORT]   = {4, 4 + BS_TEXT_MAX},
+	[BS_BYE]     = {0, 0},
 };
+/* clang-format on */
 
 int bs_hdr_unpack(const uint8_t in[BS_HDR_LEN], struct bs_hdr *h, const char **why)
 {
@@ -87,9 +89,9 @@ int bs_hdr_unpack(const uint8_t in[BS_HDR_LEN], struct bs_hdr *h, const char **w
 const char *bs_op_name(uint8_t op)
 {
 	static const char *const names[] = {
-		[BS_OP_NONE] = "none",	       [BS_OP_ALLGATHER] = "allgather",
-		[BS_OP_BARRIER] = "barrier",   [BS_OP_GATHERV] = "gatherv",
-		[BS_OP_BCAST] = "bcast",
+	    [BS_OP_NONE] = "none",	 [BS_OP_ALLGATHER] = "allgather",
+	    [BS_OP_BARRIER] = "barrier", [BS_OP_GATHERV] = "gatherv",
+	    [BS_OP_BCAST] = "bcast",
 	};
 
 	return op < ARRAY_SIZE(names) ? names[op] : "?";
@@ -178,11 +180,15 @@ int bs_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns)
 	return 0;
 }
 
-int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *data,
-		  size_t len, uint64_t deadline_ns)
+int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *data, size_t len,
+		  uint64_t deadline_ns)
 {
-	struct bs_hdr h = {.magic = BS_MAGIC, .version = BS_VERSION, .type = type, .op = op,
-			   .seq = seq, .len = (uint32_t)len};
+	struct bs_hdr h = {.magic = BS_MAGIC,
+			   .version = BS_VERSION,
+			   .type = type,
+			   .op = op,
+			   .seq = seq,
+			   .len = (uint32_t)len};
 	uint8_t hdr[BS_HDR_LEN];
 	int ret;
 

@@ -14,13 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BS_MAGIC 0x47534253u /* "GSBS" */
-#define BS_VERSION 1
-#define BS_HDR_LEN 16
+#define BS_MAGIC     0x47534253u /* "GSBS" */
+#define BS_VERSION   1
+#define BS_HDR_LEN   16
 #define BS_HELLO_LEN 16
 /* Largest collective payload: an allgather of 4096 ranks x 16 KiB. */
 #define BS_MAX_PAYLOAD (64u << 20)
-#define BS_TEXT_MAX 255
+#define BS_TEXT_MAX    255
 
 enum bs_type {
 	BS_HELLO = 1,
@@ -62,8 +62,8 @@ void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint64_t *token, uint32_t *
 int bs_write_full(int fd, const void *buf, size_t len, uint64_t deadline_ns);
 int bs_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns);
 /* One frame: header then payload. */
-int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *data,
-		  size_t len, uint64_t deadline_ns);
+int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *data, size_t len,
+		  uint64_t deadline_ns);
 
 /* "host:port" or "[v6addr]:port" -> host, port; 0 or -EINVAL. */
 int bs_split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen);

@@ -92,7 +92,7 @@ static void copy_str(char *dst, size_t len, const char *src)
 struct launch_vars {
 	const char *rank;
 	const char *size;
-	const char *local_rank;   /* NULL: not provided by this launcher */
+	const char *local_rank; /* NULL: not provided by this launcher */
 	const char *local_size;
 };
 
@@ -148,7 +148,7 @@ static void set_port_from_job(struct launch_info *info, const char *host)
 {
 	uint64_t h = launch_token_from_string(info->job_id);
 
-	snprintf(info->rendezvous, sizeof(info->rendezvous), "%s:%u", host,
+	snprintf(info->rendezvous, sizeof(info->rendezvous), "%.120s:%u", host,
 		 (unsigned int)(LAUNCH_PORT_BASE + h % LAUNCH_PORT_SPAN));
 }
 
@@ -246,8 +246,7 @@ static int slurm_tasks_on_node(const char *s, int node)
 
 static int detect_slurm(struct launch_info *info)
 {
-	static const struct launch_vars v = {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-					     NULL};
+	static const struct launch_vars v = {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", NULL};
 	static const char *const lists[] = {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST",
 					    "SLURM_NODELIST"};
 	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
@@ -263,9 +262,9 @@ static int detect_slurm(struct launch_info *info)
 	ret = env_int("SLURM_NODEID", 0, INT_MAX, &node);
 	if (ret < 0)
 		return ret;
-	ret = slurm_tasks_on_node(getenv("SLURM_STEP_TASKS_PER_NODE") ?
-					  getenv("SLURM_STEP_TASKS_PER_NODE") :
-					  getenv("SLURM_TASKS_PER_NODE"),
+	ret = slurm_tasks_on_node(getenv("SLURM_STEP_TASKS_PER_NODE")
+				      ? getenv("SLURM_STEP_TASKS_PER_NODE")
+				      : getenv("SLURM_TASKS_PER_NODE"),
 				  node);
 	/* Unknown tasks per node: the local rank is right, the local size a lower bound. */
 	info->local_nranks = ret > info->local_rank ? ret : info->local_rank + 1;
@@ -343,10 +342,15 @@ struct launcher {
 };
 
 /* The environment launchers, in the order they are trusted. */
+/* clang-format off */
 static const struct launcher launchers[] = {
-	{"local", detect_gradsync},   {"slurm", detect_slurm}, {"openmpi", detect_openmpi},
-	{"pmix", detect_pmix},        {"torchrun", detect_torchrun},
+	{"local",    detect_gradsync},
+	{"slurm",    detect_slurm},
+	{"openmpi",  detect_openmpi},
+	{"pmix",     detect_pmix},
+	{"torchrun", detect_torchrun},
 };
+/* clang-format on */
 
 static int detect_flags(const struct launch_flags *f, struct launch_info *info)
 {
@@ -422,9 +426,10 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 		copy_str(info->rendezvous, sizeof(info->rendezvous), rdv);
 	} else if (!info->rendezvous[0]) {
 		if (info->nranks > info->local_nranks) {
-			log_err(LOG_LAUNCH, "%s launch over %d hosts: no rendezvous known, set "
-				"--rendezvous or GRADSYNC_RENDEZVOUS=HOST:PORT", info->launcher,
-				GS_DIV_ROUND_UP(info->nranks, info->local_nranks));
+			log_err(LOG_LAUNCH,
+				"%s launch over %d hosts: no rendezvous known, set "
+				"--rendezvous or GRADSYNC_RENDEZVOUS=HOST:PORT",
+				info->launcher, GS_DIV_ROUND_UP(info->nranks, info->local_nranks));
 			return -EINVAL;
 		}
 		/* All ranks on this host: loopback, port derived from the job id. */

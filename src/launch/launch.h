@@ -28,7 +28,7 @@ struct launch_info {
 	char rendezvous[128];     /* HOST:PORT */
 	uint64_t token;
 	bool spawned;             /* started by gradsync's local spawner */
-	int listen_fd;            /* > 0: rank 0's listening socket, inherited (GRADSYNC_LISTEN_FD) */
+	int listen_fd;            /* > 0: rank 0's inherited listener (GRADSYNC_LISTEN_FD) */
 };
 
 /* Command-line overrides: --rank --world-size --rendezvous --token (-1 / "" = unset). */

@@ -13,6 +13,7 @@
 #include "launch/launch.h"
 #include "util/common.h"
 
+/* clang-format off */
 /* Every variable any launcher reads: cleared before each case. */
 static const char *const known_vars[] = {
 	"GRADSYNC_RANK", "GRADSYNC_WORLD_SIZE", "GRADSYNC_LOCAL_RANK", "GRADSYNC_LOCAL_SIZE",
@@ -137,6 +138,8 @@ static const struct detect_case cases[] = {
 	 NOFLAGS, NULL, NULL, -EINVAL, .log = "GRADSYNC_LISTEN_FD=\"x\""},
 };
 
+/* clang-format on */
+
 static void clear_env(void)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(known_vars); i++)
@@ -193,7 +196,8 @@ static void check_case(const struct detect_case *c)
 	if (ret) {
 		if (c->log) {
 			if (!strstr(log, c->log))
-				fail_msg("case \"%s\": log \"%s\" lacks \"%s\"", c->name, log, c->log);
+				fail_msg("case \"%s\": log \"%s\" lacks \"%s\"", c->name, log,
+					 c->log);
 			/* One line: the error is reported once. */
 			assert_int_equal(strchr(log, '\n') - log + 1, (long)strlen(log));
 		}
@@ -242,9 +246,15 @@ static void test_slurm_first_host(void **state)
 	static const struct {
 		const char *list, *host;
 	} t[] = {
-		{"gpu[03-06,9],login1", "gpu03"}, {"a1,b2", "a1"},	     {"node7", "node7"},
-		{"rack[1-2]-gpu,x", "rack1-gpu"}, {"n[007]", "n007"},	     {"x[", NULL},
-		{"", NULL},			  {"[1-2]", "1"},	     {"a[b]", NULL},
+	    {"gpu[03-06,9],login1", "gpu03"},
+	    {"a1,b2", "a1"},
+	    {"node7", "node7"},
+	    {"rack[1-2]-gpu,x", "rack1-gpu"},
+	    {"n[007]", "n007"},
+	    {"x[", NULL},
+	    {"", NULL},
+	    {"[1-2]", "1"},
+	    {"a[b]", NULL},
 	};
 	char host[64];
 

@@ -24,13 +24,15 @@ extern char **environ;
 
 /* Time between SIGTERM and SIGKILL once survivors are being killed. */
 #define SPAWN_TERM_GRACE_NS 2000000000ull
-#define SPAWN_POLL_NS 100000000ull
+#define SPAWN_POLL_NS	    100000000ull
 
-/* The variables the spawner sets; inherited copies are dropped first. */
+/* The variables the spawner sets (build_env fills them in this order). */
+/* clang-format off */
 static const char *const spawn_vars[] = {
-	"GRADSYNC_RANK",       "GRADSYNC_WORLD_SIZE", "GRADSYNC_LOCAL_RANK", "GRADSYNC_LOCAL_SIZE",
-	"GRADSYNC_RENDEZVOUS", "GRADSYNC_TOKEN",      "GRADSYNC_JOB_ID",     "GRADSYNC_LISTEN_FD",
+	"GRADSYNC_RANK", "GRADSYNC_WORLD_SIZE", "GRADSYNC_LOCAL_RANK", "GRADSYNC_LOCAL_SIZE",
+	"GRADSYNC_RENDEZVOUS", "GRADSYNC_TOKEN", "GRADSYNC_JOB_ID", "GRADSYNC_LISTEN_FD",
 };
+/* clang-format on */
 
 #define SPAWN_VAR_LEN 192
 
@@ -53,8 +55,8 @@ static bool is_spawn_var(const char *kv)
 }
 
 /* Environment of one rank, built before fork: the child only calls execve. */
-static int build_env(struct spawn_rank *r, int rank, int nranks, const char *rdv,
-		     uint64_t token, int listen_fd)
+static int build_env(struct spawn_rank *r, int rank, int nranks, const char *rdv, uint64_t token,
+		     int listen_fd)
 {
 	size_t n = 0, k = 0;
 
@@ -189,7 +191,8 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 				fail_t = time_now_ns();
 				if (alive)
 					log_err(LOG_LAUNCH, "waiting %.1fs for ranks %s to exit",
-						timeout_ns / 1e9, rank_list(r, n, list, sizeof(list)));
+						timeout_ns / 1e9,
+						rank_list(r, n, list, sizeof(list)));
 			}
 		}
 		if (!alive)
@@ -216,7 +219,8 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 		int sig = sigtimedwait(set, NULL, &ts);
 
 		if (sig == SIGINT || sig == SIGTERM) {
-			log_warn(LOG_LAUNCH, "got %s, forwarding it to ranks %s", strsignal(sig),
+			log_warn(LOG_LAUNCH, "got %s, forwarding it to ranks %s",
+				 sig == SIGINT ? "SIGINT" : "SIGTERM",
 				 rank_list(r, n, list, sizeof(list)));
 			killpg(pgid, sig);
 			if (!fail_t)
