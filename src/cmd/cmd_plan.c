@@ -62,7 +62,8 @@ static const struct option plan_options[] = {
 static void plan_usage(FILE *f)
 {
 	fputs("usage: gradsync plan --model NAME [--bucket-cap 25MiB] [--first-bucket-cap 1MiB]\n"
-	      "         [--grad-dtype f32|bf16|f16|f64] [--batch N] [--seq-len N] [--image-size N]\n"
+	      "         [--grad-dtype f32|bf16|f16|f64] [--batch N] [--seq-len N]\n"
+	      "         [--image-size N]\n"
 	      "         [--hidden-size N --num-layers N --num-heads N --num-kv-heads N\n"
 	      "          --ffn-size N --vocab-size N] [--layers \"name:params[:gflops],...\"]\n"
 	      "         [--gpu-tflops X] [--json] [--tensors]\n"
@@ -125,10 +126,13 @@ static int plan_opt(int c, const char *arg, struct workload_opts *w)
 		snprintf(w->model, sizeof(w->model), "%s", arg);
 		return 0;
 	case OPT_BUCKET_CAP:
-		return units_parse_size(arg, &w->bucket_cap) ? bad(name, arg, "expected a size") : 0;
+		if (units_parse_size(arg, &w->bucket_cap))
+			return bad(name, arg, "expected a size");
+		return 0;
 	case OPT_FIRST_BUCKET_CAP:
-		return units_parse_size(arg, &w->first_bucket_cap) ? bad(name, arg, "expected a size")
-								    : 0;
+		if (units_parse_size(arg, &w->first_bucket_cap))
+			return bad(name, arg, "expected a size");
+		return 0;
 	case OPT_GRAD_DTYPE:
 		return parse_dtype(arg, &w->grad_dtype);
 	case OPT_BATCH:
@@ -192,7 +196,8 @@ int cmd_plan(int argc, char **argv)
 			return GS_EXIT_OK;
 		case '?':
 		case ':':
-			fprintf(stderr, "gradsync plan: bad or incomplete option '%s' (see --help)\n",
+			fprintf(stderr,
+				"gradsync plan: bad or incomplete option '%s' (see --help)\n",
 				argv[optind - 1]);
 			return GS_EXIT_USAGE;
 		default:

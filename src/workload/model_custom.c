@@ -112,8 +112,9 @@ int model_build_custom(const struct model_info *m, const struct workload_opts *w
 			e = end;
 		ret = custom_entry(tl, s, e);
 		if (ret == -EINVAL) {
-			log_err(LOG_WORKLOAD, "layers entry %d '%.*s': expected name:params[:gflops]",
-				idx, (int)(e - s), s);
+			log_err(LOG_WORKLOAD,
+				"layers entry %d '%.*s': expected name:params[:gflops]", idx,
+				(int)(e - s), s);
 			return ret;
 		}
 		if (ret)

@@ -59,7 +59,8 @@ static json_t *tensors_json(const struct tensor_list *tl, const uint32_t *bucket
 			ok = set(o, "shape", shape); /* consumes shape */
 		else
 			json_decref(shape);
-		ok = ok && set(o, "index", json_integer(i)) && set(o, "name", json_string(t->name)) &&
+		ok = ok && set(o, "index", json_integer(i)) &&
+		     set(o, "name", json_string(t->name)) &&
 		     set(o, "numel", json_integer((json_int_t)t->numel)) &&
 		     set(o, "layer", json_string(tl->layers[t->layer].name)) &&
 		     set(o, "bucket", json_integer(bucket_of[i])) &&
@@ -162,7 +163,8 @@ json_t *plan_to_json(const struct tensor_list *tl, const struct bucket_plan *p,
 	     set(root, "num_buckets", json_integer(p->nbuckets));
 	if (ok && ct)
 		ok = set(root, "gpu_tflops", json_real(ct->gpu_tflops)) &&
-		     set(root, "fwd_s", json_real(ct->fwd_s)) && set(root, "bwd_s", json_real(ct->bwd_s));
+		     set(root, "fwd_s", json_real(ct->fwd_s)) &&
+		     set(root, "bwd_s", json_real(ct->bwd_s));
 	if (ok)
 		ok = set(root, "ready_order", ready); /* consumes ready */
 	else
@@ -189,7 +191,8 @@ static void shape_str(const struct tensor *t, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (d = 0; d < t->ndim && n < len; d++)
-		n += (size_t)snprintf(buf + n, len - n, d ? "x%lld" : "%lld", (long long)t->shape[d]);
+		n += (size_t)snprintf(buf + n, len - n, d ? "x%lld" : "%lld",
+				      (long long)t->shape[d]);
 }
 
 static void print_tensors(FILE *out, const struct tensor_list *tl, const uint32_t *bucket_of,
@@ -223,8 +226,8 @@ int plan_print_text(FILE *out, const struct tensor_list *tl, const struct bucket
 	fprintf(out, "  compute per iteration: forward %.4g GFLOP, backward %.4g GFLOP\n",
 		tl->fwd_flops / 1e9, tl->bwd_flops / 1e9);
 	if (ct)
-		fprintf(out, "  at %.4g TFLOP/s: forward %.4g ms, backward %.4g ms\n", ct->gpu_tflops,
-			ct->fwd_s * 1e3, ct->bwd_s * 1e3);
+		fprintf(out, "  at %.4g TFLOP/s: forward %.4g ms, backward %.4g ms\n",
+			ct->gpu_tflops, ct->fwd_s * 1e3, ct->bwd_s * 1e3);
 	units_fmt_size(p->cap, cap, sizeof(cap));
 	if (p->first_cap)
 		units_fmt_size(p->first_cap, first, sizeof(first));

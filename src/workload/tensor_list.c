@@ -193,9 +193,9 @@ int tl_finish(struct tensor_list *tl)
 		tl->fwd_flops += l->fwd_flops;
 		tl->bwd_flops += l->bwd_flops;
 		for (j = 0; j < l->ntensors; j++) {
-			uint32_t ti = l->ready_reversed ? l->tensors[l->ntensors - 1 - j] : l->tensors[j];
+			uint32_t r = l->ready_reversed ? l->ntensors - 1 - j : j;
 
-			tl->ready[k++] = ti;
+			tl->ready[k++] = l->tensors[r];
 		}
 	}
 	if (k != tl->n)

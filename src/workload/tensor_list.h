@@ -38,7 +38,8 @@ struct layer {
 	 * input of AddmmBackward itself, the weight arrives through a TBackward node. */
 	bool ready_reversed;
 	uint32_t ntensors;
-	uint32_t tensors[LAYER_TENSORS_MAX]; /* registration order; ready order if !ready_reversed */
+	/* its tensors in registration order (= ready order unless ready_reversed) */
+	uint32_t tensors[LAYER_TENSORS_MAX];
 };
 
 /*

@@ -21,7 +21,9 @@ struct workload_opts {
 	int seq_len;               /* transformers: tokens per sample */
 	int image_size;            /* vision models: pixels per side */
 	uint64_t bucket_cap;       /* bytes, DDP's bucket_cap_mb */
-	uint64_t first_bucket_cap; /* bytes, 0 = no special first bucket (DDP after rebuild) */
+	/* bytes, 0 = none. DDP's rebuilt buckets start with a 1 MiB bucket when bucket_cap_mb
+	 * is left unset, and with no special first bucket (PyTorch >= 2.3) when it is set. */
+	uint64_t first_bucket_cap;
 	int grad_dtype;            /* enum dtype */
 	int compute;               /* enum compute_mode */
 	double gpu_tflops;         /* achieved TFLOP/s the compute model assumes */

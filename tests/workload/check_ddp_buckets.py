@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Compare gradsync's DDP bucket plans with the buckets PyTorch DDP really builds.
+
+usage: check_ddp_buckets.py GRADSYNC_BINARY [--models a,b,...] [--device cpu|cuda]
+                            [--bucket-cap-mb MB] [--iters N] [--llama-layers N]
+
+Runs torch DistributedDataParallel with 2 ranks (gloo) on CPU (or both ranks on the
+one GPU), a few training iterations so the Reducer rebuilds its buckets in
+gradient-ready order, then reads _get_ddp_logging_data(): rebuilt_bucket_sizes,
+rebuilt_per_bucket_param_indices and prev_iteration_grad_ready_order_indices. Each is
+compared with `gradsync plan --model X --json --tensors --bucket-cap C
+--first-bucket-cap F`, where C and F are the caps this DDP version used:
+bucket_cap_mb unset -> 25 MiB with dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB) first;
+set -> that cap, and a first bucket of the same cap on versions that have
+bucket_bytes_cap_default (older versions always use 1 MiB).
+
+Memory: fp32 parameters + gradients (gradient_as_bucket_view) per rank, two ranks.
+Llama presets are reduced to --llama-layers decoder layers (default 2; same shapes
+per layer, full embeddings and head) and compared with gradsync's --num-layers of the
+same value; everything else runs at full size (gpt2_xl: ~13 GB per rank).
+
+Prints a table ours vs DDP; exits 1 on any mismatch, 77 if torch (or its distributed
+gloo backend) is absent, 0 otherwise.
+"""
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import socket
+import sys
+import tempfile
+import traceback
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from gradsync_plan import ALL_MODELS, run_plan  # noqa: E402
+
+MIB = 1024 * 1024
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse_list(s):
+    return [int(x) for x in s.split(",") if x.strip()]
+
+
+def ddp_caps(ddp, bucket_cap_mb):
+    """(cap, first_cap) in bytes the Reducer used when it rebuilt its buckets."""
+    import torch.distributed as dist
+    cap = int(ddp.bucket_bytes_cap)
+    default_first = int(getattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES", MIB))
+    if bucket_cap_mb is None:
+        return cap, default_first
+    if hasattr(ddp, "bucket_bytes_cap_default"):
+        return cap, (default_first if ddp.bucket_bytes_cap_default else cap)
+    return cap, default_first
+
+
+def one_model(name, opts, rank, device):
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    import reference_models as rm
+
+    model, note, extra = rm.build(name, device, llama_layers=opts["llama_layers"])
+    names = [n for n, _ in model.named_parameters()]
+    kwargs = dict(gradient_as_bucket_view=True)
+    if opts["bucket_cap_mb"] is not None:  # older DDP versions do not accept None
+        kwargs["bucket_cap_mb"] = opts["bucket_cap_mb"]
+    if device.startswith("cuda"):
+        kwargs["device_ids"] = [torch.device(device).index or 0]
+    ddp = DDP(model, **kwargs)
+    torch.manual_seed(1234 + rank)
+    args, kw, loss_of = rm.sample_batch(name, model, device)
+    hook_order = []
+    hooks = []
+    if hasattr(torch.Tensor, "register_post_accumulate_grad_hook"):
+        index = {id(p): i for i, (_, p) in enumerate(model.named_parameters())}
+        for p in model.parameters():
+            hooks.append(p.register_post_accumulate_grad_hook(
+                lambda t, i=index[id(p)]: hook_order.append(i)))
+    for _ in range(opts["iters"]):
+        hook_order.clear()
+        loss = loss_of(ddp(*args, **kw))
+        loss.backward()
+    # The logger records rebuilt buckets in forward 2 and the previous backward's ready
+    # order in each later forward: with 3 iterations, the order of backward 2.
+    data = ddp._get_ddp_logging_data()
+    cap, first = ddp_caps(ddp, opts["bucket_cap_mb"])
+    for h in hooks:
+        h.remove()
+    result = dict(model=name, note=note, extra=extra, cap=cap, first_cap=first, names=names,
+                  has_rebuilt=int(data.get("has_rebuilt_buckets", 0)),
+                  sizes=parse_list(data.get("rebuilt_bucket_sizes", "")),
+                  indices=[[int(i) for i in grp.split()]
+                           for grp in data.get("rebuilt_per_bucket_param_indices", "").split(",")
+                           if grp.strip()],
+                  ready=parse_list(data.get("prev_iteration_grad_ready_order_indices", "")),
+                  hook_ready=list(hook_order))
+    del ddp, model, args, kw
+    gc.collect()
+    return result
+
+
+def worker(rank, opts, port, outfile):
+    import torch
+    import torch.distributed as dist
+    import reference_models as rm
+
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
+                            world_size=2, timeout=datetime.timedelta(minutes=30))
+    device = "cuda:0" if opts["device"] == "cuda" else "cpu"
+    results = []
+    for name in opts["models"]:
+        try:
+            res = one_model(name, opts, rank, device)
+        except rm.SkipModel as e:
+            res = dict(model=name, skip=str(e))
+        except Exception as e:  # report and go on with the next model
+            res = dict(model=name, error="%s: %s" % (type(e).__name__, e),
+                       trace=traceback.format_exc())
+        results.append(res)
+        dist.barrier()
+    if rank == 0:
+        with open(outfile, "w") as f:
+            json.dump(results, f)
+    dist.destroy_process_group()
+
+
+def first_diff(a, b):
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def compare(gradsync, res):
+    """Returns (row, problems) for one model's DDP result."""
+    plan = run_plan(gradsync, res["model"], res["extra"] + [
+        "--bucket-cap", str(res["cap"]), "--first-bucket-cap", str(res["first_cap"]),
+        "--grad-dtype", "f32"])
+    ours_sizes = [b["bytes"] for b in plan["buckets"]]
+    ours_idx = [b["tensors"] for b in plan["buckets"]]
+    ours_ready = plan["ready_order"]
+    names = res["names"]
+    problems = []
+    if not res["has_rebuilt"] or not res["sizes"]:
+        problems.append("DDP did not report rebuilt buckets")
+    if ours_sizes != res["sizes"]:
+        i = first_diff(ours_sizes, res["sizes"])
+        problems.append("bucket sizes differ from bucket %s: ours %s, DDP %s" % (
+            i, ours_sizes[i:i + 3], res["sizes"][i:i + 3]))
+    if ours_idx != res["indices"]:
+        i = first_diff(ours_idx, res["indices"])
+        problems.append("bucket %s members differ: ours %s, DDP %s" % (
+            i, ours_idx[i][:6] if i < len(ours_idx) else "-",
+            res["indices"][i][:6] if i < len(res["indices"]) else "-"))
+    theirs_ready = res["ready"] or res["hook_ready"]
+    if theirs_ready and ours_ready != theirs_ready:
+        i = first_diff(ours_ready, theirs_ready)
+        ctx = lambda order: [names[j] for j in order[i:i + 3]]  # noqa: E731
+        problems.append("ready order differs at %s: ours %s, autograd %s" % (
+            i, ctx(ours_ready), ctx(theirs_ready)))
+    row = (res["model"], len(ours_sizes), len(res["sizes"]),
+           "ok" if ours_sizes == res["sizes"] else "DIFF",
+           "ok" if ours_idx == res["indices"] else "DIFF",
+           "ok" if not theirs_ready or ours_ready == theirs_ready else "DIFF",
+           res["note"])
+    return row, problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("gradsync")
+    ap.add_argument("--models", default=",".join(ALL_MODELS))
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--bucket-cap-mb", type=float, default=None,
+                    help="DDP bucket_cap_mb (default: unset, DDP's 25 MiB + 1 MiB first)")
+    ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--llama-layers", type=int, default=2)
+    args = ap.parse_args()
+    try:
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+    except ImportError as e:
+        print("SKIP: torch is not importable (%s)" % e)
+        return 77
+    if not dist.is_available() or not dist.is_gloo_available():
+        print("SKIP: torch.distributed with the gloo backend is not available")
+        return 77
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("SKIP: --device cuda but no CUDA device")
+        return 77
+    print("torch %s, 2 ranks, gloo, %s" % (torch.__version__, args.device))
+    opts = dict(models=[m for m in args.models.split(",") if m], device=args.device,
+                bucket_cap_mb=args.bucket_cap_mb, iters=max(3, args.iters),
+                llama_layers=args.llama_layers)
+    fd, outfile = tempfile.mkstemp(prefix="gradsync_ddp_", suffix=".json")
+    os.close(fd)
+    try:
+        mp.spawn(worker, args=(opts, free_port(), outfile), nprocs=2, join=True)
+        with open(outfile) as f:
+            results = json.load(f)
+    finally:
+        os.unlink(outfile)
+
+    rows, failed = [], []
+    for res in results:
+        if "skip" in res:
+            print("SKIP %s: %s" % (res["model"], res["skip"]))
+            continue
+        if "error" in res:
+            print("ERROR %s: %s\n%s" % (res["model"], res["error"], res.get("trace", "")))
+            failed.append(res["model"])
+            continue
+        row, problems = compare(args.gradsync, res)
+        rows.append(row)
+        for p in problems:
+            print("  %s: %s" % (res["model"], p))
+        if problems:
+            failed.append(res["model"])
+    print("%-12s %8s %8s  %-6s %-7s %-6s %s" % ("model", "ours", "DDP", "sizes", "members",
+                                                "ready", "note"))
+    for r in rows:
+        print("%-12s %8d %8d  %-6s %-7s %-6s %s" % r)
+    if failed:
+        print("FAIL: %s" % " ".join(failed))
+        return 1
+    if not rows:
+        print("SKIP: no model could be checked")
+        return 77
+    print("all %d checked models match DDP" % len(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
