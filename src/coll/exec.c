@@ -19,22 +19,22 @@ struct run {
 	struct coll_comm *c;
 	const struct coll_buf *buf;
 	const struct coll_buf *scratch;
-	char *data;           /* buf->ptr + off */
-	uint64_t off;         /* bytes into buf */
+	char *data;   /* buf->ptr + off */
+	uint64_t off; /* bytes into buf */
 	size_t es;
 	enum dtype dt;
 	enum redop op;
 	uint32_t seq;
 	int algo;
 	uint64_t count;
-	uint64_t piece;       /* elements per full piece */
+	uint64_t piece; /* elements per full piece */
 	uint64_t npieces;
 	uint64_t next_piece;
 	uint64_t pieces_done;
 	const struct sched *full;
 	const struct sched *tail; /* last, shorter piece; NULL when count divides */
 	int channels;
-	uint64_t slot_bytes;  /* scratch bytes per slot */
+	uint64_t slot_bytes; /* scratch bytes per slot */
 	struct coll_stats *st;
 };
 
@@ -212,15 +212,15 @@ static int on_completion(struct run *r, const struct tp_completion *cp)
 
 	if (!sl || !sl->active || sl->piece != piece || (sl->step & 0xfff) != step ||
 	    sl->mem_wait || !(sl->posted & bit) || (sl->done & bit)) {
-		log_err(LOG_COLL, "allreduce seq=%u: stray completion peer=%d cookie=%#llx",
-			r->seq, cp->peer, (unsigned long long)cp->cookie);
+		log_err(LOG_COLL, "allreduce seq=%u: stray completion peer=%d cookie=%#llx", r->seq,
+			cp->peer, (unsigned long long)cp->cookie);
 		return -EPROTO;
 	}
 	x = is_send ? &sl->s->steps[sl->step].send[idx] : &sl->s->steps[sl->step].recv[idx];
 	if (cp->status) {
 		log_err(LOG_COLL, "allreduce seq=%u piece=%llu step=%u: %s peer %d failed: %s",
-			r->seq, (unsigned long long)piece, sl->step, is_send ? "send to" : "recv from",
-			x->peer, strerror(-cp->status));
+			r->seq, (unsigned long long)piece, sl->step,
+			is_send ? "send to" : "recv from", x->peer, strerror(-cp->status));
 		return cp->status;
 	}
 	if (!is_send && x->mode == SCHED_RECV_REDUCE) {
@@ -259,16 +259,19 @@ static void log_stall(struct run *r, int err, uint64_t idle_ns)
 
 			if (k >= (is_send ? st->nsend : st->nrecv) || (sl->done & bit))
 				continue;
-			log_err(LOG_COLL, "allreduce seq=%u %s: %s after %llu ms idle: piece %llu "
-				"step %u/%u waits on %s peer %d (%llu elements%s)", r->seq,
-				sched_algo_name(r->algo), strerror(-err),
-				(unsigned long long)(idle_ns / 1000000), (unsigned long long)sl->piece,
-				sl->step, sl->s->nsteps, is_send ? "send to" : "recv from", x->peer,
-				(unsigned long long)x->count, (sl->posted & bit) ? "" : ", not posted");
+			log_err(
+			    LOG_COLL,
+			    "allreduce seq=%u %s: %s after %llu ms idle: piece %llu "
+			    "step %u/%u waits on %s peer %d (%llu elements%s)",
+			    r->seq, sched_algo_name(r->algo), strerror(-err),
+			    (unsigned long long)(idle_ns / 1000000), (unsigned long long)sl->piece,
+			    sl->step, sl->s->nsteps, is_send ? "send to" : "recv from", x->peer,
+			    (unsigned long long)x->count, (sl->posted & bit) ? "" : ", not posted");
 			return;
 		}
 		if (sl->mem_wait) {
-			log_err(LOG_COLL, "allreduce seq=%u: %s: piece %llu step %u waits on memops %s",
+			log_err(LOG_COLL,
+				"allreduce seq=%u: %s: piece %llu step %u waits on memops %s",
 				r->seq, strerror(-err), (unsigned long long)sl->piece, sl->step,
 				r->c->mem->name);
 			return;
@@ -360,8 +363,10 @@ static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
 	r->slot_bytes = r->scratch ? r->scratch->bytes / (uint64_t)r->channels / 64 * 64 : 0;
 	if (r->full->scratch_count * r->es > r->slot_bytes ||
 	    (r->tail && r->tail->scratch_count * r->es > r->slot_bytes)) {
-		log_err(LOG_COLL, "allreduce %s: scratch of %llu bytes too small for %d channels "
-			"of %llu-byte chunks (need coll_scratch_bytes)", sched_algo_name(r->algo),
+		log_err(LOG_COLL,
+			"allreduce %s: scratch of %llu bytes too small for %d channels "
+			"of %llu-byte chunks (need coll_scratch_bytes)",
+			sched_algo_name(r->algo),
 			(unsigned long long)(r->scratch ? r->scratch->bytes : 0), r->channels,
 			(unsigned long long)chunk_bytes);
 		return -ENOSPC;
@@ -377,8 +382,15 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 {
 	struct coll_stats dummy;
 	struct run r = {
-		.c = c, .buf = buf, .scratch = scratch, .off = off, .dt = dt, .op = op,
-		.seq = c->seq++, .count = count, .algo = algo,
+	    .c = c,
+	    .buf = buf,
+	    .scratch = scratch,
+	    .off = off,
+	    .dt = dt,
+	    .op = op,
+	    .seq = c->seq++,
+	    .count = count,
+	    .algo = algo,
 	};
 	uint64_t t0 = time_now_ns();
 	int ret;
@@ -393,8 +405,10 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 	}
 	r.es = dtype_size(dt);
 	if (off > buf->bytes || count > (buf->bytes - off) / r.es) {
-		log_err(LOG_COLL, "allreduce: %llu elements at offset %llu overrun a %llu-byte "
-			"buffer", (unsigned long long)count, (unsigned long long)off,
+		log_err(LOG_COLL,
+			"allreduce: %llu elements at offset %llu overrun a %llu-byte "
+			"buffer",
+			(unsigned long long)count, (unsigned long long)off,
 			(unsigned long long)buf->bytes);
 		return -EINVAL;
 	}

@@ -23,8 +23,8 @@
 #include "util/common.h"
 #include "util/timeutil.h"
 
-#define MAXR 6
-#define NTP 2
+#define MAXR  6
+#define NTP   2
 #define GUARD 64
 
 struct job;
@@ -39,7 +39,7 @@ struct rank_ctx {
 	struct coll_buf buf, scratch;
 	char *mem, *smem;
 	uint64_t eagain, failures;
-	int ret;         /* the case's result */
+	int ret; /* the case's result */
 	uint64_t ns;
 };
 
@@ -58,10 +58,14 @@ struct job {
 static int setup_rank(struct rank_ctx *rc)
 {
 	struct job *j = rc->j;
-	struct transport *peer_tp[MAXR] = { 0 };
+	struct transport *peer_tp[MAXR] = {0};
 	struct coll_comm_cfg cfg = {
-		.rank = rc->rank, .nranks = j->n, .peer_tp = peer_tp, .abort_flag = &j->abort_flag,
-		.timeout_ns = j->timeout_ns, .max_channels = 4,
+	    .rank = rc->rank,
+	    .nranks = j->n,
+	    .peer_tp = peer_tp,
+	    .abort_flag = &j->abort_flag,
+	    .timeout_ns = j->timeout_ns,
+	    .max_channels = 4,
 	};
 	size_t len;
 
@@ -69,9 +73,14 @@ static int setup_rank(struct rank_ctx *rc)
 		for (int p = 0; p < j->n; p++)
 			rc->use_peer[i][p] = p != rc->rank && (p + rc->rank) % NTP == i;
 		rc->env[i] = (struct transport_env){
-			.rank = rc->rank, .nranks = j->n, .use_peer = rc->use_peer[i],
-			.job_id = 0x1234 + (uint64_t)i, .timeout_ms = 1000, .opts = &j->topts,
-			.numa_node = -1, .abort_flag = &j->abort_flag,
+		    .rank = rc->rank,
+		    .nranks = j->n,
+		    .use_peer = rc->use_peer[i],
+		    .job_id = 0x1234 + (uint64_t)i,
+		    .timeout_ms = 1000,
+		    .opts = &j->topts,
+		    .numa_node = -1,
+		    .abort_flag = &j->abort_flag,
 		};
 		rc->tp[i].ops = &loop_transport_ops;
 		rc->tp[i].env = &rc->env[i];
@@ -134,7 +143,7 @@ static void run_job(struct job *j)
 
 	pthread_barrier_init(&j->bar, NULL, (unsigned)j->n);
 	for (int r = 0; r < j->n; r++) {
-		j->ranks[r] = (struct rank_ctx){ .j = j, .rank = r };
+		j->ranks[r] = (struct rank_ctx){.j = j, .rank = r};
 		assert_int_equal(pthread_create(&th[r], NULL, rank_main, &j->ranks[r]), 0);
 	}
 	for (int r = 0; r < j->n; r++)
@@ -161,9 +170,9 @@ static struct job *job_new(int n, uint64_t buf_bytes, uint64_t scratch_bytes, in
 
 /* ---- correctness matrix ---- */
 
-static const int matrix_algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_AUTO };
-static const uint64_t matrix_counts[] = { 1, 2, 7, 13, 1000, 4099 };
-static const uint64_t matrix_chunks[] = { 24, 1000, 1 << 16 };
+static const int matrix_algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_AUTO};
+static const uint64_t matrix_counts[] = {1, 2, 7, 13, 1000, 4099};
+static const uint64_t matrix_chunks[] = {24, 1000, 1 << 16};
 #define MATRIX_OFF 24 /* bytes: the collective runs inside a bigger registered buffer */
 
 static void matrix_body(struct rank_ctx *rc)
@@ -183,13 +192,16 @@ static void matrix_body(struct rank_ctx *rc)
 				int ret;
 
 				memset(rc->mem, 0xa5, MATRIX_OFF + count * es + GUARD);
-				verify_fill(rc->mem + MATRIX_OFF, count, 0, dt, op, seed, rc->rank, n);
-				ret = coll_allreduce(rc->c, &rc->buf, MATRIX_OFF, &rc->scratch, count, dt,
-						     op, matrix_algos[a], chunk, channels, &st);
+				verify_fill(rc->mem + MATRIX_OFF, count, 0, dt, op, seed, rc->rank,
+					    n);
+				ret =
+				    coll_allreduce(rc->c, &rc->buf, MATRIX_OFF, &rc->scratch, count,
+						   dt, op, matrix_algos[a], chunk, channels, &st);
 				if (ret) {
 					print_error("rank %d %s %s %s count=%llu: %d\n", rc->rank,
-						    sched_algo_name(matrix_algos[a]), dtype_name(dt),
-						    redop_name(op), (unsigned long long)count, ret);
+						    sched_algo_name(matrix_algos[a]),
+						    dtype_name(dt), redop_name(op),
+						    (unsigned long long)count, ret);
 					rc->ret = ret;
 					return;
 				}
@@ -197,11 +209,12 @@ static void matrix_body(struct rank_ctx *rc)
 				if (verify_check(rc->mem + MATRIX_OFF, count, 0, dt, op, seed, n,
 						 &first)) {
 					print_error("rank %d %s(%s) %s %s count=%llu chunk=%llu: "
-						    "element %llu = %g, want %g\n", rc->rank,
-						    sched_algo_name(matrix_algos[a]),
+						    "element %llu = %g, want %g\n",
+						    rc->rank, sched_algo_name(matrix_algos[a]),
 						    sched_algo_name(st.algo), dtype_name(dt),
 						    redop_name(op), (unsigned long long)count,
-						    (unsigned long long)chunk, (unsigned long long)first,
+						    (unsigned long long)chunk,
+						    (unsigned long long)first,
 						    verify_value(rc->mem + MATRIX_OFF, first, dt),
 						    verify_expected(first, dt, op, seed, n));
 					rc->failures++;
@@ -259,7 +272,7 @@ static void stall_body(struct rank_ctx *rc)
 	if (rc->rank == 1) {
 		/* Never joins the collective; raises the abort flag when asked to. */
 		if (rc->j->timeout_ns > 5000000000ull) {
-			struct timespec ts = { 0, 50 * 1000000 };
+			struct timespec ts = {0, 50 * 1000000};
 
 			nanosleep(&ts, NULL);
 			rc->j->abort_flag = 1;
@@ -319,7 +332,8 @@ static void errors_body(struct rank_ctx *rc)
 	{
 		uint64_t first;
 
-		fails += verify_check(rc->mem, 999, 0, DT_BF16, REDOP_AVG, 5, rc->j->n, &first) != 0;
+		fails +=
+		    verify_check(rc->mem, 999, 0, DT_BF16, REDOP_AVG, 5, rc->j->n, &first) != 0;
 	}
 	rc->failures = (uint64_t)fails;
 }
@@ -338,10 +352,10 @@ static void test_errors(void **state)
 
 static void test_single_rank(void **state)
 {
-	struct coll_comm_cfg cfg = { .rank = 0, .nranks = 1, .timeout_ns = 1000000,
-				     .max_channels = 1 };
+	struct coll_comm_cfg cfg = {
+	    .rank = 0, .nranks = 1, .timeout_ns = 1000000, .max_channels = 1};
 	struct coll_comm *c = coll_comm_create(&cfg);
-	float v[5] = { 1, 2, 3, 4, 5 };
+	float v[5] = {1, 2, 3, 4, 5};
 	struct coll_buf b;
 	struct coll_stats st;
 
@@ -349,8 +363,8 @@ static void test_single_rank(void **state)
 	assert_non_null(c);
 	assert_int_equal(coll_comm_ntransports(c), 0);
 	assert_int_equal(coll_buf_register(c, &b, v, sizeof(v), MEM_HOST), 0);
-	assert_int_equal(coll_allreduce(c, &b, 0, NULL, 5, DT_F32, REDOP_AVG, ALGO_AUTO, 64, 1,
-					&st), 0);
+	assert_int_equal(
+	    coll_allreduce(c, &b, 0, NULL, 5, DT_F32, REDOP_AVG, ALGO_AUTO, 64, 1, &st), 0);
 	assert_true(v[0] == 1 && v[4] == 5);
 	assert_int_equal(st.algo, ALGO_RING);
 	coll_buf_deregister(c, &b);
@@ -406,13 +420,10 @@ static void test_p2p(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_single_rank),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_p2p),
-		cmocka_unit_test(test_timeout),
-		cmocka_unit_test(test_abort),
-		cmocka_unit_test(test_matrix_shallow_queue),
-		cmocka_unit_test(test_matrix),
+	    cmocka_unit_test(test_single_rank), cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_p2p),		cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_matrix_shallow_queue),
+	    cmocka_unit_test(test_matrix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
