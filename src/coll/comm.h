@@ -23,10 +23,18 @@ struct comm_cached {
 	struct sched s;
 };
 
+/* A piece's life: piece_start hook, the schedule's steps, piece_done hook. */
+enum comm_phase {
+	PHASE_START = 0,
+	PHASE_STEPS,
+	PHASE_DONE,
+};
+
 /* One piece in flight. */
 struct comm_slot {
 	bool active;
-	bool mem_wait;	/* step's transfers done, waiting on memops query */
+	bool mem_wait;	/* waiting on memops query before the next phase */
+	uint8_t phase;	/* enum comm_phase */
 	uint8_t posted; /* bit i: recv i posted, bit 4+i: send i posted */
 	uint8_t done;	/* same bits: completed */
 	uint32_t step;

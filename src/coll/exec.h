@@ -33,6 +33,10 @@
  * How the executor touches element memory. The host default reduces with reduce.c;
  * a GPU implementation queues kernels on per-channel streams and reports completion
  * through query. chan is the pipeline slot (0 .. channels-1) the work belongs to.
+ * A staging implementation (device data, host bounce buffer registered as `buf`) uses
+ * the optional piece hooks: piece_start copies the piece in before its first step,
+ * piece_done copies the result out after its last; the executor waits for query() == 1
+ * after each hook, after a step's scale, and before the next step of a piece.
  */
 struct coll_memops {
 	const char *name;
@@ -46,6 +50,9 @@ struct coll_memops {
 	/* 1 when all work queued on chan is done and visible to the transports, 0 while
 	 * pending, -errno on failure. Must not block. */
 	int (*query)(void *ctx, int chan);
+	/* Optional (NULL = nothing to do). off/bytes: the piece's byte range in buf. */
+	int (*piece_start)(void *ctx, int chan, uint64_t off, uint64_t bytes);
+	int (*piece_done)(void *ctx, int chan, uint64_t off, uint64_t bytes);
 };
 
 extern const struct coll_memops coll_host_memops;

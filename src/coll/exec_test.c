@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "coll/coll.h"
+#include "coll/reduce.h"
 #include "coll/verify.h"
 #include "transport/loop.h"
 #include "util/common.h"
@@ -29,9 +30,19 @@
 
 struct job;
 
+/* A staging, asynchronous memops: "device" memory, work reported done two queries late. */
+struct fake_dev {
+	char *dev;	/* stands in for device memory */
+	char *host;	/* the registered bounce buffer */
+	int pending[4]; /* per channel: queries left before the work is done */
+	uint64_t starts, dones, reduces;
+	struct coll_memops ops;
+};
+
 struct rank_ctx {
 	struct job *j;
 	int rank;
+	struct fake_dev fd;
 	struct transport tp[NTP];
 	struct transport_env env[NTP];
 	bool use_peer[NTP][MAXR];
@@ -51,9 +62,62 @@ struct job {
 	volatile int abort_flag;
 	uint64_t timeout_ns;
 	uint64_t buf_bytes, scratch_bytes;
+	bool staged;
 	void (*body)(struct rank_ctx *rc);
 	struct rank_ctx ranks[MAXR];
 };
+
+static int fake_reduce(void *ctx, int chan, void *dst, const void *src, uint64_t count,
+		       enum dtype dt)
+{
+	struct fake_dev *fd = ctx;
+
+	reduce_sum(dst, src, count, dt);
+	fd->reduces++;
+	fd->pending[chan] = 2;
+	return 0;
+}
+
+static int fake_scale(void *ctx, int chan, void *buf, uint64_t count, enum dtype dt,
+		      uint32_t divisor)
+{
+	struct fake_dev *fd = ctx;
+
+	reduce_div(buf, count, dt, divisor);
+	fd->pending[chan] = 2;
+	return 0;
+}
+
+static int fake_query(void *ctx, int chan)
+{
+	struct fake_dev *fd = ctx;
+
+	if (fd->pending[chan]) {
+		fd->pending[chan]--;
+		return 0;
+	}
+	return 1;
+}
+
+static int fake_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
+{
+	struct fake_dev *fd = ctx;
+
+	memcpy(fd->host + off, fd->dev + off, bytes);
+	fd->starts++;
+	fd->pending[chan] = 2;
+	return 0;
+}
+
+static int fake_done(void *ctx, int chan, uint64_t off, uint64_t bytes)
+{
+	struct fake_dev *fd = ctx;
+
+	memcpy(fd->dev + off, fd->host + off, bytes);
+	fd->dones++;
+	fd->pending[chan] = 2;
+	return 0;
+}
 
 static int setup_rank(struct rank_ctx *rc)
 {
@@ -95,12 +159,26 @@ static int setup_rank(struct rank_ctx *rc)
 			return -1;
 	for (int p = 0; p < j->n; p++)
 		peer_tp[p] = p == rc->rank ? NULL : &rc->tp[(p + rc->rank) % NTP];
-	rc->c = coll_comm_create(&cfg);
-	if (!rc->c)
-		return -1;
 	rc->mem = aligned_alloc(64, j->buf_bytes);
 	rc->smem = aligned_alloc(64, j->scratch_bytes);
-	if (!rc->mem || !rc->smem)
+	rc->fd.dev = aligned_alloc(64, j->buf_bytes);
+	if (!rc->mem || !rc->smem || !rc->fd.dev)
+		return -1;
+	if (j->staged) {
+		rc->fd.host = rc->mem;
+		rc->fd.ops = (struct coll_memops){
+		    .name = "fake-staging",
+		    .ctx = &rc->fd,
+		    .reduce = fake_reduce,
+		    .scale = fake_scale,
+		    .query = fake_query,
+		    .piece_start = fake_start,
+		    .piece_done = fake_done,
+		};
+		cfg.mem = &rc->fd.ops;
+	}
+	rc->c = coll_comm_create(&cfg);
+	if (!rc->c)
 		return -1;
 	memset(rc->mem, 0, j->buf_bytes);
 	memset(rc->smem, 0, j->scratch_bytes);
@@ -119,6 +197,7 @@ static void teardown_rank(struct rank_ctx *rc)
 		loop_transport_ops.close(&rc->tp[i]);
 	free(rc->mem);
 	free(rc->smem);
+	free(rc->fd.dev);
 }
 
 static void *rank_main(void *arg)
@@ -261,6 +340,50 @@ static void test_matrix_shallow_queue(void **state)
 	(void)state;
 	run_matrix(3, 2, 1 << 20);
 	run_matrix(4, 2, 0);
+}
+
+/* ---- staging, asynchronous memops ---- */
+
+#define STAGED_COUNT 3001
+
+static void staged_body(struct rank_ctx *rc)
+{
+	const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD};
+	uint64_t first;
+
+	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
+		int op = (int)a % REDOP_COUNT;
+		struct coll_stats st;
+		uint64_t starts = rc->fd.starts, dones = rc->fd.dones;
+
+		verify_fill(rc->fd.dev + 16, STAGED_COUNT, 0, DT_F16, op, a, rc->rank, rc->j->n);
+		memset(rc->mem, 0xff, rc->j->buf_bytes);
+		if (coll_allreduce(rc->c, &rc->buf, 16, &rc->scratch, STAGED_COUNT, DT_F16, op,
+				   algos[a], 200, 3, &st)) {
+			rc->failures++;
+			return;
+		}
+		rc->failures +=
+		    verify_check(rc->fd.dev + 16, STAGED_COUNT, 0, DT_F16, op, a, rc->j->n, &first);
+		rc->failures += rc->fd.starts - starts != st.pieces;
+		rc->failures += rc->fd.dones - dones != st.pieces;
+		rc->failures += st.pieces < 4;
+	}
+	rc->failures += rc->fd.reduces == 0;
+}
+
+static void test_staged_memops(void **state)
+{
+	struct job *j =
+	    job_new(3, 16 + STAGED_COUNT * 2, coll_scratch_bytes(200, 3), 64, 256, 5000);
+
+	(void)state;
+	j->staged = true;
+	j->body = staged_body;
+	run_job(j);
+	for (int r = 0; r < 3; r++)
+		assert_int_equal(j->ranks[r].failures, 0);
+	free(j);
 }
 
 /* ---- timeout, abort ---- */
@@ -420,9 +543,13 @@ static void test_p2p(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_single_rank), cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_p2p),		cmocka_unit_test(test_timeout),
-	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_matrix_shallow_queue),
+	    cmocka_unit_test(test_single_rank),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_p2p),
+	    cmocka_unit_test(test_staged_memops),
+	    cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_abort),
+	    cmocka_unit_test(test_matrix_shallow_queue),
 	    cmocka_unit_test(test_matrix),
 	};
 
