@@ -18,11 +18,11 @@ struct algo_row {
 };
 
 static const struct algo_row algo_table[ALGO_COUNT] = {
-	[ALGO_AUTO] = { "auto", NULL, 0 },
-	[ALGO_RING] = { "ring", sched_build_ring, 0 },
-	[ALGO_TREE] = { "tree", sched_build_tree, 2 },
-	[ALGO_RHD] = { "rhd", sched_build_rhd, 2 },
-	[ALGO_HIERARCHICAL] = { "hierarchical", NULL, 0 },
+    [ALGO_AUTO] = {"auto", NULL, 0},
+    [ALGO_RING] = {"ring", sched_build_ring, 0},
+    [ALGO_TREE] = {"tree", sched_build_tree, 2},
+    [ALGO_RHD] = {"rhd", sched_build_rhd, 2},
+    [ALGO_HIERARCHICAL] = {"hierarchical", NULL, 0},
 };
 
 const char *sched_algo_name(int algo)
@@ -75,8 +75,8 @@ static int sched_add(struct sched_xfer *arr, uint8_t *n, int peer, int mode, uin
 		return 0;
 	if (*n >= SCHED_MAX_XFER)
 		return -EOVERFLOW;
-	arr[*n] = (struct sched_xfer){ .peer = peer, .mode = (uint8_t)mode, .off = off,
-				       .count = count };
+	arr[*n] =
+	    (struct sched_xfer){.peer = peer, .mode = (uint8_t)mode, .off = off, .count = count};
 	(*n)++;
 	return 0;
 }
@@ -88,8 +88,7 @@ int sched_add_send(struct sched *s, uint32_t step, int peer, uint64_t off, uint6
 	return sched_add(st->send, &st->nsend, peer, SCHED_RECV_COPY, off, count);
 }
 
-int sched_add_recv(struct sched *s, uint32_t step, int peer, int mode, uint64_t off,
-		   uint64_t count)
+int sched_add_recv(struct sched *s, uint32_t step, int peer, int mode, uint64_t off, uint64_t count)
 {
 	struct sched_step *st = &s->steps[step];
 
@@ -154,8 +153,10 @@ int sched_build(int algo, int rank, int nranks, uint64_t count, struct sched *ou
 	ret = algo_table[algo].build(out);
 	if (ret) {
 		if (ret == -EOVERFLOW)
-			log_err(LOG_COLL, "schedule %s rank=%d nranks=%d: more than %d transfers in "
-				"a step", algo_table[algo].name, rank, nranks, SCHED_MAX_XFER);
+			log_err(LOG_COLL,
+				"schedule %s rank=%d nranks=%d: more than %d transfers in "
+				"a step",
+				algo_table[algo].name, rank, nranks, SCHED_MAX_XFER);
 		sched_free(out);
 		return ret;
 	}
@@ -183,8 +184,8 @@ uint64_t sched_piece_count(int algo, int nranks, uint64_t chunk)
 		return 0;
 	if (!chunk)
 		chunk = 1;
-	return chunk * (uint64_t)(algo_table[algo].piece_chunks ? algo_table[algo].piece_chunks :
-								  nranks);
+	return chunk *
+	       (uint64_t)(algo_table[algo].piece_chunks ? algo_table[algo].piece_chunks : nranks);
 }
 
 static uint32_t log2_floor(int n)

@@ -44,10 +44,10 @@ static int host_query(void *ctx, int chan)
 }
 
 const struct coll_memops coll_host_memops = {
-	.name = "host",
-	.reduce = host_reduce,
-	.scale = host_scale,
-	.query = host_query,
+    .name = "host",
+    .reduce = host_reduce,
+    .scale = host_scale,
+    .query = host_query,
 };
 
 struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
@@ -57,8 +57,10 @@ struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
 	if (cfg->nranks < 1 || cfg->rank < 0 || cfg->rank >= cfg->nranks || cfg->max_channels < 1 ||
 	    cfg->max_channels > COLL_MAX_CHANNELS || (!cfg->peer_tp && cfg->nranks > 1) ||
 	    !cfg->timeout_ns) {
-		log_err(LOG_COLL, "coll_comm_create rank=%d nranks=%d channels=%d timeout=%lluns: "
-			"invalid", cfg->rank, cfg->nranks, cfg->max_channels,
+		log_err(LOG_COLL,
+			"coll_comm_create rank=%d nranks=%d channels=%d timeout=%lluns: "
+			"invalid",
+			cfg->rank, cfg->nranks, cfg->max_channels,
 			(unsigned long long)cfg->timeout_ns);
 		return NULL;
 	}

@@ -4,8 +4,8 @@
 
 #include "coll/exec.h"
 
-#define COMM_SCHED_CACHE 32
-#define COMM_POLL_BATCH 32
+#define COMM_SCHED_CACHE	32
+#define COMM_POLL_BATCH		32
 #define COMM_SPINS_BEFORE_YIELD 1024
 
 /* Message tag: seq(26) | piece(24) | step(12) | ord(2); wraps are harmless (see comm.c). */
@@ -23,17 +23,25 @@ struct comm_cached {
 	struct sched s;
 };
 
+/* A piece's life: piece_start hook, the schedule's steps, piece_done hook. */
+enum comm_phase {
+	PHASE_START = 0,
+	PHASE_STEPS,
+	PHASE_DONE,
+};
+
 /* One piece in flight. */
 struct comm_slot {
 	bool active;
-	bool mem_wait;          /* step's transfers done, waiting on memops query */
-	uint8_t posted;         /* bit i: recv i posted, bit 4+i: send i posted */
-	uint8_t done;           /* same bits: completed */
+	bool mem_wait;	/* waiting on memops query before the next phase */
+	uint8_t phase;	/* enum comm_phase */
+	uint8_t posted; /* bit i: recv i posted, bit 4+i: send i posted */
+	uint8_t done;	/* same bits: completed */
 	uint32_t step;
 	uint64_t piece;
-	uint64_t base;          /* element offset of the piece within the call's range */
+	uint64_t base; /* element offset of the piece within the call's range */
 	const struct sched *s;
-	uint64_t scratch_off;   /* bytes: this slot's scratch region */
+	uint64_t scratch_off;		   /* bytes: this slot's scratch region */
 	uint64_t rscratch[SCHED_MAX_XFER]; /* bytes: receive i's place in the slot's region */
 };
 
@@ -41,7 +49,7 @@ struct coll_comm {
 	int rank;
 	int nranks;
 	struct transport **peer_tp;
-	uint8_t *peer_ti;                 /* peer -> index into tps */
+	uint8_t *peer_ti; /* peer -> index into tps */
 	struct transport *tps[COLL_MAX_TRANSPORTS];
 	int ntp;
 	volatile const int *abort_flag;
@@ -49,7 +57,7 @@ struct coll_comm {
 	const struct coll_memops *mem;
 	int max_channels;
 	struct comm_slot *slots;
-	uint32_t seq;                     /* collective sequence number, same on every rank */
+	uint32_t seq; /* collective sequence number, same on every rank */
 	uint64_t stamp;
 	struct comm_cached cache[COMM_SCHED_CACHE];
 };

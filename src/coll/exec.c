@@ -19,22 +19,22 @@ struct run {
 	struct coll_comm *c;
 	const struct coll_buf *buf;
 	const struct coll_buf *scratch;
-	char *data;           /* buf->ptr + off */
-	uint64_t off;         /* bytes into buf */
+	char *data;   /* buf->ptr + off */
+	uint64_t off; /* bytes into buf */
 	size_t es;
 	enum dtype dt;
 	enum redop op;
 	uint32_t seq;
 	int algo;
 	uint64_t count;
-	uint64_t piece;       /* elements per full piece */
+	uint64_t piece; /* elements per full piece */
 	uint64_t npieces;
 	uint64_t next_piece;
 	uint64_t pieces_done;
 	const struct sched *full;
 	const struct sched *tail; /* last, shorter piece; NULL when count divides */
 	int channels;
-	uint64_t slot_bytes;  /* scratch bytes per slot */
+	uint64_t slot_bytes; /* scratch bytes per slot */
 	struct coll_stats *st;
 };
 
@@ -59,19 +59,40 @@ static void step_prepare(struct run *r, struct comm_slot *sl)
 	}
 }
 
-static void slot_start(struct run *r, struct comm_slot *sl, int chan)
+/* Run a piece hook (when the memops has one) and wait on query before going on. */
+static int slot_hook(struct run *r, struct comm_slot *sl, int chan,
+		     int (*hook)(void *ctx, int chan, uint64_t off, uint64_t bytes),
+		     const char *what)
+{
+	const struct coll_memops *m = r->c->mem;
+	uint64_t t0, off = r->off + sl->base * r->es;
+	int ret;
+
+	sl->mem_wait = true;
+	if (!hook)
+		return 0;
+	t0 = time_now_ns();
+	ret = hook(m->ctx, chan, off, sl->s->count * r->es);
+	r->st->mem_ns += time_now_ns() - t0;
+	if (ret)
+		log_err(LOG_COLL, "memops %s %s piece=%llu: %s", m->name, what,
+			(unsigned long long)sl->piece, strerror(-ret));
+	return ret;
+}
+
+static int slot_start(struct run *r, struct comm_slot *sl, int chan)
 {
 	uint64_t p = r->next_piece++;
 
 	sl->active = true;
 	sl->mem_wait = false;
+	sl->phase = PHASE_START;
 	sl->piece = p;
 	sl->base = p * r->piece;
 	sl->s = (p == r->npieces - 1 && r->tail) ? r->tail : r->full;
 	sl->step = 0;
 	sl->scratch_off = (uint64_t)chan * r->slot_bytes;
-	if (sl->s->nsteps)
-		step_prepare(r, sl);
+	return slot_hook(r, sl, chan, r->c->mem->piece_start, "piece_start");
 }
 
 static int post_one(struct run *r, struct comm_slot *sl, int chan, const struct sched_xfer *x,
@@ -156,17 +177,40 @@ static int mem_call_scale(struct run *r, struct comm_slot *sl, int chan,
 	return ret;
 }
 
+/* The memops work a slot waited on is done: enter the next phase or step. */
+static int slot_next(struct run *r, struct comm_slot *sl, int chan)
+{
+	sl->mem_wait = false;
+	if (sl->phase == PHASE_START) {
+		sl->phase = PHASE_STEPS;
+		sl->step = 0;
+	} else if (sl->phase == PHASE_STEPS) {
+		sl->step++;
+	} else {
+		sl->active = false;
+		r->pieces_done++;
+		return 0;
+	}
+	if (sl->step < sl->s->nsteps) {
+		step_prepare(r, sl);
+		return 0;
+	}
+	sl->phase = PHASE_DONE;
+	return slot_hook(r, sl, chan, r->c->mem->piece_done, "piece_done");
+}
+
 /* Move a slot along as far as it can go without waiting. */
 static int slot_advance(struct run *r, struct comm_slot *sl, int chan, bool *progress)
 {
 	const struct coll_memops *m = r->c->mem;
 	int ret;
 
-	while (sl->step < sl->s->nsteps) {
-		const struct sched_step *st = &sl->s->steps[sl->step];
-		uint8_t all = (uint8_t)(((1u << st->nrecv) - 1) | (((1u << st->nsend) - 1) << 4));
-
+	while (sl->active) {
 		if (!sl->mem_wait) {
+			const struct sched_step *st = &sl->s->steps[sl->step];
+			uint8_t all =
+			    (uint8_t)(((1u << st->nrecv) - 1) | (((1u << st->nsend) - 1) << 4));
+
 			if (sl->posted != all) {
 				ret = slot_post(r, sl, chan);
 				if (ret)
@@ -189,14 +233,11 @@ static int slot_advance(struct run *r, struct comm_slot *sl, int chan, bool *pro
 		}
 		if (!ret)
 			return 0;
-		sl->mem_wait = false;
 		*progress = true;
-		if (++sl->step < sl->s->nsteps)
-			step_prepare(r, sl);
+		ret = slot_next(r, sl, chan);
+		if (ret)
+			return ret;
 	}
-	sl->active = false;
-	r->pieces_done++;
-	*progress = true;
 	return 0;
 }
 
@@ -210,17 +251,17 @@ static int on_completion(struct run *r, const struct tp_completion *cp)
 	uint8_t bit = (uint8_t)(1u << (is_send ? 4 + idx : idx));
 	const struct sched_xfer *x;
 
-	if (!sl || !sl->active || sl->piece != piece || (sl->step & 0xfff) != step ||
-	    sl->mem_wait || !(sl->posted & bit) || (sl->done & bit)) {
-		log_err(LOG_COLL, "allreduce seq=%u: stray completion peer=%d cookie=%#llx",
-			r->seq, cp->peer, (unsigned long long)cp->cookie);
+	if (!sl || !sl->active || sl->phase != PHASE_STEPS || sl->piece != piece ||
+	    (sl->step & 0xfff) != step || sl->mem_wait || !(sl->posted & bit) || (sl->done & bit)) {
+		log_err(LOG_COLL, "allreduce seq=%u: stray completion peer=%d cookie=%#llx", r->seq,
+			cp->peer, (unsigned long long)cp->cookie);
 		return -EPROTO;
 	}
 	x = is_send ? &sl->s->steps[sl->step].send[idx] : &sl->s->steps[sl->step].recv[idx];
 	if (cp->status) {
 		log_err(LOG_COLL, "allreduce seq=%u piece=%llu step=%u: %s peer %d failed: %s",
-			r->seq, (unsigned long long)piece, sl->step, is_send ? "send to" : "recv from",
-			x->peer, strerror(-cp->status));
+			r->seq, (unsigned long long)piece, sl->step,
+			is_send ? "send to" : "recv from", x->peer, strerror(-cp->status));
 		return cp->status;
 	}
 	if (!is_send && x->mode == SCHED_RECV_REDUCE) {
@@ -248,8 +289,15 @@ static void log_stall(struct run *r, int err, uint64_t idle_ns)
 		const struct comm_slot *sl = &r->c->slots[ch];
 		const struct sched_step *st;
 
-		if (!sl->active || sl->step >= sl->s->nsteps)
+		if (!sl->active)
 			continue;
+		if (sl->phase != PHASE_STEPS) {
+			log_err(LOG_COLL, "allreduce seq=%u: %s: piece %llu waits on memops %s %s",
+				r->seq, strerror(-err), (unsigned long long)sl->piece,
+				r->c->mem->name,
+				sl->phase == PHASE_START ? "piece_start" : "piece_done");
+			return;
+		}
 		st = &sl->s->steps[sl->step];
 		for (int i = 0; i < 2 * SCHED_MAX_XFER; i++) {
 			bool is_send = i >= SCHED_MAX_XFER;
@@ -259,16 +307,19 @@ static void log_stall(struct run *r, int err, uint64_t idle_ns)
 
 			if (k >= (is_send ? st->nsend : st->nrecv) || (sl->done & bit))
 				continue;
-			log_err(LOG_COLL, "allreduce seq=%u %s: %s after %llu ms idle: piece %llu "
-				"step %u/%u waits on %s peer %d (%llu elements%s)", r->seq,
-				sched_algo_name(r->algo), strerror(-err),
-				(unsigned long long)(idle_ns / 1000000), (unsigned long long)sl->piece,
-				sl->step, sl->s->nsteps, is_send ? "send to" : "recv from", x->peer,
-				(unsigned long long)x->count, (sl->posted & bit) ? "" : ", not posted");
+			log_err(
+			    LOG_COLL,
+			    "allreduce seq=%u %s: %s after %llu ms idle: piece %llu "
+			    "step %u/%u waits on %s peer %d (%llu elements%s)",
+			    r->seq, sched_algo_name(r->algo), strerror(-err),
+			    (unsigned long long)(idle_ns / 1000000), (unsigned long long)sl->piece,
+			    sl->step, sl->s->nsteps, is_send ? "send to" : "recv from", x->peer,
+			    (unsigned long long)x->count, (sl->posted & bit) ? "" : ", not posted");
 			return;
 		}
 		if (sl->mem_wait) {
-			log_err(LOG_COLL, "allreduce seq=%u: %s: piece %llu step %u waits on memops %s",
+			log_err(LOG_COLL,
+				"allreduce seq=%u: %s: piece %llu step %u waits on memops %s",
 				r->seq, strerror(-err), (unsigned long long)sl->piece, sl->step,
 				r->c->mem->name);
 			return;
@@ -295,7 +346,10 @@ static int run_loop(struct run *r)
 			if (!sl->active) {
 				if (r->next_piece >= r->npieces)
 					continue;
-				slot_start(r, sl, ch);
+				ret = slot_start(r, sl, ch);
+				if (ret)
+					return ret;
+				progress = true;
 			}
 			ret = slot_advance(r, sl, ch, &progress);
 			if (ret)
@@ -360,8 +414,10 @@ static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
 	r->slot_bytes = r->scratch ? r->scratch->bytes / (uint64_t)r->channels / 64 * 64 : 0;
 	if (r->full->scratch_count * r->es > r->slot_bytes ||
 	    (r->tail && r->tail->scratch_count * r->es > r->slot_bytes)) {
-		log_err(LOG_COLL, "allreduce %s: scratch of %llu bytes too small for %d channels "
-			"of %llu-byte chunks (need coll_scratch_bytes)", sched_algo_name(r->algo),
+		log_err(LOG_COLL,
+			"allreduce %s: scratch of %llu bytes too small for %d channels "
+			"of %llu-byte chunks (need coll_scratch_bytes)",
+			sched_algo_name(r->algo),
 			(unsigned long long)(r->scratch ? r->scratch->bytes : 0), r->channels,
 			(unsigned long long)chunk_bytes);
 		return -ENOSPC;
@@ -377,8 +433,15 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 {
 	struct coll_stats dummy;
 	struct run r = {
-		.c = c, .buf = buf, .scratch = scratch, .off = off, .dt = dt, .op = op,
-		.seq = c->seq++, .count = count, .algo = algo,
+	    .c = c,
+	    .buf = buf,
+	    .scratch = scratch,
+	    .off = off,
+	    .dt = dt,
+	    .op = op,
+	    .seq = c->seq++,
+	    .count = count,
+	    .algo = algo,
 	};
 	uint64_t t0 = time_now_ns();
 	int ret;
@@ -393,8 +456,10 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 	}
 	r.es = dtype_size(dt);
 	if (off > buf->bytes || count > (buf->bytes - off) / r.es) {
-		log_err(LOG_COLL, "allreduce: %llu elements at offset %llu overrun a %llu-byte "
-			"buffer", (unsigned long long)count, (unsigned long long)off,
+		log_err(LOG_COLL,
+			"allreduce: %llu elements at offset %llu overrun a %llu-byte "
+			"buffer",
+			(unsigned long long)count, (unsigned long long)off,
 			(unsigned long long)buf->bytes);
 		return -EINVAL;
 	}

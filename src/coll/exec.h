@@ -26,13 +26,17 @@
 #include "transport/transport.h"
 #include "util/dtype.h"
 
-#define COLL_MAX_TRANSPORTS 4 /* distinct transports in one comm */
-#define COLL_MAX_CHANNELS 64  /* pieces in flight */
+#define COLL_MAX_TRANSPORTS 4  /* distinct transports in one comm */
+#define COLL_MAX_CHANNELS   64 /* pieces in flight */
 
 /*
  * How the executor touches element memory. The host default reduces with reduce.c;
  * a GPU implementation queues kernels on per-channel streams and reports completion
  * through query. chan is the pipeline slot (0 .. channels-1) the work belongs to.
+ * A staging implementation (device data, host bounce buffer registered as `buf`) uses
+ * the optional piece hooks: piece_start copies the piece in before its first step,
+ * piece_done copies the result out after its last; the executor waits for query() == 1
+ * after each hook, after a step's scale, and before the next step of a piece.
  */
 struct coll_memops {
 	const char *name;
@@ -46,6 +50,9 @@ struct coll_memops {
 	/* 1 when all work queued on chan is done and visible to the transports, 0 while
 	 * pending, -errno on failure. Must not block. */
 	int (*query)(void *ctx, int chan);
+	/* Optional (NULL = nothing to do). off/bytes: the piece's byte range in buf. */
+	int (*piece_start)(void *ctx, int chan, uint64_t off, uint64_t bytes);
+	int (*piece_done)(void *ctx, int chan, uint64_t off, uint64_t bytes);
 };
 
 extern const struct coll_memops coll_host_memops;
@@ -56,10 +63,10 @@ struct coll_comm_cfg {
 	struct transport *const *peer_tp; /* nranks entries, the transport to reach each peer;
 					     [rank] is ignored; at most COLL_MAX_TRANSPORTS
 					     distinct */
-	volatile const int *abort_flag;   /* NULL = never aborted */
-	uint64_t timeout_ns;              /* no-progress bound of one call, > 0 */
-	const struct coll_memops *mem;    /* NULL = coll_host_memops */
-	int max_channels;                 /* 1 .. COLL_MAX_CHANNELS */
+	volatile const int *abort_flag;	  /* NULL = never aborted */
+	uint64_t timeout_ns;		  /* no-progress bound of one call, > 0 */
+	const struct coll_memops *mem;	  /* NULL = coll_host_memops */
+	int max_channels;		  /* 1 .. COLL_MAX_CHANNELS */
 };
 
 struct coll_comm;
@@ -88,14 +95,14 @@ uint64_t coll_scratch_bytes(uint64_t chunk_bytes, int channels);
 
 /* What one call did; overwritten by each call. */
 struct coll_stats {
-	int algo;            /* the algorithm run (ALGO_AUTO resolved) */
-	uint64_t ns;         /* wall time of the call */
+	int algo;	     /* the algorithm run (ALGO_AUTO resolved) */
+	uint64_t ns;	     /* wall time of the call */
 	uint64_t mem_ns;     /* inside memops reduce/scale/query */
 	uint64_t bytes_sent; /* payload posted by this rank */
 	uint64_t bytes_recv;
 	uint64_t pieces;
 	uint64_t posts;
-	uint64_t eagain;     /* posts refused with -EAGAIN and retried */
+	uint64_t eagain; /* posts refused with -EAGAIN and retried */
 };
 
 /*
@@ -113,15 +120,15 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 /*
  * Point-to-point between ranks 0 and 1 (other ranks return 0 at once, *ns = 0).
  * write_bw: after a ready handshake, rank 0 streams `iterations` messages of `bytes`
- * from buf (offset 0; the handshakes use buf's last byte) with up to `window` sends outstanding, rank 1 keeps `window`
- * receives posted; rank 1 acknowledges the last one. *ns: rank 0, first post to the
- * acknowledgement; rank 1, first post to the last receive.
- * write_lat: ping-pong of `bytes`; *ns is the whole loop on rank 0 (half round trip =
- * ns / (2 * iterations)), rank 1 the same span seen from its side.
+ * from buf (offset 0; the handshakes use buf's last byte) with up to `window` sends outstanding,
+ * rank 1 keeps `window` receives posted; rank 1 acknowledges the last one. *ns: rank 0, first post
+ * to the acknowledgement; rank 1, first post to the last receive. write_lat: ping-pong of `bytes`;
+ * *ns is the whole loop on rank 0 (half round trip = ns / (2 * iterations)), rank 1 the same span
+ * seen from its side.
  */
-int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
-		  int iterations, int window, uint64_t *ns);
-int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
-		   int iterations, uint64_t *ns);
+int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
+		  int window, uint64_t *ns);
+int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
+		   uint64_t *ns);
 
 #endif

@@ -18,20 +18,31 @@
 #include <cmocka.h>
 
 #include "coll/coll.h"
+#include "coll/reduce.h"
 #include "coll/verify.h"
 #include "transport/loop.h"
 #include "util/common.h"
 #include "util/timeutil.h"
 
-#define MAXR 6
-#define NTP 2
+#define MAXR  6
+#define NTP   2
 #define GUARD 64
 
 struct job;
 
+/* A staging, asynchronous memops: "device" memory, work reported done two queries late. */
+struct fake_dev {
+	char *dev;	/* stands in for device memory */
+	char *host;	/* the registered bounce buffer */
+	int pending[4]; /* per channel: queries left before the work is done */
+	uint64_t starts, dones, reduces;
+	struct coll_memops ops;
+};
+
 struct rank_ctx {
 	struct job *j;
 	int rank;
+	struct fake_dev fd;
 	struct transport tp[NTP];
 	struct transport_env env[NTP];
 	bool use_peer[NTP][MAXR];
@@ -39,7 +50,7 @@ struct rank_ctx {
 	struct coll_buf buf, scratch;
 	char *mem, *smem;
 	uint64_t eagain, failures;
-	int ret;         /* the case's result */
+	int ret; /* the case's result */
 	uint64_t ns;
 };
 
@@ -51,17 +62,74 @@ struct job {
 	volatile int abort_flag;
 	uint64_t timeout_ns;
 	uint64_t buf_bytes, scratch_bytes;
+	bool staged;
 	void (*body)(struct rank_ctx *rc);
 	struct rank_ctx ranks[MAXR];
 };
 
+static int fake_reduce(void *ctx, int chan, void *dst, const void *src, uint64_t count,
+		       enum dtype dt)
+{
+	struct fake_dev *fd = ctx;
+
+	reduce_sum(dst, src, count, dt);
+	fd->reduces++;
+	fd->pending[chan] = 2;
+	return 0;
+}
+
+static int fake_scale(void *ctx, int chan, void *buf, uint64_t count, enum dtype dt,
+		      uint32_t divisor)
+{
+	struct fake_dev *fd = ctx;
+
+	reduce_div(buf, count, dt, divisor);
+	fd->pending[chan] = 2;
+	return 0;
+}
+
+static int fake_query(void *ctx, int chan)
+{
+	struct fake_dev *fd = ctx;
+
+	if (fd->pending[chan]) {
+		fd->pending[chan]--;
+		return 0;
+	}
+	return 1;
+}
+
+static int fake_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
+{
+	struct fake_dev *fd = ctx;
+
+	memcpy(fd->host + off, fd->dev + off, bytes);
+	fd->starts++;
+	fd->pending[chan] = 2;
+	return 0;
+}
+
+static int fake_done(void *ctx, int chan, uint64_t off, uint64_t bytes)
+{
+	struct fake_dev *fd = ctx;
+
+	memcpy(fd->dev + off, fd->host + off, bytes);
+	fd->dones++;
+	fd->pending[chan] = 2;
+	return 0;
+}
+
 static int setup_rank(struct rank_ctx *rc)
 {
 	struct job *j = rc->j;
-	struct transport *peer_tp[MAXR] = { 0 };
+	struct transport *peer_tp[MAXR] = {0};
 	struct coll_comm_cfg cfg = {
-		.rank = rc->rank, .nranks = j->n, .peer_tp = peer_tp, .abort_flag = &j->abort_flag,
-		.timeout_ns = j->timeout_ns, .max_channels = 4,
+	    .rank = rc->rank,
+	    .nranks = j->n,
+	    .peer_tp = peer_tp,
+	    .abort_flag = &j->abort_flag,
+	    .timeout_ns = j->timeout_ns,
+	    .max_channels = 4,
 	};
 	size_t len;
 
@@ -69,9 +137,14 @@ static int setup_rank(struct rank_ctx *rc)
 		for (int p = 0; p < j->n; p++)
 			rc->use_peer[i][p] = p != rc->rank && (p + rc->rank) % NTP == i;
 		rc->env[i] = (struct transport_env){
-			.rank = rc->rank, .nranks = j->n, .use_peer = rc->use_peer[i],
-			.job_id = 0x1234 + (uint64_t)i, .timeout_ms = 1000, .opts = &j->topts,
-			.numa_node = -1, .abort_flag = &j->abort_flag,
+		    .rank = rc->rank,
+		    .nranks = j->n,
+		    .use_peer = rc->use_peer[i],
+		    .job_id = 0x1234 + (uint64_t)i,
+		    .timeout_ms = 1000,
+		    .opts = &j->topts,
+		    .numa_node = -1,
+		    .abort_flag = &j->abort_flag,
 		};
 		rc->tp[i].ops = &loop_transport_ops;
 		rc->tp[i].env = &rc->env[i];
@@ -86,12 +159,26 @@ static int setup_rank(struct rank_ctx *rc)
 			return -1;
 	for (int p = 0; p < j->n; p++)
 		peer_tp[p] = p == rc->rank ? NULL : &rc->tp[(p + rc->rank) % NTP];
-	rc->c = coll_comm_create(&cfg);
-	if (!rc->c)
-		return -1;
 	rc->mem = aligned_alloc(64, j->buf_bytes);
 	rc->smem = aligned_alloc(64, j->scratch_bytes);
-	if (!rc->mem || !rc->smem)
+	rc->fd.dev = aligned_alloc(64, j->buf_bytes);
+	if (!rc->mem || !rc->smem || !rc->fd.dev)
+		return -1;
+	if (j->staged) {
+		rc->fd.host = rc->mem;
+		rc->fd.ops = (struct coll_memops){
+		    .name = "fake-staging",
+		    .ctx = &rc->fd,
+		    .reduce = fake_reduce,
+		    .scale = fake_scale,
+		    .query = fake_query,
+		    .piece_start = fake_start,
+		    .piece_done = fake_done,
+		};
+		cfg.mem = &rc->fd.ops;
+	}
+	rc->c = coll_comm_create(&cfg);
+	if (!rc->c)
 		return -1;
 	memset(rc->mem, 0, j->buf_bytes);
 	memset(rc->smem, 0, j->scratch_bytes);
@@ -110,6 +197,7 @@ static void teardown_rank(struct rank_ctx *rc)
 		loop_transport_ops.close(&rc->tp[i]);
 	free(rc->mem);
 	free(rc->smem);
+	free(rc->fd.dev);
 }
 
 static void *rank_main(void *arg)
@@ -134,7 +222,7 @@ static void run_job(struct job *j)
 
 	pthread_barrier_init(&j->bar, NULL, (unsigned)j->n);
 	for (int r = 0; r < j->n; r++) {
-		j->ranks[r] = (struct rank_ctx){ .j = j, .rank = r };
+		j->ranks[r] = (struct rank_ctx){.j = j, .rank = r};
 		assert_int_equal(pthread_create(&th[r], NULL, rank_main, &j->ranks[r]), 0);
 	}
 	for (int r = 0; r < j->n; r++)
@@ -161,9 +249,9 @@ static struct job *job_new(int n, uint64_t buf_bytes, uint64_t scratch_bytes, in
 
 /* ---- correctness matrix ---- */
 
-static const int matrix_algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_AUTO };
-static const uint64_t matrix_counts[] = { 1, 2, 7, 13, 1000, 4099 };
-static const uint64_t matrix_chunks[] = { 24, 1000, 1 << 16 };
+static const int matrix_algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_AUTO};
+static const uint64_t matrix_counts[] = {1, 2, 7, 13, 1000, 4099};
+static const uint64_t matrix_chunks[] = {24, 1000, 1 << 16};
 #define MATRIX_OFF 24 /* bytes: the collective runs inside a bigger registered buffer */
 
 static void matrix_body(struct rank_ctx *rc)
@@ -183,13 +271,16 @@ static void matrix_body(struct rank_ctx *rc)
 				int ret;
 
 				memset(rc->mem, 0xa5, MATRIX_OFF + count * es + GUARD);
-				verify_fill(rc->mem + MATRIX_OFF, count, 0, dt, op, seed, rc->rank, n);
-				ret = coll_allreduce(rc->c, &rc->buf, MATRIX_OFF, &rc->scratch, count, dt,
-						     op, matrix_algos[a], chunk, channels, &st);
+				verify_fill(rc->mem + MATRIX_OFF, count, 0, dt, op, seed, rc->rank,
+					    n);
+				ret =
+				    coll_allreduce(rc->c, &rc->buf, MATRIX_OFF, &rc->scratch, count,
+						   dt, op, matrix_algos[a], chunk, channels, &st);
 				if (ret) {
 					print_error("rank %d %s %s %s count=%llu: %d\n", rc->rank,
-						    sched_algo_name(matrix_algos[a]), dtype_name(dt),
-						    redop_name(op), (unsigned long long)count, ret);
+						    sched_algo_name(matrix_algos[a]),
+						    dtype_name(dt), redop_name(op),
+						    (unsigned long long)count, ret);
 					rc->ret = ret;
 					return;
 				}
@@ -197,11 +288,12 @@ static void matrix_body(struct rank_ctx *rc)
 				if (verify_check(rc->mem + MATRIX_OFF, count, 0, dt, op, seed, n,
 						 &first)) {
 					print_error("rank %d %s(%s) %s %s count=%llu chunk=%llu: "
-						    "element %llu = %g, want %g\n", rc->rank,
-						    sched_algo_name(matrix_algos[a]),
+						    "element %llu = %g, want %g\n",
+						    rc->rank, sched_algo_name(matrix_algos[a]),
 						    sched_algo_name(st.algo), dtype_name(dt),
 						    redop_name(op), (unsigned long long)count,
-						    (unsigned long long)chunk, (unsigned long long)first,
+						    (unsigned long long)chunk,
+						    (unsigned long long)first,
 						    verify_value(rc->mem + MATRIX_OFF, first, dt),
 						    verify_expected(first, dt, op, seed, n));
 					rc->failures++;
@@ -250,6 +342,50 @@ static void test_matrix_shallow_queue(void **state)
 	run_matrix(4, 2, 0);
 }
 
+/* ---- staging, asynchronous memops ---- */
+
+#define STAGED_COUNT 3001
+
+static void staged_body(struct rank_ctx *rc)
+{
+	const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD};
+	uint64_t first;
+
+	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
+		int op = (int)a % REDOP_COUNT;
+		struct coll_stats st;
+		uint64_t starts = rc->fd.starts, dones = rc->fd.dones;
+
+		verify_fill(rc->fd.dev + 16, STAGED_COUNT, 0, DT_F16, op, a, rc->rank, rc->j->n);
+		memset(rc->mem, 0xff, rc->j->buf_bytes);
+		if (coll_allreduce(rc->c, &rc->buf, 16, &rc->scratch, STAGED_COUNT, DT_F16, op,
+				   algos[a], 200, 3, &st)) {
+			rc->failures++;
+			return;
+		}
+		rc->failures +=
+		    verify_check(rc->fd.dev + 16, STAGED_COUNT, 0, DT_F16, op, a, rc->j->n, &first);
+		rc->failures += rc->fd.starts - starts != st.pieces;
+		rc->failures += rc->fd.dones - dones != st.pieces;
+		rc->failures += st.pieces < 4;
+	}
+	rc->failures += rc->fd.reduces == 0;
+}
+
+static void test_staged_memops(void **state)
+{
+	struct job *j =
+	    job_new(3, 16 + STAGED_COUNT * 2, coll_scratch_bytes(200, 3), 64, 256, 5000);
+
+	(void)state;
+	j->staged = true;
+	j->body = staged_body;
+	run_job(j);
+	for (int r = 0; r < 3; r++)
+		assert_int_equal(j->ranks[r].failures, 0);
+	free(j);
+}
+
 /* ---- timeout, abort ---- */
 
 static void stall_body(struct rank_ctx *rc)
@@ -259,7 +395,7 @@ static void stall_body(struct rank_ctx *rc)
 	if (rc->rank == 1) {
 		/* Never joins the collective; raises the abort flag when asked to. */
 		if (rc->j->timeout_ns > 5000000000ull) {
-			struct timespec ts = { 0, 50 * 1000000 };
+			struct timespec ts = {0, 50 * 1000000};
 
 			nanosleep(&ts, NULL);
 			rc->j->abort_flag = 1;
@@ -319,7 +455,8 @@ static void errors_body(struct rank_ctx *rc)
 	{
 		uint64_t first;
 
-		fails += verify_check(rc->mem, 999, 0, DT_BF16, REDOP_AVG, 5, rc->j->n, &first) != 0;
+		fails +=
+		    verify_check(rc->mem, 999, 0, DT_BF16, REDOP_AVG, 5, rc->j->n, &first) != 0;
 	}
 	rc->failures = (uint64_t)fails;
 }
@@ -338,10 +475,10 @@ static void test_errors(void **state)
 
 static void test_single_rank(void **state)
 {
-	struct coll_comm_cfg cfg = { .rank = 0, .nranks = 1, .timeout_ns = 1000000,
-				     .max_channels = 1 };
+	struct coll_comm_cfg cfg = {
+	    .rank = 0, .nranks = 1, .timeout_ns = 1000000, .max_channels = 1};
 	struct coll_comm *c = coll_comm_create(&cfg);
-	float v[5] = { 1, 2, 3, 4, 5 };
+	float v[5] = {1, 2, 3, 4, 5};
 	struct coll_buf b;
 	struct coll_stats st;
 
@@ -349,8 +486,8 @@ static void test_single_rank(void **state)
 	assert_non_null(c);
 	assert_int_equal(coll_comm_ntransports(c), 0);
 	assert_int_equal(coll_buf_register(c, &b, v, sizeof(v), MEM_HOST), 0);
-	assert_int_equal(coll_allreduce(c, &b, 0, NULL, 5, DT_F32, REDOP_AVG, ALGO_AUTO, 64, 1,
-					&st), 0);
+	assert_int_equal(
+	    coll_allreduce(c, &b, 0, NULL, 5, DT_F32, REDOP_AVG, ALGO_AUTO, 64, 1, &st), 0);
 	assert_true(v[0] == 1 && v[4] == 5);
 	assert_int_equal(st.algo, ALGO_RING);
 	coll_buf_deregister(c, &b);
@@ -406,13 +543,14 @@ static void test_p2p(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_single_rank),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_p2p),
-		cmocka_unit_test(test_timeout),
-		cmocka_unit_test(test_abort),
-		cmocka_unit_test(test_matrix_shallow_queue),
-		cmocka_unit_test(test_matrix),
+	    cmocka_unit_test(test_single_rank),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_p2p),
+	    cmocka_unit_test(test_staged_memops),
+	    cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_abort),
+	    cmocka_unit_test(test_matrix_shallow_queue),
+	    cmocka_unit_test(test_matrix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

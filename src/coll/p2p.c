@@ -137,8 +137,8 @@ static int p2p_wait(struct p2p *p, uint64_t sends, uint64_t recvs, const char *w
 	return 0;
 }
 
-static int p2p_init(struct p2p *p, struct coll_comm *c, const struct coll_buf *buf,
-		    uint64_t bytes, int iterations, const char *op)
+static int p2p_init(struct p2p *p, struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
+		    int iterations, const char *op)
 {
 	memset(p, 0, sizeof(*p));
 	p->c = c;
@@ -158,8 +158,8 @@ static int p2p_init(struct p2p *p, struct coll_comm *c, const struct coll_buf *b
 	return 0;
 }
 
-int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
-		  int iterations, int window, uint64_t *ns)
+int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
+		  int window, uint64_t *ns)
 {
 	uint64_t n, posted = 0, t0;
 	struct p2p p;
@@ -206,8 +206,8 @@ int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t byte
 	return ret;
 }
 
-int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
-		   int iterations, uint64_t *ns)
+int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
+		   uint64_t *ns)
 {
 	uint64_t n, t0;
 	struct p2p p;

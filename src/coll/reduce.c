@@ -5,9 +5,9 @@ static const struct {
 	const char *name;
 	const struct reduce_kernels *k;
 } isa_table[REDUCE_ISA_COUNT] = {
-	[REDUCE_ISA_SCALAR] = { "scalar", &reduce_scalar_kernels },
-	[REDUCE_ISA_AVX2] = { "avx2+f16c", &reduce_avx2_kernels },
-	[REDUCE_ISA_AVX512] = { "avx512f", &reduce_avx512_kernels },
+    [REDUCE_ISA_SCALAR] = {"scalar", &reduce_scalar_kernels},
+    [REDUCE_ISA_AVX2] = {"avx2+f16c", &reduce_avx2_kernels},
+    [REDUCE_ISA_AVX512] = {"avx512f", &reduce_avx512_kernels},
 };
 
 bool reduce_isa_supported(int isa)

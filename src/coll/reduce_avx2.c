@@ -3,7 +3,7 @@
 
 #include "coll/reduce.h"
 
-#define AVX2 __attribute__((target("avx2,f16c")))
+#define AVX2	__attribute__((target("avx2,f16c")))
 #define F16_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
 AVX2 static void sum_f32(void *dst, const void *src, uint64_t n)
@@ -24,7 +24,8 @@ AVX2 static void sum_f32(void *dst, const void *src, uint64_t n)
 		_mm256_storeu_ps(d + i + 24, a3);
 	}
 	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(d + i, _mm256_add_ps(_mm256_loadu_ps(d + i), _mm256_loadu_ps(s + i)));
+		_mm256_storeu_ps(d + i,
+				 _mm256_add_ps(_mm256_loadu_ps(d + i), _mm256_loadu_ps(s + i)));
 	reduce_scalar_kernels.sum[DT_F32](d + i, s + i, n - i);
 }
 
@@ -38,7 +39,8 @@ AVX2 static void sum_f64(void *dst, const void *src, uint64_t n)
 		__m256d a0 = _mm256_add_pd(_mm256_loadu_pd(d + i), _mm256_loadu_pd(s + i));
 		__m256d a1 = _mm256_add_pd(_mm256_loadu_pd(d + i + 4), _mm256_loadu_pd(s + i + 4));
 		__m256d a2 = _mm256_add_pd(_mm256_loadu_pd(d + i + 8), _mm256_loadu_pd(s + i + 8));
-		__m256d a3 = _mm256_add_pd(_mm256_loadu_pd(d + i + 12), _mm256_loadu_pd(s + i + 12));
+		__m256d a3 =
+		    _mm256_add_pd(_mm256_loadu_pd(d + i + 12), _mm256_loadu_pd(s + i + 12));
 
 		_mm256_storeu_pd(d + i, a0);
 		_mm256_storeu_pd(d + i + 4, a1);
@@ -46,7 +48,8 @@ AVX2 static void sum_f64(void *dst, const void *src, uint64_t n)
 		_mm256_storeu_pd(d + i + 12, a3);
 	}
 	for (; i + 4 <= n; i += 4)
-		_mm256_storeu_pd(d + i, _mm256_add_pd(_mm256_loadu_pd(d + i), _mm256_loadu_pd(s + i)));
+		_mm256_storeu_pd(d + i,
+				 _mm256_add_pd(_mm256_loadu_pd(d + i), _mm256_loadu_pd(s + i)));
 	reduce_scalar_kernels.sum[DT_F64](d + i, s + i, n - i);
 }
 
@@ -163,6 +166,6 @@ AVX2 static void div_bf16(void *buf, uint64_t n, uint32_t div)
 }
 
 const struct reduce_kernels reduce_avx2_kernels = {
-	.sum = { [DT_F32] = sum_f32, [DT_F16] = sum_f16, [DT_BF16] = sum_bf16, [DT_F64] = sum_f64 },
-	.div = { [DT_F32] = div_f32, [DT_F16] = div_f16, [DT_BF16] = div_bf16, [DT_F64] = div_f64 },
+    .sum = {[DT_F32] = sum_f32, [DT_F16] = sum_f16, [DT_BF16] = sum_bf16, [DT_F64] = sum_f64},
+    .div = {[DT_F32] = div_f32, [DT_F16] = div_f16, [DT_BF16] = div_bf16, [DT_F64] = div_f64},
 };

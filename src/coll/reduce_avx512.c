@@ -3,7 +3,7 @@
 
 #include "coll/reduce.h"
 
-#define AVX512 __attribute__((target("avx512f")))
+#define AVX512	__attribute__((target("avx512f")))
 #define F16_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
 AVX512 static void sum_f32(void *dst, const void *src, uint64_t n)
@@ -24,7 +24,8 @@ AVX512 static void sum_f32(void *dst, const void *src, uint64_t n)
 		_mm512_storeu_ps(d + i + 48, a3);
 	}
 	for (; i + 16 <= n; i += 16)
-		_mm512_storeu_ps(d + i, _mm512_add_ps(_mm512_loadu_ps(d + i), _mm512_loadu_ps(s + i)));
+		_mm512_storeu_ps(d + i,
+				 _mm512_add_ps(_mm512_loadu_ps(d + i), _mm512_loadu_ps(s + i)));
 	reduce_scalar_kernels.sum[DT_F32](d + i, s + i, n - i);
 }
 
@@ -37,8 +38,10 @@ AVX512 static void sum_f64(void *dst, const void *src, uint64_t n)
 	for (; i + 32 <= n; i += 32) {
 		__m512d a0 = _mm512_add_pd(_mm512_loadu_pd(d + i), _mm512_loadu_pd(s + i));
 		__m512d a1 = _mm512_add_pd(_mm512_loadu_pd(d + i + 8), _mm512_loadu_pd(s + i + 8));
-		__m512d a2 = _mm512_add_pd(_mm512_loadu_pd(d + i + 16), _mm512_loadu_pd(s + i + 16));
-		__m512d a3 = _mm512_add_pd(_mm512_loadu_pd(d + i + 24), _mm512_loadu_pd(s + i + 24));
+		__m512d a2 =
+		    _mm512_add_pd(_mm512_loadu_pd(d + i + 16), _mm512_loadu_pd(s + i + 16));
+		__m512d a3 =
+		    _mm512_add_pd(_mm512_loadu_pd(d + i + 24), _mm512_loadu_pd(s + i + 24));
 
 		_mm512_storeu_pd(d + i, a0);
 		_mm512_storeu_pd(d + i + 8, a1);
@@ -46,7 +49,8 @@ AVX512 static void sum_f64(void *dst, const void *src, uint64_t n)
 		_mm512_storeu_pd(d + i + 24, a3);
 	}
 	for (; i + 8 <= n; i += 8)
-		_mm512_storeu_pd(d + i, _mm512_add_pd(_mm512_loadu_pd(d + i), _mm512_loadu_pd(s + i)));
+		_mm512_storeu_pd(d + i,
+				 _mm512_add_pd(_mm512_loadu_pd(d + i), _mm512_loadu_pd(s + i)));
 	reduce_scalar_kernels.sum[DT_F64](d + i, s + i, n - i);
 }
 
@@ -161,6 +165,6 @@ AVX512 static void div_bf16(void *buf, uint64_t n, uint32_t div)
 }
 
 const struct reduce_kernels reduce_avx512_kernels = {
-	.sum = { [DT_F32] = sum_f32, [DT_F16] = sum_f16, [DT_BF16] = sum_bf16, [DT_F64] = sum_f64 },
-	.div = { [DT_F32] = div_f32, [DT_F16] = div_f16, [DT_BF16] = div_bf16, [DT_F64] = div_f64 },
+    .sum = {[DT_F32] = sum_f32, [DT_F16] = sum_f16, [DT_BF16] = sum_bf16, [DT_F64] = sum_f64},
+    .div = {[DT_F32] = div_f32, [DT_F16] = div_f16, [DT_BF16] = div_bf16, [DT_F64] = div_f64},
 };

@@ -73,6 +73,6 @@ static void div_bf16(void *buf, uint64_t n, uint32_t div)
 }
 
 const struct reduce_kernels reduce_scalar_kernels = {
-	.sum = { [DT_F32] = sum_f32, [DT_F16] = sum_f16, [DT_BF16] = sum_bf16, [DT_F64] = sum_f64 },
-	.div = { [DT_F32] = div_f32, [DT_F16] = div_f16, [DT_BF16] = div_bf16, [DT_F64] = div_f64 },
+    .sum = {[DT_F32] = sum_f32, [DT_F16] = sum_f16, [DT_BF16] = sum_bf16, [DT_F64] = sum_f64},
+    .div = {[DT_F32] = div_f32, [DT_F16] = div_f16, [DT_BF16] = div_bf16, [DT_F64] = div_f64},
 };

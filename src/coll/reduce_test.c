@@ -94,8 +94,8 @@ static void assert_same(const void *a, const void *b, uint64_t n, enum dtype dt,
 
 static void test_isa_vs_scalar(void **state)
 {
-	const uint64_t lens[] = { 0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65,
-				  127, 129, 1000, 1023, 4097 };
+	const uint64_t lens[] = {0,  1,	 2,  3,	 5,  7,	  8,   9,    15,   16,	17,
+				 31, 33, 63, 64, 65, 127, 129, 1000, 1023, 4097};
 	enum { MAXN = 4097 + 8 };
 	uint64_t seed = 42;
 	char *d0 = malloc(MAXN * 8), *d1 = malloc(MAXN * 8), *src = malloc(MAXN * 8);
@@ -106,7 +106,8 @@ static void test_isa_vs_scalar(void **state)
 	assert_non_null(src);
 	for (int isa = REDUCE_ISA_AVX2; isa < REDUCE_ISA_COUNT; isa++) {
 		if (!reduce_isa_supported(isa)) {
-			print_message("skipping %s: not supported by this CPU\n", reduce_isa_name(isa));
+			print_message("skipping %s: not supported by this CPU\n",
+				      reduce_isa_name(isa));
 			continue;
 		}
 		for (int dt = 0; dt < DT_COUNT; dt++) {
@@ -140,11 +141,11 @@ static void test_isa_vs_scalar(void **state)
 /* Ties round to even in the 16-bit types; the dispatcher picks a supported ISA. */
 static void test_rounding_and_dispatch(void **state)
 {
-	uint16_t h[2] = { f32_to_f16(2048.0f), f32_to_f16(2048.0f) };
-	uint16_t o[2] = { f32_to_f16(1.0f), f32_to_f16(3.0f) };
-	uint16_t b[2] = { f32_to_bf16(256.0f), f32_to_bf16(256.0f) };
-	uint16_t bo[2] = { f32_to_bf16(1.0f), f32_to_bf16(3.0f) };
-	float f[3] = { 1.0f, 2.0f, 3.0f }, g[3] = { 0.5f, 0.25f, -3.0f };
+	uint16_t h[2] = {f32_to_f16(2048.0f), f32_to_f16(2048.0f)};
+	uint16_t o[2] = {f32_to_f16(1.0f), f32_to_f16(3.0f)};
+	uint16_t b[2] = {f32_to_bf16(256.0f), f32_to_bf16(256.0f)};
+	uint16_t bo[2] = {f32_to_bf16(1.0f), f32_to_bf16(3.0f)};
+	float f[3] = {1.0f, 2.0f, 3.0f}, g[3] = {0.5f, 0.25f, -3.0f};
 
 	(void)state;
 	assert_true(reduce_isa_supported(reduce_isa()));
@@ -169,7 +170,7 @@ static void test_rounding_and_dispatch(void **state)
 __attribute__((target("f16c"))) static uint16_t f16c_from_f32(float f)
 {
 	return (uint16_t)_mm_extract_epi16(
-		_mm_cvtps_ph(_mm_set1_ps(f), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 0);
+	    _mm_cvtps_ph(_mm_set1_ps(f), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 0);
 }
 
 __attribute__((target("f16c"))) static uint32_t f16c_to_f32(uint16_t h)
@@ -193,8 +194,8 @@ static void test_half_conversions(void **state)
 		float f = half_bits_f32((uint32_t)x);
 
 		if (f32_to_f16(f) != f16c_from_f32(f))
-			fail_msg("f32 %#llx -> f16: %#x vs %#x", (unsigned long long)x, f32_to_f16(f),
-				 f16c_from_f32(f));
+			fail_msg("f32 %#llx -> f16: %#x vs %#x", (unsigned long long)x,
+				 f32_to_f16(f), f16c_from_f32(f));
 	}
 	/* Every tie and near-tie of the subnormal/normal boundary region. */
 	for (uint32_t x = 0x33000000; x < 0x38900000; x += 0x7f)
@@ -204,9 +205,9 @@ static void test_half_conversions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rounding_and_dispatch),
-		cmocka_unit_test(test_half_conversions),
-		cmocka_unit_test(test_isa_vs_scalar),
+	    cmocka_unit_test(test_rounding_and_dispatch),
+	    cmocka_unit_test(test_half_conversions),
+	    cmocka_unit_test(test_isa_vs_scalar),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

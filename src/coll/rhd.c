@@ -57,7 +57,8 @@ int sched_build_rhd(struct sched *s)
 		uint64_t so = sched_chunk_off(count, p, send_lo);
 		uint64_t ko = sched_chunk_off(count, p, keep_lo);
 
-		ret = sched_add_send(s, first + j, peer, so, sched_chunk_off(count, p, send_hi) - so);
+		ret =
+		    sched_add_send(s, first + j, peer, so, sched_chunk_off(count, p, send_hi) - so);
 		if (!ret)
 			ret = sched_add_recv(s, first + j, peer, SCHED_RECV_REDUCE, ko,
 					     sched_chunk_off(count, p, keep_hi) - ko);

@@ -16,7 +16,7 @@
 #include "util/common.h"
 
 #define SIM_MAX_RANKS 17
-#define SCALED (1u << 31)
+#define SCALED	      (1u << 31)
 
 struct sim_msg {
 	int src, dst, ord;
@@ -25,7 +25,7 @@ struct sim_msg {
 	uint32_t *data;
 };
 
-static const int algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD };
+static const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD};
 
 static bool overlap(const struct sched_xfer *a, const struct sched_xfer *b)
 {
@@ -57,8 +57,8 @@ static void check_step(const struct sched *s, const struct sched_step *st)
 		if (x->mode == SCHED_RECV_REDUCE)
 			scratch += x->count;
 		for (int j = 0; j < st->nrecv; j++)
-			if (j != i && (x->mode == SCHED_RECV_COPY ||
-				       st->recv[j].mode == SCHED_RECV_COPY))
+			if (j != i &&
+			    (x->mode == SCHED_RECV_COPY || st->recv[j].mode == SCHED_RECV_COPY))
 				assert_false(overlap(x, &st->recv[j]));
 	}
 	assert_true(scratch <= s->scratch_count);
@@ -119,7 +119,8 @@ static void simulate(int algo, int n, uint64_t count)
 				m->used = false;
 				m->data = malloc(m->count * sizeof(uint32_t));
 				assert_non_null(m->data);
-				memcpy(m->data, buf[a] + st->send[i].off, m->count * sizeof(uint32_t));
+				memcpy(m->data, buf[a] + st->send[i].off,
+				       m->count * sizeof(uint32_t));
 			}
 		}
 		for (int b = 0; b < n; b++) {
@@ -145,7 +146,8 @@ static void simulate(int algo, int n, uint64_t count)
 					continue;
 				}
 				for (uint64_t e = 0; e < x->count; e++) {
-					/* Reduced once: disjoint contributors, nothing scaled yet. */
+					/* Reduced once: disjoint contributors, nothing scaled yet.
+					 */
 					assert_int_equal(d[e] & m->data[e], 0);
 					d[e] |= m->data[e];
 				}
@@ -177,8 +179,8 @@ static void test_all_algorithms(void **state)
 	(void)state;
 	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
 		for (int n = 1; n <= SIM_MAX_RANKS; n++) {
-			const uint64_t counts[] = { 1, 2, 3, 7, (uint64_t)(n > 1 ? n - 1 : 5),
-						    (uint64_t)n + 1, 64, 1001 };
+			const uint64_t counts[] = {
+			    1, 2, 3, 7, (uint64_t)(n > 1 ? n - 1 : 5), (uint64_t)n + 1, 64, 1001};
 
 			for (size_t c = 0; c < ARRAY_SIZE(counts); c++)
 				simulate(algos[a], n, counts[c]);
@@ -188,7 +190,7 @@ static void test_all_algorithms(void **state)
 
 static void test_large_count(void **state)
 {
-	const int ns[] = { 2, 3, 5, 8, 12, 17 };
+	const int ns[] = {2, 3, 5, 8, 12, 17};
 
 	(void)state;
 	for (size_t a = 0; a < ARRAY_SIZE(algos); a++)
@@ -199,7 +201,7 @@ static void test_large_count(void **state)
 /* Pieces cut by sched_piece_count need at most SCHED_SCRATCH_CHUNKS chunks of scratch. */
 static void test_scratch_bound(void **state)
 {
-	const uint64_t chunks[] = { 1, 2, 3, 16, 1000 };
+	const uint64_t chunks[] = {1, 2, 3, 16, 1000};
 
 	(void)state;
 	for (size_t a = 0; a < ARRAY_SIZE(algos); a++)
@@ -210,7 +212,8 @@ static void test_scratch_bound(void **state)
 				for (uint64_t len = piece; len; len = len * 2 / 3) {
 					struct sched s;
 
-					assert_int_equal(sched_build(algos[a], n - 1, n, len, &s), 0);
+					assert_int_equal(sched_build(algos[a], n - 1, n, len, &s),
+							 0);
 					assert_true(s.scratch_count <=
 						    SCHED_SCRATCH_CHUNKS * chunks[c]);
 					sched_free(&s);
@@ -265,11 +268,9 @@ static void test_pick_and_cost(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table_and_errors),
-		cmocka_unit_test(test_pick_and_cost),
-		cmocka_unit_test(test_scratch_bound),
-		cmocka_unit_test(test_all_algorithms),
-		cmocka_unit_test(test_large_count),
+	    cmocka_unit_test(test_table_and_errors), cmocka_unit_test(test_pick_and_cost),
+	    cmocka_unit_test(test_scratch_bound),    cmocka_unit_test(test_all_algorithms),
+	    cmocka_unit_test(test_large_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

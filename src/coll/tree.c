@@ -66,7 +66,7 @@ static void dtree_levels(int n, int r, int t, int *up, int *d[2], int lv[3])
 
 void sched_dtree(int nranks, int rank, int t, int *up, int *down0, int *down1)
 {
-	int *d[2] = { down0, down1 };
+	int *d[2] = {down0, down1};
 	int lv[3];
 
 	dtree_levels(nranks, rank, t, up, d, lv);
@@ -87,13 +87,14 @@ int sched_build_tree(struct sched *s)
 	for (int t = 0; t < 2; t++) {
 		uint64_t off = t ? half : 0, cnt = t ? s->count - half : half;
 		int up, c[2], lv[3];
-		int *d[2] = { &c[0], &c[1] };
+		int *d[2] = {&c[0], &c[1]};
 
 		dtree_levels(n, r, t, &up, d, lv);
 		/* Reduce up. */
 		for (int i = 0; i < 2 && !ret; i++)
 			if (c[i] >= 0)
-				ret = sched_add_recv(s, lv[i + 1], c[i], SCHED_RECV_REDUCE, off, cnt);
+				ret =
+				    sched_add_recv(s, lv[i + 1], c[i], SCHED_RECV_REDUCE, off, cnt);
 		if (!ret && up >= 0)
 			ret = sched_add_send(s, lv[0], up, off, cnt);
 		if (up < 0)

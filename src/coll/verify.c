@@ -19,8 +19,8 @@ static uint64_t mix(uint64_t z)
 
 static void vpat_init(struct vpat *v, enum dtype dt, uint64_t seed, int nranks)
 {
-	static const int bits[DT_COUNT] = { [DT_F32] = 24, [DT_F16] = 11, [DT_BF16] = 8,
-					    [DT_F64] = 53 };
+	static const int bits[DT_COUNT] = {
+	    [DT_F32] = 24, [DT_F16] = 11, [DT_BF16] = 8, [DT_F64] = 53};
 	int p = bits[dt] > 40 ? 40 : bits[dt];
 	int64_t m = ((int64_t)1 << p) / nranks;
 
@@ -45,7 +45,7 @@ static uint64_t vpat_hash(const struct vpat *v, uint64_t g, uint64_t r)
 
 static double vpat_scale(uint64_t h)
 {
-	static const double pow2[9] = { 1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1, 2, 4, 8, 16 };
+	static const double pow2[9] = {1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1, 2, 4, 8, 16};
 
 	return pow2[(h >> 40) % 9];
 }
@@ -124,8 +124,8 @@ double verify_expected(uint64_t g, enum dtype dt, enum redop op, uint64_t seed, 
 	return (op == REDOP_AVG ? y : y * nranks) * scale;
 }
 
-uint64_t verify_check(const void *buf, uint64_t count, uint64_t base, enum dtype dt,
-		      enum redop op, uint64_t seed, int nranks, uint64_t *first_bad)
+uint64_t verify_check(const void *buf, uint64_t count, uint64_t base, enum dtype dt, enum redop op,
+		      uint64_t seed, int nranks, uint64_t *first_bad)
 {
 	size_t es = dtype_size(dt);
 	uint64_t bad = 0;

@@ -27,8 +27,8 @@ void verify_fill(void *buf, uint64_t count, uint64_t base, enum dtype dt, enum r
  * of wrong elements; *first_bad gets the index (relative to buf) of the first one, or
  * count when all are right.
  */
-uint64_t verify_check(const void *buf, uint64_t count, uint64_t base, enum dtype dt,
-		      enum redop op, uint64_t seed, int nranks, uint64_t *first_bad);
+uint64_t verify_check(const void *buf, uint64_t count, uint64_t base, enum dtype dt, enum redop op,
+		      uint64_t seed, int nranks, uint64_t *first_bad);
 
 /* For error lines: the expected result at global index g, and element i of buf, as doubles. */
 double verify_expected(uint64_t g, enum dtype dt, enum redop op, uint64_t seed, int nranks);

@@ -32,7 +32,8 @@ static void reduce_in_order(int dt, int op, int n, uint64_t seed, uint64_t order
 		perm[r] = r;
 	}
 	for (int r = n - 1; r > 0; r--) {
-		int j = (int)((order_seed = order_seed * 6364136223846793005ull + 1) >> 33) % (r + 1);
+		int j =
+		    (int)((order_seed = order_seed * 6364136223846793005ull + 1) >> 33) % (r + 1);
 		int t = perm[r];
 
 		perm[r] = perm[j];
@@ -48,8 +49,8 @@ static void reduce_in_order(int dt, int op, int n, uint64_t seed, uint64_t order
 		reduce_div(acc, COUNT, dt, (uint32_t)n);
 	if (verify_check(acc, COUNT, 5000, dt, op, seed, n, &first))
 		fail_msg("%s %s n=%d: first bad %llu: got %g want %g", dtype_name(dt),
-			 redop_name(op), n, (unsigned long long)first,
-			 verify_value(acc, first, dt), verify_expected(5000 + first, dt, op, seed, n));
+			 redop_name(op), n, (unsigned long long)first, verify_value(acc, first, dt),
+			 verify_expected(5000 + first, dt, op, seed, n));
 	assert_int_equal(first, COUNT);
 	free(in);
 	free(acc);
@@ -58,7 +59,7 @@ static void reduce_in_order(int dt, int op, int n, uint64_t seed, uint64_t order
 
 static void test_exact_any_order(void **state)
 {
-	const int ns[] = { 1, 2, 3, 5, 8, 17, 64, 85, 86, 255, 256, 257, 300 };
+	const int ns[] = {1, 2, 3, 5, 8, 17, 64, 85, 86, 255, 256, 257, 300};
 
 	(void)state;
 	for (int dt = 0; dt < DT_COUNT; dt++)
@@ -108,9 +109,9 @@ static void test_pattern_varies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_detects_corruption),
-		cmocka_unit_test(test_pattern_varies),
-		cmocka_unit_test(test_exact_any_order),
+	    cmocka_unit_test(test_detects_corruption),
+	    cmocka_unit_test(test_pattern_varies),
+	    cmocka_unit_test(test_exact_any_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

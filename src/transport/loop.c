@@ -17,7 +17,7 @@
 #include "transport/loop.h"
 #include "util/log.h"
 
-#define LOOP_MAGIC 0x6c6f6f7074702031ull
+#define LOOP_MAGIC	   0x6c6f6f7074702031ull
 #define LOOP_DEPTH_DEFAULT 64
 #define LOOP_EAGER_DEFAULT 4096
 
@@ -30,13 +30,13 @@ struct loop_rank;
 
 struct loop_req {
 	struct loop_req *next;
-	int peer;               /* the other side's rank */
+	int peer; /* the other side's rank */
 	uint64_t tag;
-	char *addr;             /* receive: destination; held send: the sender's bytes */
+	char *addr; /* receive: destination; held send: the sender's bytes */
 	size_t len;
 	uint64_t cookie;
 	struct loop_rank *owner; /* held send: the sender, to complete it */
-	char *eager;            /* buffered copy of an eager send, else NULL */
+	char *eager;		 /* buffered copy of an eager send, else NULL */
 };
 
 struct loop_list {
@@ -44,7 +44,7 @@ struct loop_list {
 };
 
 struct loop_rank {
-	pthread_mutex_t lock;    /* posted, unexpected */
+	pthread_mutex_t lock; /* posted, unexpected */
 	struct loop_list posted;
 	struct loop_list unexpected;
 	pthread_mutex_t cq_lock; /* leaf: never held while taking another lock */
@@ -113,7 +113,11 @@ static void cq_push(struct loop_rank *lr, uint64_t cookie, int status, int peer,
 {
 	pthread_mutex_lock(&lr->cq_lock);
 	lr->cq[(lr->cq_head + lr->cq_n) % lr->cq_cap] = (struct tp_completion){
-		.cookie = cookie, .status = status, .peer = peer, .len = len, .is_send = is_send,
+	    .cookie = cookie,
+	    .status = status,
+	    .peer = peer,
+	    .len = len,
+	    .is_send = is_send,
 	};
 	lr->cq_n++;
 	pthread_mutex_unlock(&lr->cq_lock);
@@ -137,8 +141,8 @@ static int loop_open(struct transport *t, const struct transport_env *env)
 	lr->nranks = env->nranks;
 	lr->job_id = env->job_id;
 	lr->depth = env->opts && env->opts->qp_depth > 0 ? env->opts->qp_depth : LOOP_DEPTH_DEFAULT;
-	lr->eager_max = env->opts && env->opts->slot_size ? env->opts->slot_size :
-							     LOOP_EAGER_DEFAULT;
+	lr->eager_max =
+	    env->opts && env->opts->slot_size ? env->opts->slot_size : LOOP_EAGER_DEFAULT;
 	lr->cq_cap = 2 * (uint32_t)lr->depth;
 	lr->cq = calloc(lr->cq_cap, sizeof(*lr->cq));
 	lr->peers = calloc((size_t)env->nranks, sizeof(*lr->peers));
@@ -158,7 +162,7 @@ static int loop_open(struct transport *t, const struct transport_env *env)
 static int loop_endpoint(struct transport *t, void *buf, size_t *len)
 {
 	struct loop_rank *lr = t->priv;
-	struct loop_ep ep = { LOOP_MAGIC, lr->job_id, (uint64_t)lr->rank, (uint64_t)(uintptr_t)lr };
+	struct loop_ep ep = {LOOP_MAGIC, lr->job_id, (uint64_t)lr->rank, (uint64_t)(uintptr_t)lr};
 
 	memcpy(buf, &ep, sizeof(ep));
 	*len = sizeof(ep);
@@ -176,7 +180,8 @@ static int loop_connect(struct transport *t, const void *eps)
 			continue;
 		memcpy(&ep, (const char *)eps + (size_t)p * TRANSPORT_EP_MAX, sizeof(ep));
 		if (ep.magic != LOOP_MAGIC || ep.job_id != lr->job_id || ep.rank != (uint64_t)p) {
-			log_err(LOG_TRANSPORT, "loop connect peer=%d: endpoint is not this job's", p);
+			log_err(LOG_TRANSPORT, "loop connect peer=%d: endpoint is not this job's",
+				p);
 			return -EINVAL;
 		}
 		lr->peers[p] = (struct loop_rank *)(uintptr_t)ep.addr;
@@ -228,8 +233,8 @@ static void deliver(struct loop_rank *dst, struct loop_req *r, int from, const c
 	free(r);
 }
 
-static int loop_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
-			  size_t off, size_t len, uint64_t cookie)
+static int loop_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+			  size_t len, uint64_t cookie)
 {
 	struct loop_rank *lr = t->priv, *dst;
 	struct loop_req *r, *q;
@@ -280,8 +285,8 @@ static int loop_post_send(struct transport *t, int peer, uint64_t tag, struct tp
 	return 0;
 }
 
-static int loop_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
-			  size_t off, size_t len, uint64_t cookie)
+static int loop_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+			  size_t len, uint64_t cookie)
 {
 	struct loop_rank *lr = t->priv;
 	struct loop_req *q, *r;
@@ -374,18 +379,18 @@ static void loop_close(struct transport *t)
 }
 
 const struct transport_ops loop_transport_ops = {
-	.name = "loop",
-	.kind = LOOP_TRANSPORT_KIND,
-	.can_connect = loop_can_connect,
-	.open = loop_open,
-	.endpoint = loop_endpoint,
-	.connect = loop_connect,
-	.mr_reg = loop_mr_reg,
-	.mr_dereg = loop_mr_dereg,
-	.post_send = loop_post_send,
-	.post_recv = loop_post_recv,
-	.poll = loop_poll,
-	.path_info = loop_path_info,
-	.stats = loop_stats,
-	.close = loop_close,
+    .name = "loop",
+    .kind = LOOP_TRANSPORT_KIND,
+    .can_connect = loop_can_connect,
+    .open = loop_open,
+    .endpoint = loop_endpoint,
+    .connect = loop_connect,
+    .mr_reg = loop_mr_reg,
+    .mr_dereg = loop_mr_dereg,
+    .post_send = loop_post_send,
+    .post_recv = loop_post_recv,
+    .poll = loop_poll,
+    .path_info = loop_path_info,
+    .stats = loop_stats,
+    .close = loop_close,
 };
