@@ -189,12 +189,50 @@ static void test_resnet50_25mib(void **state)
 	tensor_list_free(&tl);
 }
 
+/*
+ * rebuilt_bucket_sizes that PyTorch DDP reports for torchvision models with its default
+ * caps (25 MiB, 1 MiB first bucket), f32, as a public network benchmark replays them.
+ */
+static void test_ddp_observed_sizes(void **state)
+{
+	static const uint64_t resnet50[] = { 8196000, 31502336, 26255360, 26550272, 9724160 };
+	static const uint64_t vit_h_layer[] = { 26229760, 26234880, 26245120 };
+	struct tensor_list tl;
+	struct workload_opts w;
+	struct bucket_plan p;
+	uint32_t i;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	snprintf(w.model, sizeof(w.model), "resnet50");
+	assert_int_equal(model_build(&w, &tl), 0);
+	assert_int_equal(bucket_plan_build(&tl, 25 * MIB, 1 * MIB, DT_F32, &p), 0);
+	assert_int_equal(p.nbuckets, ARRAY_SIZE(resnet50));
+	for (i = 0; i < p.nbuckets; i++)
+		assert_int_equal(p.b[i].bytes, resnet50[i]);
+	bucket_plan_free(&p);
+	tensor_list_free(&tl);
+
+	/* vit_h_14: the head, 32 layers of three buckets each, then the stem */
+	snprintf(w.model, sizeof(w.model), "vit_h_14");
+	assert_int_equal(model_build(&w, &tl), 0);
+	assert_int_equal(bucket_plan_build(&tl, 25 * MIB, 1 * MIB, DT_F32, &p), 0);
+	assert_int_equal(p.nbuckets, 1 + 32 * 3 + 1);
+	assert_int_equal(p.b[0].bytes, 5124000);
+	for (i = 1; i <= 32 * 3; i++)
+		assert_int_equal(p.b[i].bytes, vit_h_layer[(i - 1) % 3]);
+	assert_int_equal(p.b[p.nbuckets - 1].bytes, 4346880);
+	bucket_plan_free(&p);
+	tensor_list_free(&tl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hand_cases),
 		cmocka_unit_test(test_mixed_dtypes),
 		cmocka_unit_test(test_resnet50_25mib),
+		cmocka_unit_test(test_ddp_observed_sizes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,7 @@ struct workload_opts {
 	int image_size;            /* vision models: pixels per side */
 	uint64_t bucket_cap;       /* bytes, DDP's bucket_cap_mb */
 	/* bytes, 0 = none. DDP's rebuilt buckets start with a 1 MiB bucket when bucket_cap_mb
-	 * is left unset, and with no special first bucket (PyTorch >= 2.3) when it is set. */
+	 * is left unset, and with no special first bucket (recent PyTorch) when it is set. */
 	uint64_t first_bucket_cap;
 	int grad_dtype;            /* enum dtype */
 	int compute;               /* enum compute_mode */
