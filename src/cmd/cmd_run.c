@@ -201,13 +201,14 @@ int cmd_run(int argc, char **argv)
 	struct experiment *exp = calloc(1, sizeof(*exp));
 	struct run_args a;
 	struct launch_info li;
-	char dir[PATH_MAX] = "", tmpfile[PATH_MAX];
+	char dir[PATH_MAX] = "", tmpfile[PATH_MAX], started[32];
 	const char *env_dir = getenv("GRADSYNC_RUN_DIR"), *env_case = getenv("GRADSYNC_CASE");
 	int ret, code = GS_EXIT_OK;
 	bool driven;
 
 	if (!exp)
 		return GS_EXIT_FAIL;
+	run_iso_time(started, sizeof(started));
 	ret = parse_args(argc, argv, &a);
 	if (ret) {
 		free(exp);
@@ -243,7 +244,7 @@ int cmd_run(int argc, char **argv)
 	if (ret)
 		code = GS_EXIT_FAIL;
 	if (*dir) {
-		int st = run_report_assemble(dir, exp, a.only_case, argc, argv, driven ? NULL : &li);
+		int st = run_report_assemble(dir, started, exp, a.only_case, argc, argv, driven ? NULL : &li);
 
 		if (st && code == GS_EXIT_OK)
 			code = st;

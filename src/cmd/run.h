@@ -11,6 +11,7 @@
 #define GS_CMD_RUN_H
 
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <jansson.h>
 
@@ -18,6 +19,8 @@
 #include "config/experiment.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
+#include "topo/numa.h"
+#include "topo/topo.h"
 #include "transport/transport.h"
 
 #define RUN_HOST_MAX 64
@@ -42,6 +45,13 @@ struct run_rank {
 	char run_dir[PATH_MAX];
 	char **argv;
 	int argc;
+	/* the node (run_node.c) */
+	struct topo *topo;         /* discovered once per rank */
+	cpu_set_t cpus0;           /* affinity at start, restored before each case */
+	struct numa_plan numa_plan;
+	json_t *numa_json;         /* requested vs actual of the current case */
+	double memcpy_Bps;         /* measured once, the shm bound */
+	int gpu_index;             /* this rank's GPU in topo->gpus, -1 = none */
 };
 
 /* Transports of one case, opened and connected; the executor's comm on top. */
@@ -71,8 +81,8 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc);
 void run_comm_close(struct run_comm *rc);
 /* Sum of stats over the open transports. */
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
-/* The path facts of the case, from the first transport used for a peer. */
-json_t *run_comm_path_json(struct run_comm *rc);
+/* The path facts of the case: the transport most peers use; *all gets every open one. */
+json_t *run_comm_path_json(struct run_comm *rc, json_t **all);
 
 /* Collective sweep or point-to-point mode: results JSON array on rank 0 (NULL elsewhere). */
 int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results);
@@ -95,6 +105,16 @@ int run_gather(struct run_rank *rr, const void *mine, size_t len, void ***all, s
 json_t *run_env_fingerprint(void);
 json_t *run_env_vars(void);
 
+/* The node: topology, NUMA binding of a case and its verification, the bandwidth bound. */
+int run_node_init(struct run_rank *rr);
+void run_node_fini(struct run_rank *rr);
+/* Before any thread or buffer of the case exists. */
+int run_node_bind(struct run_rank *rr);
+/* After the case's main buffer is allocated and touched. */
+void run_node_verify(struct run_rank *rr, void *buf, size_t len);
+json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc);
+const char *run_node_reduce_isa(void);
+
 /* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */
 int run_rank_case(struct run_rank *rr);
 /* A rank started by a launcher or the spawner: runs its case(s). */
@@ -106,8 +126,10 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
  * formats) and print the table. Returns an exit code: 0, or 1 when a case failed,
  * a result was wrong or a threshold was missed. li is NULL when the driver spawned.
  */
-int run_report_assemble(const char *dir, const struct experiment *exp, int only_case, int argc,
-			char **argv, const struct launch_info *li);
+int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
+			int only_case, int argc, char **argv, const struct launch_info *li);
+/* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
+void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */
 int run_report_extract_experiment(const char *report, char *tmpfile, size_t len);
 

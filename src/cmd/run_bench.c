@@ -217,6 +217,7 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 	ret = run_buf_alloc(rc, &bb.work, bb.max);
 	if (ret)
 		goto out;
+	run_node_verify(rr, bb.work.ptr, bb.max);
 	ret = run_buf_alloc(rc, &bb.scratch, coll_scratch_bytes(co->chunk_size, co->channels));
 	if (ret)
 		goto out_work;

@@ -289,28 +289,38 @@ void run_comm_stats(struct run_comm *rc, struct tp_stats *st)
 	}
 }
 
-json_t *run_comm_path_json(struct run_comm *rc)
+static json_t *path_json(struct run_comm *rc, int k)
 {
-	json_t *arr = json_array();
-	int k;
+	struct tp_path_info pi = { 0 };
 
+	snprintf(pi.transport, sizeof(pi.transport), "%s", rc->tp[k].ops->name);
+	pi.gid_index = -1;
+	rc->tp[k].ops->path_info(&rc->tp[k], &pi);
+	return json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:i, s:i, s:s, s:i, s:s, s:s}", "transport",
+			 pi.transport, "device", pi.device, "port", pi.port, "link_layer",
+			 pi.link_layer, "rate", pi.rate, "rate_bps", (json_int_t)pi.rate_bps, "mtu",
+			 pi.mtu, "gid_index", pi.gid_index, "gid_type", pi.gid_type, "qps", pi.qps,
+			 "fw_ver", pi.fw_ver, "note", pi.note);
+}
+
+json_t *run_comm_path_json(struct run_comm *rc, json_t **all)
+{
+	int k, p, best = -1, best_peers = 0;
+
+	*all = json_array();
 	for (k = 0; k < TP_KIND_COUNT; k++) {
-		struct tp_path_info pi = { 0 };
-		json_t *j;
+		int peers = 0;
 
 		if (!rc->open[k])
 			continue;
-		snprintf(pi.transport, sizeof(pi.transport), "%s", rc->tp[k].ops->name);
-		pi.gid_index = -1;
-		rc->tp[k].ops->path_info(&rc->tp[k], &pi);
-		j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:i, s:i, s:s, s:i, s:s, s:s}",
-			      "transport", pi.transport, "device", pi.device, "port", pi.port,
-			      "link_layer", pi.link_layer, "rate", pi.rate, "rate_bps",
-			      (json_int_t)pi.rate_bps, "mtu", pi.mtu, "gid_index", pi.gid_index,
-			      "gid_type", pi.gid_type, "qps", pi.qps, "fw_ver", pi.fw_ver, "note",
-			      pi.note);
-		if (j)
-			json_array_append_new(arr, j);
+		json_array_append_new(*all, path_json(rc, k));
+		for (p = 0; p < rc->nranks; p++)
+			peers += rc->peer_kind[p] == k;
+		/* the case's path: the transport most peers use; across hosts on ties */
+		if (peers > best_peers || (peers == best_peers && k != TP_SHM)) {
+			best = k;
+			best_peers = peers;
+		}
 	}
-	return arr;
+	return best >= 0 ? path_json(rc, best) : json_pack("{s:s}", "transport", "none");
 }

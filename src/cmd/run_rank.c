@@ -99,13 +99,21 @@ int run_rank_case(struct run_rank *rr)
 	int ret, me = rr->li.rank;
 
 	log_info(LOG_MAIN, "case %d/%zu: %s", rr->case_index + 1, rr->exp->ncases, rr->ecase->name);
-	ret = run_comm_open(rr, &rc);
+	json_decref(rr->numa_json);
+	rr->numa_json = NULL;
+	ret = run_node_bind(rr);
+	if (!ret)
+		ret = run_comm_open(rr, &rc);
 	if (!ret) {
 		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
-		if (me == 0)
+		if (me == 0) {
+			json_t *paths;
+
 			c = json_object();
-		if (c)
-			json_object_set_new(c, "path", run_comm_path_json(&rc));
+			json_object_set_new(c, "path", run_comm_path_json(&rc, &paths));
+			json_object_set_new(c, "paths", paths);
+			json_object_set_new(c, "bound", run_node_bound(rr, &rc));
+		}
 		run_comm_close(&rc);
 	}
 	if (me != 0)
@@ -123,6 +131,12 @@ int run_rank_case(struct run_rank *rr)
 		json_object_set_new(c, "error", json_string(abort_why && *abort_why ? abort_why
 										    : strerror(-ret)));
 	}
+	json_object_set_new(c, "numa", rr->numa_json ? json_incref(rr->numa_json)
+						    : json_pack("{s:s, s:s, s:b, s:s}", "requested",
+								rr->ecase->cfg.numa.bind, "actual", "",
+								"applicable", rr->numa_plan.applicable,
+								"note", rr->numa_plan.reason));
+	json_object_set_new(c, "reduce_isa", json_string(run_node_reduce_isa()));
 	json_object_set_new(c, "collective", results ? results : json_array());
 	json_object_set_new(c, "workload", workload ? workload : json_null());
 	if (write_case_json(rr, c))
@@ -148,9 +162,14 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 
 	log_set_rank(li->rank);
 	snprintf(rr.run_dir, sizeof(rr.run_dir), "%s", run_dir);
+	rr.gpu_index = -1;
+	ret = run_node_init(&rr);
+	if (ret)
+		return ret;
 	ret = bootstrap_open(&bo, &rr.bs);
 	if (ret) {
 		log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous, strerror(-ret));
+		run_node_fini(&rr);
 		return ret;
 	}
 	ret = exchange_hosts(&rr);
@@ -166,6 +185,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	if (!ret)
 		ret = bootstrap_barrier(rr.bs);
 	bootstrap_close(rr.bs);
+	json_decref(rr.numa_json);
+	run_node_fini(&rr);
 	free(rr.hosts);
 	free(rr.host_of_rank);
 	return ret;

@@ -56,7 +56,7 @@ static json_t *experiment_json(const struct experiment *exp, const char *dir)
 	return j;
 }
 
-static void iso_time(char *buf, size_t len)
+void run_iso_time(char *buf, size_t len)
 {
 	time_t now = time(NULL);
 	struct tm tm;
@@ -88,12 +88,12 @@ static bool case_ok(json_t *c)
 	return true;
 }
 
-int run_report_assemble(const char *dir, const struct experiment *exp, int only_case, int argc,
-			char **argv, const struct launch_info *li)
+int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
+			int only_case, int argc, char **argv, const struct launch_info *li)
 {
 	json_t *root = json_object(), *cases = json_array(), *jargv = json_array();
 	char path[PATH_MAX + 32], when[32];
-	int i, code = GS_EXIT_OK, nranks = 0;
+	int i, st, code = GS_EXIT_OK, nranks = 0;
 	size_t c;
 
 	json_object_set_new(root, "schema", json_string("gradsync-report/1"));
@@ -103,7 +103,8 @@ int run_report_assemble(const char *dir, const struct experiment *exp, int only_
 		json_array_append_new(jargv, json_string(argv[i]));
 	json_object_set_new(root, "argv", jargv);
 	json_object_set_new(root, "experiment", experiment_json(exp, dir));
-	iso_time(when, sizeof(when));
+	json_object_set_new(root, "started", json_string(started));
+	run_iso_time(when, sizeof(when));
 	json_object_set_new(root, "finished", json_string(when));
 	json_object_set_new(root, "launcher", json_string(li ? li->launcher : "local"));
 	json_object_set_new(root, "fingerprint", run_env_fingerprint());
@@ -128,7 +129,8 @@ int run_report_assemble(const char *dir, const struct experiment *exp, int only_
 	}
 	json_object_set_new(root, "nranks", json_integer(nranks));
 	json_object_set_new(root, "cases", cases);
-	code = GS_MAX(code, run_report_write(dir, root, &exp->base.report));
+	st = run_report_write(dir, root, &exp->base.report);
+	code = GS_MAX(code, st);
 	json_decref(root);
 	return code;
 }

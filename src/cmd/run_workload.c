@@ -312,6 +312,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 			(unsigned long long)plan.bytes, strerror(-ret));
 		goto out_ct;
 	}
+	run_node_verify(rr, wc.grads.ptr, plan.bytes);
 	ret = run_buf_alloc(rc, &wc.scratch,
 			    coll_scratch_bytes(cfg->collective.chunk_size, cfg->collective.channels));
 	if (ret)

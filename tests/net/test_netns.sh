@@ -73,7 +73,7 @@ assert c["status"] == "ok", c
 assert r["nranks"] == 4, r["nranks"]
 rows = c["collective"]
 assert len(rows) == 3 and all(x["wrong"] == 0 for x in rows), rows
-kinds = sorted(p["transport"] for p in c["path"])
+kinds = sorted(p["transport"] for p in c["paths"])
 print(sys.argv[2], "paths:", kinds, "busbw 8MiB:", rows[-1]["busbw_GBps"])
 if sys.argv[2] == "auto":
     assert kinds == ["shm", "tcp"], kinds
