@@ -3,9 +3,11 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "config/experiment.h"
 #include "util/common.h"
 #include "util/dtype.h"
 #include "util/units.h"
@@ -168,15 +170,55 @@ static int plan_opt(int c, const char *arg, struct workload_opts *w)
 	}
 }
 
+/* The workload options before the command-line overrides: table defaults or FILE.ini. */
+static int plan_base(int argc, char **argv, struct workload_opts *w)
+{
+	struct experiment *exp;
+	char err[EXP_ERR_MAX];
+	struct cfg *c;
+	int i, ret;
+
+	for (i = 1; i < argc; i++)
+		if (argv[i][0] != '-' && strstr(argv[i], ".ini") &&
+		    (i == 1 || argv[i - 1][0] != '-' || strchr(argv[i - 1], '=') ||
+		     !strcmp(argv[i - 1], "--json") || !strcmp(argv[i - 1], "--tensors")))
+			break;
+	if (i == argc) {
+		c = malloc(sizeof(*c));
+		if (!c || cfg_defaults(c, err, sizeof(err))) {
+			free(c);
+			return GS_EXIT_FAIL;
+		}
+		*w = c->workload;
+		free(c);
+		return 0;
+	}
+	exp = calloc(1, sizeof(*exp));
+	if (!exp)
+		return GS_EXIT_FAIL;
+	ret = experiment_load(argv[i], exp, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "%s\n", err);
+		free(exp);
+		return GS_EXIT_USAGE;
+	}
+	/* the plan of the first case; a swept model or cap shows with --model/--bucket-cap */
+	*w = exp->cases[0].cfg.workload;
+	experiment_free(exp);
+	free(exp);
+	return 0;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	bool json = false, tensors = false, list = false;
 	struct workload_opts w;
 	int c, ret;
 
-	memset(&w, 0, sizeof(w));
-	w.bucket_cap = 25ull << 20; /* DDP's bucket_cap_mb = 25 */
-	w.grad_dtype = DT_F32;
+	/* defaults from the key table, then FILE.ini's first case, then the options */
+	ret = plan_base(argc, argv, &w);
+	if (ret)
+		return ret;
 	optind = 0; /* glibc: restart scanning, main() may have used getopt already */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", plan_options, NULL)) != -1) {
@@ -206,7 +248,7 @@ int cmd_plan(int argc, char **argv)
 				return ret;
 		}
 	}
-	if (optind < argc) {
+	if (optind < argc - 1 || (optind == argc - 1 && !strstr(argv[optind], ".ini"))) {
 		fprintf(stderr, "gradsync plan: unexpected argument '%s' (see --help)\n",
 			argv[optind]);
 		return GS_EXIT_USAGE;
@@ -215,8 +257,8 @@ int cmd_plan(int argc, char **argv)
 		plan_list(stdout);
 		return GS_EXIT_OK;
 	}
-	if (!w.model[0]) {
-		fprintf(stderr, "gradsync plan: --model NAME is required (see --list)\n");
+	if (!w.model[0] || !strcmp(w.model, "none")) {
+		fprintf(stderr, "gradsync plan: give FILE.ini with a [workload] model, or --model NAME (see --list)\n");
 		return GS_EXIT_USAGE;
 	}
 	ret = plan_print(stdout, &w, json, tensors);
