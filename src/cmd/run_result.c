@@ -27,7 +27,7 @@ static double percentile(const double *v, size_t n, double p)
 	return v[i ? i - 1 : 0];
 }
 
-json_t *run_stats_json(double *v, size_t n, double scale)
+json_t *run_stats_json(double *v, size_t n, double scale, const char *mean_key)
 {
 	double sum = 0;
 	size_t i;
@@ -37,7 +37,7 @@ json_t *run_stats_json(double *v, size_t n, double scale)
 	qsort(v, n, sizeof(*v), cmp_double);
 	for (i = 0; i < n; i++)
 		sum += v[i];
-	return json_pack("{s:f, s:f, s:f, s:f, s:f}", "avg", sum / n * scale, "p50",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f}", mean_key, sum / n * scale, "p50",
 			 percentile(v, n, 50) * scale, "p99", percentile(v, n, 99) * scale, "min",
 			 v[0] * scale, "max", v[n - 1] * scale);
 }
@@ -75,7 +75,7 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 			"algo", algo, "dtype", dtype_name(co->dtype), "redop", redop_name(co->redop),
 			"size", (json_int_t)per_rank[0]->size, "count",
 			(json_int_t)(per_rank[0]->size / dtype_size(co->dtype)), "iterations", iters,
-			"time_us", run_stats_json(t, iters, 1e-3), "algbw_GBps", algbw, "busbw_GBps",
+			"time_us", run_stats_json(t, iters, 1e-3, "avg"), "algbw_GBps", algbw, "busbw_GBps",
 			algbw * bus_factor, "wrong", (json_int_t)wrong, "first_wrong",
 			(json_int_t)first_wrong);
 	if (row)

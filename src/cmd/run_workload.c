@@ -142,12 +142,12 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 	json_object_set_new(j, "scaling_efficiency", json_null());
 	json_object_set_new(j, "bucket_timeline", bucket_timeline_json(plan, &res[0], n));
 	/* run_stats_json sorts its input: derived sums are taken above */
-	json_object_set_new(j, "iter_ms", run_stats_json(it, iters, 1e-6));
-	json_object_set_new(j, "fwd_ms", run_stats_json(fw, iters, 1e-6));
-	json_object_set_new(j, "bwd_ms", run_stats_json(bw, iters, 1e-6));
-	json_object_set_new(j, "exposed_comm_ms", run_stats_json(ex, iters, 1e-6));
+	json_object_set_new(j, "iter_ms", run_stats_json(it, iters, 1e-6, "mean"));
+	json_object_set_new(j, "fwd_ms", run_stats_json(fw, iters, 1e-6, "mean"));
+	json_object_set_new(j, "bwd_ms", run_stats_json(bw, iters, 1e-6, "mean"));
+	json_object_set_new(j, "exposed_comm_ms", run_stats_json(ex, iters, 1e-6, "mean"));
 	json_object_set_new(j, "allreduce_ms",
-			    run_stats_json(ar, (size_t)iters * plan->nbuckets, 1e-6));
+			    run_stats_json(ar, (size_t)iters * plan->nbuckets, 1e-6, "mean"));
 out:
 	free(it);
 	free(fw);
