@@ -35,7 +35,7 @@ for f in conf/*.ini; do
 	check "check $f" 0 "$G" check "$f"
 done
 check "quickstart matrix" 0 "$G" check conf/quickstart.ini
-grep -q 'case 2   transport=shm' "$T/out" || { echo "FAIL: quickstart cases"; cat "$T/out"; fails=$((fails + 1)); }
+grep -q "case 4   model=resnet18,transport=shm" "$T/out" || { echo "FAIL: quickstart cases"; cat "$T/out"; fails=$((fails + 1)); }
 
 # Bad files: one line FILE:LINE: section.key: message, exit 2.
 printf '[workload]\nbucket_capp = 25MiB\n' >"$T/bad.ini"
