@@ -407,8 +407,15 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 	if (ret)
 		return ret;
 
-	/* Rendezvous: flag, INI, GRADSYNC_RENDEZVOUS, then what the launcher implies. */
-	if (flags && flags->rendezvous && *flags->rendezvous) {
+	/*
+	 * Rendezvous: flag, INI, GRADSYNC_RENDEZVOUS, then what the launcher implies. Ranks
+	 * of the local spawner take its GRADSYNC_RENDEZVOUS first: the spawner already
+	 * resolved flag and INI (and rank 0 may hold the socket it bound).
+	 */
+	if (info->spawned && getenv("GRADSYNC_RENDEZVOUS") && *getenv("GRADSYNC_RENDEZVOUS")) {
+		rdv = getenv("GRADSYNC_RENDEZVOUS");
+		rdv_from = "GRADSYNC_RENDEZVOUS";
+	} else if (flags && flags->rendezvous && *flags->rendezvous) {
 		rdv = flags->rendezvous;
 		rdv_from = "--rendezvous";
 	} else if (opts && opts->rendezvous[0]) {
