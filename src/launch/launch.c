@@ -259,6 +259,10 @@ static int detect_slurm(struct launch_info *info)
 	ret = parse_vars(&v, info);
 	if (ret)
 		return ret;
+	/* A batch script (no srun) also carries SLURM_PROCID: its rank 0 would wait alone. */
+	if (info->nranks > 1 && !getenv("SLURM_STEP_ID") && !getenv("SLURM_STEPID"))
+		log_warn(LOG_LAUNCH, "SLURM_PROCID without SLURM_STEP_ID: not started by srun? "
+				     "rank %d will wait for %d others", info->rank, info->nranks - 1);
 	ret = env_int("SLURM_NODEID", 0, INT_MAX, &node);
 	if (ret < 0)
 		return ret;
