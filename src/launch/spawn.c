@@ -119,7 +119,6 @@ static void child_exec(int rank, pid_t pgid, pid_t parent, int listen_fd, char *
 		_exit(127);
 	if (rank == 0 && listen_fd > 0)
 		fcntl(listen_fd, F_SETFD, 0);
-	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	execve("/proc/self/exe", argv, envp);
 	_exit(127);
