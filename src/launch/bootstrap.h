@@ -12,6 +12,14 @@
  *   4. ABORT {rank that failed, reason} may arrive at any time.
  * Every call is collective (all ranks, same order), made from one thread per rank,
  * and bounded by timeout_ms; a timeout names the ranks that never arrived.
+ * Any failed call (timeout, a rank that left, mismatched lengths) aborts the job, so
+ * afterwards only bootstrap_abort_flag/reason and bootstrap_close are meaningful;
+ * calls on an aborted bootstrap return -ECANCELED at once.
+ *
+ * Addresses: rank 0 binds HOST:PORT itself when HOST is a loopback address, else the
+ * wildcard of its family (a host name may resolve to another interface on rank 0's
+ * own host); IPv6 is written [addr]:port. Connections carry TCP keepalive, so a
+ * vanished host (no FIN/RST) is noticed within ~15 s even between collectives.
  */
 #ifndef GS_LAUNCH_BOOTSTRAP_H
 #define GS_LAUNCH_BOOTSTRAP_H
@@ -31,6 +39,11 @@ struct bootstrap_opts {
 
 struct bootstrap;
 
+/*
+ * Rank 0 returns once every rank has said HELLO (strangers refused meanwhile), the
+ * others once rank 0 welcomed them, retrying the connection until timeout_ms.
+ * 0, or -errno with *out NULL (a timeout on rank 0 names the ranks that never came).
+ */
 int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out);
 /* all: nranks * len bytes, rank r's record at r * len. */
 int bootstrap_allgather(struct bootstrap *b, const void *mine, void *all, size_t len);
@@ -39,11 +52,16 @@ int bootstrap_barrier(struct bootstrap *b);
 int bootstrap_gatherv(struct bootstrap *b, const void *mine, size_t len, void ***all,
 		      size_t **lens);
 int bootstrap_bcast(struct bootstrap *b, void *buf, size_t len);
-/* Tell every rank to stop; safe to call from any rank at any time. */
+/* Tell every rank to stop ("rank R aborted: why"); any rank, any thread, any time. */
 void bootstrap_abort(struct bootstrap *b, const char *why);
 /* Non-zero once the job is aborting; the data path polls it. */
 volatile const int *bootstrap_abort_flag(struct bootstrap *b);
+/* Why the job aborts, naming the rank ("rank 2 exited unexpectedly ..."); "" before. */
 const char *bootstrap_abort_reason(struct bootstrap *b);
+/*
+ * Say goodbye and free: after a final barrier no rank takes the others' goodbyes for
+ * failures. Does not wait for the other ranks.
+ */
 void bootstrap_close(struct bootstrap *b);
 
 #endif

@@ -185,9 +185,10 @@ static void peer_lost(struct bootstrap *b, int r, int err, const char *why)
 		return;
 	if (err == -EPROTO)
 		snprintf(reason, sizeof(reason), "rank %d sent a malformed message (%s)", r, why);
-	else if (err == -EPIPE)
-		snprintf(reason, sizeof(reason),
-			 "rank %d exited unexpectedly (connection to it closed)", r);
+	else if (err == -EPIPE || err == -ECONNRESET)
+		/* A reset only means the dead rank had unread data: same story. */
+		snprintf(reason, sizeof(reason), "rank %d exited unexpectedly (connection to it %s)",
+			 r, err == -EPIPE ? "closed" : "reset");
 	else
 		snprintf(reason, sizeof(reason),
 			 "rank %d exited unexpectedly (connection to it: %s)", r, strerror(-err));

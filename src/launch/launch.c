@@ -259,6 +259,10 @@ static int detect_slurm(struct launch_info *info)
 	ret = parse_vars(&v, info);
 	if (ret)
 		return ret;
+	/* A batch script (no srun) also carries SLURM_PROCID: its rank 0 would wait alone. */
+	if (info->nranks > 1 && !getenv("SLURM_STEP_ID") && !getenv("SLURM_STEPID"))
+		log_warn(LOG_LAUNCH, "SLURM_PROCID without SLURM_STEP_ID: not started by srun? "
+				     "rank %d will wait for %d others", info->rank, info->nranks - 1);
 	ret = env_int("SLURM_NODEID", 0, INT_MAX, &node);
 	if (ret < 0)
 		return ret;
@@ -407,8 +411,15 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 	if (ret)
 		return ret;
 
-	/* Rendezvous: flag, INI, GRADSYNC_RENDEZVOUS, then what the launcher implies. */
-	if (flags && flags->rendezvous && *flags->rendezvous) {
+	/*
+	 * Rendezvous: flag, INI, GRADSYNC_RENDEZVOUS, then what the launcher implies. Ranks
+	 * of the local spawner take its GRADSYNC_RENDEZVOUS first: the spawner already
+	 * resolved flag and INI (and rank 0 may hold the socket it bound).
+	 */
+	if (info->spawned && getenv("GRADSYNC_RENDEZVOUS") && *getenv("GRADSYNC_RENDEZVOUS")) {
+		rdv = getenv("GRADSYNC_RENDEZVOUS");
+		rdv_from = "GRADSYNC_RENDEZVOUS";
+	} else if (flags && flags->rendezvous && *flags->rendezvous) {
 		rdv = flags->rendezvous;
 		rdv_from = "--rendezvous";
 	} else if (opts && opts->rendezvous[0]) {

@@ -41,17 +41,32 @@ struct launch_flags {
 
 /*
  * Fill *info from flags, then the environment (GRADSYNC_*, Slurm, Open MPI, PMIx,
- * torchrun); returns 0, -ENOENT when no launcher is present (the caller then spawns
- * local ranks), or -EINVAL with one logged line naming the bad variable.
+ * torchrun, first match wins; flags name rank and size together or not at all);
+ * returns 0, -ENOENT when no launcher is present (the caller then spawns local
+ * ranks), or -EINVAL with one logged line naming the bad variable and its value.
+ * Rendezvous: GRADSYNC_RENDEZVOUS for spawned ranks (the spawner resolved it), else
+ * --rendezvous, [launch] rendezvous, GRADSYNC_RENDEZVOUS, the launcher's own (Slurm:
+ * first node of the step + a port derived from the job id; torchrun: MASTER_ADDR and
+ * MASTER_PORT + 1, as the agent holds MASTER_PORT), or 127.0.0.1 + derived port when
+ * all ranks share this host. Token: --token, [launch] token, GRADSYNC_TOKEN, job id,
+ * each hashed with launch_token_from_string.
  */
 int launch_detect(const struct launch_opts *opts, const struct launch_flags *flags,
 		  struct launch_info *info);
 
 /*
- * Start nranks copies of /proc/self/exe with argv and GRADSYNC_RANK/WORLD_SIZE/
- * LOCAL_RANK/RENDEZVOUS/TOKEN set; wait for all of them (bounded by timeout_ns
- * after the first failure: the others are then killed). Returns 0 when all exited
- * 0, else the first non-zero exit status (logging which rank failed and how).
+ * Start nranks copies of /proc/self/exe (fork + execve: CUDA needs a fresh image) with
+ * argv and GRADSYNC_RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_SIZE/RENDEZVOUS/TOKEN/JOB_ID set.
+ * With no rendezvous, the spawner binds 127.0.0.1:0 itself and hands the listening
+ * socket to rank 0 (GRADSYNC_LISTEN_FD, the fd number): no window in which another
+ * process could take the port. The ranks form one process group, killed with the
+ * spawner (PR_SET_PDEATHSIG); SIGINT/SIGTERM to the spawner are forwarded to it.
+ * Waits for all ranks: once one fails (non-zero exit or signal), the others get
+ * timeout_ns to exit, then SIGTERM, then SIGKILL min(timeout_ns, 2 s) later.
+ * Returns 0 when all exited 0, else the first failure as a shell reports it (exit
+ * status, or 128 + signal), logging which rank failed and how; -errno when it could
+ * not start them. Call it from the main thread before other threads exist: it blocks
+ * SIGCHLD/SIGINT/SIGTERM in the calling thread while it waits.
  */
 int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, uint64_t token,
 		       uint64_t timeout_ns);

@@ -91,6 +91,13 @@ static int listen_loopback(char *rdv, size_t len)
 	int fd, e;
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* With stdin closed the socket could be fd 0: GRADSYNC_LISTEN_FD must be >= 3. */
+	if (fd >= 0 && fd < 3) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		close(fd);
+		fd = high;
+	}
 	if (fd < 0) {
 		e = errno;
 		log_err(LOG_LAUNCH, "socket for the local rendezvous: %s", strerror(e));
@@ -119,7 +126,6 @@ static void child_exec(int rank, pid_t pgid, pid_t parent, int listen_fd, char *
 		_exit(127);
 	if (rank == 0 && listen_fd > 0)
 		fcntl(listen_fd, F_SETFD, 0);
-	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	execve("/proc/self/exe", argv, envp);
 	_exit(127);

@@ -1,0 +1,233 @@
+/*
+ * `gradsync rendezvous`: prove every rank can reach rank 0 before running anything:
+ * launcher detection (or a local spawn), the bootstrap, a table of who is where, and
+ * the bootstrap's barrier and allgather latency.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "launch/bootstrap.h"
+#include "launch/launch.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include "util/units.h"
+
+/* What each rank tells the others (fixed size: it travels in one allgather). */
+struct rdv_rec {
+	int32_t rank, nranks, local_rank, local_nranks, pid;
+	char host[64];
+	char launcher[16];
+};
+
+struct rdv_args {
+	struct launch_opts opts;
+	struct launch_flags flags;
+	int iters;
+};
+
+static void rdv_usage(FILE *out)
+{
+	fprintf(out, "usage: gradsync rendezvous [--local-ranks N] [--timeout DURATION] "
+		     "[--iters N]\n"
+		     "                            [--rank R --world-size N] [--rendezvous HOST:PORT] "
+		     "[--token STR]\n"
+		     "Starts or joins a job (Slurm, Open MPI, PMIx, torchrun, flags, or N local\n"
+		     "ranks), connects every rank to rank 0 and prints where each rank runs and\n"
+		     "the bootstrap's barrier/allgather latency. Exit 0 when every rank took part.\n");
+}
+
+static int parse_count(const char *opt, const char *s, long long min, long long max, int *out)
+{
+	long long v;
+
+	if (units_parse_int(s, &v) || v < min || v > max) {
+		fprintf(stderr, "gradsync rendezvous: %s '%s': expected %lld..%lld\n", opt, s, min,
+			max);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct rdv_args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int ret = 0;
+
+		if (!strcmp(o, "-h") || !strcmp(o, "--help"))
+			return 1;
+		if (!v) {
+			fprintf(stderr, "gradsync rendezvous: %s needs a value\n", o);
+			return -EINVAL;
+		}
+		i++;
+		if (!strcmp(o, "--local-ranks"))
+			ret = parse_count(o, v, 1, 1024, &a->opts.local_ranks);
+		else if (!strcmp(o, "--iters"))
+			ret = parse_count(o, v, 1, 1000000, &a->iters);
+		else if (!strcmp(o, "--rank"))
+			ret = parse_count(o, v, 0, 1 << 20, &a->flags.rank);
+		else if (!strcmp(o, "--world-size"))
+			ret = parse_count(o, v, 1, 1 << 20, &a->flags.world_size);
+		else if (!strcmp(o, "--rendezvous"))
+			a->flags.rendezvous = v;
+		else if (!strcmp(o, "--token"))
+			a->flags.token = v;
+		else if (!strcmp(o, "--timeout")) {
+			if (units_parse_duration(v, &a->opts.timeout_ns) || !a->opts.timeout_ns) {
+				fprintf(stderr, "gradsync rendezvous: --timeout '%s': expected a "
+						"duration such as 30s\n", v);
+				ret = -EINVAL;
+			}
+		} else {
+			fprintf(stderr, "gradsync rendezvous: unknown option '%s'\n", o);
+			ret = -EINVAL;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* No launcher: start local_ranks copies of this very command line. */
+static int spawn_local(int argc, char **argv, const struct rdv_args *a)
+{
+	char **child_argv = calloc((size_t)argc + 2, sizeof(char *));
+	char seed[96];
+	uint64_t token;
+	int ret;
+
+	if (!child_argv)
+		return GS_EXIT_FAIL;
+	child_argv[0] = "gradsync";
+	for (int i = 0; i < argc; i++)
+		child_argv[i + 1] = argv[i];
+	/* A token nobody else on this host holds: pid and start time. */
+	snprintf(seed, sizeof(seed), "%s/%d/%llu", a->opts.token, (int)getpid(),
+		 (unsigned long long)time_now_ns());
+	token = launch_token_from_string(seed);
+	ret = launch_spawn_local(a->opts.local_ranks, child_argv,
+				 a->flags.rendezvous ? a->flags.rendezvous : a->opts.rendezvous,
+				 token, a->opts.timeout_ns);
+	free(child_argv);
+	return ret ? GS_EXIT_FAIL : GS_EXIT_OK;
+}
+
+static void print_table(const struct launch_info *info, const struct rdv_rec *all)
+{
+	printf("%d ranks via %s, job '%s', rendezvous %s\n", info->nranks, info->launcher,
+	       info->job_id, info->rendezvous);
+	printf("%-6s %-24s %-8s %s\n", "rank", "host", "pid", "local");
+	for (int r = 0; r < info->nranks; r++)
+		printf("%-6d %-24s %-8d %d/%d\n", all[r].rank, all[r].host, all[r].pid,
+		       all[r].local_rank, all[r].local_nranks);
+}
+
+/* Every rank must agree on who it is: a mix of launchers or sizes means a broken job. */
+static int check_table(const struct launch_info *info, const struct rdv_rec *all)
+{
+	for (int r = 0; r < info->nranks; r++) {
+		if (all[r].rank != r || all[r].nranks != info->nranks ||
+		    strcmp(all[r].launcher, info->launcher)) {
+			log_err(LOG_LAUNCH, "rendezvous: rank %d reports rank %d of %d via %s, "
+					    "rank 0 expected rank %d of %d via %s",
+				r, all[r].rank, all[r].nranks, all[r].launcher, r, info->nranks,
+				info->launcher);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+static int run_rank(const struct launch_info *info, const struct rdv_args *a)
+{
+	struct bootstrap_opts bo = {
+		.rank = info->rank,
+		.nranks = info->nranks,
+		.addr = info->rendezvous,
+		.token = info->token,
+		.timeout_ms = (int)GS_MIN(a->opts.timeout_ns / 1000000, 86400000ull),
+		.listen_fd = info->listen_fd,
+	};
+	struct rdv_rec mine = {.rank = info->rank,
+			       .nranks = info->nranks,
+			       .local_rank = info->local_rank,
+			       .local_nranks = info->local_nranks,
+			       .pid = (int32_t)getpid()};
+	struct rdv_rec *all = calloc((size_t)info->nranks, sizeof(*all));
+	struct bootstrap *b;
+	uint64_t t0, t1, t2;
+	int ret;
+
+	if (!all)
+		return -ENOMEM;
+	gethostname(mine.host, sizeof(mine.host) - 1);
+	snprintf(mine.launcher, sizeof(mine.launcher), "%s", info->launcher);
+	ret = bootstrap_open(&bo, &b);
+	if (ret)
+		goto out_free;
+	ret = bootstrap_allgather(b, &mine, all, sizeof(mine));
+	if (!ret && info->rank == 0)
+		ret = check_table(info, all);
+	if (ret)
+		goto out_abort;
+	t0 = time_now_ns();
+	for (int i = 0; i < a->iters && !ret; i++)
+		ret = bootstrap_barrier(b);
+	t1 = time_now_ns();
+	for (int i = 0; i < a->iters && !ret; i++)
+		ret = bootstrap_allgather(b, &mine, all, sizeof(mine));
+	t2 = time_now_ns();
+	if (!ret)
+		ret = bootstrap_barrier(b);
+	if (ret)
+		goto out_abort;
+	if (info->rank == 0) {
+		print_table(info, all);
+		printf("bootstrap barrier: %.1f us, allgather %zu B/rank: %.1f us (mean of %d)\n",
+		       (t1 - t0) / 1e3 / a->iters, sizeof(mine), (t2 - t1) / 1e3 / a->iters,
+		       a->iters);
+		fflush(stdout);
+	}
+	bootstrap_close(b);
+	free(all);
+	return 0;
+out_abort:
+	if (ret != -ECANCELED)
+		bootstrap_abort(b, "rendezvous check failed");
+	bootstrap_close(b);
+out_free:
+	free(all);
+	return ret;
+}
+
+int cmd_rendezvous(int argc, char **argv)
+{
+	struct rdv_args a = {
+		.opts = {.local_ranks = 2, .timeout_ns = 30000000000ull},
+		.flags = {.rank = -1, .world_size = -1},
+		.iters = 100,
+	};
+	struct launch_info info;
+	int ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret) {
+		rdv_usage(ret > 0 ? stdout : stderr);
+		return ret > 0 ? GS_EXIT_OK : GS_EXIT_USAGE;
+	}
+	ret = launch_detect(&a.opts, &a.flags, &info);
+	if (ret == -ENOENT)
+		return spawn_local(argc, argv, &a);
+	if (ret)
+		return GS_EXIT_USAGE;
+	log_set_rank(info.rank);
+	return run_rank(&info, &a) ? GS_EXIT_FAIL : GS_EXIT_OK;
+}
