@@ -13,17 +13,30 @@
 
 struct algo_row {
 	const char *name;
+	const char *help;
 	int (*build)(struct sched *s);
 	int piece_chunks; /* chunks per piece; 0 = nranks */
 };
 
 static const struct algo_row algo_table[ALGO_COUNT] = {
-    [ALGO_AUTO] = {"auto", NULL, 0},
-    [ALGO_RING] = {"ring", sched_build_ring, 0},
-    [ALGO_TREE] = {"tree", sched_build_tree, 2},
-    [ALGO_RHD] = {"rhd", sched_build_rhd, 2},
-    [ALGO_HIERARCHICAL] = {"hierarchical", NULL, 0},
+    [ALGO_AUTO] = {"auto", "pick by ranks and size (ring, or rhd/tree up to 256 KiB)", NULL, 0},
+    [ALGO_RING] = {"ring", "ring reduce-scatter + all-gather, 2(n-1) steps", sched_build_ring, 0},
+    [ALGO_TREE] = {"tree", "double binary tree (as NCCL), 2 ceil(log2 n) steps", sched_build_tree,
+		   2},
+    [ALGO_RHD] = {"rhd", "recursive halving-doubling (Rabenseifner), folds non-power-of-2",
+		  sched_build_rhd, 2},
+    [ALGO_HIERARCHICAL] = {"hierarchical",
+			   "intra-node reduce-scatter, inter-node allreduce, intra-node "
+			   "all-gather (not implemented yet)",
+			   NULL, 0},
 };
+
+const char *sched_algo_help(int algo)
+{
+	if (algo < 0 || algo >= ALGO_COUNT)
+		return "";
+	return algo_table[algo].help;
+}
 
 const char *sched_algo_name(int algo)
 {

@@ -33,6 +33,7 @@ struct coll_opts {
 	int warmup;
 	uint64_t chunk_size;           /* bytes per message; the executor's pipelining unit */
 	int channels;                  /* pieces in flight at once */
+	int window;                    /* write_bw: sends outstanding at once */
 	int verify;                    /* enum coll_verify */
 };
 

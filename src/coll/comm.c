@@ -205,7 +205,7 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
 
 int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
 {
-	if (c->abort_flag && *c->abort_flag)
+	if (c->abort_flag && __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED))
 		return -ECONNABORTED;
 	if (++*spins >= COMM_SPINS_BEFORE_YIELD) {
 		*spins = 0;

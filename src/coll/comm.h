@@ -4,7 +4,7 @@
 
 #include "coll/exec.h"
 
-#define COMM_SCHED_CACHE	32
+#define COMM_SCHED_CACHE	64
 #define COMM_POLL_BATCH		32
 #define COMM_SPINS_BEFORE_YIELD 1024
 

@@ -463,6 +463,11 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 			(unsigned long long)buf->bytes);
 		return -EINVAL;
 	}
+	if (buf->kind != MEM_HOST && c->mem == &coll_host_memops) {
+		log_err(LOG_COLL, "allreduce: device buffer with the host memops (the GPU layer's "
+				  "memops must be given to coll_comm_create)");
+		return -EINVAL;
+	}
 	r.data = (char *)buf->ptr + off;
 	if (r.algo == ALGO_AUTO)
 		r.algo = sched_pick(c->nranks, count * r.es);

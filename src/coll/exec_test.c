@@ -159,9 +159,9 @@ static int setup_rank(struct rank_ctx *rc)
 			return -1;
 	for (int p = 0; p < j->n; p++)
 		peer_tp[p] = p == rc->rank ? NULL : &rc->tp[(p + rc->rank) % NTP];
-	rc->mem = aligned_alloc(64, j->buf_bytes);
-	rc->smem = aligned_alloc(64, j->scratch_bytes);
-	rc->fd.dev = aligned_alloc(64, j->buf_bytes);
+	rc->mem = aligned_alloc(64, GS_ALIGN_UP(j->buf_bytes, 64));
+	rc->smem = aligned_alloc(64, GS_ALIGN_UP(j->scratch_bytes, 64));
+	rc->fd.dev = aligned_alloc(64, GS_ALIGN_UP(j->buf_bytes, 64));
 	if (!rc->mem || !rc->smem || !rc->fd.dev)
 		return -1;
 	if (j->staged) {
@@ -398,7 +398,7 @@ static void stall_body(struct rank_ctx *rc)
 			struct timespec ts = {0, 50 * 1000000};
 
 			nanosleep(&ts, NULL);
-			rc->j->abort_flag = 1;
+			__atomic_store_n(&rc->j->abort_flag, 1, __ATOMIC_RELAXED);
 		}
 		return;
 	}

@@ -99,6 +99,7 @@ void sched_free(struct sched *s);
 
 /* The algorithms table: one row per enum coll_algo, named as the experiment file spells them. */
 const char *sched_algo_name(int algo);
+const char *sched_algo_help(int algo); /* one line for `gradsync keys` and the README */
 /* -EINVAL when the name is unknown, else the enum value. */
 int sched_algo_by_name(const char *name);
 
