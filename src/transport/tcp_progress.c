@@ -380,8 +380,9 @@ static void *progress_main(void *arg)
 			uint64_t junk;
 
 			if (!st) {
-				if (read(tp->evfd, &junk, sizeof(junk)) < 0)
-					continue;
+				/* the wake-up itself carries nothing; EAGAIN just means drained */
+				while (read(tp->evfd, &junk, sizeof(junk)) > 0)
+					;
 				continue;
 			}
 			if (ev[i].events & EPOLLOUT)
