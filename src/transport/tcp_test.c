@@ -52,6 +52,15 @@ static void test_sockbuf_and_interface(void **state)
 	run_ok(2, &o, tpt_body_exchange, &order);
 }
 
+static void test_many_small(void **state)
+{
+	struct transport_opts o = {
+	    .kind = TP_TCP, .streams = 3, .shm_ring = 1u << 20, .slot_size = 65536};
+
+	(void)state;
+	run_ok(2, &o, tpt_body_many, NULL);
+}
+
 static void test_msgsize(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
@@ -112,10 +121,10 @@ static void test_bandwidth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exchange),  cmocka_unit_test(test_sockbuf_and_interface),
-	    cmocka_unit_test(test_msgsize),   cmocka_unit_test(test_killed_peer),
-	    cmocka_unit_test(test_abort),     cmocka_unit_test(test_bad_interface),
-	    cmocka_unit_test(test_bandwidth),
+	    cmocka_unit_test(test_exchange),	  cmocka_unit_test(test_sockbuf_and_interface),
+	    cmocka_unit_test(test_many_small),	  cmocka_unit_test(test_msgsize),
+	    cmocka_unit_test(test_killed_peer),	  cmocka_unit_test(test_abort),
+	    cmocka_unit_test(test_bad_interface), cmocka_unit_test(test_bandwidth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
