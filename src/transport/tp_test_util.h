@@ -184,6 +184,43 @@ static inline uint8_t tpt_byte(int src, int dst, uint64_t tag, size_t i)
 	return (uint8_t)(src * 131 + dst * 17 + tag * 7 + i + (i >> 8) * 3);
 }
 
+/* In one process: rank `me` connects while the other rank opened but never connects;
+ * returns connect's result and its duration in *ms. */
+static inline int tpt_connect_alone(const struct transport_ops *ops, int me, int timeout_ms,
+				    const struct transport_opts *o, double *ms)
+{
+	static char eps[2 * TRANSPORT_EP_MAX];
+	int hosts[2] = {0, 0};
+	bool use0[2] = {false, true}, use1[2] = {true, false};
+	struct transport_env env[2];
+	struct transport t[2] = {{.ops = ops}, {.ops = ops}};
+	uint64_t job = ((uint64_t)getpid() << 20) | 0xfff00, t0;
+	int rc;
+
+	for (int i = 0; i < 2; i++) {
+		size_t len = TRANSPORT_EP_MAX;
+
+		env[i] = (struct transport_env){.rank = i,
+						.nranks = 2,
+						.local_rank = i,
+						.host_of_rank = hosts,
+						.use_peer = i ? use1 : use0,
+						.job_id = job,
+						.timeout_ms = timeout_ms,
+						.opts = o,
+						.numa_node = -1};
+		if (ops->open(&t[i], &env[i]) ||
+		    ops->endpoint(&t[i], eps + i * TRANSPORT_EP_MAX, &len))
+			return -EIO;
+	}
+	t0 = time_now_ns();
+	rc = ops->connect(&t[me], eps);
+	*ms = (time_now_ns() - t0) / 1e6;
+	ops->close(&t[0]);
+	ops->close(&t[1]);
+	return rc;
+}
+
 /* ---- bodies shared by tcp_test.c and shm_test.c ---- */
 
 static const size_t tpt_sizes[] = {1, 7, 4093, 65536, 65537, 300001, 1048577, 8u << 20};
