@@ -45,9 +45,11 @@ int shm_seg_create(struct shm_seg *s, uint64_t job_id, int sender, int receiver,
 		s->name[0] = '\0';
 		return -err;
 	}
-	if (ftruncate(fd, (off_t)size) < 0) {
-		err = errno;
-		log_err(LOG_TRANSPORT, "ftruncate %s size=%zu: %s", s->name, size, strerror(err));
+	/* allocate for real: a full /dev/shm must fail here with ENOSPC, not SIGBUS later */
+	err = posix_fallocate(fd, 0, (off_t)size);
+	if (err) {
+		log_err(LOG_TRANSPORT, "posix_fallocate %s size=%zu: %s (is /dev/shm big enough?)",
+			s->name, size, strerror(err));
 		goto out_unlink;
 	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);

@@ -63,6 +63,15 @@ static void test_exchange(void **state)
 	assert_int_equal(count_segments(), 0);
 }
 
+static void test_many_small(void **state)
+{
+	struct transport_opts o = {
+	    .kind = TP_SHM, .streams = 3, .shm_ring = 1u << 20, .slot_size = 65536};
+
+	(void)state;
+	run_ok(2, &o, tpt_body_many, NULL);
+}
+
 static void test_msgsize(void **state)
 {
 	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 4u << 20, .slot_size = 1u << 20};
@@ -83,6 +92,18 @@ static void test_killed_peer(void **state)
 	assert_true(WIFSIGNALED(st[1]));
 	assert_int_equal(WTERMSIG(st[1]), SIGKILL);
 	assert_int_equal(count_segments(), 0); /* names were unlinked at connect */
+}
+
+/* A peer that opened but never connects: connect fails at the timeout, not before or long after. */
+static void test_connect_timeout(void **state)
+{
+	struct transport_opts o = {.kind = TP_SHM, .streams = 2};
+	double ms = 0;
+
+	(void)state;
+	assert_int_equal(tpt_connect_alone(&shm_ops, 0, 300, &o, &ms), -ETIMEDOUT);
+	assert_true(ms >= 290 && ms < 1500);
+	assert_int_equal(count_segments(), 0); /* the unattached ring was unlinked at close */
 }
 
 static void test_abort(void **state)
@@ -127,9 +148,10 @@ static void test_bandwidth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exchange),	cmocka_unit_test(test_msgsize),
-	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_abort),
-	    cmocka_unit_test(test_can_connect), cmocka_unit_test(test_bandwidth),
+	    cmocka_unit_test(test_exchange),	    cmocka_unit_test(test_many_small),
+	    cmocka_unit_test(test_msgsize),	    cmocka_unit_test(test_killed_peer),
+	    cmocka_unit_test(test_connect_timeout), cmocka_unit_test(test_abort),
+	    cmocka_unit_test(test_can_connect),	    cmocka_unit_test(test_bandwidth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

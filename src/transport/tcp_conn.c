@@ -59,6 +59,17 @@ static bool all_local(const struct transport_env *env)
 	return true;
 }
 
+/* Bridges and container links have addresses other hosts cannot reach (as NCCL skips them). */
+static bool host_only_if(const char *name)
+{
+	static const char *const prefixes[] = {"docker", "virbr", "veth", "br-", "cni", "flannel"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
 /* Resolve opts->tcp_interface ("eth0", "10.0.0.5", "::1" or "") into a bind address. */
 static int resolve_addr(struct tcp_priv *tp)
 {
@@ -99,7 +110,8 @@ static int resolve_addr(struct tcp_priv *tp)
 				      : (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
 				  txt, sizeof(txt));
 			if (any)
-				match = !(i->ifa_flags & IFF_LOOPBACK);
+				match =
+				    !(i->ifa_flags & IFF_LOOPBACK) && !host_only_if(i->ifa_name);
 			else
 				match = strcmp(i->ifa_name, want) == 0 || strcmp(txt, want) == 0;
 			if (!match)

@@ -4,7 +4,8 @@
  *
  * Wire protocol on every stream after the handshake (tcp_conn.c), all fields little
  * endian host order (both ends run the same binary on the same architecture):
- *   1. receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes"
+ *   1. receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes",
+ *      always on stream 0 so CTS keep the receiver's post order
  *   2. sender matches CTS to its send with that tag (FIFO per (peer, tag));
  *      equal lengths: DATA {rid, tag, off, len} + payload chunks striped over the
  *      streams, written straight from the send buffer;

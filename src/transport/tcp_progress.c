@@ -194,7 +194,9 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 		r->active = true;
 		r->frames[0] = (struct tcp_frame){
 		    .hdr = {TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len}};
-		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], &r->frames[0]);
+		/* every CTS on stream 0: they arrive in post order, so receives with the
+		 * same tag match sends in order (no overtaking) */
+		queue_frame(&pe->streams[0], &r->frames[0]);
 		return;
 	}
 	for (c = pe->cts; c; prev = c, c = c->next) {
@@ -380,8 +382,9 @@ static void *progress_main(void *arg)
 			uint64_t junk;
 
 			if (!st) {
-				if (read(tp->evfd, &junk, sizeof(junk)) < 0)
-					continue;
+				/* the wake-up itself carries nothing; EAGAIN just means drained */
+				while (read(tp->evfd, &junk, sizeof(junk)) > 0)
+					;
 				continue;
 			}
 			if (ev[i].events & EPOLLOUT)

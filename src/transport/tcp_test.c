@@ -52,6 +52,15 @@ static void test_sockbuf_and_interface(void **state)
 	run_ok(2, &o, tpt_body_exchange, &order);
 }
 
+static void test_many_small(void **state)
+{
+	struct transport_opts o = {
+	    .kind = TP_TCP, .streams = 3, .shm_ring = 1u << 20, .slot_size = 65536};
+
+	(void)state;
+	run_ok(2, &o, tpt_body_many, NULL);
+}
+
 static void test_msgsize(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
@@ -71,6 +80,17 @@ static void test_killed_peer(void **state)
 	assert_int_equal(WEXITSTATUS(st[0]), 0);
 	assert_true(WIFSIGNALED(st[1]));
 	assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+}
+
+/* A peer that opened but never connects: connect fails at the timeout, not before or long after. */
+static void test_connect_timeout(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+	double ms = 0;
+
+	(void)state;
+	assert_int_equal(tpt_connect_alone(&tcp_ops, 1, 300, &o, &ms), -ETIMEDOUT);
+	assert_true(ms >= 290 && ms < 1500);
 }
 
 static void test_abort(void **state)
@@ -112,9 +132,10 @@ static void test_bandwidth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exchange),  cmocka_unit_test(test_sockbuf_and_interface),
-	    cmocka_unit_test(test_msgsize),   cmocka_unit_test(test_killed_peer),
-	    cmocka_unit_test(test_abort),     cmocka_unit_test(test_bad_interface),
+	    cmocka_unit_test(test_exchange),	cmocka_unit_test(test_sockbuf_and_interface),
+	    cmocka_unit_test(test_many_small),	cmocka_unit_test(test_msgsize),
+	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
+	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_bad_interface),
 	    cmocka_unit_test(test_bandwidth),
 	};
 

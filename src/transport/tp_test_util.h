@@ -184,6 +184,43 @@ static inline uint8_t tpt_byte(int src, int dst, uint64_t tag, size_t i)
 	return (uint8_t)(src * 131 + dst * 17 + tag * 7 + i + (i >> 8) * 3);
 }
 
+/* In one process: rank `me` connects while the other rank opened but never connects;
+ * returns connect's result and its duration in *ms. */
+static inline int tpt_connect_alone(const struct transport_ops *ops, int me, int timeout_ms,
+				    const struct transport_opts *o, double *ms)
+{
+	static char eps[2 * TRANSPORT_EP_MAX];
+	int hosts[2] = {0, 0};
+	bool use0[2] = {false, true}, use1[2] = {true, false};
+	struct transport_env env[2];
+	struct transport t[2] = {{.ops = ops}, {.ops = ops}};
+	uint64_t job = ((uint64_t)getpid() << 20) | 0xfff00, t0;
+	int rc;
+
+	for (int i = 0; i < 2; i++) {
+		size_t len = TRANSPORT_EP_MAX;
+
+		env[i] = (struct transport_env){.rank = i,
+						.nranks = 2,
+						.local_rank = i,
+						.host_of_rank = hosts,
+						.use_peer = i ? use1 : use0,
+						.job_id = job,
+						.timeout_ms = timeout_ms,
+						.opts = o,
+						.numa_node = -1};
+		if (ops->open(&t[i], &env[i]) ||
+		    ops->endpoint(&t[i], eps + i * TRANSPORT_EP_MAX, &len))
+			return -EIO;
+	}
+	t0 = time_now_ns();
+	rc = ops->connect(&t[me], eps);
+	*ms = (time_now_ns() - t0) / 1e6;
+	ops->close(&t[0]);
+	ops->close(&t[1]);
+	return rc;
+}
+
 /* ---- bodies shared by tcp_test.c and shm_test.c ---- */
 
 static const size_t tpt_sizes[] = {1, 7, 4093, 65536, 65537, 300001, 1048577, 8u << 20};
@@ -294,6 +331,47 @@ static inline int tpt_body_exchange(struct tpt_rank *r, void *arg)
 	r->t.ops->mr_dereg(&r->t, rmr);
 	free(sbuf);
 	free(rbuf);
+	free(cs);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+/* 10000 small messages on 5 reused tags, more than the request pools hold (-EAGAIN path):
+ * receives with one tag must match sends with that tag in post order. */
+static inline int tpt_body_many(struct tpt_rank *r, void *arg)
+{
+	enum { N = 10000, MAXLEN = 300 };
+	bool sender = r->rank == 0;
+	int peer = 1 - r->rank, ncs = 0;
+	char *buf = calloc(N, MAXLEN);
+	struct tp_completion *cs = calloc(N + 32, sizeof(*cs));
+	struct tp_mr *mr;
+	uint64_t end;
+
+	(void)arg;
+	TP_CHECK(buf && cs);
+	for (size_t i = 0; sender && i < N; i++)
+		for (size_t k = 0; k < MAXLEN; k++)
+			buf[i * MAXLEN + k] = (char)tpt_byte(0, 1, i, k);
+	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, (size_t)N * MAXLEN, MEM_HOST, &mr) == 0);
+	for (size_t i = 0; i < N; i++)
+		TP_CHECK(tpt_post_retry(r, sender, peer, i % 5, mr, i * MAXLEN, i * 37 % MAXLEN + 1,
+					i, cs, &ncs) == 0);
+	end = time_now_ns() + 20000000000ull;
+	while (ncs < N) {
+		int got = r->t.ops->poll(&r->t, cs + ncs, N - ncs);
+
+		TP_CHECK(got >= 0 && time_now_ns() < end);
+		ncs += got;
+		if (!got)
+			sched_yield();
+	}
+	for (int i = 0; i < N; i++)
+		TP_CHECK(cs[i].status == 0 && cs[i].len == cs[i].cookie * 37 % MAXLEN + 1);
+	for (size_t i = 0; !sender && i < N; i++)
+		for (size_t k = 0; k < i * 37 % MAXLEN + 1; k++)
+			TP_CHECK((uint8_t)buf[i * MAXLEN + k] == tpt_byte(0, 1, i, k));
+	r->t.ops->mr_dereg(&r->t, mr);
+	free(buf);
 	free(cs);
 	return tpt_barrier(r) == 0 ? 0 : 1;
 }
