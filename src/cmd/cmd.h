@@ -13,5 +13,6 @@ int cmd_run(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_rendezvous(int argc, char **argv);
 
 #endif

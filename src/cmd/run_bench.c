@@ -20,7 +20,6 @@
 #include "util/timeutil.h"
 
 #define RUN_P2P_REPS 5
-#define RUN_P2P_WINDOW 16
 
 struct bench_bufs {
 	struct coll_buf work;
@@ -162,7 +161,7 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 		else
 			memset(bb->work.ptr, 0, bytes);
 		ret = bw ? coll_write_bw(rc->coll, &bb->work, bytes, GS_MAX(co->warmup, 1),
-					 RUN_P2P_WINDOW, &ns)
+					 co->window, &ns)
 			 : coll_write_lat(rc->coll, &bb->work, bytes, GS_MAX(co->warmup, 1), &ns);
 		if (!ret)
 			ret = bootstrap_barrier(rr->bs);
@@ -170,7 +169,7 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 		c0 = time_thread_cpu_ns();
 		for (rep = 0; rep < RUN_P2P_REPS && !ret; rep++) {
 			ret = bw ? coll_write_bw(rc->coll, &bb->work, bytes, co->iterations,
-						 RUN_P2P_WINDOW, &ns)
+						 co->window, &ns)
 				 : coll_write_lat(rc->coll, &bb->work, bytes, co->iterations, &ns);
 			s->ns[rep] = ns / (bw ? (uint64_t)co->iterations : 2ull * co->iterations);
 		}

@@ -56,6 +56,30 @@ static int exchange_hosts(struct run_rank *rr)
 	return 0;
 }
 
+/*
+ * A case failed here. A dead peer shows in the transport before the bootstrap's
+ * watchdog names it: give the watchdog a moment so the job's reason names the rank.
+ */
+static void wait_abort_reason(struct run_rank *rr)
+{
+	volatile const int *flag = bootstrap_abort_flag(rr->bs);
+	int i;
+
+	for (i = 0; i < 20 && !*flag; i++)
+		usleep(50000);
+}
+
+static void rank_abort(struct run_rank *rr, int err)
+{
+	char why[128];
+
+	if (*bootstrap_abort_flag(rr->bs))
+		return;
+	snprintf(why, sizeof(why), "rank %d: case %s failed: %s", rr->li.rank, rr->ecase->name,
+		 strerror(-err));
+	bootstrap_abort(rr->bs, why);
+}
+
 /* Every key of the case, "section.key": "value", and the swept ones apart. */
 static void case_config_json(const struct run_rank *rr, json_t *c)
 {
@@ -116,6 +140,8 @@ int run_rank_case(struct run_rank *rr)
 		}
 		run_comm_close(&rc);
 	}
+	if (ret)
+		wait_abort_reason(rr);
 	if (me != 0)
 		return ret;
 	if (!c)
@@ -180,7 +206,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		rr.ecase = &exp->cases[i];
 		ret = run_rank_case(&rr);
 		if (ret)
-			bootstrap_abort(rr.bs, "a case failed");
+			rank_abort(&rr, ret);
 	}
 	if (!ret)
 		ret = bootstrap_barrier(rr.bs);

@@ -178,6 +178,8 @@ static const struct cfg_key keys[] = {
 	  .help = "bytes per message; the pipelining unit of the executor" },
 	{ "collective", "channels", CFG_INT, "2", "", 1, 64, .sweepable = true,
 	  FIELD(collective, channels), .help = "pipeline pieces in flight at once" },
+	{ "collective", "window", CFG_INT, "64", "", 1, 4096, .sweepable = true,
+	  FIELD(collective, window), .help = "write_bw: sends outstanding at once (perftest's tx depth)" },
 	{ "collective", "verify", CFG_ENUM, "first", "", UNBOUNDED, CHOICES(verify_choices),
 	  FIELD(collective, verify), .help = "bit-exact result checking" },
 

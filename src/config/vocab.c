@@ -13,6 +13,7 @@
 #include "util/common.h"
 #include "util/units.h"
 #include "workload/model.h"
+#include "coll/schedule.h"
 
 /* Transport names: the config vocabulary of enum transport_kind, one row per kind. */
 static const struct cfg_choice transport_choices[] = {
@@ -150,18 +151,10 @@ bool vocab_model_at(size_t i, struct cfg_choice *out)
 	return true;
 }
 
-static const struct cfg_choice algo_choices_interim[] = {
-	{ "auto", ALGO_AUTO, "pick by ranks and size" },
-	{ "ring", ALGO_RING, "ring" },
-	{ "tree", ALGO_TREE, "double binary tree" },
-	{ "rhd", ALGO_RHD, "recursive halving-doubling" },
-	{ "hierarchical", ALGO_HIERARCHICAL, "intra-node then inter-node" },
-};
-
 bool vocab_algo_at(size_t i, struct cfg_choice *out)
 {
-	if (i >= ARRAY_SIZE(algo_choices_interim))
+	if (i >= ALGO_COUNT)
 		return false;
-	*out = algo_choices_interim[i];
+	*out = (struct cfg_choice){ sched_algo_name((int)i), (int)i, sched_algo_help((int)i) };
 	return true;
 }

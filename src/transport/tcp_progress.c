@@ -185,8 +185,8 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 	struct tcp_cts *prev = NULL, *c;
 
 	if (pe->closed) {
-		log_err(LOG_TRANSPORT, "tcp %s peer=%d: connection reset",
-			r->kind == TR_RECV ? "recv" : "send", r->peer);
+		log_err(LOG_TRANSPORT, "tcp %s peer=%d: connection reset (rank %d exited or is unreachable)",
+			r->kind == TR_RECV ? "recv" : "send", r->peer, r->peer);
 		set_fatal(tp, -ECONNRESET);
 		return;
 	}

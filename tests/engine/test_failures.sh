@@ -1,0 +1,87 @@
+#!/bin/sh
+# Failure handling end to end: a rank killed mid-run makes every other rank exit
+# non-zero within the timeout with a message naming it; a stranger with garbage and
+# one with the wrong token at the rendezvous are refused while the run completes.
+set -u
+G=$(readlink -f "${GRADSYNC:-build/gradsync}")
+T=$(mktemp -d)
+pids=
+trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
+fails=0
+port=$((30000 + $$ % 20000))
+
+cat >"$T/long.ini" <<INI
+[experiment]
+name = kill
+output_dir = $T/results
+[collective]
+sizes = 16MiB
+iterations = 100000
+warmup = 0
+verify = off
+[transport]
+transport = TRANSPORT
+[launch]
+timeout = 10s
+INI
+for tp in tcp shm; do
+	sed "s/TRANSPORT/$tp/" "$T/long.ini" >"$T/$tp.ini"
+	pids=
+	for r in 0 1 2; do
+		"$G" run "$T/$tp.ini" --rank $r --world-size 3 --rendezvous 127.0.0.1:$port \
+			--token kill-test >"$T/$tp.$r.log" 2>&1 &
+		pids="$pids $!"
+	done
+	sleep 3
+	victim=$(echo $pids | cut -d' ' -f3)
+	kill -9 "$victim"
+	start=$(date +%s)
+	for p in $(echo $pids | cut -d' ' -f1-2); do
+		if wait "$p"; then echo "FAIL: $tp: a survivor exited 0"; fails=$((fails + 1)); fi
+	done
+	took=$(( $(date +%s) - start ))
+	[ $took -le 12 ] || { echo "FAIL: $tp: survivors took ${took}s (timeout 10s)"; fails=$((fails + 1)); }
+	for r in 0 1; do
+		grep -q "rank 2" "$T/$tp.$r.log" || {
+			echo "FAIL: $tp: rank $r's log does not name rank 2:"; tail -n 5 "$T/$tp.$r.log"
+			fails=$((fails + 1)); }
+	done
+	echo "$tp: survivors stopped in ${took}s: $(grep -h 'rank 2' "$T/$tp.0.log" | head -n 1)"
+	port=$((port + 1))
+done
+
+# Strangers at the rendezvous: garbage and a wrong token; the job must still finish.
+cat >"$T/ok.ini" <<INI
+[experiment]
+name = strangers
+output_dir = $T/results
+[collective]
+sizes = 1MiB
+iterations = 3
+[launch]
+timeout = 20s
+INI
+pids=
+"$G" run "$T/ok.ini" --rank 0 --world-size 2 --rendezvous 127.0.0.1:$port --token right \
+	>"$T/s0.log" 2>&1 &
+pids="$!"
+sleep 0.5
+python3 - "$port" <<'PY'
+import socket, sys, struct
+port = int(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(b"GET / HTTP/1.0\r\n\r\n" + bytes(range(256)) * 4)
+s.close()
+PY
+GRADSYNC_TOKEN= "$G" run "$T/ok.ini" --rank 1 --world-size 2 --rendezvous 127.0.0.1:$port \
+	--token wrong >"$T/bad.log" 2>&1 &
+bad=$!
+"$G" run "$T/ok.ini" --rank 1 --world-size 2 --rendezvous 127.0.0.1:$port --token right \
+	>"$T/s1.log" 2>&1 &
+pids="$pids $!"
+for p in $pids; do wait "$p" || { echo "FAIL: strangers: a real rank failed"; fails=$((fails + 1)); }; done
+wait $bad && { echo "FAIL: the wrong-token rank was accepted"; fails=$((fails + 1)); }
+grep -qi "token" "$T/s0.log" || { echo "FAIL: rank 0 did not log the refused token"; cat "$T/s0.log"; fails=$((fails + 1)); }
+ls "$T"/results/strangers-*/report.json >/dev/null 2>&1 || { echo "FAIL: no report"; fails=$((fails + 1)); }
+[ $fails = 0 ] && echo "failures: kills detected and strangers refused"
+exit $((fails > 0))
