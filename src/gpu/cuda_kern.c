@@ -97,22 +97,32 @@ out_free:
 	return rc;
 }
 
-int gpu_gemm(void *c, const void *a, const void *b, int m, int n, int k, struct gpu_stream *s)
+int gpu_gemm_with(enum gpu_gemm_kind kind, void *c, const void *a, const void *b, int m, int n,
+		  int k, struct gpu_stream *s)
 {
 	int rc = gpu_probe();
 
 	if (rc)
 		return rc;
-	if (m < 1 || n < 1 || k < 1 || n % 8 || k % 8 || ((uintptr_t)a | (uintptr_t)b |
-							     (uintptr_t)c) % 16) {
-		log_err(LOG_GPU, "gpu_gemm m=%d n=%d k=%d: n and k must be multiples of 8, "
-			"pointers 16-byte aligned", m, n, k);
+	if ((unsigned int)kind >= GPU_GEMM_KIND_COUNT || m < 1 || n < 1 || k < 1 || n % 8 ||
+	    k % 8 || ((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) % 16) {
+		log_err(LOG_GPU, "gpu_gemm kind=%d m=%d n=%d k=%d: n and k must be multiples of 8, "
+			"pointers 16-byte aligned", kind, m, n, k);
 		return -EINVAL;
 	}
-	rc = gsk_gemm_bf16(c, a, b, m, n, k, s);
+	if (kind == GPU_GEMM_WMMA)
+		rc = gsk_gemm_bf16_wmma(c, a, b, m, n, k, s);
+	else
+		rc = gsk_gemm_bf16_mma(c, a, b, m, n, k, kind == GPU_GEMM_MMA_K64 ? 64 : 32, s);
 	if (rc)
-		return gpu_err((cudaError_t)rc, "gsk_gemm_bf16", "m=%d n=%d k=%d", m, n, k);
+		return gpu_err((cudaError_t)rc, "gsk_gemm_bf16", "kind=%d m=%d n=%d k=%d", kind, m, n,
+			       k);
 	return 0;
+}
+
+int gpu_gemm(void *c, const void *a, const void *b, int m, int n, int k, struct gpu_stream *s)
+{
+	return gpu_gemm_with(GPU_GEMM_DEFAULT, c, a, b, m, n, k, s);
 }
 
 int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s)

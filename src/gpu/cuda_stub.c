@@ -207,6 +207,13 @@ int gpu_gemm(void *c GS_UNUSED, const void *a GS_UNUSED, const void *b GS_UNUSED
 	return stub();
 }
 
+int gpu_gemm_with(enum gpu_gemm_kind kind GS_UNUSED, void *c GS_UNUSED, const void *a GS_UNUSED,
+		  const void *b GS_UNUSED, int m GS_UNUSED, int n GS_UNUSED, int k GS_UNUSED,
+		  struct gpu_stream *s GS_UNUSED)
+{
+	return stub();
+}
+
 int gpu_spin(uint64_t ns GS_UNUSED, int sm_count GS_UNUSED, struct gpu_stream *s GS_UNUSED)
 {
 	return stub();

@@ -206,6 +206,18 @@ int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_ver
  */
 int gpu_gemm(void *c, const void *a, const void *b, int m, int n, int k, struct gpu_stream *s);
 
+enum gpu_gemm_kind {
+	GPU_GEMM_DEFAULT = 0, /* what gpu_gemm() runs: GPU_GEMM_MMA */
+	GPU_GEMM_MMA,         /* mma.sync m16n8k16 + ldmatrix, 4 warps of 64x64, BK 32 x 4 stages */
+	GPU_GEMM_MMA_K64,     /* the same with BK 64 x 3 stages: half the barriers per FLOP */
+	GPU_GEMM_WMMA,        /* WMMA 16x16x16, 8 warps of 64x32 (simple reference) */
+	GPU_GEMM_KIND_COUNT,
+};
+
+/* gpu_gemm() with an explicit kernel: tests and benchmarks compare them. */
+int gpu_gemm_with(enum gpu_gemm_kind kind, void *c, const void *a, const void *b, int m, int n,
+		  int k, struct gpu_stream *s);
+
 /* Occupy every SM for ns nanoseconds (globaltimer), one block per SM of sm_count. */
 int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s);
 

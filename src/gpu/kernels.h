@@ -25,7 +25,10 @@ int gsk_fill(void *buf, size_t count, int dtype, uint64_t seed, int rank, uint64
 int gsk_verify(const void *buf, size_t count, int dtype, uint64_t seed, int rank0, int nranks,
 	       uint64_t first, int32_t mag, double scale, unsigned long long *res, void *stream);
 
-int gsk_gemm_bf16(void *c, const void *a, const void *b, int m, int n, int k, void *stream);
+/* bk: 32 (4 stages) or 64 (3 stages) */
+int gsk_gemm_bf16_mma(void *c, const void *a, const void *b, int m, int n, int k, int bk,
+		      void *stream);
+int gsk_gemm_bf16_wmma(void *c, const void *a, const void *b, int m, int n, int k, void *stream);
 
 int gsk_spin(uint64_t ns, int blocks, void *stream);
 

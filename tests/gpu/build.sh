@@ -21,15 +21,16 @@ done
 for f in kernels/*.cu; do
 	o="$out/obj/k_$(basename "$f" .cu).o"
 	# shellcheck disable=SC2086
-	"$nvcc" -std=c++17 -O3 -Isrc $arch -c "$f" -o "$o" &
+	"$nvcc" -std=c++17 -O3 -Isrc $arch -Xcompiler -fno-exceptions,-fno-threadsafe-statics \
+		-c "$f" -o "$o" &
 	pids="$pids $!"
 	objs="$objs $o"
 done
 for p in $pids; do
 	wait "$p"
 done
-# nvcc host code needs libstdc++ (static guards, personality): linked statically too
-libs="-L$cuda/lib64 -lcudart_static -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -static-libgcc -ldl -lrt -lpthread -lm"
+# -fno-exceptions,-fno-threadsafe-statics above keep nvcc's host code off libstdc++
+libs="-L$cuda/lib64 -Wl,-Bstatic -lcudart_static -Wl,-Bdynamic -ldl -lrt -lpthread -lm"
 for p in gpu_test gpu_bench; do
 	# shellcheck disable=SC2086
 	$cc $cflags tests/gpu/$p.c $objs -o "$out/$p" $libs

@@ -209,8 +209,9 @@ out:
 	return rc;
 }
 
-static int bench_gemm(struct timer *tm, int m, int n, int k, int iters)
+static int bench_gemm(struct timer *tm, enum gpu_gemm_kind kind, int m, int n, int k, int iters)
 {
+	static const char *const names[] = { "default", "mma", "mma_k64", "wmma" };
 	void *a = gpu_alloc((size_t)m * k * 2), *b = gpu_alloc((size_t)k * n * 2);
 	void *c = gpu_alloc((size_t)m * n * 2);
 	char what[64];
@@ -223,16 +224,16 @@ static int bench_gemm(struct timer *tm, int m, int n, int k, int iters)
 	rc = gpu_fill(a, (size_t)m * k, DT_BF16, 3, 0, 0, 8, tm->s);
 	rc = rc ? rc : gpu_fill(b, (size_t)k * n, DT_BF16, 3, 1, 0, 8, tm->s);
 	for (int i = 0; i < 2 && !rc; i++)
-		rc = gpu_gemm(c, a, b, m, n, k, tm->s);
+		rc = gpu_gemm_with(kind, c, a, b, m, n, k, tm->s);
 	rc = rc ? rc : timer_start(tm);
 	for (int i = 0; i < iters && !rc; i++)
-		rc = gpu_gemm(c, a, b, m, n, k, tm->s);
+		rc = gpu_gemm_with(kind, c, a, b, m, n, k, tm->s);
 	ms = rc ? -1 : timer_stop(tm);
 	if (rc || ms <= 0) {
 		rc = rc ? rc : -EIO;
 		goto out;
 	}
-	snprintf(what, sizeof(what), "gemm bf16 %dx%dx%d", m, n, k);
+	snprintf(what, sizeof(what), "gemm %s bf16 %dx%dx%d", names[kind], m, n, k);
 	add_row(what, 2.0 * m * n * (double)k * iters / (ms * 1e-3) / 1e12, "TFLOP/s",
 		"fp32 accumulate");
 out:
@@ -270,9 +271,13 @@ int main(void)
 		failed |= bench_reduce(&tm, t, 512ull << 20, 20) != 0;
 	failed |= bench_staged(&tm, 1ull << 30, 4ull << 20, 4) != 0;
 	failed |= bench_staged(&tm, 1ull << 30, 1ull << 20, 8) != 0;
-	failed |= bench_gemm(&tm, 4096, 4096, 4096, 20) != 0;
-	failed |= bench_gemm(&tm, 8192, 8192, 8192, 10) != 0;
-	failed |= bench_gemm(&tm, 8192, 4096, 4096, 10) != 0;
+	for (int kind = GPU_GEMM_MMA; kind < GPU_GEMM_KIND_COUNT; kind++) {
+		failed |= bench_gemm(&tm, kind, 4096, 4096, 4096, 20) != 0;
+		failed |= bench_gemm(&tm, kind, 8192, 8192, 8192, 10) != 0;
+	}
+	/* layer-like shapes: a GPT MLP (tokens x 4h x h) and its transpose */
+	failed |= bench_gemm(&tm, GPU_GEMM_DEFAULT, 8192, 16384, 4096, 10) != 0;
+	failed |= bench_gemm(&tm, GPU_GEMM_DEFAULT, 8192, 4096, 16384, 10) != 0;
 	rc = gpu_calibrate(ctx->compute, TIMEOUT_MS, &tflops);
 	failed |= rc != 0;
 	if (!rc)

@@ -279,11 +279,13 @@ out:
 	free(host);
 }
 
-static void test_gemm(struct gpu_stream *s)
+static const char *const gemm_names[] = { "default", "mma", "mma_k64", "wmma" };
+
+static void test_gemm(struct gpu_stream *s, enum gpu_gemm_kind kind)
 {
 	static const int shapes[][3] = {
 		{ 8, 8, 8 }, { 128, 128, 32 }, { 200, 136, 72 }, { 256, 384, 512 },
-		{ 1000, 520, 264 }, { 129, 1032, 1000 }, { 1, 8, 4096 },
+		{ 1000, 520, 264 }, { 129, 1032, 1000 }, { 1, 8, 4096 }, { 300, 8, 24 },
 	};
 	int before = failures;
 
@@ -305,13 +307,13 @@ static void test_gemm(struct gpu_stream *s)
 			if (!rc)
 				rc = gpu_memcpy(db, b, (size_t)k * n * 2, GPU_COPY_H2D);
 			if (!rc)
-				rc = gpu_gemm(dc, da, db, m, n, k, s);
+				rc = gpu_gemm_with(kind, dc, da, db, m, n, k, s);
 			if (!rc)
 				rc = gpu_stream_sync(s, TIMEOUT_MS);
 			if (!rc)
 				rc = gpu_memcpy(c, dc, (size_t)m * n * 2, GPU_COPY_D2H);
 		}
-		if (check(rc == 0, "gemm %dx%dx%d: rc=%d", m, n, k, rc)) {
+		if (check(rc == 0, "gemm %s %dx%dx%d: rc=%d", gemm_names[kind], m, n, k, rc)) {
 			for (int i = 0; i < m; i++) {
 				for (int j = 0; j < n; j++) {
 					double ref = 0, e;
@@ -329,9 +331,10 @@ static void test_gemm(struct gpu_stream *s)
 			double rel = sqrt(num / (den > 0 ? den : 1));
 
 			check(rel < 1e-2 && maxerr < 1e-2 * maxref,
-			      "gemm %dx%dx%d: relative error %.3g, max error %.3g of %.3g", m, n, k,
-			      rel, maxerr, maxref);
-			printf("gemm %dx%dx%d: relative error %.2e\n", m, n, k, rel);
+			      "gemm %s %dx%dx%d: relative error %.3g, max error %.3g of %.3g",
+			      gemm_names[kind], m, n, k, rel, maxerr, maxref);
+			printf("gemm %s %dx%dx%d: relative error %.2e\n", gemm_names[kind], m, n, k,
+			       rel);
 		}
 		gpu_free(dc);
 		gpu_free(db);
@@ -341,7 +344,7 @@ static void test_gemm(struct gpu_stream *s)
 		free(a);
 	}
 	check(gpu_gemm(NULL, NULL, NULL, 16, 12, 16, s) == -EINVAL, "gemm: n=12 accepted");
-	printf("gemm: %s\n", failures == before ? "ok" : "FAILED");
+	printf("gemm %s: %s\n", gemm_names[kind], failures == before ? "ok" : "FAILED");
 }
 
 static void test_spin_and_waits(struct gpu_stream *s, int sms)
@@ -403,7 +406,18 @@ static void test_dmabuf(const struct gpu_props *p)
 	gpu_free(buf);
 }
 
-int main(void)
+/* Run only the parts named on the command line (all when none). */
+static bool want(int argc, char **argv, const char *part)
+{
+	if (argc < 2)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], part) == 0)
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
 {
 	struct gpu_opts o = { .device = "auto" };
 	struct gpu_ctx *ctx;
@@ -433,11 +447,17 @@ int main(void)
 	check(gpu_open(&o, 0, &ctx) == -ENODEV, "device=none opens nothing");
 	check(gpu_is_device_ptr(ctx) == false, "host pointer is not device memory");
 
-	test_reduce();
-	test_pattern(ctx->comm);
-	test_gemm(ctx->compute);
-	test_spin_and_waits(ctx->compute, ctx->props.sm_count);
-	test_dmabuf(&ctx->props);
+	if (want(argc, argv, "reduce"))
+		test_reduce();
+	if (want(argc, argv, "pattern"))
+		test_pattern(ctx->comm);
+	if (want(argc, argv, "gemm"))
+		for (int kind = 0; kind < GPU_GEMM_KIND_COUNT; kind++)
+			test_gemm(ctx->compute, kind);
+	if (want(argc, argv, "spin"))
+		test_spin_and_waits(ctx->compute, ctx->props.sm_count);
+	if (want(argc, argv, "dmabuf"))
+		test_dmabuf(&ctx->props);
 	gpu_close(ctx);
 	printf("%s: %d checks, %d failed\n", failures ? "FAIL" : "PASS", checks, failures);
 	return failures ? 1 : 0;

@@ -3,6 +3,7 @@
  * accumulate, bf16 out, all row-major (A m x k, B k x n). 128x128x32 block tiles,
  * 8 warps of 64x32 each (WMMA 16x16x16), a 4-stage cp.async shared-memory pipeline,
  * zero-filled edges (n and k multiples of 8), grouped block order for L2 reuse.
+ * The simple reference kernel; gemm_mma.cu is the fast one.
  */
 #include <mma.h>
 
@@ -73,7 +74,7 @@ static __device__ __forceinline__ void load_tile(bf16 *sa, bf16 *sb, const bf16 
 }
 
 __global__ void __launch_bounds__(THREADS, 2)
-k_gemm(bf16 *c, const bf16 *a, const bf16 *b, int m, int n, int k)
+k_gemm_wmma(bf16 *c, const bf16 *a, const bf16 *b, int m, int n, int k)
 {
 	extern __shared__ __align__(128) unsigned char smem[];
 	bf16 *sa = (bf16 *)smem;
@@ -161,7 +162,7 @@ k_gemm(bf16 *c, const bf16 *a, const bf16 *b, int m, int n, int k)
 	}
 }
 
-extern "C" int gsk_gemm_bf16(void *c, const void *a, const void *b, int m, int n, int k,
+extern "C" int gsk_gemm_bf16_wmma(void *c, const void *a, const void *b, int m, int n, int k,
 			     void *stream)
 {
 	static int attr_set[64];
@@ -176,14 +177,14 @@ extern "C" int gsk_gemm_bf16(void *c, const void *a, const void *b, int m, int n
 		return (int)e;
 	if (dev < 0 || dev >= 64 || !attr_set[dev]) {
 		/* more than 48 KiB of dynamic shared memory must be asked for, per device */
-		e = cudaFuncSetAttribute(k_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
+		e = cudaFuncSetAttribute(k_gemm_wmma, cudaFuncAttributeMaxDynamicSharedMemorySize,
 					 SMEM_BYTES);
 		if (e != cudaSuccess)
 			return (int)e;
 		if (dev >= 0 && dev < 64)
 			attr_set[dev] = 1;
 	}
-	k_gemm<<<(unsigned int)tiles, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(
+	k_gemm_wmma<<<(unsigned int)tiles, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(
 		(bf16 *)c, (const bf16 *)a, (const bf16 *)b, m, n, k);
 	return (int)cudaGetLastError();
 }
