@@ -96,10 +96,10 @@ static int bench_reduce(struct timer *tm, enum dtype t, size_t bytes, int iters)
 	inpl_gbs = 3.0 * bytes * iters / (ms_inpl * 1e-3) / 1e9;
 	snprintf(what, sizeof(what), "D2D copy %zu MiB", bytes >> 20);
 	add_row(what, copy_gbs, "GB/s", "read+write bytes");
-	snprintf(what, sizeof(what), "reduce %s dst=a+b", dtype_name(t));
+	snprintf(what, sizeof(what), "reduce %s %zuMiB dst=a+b", dtype_name(t), bytes >> 20);
 	snprintf(note, sizeof(note), "%.2fx copy (target >= 0.90)", red_gbs / copy_gbs);
 	add_row(what, red_gbs, "GB/s", note);
-	snprintf(what, sizeof(what), "reduce %s in place", dtype_name(t));
+	snprintf(what, sizeof(what), "reduce %s %zuMiB in place", dtype_name(t), bytes >> 20);
 	snprintf(note, sizeof(note), "%.2fx copy (target >= 0.90)", inpl_gbs / copy_gbs);
 	add_row(what, inpl_gbs, "GB/s", note);
 out:
@@ -269,7 +269,10 @@ int main(void)
 	       ctx->props.sm_count);
 	for (int t = 0; t < DT_COUNT; t++)
 		failed |= bench_reduce(&tm, t, 512ull << 20, 20) != 0;
+	/* a DDP bucket's size: launch overhead starts to show */
+	failed |= bench_reduce(&tm, DT_BF16, 25ull << 20, 100) != 0;
 	failed |= bench_staged(&tm, 1ull << 30, 4ull << 20, 4) != 0;
+	failed |= bench_staged(&tm, 1ull << 30, 2ull << 20, 8) != 0;
 	failed |= bench_staged(&tm, 1ull << 30, 1ull << 20, 8) != 0;
 	for (int kind = GPU_GEMM_MMA; kind < GPU_GEMM_KIND_COUNT; kind++) {
 		failed |= bench_gemm(&tm, kind, 4096, 4096, 4096, 20) != 0;

@@ -31,7 +31,7 @@ test_rc=$?
 timeout 60 "$bin/gpu_bench" >"$out/bench.log" 2>&1
 bench_rc=$?
 if command -v compute-sanitizer >/dev/null; then
-	timeout 40 compute-sanitizer --tool memcheck "$bin/gpu_test" gemm spin dmabuf \
+	timeout 60 compute-sanitizer --tool memcheck "$bin/gpu_test" gemm dmabuf \
 		>"$out/memcheck.log" 2>&1
 	echo "memcheck rc=$?" >>"$out/memcheck.log"
 fi
