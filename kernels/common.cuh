@@ -44,7 +44,10 @@ template <> struct elem<__nv_bfloat16> {
 	typedef float acc;
 	typedef uint16_t bits;
 	static __device__ __forceinline__ float ld(__nv_bfloat16 v) { return __bfloat162float(v); }
-	static __device__ __forceinline__ __nv_bfloat16 st(float v) { return __float2bfloat16_rn(v); }
+	static __device__ __forceinline__ __nv_bfloat16 st(float v)
+	{
+		return __float2bfloat16_rn(v);
+	}
 	static __device__ __forceinline__ uint16_t raw(__nv_bfloat16 v)
 	{
 		return __bfloat16_as_ushort(v);

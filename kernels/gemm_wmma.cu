@@ -102,7 +102,8 @@ k_gemm_wmma(bf16 *c, const bf16 *a, const bf16 *b, int m, int n, int k)
 #pragma unroll
 	for (int s = 0; s < STAGES - 1; s++) {
 		if (s < ktiles)
-			load_tile(sa + s * A_STAGE, sb + s * B_STAGE, a, b, m, n, k, bm, bn, s * BK);
+			load_tile(sa + s * A_STAGE, sb + s * B_STAGE, a, b, m, n, k, bm, bn,
+				  s * BK);
 		cp_async_commit();
 	}
 
@@ -112,8 +113,8 @@ k_gemm_wmma(bf16 *c, const bf16 *a, const bf16 *b, int m, int n, int k)
 		__syncthreads();
 		int nk = kt + STAGES - 1;
 		if (nk < ktiles)
-			load_tile(sa + (nk % STAGES) * A_STAGE, sb + (nk % STAGES) * B_STAGE, a, b, m,
-				  n, k, bm, bn, nk * BK);
+			load_tile(sa + (nk % STAGES) * A_STAGE, sb + (nk % STAGES) * B_STAGE, a, b,
+				  m, n, k, bm, bn, nk * BK);
 		cp_async_commit();
 
 		const bf16 *ta = sa + (kt % STAGES) * A_STAGE + (wm * 64) * A_LD;

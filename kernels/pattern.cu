@@ -20,9 +20,9 @@ k_fill(T *buf, size_t count, uint64_t seed, int rank, uint64_t first, int32_t ma
 	size_t stride = (size_t)gridDim.x * blockDim.x;
 
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
-		typename elem<T>::acc v = (typename elem<T>::acc)pattern_value(seed, rank, first + i,
-									       mag);
-		buf[i] = elem<T>::st(v);
+		int32_t v = pattern_value(seed, rank, first + i, mag);
+
+		buf[i] = elem<T>::st((typename elem<T>::acc)v);
 	}
 }
 

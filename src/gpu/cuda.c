@@ -79,7 +79,8 @@ static void probe_run(void)
 	else if (e == cudaErrorInsufficientDriver || e == cudaErrorSystemDriverMismatch)
 		log_warn(LOG_GPU, "no CUDA driver: GPUs unavailable");
 	else
-		log_warn(LOG_GPU, "cudaGetDeviceCount: %s: GPUs unavailable", cudaGetErrorString(e));
+		log_warn(LOG_GPU, "cudaGetDeviceCount: %s: GPUs unavailable",
+			 cudaGetErrorString(e));
 }
 
 int gpu_probe(void)

@@ -66,7 +66,8 @@ int gpu_dmabuf_export(const void *ptr, size_t bytes, struct gpu_dmabuf *out)
 		cr = get_attr(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, cudev);
 	if (cr != CUDA_SUCCESS || !supported) {
 		log_err(LOG_GPU, "cuDeviceGetAttribute dev=%d DMA_BUF_SUPPORTED: %s", pa.device,
-			cr != CUDA_SUCCESS ? "query failed" : "no (kernel or driver lacks dma-buf)");
+			cr != CUDA_SUCCESS ? "query failed"
+					   : "no (kernel or driver lacks dma-buf)");
 		return -ENOTSUP;
 	}
 	/* NCCL's rule: both ends on host pages; cudaMalloc ranges are 2 MiB-granular. */

@@ -113,10 +113,10 @@ int gpu_gemm_with(enum gpu_gemm_kind kind, void *c, const void *a, const void *b
 	if (kind == GPU_GEMM_WMMA)
 		rc = gsk_gemm_bf16_wmma(c, a, b, m, n, k, s);
 	else
-		rc = gsk_gemm_bf16_mma(c, a, b, m, n, k, kind == GPU_GEMM_MMA_K64 ? 64 : 32, s);
+		rc = gsk_gemm_bf16_mma(c, a, b, m, n, k, kind == GPU_GEMM_MMA ? 32 : 64, s);
 	if (rc)
-		return gpu_err((cudaError_t)rc, "gsk_gemm_bf16", "kind=%d m=%d n=%d k=%d", kind, m, n,
-			       k);
+		return gpu_err((cudaError_t)rc, "gsk_gemm_bf16", "kind=%d m=%d n=%d k=%d", kind,
+			       m, n, k);
 	return 0;
 }
 

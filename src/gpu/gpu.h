@@ -1,6 +1,7 @@
 /*
  * GPU layer: device selection, memory, streams, dma-buf export and our kernels
- * (kernels/, CUDA C++), behind an interface that cuda_stub.c implements when configure finds no CUDA.
+ * (kernels/, CUDA C++), behind an interface that cuda_stub.c implements when configure
+ * finds no CUDA.
  *
  * Availability contract: the binary links cudart statically and loads libcuda.so.1 at
  * run time. On a node without a driver (or built without CUDA) the first gpu_* call logs
@@ -200,14 +201,15 @@ int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_ver
 
 /*
  * C = A * B with bf16 A (m x k, row-major), B (k x n, row-major), fp32 accumulation and
- * bf16 C (m x n, row-major): our tensor-core GEMM (128x128x32 tiles, cp.async pipeline).
+ * bf16 C (m x n, row-major): our tensor-core GEMM (128x128 tiles, mma.sync, cp.async
+ * pipeline; about 350-370 TFLOP/s on an H200 at 4096^3-8192^3, see gpu_bench).
  * n and k must be multiples of 8 and the pointers 16-byte aligned (-EINVAL otherwise):
  * callers size synthetic layers up to that. 2*m*n*k FLOP.
  */
 int gpu_gemm(void *c, const void *a, const void *b, int m, int n, int k, struct gpu_stream *s);
 
 enum gpu_gemm_kind {
-	GPU_GEMM_DEFAULT = 0, /* what gpu_gemm() runs: GPU_GEMM_MMA */
+	GPU_GEMM_DEFAULT = 0, /* what gpu_gemm() runs: GPU_GEMM_MMA_K64, the fastest measured */
 	GPU_GEMM_MMA,         /* mma.sync m16n8k16 + ldmatrix, 4 warps of 64x64, BK 32 x 4 stages */
 	GPU_GEMM_MMA_K64,     /* the same with BK 64 x 3 stages: half the barriers per FLOP */
 	GPU_GEMM_WMMA,        /* WMMA 16x16x16, 8 warps of 64x32 (simple reference) */

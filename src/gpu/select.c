@@ -49,7 +49,8 @@ int gpu_pick_device(const char *spec, int local_rank, int ndev)
 		return GPU_DEVICE_NONE;
 	if (strcmp(spec, "auto") == 0) {
 		if (ndev < 1) {
-			log_err(LOG_GPU, "gpu device=auto local_rank=%d: no visible device", local_rank);
+			log_err(LOG_GPU, "gpu device=auto local_rank=%d: no visible device",
+				local_rank);
 			return -ENODEV;
 		}
 		return local_rank % ndev;

@@ -58,9 +58,9 @@ PATTERN_FN int64_t pattern_sum(uint64_t seed, int rank0, int nranks, uint64_t in
 }
 
 /*
- * Magnitude for dtype (an enum dtype) so that sums of nranks values stay exact. Exactness is guaranteed for
- * nranks up to the dtype's limit (256 ranks for bf16); beyond it mag is 1 and
- * partial sums would have to wander past the limit to lose bits.
+ * Magnitude for dtype (an enum dtype) so that sums of nranks values stay exact.
+ * Exactness is guaranteed for nranks up to the dtype's limit (256 ranks for bf16);
+ * beyond it mag is 1 and partial sums would have to wander past the limit to lose bits.
  */
 PATTERN_FN int32_t pattern_mag(int dtype, int nranks)
 {

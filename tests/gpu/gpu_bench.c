@@ -14,7 +14,7 @@
 #include "util/pattern.h"
 
 #define TIMEOUT_MS 60000
-#define ROWS_MAX 32
+#define ROWS_MAX 64
 
 struct row {
 	char what[64];
@@ -28,8 +28,10 @@ static int nrows;
 
 static void add_row(const char *what, double value, const char *unit, const char *note)
 {
-	if (nrows == ROWS_MAX)
+	if (nrows == ROWS_MAX) {
+		fprintf(stderr, "gpu_bench: table full, row '%s' dropped\n", what);
 		return;
+	}
 	snprintf(rows[nrows].what, sizeof(rows[nrows].what), "%s", what);
 	rows[nrows].value = value;
 	snprintf(rows[nrows].unit, sizeof(rows[nrows].unit), "%s", unit);

@@ -190,7 +190,8 @@ static void test_reduce(void)
 
 				st(want, i, t, v);
 			}
-			check(memcmp(got, want, 1000 * dtype_size(t)) == 0, "scale %s", dtype_name(t));
+			check(memcmp(got, want, 1000 * dtype_size(t)) == 0, "scale %s",
+			      dtype_name(t));
 		} else {
 			check(false, "scale %s: call failed", dtype_name(t));
 		}
@@ -243,7 +244,8 @@ static void test_pattern(struct gpu_stream *s)
 			rc = gpu_memcpy(host, buf[2], n * es, GPU_COPY_D2H);
 		for (size_t i = 0; i < n && !rc; i++) {
 			if (ld(host, i, t) != pattern_value(seed, 2, first + i, mag)) {
-				check(false, "fill %s: element %zu differs from the CPU", dtype_name(t), i);
+				check(false, "fill %s: element %zu differs from the CPU",
+				      dtype_name(t), i);
 				break;
 			}
 		}
@@ -253,10 +255,12 @@ static void test_pattern(struct gpu_stream *s)
 
 			rc = gpu_memcpy_async(acc, buf[0], n * es, GPU_COPY_D2D, s);
 			for (int r = 1; r < R && !rc; r++)
-				rc = gpu_reduce(acc, acc, buf[r], n, t, r == R - 1 ? scale : 1.0, s);
+				rc = gpu_reduce(acc, acc, buf[r], n, t, r == R - 1 ? scale : 1.0,
+						s);
 			if (!rc)
 				rc = gpu_verify(acc, n, t, &v, s, TIMEOUT_MS, &bad, &lowest);
-			check(rc == 0 && bad == 0, "allreduce-like %s %s: rc=%d bad=%llu first=%llu",
+			check(rc == 0 && bad == 0,
+			      "allreduce-like %s %s: rc=%d bad=%llu first=%llu",
 			      dtype_name(t), redop_name(op), rc, (unsigned long long)bad,
 			      (unsigned long long)lowest);
 			/* plant two errors: both counted, the lower index reported */
@@ -268,7 +272,8 @@ static void test_pattern(struct gpu_stream *s)
 				rc = gpu_verify(acc, n, t, &v, s, TIMEOUT_MS, &bad, &lowest);
 			check(rc == 0 && bad == 2 && lowest == 777,
 			      "planted errors %s %s: rc=%d bad=%llu first=%llu", dtype_name(t),
-			      redop_name(op), rc, (unsigned long long)bad, (unsigned long long)lowest);
+			      redop_name(op), rc, (unsigned long long)bad,
+			      (unsigned long long)lowest);
 		}
 	}
 	printf("fill/verify: %s\n", failures == before ? "ok" : "FAILED");
@@ -368,8 +373,8 @@ static void test_spin_and_waits(struct gpu_stream *s, int sms)
 			rc = gpu_event_sync(e1, TIMEOUT_MS);
 		if (!rc)
 			rc = gpu_event_elapsed_ms(e0, e1, &ms);
-		check(rc == 0 && fabs(ms - want) <= 0.1 * want, "spin %.1f ms: measured %.3f ms rc=%d",
-		      want, ms, rc);
+		check(rc == 0 && fabs(ms - want) <= 0.1 * want,
+		      "spin %.1f ms: measured %.3f ms rc=%d", want, ms, rc);
 		printf("spin %.1f ms: measured %.3f ms\n", want, ms);
 	}
 	/* every wait is bounded: a 300 ms spin outlasts a 20 ms wait */

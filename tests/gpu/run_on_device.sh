@@ -38,11 +38,16 @@ fi
 if command -v cuobjdump >/dev/null; then
 	cuobjdump --dump-sass "$bin/gpu_bench" 2>/dev/null | grep -oE '^ +/\*[0-9a-f]+\*/ +[A-Z0-9_.]+' |
 		awk '{print $2}' | sort | uniq -c | sort -rn | head -40 >"$out/sass_hist.txt"
+	cuobjdump --dump-sass "$bin/gpu_bench" 2>/dev/null |
+		grep -oE "Function : [^ ]*gemm[^ ]*|HMMA[.A-Z0-9]*|LDSM[.A-Z0-9]*|HGMMA[.A-Z0-9]*" |
+		uniq -c >"$out/sass_gemm.txt"
 fi
 
 {
 	echo "== gpu_test rc=$test_rc"
 	grep -E "^(FAIL|PASS|SKIP|GPU|gemm|spin|dmabuf|reduce|fill)" "$out/test.log" | tail -40
+	echo "== tensor-core instructions per gemm kernel"
+	cat "$out/sass_gemm.txt" 2>/dev/null | head -24
 	echo "== memcheck"
 	grep -E "ERROR SUMMARY|memcheck rc" "$out/memcheck.log" 2>/dev/null
 	echo "== gpu_bench rc=$bench_rc"
