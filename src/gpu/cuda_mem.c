@@ -1,5 +1,6 @@
 /* CUDA memory, copies, streams and events: thin wrappers that convert errors once. */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #include "gpu/gpu.h"
@@ -153,6 +154,51 @@ int gpu_memset_async(void *p, int byte, size_t bytes, struct gpu_stream *s)
 	e = cudaMemsetAsync(p, byte, bytes, gpu_cu_stream(s));
 	if (e != cudaSuccess)
 		return gpu_err(e, "cudaMemsetAsync", "ptr=%p bytes=%zu", p, bytes);
+	return 0;
+}
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) == GPU_IPC_HANDLE_BYTES, "IPC handle size");
+
+int gpu_ipc_export(void *base, struct gpu_ipc_handle *h)
+{
+	cudaIpcMemHandle_t mh;
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaIpcGetMemHandle(&mh, base);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaIpcGetMemHandle", "ptr=%p", base);
+	memcpy(h->bytes, &mh, sizeof(mh));
+	return 0;
+}
+
+int gpu_ipc_open(const struct gpu_ipc_handle *h, void **ptr)
+{
+	cudaIpcMemHandle_t mh;
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	memcpy(&mh, h->bytes, sizeof(mh));
+	e = cudaIpcOpenMemHandle(ptr, mh, cudaIpcMemLazyEnablePeerAccess);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaIpcOpenMemHandle", "handle of a peer's buffer");
+	return 0;
+}
+
+int gpu_ipc_close(void *ptr)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaIpcCloseMemHandle(ptr);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaIpcCloseMemHandle", "ptr=%p", ptr);
 	return 0;
 }
 

@@ -107,6 +107,21 @@ int gpu_memset_async(void *p GS_UNUSED, int byte GS_UNUSED, size_t bytes GS_UNUS
 	return stub();
 }
 
+int gpu_ipc_export(void *base GS_UNUSED, struct gpu_ipc_handle *h GS_UNUSED)
+{
+	return stub();
+}
+
+int gpu_ipc_open(const struct gpu_ipc_handle *h GS_UNUSED, void **ptr GS_UNUSED)
+{
+	return stub();
+}
+
+int gpu_ipc_close(void *ptr GS_UNUSED)
+{
+	return stub();
+}
+
 struct gpu_stream *gpu_stream_create(bool high_priority GS_UNUSED)
 {
 	stub();

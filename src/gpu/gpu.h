@@ -122,6 +122,22 @@ int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kin
 int gpu_memcpy(void *dst, const void *src, size_t bytes, enum gpu_copy kind);
 int gpu_memset_async(void *p, int byte, size_t bytes, struct gpu_stream *s);
 
+/*
+ * CUDA IPC between processes of one host (the cudaipc transport): export a handle of a
+ * cudaMalloc'd buffer's base, ship its bytes through the bootstrap, open it in the peer.
+ * The opened mapping stays valid until gpu_ipc_close(); the exporter must keep the buffer.
+ */
+#define GPU_IPC_HANDLE_BYTES 64
+
+struct gpu_ipc_handle {
+	unsigned char bytes[GPU_IPC_HANDLE_BYTES]; /* a cudaIpcMemHandle_t, opaque */
+};
+
+int gpu_ipc_export(void *base, struct gpu_ipc_handle *h);
+/* Map a peer's buffer into this process (lazy peer access enabled); *ptr on success. */
+int gpu_ipc_open(const struct gpu_ipc_handle *h, void **ptr);
+int gpu_ipc_close(void *ptr);
+
 /* ---- Streams and events (waits poll with a timeout: every wait is bounded) ---- */
 
 struct gpu_stream *gpu_stream_create(bool high_priority);

@@ -1,7 +1,7 @@
 /*
  * GPU layer tests on a real device: reduce vs a CPU reference bit for bit (every type,
  * op, odd sizes, misaligned offsets, guards), fill/verify, GEMM vs fp64, spin timing,
- * stream timeouts and dma-buf export. Exit 0 pass, 1 fail, 77 skip (no GPU).
+ * stream timeouts, dma-buf and IPC export. Exit 0 pass, 1 fail, 77 skip (no GPU).
  */
 #include <errno.h>
 #include <math.h>
@@ -411,6 +411,23 @@ static void test_dmabuf(const struct gpu_props *p)
 	gpu_free(buf);
 }
 
+/* IPC export of a cudaMalloc'd buffer (opening needs a second process: transport tests). */
+static void test_ipc(void)
+{
+	struct gpu_ipc_handle h, zero;
+	void *buf = gpu_alloc(1 << 20);
+	int rc;
+
+	if (!check(buf != NULL, "ipc: allocation"))
+		return;
+	memset(&h, 0, sizeof(h));
+	memset(&zero, 0, sizeof(zero));
+	rc = gpu_ipc_export(buf, &h);
+	check(rc == 0 && memcmp(&h, &zero, sizeof(h)) != 0, "ipc export: rc=%d", rc);
+	printf("ipc: %s\n", rc == 0 ? "ok (handle exported)" : "FAILED");
+	gpu_free(buf);
+}
+
 /* Run only the parts named on the command line (all when none). */
 static bool want(int argc, char **argv, const char *part)
 {
@@ -463,6 +480,8 @@ int main(int argc, char **argv)
 		test_spin_and_waits(ctx->compute, ctx->props.sm_count);
 	if (want(argc, argv, "dmabuf"))
 		test_dmabuf(&ctx->props);
+	if (want(argc, argv, "ipc"))
+		test_ipc();
 	gpu_close(ctx);
 	printf("%s: %d checks, %d failed\n", failures ? "FAIL" : "PASS", checks, failures);
 	return failures ? 1 : 0;
