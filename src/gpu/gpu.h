@@ -13,6 +13,10 @@
  * naming the CUDA call and the object ("cudaMalloc bytes=1048576: out of memory").
  *
  * Threads: all calls act on the calling thread's current device (gpu_set_device()).
+ *
+ * Fork: the first gpu_* call initialises CUDA (cuInit), which does not survive fork().
+ * A launcher that forks local ranks must not call any gpu_* function, gpu_available()
+ * included, in the parent before forking: each rank probes in its own process.
  */
 #ifndef GS_GPU_GPU_H
 #define GS_GPU_GPU_H
@@ -209,6 +213,8 @@ struct gpu_verify_spec {
 
 /*
  * Compare buf with the expected pattern bit for bit; waits for s (bounded by timeout_ms).
+ * Allocates and frees a 16-byte result buffer (cudaFree synchronises the device): for
+ * verification passes, not inside timed iterations.
  * *mismatches = number of wrong elements, *first_bad = lowest wrong index (UINT64_MAX
  * when none).
  */
@@ -236,7 +242,10 @@ enum gpu_gemm_kind {
 int gpu_gemm_with(enum gpu_gemm_kind kind, void *c, const void *a, const void *b, int m, int n,
 		  int k, struct gpu_stream *s);
 
-/* Occupy every SM for ns nanoseconds (globaltimer), one block per SM of sm_count. */
+/*
+ * Occupy every SM for ns nanoseconds (globaltimer): sm_count blocks of 1024 threads, half
+ * an SM's threads each, so the comm stream's reduce kernels can still run beside it.
+ */
 int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s);
 
 /*
