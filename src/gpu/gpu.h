@@ -1,12 +1,31 @@
 /*
- * GPU layer: device selection, memory, streams and our kernels (the .cu files in kernels/),
- * behind an interface that gpu_stub.c implements when configure finds no CUDA.
+ * GPU layer: device selection, memory, streams, dma-buf export and our kernels
+ * (kernels/, CUDA C++), behind an interface that cuda_stub.c implements when configure
+ * finds no CUDA.
+ *
+ * Availability contract: the binary links cudart statically and loads libcuda.so.1 at
+ * run time. On a node without a driver (or built without CUDA) the first gpu_* call logs
+ * ONE line ("no CUDA driver: GPUs unavailable", or "built without CUDA: ...") and every
+ * gpu_* call returns -ENODEV (-ENOTSUP in a build without CUDA) or NULL; gpu_available()
+ * is then false. Check gpu_available() before asking for a GPU to stay quiet.
+ *
+ * Errors: every cudaError_t is converted once, here, into -errno plus one log line
+ * naming the CUDA call and the object ("cudaMalloc bytes=1048576: out of memory").
+ *
+ * Threads: all calls act on the calling thread's current device (gpu_set_device()).
+ *
+ * Fork: the first gpu_* call initialises CUDA (cuInit), which does not survive fork().
+ * A launcher that forks local ranks must not call any gpu_* function, gpu_available()
+ * included, in the parent before forking: each rank probes in its own process.
  */
 #ifndef GS_GPU_GPU_H
 #define GS_GPU_GPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+
+#include "util/dtype.h"
 
 enum gpu_tristate { GPU_AUTO = 0, GPU_ON, GPU_OFF };
 enum gdr_level { GDR_LOC = 0, GDR_PIX, GDR_PXB, GDR_PHB, GDR_SYS };
@@ -20,5 +39,220 @@ struct gpu_opts {
 	int gdr_read;      /* enum gpu_tristate */
 	int gdr_mode;      /* enum gdr_mode */
 };
+
+#define GPU_DEVICE_NONE (-1)
+
+/* ---- Device selection (select.c: pure, built with or without CUDA) ---- */
+
+/*
+ * Resolve [gpu] device for one local rank among ndev visible devices:
+ *  "auto"      -> local_rank % ndev (-ENODEV when ndev < 1);
+ *  "none"      -> GPU_DEVICE_NONE;
+ *  "2,3,0,1"   -> the entry at local_rank (-ERANGE when the list is shorter, or when
+ *                 the entry is >= ndev and ndev >= 0; pass ndev < 0 to skip that check).
+ * Returns the device index, GPU_DEVICE_NONE, or -EINVAL for a malformed spec (logged).
+ */
+int gpu_pick_device(const char *spec, int local_rank, int ndev);
+
+/* ---- Devices ---- */
+
+struct gpu_props {
+	int index;
+	char name[96];
+	char pci_bus_id[16];     /* "0000:3b:00.0", lower case, as sysfs names it (topo/) */
+	int sm_count;
+	int cc_major, cc_minor;
+	uint64_t mem_total;      /* bytes */
+	uint64_t l2_bytes;
+	bool dmabuf_supported;   /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
+	bool gdr_supported;      /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED */
+};
+
+/* A driver is loaded and at least one device is visible. Logs once when not. */
+bool gpu_available(void);
+int gpu_device_count(int *count);
+int gpu_set_device(int dev);
+int gpu_get_props(int dev, struct gpu_props *p);
+
+struct gpu_stream; /* a cudaStream_t */
+struct gpu_event;  /* a cudaEvent_t */
+
+/*
+ * One rank's GPU: the selected device, its properties and two streams. comm runs the
+ * collective's reduce kernels and copies at high priority; compute runs the synthetic
+ * backward pass (gemm/spin). Owned by the caller of gpu_open(), freed by gpu_close().
+ */
+struct gpu_ctx {
+	int dev;
+	struct gpu_props props;
+	struct gpu_stream *comm;
+	struct gpu_stream *compute;
+};
+
+/*
+ * Select the device for local_rank (gpu_pick_device), make it current, read its
+ * properties and create the two streams. Returns int rather than a pointer because
+ * callers must tell "no GPU here" (-ENODEV, -ENOTSUP; also for device = none) from a
+ * failure. *out is set only on success.
+ */
+int gpu_open(const struct gpu_opts *o, int local_rank, struct gpu_ctx **out);
+void gpu_close(struct gpu_ctx *ctx);
+
+/* ---- Memory ---- */
+
+/* Device memory (cudaMalloc); NULL on failure (logged). */
+void *gpu_alloc(size_t bytes);
+void gpu_free(void *p);
+/* Pinned, portable host memory (cudaHostAlloc): pages are touched and locked here. */
+void *gpu_host_alloc(size_t bytes);
+void gpu_host_free(void *p);
+/* Pin existing host memory for async copies; unregister before freeing it. */
+int gpu_host_register(void *p, size_t bytes);
+int gpu_host_unregister(void *p);
+/* Is p device memory (cudaMalloc'd or managed)? false for host memory or without a GPU. */
+bool gpu_is_device_ptr(const void *p);
+
+enum gpu_copy {
+	GPU_COPY_H2D = 0,
+	GPU_COPY_D2H,
+	GPU_COPY_D2D,
+	GPU_COPY_DEFAULT, /* inferred from the pointers (unified addressing) */
+};
+
+/* Enqueue a copy on s (NULL = the legacy default stream); host memory should be pinned. */
+int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
+		     struct gpu_stream *s);
+/* Blocking copy (setup and tests only: it synchronises the device). */
+int gpu_memcpy(void *dst, const void *src, size_t bytes, enum gpu_copy kind);
+int gpu_memset_async(void *p, int byte, size_t bytes, struct gpu_stream *s);
+
+/*
+ * CUDA IPC between processes of one host (the cudaipc transport): export a handle of a
+ * cudaMalloc'd buffer's base, ship its bytes through the bootstrap, open it in the peer.
+ * The opened mapping stays valid until gpu_ipc_close(); the exporter must keep the buffer.
+ */
+#define GPU_IPC_HANDLE_BYTES 64
+
+struct gpu_ipc_handle {
+	unsigned char bytes[GPU_IPC_HANDLE_BYTES]; /* a cudaIpcMemHandle_t, opaque */
+};
+
+int gpu_ipc_export(void *base, struct gpu_ipc_handle *h);
+/* Map a peer's buffer into this process (lazy peer access enabled); *ptr on success. */
+int gpu_ipc_open(const struct gpu_ipc_handle *h, void **ptr);
+int gpu_ipc_close(void *ptr);
+
+/* ---- Streams and events (waits poll with a timeout: every wait is bounded) ---- */
+
+struct gpu_stream *gpu_stream_create(bool high_priority);
+void gpu_stream_destroy(struct gpu_stream *s);
+/* 0 when all work on s is done, -EBUSY while some is pending. */
+int gpu_stream_query(struct gpu_stream *s);
+/* Wait for s to drain; -ETIMEDOUT after timeout_ms (logged). */
+int gpu_stream_sync(struct gpu_stream *s, int timeout_ms);
+int gpu_stream_wait_event(struct gpu_stream *s, struct gpu_event *e);
+
+struct gpu_event *gpu_event_create(bool timing);
+void gpu_event_destroy(struct gpu_event *e);
+int gpu_event_record(struct gpu_event *e, struct gpu_stream *s);
+/* 0 when the work before the record is done, -EBUSY before. */
+int gpu_event_query(struct gpu_event *e);
+int gpu_event_sync(struct gpu_event *e, int timeout_ms);
+/* Milliseconds between two completed timing events. */
+int gpu_event_elapsed_ms(struct gpu_event *start, struct gpu_event *end, double *ms);
+
+/* ---- dma-buf export of device memory (GPUDirect RDMA without nvidia-peermem) ---- */
+
+/*
+ * The exported range covers [ptr, ptr + bytes) rounded out to host pages, as NCCL does:
+ * base = ptr rounded down, len = the page-rounded length, offset = ptr - base.
+ * Register it with ibv_reg_dmabuf_mr(pd, 0, len, (uintptr_t)base, fd, access): the MR's
+ * iova equals the device virtual address, so ptr's data is at iova base + offset.
+ * The caller owns fd and closes it with gpu_dmabuf_close() after deregistering the MR.
+ */
+struct gpu_dmabuf {
+	int fd;
+	uint64_t offset;
+	uint64_t len;
+	void *base;
+};
+
+/* -ENOTSUP (logged with the reason) when the device or driver cannot export dma-bufs. */
+int gpu_dmabuf_export(const void *ptr, size_t bytes, struct gpu_dmabuf *out);
+void gpu_dmabuf_close(struct gpu_dmabuf *d);
+
+/* ---- Kernels (kernels/); all enqueue on s and return without waiting ---- */
+
+/*
+ * dst[i] = round_T((a[i] + b[i]) * scale), for count elements of type t. The add and the
+ * multiply run in f32 (f64 for DT_F64) with IEEE round-to-nearest, and the result is
+ * rounded once to T; scale == 1 skips the multiply, so a sum is exactly IEEE's. In place
+ * (dst == a) is allowed; other overlaps are not. Any alignment and count (16-byte
+ * vectors when the three pointers share alignment). Avg (REDOP_AVG) is a sum with
+ * scale = 1.0 / nranks on the last reduction of each element; the CPU path must use the
+ * same formula to be bit-identical: (float)a + (float)b, then * (float)scale, then round.
+ */
+int gpu_reduce(void *dst, const void *a, const void *b, size_t count, enum dtype t, double scale,
+	       struct gpu_stream *s);
+/* buf[i] = round_T(buf[i] * scale): an avg's final division when no reduce step is left. */
+int gpu_scale(void *buf, size_t count, enum dtype t, double scale, struct gpu_stream *s);
+
+/* buf[i] = pattern_value(seed, rank, first + i, mag) (util/pattern.h), as type t. */
+int gpu_fill(void *buf, size_t count, enum dtype t, uint64_t seed, int rank, uint64_t first,
+	     int32_t mag, struct gpu_stream *s);
+
+/* What gpu_verify() expects and what it found. */
+struct gpu_verify_spec {
+	uint64_t seed;
+	int rank0;        /* expected = sum of ranks [rank0, rank0 + nranks) of the pattern */
+	int nranks;       /* 1 and rank0 = rank checks a gpu_fill() */
+	uint64_t first;   /* pattern index of buf[0] */
+	int32_t mag;
+	double scale;     /* 1.0 for sum, 1.0 / nranks for avg (as gpu_reduce's scale) */
+};
+
+/*
+ * Compare buf with the expected pattern bit for bit; waits for s (bounded by timeout_ms).
+ * Allocates and frees a 16-byte result buffer (cudaFree synchronises the device): for
+ * verification passes, not inside timed iterations.
+ * *mismatches = number of wrong elements, *first_bad = lowest wrong index (UINT64_MAX
+ * when none).
+ */
+int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_verify_spec *v,
+	       struct gpu_stream *s, int timeout_ms, uint64_t *mismatches, uint64_t *first_bad);
+
+/*
+ * C = A * B with bf16 A (m x k, row-major), B (k x n, row-major), fp32 accumulation and
+ * bf16 C (m x n, row-major): our tensor-core GEMM (128x128 tiles, mma.sync, cp.async
+ * pipeline; about 350-370 TFLOP/s on an H200 at 4096^3-8192^3, see gpu_bench).
+ * n and k must be multiples of 8 and the pointers 16-byte aligned (-EINVAL otherwise):
+ * callers size synthetic layers up to that. 2*m*n*k FLOP.
+ */
+int gpu_gemm(void *c, const void *a, const void *b, int m, int n, int k, struct gpu_stream *s);
+
+enum gpu_gemm_kind {
+	GPU_GEMM_DEFAULT = 0, /* what gpu_gemm() runs: GPU_GEMM_MMA_K64, the fastest measured */
+	GPU_GEMM_MMA,         /* mma.sync m16n8k16 + ldmatrix, 4 warps of 64x64, BK 32 x 4 stages */
+	GPU_GEMM_MMA_K64,     /* the same with BK 64 x 3 stages: half the barriers per FLOP */
+	GPU_GEMM_WMMA,        /* WMMA 16x16x16, 8 warps of 64x32 (simple reference) */
+	GPU_GEMM_KIND_COUNT,
+};
+
+/* gpu_gemm() with an explicit kernel: tests and benchmarks compare them. */
+int gpu_gemm_with(enum gpu_gemm_kind kind, void *c, const void *a, const void *b, int m, int n,
+		  int k, struct gpu_stream *s);
+
+/*
+ * Occupy every SM for ns nanoseconds (globaltimer): sm_count blocks of 1024 threads, half
+ * an SM's threads each, so the comm stream's reduce kernels can still run beside it.
+ */
+int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s);
+
+/*
+ * Run gpu_gemm at a few large sizes (4096^3, 8192^3) on s and return the best achieved
+ * TFLOP/s: the workload's compute model uses it when gpu_tflops is 0. Allocates and
+ * frees ~400 MiB; takes about a second. Waits bounded by timeout_ms.
+ */
+int gpu_calibrate(struct gpu_stream *s, int timeout_ms, double *tflops);
 
 #endif

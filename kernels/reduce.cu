@@ -1,0 +1,150 @@
+/*
+ * Reduction kernels of the collective: dst = round_T((a + b) * scale) and
+ * buf = round_T(buf * scale), grid-stride, 16-byte vectors when the pointers share
+ * alignment (scalar head up to dst's 16-byte boundary, scalar tail), else scalar.
+ */
+#include "common.cuh"
+
+extern "C" {
+#include "gpu/kernels.h"
+#include "util/dtype.h"
+}
+
+#define RED_THREADS 256
+#define RED_UNROLL 4
+
+/* NSRC 2: x op y; NSRC 1: x * scale. SCALE: multiply after the add (avg's last step). */
+template <typename T, int NSRC, bool SCALE>
+static __device__ __forceinline__ T op1(T x, T y, typename elem<T>::acc s)
+{
+	typename elem<T>::acc r = elem<T>::ld(x);
+
+	if (NSRC == 2)
+		r = ieee_add(r, elem<T>::ld(y));
+	if (SCALE)
+		r = ieee_mul(r, s);
+	return elem<T>::st(r);
+}
+
+template <typename T, int NSRC, bool SCALE>
+static __device__ __forceinline__ uint4 opv(uint4 x, uint4 y, typename elem<T>::acc s)
+{
+	union {
+		uint4 v;
+		T e[16 / sizeof(T)];
+	} ux, uy;
+
+	ux.v = x;
+	uy.v = y;
+#pragma unroll
+	for (int k = 0; k < (int)(16 / sizeof(T)); k++)
+		ux.e[k] = op1<T, NSRC, SCALE>(ux.e[k], uy.e[k], s);
+	return ux.v;
+}
+
+/* head: elements before dst's 16-byte boundary; vec: use 16-byte vectors after it. */
+template <typename T, int NSRC, bool SCALE>
+__global__ void __launch_bounds__(RED_THREADS)
+k_reduce(T *dst, const T *a, const T *b, size_t count, size_t head, bool vec,
+	 typename elem<T>::acc s)
+{
+	const size_t per = 16 / sizeof(T);
+	size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t nvec = vec ? (count - head) / per : 0;
+	size_t i;
+
+	if (!vec)
+		head = 0;
+	if (tid < head)
+		dst[tid] = op1<T, NSRC, SCALE>(a[tid], NSRC == 2 ? b[tid] : a[tid], s);
+	if (nvec) {
+		uint4 *vd = (uint4 *)(dst + head);
+		const uint4 *va = (const uint4 *)(a + head);
+		const uint4 *vb = (const uint4 *)((NSRC == 2 ? b : a) + head);
+
+		/* several independent 16-byte loads in flight before the first use */
+		for (i = tid; i + (RED_UNROLL - 1) * stride < nvec; i += RED_UNROLL * stride) {
+			uint4 x[RED_UNROLL], y[RED_UNROLL];
+
+#pragma unroll
+			for (int u = 0; u < RED_UNROLL; u++) {
+				x[u] = __ldcs(va + i + u * stride);
+				if (NSRC == 2)
+					y[u] = __ldcs(vb + i + u * stride);
+				else
+					y[u] = x[u];
+			}
+#pragma unroll
+			for (int u = 0; u < RED_UNROLL; u++)
+				__stcs(vd + i + u * stride, opv<T, NSRC, SCALE>(x[u], y[u], s));
+		}
+		for (; i < nvec; i += stride)
+			vd[i] = opv<T, NSRC, SCALE>(va[i], NSRC == 2 ? vb[i] : va[i], s);
+	}
+	for (i = head + nvec * per + tid; i < count; i += stride)
+		dst[i] = op1<T, NSRC, SCALE>(a[i], NSRC == 2 ? b[i] : a[i], s);
+}
+
+template <typename T, int NSRC>
+static int launch(void *dst, const void *a, const void *b, size_t count, double scale,
+		  cudaStream_t st)
+{
+	uintptr_t d = (uintptr_t)dst, pa = (uintptr_t)a, pb = (uintptr_t)(NSRC == 2 ? b : a);
+	bool vec = (d % 16) == (pa % 16) && (d % 16) == (pb % 16);
+	size_t head = vec ? ((16 - d % 16) % 16) / sizeof(T) : 0;
+	size_t work, blocks;
+	int max_blocks = gsk_sm_count() * 8;
+
+	if (count == 0)
+		return cudaSuccess;
+	if (head > count)
+		head = count;
+	work = vec ? (count - head) / (16 / sizeof(T)) / RED_UNROLL : count;
+	if (work < head)
+		work = head;
+	blocks = (work + RED_THREADS - 1) / RED_THREADS;
+	if (blocks < 1)
+		blocks = 1;
+	if (blocks > (size_t)max_blocks)
+		blocks = (size_t)max_blocks;
+	typename elem<T>::acc s = (typename elem<T>::acc)scale;
+	if (scale == 1.0)
+		k_reduce<T, NSRC, false><<<(unsigned int)blocks, RED_THREADS, 0, st>>>(
+			(T *)dst, (const T *)a, (const T *)b, count, head, vec, s);
+	else
+		k_reduce<T, NSRC, true><<<(unsigned int)blocks, RED_THREADS, 0, st>>>(
+			(T *)dst, (const T *)a, (const T *)b, count, head, vec, s);
+	return (int)cudaGetLastError();
+}
+
+template <int NSRC>
+static int dispatch(void *dst, const void *a, const void *b, size_t count, int dtype,
+		    double scale, void *stream)
+{
+	cudaStream_t st = (cudaStream_t)stream;
+
+	switch (dtype) {
+	case DT_F32:
+		return launch<float, NSRC>(dst, a, b, count, scale, st);
+	case DT_F16:
+		return launch<__half, NSRC>(dst, a, b, count, scale, st);
+	case DT_BF16:
+		return launch<__nv_bfloat16, NSRC>(dst, a, b, count, scale, st);
+	case DT_F64:
+		return launch<double, NSRC>(dst, a, b, count, scale, st);
+	default:
+		return (int)cudaErrorInvalidValue;
+	}
+}
+
+extern "C" int gsk_reduce(void *dst, const void *a, const void *b, size_t count, int dtype,
+			  double scale, void *stream)
+{
+	return dispatch<2>(dst, a, b, count, dtype, scale, stream);
+}
+
+extern "C" int gsk_scale(void *buf, size_t count, int dtype, double scale, void *stream)
+{
+	return dispatch<1>(buf, buf, buf, count, dtype, scale, stream);
+}

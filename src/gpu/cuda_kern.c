@@ -1,0 +1,204 @@
+/* Public entry points of our kernels: argument checks, error conversion, calibration. */
+#include <errno.h>
+#include <stdint.h>
+
+#include "gpu/gpu.h"
+#include "gpu/cuda_priv.h"
+#include "gpu/kernels.h"
+#include "util/log.h"
+#include "util/pattern.h"
+
+static bool elem_aligned(const void *p, enum dtype t)
+{
+	return ((uintptr_t)p % dtype_size(t)) == 0;
+}
+
+static int kcheck(int cuda_rc, const char *call, const char *what, size_t count, enum dtype t)
+{
+	if (cuda_rc == 0)
+		return 0;
+	return gpu_err((cudaError_t)cuda_rc, call, "%s count=%zu dtype=%s", what, count,
+		       (unsigned int)t < DT_COUNT ? dtype_name(t) : "?");
+}
+
+int gpu_reduce(void *dst, const void *a, const void *b, size_t count, enum dtype t, double scale,
+	       struct gpu_stream *s)
+{
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if ((unsigned int)t >= DT_COUNT || !elem_aligned(dst, t) || !elem_aligned(a, t) ||
+	    !elem_aligned(b, t)) {
+		log_err(LOG_GPU, "gpu_reduce dst=%p a=%p b=%p: bad dtype or misaligned element",
+			dst, a, b);
+		return -EINVAL;
+	}
+	return kcheck(gsk_reduce(dst, a, b, count, t, scale, s), "gsk_reduce", "launch", count, t);
+}
+
+int gpu_scale(void *buf, size_t count, enum dtype t, double scale, struct gpu_stream *s)
+{
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if ((unsigned int)t >= DT_COUNT || !elem_aligned(buf, t))
+		return -EINVAL;
+	return kcheck(gsk_scale(buf, count, t, scale, s), "gsk_scale", "launch", count, t);
+}
+
+int gpu_fill(void *buf, size_t count, enum dtype t, uint64_t seed, int rank, uint64_t first,
+	     int32_t mag, struct gpu_stream *s)
+{
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if ((unsigned int)t >= DT_COUNT || !elem_aligned(buf, t) || mag < 1)
+		return -EINVAL;
+	return kcheck(gsk_fill(buf, count, t, seed, rank, first, mag, s), "gsk_fill", "launch",
+		      count, t);
+}
+
+int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_verify_spec *v,
+	       struct gpu_stream *s, int timeout_ms, uint64_t *mismatches, uint64_t *first_bad)
+{
+	static const unsigned long long init[2] = { 0, ~0ull };
+	unsigned long long res[2];
+	unsigned long long *dres;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if ((unsigned int)t >= DT_COUNT || !elem_aligned(buf, t) || v->mag < 1 || v->nranks < 1)
+		return -EINVAL;
+	dres = gpu_alloc(sizeof(res));
+	if (!dres)
+		return -ENOMEM;
+	rc = gpu_memcpy_async(dres, init, sizeof(init), GPU_COPY_H2D, s);
+	if (rc)
+		goto out_free;
+	rc = kcheck(gsk_verify(buf, count, t, v->seed, v->rank0, v->nranks, v->first, v->mag,
+			       v->scale, dres, s),
+		    "gsk_verify", "launch", count, t);
+	if (rc)
+		goto out_free;
+	rc = gpu_memcpy_async(res, dres, sizeof(res), GPU_COPY_D2H, s);
+	if (rc)
+		goto out_free;
+	rc = gpu_stream_sync(s, timeout_ms);
+	if (rc)
+		goto out_free;
+	*mismatches = res[0];
+	*first_bad = res[1];
+out_free:
+	gpu_free(dres);
+	return rc;
+}
+
+int gpu_gemm_with(enum gpu_gemm_kind kind, void *c, const void *a, const void *b, int m, int n,
+		  int k, struct gpu_stream *s)
+{
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if ((unsigned int)kind >= GPU_GEMM_KIND_COUNT || m < 1 || n < 1 || k < 1 || n % 8 ||
+	    k % 8 || ((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) % 16) {
+		log_err(LOG_GPU, "gpu_gemm kind=%d m=%d n=%d k=%d: n and k must be multiples of 8, "
+			"pointers 16-byte aligned", kind, m, n, k);
+		return -EINVAL;
+	}
+	if (kind == GPU_GEMM_WMMA)
+		rc = gsk_gemm_bf16_wmma(c, a, b, m, n, k, s);
+	else
+		rc = gsk_gemm_bf16_mma(c, a, b, m, n, k, kind == GPU_GEMM_MMA ? 32 : 64, s);
+	if (rc)
+		return gpu_err((cudaError_t)rc, "gsk_gemm_bf16", "kind=%d m=%d n=%d k=%d", kind,
+			       m, n, k);
+	return 0;
+}
+
+int gpu_gemm(void *c, const void *a, const void *b, int m, int n, int k, struct gpu_stream *s)
+{
+	return gpu_gemm_with(GPU_GEMM_DEFAULT, c, a, b, m, n, k, s);
+}
+
+int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s)
+{
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	rc = gsk_spin(ns, sm_count, s);
+	if (rc)
+		return gpu_err((cudaError_t)rc, "gsk_spin", "ns=%llu blocks=%d",
+			       (unsigned long long)ns, sm_count);
+	return 0;
+}
+
+/* Best TFLOP/s of reps products of size^3 after one warm-up. */
+static int time_gemm(void *c, const void *a, const void *b, int size, int reps,
+		     struct gpu_stream *s, int timeout_ms, double *tflops)
+{
+	struct gpu_event *e0 = gpu_event_create(true), *e1 = gpu_event_create(true);
+	double ms, best = 0;
+	int rc = -ENOMEM;
+
+	if (!e0 || !e1)
+		goto out_events;
+	rc = gpu_gemm(c, a, b, size, size, size, s);
+	for (int i = 0; i < reps && !rc; i++) {
+		rc = gpu_event_record(e0, s);
+		if (!rc)
+			rc = gpu_gemm(c, a, b, size, size, size, s);
+		if (!rc)
+			rc = gpu_event_record(e1, s);
+		if (!rc)
+			rc = gpu_event_sync(e1, timeout_ms);
+		if (!rc)
+			rc = gpu_event_elapsed_ms(e0, e1, &ms);
+		if (!rc && ms > 0) {
+			double t = 2.0 * size * size * (double)size / (ms * 1e-3) / 1e12;
+
+			best = t > best ? t : best;
+		}
+	}
+	*tflops = best;
+out_events:
+	gpu_event_destroy(e1);
+	gpu_event_destroy(e0);
+	return rc;
+}
+
+int gpu_calibrate(struct gpu_stream *s, int timeout_ms, double *tflops)
+{
+	static const int sizes[] = { 4096, 8192 };
+	const int max = 8192;
+	size_t elems = (size_t)max * max;
+	void *a, *b, *c;
+	double best = 0, t = 0;
+	int rc = -ENOMEM;
+
+	a = gpu_alloc(elems * 2);
+	b = gpu_alloc(elems * 2);
+	c = gpu_alloc(elems * 2);
+	if (!a || !b || !c)
+		goto out_free;
+	/* small integers: products and sums are exact, and no denormal slow paths */
+	rc = gpu_fill(a, elems, DT_BF16, 1, 0, 0, 4, s);
+	if (!rc)
+		rc = gpu_fill(b, elems, DT_BF16, 1, 1, 0, 4, s);
+	for (size_t i = 0; i < ARRAY_SIZE(sizes) && !rc; i++) {
+		rc = time_gemm(c, a, b, sizes[i], 3, s, timeout_ms, &t);
+		best = t > best ? t : best;
+	}
+	if (!rc)
+		*tflops = best;
+out_free:
+	gpu_free(c);
+	gpu_free(b);
+	gpu_free(a);
+	return rc;
+}

@@ -1,0 +1,377 @@
+/* CUDA memory, copies, streams and events: thin wrappers that convert errors once. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/gpu.h"
+#include "gpu/cuda_priv.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+static const enum cudaMemcpyKind copy_kinds[] = {
+	[GPU_COPY_H2D] = cudaMemcpyHostToDevice,
+	[GPU_COPY_D2H] = cudaMemcpyDeviceToHost,
+	[GPU_COPY_D2D] = cudaMemcpyDeviceToDevice,
+	[GPU_COPY_DEFAULT] = cudaMemcpyDefault,
+};
+
+static const char *const copy_names[] = {
+	[GPU_COPY_H2D] = "H2D",
+	[GPU_COPY_D2H] = "D2H",
+	[GPU_COPY_D2D] = "D2D",
+	[GPU_COPY_DEFAULT] = "default",
+};
+
+void *gpu_alloc(size_t bytes)
+{
+	void *p = NULL;
+	cudaError_t e;
+
+	if (gpu_probe())
+		return NULL;
+	e = cudaMalloc(&p, bytes);
+	if (e != cudaSuccess) {
+		gpu_err(e, "cudaMalloc", "bytes=%zu", bytes);
+		return NULL;
+	}
+	return p;
+}
+
+void gpu_free(void *p)
+{
+	cudaError_t e;
+
+	if (!p || gpu_probe())
+		return;
+	e = cudaFree(p);
+	if (e != cudaSuccess)
+		gpu_err(e, "cudaFree", "ptr=%p", p);
+}
+
+void *gpu_host_alloc(size_t bytes)
+{
+	void *p = NULL;
+	cudaError_t e;
+
+	if (gpu_probe())
+		return NULL;
+	e = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
+	if (e != cudaSuccess) {
+		gpu_err(e, "cudaHostAlloc", "bytes=%zu", bytes);
+		return NULL;
+	}
+	return p;
+}
+
+void gpu_host_free(void *p)
+{
+	cudaError_t e;
+
+	if (!p || gpu_probe())
+		return;
+	e = cudaFreeHost(p);
+	if (e != cudaSuccess)
+		gpu_err(e, "cudaFreeHost", "ptr=%p", p);
+}
+
+int gpu_host_register(void *p, size_t bytes)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaHostRegister", "ptr=%p bytes=%zu", p, bytes);
+	return 0;
+}
+
+int gpu_host_unregister(void *p)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaHostUnregister(p);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaHostUnregister", "ptr=%p", p);
+	return 0;
+}
+
+bool gpu_is_device_ptr(const void *p)
+{
+	struct cudaPointerAttributes a;
+
+	if (gpu_probe() || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		cudaGetLastError(); /* a host pointer is an answer, not a sticky error */
+		return false;
+	}
+	return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
+		     struct gpu_stream *s)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if ((unsigned int)kind > GPU_COPY_DEFAULT)
+		return -EINVAL;
+	e = cudaMemcpyAsync(dst, src, bytes, copy_kinds[kind], gpu_cu_stream(s));
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaMemcpyAsync", "%s dst=%p src=%p bytes=%zu",
+			       copy_names[kind], dst, src, bytes);
+	return 0;
+}
+
+int gpu_memcpy(void *dst, const void *src, size_t bytes, enum gpu_copy kind)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if ((unsigned int)kind > GPU_COPY_DEFAULT)
+		return -EINVAL;
+	e = cudaMemcpy(dst, src, bytes, copy_kinds[kind]);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaMemcpy", "%s dst=%p src=%p bytes=%zu", copy_names[kind],
+			       dst, src, bytes);
+	return 0;
+}
+
+int gpu_memset_async(void *p, int byte, size_t bytes, struct gpu_stream *s)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaMemsetAsync(p, byte, bytes, gpu_cu_stream(s));
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaMemsetAsync", "ptr=%p bytes=%zu", p, bytes);
+	return 0;
+}
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) == GPU_IPC_HANDLE_BYTES, "IPC handle size");
+
+int gpu_ipc_export(void *base, struct gpu_ipc_handle *h)
+{
+	cudaIpcMemHandle_t mh;
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaIpcGetMemHandle(&mh, base);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaIpcGetMemHandle", "ptr=%p", base);
+	memcpy(h->bytes, &mh, sizeof(mh));
+	return 0;
+}
+
+int gpu_ipc_open(const struct gpu_ipc_handle *h, void **ptr)
+{
+	cudaIpcMemHandle_t mh;
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	memcpy(&mh, h->bytes, sizeof(mh));
+	e = cudaIpcOpenMemHandle(ptr, mh, cudaIpcMemLazyEnablePeerAccess);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaIpcOpenMemHandle", "handle of a peer's buffer");
+	return 0;
+}
+
+int gpu_ipc_close(void *ptr)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaIpcCloseMemHandle(ptr);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaIpcCloseMemHandle", "ptr=%p", ptr);
+	return 0;
+}
+
+struct gpu_stream *gpu_stream_create(bool high_priority)
+{
+	cudaStream_t st;
+	cudaError_t e;
+	int lo, hi;
+
+	if (gpu_probe())
+		return NULL;
+	e = cudaDeviceGetStreamPriorityRange(&lo, &hi);
+	if (e != cudaSuccess) {
+		gpu_err(e, "cudaDeviceGetStreamPriorityRange", "high=%d", high_priority);
+		return NULL;
+	}
+	e = cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, high_priority ? hi : lo);
+	if (e != cudaSuccess) {
+		gpu_err(e, "cudaStreamCreateWithPriority", "high=%d", high_priority);
+		return NULL;
+	}
+	return (struct gpu_stream *)st;
+}
+
+void gpu_stream_destroy(struct gpu_stream *s)
+{
+	cudaError_t e;
+
+	if (!s || gpu_probe())
+		return;
+	e = cudaStreamDestroy(gpu_cu_stream(s));
+	if (e != cudaSuccess)
+		gpu_err(e, "cudaStreamDestroy", "stream=%p", (void *)s);
+}
+
+int gpu_stream_query(struct gpu_stream *s)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaStreamQuery(gpu_cu_stream(s));
+	if (e == cudaSuccess)
+		return 0;
+	if (e == cudaErrorNotReady)
+		return -EBUSY;
+	return gpu_err(e, "cudaStreamQuery", "stream=%p", (void *)s);
+}
+
+/* Poll until done: spin briefly for short waits, then back off with 20 us sleeps. */
+static int wait_poll(int (*query)(void *), void *obj, int timeout_ms, const char *what)
+{
+	uint64_t start = time_now_ns();
+	uint64_t limit = (uint64_t)timeout_ms * 1000000ull;
+	struct timespec nap = { 0, 20000 };
+	int rc;
+
+	for (;;) {
+		rc = query(obj);
+		if (rc != -EBUSY)
+			return rc;
+		uint64_t el = time_now_ns() - start;
+
+		if (el > limit) {
+			log_err(LOG_GPU, "%s %p: not done after %d ms", what, obj, timeout_ms);
+			return -ETIMEDOUT;
+		}
+		if (el > 200000)
+			nanosleep(&nap, NULL);
+	}
+}
+
+static int stream_query_cb(void *obj)
+{
+	return gpu_stream_query(obj);
+}
+
+static int event_query_cb(void *obj)
+{
+	return gpu_event_query(obj);
+}
+
+int gpu_stream_sync(struct gpu_stream *s, int timeout_ms)
+{
+	return wait_poll(stream_query_cb, s, timeout_ms, "gpu_stream_sync stream");
+}
+
+int gpu_stream_wait_event(struct gpu_stream *s, struct gpu_event *ev)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaStreamWaitEvent(gpu_cu_stream(s), (cudaEvent_t)ev, 0);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaStreamWaitEvent", "stream=%p event=%p", (void *)s,
+			       (void *)ev);
+	return 0;
+}
+
+struct gpu_event *gpu_event_create(bool timing)
+{
+	cudaEvent_t ev;
+	cudaError_t e;
+
+	if (gpu_probe())
+		return NULL;
+	e = cudaEventCreateWithFlags(&ev, timing ? cudaEventDefault : cudaEventDisableTiming);
+	if (e != cudaSuccess) {
+		gpu_err(e, "cudaEventCreateWithFlags", "timing=%d", timing);
+		return NULL;
+	}
+	return (struct gpu_event *)ev;
+}
+
+void gpu_event_destroy(struct gpu_event *ev)
+{
+	cudaError_t e;
+
+	if (!ev || gpu_probe())
+		return;
+	e = cudaEventDestroy((cudaEvent_t)ev);
+	if (e != cudaSuccess)
+		gpu_err(e, "cudaEventDestroy", "event=%p", (void *)ev);
+}
+
+int gpu_event_record(struct gpu_event *ev, struct gpu_stream *s)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaEventRecord((cudaEvent_t)ev, gpu_cu_stream(s));
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaEventRecord", "event=%p stream=%p", (void *)ev, (void *)s);
+	return 0;
+}
+
+int gpu_event_query(struct gpu_event *ev)
+{
+	cudaError_t e;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaEventQuery((cudaEvent_t)ev);
+	if (e == cudaSuccess)
+		return 0;
+	if (e == cudaErrorNotReady)
+		return -EBUSY;
+	return gpu_err(e, "cudaEventQuery", "event=%p", (void *)ev);
+}
+
+int gpu_event_sync(struct gpu_event *ev, int timeout_ms)
+{
+	return wait_poll(event_query_cb, ev, timeout_ms, "gpu_event_sync event");
+}
+
+int gpu_event_elapsed_ms(struct gpu_event *start, struct gpu_event *end, double *ms)
+{
+	cudaError_t e;
+	float f;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	e = cudaEventElapsedTime(&f, (cudaEvent_t)start, (cudaEvent_t)end);
+	if (e != cudaSuccess)
+		return gpu_err(e, "cudaEventElapsedTime", "start=%p end=%p", (void *)start,
+			       (void *)end);
+	*ms = f;
+	return 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * Launchers of the CUDA kernels in kernels/, called only by src/gpu/cuda_kern.c. Each enqueues on
+ * stream (a cudaStream_t passed as void *) and returns the cudaError_t of the launch as
+ * an int (0 = cudaSuccess) without logging: cuda_kern.c converts it once.
+ * Argument contracts are those of the gpu_* wrappers in gpu/gpu.h.
+ */
+#ifndef GS_GPU_KERNELS_H
+#define GS_GPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dtype: enum dtype (util/dtype.h). */
+int gsk_reduce(void *dst, const void *a, const void *b, size_t count, int dtype, double scale,
+	       void *stream);
+int gsk_scale(void *buf, size_t count, int dtype, double scale, void *stream);
+
+int gsk_fill(void *buf, size_t count, int dtype, uint64_t seed, int rank, uint64_t first,
+	     int32_t mag, void *stream);
+/* res[0] += mismatches, res[1] = min(res[1], first wrong index): device memory, preset. */
+int gsk_verify(const void *buf, size_t count, int dtype, uint64_t seed, int rank0, int nranks,
+	       uint64_t first, int32_t mag, double scale, unsigned long long *res, void *stream);
+
+/* bk: 32 (4 stages) or 64 (3 stages) */
+int gsk_gemm_bf16_mma(void *c, const void *a, const void *b, int m, int n, int k, int bk,
+		      void *stream);
+int gsk_gemm_bf16_wmma(void *c, const void *a, const void *b, int m, int n, int k, void *stream);
+
+int gsk_spin(uint64_t ns, int blocks, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
