@@ -20,6 +20,7 @@ static const struct verb verbs[] = {
 	{ "topo", cmd_topo, "GPUs, RDMA NICs, NUMA nodes and their PCIe path classes" },
 	{ "report", cmd_report, "compare runs: tables, Markdown, CSV, HTML with charts" },
 	{ "keys", cmd_keys, "reference of every experiment key (section, type, default, range, help)" },
+	{ "gpu", cmd_gpu, "GPUs of this node: name, PCI bus, SMs, memory, dma-buf/GDR; --calibrate" },
 	{ "rendezvous", cmd_rendezvous, "check every rank reaches rank 0: who runs where, bootstrap latency" },
 	{ "version", cmd_version, "version, commit, compiler, CUDA and verbs support" },
 };
