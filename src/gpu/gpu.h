@@ -1,5 +1,5 @@
 /*
- * GPU layer: device selection, memory, streams and our kernels (kernels/*.cu),
+ * GPU layer: device selection, memory, streams and our kernels (the .cu files in kernels/),
  * behind an interface that gpu_stub.c implements when configure finds no CUDA.
  */
 #ifndef GS_GPU_GPU_H

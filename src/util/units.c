@@ -151,6 +151,20 @@ char *units_fmt_size(uint64_t bytes, char *buf, size_t len)
 
 char *units_fmt_duration(uint64_t ns, char *buf, size_t len)
 {
+	static const struct {
+		const char *sfx;
+		uint64_t mult;
+	} u[] = { { "h", 3600000000000ull }, { "m", 60000000000ull }, { "s", 1000000000ull },
+		  { "ms", 1000000ull },	      { "us", 1000ull },	{ "ns", 1 } };
+	size_t i;
+
+	/* exact when a unit divides it (round-trips through the parser) */
+	for (i = 0; i < ARRAY_SIZE(u); i++) {
+		if (ns && ns % u[i].mult == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(ns / u[i].mult), u[i].sfx);
+			return buf;
+		}
+	}
 	if (ns < 1000)
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
 	else if (ns < 1000000)

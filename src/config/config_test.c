@@ -1,0 +1,332 @@
+/* Unit tests of the experiment language: the key table, values, files, errors, matrix. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/experiment.h"
+#include "util/common.h"
+
+static char tmpdir[] = "/tmp/gs_config_test_XXXXXX";
+
+static void write_file(const char *name, const char *text, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+static void write_base(void)
+{
+	static const char base[] = "[launch]\nlocal_ranks = 2\n[matrix]\ntransport = tcp, shm\n";
+
+	write_file("base.ini", base, strlen(base));
+}
+
+static int load_text(const char *text, struct experiment *exp, char *err, size_t errlen)
+{
+	char path[512];
+
+	write_file("t.ini", text, strlen(text));
+	snprintf(path, sizeof(path), "%s/t.ini", tmpdir);
+	return experiment_load(path, exp, err, errlen);
+}
+
+/* Every row: help present, default parses and lies in bounds, choices well formed. */
+static void test_key_table(void **state)
+{
+	struct cfg c;
+	char err[512];
+	size_t i, j;
+
+	assert_int_equal(cfg_defaults(&c, err, sizeof(err)), 0);
+	for (i = 0; i < cfg_key_count(); i++) {
+		const struct cfg_key *k = cfg_key_at(i);
+		char v[8192], e[512];
+		struct cfg c2;
+
+		assert_non_null(k->help);
+		assert_true(strlen(k->help) > 5);
+		assert_non_null(k->def);
+		assert_true(k->size > 0);
+		/* canonical form round-trips */
+		cfg_value_format(&c, k, v, sizeof(v));
+		c2 = c;
+		if (*v || k->type != CFG_INTS) {
+			if (cfg_value_set(&c2, k, v, e, sizeof(e)))
+				fail_msg("%s.%s: canonical '%s' does not parse: %s", k->section, k->name,
+					 v, e);
+			assert_memory_equal((char *)&c + k->offset, (char *)&c2 + k->offset, k->size);
+		}
+		if (k->type == CFG_ENUM || k->type == CFG_LIST || k->type == CFG_BOOL)
+			assert_true(cfg_key_nchoices(k) > 0);
+		/* no key is defined twice */
+		for (j = i + 1; j < cfg_key_count(); j++) {
+			const struct cfg_key *o = cfg_key_at(j);
+
+			assert_false(!strcmp(k->section, o->section) && !strcmp(k->name, o->name));
+		}
+	}
+}
+
+struct value_case {
+	const char *key;
+	const char *value;
+	int ret;
+	const char *canonical; /* or error substring */
+};
+
+static const struct value_case value_cases[] = {
+	{ "workload.bucket_cap", "25MiB", 0, "25MiB" },
+	{ "workload.bucket_cap", "26214400", 0, "25MiB" },
+	{ "workload.bucket_cap", "1.5GiB", 0, "1536MiB" },
+	{ "workload.bucket_cap", "1GB", 0, "1000000000B" },
+	{ "workload.bucket_cap", "25 MiB", 0, "25MiB" },
+	{ "workload.bucket_cap", "25Mb", -22, "bad size '25Mb'" },
+	{ "workload.bucket_cap", "-1MiB", -22, "bad size" },
+	{ "workload.bucket_cap", "512", -34, "out of range (expected 1KiB..16GiB)" },
+	{ "launch.timeout", "1500us", 0, "1500us" },
+	{ "launch.timeout", "500us", -34, "out of range (expected 1ms..24h)" },
+	{ "launch.timeout", "2ms", 0, "2ms" },
+	{ "launch.timeout", "90s", 0, "90s" },
+	{ "launch.timeout", "120s", 0, "2m" },
+	{ "launch.timeout", "10", -22, "bad duration '10'" },
+	{ "launch.timeout", "2d", -22, "bad duration" },
+	{ "launch.local_ranks", "8", 0, "8" },
+	{ "launch.local_ranks", "0", -34, "out of range (expected 1..1024)" },
+	{ "launch.local_ranks", "four", -22, "is not an integer" },
+	{ "transport.gid_index", "auto", 0, "auto" },
+	{ "transport.gid_index", "3", 0, "3" },
+	{ "transport.gid_index", "256", -34, "out of range" },
+	{ "transport.transport", "roce", 0, "roce" },
+	{ "transport.transport", "RoCE", 0, "roce" },
+	{ "transport.transport", "rdma", -22, "expected one of: auto, tcp, shm, ib, roce" },
+	{ "transport.mtu", "4096", 0, "4096" },
+	{ "transport.mtu", "1500", -22, "unknown value '1500'" },
+	{ "transport.device", "mlx5_0:1", 0, "mlx5_0:1" },
+	{ "transport.device", "mlx5_0:x", -22, "expected auto, DEVICE or DEVICE:PORT" },
+	{ "workload.overlap", "off", 0, "off" },
+	{ "workload.overlap", "yes", 0, "on" },
+	{ "workload.overlap", "maybe", -22, "expected one of: on, off" },
+	{ "workload.gpu_tflops", "312.5", 0, "312.5" },
+	{ "workload.gpu_tflops", "0", -34, "out of range" },
+	{ "collective.sizes", "4KiB..64KiB x2", 0, "4KiB,8KiB,16KiB,32KiB,64KiB" },
+	{ "collective.sizes", "1MiB..3MiB +1MiB, 8", 0, "1MiB,2MiB,3MiB,8B" },
+	{ "collective.sizes", "1MiB, 4KiB..16KiB x4", 0, "1MiB,4KiB,16KiB" },
+	{ "collective.sizes", "4KiB..1KiB x2", -22, "empty range" },
+	{ "collective.sizes", "4KiB..64KiB", -22, "needs a step" },
+	{ "collective.sizes", "4KiB..64KiB x1", -22, "bad factor" },
+	{ "collective.sizes", "", -22, "empty list" },
+	{ "collective.sizes", "4KiB,,8KiB", -22, "empty element" },
+	{ "collective.sizes", "4B..1GiB x1.01", -34, "too many sizes" },
+	{ "numa.bind", "node:1", 0, "node:1" },
+	{ "numa.bind", "cpus:0-3,8", 0, "cpus:0-3,8" },
+	{ "numa.bind", "cpus:3-1", -22, "bad CPU list" },
+	{ "numa.bind", "socket", -22, "unknown binding 'socket'" },
+	{ "gpu.device", "0,1, 2", 0, "0,1, 2" },
+	{ "gpu.device", "gpu0", -22, "bad GPU list" },
+	{ "report.min_busbw", "20GB/s", 0, "20GB/s" },
+	{ "report.min_busbw", "80%", 0, "80%" },
+	{ "report.min_busbw", "180%", -22, "bad threshold" },
+	{ "report.formats", "md, html", 0, "md,html" },
+	{ "report.formats", "pdf", -22, "unknown value 'pdf'" },
+	{ "report.project_ranks", "2, 4,16", 0, "2,4,16" },
+	{ "experiment.name", "my run", -22, "bad name" },
+};
+
+static void test_values(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(value_cases); i++) {
+		const struct value_case *vc = &value_cases[i];
+		const struct cfg_key *k = cfg_key_find_dotted(vc->key);
+		struct cfg c;
+		char err[512] = "", out[8192];
+		int ret;
+
+		assert_non_null(k);
+		assert_int_equal(cfg_defaults(&c, err, sizeof(err)), 0);
+		ret = cfg_value_set(&c, k, vc->value, err, sizeof(err));
+		if (ret != vc->ret)
+			fail_msg("%s = '%s': ret %d, expected %d (%s)", vc->key, vc->value, ret, vc->ret,
+				 err);
+		if (ret == 0) {
+			cfg_value_format(&c, k, out, sizeof(out));
+			if (strcmp(out, vc->canonical))
+				fail_msg("%s = '%s': canonical '%s', expected '%s'", vc->key, vc->value,
+					 out, vc->canonical);
+		} else if (!strstr(err, vc->canonical)) {
+			fail_msg("%s = '%s': error '%s' lacks '%s'", vc->key, vc->value, err,
+				 vc->canonical);
+		}
+	}
+}
+
+struct file_case {
+	const char *text;
+	const char *error; /* NULL = loads; else the exact "t.ini:LINE: ..." tail to find */
+	size_t ncases;
+};
+
+static const struct file_case file_cases[] = {
+	{ "[workload]\nbucket_cap = 10MiB\n", NULL, 1 },
+	{ "; comment\n\n[workload]\nbucket_capp = 25MiB\n",
+	  "t.ini:4: workload.bucket_capp: unknown key (did you mean 'bucket_cap'?)", 0 },
+	{ "[workload]\nstreams = 2\n",
+	  "t.ini:2: workload.streams: unknown key (did you mean 'streams' in [transport]?)", 0 },
+	{ "[workloads]\nmodel = none\n", "t.ini:1: unknown section [workloads] (did you mean [workload]?)", 0 },
+	{ "[zzz]\n", "t.ini:1: unknown section [zzz]", 0 },
+	{ "[workload]\nbucket_cap = 25Mb\n",
+	  "t.ini:2: workload.bucket_cap: bad size '25Mb' (expected e.g. 4096, 64KiB, 25MiB, 1GB)", 0 },
+	{ "[launch]\nlocal_ranks = 5000\n",
+	  "t.ini:2: launch.local_ranks: 5000 is out of range (expected 1..1024)", 0 },
+	{ "[launch]\nlocal_ranks = 2\nlocal_ranks = 3\n",
+	  "t.ini:3: launch.local_ranks: duplicate key (first set at line 2)", 0 },
+	{ "model = none\n", "t.ini:1: model: key outside any section", 0 },
+	{ "[workload]\nthis line has no equals\n", "t.ini:2: syntax error", 0 },
+	{ "[matrix]\ntransport = tcp, shm, roce\n", NULL, 3 },
+	{ "[matrix]\ntransport = tcp, shm\nlocal_ranks = 2, 4\n", NULL, 4 },
+	{ "[matrix]\ntransport = tcp, shm\nlocal_ranks = 2, 4\nexclude = transport=shm,local_ranks=4\n",
+	  NULL, 3 },
+	{ "[matrix]\ntransport = tcp, shm\nexclude = transport=shm; transport=tcp\n",
+	  "every case is excluded", 0 },
+	{ "[matrix]\ntransport =\n", "t.ini:2: matrix.transport: empty list", 0 },
+	{ "[matrix]\ntransport = tcp, ,shm\n", "t.ini:2: matrix.transport: empty value in list", 0 },
+	{ "[matrix]\nsizes = 4KiB, 8KiB\n",
+	  "t.ini:2: matrix.sizes: collective.sizes may not be swept (set it in [collective] instead)", 0 },
+	{ "[matrix]\niterations = 1, 2\n", "t.ini:2: matrix.iterations: ambiguous key 'iterations'", 0 },
+	{ "[matrix]\ntransprt = tcp\n", "t.ini:2: matrix.transprt: unknown key 'transprt' (did you mean 'transport.transport'?)", 0 },
+	{ "[matrix]\ntransport = tcp, carrier-pigeon\n",
+	  "t.ini:2: matrix.transport: unknown value 'carrier-pigeon'", 0 },
+	{ "[matrix]\ngpu.gdr_level = PIX, PHB, SYS\ntransport = tcp\n", NULL, 3 },
+	{ "[matrix]\ntransport = tcp, shm\nbaseline = transport=ib\n", "no case matches the baseline", 0 },
+	{ "[matrix]\ntransport = tcp, shm\nbaseline = transport\n", "is not key=value", 0 },
+	{ "[matrix]\ntransport = tcp, shm\ntransport = ib\n", "t.ini:3: matrix.transport: duplicate key", 0 },
+	{ "[transport]\ndevice = ${GS_TEST_UNSET_VAR}\n",
+	  "t.ini:2: transport.device: environment variable GS_TEST_UNSET_VAR is not set", 0 },
+	{ "[transport]\ndevice = ${GS_TEST_UNSET_VAR:-mlx5_1:1}\n", NULL, 1 },
+	{ "[transport]\ndevice = ${GS_TEST_DEV}\n", NULL, 1 },
+	{ "include = missing.ini\n", "t.ini:1: include: cannot read", 0 },
+	{ "include = self.ini\n", "self.ini:1: include: include cycle", 0 },
+	{ "include = base.ini\n[launch]\nlocal_ranks = 3\n", NULL, 2 },
+};
+
+static void test_files(void **state)
+{
+	size_t i;
+
+	setenv("GS_TEST_DEV", "mlx5_2:1", 1);
+	write_file("self.ini", "include = self.ini\n", 19);
+	write_base();
+	for (i = 0; i < ARRAY_SIZE(file_cases); i++) {
+		const struct file_case *fc = &file_cases[i];
+		struct experiment *exp = calloc(1, sizeof(*exp));
+		char err[EXP_ERR_MAX] = "";
+		int ret = load_text(fc->text, exp, err, sizeof(err));
+
+		if (!fc->error) {
+			if (ret)
+				fail_msg("case %zu: unexpected error: %s", i, err);
+			assert_int_equal(exp->ncases, fc->ncases);
+		} else {
+			if (!ret)
+				fail_msg("case %zu: loaded, expected error '%s'", i, fc->error);
+			if (!strstr(err, fc->error))
+				fail_msg("case %zu: error '%s' lacks '%s'", i, err, fc->error);
+			assert_null(strchr(err, '\n'));
+		}
+		experiment_free(exp);
+		free(exp);
+	}
+}
+
+static void test_matrix_names_and_override(void **state)
+{
+	struct experiment *exp = calloc(1, sizeof(*exp));
+	char err[EXP_ERR_MAX];
+
+	write_base();
+	assert_int_equal(load_text("include = base.ini\n[launch]\nlocal_ranks = 3\n"
+				   "[matrix]\ngpu.gdr_level = PIX, SYS\nbaseline = transport=shm,gdr_level=SYS\n",
+				   exp, err, sizeof(err)),
+			 0);
+	assert_int_equal(exp->ncases, 4);
+	assert_string_equal(exp->cases[0].name, "transport=tcp,gdr_level=PIX");
+	assert_string_equal(exp->cases[3].name, "transport=shm,gdr_level=SYS");
+	assert_int_equal(exp->baseline_case, 3);
+	assert_int_equal(exp->cases[1].cfg.gpu.gdr_level, GDR_SYS);
+	assert_int_equal(exp->cases[2].cfg.transport.kind, TP_SHM);
+	/* the including file overrides the included one */
+	assert_int_equal(exp->cases[0].cfg.launch.local_ranks, 3);
+	experiment_free(exp);
+	free(exp);
+}
+
+static void test_bad_bytes(void **state)
+{
+	struct experiment *exp = calloc(1, sizeof(*exp));
+	char err[EXP_ERR_MAX], path[512], big[6000];
+
+	write_file("nul.ini", "[workload]\nmodel = no\0ne\n", 25);
+	snprintf(path, sizeof(path), "%s/nul.ini", tmpdir);
+	assert_int_not_equal(experiment_load(path, exp, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "nul.ini:2: NUL byte"));
+	experiment_free(exp);
+
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "[experiment]\ndescription = ", 27);
+	big[sizeof(big) - 2] = '\n';
+	big[sizeof(big) - 1] = '\0';
+	assert_int_not_equal(load_text(big, exp, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "t.ini:2: line too long"));
+	experiment_free(exp);
+
+	snprintf(path, sizeof(path), "%s/absent.ini", tmpdir);
+	assert_int_not_equal(experiment_load(path, exp, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "absent.ini: cannot read: No such file"));
+	free(exp);
+}
+
+static void test_conf_examples_parse(void **state)
+{
+	static const char *const confs[] = { "conf/quickstart.ini" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(confs); i++) {
+		struct experiment *exp = calloc(1, sizeof(*exp));
+		char err[EXP_ERR_MAX];
+
+		if (experiment_load(confs[i], exp, err, sizeof(err)))
+			fail_msg("%s", err);
+		experiment_free(exp);
+		free(exp);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_table),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_matrix_names_and_override),
+		cmocka_unit_test(test_bad_bytes),
+		cmocka_unit_test(test_conf_examples_parse),
+	};
+	int ret;
+
+	assert_non_null(mkdtemp(tmpdir));
+	ret = cmocka_run_group_tests_name("config", tests, NULL, NULL);
+	return ret;
+}

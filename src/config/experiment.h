@@ -1,0 +1,76 @@
+/*
+ * A loaded experiment: the base values from the INI file (and its includes), the
+ * [matrix] axes, exclusions and baseline, and the expanded list of cases. Read-only
+ * once experiment_load() returns.
+ */
+#ifndef GS_CONFIG_EXPERIMENT_H
+#define GS_CONFIG_EXPERIMENT_H
+
+#include <stdio.h>
+#include <limits.h>
+
+#include "config/keys.h"
+
+#define EXP_MAX_AXES 16
+#define EXP_MAX_VALUES 64
+#define EXP_MAX_CONDS 64
+#define EXP_MAX_CASES 4096
+#define EXP_VALUE_MAX 128
+#define EXP_ERR_MAX 1024
+
+struct exp_axis {
+	const struct cfg_key *key;
+	int nvalues;
+	char values[EXP_MAX_VALUES][EXP_VALUE_MAX]; /* canonical text of each value */
+	char file[PATH_MAX];
+	int line;
+};
+
+/* A conjunction "key=value,key=value" (baseline, one exclude rule). */
+struct exp_cond {
+	int n;
+	const struct cfg_key *key[EXP_MAX_AXES];
+	char value[EXP_MAX_AXES][EXP_VALUE_MAX];     /* canonical text */
+};
+
+struct exp_case {
+	char name[512];       /* "transport=ib,gdr_level=PIX", or "base" without a matrix */
+	struct cfg cfg;
+};
+
+struct experiment {
+	char path[PATH_MAX];
+	struct cfg base;
+	int naxes;
+	struct exp_axis axes[EXP_MAX_AXES];
+	int nexclude;
+	struct exp_cond exclude[EXP_MAX_CONDS];
+	bool has_baseline;
+	struct exp_cond baseline;
+	int baseline_case;    /* index into cases, -1 = none */
+	size_t ncases;
+	struct exp_case *cases;
+};
+
+/*
+ * Load path (following includes, expanding ${ENV}), validate every value and expand
+ * the matrix. Returns 0, or -errno with one line in err:
+ * "FILE:LINE: section.key: what is wrong (expected ...)".
+ */
+int experiment_load(const char *path, struct experiment *exp, char *err, size_t errlen);
+void experiment_free(struct experiment *exp);
+
+/* Fully resolved INI text of one case (every key, defaults included). */
+void experiment_write_case_ini(FILE *out, const struct experiment *exp, const struct exp_case *c);
+/* Name used for key k in case names and the matrix: bare when unique, else section.key. */
+const char *experiment_key_label(const struct cfg_key *k, char *buf, size_t len);
+bool experiment_key_swept(const struct experiment *exp, const struct cfg_key *k);
+
+/* Internal to config/: matrix expansion after the files are read. */
+int matrix_axis_add(struct experiment *exp, const char *name, const char *value, const char *file,
+		    int line, char *err, size_t errlen);
+int matrix_cond_parse(const char *text, struct exp_cond *cond, const char *file, int line,
+		      char *err, size_t errlen);
+int matrix_expand(struct experiment *exp, char *err, size_t errlen);
+
+#endif

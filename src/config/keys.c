@@ -1,0 +1,405 @@
+/*
+ * The key table: every INI key of the experiment language, once. Adding a key is
+ * adding a row here (and a field to the owning layer's options struct).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/keys.h"
+#include "config/vocab.h"
+#include "util/common.h"
+
+#define FIELD(sec, f) .offset = offsetof(struct cfg, sec.f), .size = sizeof(((struct cfg *)0)->sec.f)
+#define LISTFIELD(sec, f, n)                                                                  \
+	FIELD(sec, f), .count_offset = offsetof(struct cfg, sec.n)
+#define CHOICES(a) .choices = (a), .nchoices = ARRAY_SIZE(a)
+#define UNBOUNDED .min = 1, .max = 0
+
+static const struct cfg_choice bool_choices[] = {
+	{ "on", 1, "enabled" },
+	{ "off", 0, "disabled" },
+};
+
+static const struct cfg_choice dtype_choices[] = {
+	{ "f32", DT_F32, "32-bit IEEE float" },
+	{ "f16", DT_F16, "16-bit IEEE half" },
+	{ "bf16", DT_BF16, "bfloat16" },
+	{ "f64", DT_F64, "64-bit IEEE double" },
+};
+
+static const struct cfg_choice grad_dtype_choices[] = {
+	{ "f32", DT_F32, "fp32 gradients (DDP default)" },
+	{ "bf16", DT_BF16, "bf16 gradients (mixed precision, bf16 params)" },
+	{ "f16", DT_F16, "fp16 gradients" },
+};
+
+static const struct cfg_choice redop_choices[] = {
+	{ "sum", REDOP_SUM, "element-wise sum" },
+	{ "avg", REDOP_AVG, "sum divided by the number of ranks (DDP's gradient averaging)" },
+};
+
+static const struct cfg_choice op_choices[] = {
+	{ "allreduce", COLL_OP_ALLREDUCE, "AllReduce over every rank, sweeping sizes" },
+	{ "write_bw", COLL_OP_WRITE_BW, "unidirectional bandwidth rank 0 -> rank 1 (like ib_write_bw)" },
+	{ "write_lat", COLL_OP_WRITE_LAT, "half round-trip latency rank 0 <-> rank 1 (like ib_write_lat)" },
+};
+
+static const struct cfg_choice verify_choices[] = {
+	{ "first", VERIFY_FIRST, "check the result of the first iteration of each size" },
+	{ "all", VERIFY_ALL, "check every iteration (slower)" },
+	{ "off", VERIFY_OFF, "no checking" },
+};
+
+static const struct cfg_choice compute_choices[] = {
+	{ "none", COMPUTE_NONE, "no compute: communication alone" },
+	{ "sleep", COMPUTE_SLEEP, "replay the modelled compute timeline by sleeping (CPU-only nodes)" },
+	{ "gemm", COMPUTE_GEMM, "our tensor-core GEMM sized to each layer (GPU)" },
+	{ "spin", COMPUTE_SPIN, "a kernel occupying the SMs for the modelled time (GPU)" },
+};
+
+static const struct cfg_choice mtu_choices[] = {
+	{ "auto", 0, "the port's active MTU" },
+	{ "256", 256, "" }, { "512", 512, "" }, { "1024", 1024, "" },
+	{ "2048", 2048, "" }, { "4096", 4096, "" },
+};
+
+static const struct cfg_choice cq_choices[] = {
+	{ "poll", TP_CQ_POLL, "busy-poll the completion queue (lowest latency)" },
+	{ "event", TP_CQ_EVENT, "sleep on completion events (least CPU)" },
+};
+
+static const struct cfg_choice tristate_choices[] = {
+	{ "auto", GPU_AUTO, "use it when possible, else fall back and say why" },
+	{ "on", GPU_ON, "require it; fail clearly when impossible" },
+	{ "off", GPU_OFF, "never use it" },
+};
+
+static const struct cfg_choice gdr_level_choices[] = {
+	{ "LOC", GDR_LOC, "GPU and NIC are the same device" },
+	{ "PIX", GDR_PIX, "at most one PCIe switch between GPU and NIC" },
+	{ "PXB", GDR_PXB, "several PCIe bridges, not through the host bridge" },
+	{ "PHB", GDR_PHB, "through the host bridge (CPU root complex) of one socket" },
+	{ "SYS", GDR_SYS, "across sockets (SMP interconnect)" },
+};
+
+static const struct cfg_choice gdr_mode_choices[] = {
+	{ "auto", GDR_MODE_AUTO, "dma-buf if supported, else nvidia_peermem" },
+	{ "dmabuf", GDR_MODE_DMABUF, "cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr" },
+	{ "peermem", GDR_MODE_PEERMEM, "ibv_reg_mr on device memory (nvidia_peermem loaded)" },
+};
+
+static const struct cfg_choice format_choices[] = {
+	{ "table", 0, "terminal table (nccl-tests columns)" },
+	{ "json", 1, "report.json (always written)" },
+	{ "csv", 2, "report.csv, one row per case and size" },
+	{ "md", 3, "report.md, pastes into a ticket" },
+	{ "html", 4, "report.html with SVG charts, self-contained" },
+};
+
+static const struct cfg_key keys[] = {
+	/* [experiment] */
+	{ "experiment", "name", CFG_STRING, "experiment", "", UNBOUNDED, .check = vocab_check_name,
+	  FIELD(experiment, name), .help = "experiment name; the results directory is named after it" },
+	{ "experiment", "output_dir", CFG_STRING, "results", "", UNBOUNDED,
+	  FIELD(experiment, output_dir),
+	  .help = "where run directories are created (relative to the working directory)" },
+	{ "experiment", "seed", CFG_INT, "1", "", 0, 2147483647, FIELD(experiment, seed),
+	  .help = "seed of the verification patterns" },
+	{ "experiment", "repeat", CFG_INT, "1", "", 1, 1000, FIELD(experiment, repeat),
+	  .help = "run every case this many times (results of each repetition are kept)" },
+	{ "experiment", "description", CFG_STRING, "", "", UNBOUNDED, FIELD(experiment, description),
+	  .help = "free text copied into the report" },
+
+	/* [workload] */
+	{ "workload", "model", CFG_ENUM, "none", "", UNBOUNDED, .choice_at = vocab_model_at,
+	  .sweepable = true, FIELD(workload, model),
+	  .help = "DDP workload to run; none = collective benchmark of [collective] sizes" },
+	{ "workload", "batch", CFG_INT, "32", "samples", 1, 65536, .sweepable = true,
+	  FIELD(workload, batch), .help = "per-rank batch size" },
+	{ "workload", "seq_len", CFG_INT, "512", "tokens", 1, 1048576, .sweepable = true,
+	  FIELD(workload, seq_len), .help = "sequence length of transformer language models" },
+	{ "workload", "image_size", CFG_INT, "224", "pixels", 16, 4096, .sweepable = true,
+	  FIELD(workload, image_size), .help = "image side of vision models" },
+	{ "workload", "bucket_cap", CFG_SIZE, "25MiB", "bytes", 1024, 17179869184.0,
+	  .sweepable = true, FIELD(workload, bucket_cap),
+	  .help = "DDP bucket_cap_mb: a bucket closes when it reaches this size" },
+	{ "workload", "first_bucket_cap", CFG_SIZE, "0", "bytes", 0, 17179869184.0,
+	  .sweepable = true, FIELD(workload, first_bucket_cap),
+	  .help = "cap of the first bucket (DDP's 1MiB before rebuild); 0 = same as bucket_cap" },
+	{ "workload", "grad_dtype", CFG_ENUM, "f32", "", UNBOUNDED, CHOICES(grad_dtype_choices),
+	  .sweepable = true, FIELD(workload, grad_dtype), .help = "gradient element type" },
+	{ "workload", "compute", CFG_ENUM, "sleep", "", UNBOUNDED, CHOICES(compute_choices),
+	  .sweepable = true, FIELD(workload, compute), .help = "how forward/backward compute is played" },
+	{ "workload", "gpu_tflops", CFG_FLOAT, "100", "TFLOP/s", 0.001, 100000, .sweepable = true,
+	  FIELD(workload, gpu_tflops),
+	  .help = "achieved throughput of the compute model (compute = sleep/spin)" },
+	{ "workload", "overlap", CFG_BOOL, "on", "", UNBOUNDED, CHOICES(bool_choices),
+	  .sweepable = true, FIELD(workload, overlap),
+	  .help = "start each bucket's AllReduce when ready (DDP) instead of after backward" },
+	{ "workload", "iterations", CFG_INT, "20", "", 1, 1000000, FIELD(workload, iterations),
+	  .help = "measured training iterations" },
+	{ "workload", "warmup", CFG_INT, "3", "", 0, 1000000, FIELD(workload, warmup),
+	  .help = "iterations run before measuring" },
+	{ "workload", "hidden_size", CFG_INT, "0", "", 0, 1048576, .sweepable = true,
+	  FIELD(workload, hidden_size), .help = "Llama-style models: hidden size (0 = preset)" },
+	{ "workload", "num_layers", CFG_INT, "0", "", 0, 4096, .sweepable = true,
+	  FIELD(workload, num_layers), .help = "Llama-style models: decoder layers (0 = preset)" },
+	{ "workload", "num_heads", CFG_INT, "0", "", 0, 4096, FIELD(workload, num_heads),
+	  .help = "Llama-style models: attention heads (0 = preset)" },
+	{ "workload", "num_kv_heads", CFG_INT, "0", "", 0, 4096, FIELD(workload, num_kv_heads),
+	  .help = "Llama-style models: key/value heads (0 = preset)" },
+	{ "workload", "ffn_size", CFG_INT, "0", "", 0, 4194304, FIELD(workload, ffn_size),
+	  .help = "Llama-style models: MLP intermediate size (0 = preset)" },
+	{ "workload", "vocab_size", CFG_INT, "0", "", 0, 4194304, FIELD(workload, vocab_size),
+	  .help = "Llama-style models: vocabulary size (0 = preset)" },
+	{ "workload", "layers", CFG_STRING, "", "", UNBOUNDED, FIELD(workload, layers),
+	  .help = "model = custom: layers as 'name:params[:gflops], ...' in registration order" },
+
+	/* [collective] */
+	{ "collective", "op", CFG_ENUM, "allreduce", "", UNBOUNDED, CHOICES(op_choices),
+	  .sweepable = true, FIELD(collective, op), .help = "what is measured when model = none" },
+	{ "collective", "algorithm", CFG_ENUM, "auto", "", UNBOUNDED, .choice_at = vocab_algo_at,
+	  .sweepable = true, FIELD(collective, algo), .help = "AllReduce algorithm" },
+	{ "collective", "dtype", CFG_ENUM, "f32", "", UNBOUNDED, CHOICES(dtype_choices),
+	  .sweepable = true, FIELD(collective, dtype), .help = "element type of the benchmark" },
+	{ "collective", "reduce_op", CFG_ENUM, "sum", "", UNBOUNDED, CHOICES(redop_choices),
+	  .sweepable = true, FIELD(collective, redop), .help = "reduction operator" },
+	{ "collective", "sizes", CFG_SIZES, "4KiB..64MiB x2", "bytes", 4, 68719476736.0,
+	  LISTFIELD(collective, sizes, nsizes),
+	  .help = "buffer sizes per rank: list and/or ranges 'A..B xF' (geometric) or 'A..B +S'" },
+	{ "collective", "iterations", CFG_INT, "20", "", 1, 1000000, FIELD(collective, iterations),
+	  .help = "timed iterations per size" },
+	{ "collective", "warmup", CFG_INT, "5", "", 0, 1000000, FIELD(collective, warmup),
+	  .help = "untimed iterations per size" },
+	{ "collective", "chunk_size", CFG_SIZE, "1MiB", "bytes", 4096, 1073741824.0,
+	  .sweepable = true, FIELD(collective, chunk_size),
+	  .help = "bytes per message; the pipelining unit of the executor" },
+	{ "collective", "channels", CFG_INT, "2", "", 1, 64, .sweepable = true,
+	  FIELD(collective, channels), .help = "pipeline pieces in flight at once" },
+	{ "collective", "verify", CFG_ENUM, "first", "", UNBOUNDED, CHOICES(verify_choices),
+	  FIELD(collective, verify), .help = "bit-exact result checking" },
+
+	/* [transport] */
+	{ "transport", "transport", CFG_ENUM, "tcp", "", UNBOUNDED, .choice_at = vocab_transport_at,
+	  .sweepable = true, FIELD(transport, kind), .help = "how ranks exchange data" },
+	{ "transport", "streams", CFG_INT, "2", "", 1, 64, .sweepable = true,
+	  FIELD(transport, streams), .help = "tcp: connections per peer" },
+	{ "transport", "sockbuf", CFG_SIZE, "4MiB", "bytes", 0, 1073741824.0, .sweepable = true,
+	  FIELD(transport, sockbuf), .help = "tcp: socket send/receive buffer, 0 = kernel default" },
+	{ "transport", "tcp_interface", CFG_STRING, "", "", UNBOUNDED,
+	  FIELD(transport, tcp_interface), .help = "tcp: interface name or address to use, empty = any" },
+	{ "transport", "shm_ring", CFG_SIZE, "8MiB", "bytes", 65536, 1073741824.0, .sweepable = true,
+	  FIELD(transport, shm_ring), .help = "shm: bytes of each directional ring" },
+	{ "transport", "slot_size", CFG_SIZE, "1MiB", "bytes", 4096, 268435456.0, .sweepable = true,
+	  FIELD(transport, slot_size), .help = "bytes of one ring slot or bounce buffer" },
+	{ "transport", "device", CFG_STRING, "auto", "", UNBOUNDED, .check = vocab_check_ibdev,
+	  .sweepable = true, FIELD(transport, device),
+	  .help = "ib/roce: DEVICE:PORT (mlx5_0:1) or auto (first ACTIVE port of the link layer)" },
+	{ "transport", "gid_index", CFG_INT, "auto", "", -1, 255, .sweepable = true,
+	  FIELD(transport, gid_index), .help = "roce: GID index, auto = RoCEv2 IPv4 like NCCL" },
+	{ "transport", "mtu", CFG_ENUM, "auto", "bytes", UNBOUNDED, CHOICES(mtu_choices),
+	  .sweepable = true, FIELD(transport, mtu), .help = "ib/roce: path MTU" },
+	{ "transport", "traffic_class", CFG_INT, "0", "", 0, 255, .sweepable = true,
+	  FIELD(transport, traffic_class), .help = "ib/roce: traffic class (DSCP << 2 for RoCE)" },
+	{ "transport", "service_level", CFG_INT, "0", "", 0, 15, .sweepable = true,
+	  FIELD(transport, service_level), .help = "ib/roce: service level" },
+	{ "transport", "qps_per_peer", CFG_INT, "1", "", 1, 64, .sweepable = true,
+	  FIELD(transport, qps_per_peer), .help = "ib/roce: queue pairs per peer, messages striped" },
+	{ "transport", "qp_depth", CFG_INT, "256", "", 16, 32768, FIELD(transport, qp_depth),
+	  .help = "ib/roce: work requests per queue" },
+	{ "transport", "inline_threshold", CFG_SIZE, "64", "bytes", 0, 1024,
+	  FIELD(transport, inline_threshold), .help = "ib/roce: messages up to this size go inline" },
+	{ "transport", "cq_mode", CFG_ENUM, "poll", "", UNBOUNDED, CHOICES(cq_choices),
+	  .sweepable = true, FIELD(transport, cq_mode), .help = "ib/roce: completion handling" },
+
+	/* [gpu] */
+	{ "gpu", "device", CFG_STRING, "none", "", UNBOUNDED, .check = vocab_check_gpu_device,
+	  FIELD(gpu, device),
+	  .help = "auto (local rank -> GPU), none (host buffers), or a list '0,1' by local rank" },
+	{ "gpu", "gdr", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(tristate_choices),
+	  .sweepable = true, FIELD(gpu, gdr), .help = "GPUDirect RDMA for GPU buffers over ib/roce" },
+	{ "gpu", "gdr_level", CFG_ENUM, "PXB", "", UNBOUNDED, CHOICES(gdr_level_choices),
+	  .sweepable = true, FIELD(gpu, gdr_level),
+	  .help = "farthest GPU-NIC path class allowed for GDR (NCCL_NET_GDR_LEVEL)" },
+	{ "gpu", "gdr_read", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(tristate_choices),
+	  .sweepable = true, FIELD(gpu, gdr_read),
+	  .help = "send side reads GPU memory directly (else stages sends)" },
+	{ "gpu", "gdr_mode", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(gdr_mode_choices),
+	  .sweepable = true, FIELD(gpu, gdr_mode), .help = "how GPU memory is registered with the NIC" },
+
+	/* [numa] */
+	{ "numa", "bind", CFG_STRING, "none", "", UNBOUNDED, .check = numa_bind_check,
+	  .sweepable = true, FIELD(numa, bind),
+	  .help = "none | gpu | nic | remote | interleave | node:N | cpus:LIST (threads and buffers)" },
+
+	/* [launch] */
+	{ "launch", "local_ranks", CFG_INT, "4", "ranks", 1, 1024, .sweepable = true,
+	  FIELD(launch, local_ranks), .help = "ranks gradsync starts itself when no launcher is present" },
+	{ "launch", "timeout", CFG_DURATION, "60s", "ns", 1e6, 86400e9, FIELD(launch, timeout_ns),
+	  .help = "bound of every wait (rendezvous, connection, one collective)" },
+	{ "launch", "rendezvous", CFG_STRING, "", "", UNBOUNDED, FIELD(launch, rendezvous),
+	  .help = "HOST:PORT of rank 0; empty = 127.0.0.1 and a free port" },
+	{ "launch", "token", CFG_STRING, "", "", UNBOUNDED, FIELD(launch, token),
+	  .help = "job token every rank must present; empty = derived from the launcher's job id" },
+
+	/* [report] */
+	{ "report", "formats", CFG_LIST, "table,json,csv,md,html", "", UNBOUNDED,
+	  CHOICES(format_choices), FIELD(report, formats), .help = "outputs written for each run" },
+	{ "report", "min_busbw", CFG_STRING, "", "", UNBOUNDED, .check = vocab_check_threshold,
+	  FIELD(report, min_busbw),
+	  .help = "pass/fail threshold: a rate (20GB/s) or a share of the bound (80%)" },
+	{ "report", "project_ranks", CFG_INTS, "", "ranks", 1, 1048576,
+	  LISTFIELD(report, project_ranks, nproject_ranks),
+	  .help = "rank counts to project the workload to with the fitted alpha-beta model" },
+};
+
+size_t cfg_key_count(void)
+{
+	return ARRAY_SIZE(keys);
+}
+
+const struct cfg_key *cfg_key_at(size_t i)
+{
+	return i < ARRAY_SIZE(keys) ? &keys[i] : NULL;
+}
+
+const struct cfg_key *cfg_key_find(const char *section, const char *name)
+{
+	const struct cfg_key *found = NULL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (strcmp(keys[i].name, name))
+			continue;
+		if (section && strcmp(keys[i].section, section) == 0)
+			return &keys[i];
+		if (!section) {
+			if (found)
+				return NULL; /* ambiguous bare name */
+			found = &keys[i];
+		}
+	}
+	return found;
+}
+
+const struct cfg_key *cfg_key_find_dotted(const char *dotted)
+{
+	char sec[64];
+	const char *dot = strchr(dotted, '.');
+
+	if (!dot)
+		return cfg_key_find(NULL, dotted);
+	if ((size_t)(dot - dotted) >= sizeof(sec))
+		return NULL;
+	memcpy(sec, dotted, dot - dotted);
+	sec[dot - dotted] = '\0';
+	return cfg_key_find(sec, dot + 1);
+}
+
+bool cfg_section_known(const char *section)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (strcmp(keys[i].section, section) == 0)
+			return true;
+	return false;
+}
+
+size_t cfg_key_nchoices(const struct cfg_key *k)
+{
+	struct cfg_choice c;
+	size_t n = 0;
+
+	if (k->choices)
+		return k->nchoices;
+	if (!k->choice_at)
+		return 0;
+	while (k->choice_at(n, &c))
+		n++;
+	return n;
+}
+
+bool cfg_key_choice(const struct cfg_key *k, size_t i, struct cfg_choice *out)
+{
+	if (k->choices) {
+		if (i >= k->nchoices)
+			return false;
+		*out = k->choices[i];
+		return true;
+	}
+	return k->choice_at && k->choice_at(i, out);
+}
+
+/* Levenshtein distance, case-insensitive, for did-you-mean suggestions. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t row[65];
+
+	if (la > 64 || lb > 64)
+		return (size_t)-1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t prev = row[0], tmp;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t cost = (a[i - 1] | 32) == (b[j - 1] | 32) ? 0 : 1;
+
+			tmp = row[j];
+			row[j] = GS_MIN(GS_MIN(row[j] + 1, row[j - 1] + 1), prev + cost);
+			prev = tmp;
+		}
+	}
+	return row[lb];
+}
+
+/* Suggest only when the distance is small relative to the word. */
+static bool close_enough(size_t d, const char *word)
+{
+	return d <= GS_MAX((size_t)2, strlen(word) / 3);
+}
+
+const struct cfg_key *cfg_key_suggest(const char *section, const char *name)
+{
+	const struct cfg_key *best = NULL;
+	size_t bestd = (size_t)-1, i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		size_t d = edit_distance(keys[i].name, name);
+
+		/* prefer the key's own section on ties */
+		if (section && strcmp(keys[i].section, section))
+			d = d * 2 + 1;
+		if (d < bestd) {
+			bestd = d;
+			best = &keys[i];
+		}
+	}
+	if (best && !close_enough(bestd, name) && !(section && strcmp(best->section, section) &&
+						   edit_distance(best->name, name) == 0))
+		return NULL;
+	return best;
+}
+
+const char *cfg_section_suggest(const char *section)
+{
+	static const char *const extra[] = { "matrix" };
+	const char *best = NULL;
+	size_t bestd = (size_t)-1, i;
+
+	for (i = 0; i < ARRAY_SIZE(keys) + ARRAY_SIZE(extra); i++) {
+		const char *s = i < ARRAY_SIZE(keys) ? keys[i].section : extra[i - ARRAY_SIZE(keys)];
+		size_t d = edit_distance(s, section);
+
+		if (d < bestd) {
+			bestd = d;
+			best = s;
+		}
+	}
+	return best && close_enough(bestd, section) ? best : NULL;
+}

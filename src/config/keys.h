@@ -1,0 +1,112 @@
+/*
+ * The experiment language's vocabulary: one table row per INI key. The table drives
+ * parsing, validation, `gradsync keys`, the README's key reference and the echo of
+ * every resolved value into each report. Values are stored into `struct cfg`, which
+ * aggregates the option structs each layer owns.
+ */
+#ifndef GS_CONFIG_KEYS_H
+#define GS_CONFIG_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "coll/coll.h"
+#include "gpu/gpu.h"
+#include "launch/launch.h"
+#include "report/report.h"
+#include "topo/numa.h"
+#include "transport/transport.h"
+#include "workload/workload.h"
+
+/* [experiment] section. */
+struct experiment_opts {
+	char name[64];
+	char output_dir[256];
+	uint64_t seed;
+	int repeat;
+	char description[256];
+};
+
+/* One resolved case of an experiment: every section's options. Plain data, copyable. */
+struct cfg {
+	struct experiment_opts experiment;
+	struct workload_opts workload;
+	struct coll_opts collective;
+	struct transport_opts transport;
+	struct gpu_opts gpu;
+	struct numa_opts numa;
+	struct launch_opts launch;
+	struct report_opts report;
+};
+
+enum cfg_type {
+	CFG_INT,      /* integer, bounds min..max */
+	CFG_FLOAT,    /* real number, bounds min..max */
+	CFG_SIZE,     /* bytes with units: 4KiB, 25MiB, 1GB */
+	CFG_DURATION, /* nanoseconds with units: 500us, 2ms, 10s */
+	CFG_BOOL,     /* on/off, true/false, yes/no, 1/0 */
+	CFG_ENUM,     /* one name of a vocabulary */
+	CFG_STRING,   /* free text (checked by ->check when set) */
+	CFG_SIZES,    /* list of sizes or geometric ranges: 4KiB..256MiB x2, 1MiB */
+	CFG_INTS,     /* list of integers */
+	CFG_LIST,     /* list of names of a vocabulary, stored comma-joined */
+};
+
+/* One allowed value of an enum key; value is what gets stored. */
+struct cfg_choice {
+	const char *name;
+	int value;
+	const char *help;
+};
+
+struct cfg_key {
+	const char *section;
+	const char *name;
+	enum cfg_type type;
+	const char *def;          /* default, parsed by the same code as user input */
+	const char *unit;         /* shown in `gradsync keys`: "bytes", "ns", "ms" ... */
+	double min, max;          /* numeric bounds, in the stored unit; min > max = unbounded */
+	/* Vocabulary: static choices, or a lower layer's table read through a callback. */
+	const struct cfg_choice *choices;
+	size_t nchoices;
+	bool (*choice_at)(size_t i, struct cfg_choice *out);
+	/* Extra syntax check for strings: 0 or -EINVAL with err filled. */
+	int (*check)(const char *value, char *err, size_t errlen);
+	bool sweepable;           /* may appear in [matrix] */
+	size_t offset;            /* where the value lives in struct cfg */
+	size_t size;              /* bytes of that field (strings: capacity) */
+	size_t count_offset;      /* lists: offset of the element count (int) */
+	const char *help;
+};
+
+size_t cfg_key_count(void);
+const struct cfg_key *cfg_key_at(size_t i);
+/* Exact lookup of "section.name" or (bare) a name unique across sections. */
+const struct cfg_key *cfg_key_find(const char *section, const char *name);
+const struct cfg_key *cfg_key_find_dotted(const char *dotted);
+bool cfg_section_known(const char *section);
+/* Nearest known key of any section (edit distance), for "did you mean". */
+const struct cfg_key *cfg_key_suggest(const char *section, const char *name);
+const char *cfg_section_suggest(const char *section);
+
+/* Number of choices of an enum/list key and the i-th one (static or from the callback). */
+size_t cfg_key_nchoices(const struct cfg_key *k);
+bool cfg_key_choice(const struct cfg_key *k, size_t i, struct cfg_choice *out);
+
+/*
+ * Parse value for key k and store it into c. On error returns -EINVAL/-ERANGE and
+ * writes "what is wrong (expected ...)" into err.
+ */
+int cfg_value_set(struct cfg *c, const struct cfg_key *k, const char *value, char *err,
+		  size_t errlen);
+/* Canonical text of k's value in c (round-trips through cfg_value_set). */
+void cfg_value_format(const struct cfg *c, const struct cfg_key *k, char *buf, size_t len);
+/* Fill c with every key's default; 0, or -EINVAL if a default fails to parse (a bug). */
+int cfg_defaults(struct cfg *c, char *err, size_t errlen);
+
+/* `gradsync keys` and the README reference, generated from the table. */
+void cfg_keys_print(FILE *out, const char *section, bool markdown);
+
+#endif

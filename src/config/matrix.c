@@ -1,0 +1,314 @@
+/*
+ * The [matrix] section: axes of sweepable keys, exclude rules and the baseline,
+ * expanded into the cartesian product of cases with stable, readable names.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+
+#include "config/experiment.h"
+#include "util/common.h"
+#include "util/strutil.h"
+
+const char *experiment_key_label(const struct cfg_key *k, char *buf, size_t len)
+{
+	if (cfg_key_find(NULL, k->name) == k)
+		snprintf(buf, len, "%s", k->name);
+	else
+		snprintf(buf, len, "%s.%s", k->section, k->name);
+	return buf;
+}
+
+bool experiment_key_swept(const struct experiment *exp, const struct cfg_key *k)
+{
+	int i;
+
+	for (i = 0; i < exp->naxes; i++)
+		if (exp->axes[i].key == k)
+			return true;
+	return false;
+}
+
+/* Parse one value of key k and return its canonical text (so "1MiB" equals "1048576"). */
+static int canonical_value(const struct cfg_key *k, const char *value, char *out, size_t len,
+			   char *err, size_t errlen)
+{
+	struct cfg *scratch = calloc(1, sizeof(*scratch));
+	int ret;
+
+	if (!scratch)
+		return -ENOMEM;
+	ret = cfg_value_set(scratch, k, value, err, errlen);
+	if (!ret)
+		cfg_value_format(scratch, k, out, len);
+	free(scratch);
+	return ret;
+}
+
+static const struct cfg_key *matrix_key(const char *name, char *err, size_t errlen)
+{
+	const struct cfg_key *k = cfg_key_find_dotted(name);
+
+	if (!k) {
+		const struct cfg_key *s;
+		const char *dot = strchr(name, '.');
+
+		if (!dot && !cfg_key_find(NULL, name)) {
+			size_t i;
+
+			for (i = 0; i < cfg_key_count(); i++)
+				if (strcmp(cfg_key_at(i)->name, name) == 0) {
+					snprintf(err, errlen,
+						 "ambiguous key '%s' (write it as section.%s)", name,
+						 name);
+					return NULL;
+				}
+		}
+		s = cfg_key_suggest(NULL, dot ? dot + 1 : name);
+		if (s)
+			snprintf(err, errlen, "unknown key '%s' (did you mean '%s.%s'?)", name,
+				 s->section, s->name);
+		else
+			snprintf(err, errlen, "unknown key '%s' (see 'gradsync keys')", name);
+		return NULL;
+	}
+	return k;
+}
+
+int matrix_axis_add(struct experiment *exp, const char *name, const char *value, const char *file,
+		    int line, char *err, size_t errlen)
+{
+	const struct cfg_key *k = matrix_key(name, err, errlen);
+	struct exp_axis *ax;
+	char *copy, *items[EXP_MAX_VALUES + 1];
+	size_t nitems, t;
+	int i, ret = 0;
+
+	if (!k)
+		return -EINVAL;
+	if (!k->sweepable) {
+		snprintf(err, errlen, "%s.%s may not be swept (set it in [%s] instead)", k->section,
+			 k->name, k->section);
+		return -EINVAL;
+	}
+	for (i = 0; i < exp->naxes; i++)
+		if (exp->axes[i].key == k) {
+			snprintf(err, errlen, "duplicate key (first set at line %d)", exp->axes[i].line);
+			return -EINVAL;
+		}
+	if (exp->naxes >= EXP_MAX_AXES) {
+		snprintf(err, errlen, "too many axes (at most %d)", EXP_MAX_AXES);
+		return -E2BIG;
+	}
+	ax = &exp->axes[exp->naxes];
+	memset(ax, 0, sizeof(*ax));
+	ax->key = k;
+	ax->line = line;
+	snprintf(ax->file, sizeof(ax->file), "%s", file);
+	if (!*value) {
+		snprintf(err, errlen, "empty list (expected v1, v2, ...)");
+		return -EINVAL;
+	}
+	copy = strdup(value);
+	if (!copy)
+		return -ENOMEM;
+	nitems = str_split(copy, ',', items, ARRAY_SIZE(items));
+	for (t = 0; t < nitems; t++) {
+		char e[512], *tok = items[t];
+
+		if (!*tok) {
+			snprintf(err, errlen, "empty value in list (expected v1, v2, ...)");
+			ret = -EINVAL;
+			break;
+		}
+		if (ax->nvalues >= EXP_MAX_VALUES) {
+			snprintf(err, errlen, "too many values (at most %d)", EXP_MAX_VALUES);
+			ret = -E2BIG;
+			break;
+		}
+		if (canonical_value(k, tok, ax->values[ax->nvalues], EXP_VALUE_MAX, e, sizeof(e))) {
+			snprintf(err, errlen, "%s", e);
+			ret = -EINVAL;
+			break;
+		}
+		for (i = 0; i < ax->nvalues; i++)
+			if (strcmp(ax->values[i], ax->values[ax->nvalues]) == 0) {
+				snprintf(err, errlen, "value '%s' listed twice", tok);
+				ret = -EINVAL;
+			}
+		if (ret)
+			break;
+		ax->nvalues++;
+	}
+	free(copy);
+	if (!ret && !ax->nvalues) {
+		snprintf(err, errlen, "empty list (expected at least one value)");
+		ret = -EINVAL;
+	}
+	if (!ret)
+		exp->naxes++;
+	return ret;
+}
+
+int matrix_cond_parse(const char *text, struct exp_cond *cond, const char *file, int line,
+		      char *err, size_t errlen)
+{
+	char *copy = strdup(text), *items[EXP_MAX_AXES + 1];
+	size_t nitems, t;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	memset(cond, 0, sizeof(*cond));
+	nitems = str_split(copy, ',', items, ARRAY_SIZE(items));
+	for (t = 0; t < nitems; t++) {
+		char *tok = items[t], *eq = strchr(tok, '='), e[512];
+		const struct cfg_key *k;
+
+		if (!eq) {
+			snprintf(err, errlen, "'%s' is not key=value (expected e.g. transport=tcp)", tok);
+			ret = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		str_trim(tok);
+		str_trim(eq + 1);
+		k = matrix_key(tok, err, errlen);
+		if (!k) {
+			ret = -EINVAL;
+			break;
+		}
+		if (cond->n >= EXP_MAX_AXES) {
+			snprintf(err, errlen, "too many terms (at most %d)", EXP_MAX_AXES);
+			ret = -E2BIG;
+			break;
+		}
+		if (canonical_value(k, eq + 1, cond->value[cond->n], EXP_VALUE_MAX, e, sizeof(e))) {
+			snprintf(err, errlen, "%s: %s", tok, e);
+			ret = -EINVAL;
+			break;
+		}
+		cond->key[cond->n++] = k;
+	}
+	free(copy);
+	if (!ret && !cond->n) {
+		snprintf(err, errlen, "empty condition (expected key=value[,key=value])");
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static bool cond_matches(const struct exp_cond *cond, const struct cfg *c)
+{
+	char v[EXP_VALUE_MAX];
+	int i;
+
+	for (i = 0; i < cond->n; i++) {
+		cfg_value_format(c, cond->key[i], v, sizeof(v));
+		if (strcmp(v, cond->value[i]))
+			return false;
+	}
+	return true;
+}
+
+static void case_name(const struct experiment *exp, const int *idx, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	if (!exp->naxes) {
+		snprintf(buf, len, "base");
+		return;
+	}
+	buf[0] = '\0';
+	for (i = 0; i < exp->naxes && n < len; i++) {
+		char label[128];
+
+		experiment_key_label(exp->axes[i].key, label, sizeof(label));
+		n += snprintf(buf + n, len - n, "%s%s=%s", i ? "," : "", label,
+			      exp->axes[i].values[idx[i]]);
+	}
+}
+
+int matrix_expand(struct experiment *exp, char *err, size_t errlen)
+{
+	int idx[EXP_MAX_AXES] = { 0 };
+	size_t total = 1, n = 0, t;
+	int i;
+
+	for (i = 0; i < exp->naxes; i++) {
+		total *= exp->axes[i].nvalues;
+		if (total > EXP_MAX_CASES) {
+			snprintf(err, errlen, "%s:%d: matrix: more than %d cases (reduce the axes)",
+				 exp->axes[i].file, exp->axes[i].line, EXP_MAX_CASES);
+			return -E2BIG;
+		}
+	}
+	exp->cases = calloc(total, sizeof(*exp->cases));
+	if (!exp->cases)
+		return -ENOMEM;
+	for (t = 0; t < total; t++) {
+		struct exp_case *c = &exp->cases[n];
+		bool excluded = false;
+		int j;
+
+		c->cfg = exp->base;
+		for (i = 0; i < exp->naxes; i++) {
+			char e[512];
+
+			/* values were checked when the axis was read */
+			if (cfg_value_set(&c->cfg, exp->axes[i].key, exp->axes[i].values[idx[i]], e,
+					  sizeof(e))) {
+				snprintf(err, errlen, "%s:%d: matrix: %s", exp->axes[i].file,
+					 exp->axes[i].line, e);
+				return -EINVAL;
+			}
+		}
+		for (j = 0; j < exp->nexclude && !excluded; j++)
+			excluded = cond_matches(&exp->exclude[j], &c->cfg);
+		if (!excluded) {
+			case_name(exp, idx, c->name, sizeof(c->name));
+			if (exp->has_baseline && exp->baseline_case < 0 &&
+			    cond_matches(&exp->baseline, &c->cfg))
+				exp->baseline_case = (int)n;
+			n++;
+		}
+		/* odometer: the last axis turns fastest */
+		for (i = exp->naxes - 1; i >= 0; i--) {
+			if (++idx[i] < exp->axes[i].nvalues)
+				break;
+			idx[i] = 0;
+		}
+	}
+	exp->ncases = n;
+	if (!n) {
+		snprintf(err, errlen, "%s: matrix: every case is excluded", exp->path);
+		return -EINVAL;
+	}
+	if (exp->has_baseline && exp->baseline_case < 0) {
+		snprintf(err, errlen, "%s: matrix.baseline: no case matches the baseline", exp->path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void experiment_write_case_ini(FILE *out, const struct experiment *exp, const struct exp_case *c)
+{
+	const char *cur = "";
+	size_t i;
+
+	fprintf(out, "; case %s of %s (every key resolved)\n", c->name, exp->path);
+	for (i = 0; i < cfg_key_count(); i++) {
+		const struct cfg_key *k = cfg_key_at(i);
+		char v[8192];
+
+		if (strcmp(cur, k->section)) {
+			cur = k->section;
+			fprintf(out, "\n[%s]\n", cur);
+		}
+		cfg_value_format(&c->cfg, k, v, sizeof(v));
+		fprintf(out, "%s = %s\n", k->name, v);
+	}
+}

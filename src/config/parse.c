@@ -1,0 +1,390 @@
+/*
+ * Reading experiment files with inih: line tracking, section checks, includes with
+ * cycle detection, ${ENV} expansion, duplicate keys, and one-line errors that name
+ * FILE:LINE and section.key.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+#include <ini.h>
+
+#include "config/experiment.h"
+#include "util/common.h"
+
+#define PARSE_MAX_LINE 4000
+#define PARSE_MAX_DEPTH 16
+#define PARSE_MAX_SEEN 1024
+
+/* One file being read; files form a stack through includes. */
+struct parse_file {
+	const char *path;           /* as the user named it, for messages */
+	char real[PATH_MAX];        /* canonical, for cycle detection */
+	FILE *f;
+	int line;
+	char *buf;                  /* getline buffer */
+	size_t cap;
+	struct parse_file *parent;
+};
+
+struct parse_state {
+	struct experiment *exp;
+	struct parse_file *cur;
+	char *err;
+	size_t errlen;
+	int failed;                 /* first error recorded; everything after is ignored */
+	size_t nseen;
+	struct {
+		const struct cfg_key *key;
+		const char *file;   /* parse_file.real of the file that set it */
+		int line;
+	} seen[PARSE_MAX_SEEN];
+};
+
+static int parse_file_run(struct parse_state *st, const char *path, struct parse_file *parent);
+
+GS_PRINTF(3, 4)
+static void parse_fail(struct parse_state *st, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (st->failed)
+		return;
+	st->failed = 1;
+	n = snprintf(st->err, st->errlen, "%s:%d: %s%s", st->cur->path, st->cur->line,
+		     what ? what : "", what ? ": " : "");
+	if (n >= st->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(st->err + n, st->errlen - n, fmt, ap);
+	va_end(ap);
+}
+
+/* Check a "[section]" line as the reader sees it: inih says nothing about empty sections. */
+static void check_section_line(struct parse_state *st, const char *line)
+{
+	const char *p = line, *end;
+	char name[128];
+	const char *sug;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p != '[')
+		return;
+	end = strchr(p, ']');
+	if (!end) {
+		parse_fail(st, NULL, "unterminated section header (expected [section])");
+		return;
+	}
+	if ((size_t)(end - p - 1) >= sizeof(name)) {
+		parse_fail(st, NULL, "section name too long");
+		return;
+	}
+	memcpy(name, p + 1, end - p - 1);
+	name[end - p - 1] = '\0';
+	if (cfg_section_known(name) || strcmp(name, "matrix") == 0)
+		return;
+	sug = cfg_section_suggest(name);
+	if (sug)
+		parse_fail(st, NULL, "unknown section [%s] (did you mean [%s]?)", name, sug);
+	else
+		parse_fail(st, NULL,
+			   "unknown section [%s] (expected experiment, workload, collective, transport, gpu, numa, launch, report or matrix)",
+			   name);
+}
+
+/* fgets-like reader for inih: counts lines, rejects NUL bytes and overlong lines. */
+static char *parse_reader(char *str, int num, void *stream)
+{
+	struct parse_state *st = stream;
+	struct parse_file *pf = st->cur;
+	ssize_t n;
+
+	if (st->failed)
+		return NULL;
+	n = getline(&pf->buf, &pf->cap, pf->f);
+	if (n < 0)
+		return NULL;
+	pf->line++;
+	if ((size_t)n != strlen(pf->buf)) {
+		parse_fail(st, NULL, "NUL byte in line (the file is not text)");
+		return NULL;
+	}
+	if (n > PARSE_MAX_LINE || n >= num - 2) {
+		parse_fail(st, NULL, "line too long (%zd characters, at most %d)", n,
+			   GS_MIN(PARSE_MAX_LINE, num - 3));
+		return NULL;
+	}
+	check_section_line(st, pf->buf);
+	if (st->failed)
+		return NULL;
+	memcpy(str, pf->buf, n + 1);
+	return str;
+}
+
+/* Expand ${VAR} and ${VAR:-default} into out. */
+static int expand_env(struct parse_state *st, const char *what, const char *in, char *out,
+		      size_t len)
+{
+	size_t n = 0;
+
+	while (*in) {
+		if (in[0] == '$' && in[1] == '{') {
+			const char *end = strchr(in + 2, '}');
+			char var[128];
+			const char *def = NULL, *val;
+			char *colon;
+
+			if (!end || (size_t)(end - in - 2) >= sizeof(var)) {
+				parse_fail(st, what, "unterminated ${...} in value");
+				return -EINVAL;
+			}
+			memcpy(var, in + 2, end - in - 2);
+			var[end - in - 2] = '\0';
+			colon = strstr(var, ":-");
+			if (colon) {
+				*colon = '\0';
+				def = colon + 2;
+			}
+			val = getenv(var);
+			if (!val || (!*val && def))
+				val = def;
+			if (!val) {
+				parse_fail(st, what, "environment variable %s is not set (write ${%s:-default} for a fallback)",
+					   var, var);
+				return -EINVAL;
+			}
+			n += snprintf(out + n, n < len ? len - n : 0, "%s", val);
+			in = end + 1;
+			continue;
+		}
+		if (n + 1 < len)
+			out[n] = *in;
+		n++;
+		in++;
+	}
+	if (n >= len) {
+		parse_fail(st, what, "value too long after ${ENV} expansion");
+		return -EINVAL;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+static int handle_include(struct parse_state *st, const char *value)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	int ret;
+
+	if (value[0] == '/') {
+		snprintf(path, sizeof(path), "%s", value);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", st->cur->path);
+		snprintf(path, sizeof(path), "%s/%s", dirname(dir), value);
+	}
+	ret = parse_file_run(st, path, st->cur);
+	return ret;
+}
+
+static bool check_duplicate(struct parse_state *st, const struct cfg_key *k, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < st->nseen; i++) {
+		if (st->seen[i].key != k)
+			continue;
+		if (strcmp(st->seen[i].file, st->cur->real) == 0) {
+			parse_fail(st, what, "duplicate key (first set at line %d)", st->seen[i].line);
+			return false;
+		}
+		/* a later file (the includer) overrides an included one */
+		st->seen[i].file = st->cur->real;
+		st->seen[i].line = st->cur->line;
+		return true;
+	}
+	if (st->nseen < PARSE_MAX_SEEN) {
+		st->seen[st->nseen].key = k;
+		st->seen[st->nseen].file = st->cur->real;
+		st->seen[st->nseen].line = st->cur->line;
+		st->nseen++;
+	}
+	return true;
+}
+
+static int handle_matrix(struct parse_state *st, const char *name, const char *value)
+{
+	struct experiment *exp = st->exp;
+	char what[160], e[EXP_ERR_MAX];
+
+	snprintf(what, sizeof(what), "matrix.%s", name);
+	if (strcmp(name, "baseline") == 0) {
+		if (exp->has_baseline) {
+			parse_fail(st, what, "duplicate key (one baseline per experiment)");
+			return 0;
+		}
+		if (matrix_cond_parse(value, &exp->baseline, st->cur->path, st->cur->line, e,
+				      sizeof(e))) {
+			parse_fail(st, what, "%s", e);
+			return 0;
+		}
+		exp->has_baseline = true;
+		return 1;
+	}
+	if (strcmp(name, "exclude") == 0) {
+		/* several rules per line, separated by ';'; the key may repeat */
+		char *copy = strdup(value), *save = NULL, *rule;
+
+		if (!copy) {
+			parse_fail(st, what, "out of memory");
+			return 0;
+		}
+		for (rule = strtok_r(copy, ";", &save); rule; rule = strtok_r(NULL, ";", &save)) {
+			if (exp->nexclude >= EXP_MAX_CONDS) {
+				parse_fail(st, what, "too many exclude rules (at most %d)", EXP_MAX_CONDS);
+				break;
+			}
+			if (matrix_cond_parse(rule, &exp->exclude[exp->nexclude], st->cur->path,
+					      st->cur->line, e, sizeof(e))) {
+				parse_fail(st, what, "%s", e);
+				break;
+			}
+			exp->nexclude++;
+		}
+		free(copy);
+		return !st->failed;
+	}
+	if (matrix_axis_add(exp, name, value, st->cur->path, st->cur->line, e, sizeof(e))) {
+		parse_fail(st, what, "%s", e);
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_state *st = user;
+	char what[160], val[PARSE_MAX_LINE + 1], e[EXP_ERR_MAX];
+	const struct cfg_key *k;
+
+	if (st->failed)
+		return 0;
+	snprintf(what, sizeof(what), "%s%s%s", section, *section ? "." : "", name);
+	if (expand_env(st, what, value, val, sizeof(val)))
+		return 0;
+	if (strcmp(name, "include") == 0)
+		return handle_include(st, val) == 0;
+	if (!*section) {
+		parse_fail(st, what, "key outside any section (expected a [section] first)");
+		return 0;
+	}
+	if (strcmp(section, "matrix") == 0)
+		return handle_matrix(st, name, val);
+	k = cfg_key_find(section, name);
+	if (!k) {
+		const struct cfg_key *s = cfg_key_suggest(section, name);
+
+		if (s && strcmp(s->section, section) == 0)
+			parse_fail(st, what, "unknown key (did you mean '%s'?)", s->name);
+		else if (s)
+			parse_fail(st, what, "unknown key (did you mean '%s' in [%s]?)", s->name,
+				   s->section);
+		else
+			parse_fail(st, what, "unknown key (see 'gradsync keys %s')", section);
+		return 0;
+	}
+	if (!check_duplicate(st, k, what))
+		return 0;
+	if (cfg_value_set(&st->exp->base, k, val, e, sizeof(e))) {
+		parse_fail(st, what, "%s", e);
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_file_run(struct parse_state *st, const char *path, struct parse_file *parent)
+{
+	struct parse_file pf = { .path = path, .parent = parent };
+	struct parse_file *p;
+	int depth = 0, ret;
+
+	if (!realpath(path, pf.real)) {
+		if (parent) {
+			parse_fail(st, "include", "cannot read '%s': %s", path, strerror(errno));
+		} else {
+			snprintf(st->err, st->errlen, "%s: cannot read: %s", path, strerror(errno));
+			st->failed = 1;
+		}
+		return -ENOENT;
+	}
+	for (p = parent; p; p = p->parent, depth++) {
+		if (strcmp(p->real, pf.real) == 0) {
+			parse_fail(st, "include", "include cycle: '%s' is already being read", path);
+			return -ELOOP;
+		}
+	}
+	if (depth >= PARSE_MAX_DEPTH) {
+		parse_fail(st, "include", "includes nested deeper than %d", PARSE_MAX_DEPTH);
+		return -ELOOP;
+	}
+	pf.f = fopen(path, "r");
+	if (!pf.f) {
+		if (parent) {
+			parse_fail(st, "include", "cannot read '%s': %s", path, strerror(errno));
+		} else {
+			snprintf(st->err, st->errlen, "%s: cannot read: %s", path, strerror(errno));
+			st->failed = 1;
+		}
+		return -errno;
+	}
+	st->cur = &pf;
+	ret = ini_parse_stream(parse_reader, st, parse_handler, st);
+	if (ret > 0 && !st->failed)
+		parse_fail(st, NULL, "syntax error (expected 'key = value', '[section]' or a comment)");
+	st->cur = parent;
+	free(pf.buf);
+	fclose(pf.f);
+	return st->failed ? -EINVAL : 0;
+}
+
+int experiment_load(const char *path, struct experiment *exp, char *err, size_t errlen)
+{
+	struct parse_state *st;
+	int ret;
+
+	memset(exp, 0, sizeof(*exp));
+	exp->baseline_case = -1;
+	snprintf(exp->path, sizeof(exp->path), "%s", path);
+	ret = cfg_defaults(&exp->base, err, errlen);
+	if (ret)
+		return ret;
+	/* inih's knobs are library-wide; these are the experiment language's rules. */
+	ini_allow_multiline = false;
+	ini_stop_on_first_error = true;
+	ini_use_stack = false;
+	ini_max_line = PARSE_MAX_LINE + 3;
+	ini_allow_inline_comments = true;
+	ini_inline_comment_prefixes = ";#";
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->exp = exp;
+	st->err = err;
+	st->errlen = errlen;
+	ret = parse_file_run(st, path, NULL);
+	free(st);
+	if (ret)
+		return ret;
+	return matrix_expand(exp, err, errlen);
+}
+
+void experiment_free(struct experiment *exp)
+{
+	free(exp->cases);
+	exp->cases = NULL;
+	exp->ncases = 0;
+}

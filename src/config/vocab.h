@@ -1,0 +1,22 @@
+/*
+ * Vocabularies the key table reads from lower layers (models, algorithms,
+ * transports) and the syntax checks of string-valued keys.
+ */
+#ifndef GS_CONFIG_VOCAB_H
+#define GS_CONFIG_VOCAB_H
+
+#include <stddef.h>
+#include <stdbool.h>
+
+struct cfg_choice;
+
+bool vocab_model_at(size_t i, struct cfg_choice *out);
+bool vocab_algo_at(size_t i, struct cfg_choice *out);
+bool vocab_transport_at(size_t i, struct cfg_choice *out);
+
+int vocab_check_name(const char *value, char *err, size_t errlen);
+int vocab_check_ibdev(const char *value, char *err, size_t errlen);
+int vocab_check_gpu_device(const char *value, char *err, size_t errlen);
+int vocab_check_threshold(const char *value, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,103 @@
+/* gradsync entry point: global options, then dispatch to a verb from one table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "util/common.h"
+#include "util/log.h"
+
+struct verb {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct verb verbs[] = {
+	{ "run", cmd_run, "run an experiment file: every case of its matrix, then write reports" },
+	{ "check", cmd_check, "parse and validate an experiment file, print its case matrix" },
+	{ "keys", cmd_keys, "reference of every experiment key (section, type, default, range, help)" },
+	{ "version", cmd_version, "version, commit, compiler, CUDA and verbs support" },
+};
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: gradsync [-v|-q] <verb> [options]\n\nverbs:\n");
+	for (i = 0; i < ARRAY_SIZE(verbs); i++)
+		fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+	fprintf(out, "\n'gradsync <verb> --help' describes each verb.\n"
+		     "exit codes: 0 ok, 1 run failed (error, wrong result, threshold missed), 2 usage or config error\n"
+		     "environment: GRADSYNC_LOG=debug[,subsystem...] for more detail\n");
+}
+
+/* GRADSYNC_LOG=debug,transport,coll: level and subsystems of the logging family. */
+static void log_from_env(enum log_level *level, unsigned int *mask)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} subs[] = {
+		{ "main", LOG_MAIN }, { "config", LOG_CONFIG }, { "workload", LOG_WORKLOAD },
+		{ "coll", LOG_COLL }, { "transport", LOG_TRANSPORT }, { "gpu", LOG_GPU },
+		{ "topo", LOG_TOPO }, { "launch", LOG_LAUNCH }, { "report", LOG_REPORT },
+	};
+	const char *env = getenv("GRADSYNC_LOG");
+	char buf[256], *tok, *save = NULL;
+	unsigned int m = 0;
+	size_t i;
+
+	if (!env)
+		return;
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "debug"))
+			*level = LOG_DEBUG;
+		else if (!strcmp(tok, "info"))
+			*level = LOG_INFO;
+		else if (!strcmp(tok, "warn"))
+			*level = LOG_WARN;
+		for (i = 0; i < ARRAY_SIZE(subs); i++)
+			if (!strcmp(tok, subs[i].name))
+				m |= subs[i].bit;
+	}
+	if (m)
+		*mask = m;
+}
+
+int main(int argc, char **argv)
+{
+	enum log_level level = LOG_INFO;
+	unsigned int mask = LOG_ALL;
+	int i = 1;
+	size_t v;
+
+	log_from_env(&level, &mask);
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			level = LOG_DEBUG;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			level = LOG_WARN;
+		} else if (!strcmp(argv[i], "--version")) {
+			return cmd_version(argc - i, argv + i);
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return GS_EXIT_OK;
+		} else {
+			fprintf(stderr, "gradsync: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return GS_EXIT_USAGE;
+		}
+	}
+	log_setup(level, mask);
+	if (i >= argc) {
+		usage(stderr);
+		return GS_EXIT_USAGE;
+	}
+	for (v = 0; v < ARRAY_SIZE(verbs); v++)
+		if (!strcmp(argv[i], verbs[v].name))
+			return verbs[v].fn(argc - i, argv + i);
+	fprintf(stderr, "gradsync: unknown verb '%s' (see gradsync --help)\n", argv[i]);
+	return GS_EXIT_USAGE;
+}

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Runs every test: the cmocka unit binaries in BUILDDIR/tests/, then each executable
+# tests/<area>/test_*.sh (exit 0 pass, 77 skip, anything else fail). Prints one
+# closing line "N passed, N failed, N skipped" and exits non-zero on any failure.
+# GRADSYNC_TESTS=pattern runs only the matching tests.
+set -u
+BUILDDIR=${1:-build}
+export GRADSYNC=$PWD/$BUILDDIR/gradsync BUILDDIR
+pass=0 fail=0 skip=0 failed=
+LOGDIR=$BUILDDIR/test-logs
+mkdir -p "$LOGDIR"
+
+run_one() {
+	name=$1
+	shift
+	case "$name" in *${GRADSYNC_TESTS:-}*) ;; *) return ;; esac
+	start=$(date +%s)
+	log="$LOGDIR/$(echo "$name" | tr / _).log"
+	"$@" >"$log" 2>&1
+	st=$?
+	dur=$(( $(date +%s) - start ))
+	case $st in
+	0) pass=$((pass + 1)); echo "PASS  $name (${dur}s)" ;;
+	77) skip=$((skip + 1)); echo "SKIP  $name: $(tail -n 1 "$log")" ;;
+	*) fail=$((fail + 1)); failed="$failed $name"; echo "FAIL  $name (exit $st, ${dur}s)"
+	   tail -n 30 "$log" | sed 's/^/      /' ;;
+	esac
+}
+
+for t in "$BUILDDIR"/tests/*_test; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for t in tests/*/test_*.sh; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$(dirname "$t")")/$(basename "$t" .sh)" "$t"
+done
+
+[ -n "$failed" ] && echo "failed:$failed (logs in $LOGDIR/)"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
