@@ -365,8 +365,8 @@ int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info)
 	speed_decode(d->pattr.active_speed, &mbps, &sname);
 	lanes = width_lanes(d->pattr.active_width);
 	info->rate_bps = (uint64_t)mbps * lanes * 1000000ull;
-	snprintf(info->rate, sizeof(info->rate), "%u Gb/s (%dX %s)", mbps * lanes / 1000, lanes,
-		 sname);
+	snprintf(info->rate, sizeof(info->rate), "%g Gb/s (%dX %s)", mbps * lanes / 1000.0,
+		 lanes, sname);
 	info->mtu = 128 << d->mtu;
 	info->gid_index = d->gid_index;
 	snprintf(info->gid_type, sizeof(info->gid_type), "%s",

@@ -21,7 +21,7 @@ sr_cleanup() {
 	local rc=$? p
 	for p in "${SR_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${SR_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	if [ -n "$SR_LOGDIR" ] && [ "$rc" -eq 0 ] && [ -z "$SR_KEEP_LOGS" ]; then
+	if [ -n "$SR_LOGDIR" ] && [ "$rc" -eq 0 ] && [ -z "${SR_KEEP_LOGS:-}" ]; then
 		rm -rf "$SR_LOGDIR"
 	fi
 	return $rc
@@ -110,7 +110,8 @@ sr_copy_elf() {
 }
 
 # sr_build_initramfs OUT SCENARIO BIN... : cpio.gz whose /init brings up rxe0 and runs
-# /scenario.sh ROLE; BIN are host paths copied to the same path (plus their libraries).
+# /scenario.sh ROLE PEER; BIN is a host path copied to the same path, or SRC=DST, with the
+# libraries ldd names. Files listed in SR_FILES land in /work (the scenario's cwd).
 sr_build_initramfs() {
 	local out=$1 scenario=$2 root m b
 	shift 2
@@ -130,7 +131,13 @@ sr_build_initramfs() {
 	sr_copy_elf "$root" /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so || return 1
 	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 	for b in "$@"; do
-		sr_copy_elf "$root" "$b" || { sr_log "cannot copy $b"; return 1; }
+		case $b in
+		*=*) sr_copy_elf "$root" "${b%%=*}" "${b#*=}" ;;
+		*) sr_copy_elf "$root" "$b" ;;
+		esac || { sr_log "cannot copy $b"; return 1; }
+	done
+	for b in ${SR_FILES:-}; do
+		cp "$b" "$root/work/" || return 1
 	done
 	cp "$scenario" "$root/scenario.sh"
 	echo "SR_MODULES='$(echo $SR_MODULES)'" >"$root/etc/sr_modules"
@@ -151,7 +158,7 @@ sr_boot() {
 	timeout -k 5 "$SR_VM_TIMEOUT" qemu-system-x86_64 $accel -bios /usr/share/qemu/qboot.rom \
 		-m "${SR_VM_MEM:-512M}" -smp "${SR_VM_CPUS:-1}" -no-reboot -nographic \
 		-nodefaults -serial stdio -kernel "$SR_VMLINUX" -initrd "$initrd" \
-		$net -append "console=ttyS0 panic=-1 quiet loglevel=3 $append" \
+		$net -append "console=ttyS0 panic=-1 quiet loglevel=3 $append ${SR_APPEND:-}" \
 		</dev/null >"$SR_LOGDIR/$name.log" 2>&1 &
 	SR_PIDS+=($!)
 }

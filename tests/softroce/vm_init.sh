@@ -1,6 +1,7 @@
 #!/bin/sh
-# /init of the Soft-RoCE test VMs: load the rxe stack, bring eth0 up at MTU 9000, create rxe0
-# and run /scenario.sh ROLE PEER_IP; prints "GS_EXIT n" for the host and powers off.
+# /init of the Soft-RoCE test VMs: load the rxe stack, bring eth0 up at MTU 9000, create rxe0,
+# run /scenario.sh ROLE PEER_IP (kernel arg gs.env.NAME=V,W exports NAME="V W" to it), print
+# "GS_EXIT n" for the host and power off.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -16,6 +17,9 @@ for kv in $(cat /proc/cmdline); do
 	gs.ip=*) ip=${kv#gs.ip=} ;;
 	gs.role=*) role=${kv#gs.role=} ;;
 	gs.peer=*) peer=${kv#gs.peer=} ;;
+	gs.env.*=*) # gs.env.NAME=a,b -> NAME="a b" for the scenario
+		kv=${kv#gs.env.}
+		export "${kv%%=*}=$(echo "${kv#*=}" | tr , ' ')" ;;
 	esac
 done
 
