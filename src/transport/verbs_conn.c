@@ -14,7 +14,7 @@
 
 #define EP_VERSION 1
 #define QP_TIMEOUT 18    /* 4.096us * 2^18 = 1.07 s per try, as NCCL_IB_TIMEOUT's default */
-#define QP_RETRY 7
+#define QP_RETRY 6       /* rxe reads 7 as "retry forever" (as for RNR): a dead peer would hang */
 #define QP_RNR_RETRY 7   /* infinite: credits keep RNR away, this only guards the window */
 
 /*

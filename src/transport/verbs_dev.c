@@ -153,6 +153,12 @@ static int check_port(struct verbs_dev *d, int port, int want_ll, bool quiet)
 	struct ibv_port_attr pa;
 	int e;
 
+	if (port > d->dattr.phys_port_cnt) {
+		if (!quiet)
+			log_err(LOG_TRANSPORT, "verbs %s has %d port(s), there is no port %d",
+				d->name, d->dattr.phys_port_cnt, port);
+		return -ENODEV;
+	}
 	e = ibv_query_port(d->ctx, port, &pa);
 	if (e) {
 		if (!quiet)

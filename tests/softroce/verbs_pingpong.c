@@ -8,6 +8,7 @@
  *   verbs_pingpong --rank R --world N --addr IP:PORT [opts]   one rank of N
  * opts: --kind roce|ib --device rxe0:1 --gid N --qps N --depth N --inline N --event
  *       --bw SIZE (bytes) --iters N --window N
+ *       --expect-fail (open must fail and say why) --die (rank 1 dies, rank 0 sees -EIO)
  * Prints "PINGPONG OK" (rank 0) and exits 0 when every check passed.
  */
 #include <arpa/inet.h>
@@ -40,6 +41,8 @@ struct pp {
 	int port;
 	size_t bw_size;
 	int iters, window;
+	bool expect_fail;   /* open must fail (bad device, GID, link layer): exit 0 if it does */
+	bool die;           /* rank 1 exits after connect; rank 0 must see -EIO, not hang */
 	int fails;
 };
 
@@ -339,6 +342,33 @@ static int bandwidth(struct pp *p)
 	return 0;
 }
 
+/* Rank 1 vanishes after connect: rank 0's send must fail with -EIO (the abort path). */
+static int peer_death(struct pp *p)
+{
+	static char buf[4096];
+	struct tp_completion c;
+	struct tp_mr *mr;
+	uint64_t t0;
+	int ret, k = 0;
+
+	if (p->rank == 1) {
+		usleep(200000);
+		_exit(0);   /* no close: the QPs die with the process */
+	}
+	ret = p->ops->mr_reg(&p->t, buf, sizeof(buf), MEM_HOST, &mr);
+	usleep(500000);
+	/* the CTS never comes, so write the receive side too: a receive's CTS is a send */
+	if (!ret)
+		ret = p->ops->post_recv(&p->t, 1, 5, mr, 0, sizeof(buf), 1);
+	t0 = time_now_ns();
+	while (!ret && k == 0 && time_now_ns() - t0 < 60ull * 1000000000ull)
+		k = p->ops->poll(&p->t, &c, 1);
+	printf("peer death: poll returned %d after %.1f s\n", k, (time_now_ns() - t0) / 1e9);
+	CHECK(p, k == -EIO, "peer death: poll returned %d, want -EIO", k);
+	p->ops->close(&p->t);
+	return p->fails ? 1 : 0;
+}
+
 static const size_t sizes[] = {0, 1, 7, 64, 255, 4095, 4096, 4097, 65536, 100003,
 			       1 << 20, (4 << 20) + 5};
 
@@ -358,6 +388,13 @@ static int run_rank(struct pp *p)
 		.numa_node = -1,
 	};
 	p->t = (struct transport){.ops = p->ops, .env = &p->env};
+	if (p->expect_fail) {
+		ret = p->ops->open(&p->t, &p->env);
+		p->ops->close(&p->t);
+		printf("rank %d: open %s: %s (can_connect %d)\n", p->rank, ret ? "failed" : "worked",
+		       strerror(-ret), p->ops->can_connect(&p->env, (p->rank + 1) % p->world));
+		return ret ? 0 : 1;
+	}
 	if (!p->ops->can_connect(&p->env, (p->rank + 1) % p->world)) {
 		fprintf(stderr, "rank %d: %s can_connect says no\n", p->rank, p->ops->name);
 		return 77;
@@ -375,6 +412,8 @@ static int run_rank(struct pp *p)
 		       " (%s)\n", pi.transport, pi.device, pi.port, pi.link_layer, pi.rate,
 		       (unsigned long long)pi.rate_bps, pi.mtu, pi.gid_index, pi.gid_type,
 		       pi.qps, pi.fw_ver, pi.note);
+	if (!ret && p->die)
+		return peer_death(p);
 	for (i = 0; !ret && i < ARRAY_SIZE(sizes); i++)
 		ret = all_pairs(p, sizes[i], i, i % 2);
 	if (!ret)
@@ -402,7 +441,8 @@ int main(int argc, char **argv)
 		{"local", 1, 0, 'l'}, {"kind", 1, 0, 'k'},  {"device", 1, 0, 'd'},
 		{"gid", 1, 0, 'g'},   {"qps", 1, 0, 'q'},   {"depth", 1, 0, 'D'},
 		{"inline", 1, 0, 'i'}, {"event", 0, 0, 'e'}, {"bw", 1, 0, 'b'},
-		{"iters", 1, 0, 'n'}, {"window", 1, 0, 'W'}, {0, 0, 0, 0},
+		{"iters", 1, 0, 'n'}, {"window", 1, 0, 'W'}, {"expect-fail", 0, 0, 'F'},
+		{"die", 0, 0, 'X'},   {0, 0, 0, 0},
 	};
 	struct pp p = {
 		.ops = &roce_ops, .iters = 200, .window = 16, .port = 18600,
@@ -437,6 +477,8 @@ int main(int argc, char **argv)
 		case 'b': p.bw_size = strtoull(optarg, NULL, 0); break;
 		case 'n': p.iters = atoi(optarg); break;
 		case 'W': p.window = atoi(optarg); break;
+		case 'F': p.expect_fail = true; break;
+		case 'X': p.die = true; break;
 		default: return 2;
 		}
 	}
