@@ -1,462 +1,18 @@
 /*
- * The verbs data path shared by ib_ops and roce_ops: receiver-driven, zero-copy RDMA
- * WRITE WITH IMMEDIATE straight into the receiver's registered buffer.
- *
- * Exchange for one message (peer A sends tag T to peer B), all on RC QPs of the pair:
- *   1. B post_recv(A, T, mr, off, len): B allocates request rid and SENDs A a CTS control
- *      message {T, rid, addr, rkey, len} on QP 0 (inline when the QP allows).
- *   2. A post_send(B, T, ...) and the CTS for T meet, in either order (a CTS that arrives
- *      first is stashed; a send posted first waits); matching is FIFO per (peer, tag).
- *   3. A writes the bytes with RDMA WRITE WITH IMM, split into chunks of at most the
- *      port's max message size and striped round-robin over qps_per_peer QPs; every
- *      chunk's immediate is [31] mismatch | [30:24] credits | [23:0] rid.
- *   4. B's receive completes when the immediates have brought len bytes; A's send
- *      completes when all its chunk writes completed. Lengths that differ: A writes one
- *      0-byte chunk with the mismatch bit and both sides complete with -EMSGSIZE.
- * Credits: every QP pre-posts qp_depth receive buffers; each CTS, CREDIT and chunk
- * consumes one at the peer. A sender holds cred[q] (peer buffers it may still consume)
- * and keeps the last one for a CREDIT message; the receiver reposts at once and returns
- * them piggybacked (CTS header, immediate bits) or, past qp_depth/2 owed, in a CREDIT.
- * So no receive queue overflows and RNR never happens in steady state.
+ * The verbs ops tables (ib_ops, roce_ops) and their entry points: memory registration,
+ * posting, and poll(), which drains the CQ through the protocol in verbs_proto.c.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 
 #include "transport/verbs.h"
 #include "transport/verbs_priv.h"
 #include "util/log.h"
 
-#define POLL_BATCH 32
-#define EVENT_WAIT_MS 1   /* cq_mode = event: longest sleep of one poll() call */
-
-static struct verbs_peer *peer_of(struct verbs_state *s, int peer)
-{
-	if (peer < 0 || peer >= s->env->nranks)
-		return NULL;
-	return s->peers[peer];
-}
-
-static void done_push(struct verbs_state *s, uint64_t cookie, int status, int peer, size_t len,
-		      bool is_send)
-{
-	struct tp_completion *c = &s->done[(s->done_head + s->done_n) % s->done_cap];
-
-	c->cookie = cookie;
-	c->status = status;
-	c->peer = peer;
-	c->len = len;
-	c->is_send = is_send;
-	s->done_n++;
-	if (is_send)
-		s->st.bytes_sent += status ? 0 : len;
-	else
-		s->st.bytes_recv += status ? 0 : len;
-}
-
-static bool can_send(const struct verbs_state *s, const struct verbs_peer *pp, int q,
-		     bool credit_msg)
-{
-	return pp->sq_used[q] < s->depth && pp->cred[q] > (credit_msg ? 0 : 1);
-}
-
-static int take_owed(struct verbs_peer *pp, int q, int max)
-{
-	int n = GS_MIN(pp->owed[q], max);
-
-	pp->owed[q] -= n;
-	return n;
-}
-
-static int post_wr(struct verbs_state *s, int peer, int q, struct ibv_send_wr *wr)
-{
-	struct verbs_peer *pp = s->peers[peer];
-	struct ibv_send_wr *bad;
-	int e = ibv_post_send(pp->qp[q], wr, &bad);
-
-	if (e) {
-		log_err(LOG_TRANSPORT, "ibv_post_send %s peer=%d qpn=0x%x: %s",
-			wr->opcode == IBV_WR_SEND ? "control" : "rdma write-with-imm", peer,
-			pp->qp[q]->qp_num, strerror(e));
-		s->fatal = true;
-		return -e;
-	}
-	pp->sq_used[q]++;
-	pp->cred[q]--;
-	return 0;
-}
-
-static int send_ctrl(struct verbs_state *s, int peer, int q, const struct verbs_msg *m)
-{
-	struct verbs_peer *pp = s->peers[peer];
-	struct verbs_msg *buf = &pp->txbuf[q * s->depth + pp->txnext[q]];
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf,
-		.length = sizeof(*buf),
-		.lkey = s->ctrl_mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = WRID(WR_CTRL, peer, q, 0),
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	};
-
-	/* the buffer was last used depth control sends ago: that send has completed */
-	pp->txnext[q] = (pp->txnext[q] + 1) % s->depth;
-	*buf = *m;
-	if (s->max_inline >= sizeof(*buf))
-		wr.send_flags |= IBV_SEND_INLINE;
-	return post_wr(s, peer, q, &wr);
-}
-
-/* Send queued CTS of peer while credits allow (CTS always travel on QP 0). */
-static int flush_cts(struct verbs_state *s, int peer)
-{
-	struct verbs_peer *pp = s->peers[peer];
-	int ret;
-
-	while (pp->ctsq_head != pp->ctsq_tail && can_send(s, pp, 0, false)) {
-		uint32_t i = pp->ctsq[pp->ctsq_head % VERBS_REQ_MAX];
-		struct verbs_rreq *r = &pp->rreq[i];
-		struct verbs_msg m = {
-			.type = VMSG_CTS,
-			.rid = r->gen << VERBS_RID_IDX_BITS | i,
-			.tag = r->tag,
-			.addr = (uintptr_t)r->mr->addr + r->off,
-			.len = r->len,
-			.rkey = r->mr->mr->rkey,
-		};
-
-		m.credits = take_owed(pp, 0, 255);
-		ret = send_ctrl(s, peer, 0, &m);
-		if (ret)
-			return ret;
-		pp->ctsq_head++;
-	}
-	return 0;
-}
-
-/* Return owed credits on QPs past the threshold (or all of them when forced). */
-static int flush_credits(struct verbs_state *s, int peer)
-{
-	struct verbs_peer *pp = s->peers[peer];
-	int q, ret;
-
-	for (q = 0; q < s->nqp; q++) {
-		while (pp->owed[q] >= s->depth / 2) {
-			struct verbs_msg m = {.type = VMSG_CREDIT};
-
-			if (!can_send(s, pp, q, true)) {
-				s->credit_pending = true;
-				break;
-			}
-			m.credits = take_owed(pp, q, 255);
-			ret = send_ctrl(s, peer, q, &m);
-			if (ret)
-				return ret;
-		}
-	}
-	return 0;
-}
-
-static size_t chunk_size(const struct verbs_state *s, size_t len)
-{
-	size_t c = len;
-
-	if (s->nqp > 1 && len >= (size_t)s->nqp * 4096)
-		c = GS_ALIGN_UP(GS_DIV_ROUND_UP(len, (size_t)s->nqp), 4096);
-	return GS_MIN(c, s->max_chunk);
-}
-
-/* Post as many chunk writes of sreq as queues and credits allow; true when all posted. */
-static int issue_send(struct verbs_state *s, int peer, struct verbs_sreq *r, bool *all)
-{
-	struct verbs_peer *pp = s->peers[peer];
-	size_t csz = chunk_size(s, r->len);
-	int ret;
-
-	while (!r->all_issued) {
-		int q = r->next_qp;
-		size_t n = r->mismatch ? 0 : GS_MIN(csz, r->len - r->issued);
-		uint32_t imm;
-		struct ibv_sge sge = {
-			.addr = (uintptr_t)r->mr->addr + r->off + r->issued,
-			.length = n,
-			.lkey = r->mr->mr->lkey,
-		};
-		struct ibv_send_wr wr = {
-			.wr_id = WRID(WR_DATA, peer, q, r - pp->sreq),
-			.sg_list = &sge,
-			.num_sge = n ? 1 : 0,
-			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-			.send_flags = IBV_SEND_SIGNALED,
-			.wr.rdma = {.remote_addr = r->raddr + r->issued, .rkey = r->rkey},
-		};
-
-		if (!can_send(s, pp, q, false))
-			break;
-		if (n && n <= s->max_inline && n <= s->env->opts->inline_threshold)
-			wr.send_flags |= IBV_SEND_INLINE;
-		imm = r->rid | (uint32_t)take_owed(pp, q, VERBS_CREDIT_MAX) << IMM_CRED_SHIFT;
-		if (r->mismatch)
-			imm |= IMM_ERR;
-		wr.imm_data = htonl(imm);
-		ret = post_wr(s, peer, q, &wr);
-		if (ret)
-			return ret;
-		r->issued += n;
-		r->chunks_out++;
-		r->next_qp = (q + 1) % s->nqp;
-		if (r->mismatch || r->issued == r->len)
-			r->all_issued = true;
-	}
-	*all = r->all_issued;
-	return 0;
-}
-
-static void activate(struct verbs_state *s, struct verbs_sreq *r, const struct verbs_msg *m)
-{
-	r->matched = true;
-	r->raddr = m->addr;
-	r->rkey = m->rkey;
-	r->rid = m->rid;
-	r->mismatch = m->len != r->len;
-	r->next_active = NULL;
-	if (s->act_tail)
-		s->act_tail->next_active = r;
-	else
-		s->act_head = r;
-	s->act_tail = r;
-}
-
-/* Walk the active sends in order; those fully posted leave the list. */
-static int progress_sends(struct verbs_state *s)
-{
-	struct verbs_sreq *r = s->act_head, *prev = NULL, *next;
-	bool all;
-	int ret;
-
-	for (; r; r = next) {
-		next = r->next_active;
-		ret = issue_send(s, r->peer, r, &all);
-		if (ret)
-			return ret;
-		if (!all) {
-			prev = r;
-			continue;
-		}
-		if (prev)
-			prev->next_active = next;
-		else
-			s->act_head = next;
-		if (s->act_tail == r)
-			s->act_tail = prev;
-	}
-	return 0;
-}
-
-/* FIFO match: the oldest unmatched send (or stashed CTS) with this tag. */
-static int find_sreq(struct verbs_peer *pp, uint64_t tag)
-{
-	uint64_t best_seq = UINT64_MAX;
-	int i, best = -1;
-
-	for (i = 0; i < VERBS_REQ_MAX; i++) {
-		const struct verbs_sreq *r = &pp->sreq[i];
-
-		if (r->used && !r->matched && r->tag == tag && pp->sreq_seq[i] < best_seq) {
-			best = i;
-			best_seq = pp->sreq_seq[i];
-		}
-	}
-	return best;
-}
-
-static int find_cts(struct verbs_peer *pp, uint64_t tag)
-{
-	uint64_t best_seq = UINT64_MAX;
-	int i, best = -1;
-
-	for (i = 0; i < VERBS_REQ_MAX; i++) {
-		if (pp->cts[i].used && pp->cts[i].m.tag == tag && pp->cts_seq[i] < best_seq) {
-			best = i;
-			best_seq = pp->cts_seq[i];
-		}
-	}
-	return best;
-}
-
-static int handle_ctrl(struct verbs_state *s, int peer, int q, const struct verbs_msg *m)
-{
-	struct verbs_peer *pp = s->peers[peer];
-	int i;
-
-	pp->cred[q] += m->credits;
-	if (m->type == VMSG_CREDIT)
-		return 0;
-	if (m->type != VMSG_CTS) {
-		log_err(LOG_TRANSPORT, "verbs peer=%d qpn=0x%x: unknown control message type %u",
-			peer, pp->qp[q]->qp_num, m->type);
-		return -EPROTO;
-	}
-	i = find_sreq(pp, m->tag);
-	if (i >= 0) {
-		activate(s, &pp->sreq[i], m);
-		return 0;
-	}
-	for (i = 0; i < VERBS_REQ_MAX && pp->cts[i].used; i++)
-		;
-	if (i == VERBS_REQ_MAX) {
-		/* the receiver posts at most VERBS_REQ_MAX receives: this cannot fill */
-		log_err(LOG_TRANSPORT, "verbs peer=%d: more than %d early clear-to-send", peer,
-			VERBS_REQ_MAX);
-		return -EPROTO;
-	}
-	pp->cts[i].m = *m;
-	pp->cts[i].used = true;
-	pp->cts_seq[i] = pp->seq++;
-	return 0;
-}
-
-static int handle_imm(struct verbs_state *s, int peer, int q, uint32_t imm, uint32_t bytes)
-{
-	struct verbs_peer *pp = s->peers[peer];
-	uint32_t rid = imm & IMM_RID_MASK, idx = rid & (VERBS_REQ_MAX - 1);
-	struct verbs_rreq *r = &pp->rreq[idx];
-
-	pp->cred[q] += (imm >> IMM_CRED_SHIFT) & VERBS_CREDIT_MAX;
-	if (!r->used || r->gen != rid >> VERBS_RID_IDX_BITS) {
-		log_err(LOG_TRANSPORT, "verbs peer=%d qpn=0x%x: data for unknown receive rid 0x%x",
-			peer, pp->qp[q]->qp_num, rid);
-		return -EPROTO;
-	}
-	r->got += bytes;
-	r->seen = true;
-	if (imm & IMM_ERR) {
-		log_err(LOG_TRANSPORT, "verbs peer=%d: tag 0x%llx length mismatch (receive %zu)",
-			peer, (unsigned long long)r->tag, r->len);
-		done_push(s, r->cookie, -EMSGSIZE, peer, 0, false);
-		r->used = false;
-	} else if (r->got >= r->len) {
-		done_push(s, r->cookie, 0, peer, r->len, false);
-		r->used = false;
-	}
-	return 0;
-}
-
-static const char *wr_kind_name(int kind)
-{
-	switch (kind) {
-	case WR_RECV:
-		return "receive";
-	case WR_CTRL:
-		return "control send";
-	default:
-		return "rdma write-with-imm";
-	}
-}
-
-static int handle_wc(struct verbs_state *s, const struct ibv_wc *wc)
-{
-	int kind = WRID_KIND(wc->wr_id), peer = WRID_PEER(wc->wr_id), q = WRID_QP(wc->wr_id);
-	uint32_t idx = WRID_IDX(wc->wr_id);
-	struct verbs_peer *pp = peer_of(s, peer);
-	struct verbs_msg m;
-	int ret;
-
-	if (wc->status != IBV_WC_SUCCESS || !pp) {
-		log_err(LOG_TRANSPORT, "verbs %s %s peer=%d qpn=0x%x: %s (vendor_err 0x%x)",
-			s->dev.name, wr_kind_name(kind), peer, wc->qp_num,
-			ibv_wc_status_str(wc->status), wc->vendor_err);
-		return -EIO;
-	}
-	switch (kind) {
-	case WR_RECV:
-		if (wc->opcode == IBV_WC_RECV)
-			m = pp->ring[q * s->depth + idx];
-		/* repost first: the buffer is copied and credits go back with the next message */
-		ret = verbs_post_ctrl_recv(s, peer, q, idx);
-		if (ret)
-			return ret;
-		pp->owed[q]++;
-		if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
-			ret = handle_imm(s, peer, q, ntohl(wc->imm_data), wc->byte_len);
-		else
-			ret = handle_ctrl(s, peer, q, &m);
-		if (ret)
-			return ret;
-		if (q == 0)
-			ret = flush_cts(s, peer);
-		if (!ret)
-			ret = flush_credits(s, peer);
-		return ret;
-	case WR_CTRL:
-		pp->sq_used[q]--;
-		return 0;
-	case WR_DATA: {
-		struct verbs_sreq *r = &pp->sreq[idx];
-
-		pp->sq_used[q]--;
-		if (--r->chunks_out == 0 && r->all_issued) {
-			done_push(s, r->cookie, r->mismatch ? -EMSGSIZE : 0, peer,
-				  r->mismatch ? 0 : r->len, true);
-			r->used = false;
-		}
-		return 0;
-	}
-	default:
-		log_err(LOG_TRANSPORT, "verbs peer=%d: completion with unknown wr_id 0x%llx", peer,
-			(unsigned long long)wc->wr_id);
-		return -EPROTO;
-	}
-}
-
-/* Poll the CQ dry (bounded); returns completions handled or -errno. */
-static int drain(struct verbs_state *s)
-{
-	struct ibv_wc wc[POLL_BATCH];
-	int n, i, ret, total = 0;
-
-	do {
-		n = ibv_poll_cq(s->cq, POLL_BATCH, wc);
-		if (n < 0) {
-			log_err(LOG_TRANSPORT, "ibv_poll_cq %s: %d", s->dev.name, n);
-			return -EIO;
-		}
-		for (i = 0; i < n; i++) {
-			ret = handle_wc(s, &wc[i]);
-			if (ret)
-				return ret;
-		}
-		total += n;
-	} while (n == POLL_BATCH && total < 8 * POLL_BATCH);
-	return total;
-}
-
-static int progress(struct verbs_state *s)
-{
-	int p, ret;
-
-	if (s->credit_pending) {
-		s->credit_pending = false;
-		for (p = 0; p < s->env->nranks; p++) {
-			if (!s->peers[p])
-				continue;
-			ret = flush_credits(s, p);
-			if (!ret)
-				ret = flush_cts(s, p);
-			if (ret)
-				return ret;
-		}
-	}
-	return progress_sends(s);
-}
-
+#define EVENT_WAIT_MS 1 /* cq_mode = event: longest sleep of one poll() call */
 /* cq_mode = event: sleep on the completion channel, at most EVENT_WAIT_MS. */
 static int event_wait(struct verbs_state *s)
 {
@@ -468,11 +24,12 @@ static int event_wait(struct verbs_state *s)
 	if (!s->cq_armed) {
 		e = ibv_req_notify_cq(s->cq, 0);
 		if (e) {
-			log_err(LOG_TRANSPORT, "ibv_req_notify_cq %s: %s", s->dev.name, strerror(e));
+			log_err(LOG_TRANSPORT, "ibv_req_notify_cq %s: %s", s->dev.name,
+				strerror(e));
 			return -e;
 		}
 		s->cq_armed = true;
-		return 0;   /* the caller drains once more: completions may predate the arm */
+		return 0; /* the caller drains once more: completions may predate the arm */
 	}
 	e = poll(&pfd, 1, EVENT_WAIT_MS);
 	if (e < 0 && errno != EINTR) {
@@ -499,15 +56,15 @@ static int v_poll(struct transport *t, struct tp_completion *c, int max)
 
 	if (s->fatal)
 		return -EIO;
-	ret = drain(s);
+	ret = verbs_drain(s);
 	if (ret >= 0)
-		ret = progress(s);
+		ret = verbs_progress(s);
 	if (ret >= 0 && s->chan && !s->done_n) {
 		ret = event_wait(s);
 		if (!ret)
-			ret = drain(s);
+			ret = verbs_drain(s);
 		if (ret >= 0)
-			ret = progress(s);
+			ret = verbs_progress(s);
 	}
 	if (ret < 0) {
 		s->fatal = true;
@@ -541,11 +98,11 @@ static int check_post(struct verbs_state *s, struct verbs_peer *pp, int peer, st
 	return 0;
 }
 
-static int v_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
-		       size_t off, size_t len, uint64_t cookie)
+static int v_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+		       size_t len, uint64_t cookie)
 {
 	struct verbs_state *s = t->priv;
-	struct verbs_peer *pp = peer_of(s, peer);
+	struct verbs_peer *pp = verbs_peer_of(s, peer);
 	struct verbs_rreq *r;
 	uint32_t i, n;
 	int ret = check_post(s, pp, peer, mr, off, len);
@@ -562,21 +119,26 @@ static int v_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr
 	pp->rreq_next = (i + 1) % VERBS_REQ_MAX;
 	r = &pp->rreq[i];
 	*r = (struct verbs_rreq){
-		.tag = tag, .cookie = cookie, .len = len, .used = true, .mr = mr, .off = off,
-		.gen = pp->rgen++ & ((1u << (24 - VERBS_RID_IDX_BITS)) - 1),
+	    .tag = tag,
+	    .cookie = cookie,
+	    .len = len,
+	    .used = true,
+	    .mr = mr,
+	    .off = off,
+	    .gen = pp->rgen++ & ((1u << (24 - VERBS_RID_IDX_BITS)) - 1),
 	};
 	pp->ctsq[pp->ctsq_tail++ % VERBS_REQ_MAX] = i;
-	ret = flush_cts(s, peer);
+	ret = verbs_flush_cts(s, peer);
 	if (ret)
 		s->fatal = true;
 	return ret;
 }
 
-static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
-		       size_t off, size_t len, uint64_t cookie)
+static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+		       size_t len, uint64_t cookie)
 {
 	struct verbs_state *s = t->priv;
-	struct verbs_peer *pp = peer_of(s, peer);
+	struct verbs_peer *pp = verbs_peer_of(s, peer);
 	struct verbs_sreq *r;
 	int i, c, ret = check_post(s, pp, peer, mr, off, len);
 
@@ -588,16 +150,21 @@ static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr
 		return -EAGAIN;
 	r = &pp->sreq[i];
 	*r = (struct verbs_sreq){
-		.tag = tag, .cookie = cookie, .peer = peer, .mr = mr, .off = off, .len = len,
-		.used = true,
+	    .tag = tag,
+	    .cookie = cookie,
+	    .peer = peer,
+	    .mr = mr,
+	    .off = off,
+	    .len = len,
+	    .used = true,
 	};
 	pp->sreq_seq[i] = pp->seq++;
-	c = find_cts(pp, tag);
+	c = verbs_find_cts(pp, tag);
 	if (c < 0)
 		return 0;
 	pp->cts[c].used = false;
-	activate(s, r, &pp->cts[c].m);
-	ret = progress_sends(s);
+	verbs_activate(s, r, &pp->cts[c].m);
+	ret = verbs_progress_sends(s);
 	if (ret)
 		s->fatal = true;
 	return ret;
@@ -664,7 +231,7 @@ static int v_stats(struct transport *t, struct tp_stats *st)
 {
 	struct verbs_state *s = t->priv;
 
-	*st = s->st;   /* no threads of its own: cpu_ns stays 0 */
+	*st = s->st; /* no threads of its own: cpu_ns stays 0 */
 	return 0;
 }
 
@@ -693,35 +260,35 @@ static int roce_open(struct transport *t, const struct transport_env *env)
 }
 
 const struct transport_ops ib_ops = {
-	.name = "ib",
-	.kind = TP_IB,
-	.can_connect = ib_can_connect,
-	.open = ib_open,
-	.endpoint = verbs_endpoint,
-	.connect = verbs_connect,
-	.mr_reg = v_mr_reg,
-	.mr_dereg = v_mr_dereg,
-	.post_send = v_post_send,
-	.post_recv = v_post_recv,
-	.poll = v_poll,
-	.path_info = v_path_info,
-	.stats = v_stats,
-	.close = verbs_close,
+    .name = "ib",
+    .kind = TP_IB,
+    .can_connect = ib_can_connect,
+    .open = ib_open,
+    .endpoint = verbs_endpoint,
+    .connect = verbs_connect,
+    .mr_reg = v_mr_reg,
+    .mr_dereg = v_mr_dereg,
+    .post_send = v_post_send,
+    .post_recv = v_post_recv,
+    .poll = v_poll,
+    .path_info = v_path_info,
+    .stats = v_stats,
+    .close = verbs_close,
 };
 
 const struct transport_ops roce_ops = {
-	.name = "roce",
-	.kind = TP_ROCE,
-	.can_connect = roce_can_connect,
-	.open = roce_open,
-	.endpoint = verbs_endpoint,
-	.connect = verbs_connect,
-	.mr_reg = v_mr_reg,
-	.mr_dereg = v_mr_dereg,
-	.post_send = v_post_send,
-	.post_recv = v_post_recv,
-	.poll = v_poll,
-	.path_info = v_path_info,
-	.stats = v_stats,
-	.close = verbs_close,
+    .name = "roce",
+    .kind = TP_ROCE,
+    .can_connect = roce_can_connect,
+    .open = roce_open,
+    .endpoint = verbs_endpoint,
+    .connect = verbs_connect,
+    .mr_reg = v_mr_reg,
+    .mr_dereg = v_mr_dereg,
+    .post_send = v_post_send,
+    .post_recv = v_post_recv,
+    .poll = v_poll,
+    .path_info = v_path_info,
+    .stats = v_stats,
+    .close = verbs_close,
 };

@@ -12,10 +12,10 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-#define EP_VERSION 1
-#define QP_TIMEOUT 18    /* 4.096us * 2^18 = 1.07 s per try, as NCCL_IB_TIMEOUT's default */
-#define QP_RETRY 6       /* rxe reads 7 as "retry forever" (as for RNR): a dead peer would hang */
-#define QP_RNR_RETRY 7   /* infinite: credits keep RNR away, this only guards the window */
+#define EP_VERSION   1
+#define QP_TIMEOUT   18 /* 4.096us * 2^18 = 1.07 s per try, as NCCL_IB_TIMEOUT's default */
+#define QP_RETRY     6	/* rxe reads 7 as "retry forever" (as for RNR): a dead peer would hang */
+#define QP_RNR_RETRY 7	/* infinite: credits keep RNR away, this only guards the window */
 
 /*
  * Endpoint record: this header, a bitmap of the ranks this rank connects to (nranks bits),
@@ -25,7 +25,7 @@ struct verbs_ep_hdr {
 	uint32_t magic;
 	uint16_t version;
 	uint8_t link_layer;
-	uint8_t mtu;            /* enum ibv_mtu */
+	uint8_t mtu; /* enum ibv_mtu */
 	uint16_t lid;
 	uint8_t nqp;
 	uint8_t pad;
@@ -38,15 +38,17 @@ int verbs_post_ctrl_recv(struct verbs_state *s, int peer, int q, int slot)
 {
 	struct verbs_peer *pp = s->peers[peer];
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)&pp->ring[q * s->depth + slot],
-		.length = sizeof(struct verbs_msg),
-		.lkey = s->ctrl_mr->lkey,
+	    .addr = (uintptr_t)&pp->ring[q * s->depth + slot],
+	    .length = sizeof(struct verbs_msg),
+	    .lkey = s->ctrl_mr->lkey,
 	};
-	struct ibv_recv_wr wr = {
-		.wr_id = WRID(WR_RECV, peer, q, slot),
-		.sg_list = &sge,
-		.num_sge = 1,
-	}, *bad;
+	struct ibv_recv_wr wr =
+			       {
+				   .wr_id = WRID(WR_RECV, peer, q, slot),
+				   .sg_list = &sge,
+				   .num_sge = 1,
+			       },
+			   *bad;
 	int e = ibv_post_recv(pp->qp[q], &wr, &bad);
 
 	if (e) {
@@ -61,22 +63,23 @@ static int qp_create(struct verbs_state *s, int peer, int q, uint32_t want_inlin
 {
 	struct verbs_peer *pp = s->peers[peer];
 	struct ibv_qp_init_attr ia = {
-		.send_cq = s->cq,
-		.recv_cq = s->cq,
-		.qp_type = IBV_QPT_RC,
-		.cap = {
-			.max_send_wr = s->depth,
-			.max_recv_wr = s->depth,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-			.max_inline_data = want_inline,
+	    .send_cq = s->cq,
+	    .recv_cq = s->cq,
+	    .qp_type = IBV_QPT_RC,
+	    .cap =
+		{
+		    .max_send_wr = s->depth,
+		    .max_recv_wr = s->depth,
+		    .max_send_sge = 1,
+		    .max_recv_sge = 1,
+		    .max_inline_data = want_inline,
 		},
 	};
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = s->dev.port,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+	    .qp_state = IBV_QPS_INIT,
+	    .pkey_index = 0,
+	    .port_num = s->dev.port,
+	    .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 	};
 	int e, i;
 
@@ -170,8 +173,8 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 	s->nqp = o->qps_per_peer < 1 ? 1 : GS_MIN(o->qps_per_peer, VERBS_MAX_QPS);
 	s->depth = o->qp_depth > 0 ? o->qp_depth : VERBS_DEF_DEPTH;
 	s->depth = GS_MAX(GS_MIN(s->depth, s->dev.dattr.max_qp_wr), 8);
-	s->max_inline = GS_MAX((uint32_t)GS_MIN(o->inline_threshold, 4096),
-			       (uint32_t)sizeof(struct verbs_msg));
+	s->max_inline =
+	    GS_MAX((uint32_t)GS_MIN(o->inline_threshold, 4096), (uint32_t)sizeof(struct verbs_msg));
 	s->max_chunk = GS_MIN((uint64_t)s->dev.pattr.max_msg_sz, 1ull << 30);
 	if (!s->max_chunk)
 		s->max_chunk = 1ull << 30;
@@ -242,9 +245,10 @@ int verbs_endpoint(struct transport *t, void *buf, size_t *len)
 		if (s->peers[p])
 			need += 3 * s->nqp;
 	if (need > TRANSPORT_EP_MAX || need > *len) {
-		log_err(LOG_TRANSPORT, "verbs endpoint: %zu bytes for %d ranks x %d QPs exceed "
-			"the %d-byte record; lower qps_per_peer", need, env->nranks, s->nqp,
-			TRANSPORT_EP_MAX);
+		log_err(LOG_TRANSPORT,
+			"verbs endpoint: %zu bytes for %d ranks x %d QPs exceed "
+			"the %d-byte record; lower qps_per_peer",
+			need, env->nranks, s->nqp, TRANSPORT_EP_MAX);
 		return -E2BIG;
 	}
 	memset(buf, 0, need);
@@ -275,27 +279,30 @@ int verbs_endpoint(struct transport *t, void *buf, size_t *len)
 }
 
 /* Find the QPNs peer `p` created for us in its record. */
-static int ep_qpns(const struct verbs_state *s, int p, const struct verbs_ep_hdr *h,
-		   uint32_t *qpns)
+static int ep_qpns(const struct verbs_state *s, int p, const struct verbs_ep_hdr *h, uint32_t *qpns)
 {
 	const uint8_t *bm = (const uint8_t *)(h + 1), *qpn;
 	int me = s->env->rank, r, idx = 0, q;
 
 	if (h->magic != VERBS_EP_MAGIC || h->version != EP_VERSION ||
 	    h->nranks != (uint32_t)s->env->nranks) {
-		log_err(LOG_TRANSPORT, "verbs connect peer=%d: endpoint record is not a verbs %d "
-			"record (magic 0x%x)", p, EP_VERSION, h->magic);
+		log_err(LOG_TRANSPORT,
+			"verbs connect peer=%d: endpoint record is not a verbs %d "
+			"record (magic 0x%x)",
+			p, EP_VERSION, h->magic);
 		return -EPROTO;
 	}
 	if (h->link_layer != s->dev.link_layer || h->nqp != s->nqp) {
-		log_err(LOG_TRANSPORT, "verbs connect peer=%d: peer has link layer %s with %d "
-			"QPs, we have %s with %d", p, verbs_ll_name(h->link_layer), h->nqp,
-			verbs_ll_name(s->dev.link_layer), s->nqp);
+		log_err(LOG_TRANSPORT,
+			"verbs connect peer=%d: peer has link layer %s with %d "
+			"QPs, we have %s with %d",
+			p, verbs_ll_name(h->link_layer), h->nqp, verbs_ll_name(s->dev.link_layer),
+			s->nqp);
 		return -EPROTO;
 	}
 	if (!(bm[me / 8] & (1u << (me % 8)))) {
-		log_err(LOG_TRANSPORT, "verbs connect peer=%d: peer does not connect to rank %d",
-			p, me);
+		log_err(LOG_TRANSPORT, "verbs connect peer=%d: peer does not connect to rank %d", p,
+			me);
 		return -EPROTO;
 	}
 	for (r = 0; r < me; r++)
@@ -315,16 +322,17 @@ static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_h
 	const struct transport_opts *o = s->env->opts;
 	struct ibv_qp *qp = s->peers[p]->qp[q];
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = GS_MIN(s->dev.mtu, (enum ibv_mtu)h->mtu),
-		.dest_qp_num = rqpn,
-		.rq_psn = h->psn,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.dlid = h->lid,
-			.sl = o->service_level,
-			.port_num = s->dev.port,
+	    .qp_state = IBV_QPS_RTR,
+	    .path_mtu = GS_MIN(s->dev.mtu, (enum ibv_mtu)h->mtu),
+	    .dest_qp_num = rqpn,
+	    .rq_psn = h->psn,
+	    .max_dest_rd_atomic = 1,
+	    .min_rnr_timer = 12,
+	    .ah_attr =
+		{
+		    .dlid = h->lid,
+		    .sl = o->service_level,
+		    .port_num = s->dev.port,
 		},
 	};
 	int e;
@@ -337,9 +345,9 @@ static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_h
 		a.ah_attr.grh.traffic_class = o->traffic_class;
 		memcpy(a.ah_attr.grh.dgid.raw, h->gid, 16);
 	}
-	e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER);
+	e = ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	if (e) {
 		log_err(LOG_TRANSPORT, "ibv_modify_qp RTR peer=%d qpn=0x%x -> 0x%x: %s", p,
 			qp->qp_num, rqpn, strerror(e));
@@ -352,15 +360,16 @@ static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_h
 	a.rnr_retry = QP_RNR_RETRY;
 	a.sq_psn = s->psn;
 	a.max_rd_atomic = 1;
-	e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	e = ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (e) {
 		log_err(LOG_TRANSPORT, "ibv_modify_qp RTS peer=%d qpn=0x%x: %s", p, qp->qp_num,
 			strerror(e));
 		return -e;
 	}
 	s->peers[p]->rqpn[q] = rqpn;
-	s->peers[p]->cred[q] = s->depth;   /* the peer pre-posted depth receives */
+	s->peers[p]->cred[q] = s->depth; /* the peer pre-posted depth receives */
 	return 0;
 }
 

@@ -109,11 +109,12 @@ static int select_gid(struct verbs_dev *d, int want, bool quiet)
 		if (want >= d->pattr.gid_tbl_len ||
 		    ibv_query_gid_ex(d->ctx, d->port, want, &e, 0) || gid_is_zero(&e.gid)) {
 			if (!quiet)
-				log_err(LOG_TRANSPORT,
-					"verbs %s port %d (%s): gid_index %d is empty or out of range"
-					" (table has %d entries); use gid_index = -1 for auto",
-					d->name, d->port, verbs_ll_name(d->link_layer), want,
-					d->pattr.gid_tbl_len);
+				log_err(
+				    LOG_TRANSPORT,
+				    "verbs %s port %d (%s): gid_index %d is empty or out of range"
+				    " (table has %d entries); use gid_index = -1 for auto",
+				    d->name, d->port, verbs_ll_name(d->link_layer), want,
+				    d->pattr.gid_tbl_len);
 			return -EINVAL;
 		}
 		best = e;
@@ -140,8 +141,8 @@ static int select_gid(struct verbs_dev *d, int want, bool quiet)
 			return -ENODEV;
 		}
 	}
-	d->gid_index = want >= 0 || d->link_layer == IBV_LINK_LAYER_ETHERNET ?
-			       (int)best.gid_index : -1;
+	d->gid_index =
+	    want >= 0 || d->link_layer == IBV_LINK_LAYER_ETHERNET ? (int)best.gid_index : -1;
 	d->gid = best.gid;
 	d->gid_type = best.gid_type;
 	return 0;
@@ -256,12 +257,15 @@ static int dev_select(struct verbs_dev *d, const char *spec, int want_ll, bool q
 		return 0;
 	if (!quiet && (!named || i == n)) {
 		if (named)
-			log_err(LOG_TRANSPORT, "verbs device %s not found (have: %s); use "
-				"transport = tcp", name, have[0] ? have : "none");
+			log_err(LOG_TRANSPORT,
+				"verbs device %s not found (have: %s); use "
+				"transport = tcp",
+				name, have[0] ? have : "none");
 		else
-			log_err(LOG_TRANSPORT, "verbs: no ACTIVE %s port on any device (have: %s);"
-				" use transport = tcp", verbs_ll_name(want_ll),
-				have[0] ? have : "none");
+			log_err(LOG_TRANSPORT,
+				"verbs: no ACTIVE %s port on any device (have: %s);"
+				" use transport = tcp",
+				verbs_ll_name(want_ll), have[0] ? have : "none");
 	}
 	return ret ? ret : -ENODEV;
 }
@@ -279,13 +283,17 @@ int verbs_dev_open(struct verbs_dev *d, const struct transport_opts *o, int want
 		goto out_close;
 	d->mtu = d->pattr.active_mtu;
 	if (o->mtu) {
-		want = o->mtu >= 4096 ? IBV_MTU_4096 : o->mtu >= 2048 ? IBV_MTU_2048 :
-		       o->mtu >= 1024 ? IBV_MTU_1024 : o->mtu >= 512 ? IBV_MTU_512 :
-		       IBV_MTU_256;
+		want = o->mtu >= 4096	? IBV_MTU_4096
+		       : o->mtu >= 2048 ? IBV_MTU_2048
+		       : o->mtu >= 1024 ? IBV_MTU_1024
+		       : o->mtu >= 512	? IBV_MTU_512
+					: IBV_MTU_256;
 		if (want > d->pattr.active_mtu)
-			log_warn(LOG_TRANSPORT, "verbs %s port %d: mtu %d above the active %d; "
-				 "using %d", d->name, d->port, o->mtu,
-				 128 << d->pattr.active_mtu, 128 << d->pattr.active_mtu);
+			log_warn(LOG_TRANSPORT,
+				 "verbs %s port %d: mtu %d above the active %d; "
+				 "using %d",
+				 d->name, d->port, o->mtu, 128 << d->pattr.active_mtu,
+				 128 << d->pattr.active_mtu);
 		else
 			d->mtu = want;
 	}
@@ -320,9 +328,9 @@ static void speed_decode(int speed, unsigned *mbps, const char **name)
 		unsigned mbps;
 		const char *name;
 	} tab[] = {
-		{1, 2500, "SDR"},      {2, 5000, "DDR"},      {4, 10000, "QDR"},
-		{8, 10000, "FDR10"},   {16, 14000, "FDR"},    {32, 25000, "EDR"},
-		{64, 50000, "HDR"},    {128, 100000, "NDR"},  {256, 200000, "XDR"},
+	    {1, 2500, "SDR"},	 {2, 5000, "DDR"},     {4, 10000, "QDR"},
+	    {8, 10000, "FDR10"}, {16, 14000, "FDR"},   {32, 25000, "EDR"},
+	    {64, 50000, "HDR"},	 {128, 100000, "NDR"}, {256, 200000, "XDR"},
 	};
 	size_t i;
 
@@ -362,17 +370,15 @@ int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info)
 	int lanes;
 
 	memset(info, 0, sizeof(*info));
-	snprintf(info->transport, sizeof(info->transport), "%s",
-		 s->kind == TP_IB ? "ib" : "roce");
+	snprintf(info->transport, sizeof(info->transport), "%s", s->kind == TP_IB ? "ib" : "roce");
 	snprintf(info->device, sizeof(info->device), "%s", d->name);
 	info->port = d->port;
-	snprintf(info->link_layer, sizeof(info->link_layer), "%s",
-		 verbs_ll_name(d->link_layer));
+	snprintf(info->link_layer, sizeof(info->link_layer), "%s", verbs_ll_name(d->link_layer));
 	speed_decode(d->pattr.active_speed, &mbps, &sname);
 	lanes = width_lanes(d->pattr.active_width);
 	info->rate_bps = (uint64_t)mbps * lanes * 1000000ull;
-	snprintf(info->rate, sizeof(info->rate), "%g Gb/s (%dX %s)", mbps * lanes / 1000.0,
-		 lanes, sname);
+	snprintf(info->rate, sizeof(info->rate), "%g Gb/s (%dX %s)", mbps * lanes / 1000.0, lanes,
+		 sname);
 	info->mtu = 128 << d->mtu;
 	info->gid_index = d->gid_index;
 	snprintf(info->gid_type, sizeof(info->gid_type), "%s",
@@ -383,8 +389,8 @@ int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info)
 		char addr[INET6_ADDRSTRLEN];
 
 		inet_ntop(AF_INET6, d->gid.raw, addr, sizeof(addr));
-		snprintf(info->note, sizeof(info->note), "gid %s, qp depth %d, inline %u",
-			 addr, s->depth, s->max_inline);
+		snprintf(info->note, sizeof(info->note), "gid %s, qp depth %d, inline %u", addr,
+			 s->depth, s->max_inline);
 	} else {
 		snprintf(info->note, sizeof(info->note), "lid %u, qp depth %d, inline %u",
 			 d->pattr.lid, s->depth, s->max_inline);

@@ -19,20 +19,20 @@ static int stub_open(struct transport *t, const struct transport_env *env)
 	(void)t;
 	(void)env;
 	log_err(LOG_TRANSPORT, "verbs: this gradsync was built without libibverbs (configure "
-		"found no rdma-core); use transport = tcp");
+			       "found no rdma-core); use transport = tcp");
 	return -ENOTSUP;
 }
 
 const struct transport_ops ib_ops = {
-	.name = "ib",
-	.kind = TP_IB,
-	.can_connect = stub_can_connect,
-	.open = stub_open,
+    .name = "ib",
+    .kind = TP_IB,
+    .can_connect = stub_can_connect,
+    .open = stub_open,
 };
 
 const struct transport_ops roce_ops = {
-	.name = "roce",
-	.kind = TP_ROCE,
-	.can_connect = stub_can_connect,
-	.open = stub_open,
+    .name = "roce",
+    .kind = TP_ROCE,
+    .can_connect = stub_can_connect,
+    .open = stub_open,
 };

@@ -41,20 +41,20 @@ struct pp {
 	int port;
 	size_t bw_size;
 	int iters, window;
-	bool expect_fail;   /* open must fail (bad device, GID, link layer): exit 0 if it does */
-	bool die;           /* rank 1 exits after connect; rank 0 must see -EIO, not hang */
+	bool expect_fail; /* open must fail (bad device, GID, link layer): exit 0 if it does */
+	bool die;	  /* rank 1 exits after connect; rank 0 must see -EIO, not hang */
 	int fails;
 };
 
-#define CHECK(pp, cond, ...)                                                                 \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "rank %d: CHECK failed %s:%d: ", (pp)->rank, __FILE__, \
-				__LINE__);                                                   \
-			fprintf(stderr, __VA_ARGS__);                                        \
-			fputc('\n', stderr);                                                 \
-			(pp)->fails++;                                                       \
-		}                                                                            \
+#define CHECK(pp, cond, ...)                                                                       \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "rank %d: CHECK failed %s:%d: ", (pp)->rank, __FILE__,     \
+				__LINE__);                                                         \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			(pp)->fails++;                                                             \
+		}                                                                                  \
 	} while (0)
 
 static int full_io(int fd, void *buf, size_t len, bool wr)
@@ -135,21 +135,22 @@ static int wait_n(struct pp *p, struct tp_completion *c, int n)
 			return k;
 		got += k;
 		if (time_now_ns() - t0 > TIMEOUT_NS) {
-			fprintf(stderr, "rank %d: timeout, %d of %d completions\n", p->rank, got, n);
+			fprintf(stderr, "rank %d: timeout, %d of %d completions\n", p->rank, got,
+				n);
 			return -ETIMEDOUT;
 		}
 	}
 	return 0;
 }
 
-static int post_retry(struct pp *p, bool send, int peer, uint64_t tag, struct tp_mr *mr,
-		      size_t off, size_t len, uint64_t cookie, struct tp_completion *spill, int *nspill)
+static int post_retry(struct pp *p, bool send, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+		      size_t len, uint64_t cookie, struct tp_completion *spill, int *nspill)
 {
 	int ret;
 
 	for (;;) {
-		ret = send ? p->ops->post_send(&p->t, peer, tag, mr, off, len, cookie) :
-			     p->ops->post_recv(&p->t, peer, tag, mr, off, len, cookie);
+		ret = send ? p->ops->post_send(&p->t, peer, tag, mr, off, len, cookie)
+			   : p->ops->post_recv(&p->t, peer, tag, mr, off, len, cookie);
 		if (ret != -EAGAIN)
 			return ret;
 		ret = p->ops->poll(&p->t, spill + *nspill, 64);
@@ -314,8 +315,8 @@ static int bandwidth(struct pp *p)
 	while (done < total) {
 		while (posted < total && posted - done < w) {
 			i = posted % w;
-			ret = send ? p->ops->post_send(&p->t, 1, 9, mr, i * len, len, posted) :
-				     p->ops->post_recv(&p->t, 0, 9, mr, i * len, len, posted);
+			ret = send ? p->ops->post_send(&p->t, 1, 9, mr, i * len, len, posted)
+				   : p->ops->post_recv(&p->t, 0, 9, mr, i * len, len, posted);
 			if (ret == -EAGAIN)
 				break;
 			if (ret)
@@ -353,7 +354,7 @@ static int peer_death(struct pp *p)
 
 	if (p->rank == 1) {
 		usleep(200000);
-		_exit(0);   /* no close: the QPs die with the process */
+		_exit(0); /* no close: the QPs die with the process */
 	}
 	ret = p->ops->mr_reg(&p->t, buf, sizeof(buf), MEM_HOST, &mr);
 	usleep(500000);
@@ -369,8 +370,8 @@ static int peer_death(struct pp *p)
 	return p->fails ? 1 : 0;
 }
 
-static const size_t sizes[] = {0, 1, 7, 64, 255, 4095, 4096, 4097, 65536, 100003,
-			       1 << 20, (4 << 20) + 5};
+static const size_t sizes[] = {0,    1,	   7,	  64,	  255,	   4095,
+			       4096, 4097, 65536, 100003, 1 << 20, (4 << 20) + 5};
 
 static int run_rank(struct pp *p)
 {
@@ -383,16 +384,22 @@ static int run_rank(struct pp *p)
 	for (r = 0; r < p->world; r++)
 		p->use[r] = r != p->rank;
 	p->env = (struct transport_env){
-		.rank = p->rank, .nranks = p->world, .host_of_rank = p->host,
-		.use_peer = p->use, .job_id = 1, .timeout_ms = 30000, .opts = &p->o,
-		.numa_node = -1,
+	    .rank = p->rank,
+	    .nranks = p->world,
+	    .host_of_rank = p->host,
+	    .use_peer = p->use,
+	    .job_id = 1,
+	    .timeout_ms = 30000,
+	    .opts = &p->o,
+	    .numa_node = -1,
 	};
 	p->t = (struct transport){.ops = p->ops, .env = &p->env};
 	if (p->expect_fail) {
 		ret = p->ops->open(&p->t, &p->env);
 		p->ops->close(&p->t);
-		printf("rank %d: open %s: %s (can_connect %d)\n", p->rank, ret ? "failed" : "worked",
-		       strerror(-ret), p->ops->can_connect(&p->env, (p->rank + 1) % p->world));
+		printf("rank %d: open %s: %s (can_connect %d)\n", p->rank,
+		       ret ? "failed" : "worked", strerror(-ret),
+		       p->ops->can_connect(&p->env, (p->rank + 1) % p->world));
 		return ret ? 0 : 1;
 	}
 	if (!p->ops->can_connect(&p->env, (p->rank + 1) % p->world)) {
@@ -409,9 +416,10 @@ static int run_rank(struct pp *p)
 		ret = p->ops->connect(&p->t, all);
 	if (!ret && p->rank == 0 && !p->ops->path_info(&p->t, &pi))
 		printf("PATH %s %s:%d %s rate=\"%s\" rate_bps=%llu mtu=%d gid=%d %s qps=%d fw=%s"
-		       " (%s)\n", pi.transport, pi.device, pi.port, pi.link_layer, pi.rate,
-		       (unsigned long long)pi.rate_bps, pi.mtu, pi.gid_index, pi.gid_type,
-		       pi.qps, pi.fw_ver, pi.note);
+		       " (%s)\n",
+		       pi.transport, pi.device, pi.port, pi.link_layer, pi.rate,
+		       (unsigned long long)pi.rate_bps, pi.mtu, pi.gid_index, pi.gid_type, pi.qps,
+		       pi.fw_ver, pi.note);
 	if (!ret && p->die)
 		return peer_death(p);
 	for (i = 0; !ret && i < ARRAY_SIZE(sizes); i++)
@@ -437,17 +445,24 @@ static int run_rank(struct pp *p)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"rank", 1, 0, 'r'},  {"world", 1, 0, 'w'}, {"addr", 1, 0, 'a'},
-		{"local", 1, 0, 'l'}, {"kind", 1, 0, 'k'},  {"device", 1, 0, 'd'},
-		{"gid", 1, 0, 'g'},   {"qps", 1, 0, 'q'},   {"depth", 1, 0, 'D'},
-		{"inline", 1, 0, 'i'}, {"event", 0, 0, 'e'}, {"bw", 1, 0, 'b'},
-		{"iters", 1, 0, 'n'}, {"window", 1, 0, 'W'}, {"expect-fail", 0, 0, 'F'},
-		{"die", 0, 0, 'X'},   {0, 0, 0, 0},
+	    {"rank", 1, 0, 'r'},   {"world", 1, 0, 'w'},  {"addr", 1, 0, 'a'},
+	    {"local", 1, 0, 'l'},  {"kind", 1, 0, 'k'},	  {"device", 1, 0, 'd'},
+	    {"gid", 1, 0, 'g'},	   {"qps", 1, 0, 'q'},	  {"depth", 1, 0, 'D'},
+	    {"inline", 1, 0, 'i'}, {"event", 0, 0, 'e'},  {"bw", 1, 0, 'b'},
+	    {"iters", 1, 0, 'n'},  {"window", 1, 0, 'W'}, {"expect-fail", 0, 0, 'F'},
+	    {"die", 0, 0, 'X'},	   {0, 0, 0, 0},
 	};
 	struct pp p = {
-		.ops = &roce_ops, .iters = 200, .window = 16, .port = 18600,
-		.o = {.device = "auto", .gid_index = -1, .qps_per_peer = 1, .qp_depth = 64,
-		      .inline_threshold = 128, .kind = TP_ROCE},
+	    .ops = &roce_ops,
+	    .iters = 200,
+	    .window = 16,
+	    .port = 18600,
+	    .o = {.device = "auto",
+		  .gid_index = -1,
+		  .qps_per_peer = 1,
+		  .qp_depth = 64,
+		  .inline_threshold = 128,
+		  .kind = TP_ROCE},
 	};
 	int c, local = 0, r, st, rc = 0;
 	char *colon;
@@ -456,8 +471,12 @@ int main(int argc, char **argv)
 	snprintf(p.addr, sizeof(p.addr), "127.0.0.1");
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'r': p.rank = atoi(optarg); break;
-		case 'w': p.world = atoi(optarg); break;
+		case 'r':
+			p.rank = atoi(optarg);
+			break;
+		case 'w':
+			p.world = atoi(optarg);
+			break;
 		case 'a':
 			snprintf(p.addr, sizeof(p.addr), "%s", optarg);
 			colon = strchr(p.addr, ':');
@@ -466,20 +485,47 @@ int main(int argc, char **argv)
 				p.port = atoi(colon + 1);
 			}
 			break;
-		case 'l': local = atoi(optarg); break;
-		case 'k': p.ops = !strcmp(optarg, "ib") ? &ib_ops : &roce_ops; break;
-		case 'd': snprintf(p.o.device, sizeof(p.o.device), "%s", optarg); break;
-		case 'g': p.o.gid_index = atoi(optarg); break;
-		case 'q': p.o.qps_per_peer = atoi(optarg); break;
-		case 'D': p.o.qp_depth = atoi(optarg); break;
-		case 'i': p.o.inline_threshold = strtoull(optarg, NULL, 0); break;
-		case 'e': p.o.cq_mode = TP_CQ_EVENT; break;
-		case 'b': p.bw_size = strtoull(optarg, NULL, 0); break;
-		case 'n': p.iters = atoi(optarg); break;
-		case 'W': p.window = atoi(optarg); break;
-		case 'F': p.expect_fail = true; break;
-		case 'X': p.die = true; break;
-		default: return 2;
+		case 'l':
+			local = atoi(optarg);
+			break;
+		case 'k':
+			p.ops = !strcmp(optarg, "ib") ? &ib_ops : &roce_ops;
+			break;
+		case 'd':
+			snprintf(p.o.device, sizeof(p.o.device), "%s", optarg);
+			break;
+		case 'g':
+			p.o.gid_index = atoi(optarg);
+			break;
+		case 'q':
+			p.o.qps_per_peer = atoi(optarg);
+			break;
+		case 'D':
+			p.o.qp_depth = atoi(optarg);
+			break;
+		case 'i':
+			p.o.inline_threshold = strtoull(optarg, NULL, 0);
+			break;
+		case 'e':
+			p.o.cq_mode = TP_CQ_EVENT;
+			break;
+		case 'b':
+			p.bw_size = strtoull(optarg, NULL, 0);
+			break;
+		case 'n':
+			p.iters = atoi(optarg);
+			break;
+		case 'W':
+			p.window = atoi(optarg);
+			break;
+		case 'F':
+			p.expect_fail = true;
+			break;
+		case 'X':
+			p.die = true;
+			break;
+		default:
+			return 2;
 		}
 	}
 	p.o.kind = p.ops->kind;
