@@ -210,8 +210,10 @@ static int dev_select(struct verbs_dev *d, const char *spec, int want_ll, bool q
 	named = name[0] != '\0';
 	list = ibv_get_device_list(&n);
 	if (!list) {
+		/* ENOSYS: no uverbs in this kernel or no /sys/class/infiniband at all */
 		if (!quiet)
-			log_err(LOG_TRANSPORT, "ibv_get_device_list: %s; use transport = tcp",
+			log_err(LOG_TRANSPORT, "ibv_get_device_list: %s (no RDMA device on this host);"
+					       " use transport = tcp",
 				strerror(errno));
 		return -ENODEV;
 	}

@@ -76,9 +76,16 @@ sr_fetch_kernel() {
 		fi
 		[ -n "$pkg" ] || { sr_log "no linux-image-6.1 package known to apt"; return 1; }
 		pkg=${pkg%-amd64}-amd64-unsigned
-		(cd "$SR_CACHE" && rm -f linux-image-*.deb &&
-			apt-get download "$pkg" >"$SR_CACHE/download.log" 2>&1) ||
-			{ sr_log "apt-get download $pkg failed"; return 1; }
+		# stale package lists name a kernel the mirror dropped: update once and retry
+		if ! (cd "$SR_CACHE" && rm -f linux-image-*.deb &&
+			apt-get download "$pkg" >"$SR_CACHE/download.log" 2>&1); then
+			apt-get update -q >>"$SR_CACHE/download.log" 2>&1
+			pkg=$(apt-cache depends "$SR_KPKG_META" 2>/dev/null |
+				awk '/Depends: linux-image-6\.1/ {print $2; exit}')
+			pkg=${pkg%-amd64}-amd64-unsigned
+			(cd "$SR_CACHE" && apt-get download "$pkg" >>"$SR_CACHE/download.log" 2>&1) ||
+				{ sr_log "apt-get download $pkg failed"; return 1; }
+		fi
 		deb=$(ls "$SR_CACHE"/linux-image-*.deb | head -1)
 		rm -rf "$SR_CACHE/k" && dpkg -x "$deb" "$SR_CACHE/k" || return 1
 		SR_KVER=$(ls "$SR_CACHE/k/lib/modules" | head -1)
