@@ -69,7 +69,7 @@ scenario_local() {
 }
 
 scenario_2vm() {
-	local t=$(date +%s%N) a=$SR_LOGDIR/a.sock b=$SR_LOGDIR/b.sock ok=1 ours ref size
+	local t=$(date +%s%N) a=$SR_LOGDIR/a.sock b=$SR_LOGDIR/b.sock ok=1
 
 	sr_build_initramfs "$SR_LOGDIR/2vm.cpio.gz" "$SR_DIR/scen_2vm.sh" "${BINS[@]}" ||
 		sr_fail "initramfs build failed"
@@ -88,16 +88,15 @@ scenario_2vm() {
 		fails=$((fails + 1))
 	fi
 	grep -E '^(PATH|PINGPONG|BW)' "$SR_LOGDIR/vm_a.log" | tr -d '\r'
-	ours=$(tr -d '\r' <"$SR_LOGDIR/vm_a.log" | sed -n 's/^BW .*gbps=\([0-9.]*\).*/\1/p')
-	size=$(tr -d '\r' <"$SR_LOGDIR/vm_a.log" | sed -n 's/^BW size=\([0-9]*\).*/\1/p')
-	# ib_write_bw client line: bytes iterations peak average msgrate
-	ref=$(tr -d '\r' <"$SR_LOGDIR/vm_b.log" | awk '$1 ~ /^[0-9]+$/ && NF == 5 {print $4}' |
-		tail -1)
-	if [ -n "$ours" ] && [ -n "$ref" ]; then
-		echo "bandwidth at $size B messages: verbs transport $ours Gb/s," \
-			"ib_write_bw $ref Gb/s, ratio $(awk -v a="$ours" -v b="$ref" \
-			'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')"
-	fi
+	# our BW lines (rank 0, the sender) against ib_write_bw's client lines, size by size
+	tr -d '\r' <"$SR_LOGDIR/vm_a.log" | sed -n 's/^BW size=\([0-9]*\) .*gbps=\([0-9.]*\).*/\1 \2/p' |
+		while read -r size ours; do
+			ref=$(tr -d '\r' <"$SR_LOGDIR/vm_b.log" |
+				awk -v s="$size" '$1 == s && NF == 5 {print $4}' | tail -1)
+			echo "bandwidth at $size B messages: verbs transport $ours Gb/s," \
+				"ib_write_bw ${ref:-?} Gb/s, ratio $(awk -v a="$ours" -v b="${ref:-0}" \
+				'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')"
+		done
 }
 
 for s in ${SR_SCENARIOS:-local 2vm}; do

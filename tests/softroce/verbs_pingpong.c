@@ -7,7 +7,7 @@
  *   verbs_pingpong --local 4 [opts]                      4 forked ranks on this host
  *   verbs_pingpong --rank R --world N --addr IP:PORT [opts]   one rank of N
  * opts: --kind roce|ib --device rxe0:1 --gid N --qps N --depth N --inline N --event
- *       --bw SIZE (bytes) --iters N --window N
+ *       --bw SIZE[,SIZE...] (bytes) --bw-total BYTES (per size; or --iters N) --window N
  *       --expect-fail (open must fail and say why) --die (rank 1 dies, rank 0 sees -EIO)
  * Prints "PINGPONG OK" (rank 0) and exits 0 when every check passed.
  */
@@ -39,7 +39,9 @@ struct pp {
 	int host[64];
 	char addr[64];
 	int port;
-	size_t bw_size;
+	size_t bw_sizes[8];
+	int nbw;
+	uint64_t bw_total; /* bytes per bandwidth size, unless iters is given */
 	int iters, window;
 	bool expect_fail; /* open must fail (bad device, GID, link layer): exit 0 if it does */
 	bool die;	  /* rank 1 exits after connect; rank 0 must see -EIO, not hang */
@@ -294,10 +296,10 @@ static int mismatch(struct pp *p)
 }
 
 /* One-way bandwidth rank 0 -> rank 1: `window` messages in flight, timed at the sender. */
-static int bandwidth(struct pp *p)
+static int bandwidth(struct pp *p, size_t len)
 {
-	size_t len = p->bw_size;
-	int w = p->window, total = p->iters + w, posted = 0, done = 0, k, i, ret;
+	int iters = p->iters ? p->iters : (int)GS_MAX(p->bw_total / len, 20);
+	int w = p->window, total = iters + w, posted = 0, done = 0, k, i, ret;
 	uint8_t *buf;
 	struct tp_mr *mr;
 	struct tp_completion c[64];
@@ -335,7 +337,7 @@ static int bandwidth(struct pp *p)
 	}
 	t1 = time_now_ns();
 	if (send)
-		printf("BW size=%zu iters=%d qps=%d time_ms=%.3f gbps=%.3f\n", len, p->iters,
+		printf("BW size=%zu iters=%d qps=%d time_ms=%.3f gbps=%.3f\n", len, iters,
 		       p->o.qps_per_peer, (t1 - t0) / 1e6,
 		       (double)len * (total - w) * 8 / (double)(t1 - t0));
 	p->ops->mr_dereg(&p->t, mr);
@@ -428,8 +430,8 @@ static int run_rank(struct pp *p)
 		ret = deep_queue(p);
 	if (!ret)
 		ret = mismatch(p);
-	if (!ret)
-		ret = bandwidth(p);
+	for (i = 0; !ret && i < (size_t)p->nbw; i++)
+		ret = bandwidth(p, p->bw_sizes[i]);
 	/* a last all-pairs round doubles as a barrier before teardown */
 	if (!ret)
 		ret = all_pairs(p, 16, 99, false);
@@ -445,16 +447,16 @@ static int run_rank(struct pp *p)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"rank", 1, 0, 'r'},   {"world", 1, 0, 'w'},  {"addr", 1, 0, 'a'},
-	    {"local", 1, 0, 'l'},  {"kind", 1, 0, 'k'},	  {"device", 1, 0, 'd'},
-	    {"gid", 1, 0, 'g'},	   {"qps", 1, 0, 'q'},	  {"depth", 1, 0, 'D'},
-	    {"inline", 1, 0, 'i'}, {"event", 0, 0, 'e'},  {"bw", 1, 0, 'b'},
-	    {"iters", 1, 0, 'n'},  {"window", 1, 0, 'W'}, {"expect-fail", 0, 0, 'F'},
-	    {"die", 0, 0, 'X'},	   {0, 0, 0, 0},
+	    {"rank", 1, 0, 'r'},     {"world", 1, 0, 'w'},  {"addr", 1, 0, 'a'},
+	    {"local", 1, 0, 'l'},    {"kind", 1, 0, 'k'},   {"device", 1, 0, 'd'},
+	    {"gid", 1, 0, 'g'},	     {"qps", 1, 0, 'q'},    {"depth", 1, 0, 'D'},
+	    {"inline", 1, 0, 'i'},   {"event", 0, 0, 'e'},  {"bw", 1, 0, 'b'},
+	    {"iters", 1, 0, 'n'},    {"window", 1, 0, 'W'}, {"expect-fail", 0, 0, 'F'},
+	    {"bw-total", 1, 0, 'T'}, {"die", 0, 0, 'X'},    {0, 0, 0, 0},
 	};
 	struct pp p = {
 	    .ops = &roce_ops,
-	    .iters = 200,
+	    .bw_total = 128 << 20,
 	    .window = 16,
 	    .port = 18600,
 	    .o = {.device = "auto",
@@ -465,7 +467,7 @@ int main(int argc, char **argv)
 		  .kind = TP_ROCE},
 	};
 	int c, local = 0, r, st, rc = 0;
-	char *colon;
+	char *colon, *tok;
 	pid_t pids[64];
 
 	snprintf(p.addr, sizeof(p.addr), "127.0.0.1");
@@ -510,7 +512,11 @@ int main(int argc, char **argv)
 			p.o.cq_mode = TP_CQ_EVENT;
 			break;
 		case 'b':
-			p.bw_size = strtoull(optarg, NULL, 0);
+			for (tok = strtok(optarg, ","); tok && p.nbw < 8; tok = strtok(NULL, ","))
+				p.bw_sizes[p.nbw++] = strtoull(tok, NULL, 0);
+			break;
+		case 'T':
+			p.bw_total = strtoull(optarg, NULL, 0);
 			break;
 		case 'n':
 			p.iters = atoi(optarg);
