@@ -158,7 +158,7 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 {
 	const struct transport_opts *o = env->opts;
 	struct verbs_state *s;
-	int ret, p, q, npeers, cqe;
+	int ret, p, q, npeers = 0, cqe;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -171,21 +171,35 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 	if (ret)
 		return ret;
 	s->nqp = o->qps_per_peer < 1 ? 1 : GS_MIN(o->qps_per_peer, VERBS_MAX_QPS);
+	for (p = 0; p < env->nranks; p++)
+		npeers += p != env->rank && env->use_peer[p];
 	s->depth = o->qp_depth > 0 ? o->qp_depth : VERBS_DEF_DEPTH;
-	s->depth = GS_MAX(GS_MIN(s->depth, s->dev.dattr.max_qp_wr), 8);
+	s->depth = GS_MIN(s->depth, s->dev.dattr.max_qp_wr);
+	/* every send and receive WR of every QP may sit in the one CQ at once: it must fit */
+	s->depth = GS_MIN(s->depth, (s->dev.dattr.max_cqe - 16) / (GS_MAX(npeers, 1) * s->nqp * 2));
+	if (s->depth < 8) {
+		log_err(LOG_TRANSPORT,
+			"verbs %s: %d peers x %d QPs do not fit a CQ of %d entries; "
+			"lower qps_per_peer",
+			s->dev.name, npeers, s->nqp, s->dev.dattr.max_cqe);
+		return -ENOSPC;
+	}
 	s->max_inline =
 	    GS_MAX((uint32_t)GS_MIN(o->inline_threshold, 4096), (uint32_t)sizeof(struct verbs_msg));
+	/* one write WR carries at most slot_size bytes: the unit striped over QPs */
 	s->max_chunk = GS_MIN((uint64_t)s->dev.pattr.max_msg_sz, 1ull << 30);
+	if (o->slot_size)
+		s->max_chunk = GS_MIN(s->max_chunk, o->slot_size);
 	if (!s->max_chunk)
 		s->max_chunk = 1ull << 30;
 	if (getrandom(&s->psn, sizeof(s->psn), 0) != sizeof(s->psn))
 		s->psn = (uint32_t)time_now_ns();
 	s->psn &= 0xffffff;
 
-	npeers = alloc_peers(s);
-	if (npeers < 0) {
-		log_err(LOG_TRANSPORT, "verbs: allocating peer state: %s", strerror(-npeers));
-		return npeers;
+	ret = alloc_peers(s);
+	if (ret < 0) {
+		log_err(LOG_TRANSPORT, "verbs: allocating peer state: %s", strerror(-ret));
+		return ret;
 	}
 	s->pd = ibv_alloc_pd(s->dev.ctx);
 	if (!s->pd) {

@@ -212,8 +212,9 @@ static int dev_select(struct verbs_dev *d, const char *spec, int want_ll, bool q
 	if (!list) {
 		/* ENOSYS: no uverbs in this kernel or no /sys/class/infiniband at all */
 		if (!quiet)
-			log_err(LOG_TRANSPORT, "ibv_get_device_list: %s (no RDMA device on this host);"
-					       " use transport = tcp",
+			log_err(LOG_TRANSPORT,
+				"ibv_get_device_list: %s (no RDMA device on this host);"
+				" use transport = tcp",
 				strerror(errno));
 		return -ENODEV;
 	}
@@ -391,11 +392,13 @@ int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info)
 		char addr[INET6_ADDRSTRLEN];
 
 		inet_ntop(AF_INET6, d->gid.raw, addr, sizeof(addr));
-		snprintf(info->note, sizeof(info->note), "gid %s, qp depth %d, inline %u", addr,
-			 s->depth, s->max_inline);
+		snprintf(info->note, sizeof(info->note),
+			 "gid %s, qp depth %d, inline %u, writes <= %llu B", addr, s->depth,
+			 s->max_inline, (unsigned long long)s->max_chunk);
 	} else {
-		snprintf(info->note, sizeof(info->note), "lid %u, qp depth %d, inline %u",
-			 d->pattr.lid, s->depth, s->max_inline);
+		snprintf(info->note, sizeof(info->note),
+			 "lid %u, qp depth %d, inline %u, writes <= %llu B", d->pattr.lid, s->depth,
+			 s->max_inline, (unsigned long long)s->max_chunk);
 	}
 	return 0;
 }

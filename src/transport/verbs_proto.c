@@ -138,7 +138,7 @@ int verbs_flush_cts(struct verbs_state *s, int peer)
 	return 0;
 }
 
-/* Return owed credits on QPs past the threshold (or all of them when forced). */
+/* Return owed credits on QPs past half the depth; retried from poll when blocked. */
 static int flush_credits(struct verbs_state *s, int peer)
 {
 	struct verbs_peer *pp = s->peers[peer];

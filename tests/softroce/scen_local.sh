@@ -3,8 +3,9 @@
 rc=0
 echo "== verbs_pingpong 4 ranks, 2 QPs per peer"
 timeout 60 verbs_pingpong --local 4 --qps 2 --device rxe0:1 --gid -1 || rc=1
-echo "== verbs_pingpong 2 ranks, cq_mode event, depth 16, nothing inline"
-timeout 60 verbs_pingpong --local 2 --event --depth 16 --inline 0 --device auto || rc=1
+echo "== verbs_pingpong 2 ranks, cq_mode event, depth 16, nothing inline, 64 KiB writes"
+timeout 60 verbs_pingpong --local 2 --event --depth 16 --inline 0 --slot 65536 --device auto ||
+	rc=1
 # expect_err WHAT ARGS...: open must fail and the log must name WHAT
 expect_err() {
 	want=$1

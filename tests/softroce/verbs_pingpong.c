@@ -8,8 +8,8 @@
  *   verbs_pingpong --rank R --world N --addr IP:PORT [opts]   one rank of N
  * opts: --kind roce|ib --device rxe0:1 --gid N --qps N --depth N --inline N --event
  *       --bw SIZE[,SIZE...] (bytes) --bw-total BYTES (per size; or --iters N) --window N
- *       --expect-fail (open must fail and say why) --die (rank 1 dies, rank 0 sees -EIO)
- * Prints "PINGPONG OK" (rank 0) and exits 0 when every check passed.
+ *       --slot BYTES (largest write) --expect-fail (open must fail and say why) --die (rank 1 dies,
+ * rank 0 sees -EIO) Prints "PINGPONG OK" (rank 0) and exits 0 when every check passed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -447,12 +447,25 @@ static int run_rank(struct pp *p)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"rank", 1, 0, 'r'},     {"world", 1, 0, 'w'},  {"addr", 1, 0, 'a'},
-	    {"local", 1, 0, 'l'},    {"kind", 1, 0, 'k'},   {"device", 1, 0, 'd'},
-	    {"gid", 1, 0, 'g'},	     {"qps", 1, 0, 'q'},    {"depth", 1, 0, 'D'},
-	    {"inline", 1, 0, 'i'},   {"event", 0, 0, 'e'},  {"bw", 1, 0, 'b'},
-	    {"iters", 1, 0, 'n'},    {"window", 1, 0, 'W'}, {"expect-fail", 0, 0, 'F'},
-	    {"bw-total", 1, 0, 'T'}, {"die", 0, 0, 'X'},    {0, 0, 0, 0},
+	    {"rank", 1, 0, 'r'},
+	    {"world", 1, 0, 'w'},
+	    {"addr", 1, 0, 'a'},
+	    {"local", 1, 0, 'l'},
+	    {"kind", 1, 0, 'k'},
+	    {"device", 1, 0, 'd'},
+	    {"gid", 1, 0, 'g'},
+	    {"qps", 1, 0, 'q'},
+	    {"depth", 1, 0, 'D'},
+	    {"inline", 1, 0, 'i'},
+	    {"event", 0, 0, 'e'},
+	    {"bw", 1, 0, 'b'},
+	    {"iters", 1, 0, 'n'},
+	    {"window", 1, 0, 'W'},
+	    {"expect-fail", 0, 0, 'F'},
+	    {"bw-total", 1, 0, 'T'},
+	    {"slot", 1, 0, 'S'},
+	    {"die", 0, 0, 'X'},
+	    {0, 0, 0, 0},
 	};
 	struct pp p = {
 	    .ops = &roce_ops,
@@ -514,6 +527,9 @@ int main(int argc, char **argv)
 		case 'b':
 			for (tok = strtok(optarg, ","); tok && p.nbw < 8; tok = strtok(NULL, ","))
 				p.bw_sizes[p.nbw++] = strtoull(tok, NULL, 0);
+			break;
+		case 'S':
+			p.o.slot_size = strtoull(optarg, NULL, 0);
 			break;
 		case 'T':
 			p.bw_total = strtoull(optarg, NULL, 0);
