@@ -37,7 +37,8 @@ t=$(date +%s%N)
 sr_fetch_kernel || sr_skip "no Debian 6.1 kernel package available (apt-get download failed)"
 echo "kernel $SR_KVER ready in $(ms "$t") ms"
 
-BINS=("$PP=/bin/verbs_pingpong" "$(command -v ib_write_bw)" "$(command -v ibv_devinfo)")
+BINS=("$PP=/bin/verbs_pingpong" "$(command -v ib_write_bw)" "$(command -v ib_write_lat)"
+	"$(command -v ibv_devinfo)")
 if [ -x "$GRADSYNC_BIN" ]; then
 	BINS+=("$GRADSYNC_BIN=/bin/gradsync")
 else
@@ -65,7 +66,7 @@ scenario_local() {
 		echo "FAIL scenario 1 (one VM, 4 ranks)"
 		fails=$((fails + 1))
 	fi
-	grep -E '^(PATH|PINGPONG|BW)' "$SR_LOGDIR/local.log" | tr -d '\r'
+	grep -E '^(PATH|PINGPONG|BW|LAT)' "$SR_LOGDIR/local.log" | tr -d '\r'
 }
 
 scenario_2vm() {
@@ -87,7 +88,7 @@ scenario_2vm() {
 		echo "FAIL scenario 2 (two VMs)"
 		fails=$((fails + 1))
 	fi
-	grep -E '^(PATH|PINGPONG|BW)' "$SR_LOGDIR/vm_a.log" | tr -d '\r'
+	grep -E '^(PATH|PINGPONG|BW|LAT)' "$SR_LOGDIR/vm_a.log" | tr -d '\r'
 	# our BW lines (rank 0, the sender) against ib_write_bw's client lines, size by size
 	tr -d '\r' <"$SR_LOGDIR/vm_a.log" | sed -n 's/^BW size=\([0-9]*\) .*gbps=\([0-9.]*\).*/\1 \2/p' |
 		while read -r size ours; do
@@ -96,6 +97,13 @@ scenario_2vm() {
 			echo "bandwidth at $size B messages: verbs transport $ours Gb/s," \
 				"ib_write_bw ${ref:-?} Gb/s, ratio $(awk -v a="$ours" -v b="${ref:-0}" \
 				'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')"
+		done
+	# latency: our LAT lines against ib_write_lat's t_avg (column 6 of its result row)
+	tr -d '\r' <"$SR_LOGDIR/vm_a.log" | sed -n 's/^LAT size=\([0-9]*\) .*usec=\([0-9.]*\).*/\1 \2/p' |
+		while read -r size ours; do
+			ref=$(tr -d '\r' <"$SR_LOGDIR/vm_b.log" | sed -n '/ib_write_lat size/,$p' |
+				awk -v s="$size" '$1 == s && NF >= 8 {print $6}' | tail -1)
+			echo "latency at $size B: verbs transport $ours us, ib_write_lat ${ref:-?} us"
 		done
 }
 

@@ -8,8 +8,9 @@
  *   verbs_pingpong --rank R --world N --addr IP:PORT [opts]   one rank of N
  * opts: --kind roce|ib --device rxe0:1 --gid N --qps N --depth N --inline N --event
  *       --bw SIZE[,SIZE...] (bytes) --bw-total BYTES (per size; or --iters N) --window N
- *       --slot BYTES (largest write) --expect-fail (open must fail and say why) --die (rank 1 dies,
- * rank 0 sees -EIO) Prints "PINGPONG OK" (rank 0) and exits 0 when every check passed.
+ *       --lat SIZE[,SIZE...] (half round trip) --slot BYTES (largest write) --expect-fail (open
+ * must fail and say why) --die (rank 1 dies, rank 0 sees -EIO) Prints "PINGPONG OK" (rank 0) and
+ * exits 0 when every check passed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +42,8 @@ struct pp {
 	int port;
 	size_t bw_sizes[8];
 	int nbw;
+	size_t lat_sizes[8];
+	int nlat;
 	uint64_t bw_total; /* bytes per bandwidth size, unless iters is given */
 	int iters, window;
 	bool expect_fail; /* open must fail (bad device, GID, link layer): exit 0 if it does */
@@ -296,6 +299,53 @@ static int mismatch(struct pp *p)
 }
 
 /* One-way bandwidth rank 0 -> rank 1: `window` messages in flight, timed at the sender. */
+/* Half round-trip latency rank 0 <-> rank 1, receives pre-posted (as ib_write_lat). */
+static int latency(struct pp *p, size_t len)
+{
+	int iters = 200, warm = 20, i, got, need, ret;
+	uint8_t *buf;
+	struct tp_mr *mr;
+	struct tp_completion c[4];
+	uint64_t t0 = 0;
+	int peer = 1 - p->rank;
+
+	if (p->rank > 1)
+		return 0;
+	if (posix_memalign((void **)&buf, 4096, 2 * GS_MAX(len, 1)))
+		return -ENOMEM;
+	memset(buf, p->rank, 2 * GS_MAX(len, 1));
+	ret = p->ops->mr_reg(&p->t, buf, 2 * GS_MAX(len, 1), MEM_HOST, &mr);
+	if (!ret)
+		ret = p->ops->post_recv(&p->t, peer, 50, mr, GS_MAX(len, 1), len, 0);
+	for (i = 0; !ret && i < iters + warm; i++) {
+		if (i == warm)
+			t0 = time_now_ns();
+		if (p->rank == 0)
+			ret = p->ops->post_send(&p->t, peer, 50, mr, 0, len, 1);
+		/* rank 0: its send and the echo; rank 1: the ping, then its echo send */
+		for (got = 0, need = p->rank == 0 ? 2 : 1; !ret && got < need;) {
+			ret = wait_n(p, c, 1);
+			if (ret)
+				break;
+			CHECK(p, c[0].status == 0, "latency status %d", c[0].status);
+			got++;
+			if (!c[0].is_send && i + 1 < iters + warm)
+				ret =
+				    p->ops->post_recv(&p->t, peer, 50, mr, GS_MAX(len, 1), len, 0);
+			if (!ret && !c[0].is_send && p->rank == 1) {
+				ret = p->ops->post_send(&p->t, peer, 50, mr, 0, len, 1);
+				need = 2;
+			}
+		}
+	}
+	if (!ret && p->rank == 0)
+		printf("LAT size=%zu iters=%d usec=%.1f\n", len, iters,
+		       (time_now_ns() - t0) / 2e3 / iters);
+	p->ops->mr_dereg(&p->t, mr);
+	free(buf);
+	return ret;
+}
+
 static int bandwidth(struct pp *p, size_t len)
 {
 	int iters = p->iters ? p->iters : (int)GS_MAX(p->bw_total / len, 20);
@@ -430,6 +480,8 @@ static int run_rank(struct pp *p)
 		ret = deep_queue(p);
 	if (!ret)
 		ret = mismatch(p);
+	for (i = 0; !ret && i < (size_t)p->nlat; i++)
+		ret = latency(p, p->lat_sizes[i]);
 	for (i = 0; !ret && i < (size_t)p->nbw; i++)
 		ret = bandwidth(p, p->bw_sizes[i]);
 	/* a last all-pairs round doubles as a barrier before teardown */
@@ -447,25 +499,13 @@ static int run_rank(struct pp *p)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"rank", 1, 0, 'r'},
-	    {"world", 1, 0, 'w'},
-	    {"addr", 1, 0, 'a'},
-	    {"local", 1, 0, 'l'},
-	    {"kind", 1, 0, 'k'},
-	    {"device", 1, 0, 'd'},
-	    {"gid", 1, 0, 'g'},
-	    {"qps", 1, 0, 'q'},
-	    {"depth", 1, 0, 'D'},
-	    {"inline", 1, 0, 'i'},
-	    {"event", 0, 0, 'e'},
-	    {"bw", 1, 0, 'b'},
-	    {"iters", 1, 0, 'n'},
-	    {"window", 1, 0, 'W'},
-	    {"expect-fail", 0, 0, 'F'},
-	    {"bw-total", 1, 0, 'T'},
-	    {"slot", 1, 0, 'S'},
-	    {"die", 0, 0, 'X'},
-	    {0, 0, 0, 0},
+	    {"rank", 1, 0, 'r'},     {"world", 1, 0, 'w'},  {"addr", 1, 0, 'a'},
+	    {"local", 1, 0, 'l'},    {"kind", 1, 0, 'k'},   {"device", 1, 0, 'd'},
+	    {"gid", 1, 0, 'g'},	     {"qps", 1, 0, 'q'},    {"depth", 1, 0, 'D'},
+	    {"inline", 1, 0, 'i'},   {"event", 0, 0, 'e'},  {"bw", 1, 0, 'b'},
+	    {"iters", 1, 0, 'n'},    {"window", 1, 0, 'W'}, {"expect-fail", 0, 0, 'F'},
+	    {"bw-total", 1, 0, 'T'}, {"slot", 1, 0, 'S'},   {"lat", 1, 0, 'L'},
+	    {"die", 0, 0, 'X'},	     {0, 0, 0, 0},
 	};
 	struct pp p = {
 	    .ops = &roce_ops,
@@ -527,6 +567,10 @@ int main(int argc, char **argv)
 		case 'b':
 			for (tok = strtok(optarg, ","); tok && p.nbw < 8; tok = strtok(NULL, ","))
 				p.bw_sizes[p.nbw++] = strtoull(tok, NULL, 0);
+			break;
+		case 'L':
+			for (tok = strtok(optarg, ","); tok && p.nlat < 8; tok = strtok(NULL, ","))
+				p.lat_sizes[p.nlat++] = strtoull(tok, NULL, 0);
 			break;
 		case 'S':
 			p.o.slot_size = strtoull(optarg, NULL, 0);
