@@ -55,7 +55,12 @@ static int v_poll(struct transport *t, struct tp_completion *c, int max)
 	int ret, n = 0;
 
 	if (s->fatal)
-		return -EIO;
+		return s->fatal;
+	if (s->env->abort_flag && *s->env->abort_flag) {
+		log_err(LOG_TRANSPORT, "%s poll: job aborting", s->kind == TP_IB ? "ib" : "roce");
+		s->fatal = -ECANCELED;
+		return s->fatal;
+	}
 	ret = verbs_drain(s);
 	if (ret >= 0)
 		ret = verbs_progress(s);
@@ -67,8 +72,8 @@ static int v_poll(struct transport *t, struct tp_completion *c, int max)
 			ret = verbs_progress(s);
 	}
 	if (ret < 0) {
-		s->fatal = true;
-		return -EIO;
+		s->fatal = -EIO; /* completion errors and protocol faults all end the run */
+		return s->fatal;
 	}
 	while (n < max && s->done_n) {
 		c[n++] = s->done[s->done_head];
@@ -82,7 +87,7 @@ static int check_post(struct verbs_state *s, struct verbs_peer *pp, int peer, st
 		      size_t off, size_t len)
 {
 	if (s->fatal)
-		return -EIO;
+		return s->fatal;
 	if (!pp) {
 		log_err(LOG_TRANSPORT, "verbs post peer=%d: not connected", peer);
 		return -EINVAL;
@@ -130,7 +135,7 @@ static int v_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr
 	pp->ctsq[pp->ctsq_tail++ % VERBS_REQ_MAX] = i;
 	ret = verbs_flush_cts(s, peer);
 	if (ret)
-		s->fatal = true;
+		s->fatal = -EIO;
 	return ret;
 }
 
@@ -166,7 +171,7 @@ static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr
 	verbs_activate(s, r, &pp->cts[c].m);
 	ret = verbs_progress_sends(s);
 	if (ret)
-		s->fatal = true;
+		s->fatal = -EIO;
 	return ret;
 }
 

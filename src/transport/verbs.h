@@ -8,6 +8,8 @@
  * regions must stay registered until the completion. cq_mode = event makes poll() sleep
  * up to 1 ms on the completion channel when nothing is ready. The endpoint record lists
  * 3 bytes per QP per connected peer: connections beyond ~150 QPs per rank return -E2BIG.
+ * Errors are sticky: a completion error makes this and every later poll/post return -EIO;
+ * the job's abort flag makes poll return -ECANCELED (like tcp and shm).
  */
 #ifndef GS_TRANSPORT_VERBS_H
 #define GS_TRANSPORT_VERBS_H

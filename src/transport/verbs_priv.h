@@ -154,7 +154,7 @@ struct verbs_state {
 	struct verbs_sreq *act_head, *act_tail; /* matched sends with chunks left */
 	struct tp_completion *done;		/* completions not yet returned */
 	int done_head, done_n, done_cap;
-	bool fatal;
+	int fatal;	     /* 0, or the sticky -errno every later post and poll returns */
 	bool credit_pending; /* some peer QP owes credits it could not send yet */
 	struct tp_stats st;
 };

@@ -78,7 +78,7 @@ static int post_wr(struct verbs_state *s, int peer, int q, struct ibv_send_wr *w
 		log_err(LOG_TRANSPORT, "ibv_post_send %s peer=%d qpn=0x%x: %s",
 			wr->opcode == IBV_WR_SEND ? "control" : "rdma write-with-imm", peer,
 			pp->qp[q]->qp_num, strerror(e));
-		s->fatal = true;
+		s->fatal = -EIO;
 		return -e;
 	}
 	pp->sq_used[q]++;
