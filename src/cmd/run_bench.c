@@ -213,7 +213,8 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 		goto out;
 	}
 	memset(bb.pristine, 0, bb.max);
-	ret = run_buf_alloc(rc, &bb.work, bb.max);
+	/* + 1: the point-to-point handshake byte lives past the largest message */
+	ret = run_buf_alloc(rc, &bb.work, bb.max + 1);
 	if (ret)
 		goto out;
 	run_node_verify(rr, bb.work.ptr, bb.max);

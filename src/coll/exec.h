@@ -119,6 +119,7 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 
 /*
  * Point-to-point between ranks 0 and 1 (other ranks return 0 at once, *ns = 0).
+ * buf must hold bytes + 1: the last byte carries the ready/ack handshake.
  * write_bw: after a ready handshake, rank 0 streams `iterations` messages of `bytes`
  * from buf (offset 0; the handshakes use buf's last byte) with up to `window` sends outstanding,
  * rank 1 keeps `window` receives posted; rank 1 acknowledges the last one. *ns: rank 0, first post
