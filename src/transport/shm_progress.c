@@ -120,7 +120,7 @@ static int progress_rx(struct shm_priv *s, struct shm_peer *pe, int p, bool *mov
 			atomic_store_explicit(&h->tail, tail + 1, memory_order_release);
 			continue;
 		}
-		if (d->off + d->len > r->len || d->tag != r->tag) {
+		if (d->len > h->slot_size || d->off + d->len > r->len || d->tag != r->tag) {
 			log_err(LOG_TRANSPORT, "shm recv peer=%d: slot outside message tag %llu", p,
 				(unsigned long long)r->tag);
 			return -EPROTO;
