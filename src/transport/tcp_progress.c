@@ -68,7 +68,7 @@ static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *ca
 	}
 	if (!atomic_load(&tp->fatal))
 		log_err(LOG_TRANSPORT, "tcp %s peer=%d: %s", call, st->peer,
-			err ? strerror(err) : "connection reset");
+			err && err != ECONNRESET ? strerror(err) : "connection reset");
 	set_fatal(tp, -ECONNRESET);
 }
 
