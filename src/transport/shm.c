@@ -1,6 +1,6 @@
 /*
  * shm transport: ranks on one host exchange through POSIX shared-memory rings, one
- * per directed pair (protocol in shm_seg.h). No thread: progress happens in poll().
+ * per directed pair (protocol in shm_progress.c). No thread: progress happens in poll().
  */
 #include <errno.h>
 #include <stdio.h>

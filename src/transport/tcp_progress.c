@@ -1,6 +1,19 @@
 /*
  * tcp transport progress thread: takes posts from the executor, drives every stream
- * with edge-triggered epoll (protocol in tcp_priv.h) and hands completions back.
+ * with edge-triggered epoll and hands completions back.
+ *
+ * Wire protocol on every stream after the handshake (tcp_conn.c), all fields little
+ * endian host order (both ends run the same binary on the same architecture):
+ *   1. receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes",
+ *      always on stream 0 so CTS keep the receiver's post order
+ *   2. sender matches CTS to its send with that tag (FIFO per (peer, tag));
+ *      equal lengths: DATA {rid, tag, off, len} + payload chunks striped over the
+ *      streams, written straight from the send buffer;
+ *      different lengths: MISMATCH {rid, tag, len = sender's length}; both -EMSGSIZE.
+ *   3. receiver looks rid up (no search), reads payload straight into the posted
+ *      buffer at off, and completes once all chunks landed.
+ * Data only flows after CTS, so nothing is ever buffered unexpectedly and large
+ * messages are never copied twice.
  */
 #include <errno.h>
 #include <netinet/in.h>
