@@ -422,6 +422,7 @@ void tcp_wake(struct tcp_priv *tp)
 int tcp_progress_start(struct tcp_priv *tp)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
+	unsigned int utmo = (unsigned int)GS_MAX(tp->env->timeout_ms, 1000);
 	int err, one = 1;
 
 	tp->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -436,6 +437,8 @@ int tcp_progress_start(struct tcp_priv *tp)
 			struct tcp_stream *st = &tp->peers[p].streams[s];
 
 			setsockopt(st->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			/* a host that vanished without FIN/RST: unacked data fails the stream */
+			setsockopt(st->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &utmo, sizeof(utmo));
 			st->writable = true;
 			ev = (struct epoll_event){
 			    .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = st};
