@@ -8,11 +8,13 @@
 #include "transport/transport.h"
 #include "util/common.h"
 
-extern const struct transport_ops tcp_ops, shm_ops;
+extern const struct transport_ops tcp_ops, shm_ops, cudaipc_ops;
 
 /* Preference order for TP_AUTO: the first whose can_connect() says yes wins.
- * Verbs (ib, roce) and cudaipc go in front of shm when their files land: one line each. */
+ * Verbs (ib, roce) go in front of shm when their files land: one line each. cudaipc
+ * only says yes when asked for by name (GPU buffers only), so it never shadows shm. */
 static const struct transport_ops *const transports[] = {
+    &cudaipc_ops,
     &shm_ops,
     &tcp_ops,
 };
