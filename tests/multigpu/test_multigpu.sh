@@ -12,11 +12,13 @@ get() { sed -n "s/^$1 = //p" "$conf"; }
 bin=$B/tests/mgpu_device # no _test suffix: run.sh would run it as a unit test
 mkdir -p "$B/tests"
 # shellcheck disable=SC2046
-$(get cc) $(get cflags) tests/multigpu/mgpu_test.c -o "$bin" $(get ldflags) "$B/libgradsync.a" \
-	$(get libs) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -lm || { echo "FAIL: cannot link mgpu_test"; exit 1; }
+$(get cc) $(get cflags) tests/multigpu/mgpu_test.c -o "$bin" $(get ldflags) \
+	"$B/libgradsync.a" $(get libs) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -lm ||
+	{ echo "FAIL: cannot link mgpu_test"; exit 1; }
 # NCCL from a Python wheel when the system has none; NVLink multicast always off
 if ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
-	d=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+	d=$(python3 -c 'import nvidia.nccl as n, os; print(os.path.join(list(n.__path__)[0], "lib"))' \
+		2>/dev/null)
 	[ -n "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 export NCCL_NVLS_ENABLE=0
