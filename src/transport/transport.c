@@ -9,14 +9,16 @@
 #include "transport/verbs.h"
 #include "util/common.h"
 
-extern const struct transport_ops tcp_ops, shm_ops;
+extern const struct transport_ops tcp_ops, shm_ops, cudaipc_ops;
 
 /*
- * Preference order for TP_AUTO: the first that both ends can use wins. shm only
+ * Preference order for TP_AUTO: the first that both ends can use wins. cudaipc only
+ * says yes when asked for by name (GPU buffers), so it never shadows shm; shm only
  * connects ranks of one host, so inside a host it wins over verbs loopback; across
  * hosts verbs wins over tcp.
  */
 static const struct transport_ops *const transports[] = {
+	&cudaipc_ops,
 	&shm_ops,
 	&ib_ops,
 	&roce_ops,
