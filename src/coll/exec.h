@@ -67,6 +67,9 @@ struct coll_comm_cfg {
 	uint64_t timeout_ns;		  /* no-progress bound of one call, > 0 */
 	const struct coll_memops *mem;	  /* NULL = coll_host_memops */
 	int max_channels;		  /* 1 .. COLL_MAX_CHANNELS */
+	int local_size;			  /* ranks per host in equal consecutive blocks
+					     (sched_local_size), -1 = not blocks, 0 = unknown:
+					     hierarchical needs it (schedule.h) */
 };
 
 struct coll_comm;
