@@ -1,44 +1,14 @@
-/* cudaipc transport progress: CTS matching, device copies, FIN completions, dead peers. */
+/* cudaipc transport progress: device copies of matched sends, FIN completions. */
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "transport/cudaipc_priv.h"
 #include "util/common.h"
 #include "util/log.h"
-#include "util/timeutil.h"
 
-void cipc_complete(struct cipc_priv *s, struct cipc_req *r, int status)
+static void fin_push(struct shm_pair_link *l, uint64_t seq, int status)
 {
-	r->status = status;
-	s->peers[r->peer].outstanding--;
-	s->outstanding--;
-	cq_push(&s->done, r);
-}
-
-void cipc_flush_cts(struct cipc_priv *s GS_UNUSED, struct cipc_peer *pe)
-{
-	struct cipc_seg_hdr *h = pe->rx.hdr;
-	uint64_t head = atomic_load_explicit(&h->cts_head, memory_order_relaxed);
-	uint64_t fin = atomic_load_explicit(&h->fin_tail, memory_order_relaxed);
-	struct cipc_req *r;
-
-	/* at most CIPC_CAP announced and unfinished: the FIN queue can never overflow */
-	while (pe->cts_wait.head && head - fin < CIPC_CAP) {
-		r = cq_pop(&pe->cts_wait);
-		r->cts.seq = head;
-		h->cts[head % CIPC_CAP] = r->cts;
-		pe->posted[head % CIPC_CAP] = r;
-		head++;
-	}
-	atomic_store_explicit(&h->cts_head, head, memory_order_release);
-}
-
-static void fin_push(struct cipc_peer *pe, uint64_t seq, int status)
-{
-	struct cipc_seg_hdr *h = pe->tx.hdr;
+	struct cipc_seg_hdr *h = cipc_hdr(&l->tx);
 	uint64_t head = atomic_load_explicit(&h->fin_head, memory_order_relaxed);
 
 	h->fin[head % CIPC_CAP] = (struct cipc_fin){.seq = seq, .status = status};
@@ -84,39 +54,19 @@ static int map_get(struct cipc_priv *s, struct cipc_peer *pe, int p, const struc
 	return 0;
 }
 
-/* Sender side: take CTS entries, match, issue copies, publish FIN for finished ones. */
-static int progress_tx(struct cipc_priv *s, struct cipc_peer *pe, int p, bool *moved)
+/* Sender side: issue copies for matched sends, publish FIN for finished ones. */
+static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 {
-	struct cipc_seg_hdr *h = pe->tx.hdr;
-	uint64_t ct = atomic_load_explicit(&h->cts_tail, memory_order_relaxed);
-	uint64_t ch = atomic_load_explicit(&h->cts_head, memory_order_acquire);
-	struct cipc_req *r;
+	struct shm_pair_link *l = &s->c.links[p];
+	struct cipc_peer *pe = &s->peers[p];
+	struct shm_pair_req *r;
 	int err;
 
-	for (; ct != ch; ct++) {
-		const struct cipc_cts *e = &h->cts[ct % CIPC_CAP];
-
-		r = cq_take(&pe->sends, e->tag);
-		if (!r) {
-			r = creq_get(s);
-			if (!r)
-				break; /* retry on the next poll once requests are free */
-			*r = (struct cipc_req){.kind = CIPC_CTS, .peer = p, .tag = e->tag};
-			r->cts = *e;
-			cq_push(&pe->cts, r);
-		} else {
-			r->cts = *e;
-			cq_push(&pe->ready, r);
-		}
-		*moved = true;
-	}
-	atomic_store_explicit(&h->cts_tail, ct, memory_order_release);
-
-	while ((r = pe->ready.head)) {
+	while ((r = l->ready.head)) {
 		if (r->len != r->cts.len) {
-			cq_pop(&pe->ready);
-			fin_push(pe, r->cts.seq, -EMSGSIZE);
-			cipc_complete(s, r, -EMSGSIZE);
+			pair_q_pop(&l->ready);
+			fin_push(l, r->cts.seq, -EMSGSIZE);
+			shm_pair_complete(&s->c, r, -EMSGSIZE);
 			*moved = true;
 			continue;
 		}
@@ -128,7 +78,7 @@ static int progress_tx(struct cipc_priv *s, struct cipc_peer *pe, int p, bool *m
 		if (err)
 			return err;
 		if (r->len) {
-			err = s->dev->copy(r->map->ptr + r->cts.alloc_off, r->src, r->len,
+			err = s->dev->copy(r->map->ptr + r->cts.alloc_off, r->buf, r->len,
 					   pe->stream);
 			if (err) {
 				log_err(LOG_TRANSPORT, "cudaipc send peer=%d tag=%llu: copy failed",
@@ -144,8 +94,8 @@ static int progress_tx(struct cipc_priv *s, struct cipc_peer *pe, int p, bool *m
 		}
 		r->map->busy++;
 		s->copies++;
-		cq_pop(&pe->ready);
-		cq_push(&pe->inflight, r);
+		pair_q_pop(&l->ready);
+		pair_q_push(&pe->inflight, r);
 		*moved = true;
 	}
 
@@ -159,95 +109,69 @@ static int progress_tx(struct cipc_priv *s, struct cipc_peer *pe, int p, bool *m
 				(unsigned long long)r->tag, strerror(-err));
 			return err;
 		}
-		cq_pop(&pe->inflight);
+		pair_q_pop(&pe->inflight);
 		s->events[s->nfree_events++] = r->ev;
 		r->ev = NULL;
 		r->map->busy--;
-		fin_push(pe, r->cts.seq, 0);
-		s->bytes_sent += r->len;
-		cipc_complete(s, r, 0);
+		fin_push(l, r->cts.seq, 0);
+		s->c.bytes_sent += r->len;
+		shm_pair_complete(&s->c, r, 0);
 		*moved = true;
 	}
 	return 0;
 }
 
 /* Receiver side: complete announced receives whose FIN arrived. */
-static int progress_rx(struct cipc_priv *s, struct cipc_peer *pe, int p, bool *moved)
+static int progress_rx(struct shm_pair_core *c, struct shm_pair_link *l, int p, bool *moved)
 {
-	struct cipc_seg_hdr *h = pe->rx.hdr;
+	struct cipc_seg_hdr *h = cipc_hdr(&l->rx);
 	uint64_t tail = atomic_load_explicit(&h->fin_tail, memory_order_relaxed);
 	uint64_t head = atomic_load_explicit(&h->fin_head, memory_order_acquire);
-	uint64_t announced = atomic_load_explicit(&h->cts_head, memory_order_relaxed);
 
 	for (; tail != head; tail++) {
 		struct cipc_fin f = h->fin[tail % CIPC_CAP];
-		struct cipc_req *r;
+		/* FIN comes in copy order, which is announce order unless tags interleave */
+		struct shm_pair_req *r = pair_q_take(&l->posted, f.seq, true);
 
-		r = f.seq < announced && announced - f.seq <= CIPC_CAP
-			? pe->posted[f.seq % CIPC_CAP]
-			: NULL;
-		if (!r || r->cts.seq != f.seq) {
+		if (!r) {
 			log_err(LOG_TRANSPORT,
 				"cudaipc recv peer=%d: completion for unknown seq %llu", p,
 				(unsigned long long)f.seq);
 			return -EPROTO;
 		}
-		pe->posted[f.seq % CIPC_CAP] = NULL;
 		if (!f.status)
-			s->bytes_recv += r->len;
-		cipc_complete(s, r, (int)f.status);
+			c->bytes_recv += r->len;
+		shm_pair_complete(c, r, (int)f.status);
 		*moved = true;
 	}
 	atomic_store_explicit(&h->fin_tail, tail, memory_order_release);
 	return 0;
 }
 
-static bool peer_dead(struct cipc_peer *pe)
+int cipc_progress(struct shm_pair_core *c)
 {
-	struct pollfd pfd = {.fd = pe->pidfd, .events = POLLIN};
-
-	if (pe->pidfd >= 0)
-		return poll(&pfd, 1, 0) > 0;
-	return kill(pe->pid, 0) < 0 && errno == ESRCH;
-}
-
-int cipc_progress(struct cipc_priv *s)
-{
+	struct cipc_priv *s = (struct cipc_priv *)c;
 	uint64_t now = 0;
 
-	for (int p = 0; p < s->env->nranks; p++) {
-		struct cipc_peer *pe = &s->peers[p];
+	for (int p = 0; p < c->env->nranks; p++) {
+		struct shm_pair_link *l = &c->links[p];
 		bool moved = false;
 		int err;
 
-		if (!pe->active)
+		if (!l->active)
 			continue;
-		err = progress_rx(s, pe, p, &moved);
-		if (!err)
-			err = progress_tx(s, pe, p, &moved);
+		err = progress_rx(c, l, p, &moved);
+		if (!err) {
+			moved |= shm_pair_take_cts(c, l, p);
+			err = progress_tx(s, p, &moved);
+		}
 		if (err)
 			return err;
-		if (pe->cts_wait.head)
-			cipc_flush_cts(s, pe);
-		if (moved || !pe->outstanding) {
-			pe->last_progress_ns = 0;
-			continue;
-		}
-		/* stalled with work pending: is the peer still alive? (cheap, rate-limited) */
-		now = now ? now : time_now_ns();
-		if (!pe->last_progress_ns) {
-			pe->last_progress_ns = now;
-			pe->last_check_ns = now;
-			continue;
-		}
-		if (now - pe->last_check_ns < CIPC_DEAD_CHECK_NS)
-			continue;
-		pe->last_check_ns = now;
-		if (peer_dead(pe)) {
-			log_err(LOG_TRANSPORT, "cudaipc poll peer=%d: process %d is gone", p,
-				pe->pid);
-			return -ECONNRESET;
-		}
+		if (l->cts_wait.head)
+			shm_pair_flush_cts(l);
+		err = shm_pair_watch(c, l, p, moved, &now);
+		if (err)
+			return err;
 	}
 	return 0;
 }
