@@ -160,16 +160,6 @@ static int cipc_open(struct transport *t, const struct transport_env *env)
 	return cudaipc_open_with(t, env, &cipc_gpu_dev);
 }
 
-static int cipc_endpoint(struct transport *t, void *buf, size_t *len)
-{
-	return shm_pair_endpoint(t->priv, buf, len);
-}
-
-static int cipc_connect(struct transport *t, const void *eps)
-{
-	return shm_pair_connect(t->priv, eps);
-}
-
 static int cipc_mr_reg(struct transport *t, void *addr, size_t len, enum mem_kind kind,
 		       struct tp_mr **mr)
 {
@@ -234,11 +224,6 @@ static int cipc_post_send(struct transport *t, int peer, uint64_t tag, struct tp
 	return shm_pair_post_send(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie);
 }
 
-static int cipc_poll(struct transport *t, struct tp_completion *c, int max)
-{
-	return shm_pair_poll(t->priv, c, max);
-}
-
 static int cipc_path_info(struct transport *t, struct tp_path_info *info)
 {
 	struct cipc_priv *s = t->priv;
@@ -252,24 +237,19 @@ static int cipc_path_info(struct transport *t, struct tp_path_info *info)
 	return 0;
 }
 
-static int cipc_stats(struct transport *t, struct tp_stats *st)
-{
-	return shm_pair_stats(t->priv, st);
-}
-
 const struct transport_ops cudaipc_ops = {
     .name = "cudaipc",
     .kind = TP_CUDAIPC,
     .can_connect = cipc_can_connect,
     .open = cipc_open,
-    .endpoint = cipc_endpoint,
-    .connect = cipc_connect,
+    .endpoint = shm_pair_endpoint,
+    .connect = shm_pair_connect,
     .mr_reg = cipc_mr_reg,
     .mr_dereg = cipc_mr_dereg,
     .post_send = cipc_post_send,
     .post_recv = cipc_post_recv,
-    .poll = cipc_poll,
+    .poll = shm_pair_poll,
     .path_info = cipc_path_info,
-    .stats = cipc_stats,
+    .stats = shm_pair_stats,
     .close = cipc_close,
 };

@@ -92,7 +92,7 @@ struct cipc_map {
 
 /* The transport's own per-peer state; the common part is core.links[peer]. */
 struct cipc_peer {
-	struct gpu_stream *stream; /* my copies into this peer's memory */
+	struct gpu_stream *stream;  /* my copies into this peer's memory */
 	struct shm_pair_q inflight; /* copies issued, in stream order */
 	struct cipc_map maps[CIPC_MAPS];
 };

@@ -4,7 +4,6 @@
  * whose "device memory" is a shared mapping made before fork, so an IPC handle can be
  * the address itself, and whose copies finish a few polls after they are queued.
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -162,24 +161,6 @@ static void run_ok(int nranks, tpt_body body, void *arg)
 	}
 }
 
-static int wait_n(struct tpt_rank *r, struct tp_completion *cs, int *ncs, int want)
-{
-	uint64_t end = time_now_ns() + 20000000000ull;
-
-	while (*ncs < want) {
-		int got = r->t.ops->poll(&r->t, cs + *ncs, want - *ncs);
-
-		if (got < 0)
-			return got;
-		*ncs += got;
-		if (time_now_ns() > end)
-			return -ETIMEDOUT;
-		if (!got)
-			sched_yield();
-	}
-	return 0;
-}
-
 /*
  * Every size to every peer, receives in separate allocations per peer (so several
  * mappings are used), at an offset inside them; posting order from arg.
@@ -227,7 +208,7 @@ static int body_exchange(struct tpt_rank *r, void *arg)
 						   (uint64_t)send << 16 | (uint64_t)p << 8 | k, cs,
 						   &ncs) == 0);
 			}
-	TP_CHECK(wait_n(r, cs, &ncs, want) == 0);
+	TP_CHECK(tpt_wait_n(r, cs, &ncs, want) == 0);
 	for (int i = 0; i < want; i++) {
 		size_t k = cs[i].cookie & 0xff;
 
@@ -273,7 +254,7 @@ static int body_many(struct tpt_rank *r, void *arg GS_UNUSED)
 	for (size_t i = 0; i < N; i++)
 		TP_CHECK(tpt_post_retry(r, sender, peer, i % 5, mr[i % NALLOC], i / NALLOC * MAXLEN,
 					i * 37 % MAXLEN + 1, i, cs, &ncs) == 0);
-	TP_CHECK(wait_n(r, cs, &ncs, N) == 0);
+	TP_CHECK(tpt_wait_n(r, cs, &ncs, N) == 0);
 	for (int i = 0; i < N; i++)
 		TP_CHECK(cs[i].status == 0 && cs[i].len == cs[i].cookie * 37 % MAXLEN + 1);
 	for (size_t i = 0; !sender && i < N; i++)
@@ -288,38 +269,26 @@ static int body_many(struct tpt_rank *r, void *arg GS_UNUSED)
 	return tpt_barrier(r) == 0 ? 0 : 1;
 }
 
-/* 100 B sent where 200 B were posted: -EMSGSIZE on both sides, then a good one; host
- * memory cannot be registered. */
+/* The common message-size checks on device memory; host memory cannot be registered. */
 static int body_msgsize(struct tpt_rank *r, void *arg GS_UNUSED)
 {
 	static char host[64];
 	char *buf = emu_alloc(r->rank, 2, 256);
-	struct tp_completion c;
-	struct tp_mr *mr, *hmr = NULL;
-	bool sender = r->rank == 0;
-	int peer = 1 - r->rank;
+	struct tp_mr *hmr = NULL;
 
 	TP_CHECK(buf);
 	TP_CHECK(r->t.ops->mr_reg(&r->t, host, sizeof(host), MEM_HOST, &hmr) == -ENOTSUP);
-	for (int i = 0; i < 64; i++)
-		buf[i] = sender ? (char)(i * 3 + 1) : 0;
-	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, 256, MEM_CUDA, &mr) == 0);
-	TP_CHECK(r->t.ops->post_send(&r->t, peer, 1, mr, 200, 100, 1) == -EINVAL); /* overrun */
-	if (sender) {
-		TP_CHECK(r->t.ops->post_send(&r->t, peer, 5, mr, 0, 100, 5) == 0);
-		TP_CHECK(r->t.ops->post_send(&r->t, peer, 6, mr, 0, 64, 6) == 0);
-	} else {
-		TP_CHECK(r->t.ops->post_recv(&r->t, peer, 5, mr, 0, 200, 5) == 0);
-		TP_CHECK(r->t.ops->post_recv(&r->t, peer, 6, mr, 0, 64, 6) == 0);
-	}
-	for (int i = 0; i < 2; i++) {
-		TP_CHECK(tpt_wait1(r, &c, 5000) == 1);
-		TP_CHECK(c.status == (c.cookie == 5 ? -EMSGSIZE : 0));
-	}
-	for (int i = 0; !sender && i < 64; i++)
-		TP_CHECK(buf[i] == (char)(i * 3 + 1));
-	r->t.ops->mr_dereg(&r->t, mr);
-	return tpt_barrier(r) == 0 ? 0 : 1;
+	return tpt_msgsize(r, buf, MEM_CUDA);
+}
+
+/* The held-tag case (tp_test_util.h) on device memory. */
+static int body_held_tag(struct tpt_rank *r, void *arg GS_UNUSED)
+{
+	enum { N = 3 * CIPC_CAP };
+	char *buf = emu_alloc(r->rank, 2, (size_t)(N + 1) * TPT_HELD_LEN);
+
+	TP_CHECK(buf);
+	return tpt_held_tag(r, buf, MEM_CUDA, N);
 }
 
 /* Rank 1 dies; rank 0's poll on a receive from it fails with -ECONNRESET in time. */
@@ -364,22 +333,6 @@ static int body_abort(struct tpt_rank *r, void *arg GS_UNUSED)
 	return tpt_barrier(r) == 0 ? 0 : 1;
 }
 
-static int count_segments(void)
-{
-	char prefix[64];
-	struct dirent *d;
-	DIR *dir = opendir("/dev/shm");
-	int n = 0;
-
-	snprintf(prefix, sizeof(prefix), "gradsync-%011llx", (unsigned long long)getpid());
-	if (!dir)
-		return 0;
-	while ((d = readdir(dir)))
-		n += strncmp(d->d_name, prefix, strlen(prefix)) == 0;
-	closedir(dir);
-	return n;
-}
-
 static void test_exchange(void **state)
 {
 	static const struct {
@@ -394,7 +347,7 @@ static void test_exchange(void **state)
 
 		run_ok(cases[i].nranks, body_exchange, &order);
 	}
-	assert_int_equal(count_segments(), 0);
+	assert_int_equal(tpt_count_segments(), 0);
 }
 
 static void test_many_small(void **state)
@@ -409,6 +362,12 @@ static void test_msgsize(void **state)
 	run_ok(2, body_msgsize, NULL);
 }
 
+static void test_held_tag(void **state)
+{
+	(void)state;
+	run_ok(2, body_held_tag, NULL);
+}
+
 static void test_killed_peer(void **state)
 {
 	struct transport_opts o = {.kind = TP_CUDAIPC};
@@ -419,7 +378,7 @@ static void test_killed_peer(void **state)
 	assert_true(WIFEXITED(st[0]));
 	assert_int_equal(WEXITSTATUS(st[0]), 0);
 	assert_true(WIFSIGNALED(st[1]));
-	assert_int_equal(count_segments(), 0);
+	assert_int_equal(tpt_count_segments(), 0);
 }
 
 static void test_abort(void **state)
@@ -436,7 +395,7 @@ static void test_connect_timeout(void **state)
 	(void)state;
 	assert_int_equal(tpt_connect_alone(&emu_ops, 0, 300, &o, &ms), -ETIMEDOUT);
 	assert_true(ms >= 290 && ms < 1500);
-	assert_int_equal(count_segments(), 0);
+	assert_int_equal(tpt_count_segments(), 0);
 }
 
 /* The real ops: asked for by name and on one host only; never for tcp/auto runs. */
@@ -480,10 +439,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exchange),	cmocka_unit_test(test_many_small),
-	    cmocka_unit_test(test_msgsize),	cmocka_unit_test(test_killed_peer),
-	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_connect_timeout),
-	    cmocka_unit_test(test_can_connect),
+	    cmocka_unit_test(test_exchange),	    cmocka_unit_test(test_many_small),
+	    cmocka_unit_test(test_msgsize),	    cmocka_unit_test(test_held_tag),
+	    cmocka_unit_test(test_killed_peer),	    cmocka_unit_test(test_abort),
+	    cmocka_unit_test(test_connect_timeout), cmocka_unit_test(test_can_connect),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -65,11 +65,6 @@ static const struct shm_pair_proto shm_proto = {
     .cpu_clock = time_now_ns,
 };
 
-static bool shm_can_connect(const struct transport_env *env, int peer)
-{
-	return shm_pair_on_host(env, peer);
-}
-
 static void shm_close(struct transport *t)
 {
 	struct shm_priv *s = t->priv;
@@ -103,21 +98,11 @@ static int shm_open_t(struct transport *t, const struct transport_env *env)
 	s->nslots = (uint32_t)GS_MAX(ring / slot, 2);
 	err = shm_pair_init(&s->c, env, &shm_proto);
 	if (!err)
-		err = shm_pair_create(&s->c, seg_data_off(s->nslots) +
-						 (size_t)s->nslots * s->slot_size);
+		err = shm_pair_create(&s->c,
+				      seg_data_off(s->nslots) + (size_t)s->nslots * s->slot_size);
 	if (err)
 		shm_close(t);
 	return err;
-}
-
-static int shm_endpoint(struct transport *t, void *buf, size_t *len)
-{
-	return shm_pair_endpoint(t->priv, buf, len);
-}
-
-static int shm_connect(struct transport *t, const void *eps)
-{
-	return shm_pair_connect(t->priv, eps);
 }
 
 static int shm_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
@@ -136,11 +121,6 @@ static int shm_post_send(struct transport *t, int peer, uint64_t tag, struct tp_
 	return shm_pair_post_send(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie);
 }
 
-static int shm_poll(struct transport *t, struct tp_completion *c, int max)
-{
-	return shm_pair_poll(t->priv, c, max);
-}
-
 static int shm_path_info(struct transport *t, struct tp_path_info *info)
 {
 	struct shm_priv *s = t->priv;
@@ -153,24 +133,19 @@ static int shm_path_info(struct transport *t, struct tp_path_info *info)
 	return 0;
 }
 
-static int shm_stats(struct transport *t, struct tp_stats *st)
-{
-	return shm_pair_stats(t->priv, st);
-}
-
 const struct transport_ops shm_ops = {
     .name = "shm",
     .kind = TP_SHM,
-    .can_connect = shm_can_connect,
+    .can_connect = shm_pair_on_host,
     .open = shm_open_t,
-    .endpoint = shm_endpoint,
-    .connect = shm_connect,
+    .endpoint = shm_pair_endpoint,
+    .connect = shm_pair_connect,
     .mr_reg = host_mr_reg,
     .mr_dereg = host_mr_dereg,
     .post_send = shm_post_send,
     .post_recv = shm_post_recv,
-    .poll = shm_poll,
+    .poll = shm_pair_poll,
     .path_info = shm_path_info,
-    .stats = shm_stats,
+    .stats = shm_pair_stats,
     .close = shm_close,
 };

@@ -53,8 +53,8 @@ bool shm_pair_on_host(const struct transport_env *env, int peer)
 static void seg_name(struct shm_pair_seg *s, const struct shm_pair_proto *pr, uint64_t job_id,
 		     int sender, int receiver)
 {
-	snprintf(s->name, sizeof(s->name), "/gradsync-%016llx-%s%d-%d",
-		 (unsigned long long)job_id, pr->seg_infix, sender, receiver);
+	snprintf(s->name, sizeof(s->name), "/gradsync-%016llx-%s%d-%d", (unsigned long long)job_id,
+		 pr->seg_infix, sender, receiver);
 }
 
 static int seg_create(struct shm_pair_core *c, struct shm_pair_seg *s, int sender)
@@ -253,8 +253,9 @@ void shm_pair_fini(struct shm_pair_core *c)
 	c->reqs = NULL;
 }
 
-int shm_pair_endpoint(struct shm_pair_core *c, void *buf, size_t *len)
+int shm_pair_endpoint(struct transport *t, void *buf, size_t *len)
 {
+	struct shm_pair_core *c = t->priv;
 	struct shm_pair_ep ep = {c->proto->ep_magic, getpid(), c->env->rank};
 
 	if (*len < sizeof(ep))
@@ -284,8 +285,9 @@ static int wait_attached(struct shm_pair_core *c, int p, uint64_t deadline)
 	return 0;
 }
 
-int shm_pair_connect(struct shm_pair_core *c, const void *eps)
+int shm_pair_connect(struct transport *t, const void *eps)
 {
+	struct shm_pair_core *c = t->priv;
 	const struct transport_env *env = c->env;
 	const char *name = c->proto->name;
 	uint64_t deadline = time_now_ns() + (uint64_t)env->timeout_ms * 1000000ull;
@@ -307,8 +309,9 @@ int shm_pair_connect(struct shm_pair_core *c, const void *eps)
 		if (err)
 			return err;
 		if (l->tx.hdr->receiver_pid != l->pid) {
-			log_err(LOG_TRANSPORT, "%s connect peer=%d: pid %d is not the endpoint's %d",
-				name, p, l->tx.hdr->receiver_pid, l->pid);
+			log_err(LOG_TRANSPORT,
+				"%s connect peer=%d: pid %d is not the endpoint's %d", name, p,
+				l->tx.hdr->receiver_pid, l->pid);
 			return -EPROTO;
 		}
 		/* pidfd sees a dead peer even while it is an unreaped zombie */
@@ -325,8 +328,8 @@ int shm_pair_connect(struct shm_pair_core *c, const void *eps)
 	return 0;
 }
 
-static struct shm_pair_req *post_req(struct shm_pair_core *c, int peer, char *addr,
-				     size_t mr_len, size_t off, size_t len, int *err)
+static struct shm_pair_req *post_req(struct shm_pair_core *c, int peer, char *addr, size_t mr_len,
+				     size_t off, size_t len, int *err)
 {
 	struct shm_pair_req *r;
 
@@ -348,9 +351,8 @@ static struct shm_pair_req *post_req(struct shm_pair_core *c, int peer, char *ad
 	return r;
 }
 
-int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr,
-		       size_t mr_len, size_t off, size_t len, uint64_t cookie,
-		       const struct shm_pair_cts *where)
+int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
+		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_cts *where)
 {
 	struct shm_pair_req *r;
 	int err;
@@ -373,8 +375,8 @@ int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 	return 0;
 }
 
-int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *addr,
-		       size_t mr_len, size_t off, size_t len, uint64_t cookie)
+int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
+		       size_t off, size_t len, uint64_t cookie)
 {
 	struct shm_pair_link *l;
 	struct shm_pair_req *r, *e;
@@ -489,8 +491,9 @@ int shm_pair_watch(struct shm_pair_core *c, struct shm_pair_link *l, int p, bool
 	return 0;
 }
 
-int shm_pair_poll(struct shm_pair_core *c, struct tp_completion *comp, int max)
+int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max)
 {
+	struct shm_pair_core *c = t->priv;
 	struct shm_pair_req *r;
 	uint64_t before, t0;
 	int n = 0, err;
@@ -526,8 +529,10 @@ int shm_pair_poll(struct shm_pair_core *c, struct tp_completion *comp, int max)
 	return n;
 }
 
-int shm_pair_stats(struct shm_pair_core *c, struct tp_stats *st)
+int shm_pair_stats(struct transport *t, struct tp_stats *st)
 {
+	const struct shm_pair_core *c = t->priv;
+
 	st->bytes_sent = c->bytes_sent;
 	st->bytes_recv = c->bytes_recv;
 	st->cpu_ns = c->cpu_ns;

@@ -30,15 +30,15 @@
 #include "gpu/gpu.h"
 #include "transport/transport.h"
 
-#define SHM_PAIR_CTS_CAP      1024 /* CTS entries per directed pair */
-#define SHM_PAIR_NREQS	      8192
+#define SHM_PAIR_CTS_CAP       1024 /* CTS entries per directed pair */
+#define SHM_PAIR_NREQS	       8192
 #define SHM_PAIR_DEAD_CHECK_NS (50ull * 1000 * 1000) /* idle time before asking if a peer lives */
 
 struct shm_pair_cts {
 	uint64_t seq;
 	uint64_t tag;
 	uint64_t len;
-	uint64_t alloc_off;	  /* cudaipc: destination offset from its allocation base */
+	uint64_t alloc_off;	 /* cudaipc: destination offset from its allocation base */
 	struct gpu_ipc_handle h; /* cudaipc: the destination allocation; shm: unused */
 };
 
@@ -87,16 +87,16 @@ struct shm_pair_q {
 /* One peer: both directed segments and the requests queued for it. */
 struct shm_pair_link {
 	bool active;
-	struct shm_pair_seg rx; /* peer -> me, created by me */
-	struct shm_pair_seg tx; /* me -> peer, created by the peer */
+	struct shm_pair_seg rx;		   /* peer -> me, created by me */
+	struct shm_pair_seg tx;		   /* me -> peer, created by the peer */
 	const _Atomic uint64_t *cts_floor; /* R may announce up to floor + CTS_CAP */
 	int pidfd;
 	pid_t pid;
-	struct shm_pair_q cts_wait;	  /* recvs whose CTS did not fit in the queue yet */
-	struct shm_pair_q posted;	  /* recvs announced by CTS, in announce order */
-	struct shm_pair_q sends;	  /* sends without a CTS yet */
-	struct shm_pair_q cts;		  /* CTS without a send yet */
-	struct shm_pair_q ready;	  /* matched sends, moved in this order */
+	struct shm_pair_q cts_wait;  /* recvs whose CTS did not fit in the queue yet */
+	struct shm_pair_q posted;    /* recvs announced by CTS, in announce order */
+	struct shm_pair_q sends;     /* sends without a CTS yet */
+	struct shm_pair_q cts;	     /* CTS without a send yet */
+	struct shm_pair_q ready;     /* matched sends, moved in this order */
 	struct shm_pair_req *rx_cur; /* shm: recv being filled from the ring */
 	int outstanding;
 	uint64_t last_progress_ns;
@@ -187,20 +187,22 @@ int shm_pair_create(struct shm_pair_core *c, size_t seg_size);
 /* Unmap (unlinking names still there), close pidfds, free. */
 void shm_pair_fini(struct shm_pair_core *c);
 
-/* transport_ops.endpoint / connect (setup steps 2..4). */
-int shm_pair_endpoint(struct shm_pair_core *c, void *buf, size_t *len);
-int shm_pair_connect(struct shm_pair_core *c, const void *eps);
+/* transport_ops.endpoint / connect (setup steps 2..4), poll and stats: t->priv is a
+ * transport's private struct, which starts with its struct shm_pair_core. */
+int shm_pair_endpoint(struct transport *t, void *buf, size_t *len);
+int shm_pair_connect(struct transport *t, const void *eps);
+int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max);
+int shm_pair_stats(struct transport *t, struct tp_stats *st);
 
 /*
  * Posts: the caller checked the region exists; these check the rest (fatal state, peer,
  * bounds against mr_len). A receive copies `where` (NULL for none) into its CTS.
  * 0, -EINVAL, -EAGAIN (no free request) or the fatal error.
  */
-int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr,
-		       size_t mr_len, size_t off, size_t len, uint64_t cookie,
-		       const struct shm_pair_cts *where);
-int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *addr,
-		       size_t mr_len, size_t off, size_t len, uint64_t cookie);
+int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
+		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_cts *where);
+int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
+		       size_t off, size_t len, uint64_t cookie);
 
 /* R: announce queued receives, at most CTS_CAP beyond *cts_floor; they move to posted. */
 void shm_pair_flush_cts(struct shm_pair_link *l);
@@ -215,9 +217,5 @@ void shm_pair_complete(struct shm_pair_core *c, struct shm_pair_req *r, int stat
  */
 int shm_pair_watch(struct shm_pair_core *c, struct shm_pair_link *l, int p, bool moved,
 		   uint64_t *now);
-
-/* transport_ops.poll / stats. */
-int shm_pair_poll(struct shm_pair_core *c, struct tp_completion *comp, int max);
-int shm_pair_stats(struct shm_pair_core *c, struct tp_stats *st);
 
 #endif

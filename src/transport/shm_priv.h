@@ -27,9 +27,9 @@ struct shm_seg_hdr {
 	struct shm_pair_hdr pair;
 	uint32_t nslots;
 	uint32_t slot_size;
-	uint64_t data_off;		    /* bytes from the segment start to slot 0 */
-	_Alignas(64) _Atomic uint64_t head; /* slots published by the sender */
-	_Alignas(64) _Atomic uint64_t tail; /* slots released by the receiver */
+	uint64_t data_off;		     /* bytes from the segment start to slot 0 */
+	_Alignas(64) _Atomic uint64_t head;  /* slots published by the sender */
+	_Alignas(64) _Atomic uint64_t tail;  /* slots released by the receiver */
 	_Alignas(64) struct shm_desc desc[]; /* nslots entries */
 };
 

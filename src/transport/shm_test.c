@@ -1,31 +1,14 @@
 /* shm transport tests: forked ranks on one host (exchange, lengths, dead peer, abort, leaks). */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "transport/shm_pair.h"
 #include "transport/tp_test_util.h"
 
 extern const struct transport_ops shm_ops;
-
-/* Our test jobs' segments are /gradsync-<job>-...; job ids start with our pid (tpt_run). */
-static int count_segments(void)
-{
-	char prefix[64];
-	struct dirent *d;
-	DIR *dir = opendir("/dev/shm");
-	int n = 0;
-
-	snprintf(prefix, sizeof(prefix), "gradsync-%011llx", (unsigned long long)getpid());
-	if (!dir)
-		return 0;
-	while ((d = readdir(dir)))
-		n += strncmp(d->d_name, prefix, strlen(prefix)) == 0;
-	closedir(dir);
-	return n;
-}
 
 static void run_ok(int nranks, const struct transport_opts *o, tpt_body body, void *arg)
 {
@@ -60,7 +43,7 @@ static void test_exchange(void **state)
 
 		run_ok(cases[i].nranks, &o, tpt_body_exchange, &order);
 	}
-	assert_int_equal(count_segments(), 0);
+	assert_int_equal(tpt_count_segments(), 0);
 }
 
 static void test_many_small(void **state)
@@ -80,6 +63,25 @@ static void test_msgsize(void **state)
 	run_ok(2, &o, tpt_body_msgsize, NULL);
 }
 
+/* The held-tag case (tp_test_util.h) on host memory, 3x the CTS queue's capacity. */
+static int body_held_tag(struct tpt_rank *r, void *arg)
+{
+	enum { N = 3 * SHM_PAIR_CTS_CAP };
+	char *buf = calloc(N + 1, TPT_HELD_LEN);
+
+	(void)arg;
+	TP_CHECK(buf);
+	return tpt_held_tag(r, buf, MEM_HOST, N);
+}
+
+static void test_held_tag(void **state)
+{
+	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 64u << 10, .slot_size = 4096};
+
+	(void)state;
+	run_ok(2, &o, body_held_tag, NULL);
+}
+
 static void test_killed_peer(void **state)
 {
 	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 4u << 20, .slot_size = 1u << 20};
@@ -94,7 +96,7 @@ static void test_killed_peer(void **state)
 		assert_true(WIFSIGNALED(st[1]));
 		assert_int_equal(WTERMSIG(st[1]), SIGKILL);
 	}
-	assert_int_equal(count_segments(), 0); /* names were unlinked at connect */
+	assert_int_equal(tpt_count_segments(), 0); /* names were unlinked at connect */
 }
 
 /* A peer that opened but never connects: connect fails at the timeout, not before or long after. */
@@ -106,7 +108,7 @@ static void test_connect_timeout(void **state)
 	(void)state;
 	assert_int_equal(tpt_connect_alone(&shm_ops, 0, 300, &o, &ms), -ETIMEDOUT);
 	assert_true(ms >= 290 && ms < 1500);
-	assert_int_equal(count_segments(), 0); /* the unattached ring was unlinked at close */
+	assert_int_equal(tpt_count_segments(), 0); /* the unattached ring was unlinked at close */
 }
 
 static void test_abort(void **state)
@@ -137,7 +139,7 @@ static void test_can_connect(void **state)
 	assert_int_equal(shm_ops.open(&t, &env), -EINVAL); /* slot below 4 KiB */
 	o.slot_size = 0;
 	assert_int_equal(shm_ops.open(&t, &env), -EHOSTUNREACH); /* rank 2 is elsewhere */
-	assert_int_equal(count_segments(), 0);
+	assert_int_equal(tpt_count_segments(), 0);
 }
 
 static void test_bandwidth(void **state)
@@ -151,10 +153,11 @@ static void test_bandwidth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exchange),	    cmocka_unit_test(test_many_small),
-	    cmocka_unit_test(test_msgsize),	    cmocka_unit_test(test_killed_peer),
-	    cmocka_unit_test(test_connect_timeout), cmocka_unit_test(test_abort),
-	    cmocka_unit_test(test_can_connect),	    cmocka_unit_test(test_bandwidth),
+	    cmocka_unit_test(test_exchange),	cmocka_unit_test(test_many_small),
+	    cmocka_unit_test(test_msgsize),	cmocka_unit_test(test_held_tag),
+	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
+	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_can_connect),
+	    cmocka_unit_test(test_bandwidth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #ifndef GS_TRANSPORT_TP_TEST_UTIL_H
 #define GS_TRANSPORT_TP_TEST_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -250,6 +251,66 @@ static inline int tpt_post_retry(struct tpt_rank *r, bool send, int peer, uint64
 	}
 }
 
+/* Poll until *ncs completions are in cs (20 s at most); 0 or the error. */
+static inline int tpt_wait_n(struct tpt_rank *r, struct tp_completion *cs, int *ncs, int want)
+{
+	uint64_t end = time_now_ns() + 20000000000ull;
+
+	while (*ncs < want) {
+		int got = r->t.ops->poll(&r->t, cs + *ncs, want - *ncs);
+
+		if (got < 0)
+			return got;
+		*ncs += got;
+		if (time_now_ns() > end)
+			return -ETIMEDOUT;
+		if (!got)
+			sched_yield();
+	}
+	return 0;
+}
+
+/*
+ * One receive on tag 7 stays unmatched while n receives on tag 8 are announced and
+ * finish around it (announce order != finish order; n beyond the CTS queue's capacity);
+ * then tag 7 is sent and must land. buf holds (n + 1) * TPT_HELD_LEN bytes of kind.
+ */
+#define TPT_HELD_LEN 64
+static inline int tpt_held_tag(struct tpt_rank *r, char *buf, enum mem_kind kind, int n)
+{
+	bool sender = r->rank == 0;
+	int peer = 1 - r->rank, ncs = 0, want = sender ? n : n + 1;
+	size_t bytes = (size_t)(n + 1) * TPT_HELD_LEN;
+	struct tp_completion *cs = calloc((size_t)n + 32, sizeof(*cs));
+	struct tp_mr *mr;
+
+	TP_CHECK(cs);
+	for (size_t i = 0; sender && i < bytes; i++)
+		buf[i] = (char)tpt_byte(0, 1, i / TPT_HELD_LEN, i % TPT_HELD_LEN);
+	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, bytes, kind, &mr) == 0);
+	if (!sender)
+		TP_CHECK(tpt_post_retry(r, false, peer, 7, mr, (size_t)n * TPT_HELD_LEN,
+					TPT_HELD_LEN, (uint64_t)n, cs, &ncs) == 0);
+	for (int i = 0; i < n; i++)
+		TP_CHECK(tpt_post_retry(r, sender, peer, 8, mr, (size_t)i * TPT_HELD_LEN,
+					TPT_HELD_LEN, (uint64_t)i, cs, &ncs) == 0);
+	if (sender) {
+		TP_CHECK(tpt_wait_n(r, cs, &ncs, n) == 0); /* all of tag 8 land before tag 7 */
+		TP_CHECK(tpt_post_retry(r, true, peer, 7, mr, (size_t)n * TPT_HELD_LEN,
+					TPT_HELD_LEN, (uint64_t)n, cs, &ncs) == 0);
+		want = n + 1;
+	}
+	TP_CHECK(tpt_wait_n(r, cs, &ncs, want) == 0);
+	for (int i = 0; i < want; i++)
+		TP_CHECK(cs[i].status == 0 && cs[i].len == TPT_HELD_LEN);
+	TP_CHECK(cs[want - 1].cookie == (uint64_t)n); /* tag 7 finished last */
+	for (size_t i = 0; !sender && i < bytes; i++)
+		TP_CHECK((uint8_t)buf[i] == tpt_byte(0, 1, i / TPT_HELD_LEN, i % TPT_HELD_LEN));
+	r->t.ops->mr_dereg(&r->t, mr);
+	free(cs);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
 /* All-to-all of every size in tpt_sizes, posted in *(enum tpt_order *)arg order. */
 static inline int tpt_body_exchange(struct tpt_rank *r, void *arg)
 {
@@ -377,18 +438,19 @@ static inline int tpt_body_many(struct tpt_rank *r, void *arg)
 }
 
 /* Rank 0 sends 100 B where rank 1 posted 200 B (-EMSGSIZE on both), then a good one. */
-static inline int tpt_body_msgsize(struct tpt_rank *r, void *arg)
+/* 100 B sent where 200 B were posted: -EMSGSIZE on both sides, then a good one; a post
+ * beyond the region is refused. buf (size >= 256, in memory of kind) is the region. */
+static inline int tpt_msgsize(struct tpt_rank *r, char *buf, enum mem_kind kind)
 {
-	static char buf[256];
 	struct tp_completion c;
 	struct tp_mr *mr;
 	bool sender = r->rank == 0;
 	int peer = 1 - r->rank;
 
-	(void)arg;
 	for (int i = 0; i < 64; i++)
 		buf[i] = sender ? (char)(i * 3 + 1) : 0;
-	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, sizeof(buf), MEM_HOST, &mr) == 0);
+	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, 256, kind, &mr) == 0);
+	TP_CHECK(r->t.ops->post_send(&r->t, peer, 1, mr, 200, 100, 1) == -EINVAL); /* overrun */
 	if (sender) {
 		TP_CHECK(r->t.ops->post_send(&r->t, peer, 5, mr, 0, 100, 5) == 0);
 		TP_CHECK(r->t.ops->post_send(&r->t, peer, 6, mr, 0, 64, 6) == 0);
@@ -404,6 +466,32 @@ static inline int tpt_body_msgsize(struct tpt_rank *r, void *arg)
 		TP_CHECK(buf[i] == (char)(i * 3 + 1));
 	r->t.ops->mr_dereg(&r->t, mr);
 	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static inline int tpt_body_msgsize(struct tpt_rank *r, void *arg)
+{
+	static char buf[256];
+
+	(void)arg;
+	return tpt_msgsize(r, buf, MEM_HOST);
+}
+
+/* Segments of this process's test jobs left in /dev/shm: /gradsync-<job>-..., job ids
+ * start with our pid (tpt_run). */
+static inline int tpt_count_segments(void)
+{
+	char prefix[64];
+	struct dirent *d;
+	DIR *dir = opendir("/dev/shm");
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "gradsync-%011llx", (unsigned long long)getpid());
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)))
+		n += strncmp(d->d_name, prefix, strlen(prefix)) == 0;
+	closedir(dir);
+	return n;
 }
 
 struct tpt_kill {
