@@ -3,7 +3,8 @@
  * segment per directed pair with its clear-to-send (CTS) queue, requests and their
  * queues, posting and tag matching, polling, peer liveness. What moves the bytes stays
  * in each transport: the data-slot ring (shm_progress.c), IPC-handle copies and the FIN
- * queue (cudaipc_progress.c). Single threaded: everything runs inside post/poll.
+ * queue (cudaipc_progress.c). Setup lives in shm_pair_setup.c, messaging in shm_pair.c.
+ * Single threaded: everything runs inside post/poll.
  *
  * Setup of the pair S -> R, bounded by env->timeout_ms:
  *   1. R (open): shm_open("/gradsync-<job>-<infix><S>-<R>", O_EXCL), fallocate, map,
@@ -195,8 +196,8 @@ int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max);
 int shm_pair_stats(struct transport *t, struct tp_stats *st);
 
 /*
- * Posts: the caller checked the region exists; these check the rest (fatal state, peer,
- * bounds against mr_len). A receive copies `where` (NULL for none) into its CTS.
+ * Posts: the caller checked the region is non-NULL; these check the rest (fatal state,
+ * peer, bounds against mr_len). A receive copies `where` (NULL for none) into its CTS.
  * 0, -EINVAL, -EAGAIN (no free request) or the fatal error.
  */
 int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
