@@ -535,19 +535,18 @@ static inline int tpt_body_killed(struct tpt_rank *r, void *arg)
 	return 0;
 }
 
-/* Rank 0 waits on a receive that never comes and raises its abort flag: poll fails. */
-static inline int tpt_body_abort(struct tpt_rank *r, void *arg)
+/* Rank 0 waits on a receive that never comes and raises its abort flag: poll fails, and
+ * keeps failing. buf: 64 bytes of kind. */
+static inline int tpt_abort(struct tpt_rank *r, char *buf, enum mem_kind kind)
 {
-	static char buf[64];
 	struct tp_completion c;
 	struct tp_mr *mr;
 	uint64_t t0;
 	int rc = 0;
 
-	(void)arg;
-	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, sizeof(buf), MEM_HOST, &mr) == 0);
+	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, 64, kind, &mr) == 0);
 	if (r->rank == 0) {
-		TP_CHECK(r->t.ops->post_recv(&r->t, 1, 9, mr, 0, sizeof(buf), 9) == 0);
+		TP_CHECK(r->t.ops->post_recv(&r->t, 1, 9, mr, 0, 64, 9) == 0);
 		TP_CHECK(tpt_wait1(r, &c, 50) == -ETIMEDOUT);
 		r->abort_flag = 1;
 		t0 = time_now_ns();
@@ -558,6 +557,14 @@ static inline int tpt_body_abort(struct tpt_rank *r, void *arg)
 	}
 	r->t.ops->mr_dereg(&r->t, mr);
 	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static inline int tpt_body_abort(struct tpt_rank *r, void *arg)
+{
+	static char buf[64];
+
+	(void)arg;
+	return tpt_abort(r, buf, MEM_HOST);
 }
 
 /* 64 MiB point to point, one way (acknowledged) and both ways at once; printed only. */
