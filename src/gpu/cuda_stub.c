@@ -201,17 +201,23 @@ int gpu_scale(void *buf GS_UNUSED, size_t count GS_UNUSED, enum dtype t GS_UNUSE
 	return stub();
 }
 
-int gpu_fill(void *buf GS_UNUSED, size_t count GS_UNUSED, enum dtype t GS_UNUSED,
-	     uint64_t seed GS_UNUSED, int rank GS_UNUSED, uint64_t first GS_UNUSED,
-	     int32_t mag GS_UNUSED, struct gpu_stream *s GS_UNUSED)
+int gpu_div(void *buf GS_UNUSED, size_t count GS_UNUSED, enum dtype t GS_UNUSED,
+	    uint32_t divisor GS_UNUSED, struct gpu_stream *s GS_UNUSED)
 {
 	return stub();
 }
 
-int gpu_verify(const void *buf GS_UNUSED, size_t count GS_UNUSED, enum dtype t GS_UNUSED,
-	       const struct gpu_verify_spec *v GS_UNUSED, struct gpu_stream *s GS_UNUSED,
-	       int timeout_ms GS_UNUSED, uint64_t *mismatches GS_UNUSED,
-	       uint64_t *first_bad GS_UNUSED)
+int gpu_fill(void *buf GS_UNUSED, size_t count GS_UNUSED, uint64_t base GS_UNUSED,
+	     enum dtype t GS_UNUSED, uint64_t seed GS_UNUSED, int rank GS_UNUSED,
+	     int nranks GS_UNUSED, struct gpu_stream *s GS_UNUSED)
+{
+	return stub();
+}
+
+int gpu_verify(const void *buf GS_UNUSED, size_t count GS_UNUSED, uint64_t base GS_UNUSED,
+	       enum dtype t GS_UNUSED, enum redop op GS_UNUSED, uint64_t seed GS_UNUSED,
+	       int nranks GS_UNUSED, struct gpu_stream *s GS_UNUSED, int timeout_ms GS_UNUSED,
+	       uint64_t *mismatches GS_UNUSED, uint64_t *first_bad GS_UNUSED)
 {
 	return stub();
 }
