@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmd/run.h"
+#include "gpu/memops.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -112,6 +113,7 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 	for (p = 0; p < rc->nranks; p++)
 		rc->peer_tp[p] = rc->peer_kind[p] >= 0 ? &rc->tp[rc->peer_kind[p]] : NULL;
 	cc.peer_tp = rc->peer_tp;
+	cc.mem = rc->gmem ? gpu_memops_ops(rc->gmem) : NULL;
 	rc->coll = coll_comm_create(&cc);
 	return rc->coll ? 0 : -EINVAL;
 }
@@ -212,7 +214,9 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 			}
 		}
 	}
-	ret = comm_coll_create(rr, rc);
+	ret = run_gpu_comm_setup(rr, rc);
+	if (!ret)
+		ret = comm_coll_create(rr, rc);
 out:
 	free(mine);
 	free(can);
@@ -229,6 +233,7 @@ void run_comm_close(struct run_comm *rc)
 	if (rc->coll)
 		coll_comm_destroy(rc->coll);
 	rc->coll = NULL;
+	run_gpu_comm_close(rc);
 	free(rc->peer_tp);
 	rc->peer_tp = NULL;
 	for (k = 0; k < TP_KIND_COUNT; k++) {
@@ -240,37 +245,6 @@ void run_comm_close(struct run_comm *rc)
 	}
 	free(rc->peer_kind);
 	rc->peer_kind = NULL;
-}
-
-int run_buf_alloc(struct run_comm *rc, struct coll_buf *b, uint64_t bytes)
-{
-	void *p;
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	if (posix_memalign(&p, 4096, bytes ? bytes : 1))
-		return -ENOMEM;
-	/* touch every page now: a first touch on the data path costs ~15 us a page */
-	memset(p, 0, bytes);
-	ret = coll_buf_register(rc->coll, b, p, bytes, MEM_HOST);
-	if (ret) {
-		log_err(LOG_TRANSPORT, "register %llu bytes with the case's transports: %s",
-			(unsigned long long)bytes, strerror(-ret));
-		free(p);
-		return ret;
-	}
-	return 0;
-}
-
-void run_buf_free(struct run_comm *rc, struct coll_buf *b)
-{
-	void *p = b->ptr;
-
-	if (!p)
-		return;
-	coll_buf_deregister(rc->coll, b);
-	free(p);
-	b->ptr = NULL;
 }
 
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st)
