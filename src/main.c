@@ -17,6 +17,7 @@ static const struct verb verbs[] = {
 	{ "run", cmd_run, "run an experiment file: every case of its matrix, then write reports" },
 	{ "check", cmd_check, "parse and validate an experiment file, print its case matrix" },
 	{ "plan", cmd_plan, "a model's tensors and DDP bucket plan (FILE.ini or --model NAME)" },
+	{ "predict", cmd_predict, "project a measured workload to other rank counts (alpha-beta fit)" },
 	{ "topo", cmd_topo, "GPUs, RDMA NICs, NUMA nodes and their PCIe path classes" },
 	{ "report", cmd_report, "compare runs: tables, Markdown, CSV, HTML with charts" },
 	{ "keys", cmd_keys, "reference of every experiment key (section, type, default, range, help)" },

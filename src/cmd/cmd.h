@@ -15,5 +15,6 @@ int cmd_topo(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_rendezvous(int argc, char **argv);
 int cmd_gpu(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
 
 #endif

@@ -272,7 +272,8 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 	}
 	if (!rc->gpu)
 		memset(bb.pristine, 0, bb.max);
-	ret = run_dbuf_alloc(rc, &bb.work, bb.max, GPU_MIRROR_DATA);
+	/* + 1: the point-to-point handshake byte lives past the largest message */
+	ret = run_dbuf_alloc(rc, &bb.work, bb.max + 1, GPU_MIRROR_DATA);
 	if (ret)
 		goto out;
 	if (bb.work.host)

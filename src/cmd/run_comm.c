@@ -104,6 +104,8 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 		.abort_flag = bootstrap_abort_flag(rr->bs),
 		.timeout_ns = c->launch.timeout_ns,
 		.max_channels = c->collective.channels,
+		/* hierarchical needs the node layout; -1 when hosts are not equal blocks */
+		.local_size = sched_local_size(rr->host_of_rank, rr->li.nranks),
 	};
 	int p;
 

@@ -15,8 +15,13 @@ struct algo_row {
 	const char *name;
 	const char *help;
 	int (*build)(struct sched *s);
-	int piece_chunks; /* chunks per piece; 0 = nranks */
+	int piece_chunks; /* chunks per piece; 0 = nranks, -1 = layout's (hierarchical) */
 };
+
+static int build_hier(struct sched *s)
+{
+	return sched_build_hier_steps(s, s->local_size);
+}
 
 static const struct algo_row algo_table[ALGO_COUNT] = {
     [ALGO_AUTO] = {"auto", "pick by ranks and size (ring, or rhd/tree up to 256 KiB)", NULL, 0},
@@ -26,9 +31,9 @@ static const struct algo_row algo_table[ALGO_COUNT] = {
     [ALGO_RHD] = {"rhd", "recursive halving-doubling (Rabenseifner), folds non-power-of-2",
 		  sched_build_rhd, 2},
     [ALGO_HIERARCHICAL] = {"hierarchical",
-			   "intra-node reduce-scatter, inter-node allreduce, intra-node "
-			   "all-gather (not implemented yet)",
-			   NULL, 0},
+			   "intra-node ring reduce-scatter, inter-node ring allreduce, intra-node "
+			   "all-gather; needs ranks in equal host blocks (else ring)",
+			   build_hier, -1},
 };
 
 const char *sched_algo_help(int algo)
@@ -140,7 +145,36 @@ static void sched_finish(struct sched *s)
 	}
 }
 
+/*
+ * Hierarchical needs a layout of equal host blocks; with another one (local_size < 0 or
+ * not dividing nranks) it runs as a ring. local_size 0 (not given) is the caller's bug.
+ */
+static int resolve_layout(int algo, int nranks, int local_size, bool quiet)
+{
+	if (algo != ALGO_HIERARCHICAL || sched_hier_layout_ok(nranks, local_size))
+		return algo;
+	if (!local_size)
+		return -ENOTSUP;
+	if (!quiet)
+		log_warn(LOG_COLL,
+			 "hierarchical nranks=%d local_size=%d: ranks are not grouped host by "
+			 "host in equal blocks, running ring instead",
+			 nranks, local_size);
+	return ALGO_RING;
+}
+
 int sched_build(int algo, int rank, int nranks, uint64_t count, struct sched *out)
+{
+	return sched_build_on(algo, rank, nranks, 0, count, out);
+}
+
+int sched_build_hier(int rank, int nranks, int local_size, uint64_t count, struct sched *out)
+{
+	return sched_build_on(ALGO_HIERARCHICAL, rank, nranks, local_size, count, out);
+}
+
+int sched_build_on(int algo, int rank, int nranks, int local_size, uint64_t count,
+		   struct sched *out)
 {
 	int ret;
 
@@ -159,7 +193,16 @@ int sched_build(int algo, int rank, int nranks, uint64_t count, struct sched *ou
 			algo_table[algo].name);
 		return -ENOTSUP;
 	}
+	algo = resolve_layout(algo, nranks, local_size, false);
+	if (algo < 0) {
+		log_err(LOG_COLL,
+			"sched_build hierarchical nranks=%d: no node layout given "
+			"(sched_build_on with local_size)",
+			nranks);
+		return algo;
+	}
 	out->algo = algo;
+	out->local_size = algo == ALGO_HIERARCHICAL ? local_size : 0;
 	out->rank = rank;
 	out->nranks = nranks;
 	out->count = count;
@@ -193,12 +236,29 @@ int sched_pick(int nranks, uint64_t bytes)
 
 uint64_t sched_piece_count(int algo, int nranks, uint64_t chunk)
 {
-	if (algo <= ALGO_AUTO || algo >= ALGO_COUNT || !algo_table[algo].build)
+	return sched_piece_count_on(algo, nranks, 0, chunk);
+}
+
+uint64_t sched_piece_count_on(int algo, int nranks, int local_size, uint64_t chunk)
+{
+	int pc;
+
+	if (algo <= ALGO_AUTO || algo >= ALGO_COUNT || !algo_table[algo].build || nranks < 1)
+		return 0;
+	algo = resolve_layout(algo, nranks, local_size, true);
+	if (algo < 0)
 		return 0;
 	if (!chunk)
 		chunk = 1;
-	return chunk *
-	       (uint64_t)(algo_table[algo].piece_chunks ? algo_table[algo].piece_chunks : nranks);
+	pc = algo_table[algo].piece_chunks;
+	if (pc < 0) {
+		/* intra messages of min(nodes, 4) chunks (the scratch bound), inter ones of
+		 * one chunk up to 4 nodes */
+		int nodes = nranks / local_size;
+
+		pc = local_size * GS_MIN(nodes, SCHED_SCRATCH_CHUNKS);
+	}
+	return chunk * (uint64_t)(pc ? pc : nranks);
 }
 
 static uint32_t log2_floor(int n)
@@ -238,10 +298,18 @@ static double tree_wire_factor(int nranks)
 
 int sched_cost(int algo, int nranks, struct sched_cost *cost)
 {
-	int p;
+	return sched_cost_on(algo, nranks, 0, cost);
+}
+
+int sched_cost_on(int algo, int nranks, int local_size, struct sched_cost *cost)
+{
+	int p, nodes;
 
 	if (nranks < 1 || algo <= ALGO_AUTO || algo >= ALGO_COUNT)
 		return -EINVAL;
+	algo = resolve_layout(algo, nranks, local_size, true);
+	if (algo < 0)
+		return algo;
 	cost->steps = 0;
 	cost->wire_factor = 0;
 	if (nranks == 1)
@@ -259,6 +327,14 @@ int sched_cost(int algo, int nranks, struct sched_cost *cost)
 		p = 1 << log2_floor(nranks);
 		cost->steps = 2 * log2_floor(nranks) + (p != nranks ? 2 : 0);
 		cost->wire_factor = 2.0 * (p - 1) / p + (p != nranks ? 1.0 : 0.0);
+		return 0;
+	case ALGO_HIERARCHICAL:
+		/* 2(L-1)/L intra + 2(N-1)/N of a 1/L chunk inter: 2(n-1)/n as a ring, in
+		 * 2(L-1) + 2(N-1) steps of which only 2(N-1) cross the network */
+		nodes = nranks / local_size;
+		cost->steps = 2 * (uint32_t)(local_size - 1) + 2 * (uint32_t)(nodes - 1);
+		cost->wire_factor =
+		    2.0 * (local_size - 1) / local_size + 2.0 * (nodes - 1) / nodes / local_size;
 		return 0;
 	default:
 		return -ENOTSUP;

@@ -78,6 +78,7 @@ struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
 	c->timeout_ns = cfg->timeout_ns;
 	c->mem = cfg->mem ? cfg->mem : &coll_host_memops;
 	c->max_channels = cfg->max_channels;
+	c->local_size = cfg->local_size;
 	for (int p = 0; p < cfg->nranks; p++) {
 		int i;
 
@@ -193,7 +194,7 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
 	if (victim->valid)
 		sched_free(&victim->s);
 	victim->valid = false;
-	*err = sched_build(algo, c->rank, c->nranks, count, &victim->s);
+	*err = sched_build_on(algo, c->rank, c->nranks, c->local_size, count, &victim->s);
 	if (*err)
 		return NULL;
 	victim->valid = true;

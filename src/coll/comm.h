@@ -56,6 +56,7 @@ struct coll_comm {
 	uint64_t timeout_ns;
 	const struct coll_memops *mem;
 	int max_channels;
+	int local_size; /* node layout for hierarchical (coll_comm_cfg) */
 	struct comm_slot *slots;
 	uint32_t seq; /* collective sequence number, same on every rank */
 	uint64_t stamp;

@@ -393,7 +393,7 @@ static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
 	uint64_t chunk = GS_MAX(chunk_bytes / r->es, 1), rest;
 	int err = 0;
 
-	r->piece = sched_piece_count(r->algo, c->nranks, chunk);
+	r->piece = sched_piece_count_on(r->algo, c->nranks, c->local_size, chunk);
 	if (!r->piece) {
 		log_err(LOG_COLL, "allreduce algo=%s: not implemented by the executor",
 			sched_algo_name(r->algo));

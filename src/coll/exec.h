@@ -67,6 +67,9 @@ struct coll_comm_cfg {
 	uint64_t timeout_ns;		  /* no-progress bound of one call, > 0 */
 	const struct coll_memops *mem;	  /* NULL = coll_host_memops */
 	int max_channels;		  /* 1 .. COLL_MAX_CHANNELS */
+	int local_size;			  /* ranks per host in equal consecutive blocks
+					     (sched_local_size), -1 = not blocks, 0 = unknown:
+					     hierarchical needs it (schedule.h) */
 };
 
 struct coll_comm;
@@ -119,6 +122,7 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 
 /*
  * Point-to-point between ranks 0 and 1 (other ranks return 0 at once, *ns = 0).
+ * buf must hold bytes + 1: the last byte carries the ready/ack handshake.
  * write_bw: after a ready handshake, rank 0 streams `iterations` messages of `bytes`
  * from buf (offset 0; the handshakes use buf's last byte) with up to `window` sends outstanding,
  * rank 1 keeps `window` receives posted; rank 1 acknowledges the last one. *ns: rank 0, first post

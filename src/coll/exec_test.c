@@ -63,6 +63,7 @@ struct job {
 	uint64_t timeout_ns;
 	uint64_t buf_bytes, scratch_bytes;
 	bool staged;
+	bool no_layout; /* comm without a node layout: hierarchical is refused */
 	void (*body)(struct rank_ctx *rc);
 	struct rank_ctx ranks[MAXR];
 };
@@ -130,6 +131,11 @@ static int setup_rank(struct rank_ctx *rc)
 	    .abort_flag = &j->abort_flag,
 	    .timeout_ns = j->timeout_ns,
 	    .max_channels = 4,
+	    /* hierarchical layouts: 2 -> 1x2, 3 -> 1x3, 4 -> 2x2, 5 -> 5x1, 6 -> 3x2 */
+	    .local_size = j->no_layout	  ? 0
+			  : j->n % 2 == 0 ? 2
+			  : j->n % 3 == 0 ? 3
+					  : 1,
 	};
 	size_t len;
 
@@ -249,7 +255,7 @@ static struct job *job_new(int n, uint64_t buf_bytes, uint64_t scratch_bytes, in
 
 /* ---- correctness matrix ---- */
 
-static const int matrix_algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_AUTO};
+static const int matrix_algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_HIERARCHICAL, ALGO_AUTO};
 static const uint64_t matrix_counts[] = {1, 2, 7, 13, 1000, 4099};
 static const uint64_t matrix_chunks[] = {24, 1000, 1 << 16};
 #define MATRIX_OFF 24 /* bytes: the collective runs inside a bigger registered buffer */
@@ -467,6 +473,7 @@ static void test_errors(void **state)
 
 	(void)state;
 	j->body = errors_body;
+	j->no_layout = true;
 	run_job(j);
 	for (int r = 0; r < 3; r++)
 		assert_int_equal(j->ranks[r].failures, 0);

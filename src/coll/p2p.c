@@ -11,7 +11,8 @@
  *   1. rank 1 posts receive 0, sends "ready"; rank 0 receives it and starts its clock;
  *   2. for each i: rank 0 posts receive i and sends i; rank 1 receives i, posts receive
  *      i+1 and sends i back; rank 0 waits for receive i before the next send.
- * Data messages use bytes [0, size) of the buffer, "ready" and "ack" its last byte.
+ * Data messages use bytes [0, size) of the buffer, "ready" and "ack" its last byte, so
+ * the buffer must be at least size + 1 bytes.
  */
 #include <errno.h>
 #include <string.h>
@@ -146,8 +147,9 @@ static int p2p_init(struct p2p *p, struct coll_comm *c, const struct coll_buf *b
 	p->seq = c->seq++;
 	if (c->nranks < 2 || c->rank > 1)
 		return 1;
-	if (!bytes || bytes > buf->bytes || iterations < 1) {
-		log_err(LOG_COLL, "%s: %llu bytes x %d iterations do not fit a %llu-byte buffer",
+	/* the ready/ack byte lives past the data: the buffer needs bytes + 1 */
+	if (!bytes || bytes >= buf->bytes || iterations < 1) {
+		log_err(LOG_COLL, "%s: %llu bytes x %d iterations do not fit a %llu-byte buffer (needs one byte more for ready/ack)",
 			op, (unsigned long long)bytes, iterations, (unsigned long long)buf->bytes);
 		return -EINVAL;
 	}

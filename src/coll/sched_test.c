@@ -1,7 +1,7 @@
 /*
- * Schedules under a simulated executor: every algorithm, n = 1..17, odd counts, run
- * in memory with per-rank buffers whose elements are contribution bitmasks, following
- * schedule.h's step semantics exactly.
+ * Schedules under a simulated executor: every algorithm, n = 1..17, odd counts, and
+ * hierarchical over (nodes x local) layouts, run in memory with per-rank buffers whose
+ * elements are contribution bitmasks, following schedule.h's step semantics exactly.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -65,8 +65,9 @@ static void check_step(const struct sched *s, const struct sched_step *st)
 	assert_true(st->scale_off + st->scale_count <= s->count);
 }
 
-/* Run one AllReduce of count elements over n simulated ranks; asserts everything. */
-static void simulate(int algo, int n, uint64_t count)
+/* Run one AllReduce of count elements over n simulated ranks (local_size ranks per
+ * node, hierarchical only); asserts everything. */
+static void simulate_on(int algo, int n, int local_size, uint64_t count)
 {
 	struct sched sc[SIM_MAX_RANKS];
 	uint32_t *buf[SIM_MAX_RANKS];
@@ -79,7 +80,7 @@ static void simulate(int algo, int n, uint64_t count)
 	for (int r = 0; r < n; r++) {
 		uint64_t sent = 0;
 
-		assert_int_equal(sched_build(algo, r, n, count, &sc[r]), 0);
+		assert_int_equal(sched_build_on(algo, r, n, local_size, count, &sc[r]), 0);
 		assert_int_equal(sc[r].algo, algo);
 		assert_int_equal(sc[r].nsteps, sc[0].nsteps);
 		buf[r] = malloc(count * sizeof(uint32_t));
@@ -94,7 +95,7 @@ static void simulate(int algo, int n, uint64_t count)
 		max_sent = GS_MAX(max_sent, sent);
 	}
 	/* The alpha-beta figures describe these schedules. */
-	assert_int_equal(sched_cost(algo, n, &cost), 0);
+	assert_int_equal(sched_cost_on(algo, n, local_size, &cost), 0);
 	assert_int_equal(cost.steps, sc[0].nsteps);
 	{
 		double model = cost.wire_factor * (double)count;
@@ -174,6 +175,126 @@ static void simulate(int algo, int n, uint64_t count)
 	free(msgs);
 }
 
+static void simulate(int algo, int n, uint64_t count)
+{
+	simulate_on(algo, n, 0, count);
+}
+
+/* Which peers a hierarchical rank talks to: its node's ring, and its local index's ring. */
+static void check_hier_peers(int n, int L, uint64_t count)
+{
+	int N = n / L;
+
+	for (int r = 0; r < n; r++) {
+		struct sched s;
+		uint32_t inter_steps = 0;
+
+		assert_int_equal(sched_build_hier(r, n, L, count, &s), 0);
+		assert_int_equal(s.algo, ALGO_HIERARCHICAL);
+		assert_int_equal(s.nsteps, 2 * (L - 1) + 2 * (N - 1));
+		for (uint32_t k = 0; k < s.nsteps; k++) {
+			const struct sched_step *st = &s.steps[k];
+			bool inter = k >= (uint32_t)(L - 1) && k < (uint32_t)(L - 1 + 2 * (N - 1));
+
+			for (int i = 0; i < st->nsend + st->nrecv; i++) {
+				int p =
+				    i < st->nsend ? st->send[i].peer : st->recv[i - st->nsend].peer;
+
+				if (inter)
+					assert_int_equal(p % L, r % L); /* same local index */
+				else
+					assert_int_equal(p / L, r / L); /* same node */
+			}
+			inter_steps += inter && st->nsend;
+		}
+		/* with count >= n every inter-node step carries data */
+		if (count >= (uint64_t)n)
+			assert_int_equal(inter_steps, 2 * (N - 1));
+		sched_free(&s);
+	}
+}
+
+static void test_hierarchical(void **state)
+{
+	static const struct {
+		int nodes, local;
+	} layouts[] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {2, 4}, {4, 2}, {3, 2},
+		       {2, 3}, {3, 5}, {4, 4}, {2, 8}, {5, 3}, {8, 2}, {1, 17}};
+	const uint64_t counts[] = {1, 2, 3, 7, 16, 17, 64, 1001, 100003};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(layouts); i++) {
+		int n = layouts[i].nodes * layouts[i].local;
+
+		for (size_t c = 0; c < ARRAY_SIZE(counts); c++) {
+			simulate_on(ALGO_HIERARCHICAL, n, layouts[i].local, counts[c]);
+			check_hier_peers(n, layouts[i].local, counts[c]);
+		}
+	}
+}
+
+/* The layout derived from host maps: equal consecutive blocks, else -1. */
+static void test_local_size(void **state)
+{
+	static const struct {
+		int n;
+		int hosts[8];
+		int want;
+	} cases[] = {
+	    {1, {5}, 1},
+	    {4, {7, 7, 7, 7}, 4},
+	    {4, {1, 2, 3, 4}, 1},
+	    {6, {0, 0, 1, 1, 2, 2}, 2},
+	    {8, {3, 3, 3, 3, 9, 9, 9, 9}, 4},
+	    {6, {0, 0, 0, 1, 1, 2}, -1}, /* unequal blocks */
+	    {4, {0, 1, 0, 1}, -1},	 /* round-robin placement */
+	    {6, {0, 0, 1, 1, 0, 0}, -1}, /* a host in two blocks */
+	    {5, {0, 0, 1, 1, 2}, -1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		assert_int_equal(sched_local_size(cases[i].hosts, cases[i].n), cases[i].want);
+	assert_int_equal(sched_local_size(NULL, 4), -1);
+}
+
+/* Layouts that are not equal host blocks run a ring (and say so in s.algo). */
+static void test_hierarchical_fallback(void **state)
+{
+	static const struct {
+		int n, local;
+	} bad[] = {{8, 3}, {6, -1}, {4, 5}, {5, 2}};
+	struct sched s, ring;
+	struct sched_cost c1, c2;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_false(sched_hier_layout_ok(bad[i].n, bad[i].local));
+		assert_int_equal(sched_build_hier(1, bad[i].n, bad[i].local, 1000, &s), 0);
+		assert_int_equal(sched_build(ALGO_RING, 1, bad[i].n, 1000, &ring), 0);
+		assert_int_equal(s.algo, ALGO_RING);
+		assert_int_equal(s.nsteps, ring.nsteps);
+		assert_memory_equal(s.steps, ring.steps, s.nsteps * sizeof(*s.steps));
+		assert_int_equal(
+		    sched_piece_count_on(ALGO_HIERARCHICAL, bad[i].n, bad[i].local, 10),
+		    sched_piece_count(ALGO_RING, bad[i].n, 10));
+		assert_int_equal(sched_cost_on(ALGO_HIERARCHICAL, bad[i].n, bad[i].local, &c1), 0);
+		assert_int_equal(sched_cost(ALGO_RING, bad[i].n, &c2), 0);
+		assert_int_equal(c1.steps, c2.steps);
+		sched_free(&s);
+		sched_free(&ring);
+	}
+	/* 4 nodes x 8: 14 + 6 steps, ring's wire factor, pieces of 8 x 4 chunks */
+	assert_true(sched_hier_layout_ok(32, 8));
+	assert_int_equal(sched_cost_on(ALGO_HIERARCHICAL, 32, 8, &c1), 0);
+	assert_int_equal(c1.steps, 20);
+	assert_true(c1.wire_factor > 2.0 * 31 / 32 - 1e-12 &&
+		    c1.wire_factor < 2.0 * 31 / 32 + 1e-12);
+	assert_int_equal(sched_piece_count_on(ALGO_HIERARCHICAL, 32, 8, 10), 320);
+	assert_int_equal(sched_piece_count_on(ALGO_HIERARCHICAL, 64, 4, 10), 160);
+	assert_int_equal(sched_piece_count_on(ALGO_HIERARCHICAL, 4, 2, 10), 40);
+}
+
 static void test_all_algorithms(void **state)
 {
 	(void)state;
@@ -219,6 +340,24 @@ static void test_scratch_bound(void **state)
 					sched_free(&s);
 				}
 			}
+	/* hierarchical, every equal-block layout up to 17 ranks */
+	for (int n = 1; n <= SIM_MAX_RANKS; n++)
+		for (int L = 1; L <= n; L++)
+			for (size_t c = 0; L && n % L == 0 && c < ARRAY_SIZE(chunks); c++) {
+				uint64_t piece =
+				    sched_piece_count_on(ALGO_HIERARCHICAL, n, L, chunks[c]);
+
+				for (uint64_t len = piece; len; len = len * 2 / 3)
+					for (int r = 0; r < n; r++) {
+						struct sched s;
+
+						assert_int_equal(sched_build_hier(r, n, L, len, &s),
+								 0);
+						assert_true(s.scratch_count <=
+							    SCHED_SCRATCH_CHUNKS * chunks[c]);
+						sched_free(&s);
+					}
+			}
 }
 
 static void test_table_and_errors(void **state)
@@ -231,8 +370,10 @@ static void test_table_and_errors(void **state)
 		assert_int_equal(sched_algo_by_name(sched_algo_name(a)), a);
 	assert_string_equal(sched_algo_name(ALGO_HIERARCHICAL), "hierarchical");
 	assert_int_equal(sched_algo_by_name("butterfly"), -EINVAL);
+	/* no layout given: hierarchical cannot run */
 	assert_int_equal(sched_build(ALGO_HIERARCHICAL, 0, 4, 100, &s), -ENOTSUP);
 	assert_null(s.steps);
+	assert_int_equal(sched_piece_count(ALGO_HIERARCHICAL, 4, 10), 0);
 	assert_int_equal(sched_build(ALGO_AUTO, 0, 4, 100, &s), -EINVAL);
 	assert_int_equal(sched_build(ALGO_RING, 4, 4, 100, &s), -EINVAL);
 	assert_int_equal(sched_build(ALGO_RING, 0, 3000, 100, &s), -E2BIG);
@@ -268,9 +409,10 @@ static void test_pick_and_cost(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_table_and_errors), cmocka_unit_test(test_pick_and_cost),
-	    cmocka_unit_test(test_scratch_bound),    cmocka_unit_test(test_all_algorithms),
-	    cmocka_unit_test(test_large_count),
+	    cmocka_unit_test(test_table_and_errors),	  cmocka_unit_test(test_pick_and_cost),
+	    cmocka_unit_test(test_scratch_bound),	  cmocka_unit_test(test_all_algorithms),
+	    cmocka_unit_test(test_large_count),		  cmocka_unit_test(test_hierarchical),
+	    cmocka_unit_test(test_hierarchical_fallback), cmocka_unit_test(test_local_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

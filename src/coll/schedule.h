@@ -85,16 +85,35 @@ struct sched {
 	uint32_t cap;
 	struct sched_step *steps;
 	uint64_t scratch_count; /* max elements of REDUCE receives in one step */
+	int local_size;         /* hierarchical: ranks per node it was built for, else 0 */
 };
 
 /*
- * Build rank's schedule of an AllReduce of count elements with a concrete algorithm
- * (ring, tree, rhd). Returns 0, -EINVAL for a bad argument or ALGO_AUTO (resolve it
- * with sched_pick first), -ENOTSUP for hierarchical (not implemented in this layer
- * yet; one log line says so), -E2BIG beyond SCHED_MAX_STEPS, -ENOMEM.
+ * Build rank's schedule of an AllReduce of count elements with a concrete algorithm.
+ * Returns 0, -EINVAL for a bad argument or ALGO_AUTO (resolve it with sched_pick
+ * first), -E2BIG beyond SCHED_MAX_STEPS, -ENOMEM.
  * On success the caller owns out->steps and releases it with sched_free.
+ *
+ * Node layout (the _on variants): local_size ranks per host, ranks grouped host by host
+ * in equal blocks (ranks [h*L, (h+1)*L) share host h), which is what our launchers
+ * produce; sched_local_size() derives it. Only hierarchical uses it:
+ *   local_size 0 (not given, as in sched_build()): -ENOTSUP, one log line;
+ *   local_size < 0 or not dividing nranks (no equal blocks): a ring is built instead,
+ *   with one log line, and out->algo says ALGO_RING.
+ * Hierarchical: 2(L-1) intra-node steps around 2(N-1) inter-node steps (N = nranks / L).
  */
 int sched_build(int algo, int rank, int nranks, uint64_t count, struct sched *out);
+int sched_build_on(int algo, int rank, int nranks, int local_size, uint64_t count,
+		   struct sched *out);
+int sched_build_hier(int rank, int nranks, int local_size, uint64_t count, struct sched *out);
+/* Is local_size a layout hierarchical can use for nranks (equal blocks)? */
+bool sched_hier_layout_ok(int nranks, int local_size);
+/*
+ * The layout of a job from its host map (transport_env.host_of_rank: equal value = same
+ * host): ranks per host when hosts hold equal consecutive blocks of ranks, else -1
+ * (hierarchical then runs as a ring). nranks < 1: -1.
+ */
+int sched_local_size(const int *host_of_rank, int nranks);
 void sched_free(struct sched *s);
 
 /* The algorithms table: one row per enum coll_algo, named as the experiment file spells them. */
@@ -117,9 +136,12 @@ int sched_pick(int nranks, uint64_t bytes);
 /*
  * Elements per pipelined piece for chunk elements per message: ring cuts a piece into
  * nranks chunks; tree (two halves) and rhd (first halving) into 2. The last piece of a
- * buffer is shorter. Returns 0 for ALGO_AUTO/hierarchical.
+ * buffer is shorter. Returns 0 for ALGO_AUTO and hierarchical (it needs the _on variant).
  */
 uint64_t sched_piece_count(int algo, int nranks, uint64_t chunk);
+/* Hierarchical: L * min(N, SCHED_SCRATCH_CHUNKS) chunks; ring's with an unequal layout,
+ * 0 with local_size 0. */
+uint64_t sched_piece_count_on(int algo, int nranks, int local_size, uint64_t chunk);
 
 /*
  * The alpha-beta cost of one AllReduce of S bytes per rank:
@@ -133,6 +155,7 @@ struct sched_cost {
 	double wire_factor;
 };
 int sched_cost(int algo, int nranks, struct sched_cost *cost);
+int sched_cost_on(int algo, int nranks, int local_size, struct sched_cost *cost);
 double sched_model_ns(const struct sched_cost *cost, uint64_t bytes, double alpha_ns,
 		      double beta_ns_per_byte);
 
@@ -156,6 +179,8 @@ void sched_set_scale(struct sched *s, uint32_t step, uint64_t off, uint64_t coun
 int sched_build_ring(struct sched *s);
 int sched_build_tree(struct sched *s);
 int sched_build_rhd(struct sched *s);
+/* hier.c: the hierarchical steps for s->rank/nranks/count, local_size already validated */
+int sched_build_hier_steps(struct sched *s, int local_size);
 /* Double binary tree (as NCCL): parent and children of rank in tree t (0/1); -1 = none. */
 void sched_dtree(int nranks, int rank, int t, int *up, int *down0, int *down1);
 

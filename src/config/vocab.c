@@ -22,8 +22,12 @@ static const struct cfg_choice transport_choices[] = {
 	{ "shm", TP_SHM, "POSIX shared-memory rings between ranks of one host" },
 	{ "ib", TP_IB, "RDMA verbs over InfiniBand (LID routing)" },
 	{ "roce", TP_ROCE, "RDMA verbs over Ethernet (RoCEv2, GID routing)" },
-	{ "cudaipc", TP_CUDAIPC, "CUDA IPC between GPUs of one host (NVLink/PCIe P2P)" },
-	{ "nccl", TP_NCCL, "reference: hand each bucket to libnccl.so.2 (loaded at run time)" },
+	{ "cudaipc", TP_CUDAIPC,
+	  "CUDA IPC between GPUs of one host, device to device (NVLink/PCIe P2P); "
+	  "GPU buffers only, never picked by auto" },
+	{ "nccl", TP_NCCL,
+	  "reference: hand each bucket to libnccl.so.2 (loaded at run time; one GPU per rank, "
+	  "NVLS off)" },
 };
 
 bool vocab_transport_at(size_t i, struct cfg_choice *out)

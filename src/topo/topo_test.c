@@ -362,6 +362,26 @@ static void test_ci_vm_and_live(void **state)
 	free(live);
 }
 
+/* Captured on the lent H200 machine (a microVM): one GPU at Gen5 x16, no RDMA NIC. */
+static void test_h200_vm(void **state)
+{
+	struct topo *t = load("h200-vm");
+
+	(void)state;
+	assert_int_equal(t->n_gpus, 1);
+	assert_string_equal(t->gpus[0].pci, "0000:00:06.0");
+	assert_string_equal(t->gpus[0].model, "H200-SXM-141GB");
+	assert_int_equal(topo_pcie_gen(t->gpus[0].link.cur_gts), 5);
+	assert_int_equal(t->gpus[0].link.cur_width, 16);
+	assert_int_equal(t->n_nics, 0);
+	assert_int_equal(t->n_numa, 1);
+	assert_string_equal(t->numa[0].cpulist, "0-15");
+	/* no NUMA affinity reported: the one node stands for it */
+	assert_int_equal(topo_gpu_numa_node(t, 0), 0);
+	assert_int_equal(topo_nic_closest_to_gpu(t, 0, NULL), -ENOENT);
+	free(t);
+}
+
 static void test_cpulist(void **state)
 {
 	static const struct {
@@ -395,7 +415,8 @@ int main(void)
 		cmocka_unit_test(test_matrices),	 cmocka_unit_test(test_dgx_devices),
 		cmocka_unit_test(test_gdr_pairs),	 cmocka_unit_test(test_switch_ids),
 		cmocka_unit_test(test_gdr_level_table),
-		cmocka_unit_test(test_ci_vm_and_live), cmocka_unit_test(test_cpulist),
+		cmocka_unit_test(test_ci_vm_and_live), cmocka_unit_test(test_h200_vm),
+		cmocka_unit_test(test_cpulist),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

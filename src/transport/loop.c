@@ -14,17 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/host_mr.h"
 #include "transport/loop.h"
 #include "util/log.h"
 
 #define LOOP_MAGIC	   0x6c6f6f7074702031ull
 #define LOOP_DEPTH_DEFAULT 64
 #define LOOP_EAGER_DEFAULT 4096
-
-struct tp_mr {
-	char *addr;
-	size_t len;
-};
 
 struct loop_rank;
 
@@ -187,26 +183,6 @@ static int loop_connect(struct transport *t, const void *eps)
 		lr->peers[p] = (struct loop_rank *)(uintptr_t)ep.addr;
 	}
 	return 0;
-}
-
-static int loop_mr_reg(struct transport *t, void *addr, size_t len, enum mem_kind kind,
-		       struct tp_mr **mr)
-{
-	(void)t;
-	if (kind != MEM_HOST)
-		return -ENOTSUP;
-	*mr = malloc(sizeof(**mr));
-	if (!*mr)
-		return -ENOMEM;
-	(*mr)->addr = addr;
-	(*mr)->len = len;
-	return 0;
-}
-
-static void loop_mr_dereg(struct transport *t, struct tp_mr *mr)
-{
-	(void)t;
-	free(mr);
 }
 
 static int loop_check(struct loop_rank *lr, int peer, struct tp_mr *mr, size_t off, size_t len)
@@ -385,8 +361,8 @@ const struct transport_ops loop_transport_ops = {
     .open = loop_open,
     .endpoint = loop_endpoint,
     .connect = loop_connect,
-    .mr_reg = loop_mr_reg,
-    .mr_dereg = loop_mr_dereg,
+    .mr_reg = host_mr_reg,
+    .mr_dereg = host_mr_dereg,
     .post_send = loop_post_send,
     .post_recv = loop_post_recv,
     .poll = loop_poll,

@@ -1,6 +1,6 @@
 /*
  * shm transport: ranks on one host exchange through POSIX shared-memory rings, one
- * per directed pair (protocol in shm_seg.h). No thread: progress happens in poll().
+ * per directed pair (protocol in shm_progress.c). No thread: progress happens in poll().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "transport/host_mr.h"
 #include "transport/shm_priv.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -24,11 +25,6 @@ struct shm_ep {
 	uint64_t magic;
 	int32_t pid;
 	int32_t rank;
-};
-
-struct tp_mr {
-	char *addr;
-	size_t len;
 };
 
 static bool shm_can_connect(const struct transport_env *env, int peer)
@@ -178,27 +174,6 @@ static int shm_connect(struct transport *t, const void *eps)
 	return 0;
 }
 
-static int shm_mr_reg(struct transport *t GS_UNUSED, void *addr, size_t len, enum mem_kind kind,
-		      struct tp_mr **mr)
-{
-	struct tp_mr *m;
-
-	if (kind != MEM_HOST)
-		return -ENOTSUP;
-	m = malloc(sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->addr = addr;
-	m->len = len;
-	*mr = m;
-	return 0;
-}
-
-static void shm_mr_dereg(struct transport *t GS_UNUSED, struct tp_mr *mr)
-{
-	free(mr);
-}
-
 static int post_check(struct shm_priv *s, int peer, struct tp_mr *mr, size_t off, size_t len)
 {
 	if (s->fatal)
@@ -284,16 +259,19 @@ static int shm_poll(struct transport *t, struct tp_completion *c, int max)
 	}
 	/* nothing posted: no data can arrive (it needs our CTS), skip the clock too */
 	if (s->outstanding) {
-		t0 = time_thread_cpu_ns();
+		/* the monotonic clock is a vDSO read; the thread CPU clock would be a syscall
+		 * on every spin of the caller's poll loop. No thread of ours runs elsewhere,
+		 * so time spent copying inside poll() is the transport's CPU time. */
+		t0 = time_now_ns();
 		before = s->bytes_sent + s->bytes_recv;
 		err = shm_progress(s);
 		if (err) {
 			s->fatal = err;
 			return err;
 		}
-		/* count CPU only for polls that moved bytes: idle spinning is the caller's */
+		/* count only polls that moved bytes: idle spinning is the caller's */
 		if (s->bytes_sent + s->bytes_recv != before)
-			s->cpu_ns += time_thread_cpu_ns() - t0;
+			s->cpu_ns += time_now_ns() - t0;
 	}
 	while (n < max && (r = q_pop(&s->done))) {
 		c[n++] = (struct tp_completion){.cookie = r->cookie,
@@ -335,8 +313,8 @@ const struct transport_ops shm_ops = {
     .open = shm_open_t,
     .endpoint = shm_endpoint,
     .connect = shm_connect,
-    .mr_reg = shm_mr_reg,
-    .mr_dereg = shm_mr_dereg,
+    .mr_reg = host_mr_reg,
+    .mr_dereg = host_mr_dereg,
     .post_send = shm_post_send,
     .post_recv = shm_post_recv,
     .poll = shm_poll,

@@ -1,4 +1,17 @@
-/* shm transport data movement: CTS exchange and slot copies, run from post/poll. */
+/*
+ * shm transport data movement: CTS exchange and slot copies, run from post/poll.
+ *
+ * Protocol of one directed pair S -> R, all through the segment R created:
+ *   1. R posts a receive: it appends CTS {tag, len} to the segment's CTS queue.
+ *   2. S pops CTS entries and matches them to its posted sends by tag (FIFO per tag).
+ *   3. S copies a matched message into ring slots (desc {tag, msg_len, off, len}),
+ *      publishing each slot with a release store of `head`. A length mismatch is sent
+ *      as one desc with SHM_DESC_MISMATCH and no data; both sides complete -EMSGSIZE.
+ *   4. R copies each slot out into the posted buffer and frees it (release store of
+ *      `tail`). Only CTS'd messages enter the ring, so R never blocks on its head.
+ * Single producer / single consumer on every index; C11 acquire/release orders the
+ * slot bytes against the index that publishes them.
+ */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -120,7 +133,7 @@ static int progress_rx(struct shm_priv *s, struct shm_peer *pe, int p, bool *mov
 			atomic_store_explicit(&h->tail, tail + 1, memory_order_release);
 			continue;
 		}
-		if (d->off + d->len > r->len || d->tag != r->tag) {
+		if (d->len > h->slot_size || d->off + d->len > r->len || d->tag != r->tag) {
 			log_err(LOG_TRANSPORT, "shm recv peer=%d: slot outside message tag %llu", p,
 				(unsigned long long)r->tag);
 			return -EPROTO;

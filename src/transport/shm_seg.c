@@ -1,4 +1,13 @@
-/* shm transport: POSIX shared-memory segments of the directed rings (create, attach, unmap). */
+/*
+ * shm transport: POSIX shared-memory segments of the directed rings. Setup of the
+ * ring S -> R, bounded by timeout_ms:
+ *   1. R (open): shm_open("/gradsync-<job>-<S>-<R>", O_EXCL), fallocate, map, touch
+ *      every page, fill the header and publish the magic last;
+ *   2. endpoints {pid, rank} are all-gathered by the engine;
+ *   3. S (connect): open and map it, check magic/job/ranks/sizes and R's pid, store
+ *      its own pid, unlink the name: nothing is left in /dev/shm if anyone dies now;
+ *   4. R (connect): waits until S's pid appears, then watches it through a pidfd.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

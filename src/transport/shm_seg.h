@@ -1,17 +1,7 @@
 /*
  * shm transport internals: the layout of one directed ring segment (shared between
  * exactly two processes) and the calls that create, attach and unmap it.
- *
- * Protocol of one directed pair S -> R, all through the segment R created:
- *   1. R posts a receive: it appends CTS {tag, len} to the segment's CTS queue.
- *   2. S pops CTS entries and matches them to its posted sends by tag (FIFO per tag).
- *   3. S copies a matched message into ring slots (desc {tag, msg_len, off, len}),
- *      publishing each slot with a release store of `head`. A length mismatch is sent
- *      as one desc with SHM_DESC_MISMATCH and no data; both sides complete -EMSGSIZE.
- *   4. R copies each slot out into the posted buffer and frees it (release store of
- *      `tail`). Only CTS'd messages enter the ring, so R never blocks on its head.
- * Single producer / single consumer on every index; C11 acquire/release orders the
- * slot bytes against the index that publishes them.
+ * The protocol spoken through it opens shm_progress.c.
  */
 #ifndef GS_TRANSPORT_SHM_SEG_H
 #define GS_TRANSPORT_SHM_SEG_H

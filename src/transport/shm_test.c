@@ -83,14 +83,17 @@ static void test_msgsize(void **state)
 static void test_killed_peer(void **state)
 {
 	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 4u << 20, .slot_size = 1u << 20};
-	int timeout_ms = 3000, st[2];
+	struct tpt_kill kills[] = {{3000, false}, {3000, true}};
+	int st[2];
 
 	(void)state;
-	tpt_run(&shm_ops, 2, &o, timeout_ms, tpt_body_killed, &timeout_ms, st);
-	assert_true(WIFEXITED(st[0]));
-	assert_int_equal(WEXITSTATUS(st[0]), 0);
-	assert_true(WIFSIGNALED(st[1]));
-	assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+	for (size_t i = 0; i < sizeof(kills) / sizeof(kills[0]); i++) {
+		tpt_run(&shm_ops, 2, &o, kills[i].timeout_ms, tpt_body_killed, &kills[i], st);
+		assert_true(WIFEXITED(st[0]));
+		assert_int_equal(WEXITSTATUS(st[0]), 0);
+		assert_true(WIFSIGNALED(st[1]));
+		assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+	}
 	assert_int_equal(count_segments(), 0); /* names were unlinked at connect */
 }
 

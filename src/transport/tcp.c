@@ -8,16 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "transport/host_mr.h"
 #include "transport/tcp_priv.h"
 #include "util/common.h"
 #include "util/log.h"
 
 #define TCP_DEF_STREAMS 2
-
-struct tp_mr {
-	char *addr;
-	size_t len;
-};
 
 static bool tcp_can_connect(const struct transport_env *env, int peer)
 {
@@ -150,27 +146,6 @@ static int tcp_connect(struct transport *t, const void *eps)
 	close(tp->listen_fd); /* every stream is up; nobody else may join */
 	tp->listen_fd = -1;
 	return tcp_progress_start(tp);
-}
-
-static int tcp_mr_reg(struct transport *t GS_UNUSED, void *addr, size_t len, enum mem_kind kind,
-		      struct tp_mr **mr)
-{
-	struct tp_mr *m;
-
-	if (kind != MEM_HOST)
-		return -ENOTSUP;
-	m = malloc(sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->addr = addr;
-	m->len = len;
-	*mr = m;
-	return 0;
-}
-
-static void tcp_mr_dereg(struct transport *t GS_UNUSED, struct tp_mr *mr)
-{
-	free(mr);
 }
 
 static int tcp_post(struct transport *t, int kind, int peer, uint64_t tag, struct tp_mr *mr,
@@ -324,8 +299,8 @@ const struct transport_ops tcp_ops = {
     .open = tcp_open,
     .endpoint = tcp_endpoint,
     .connect = tcp_connect,
-    .mr_reg = tcp_mr_reg,
-    .mr_dereg = tcp_mr_dereg,
+    .mr_reg = host_mr_reg,
+    .mr_dereg = host_mr_dereg,
     .post_send = tcp_post_send,
     .post_recv = tcp_post_recv,
     .poll = tcp_poll,

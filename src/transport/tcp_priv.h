@@ -1,19 +1,7 @@
 /*
  * tcp transport internals shared by tcp.c (ops, executor side), tcp_conn.c (setup)
  * and tcp_progress.c (the progress thread).
- *
- * Wire protocol on every stream after the handshake (tcp_conn.c), all fields little
- * endian host order (both ends run the same binary on the same architecture):
- *   1. receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes",
- *      always on stream 0 so CTS keep the receiver's post order
- *   2. sender matches CTS to its send with that tag (FIFO per (peer, tag));
- *      equal lengths: DATA {rid, tag, off, len} + payload chunks striped over the
- *      streams, written straight from the send buffer;
- *      different lengths: MISMATCH {rid, tag, len = sender's length}; both -EMSGSIZE.
- *   3. receiver looks rid up (no search), reads payload straight into the posted
- *      buffer at off, and completes once all chunks landed.
- * Data only flows after CTS, so nothing is ever buffered unexpectedly and large
- * messages are never copied twice.
+ * The wire protocol of the data path opens tcp_progress.c.
  */
 #ifndef GS_TRANSPORT_TCP_PRIV_H
 #define GS_TRANSPORT_TCP_PRIV_H

@@ -1,6 +1,19 @@
 /*
  * tcp transport progress thread: takes posts from the executor, drives every stream
- * with edge-triggered epoll (protocol in tcp_priv.h) and hands completions back.
+ * with edge-triggered epoll and hands completions back.
+ *
+ * Wire protocol on every stream after the handshake (tcp_conn.c), all fields little
+ * endian host order (both ends run the same binary on the same architecture):
+ *   1. receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes",
+ *      always on stream 0 so CTS keep the receiver's post order
+ *   2. sender matches CTS to its send with that tag (FIFO per (peer, tag));
+ *      equal lengths: DATA {rid, tag, off, len} + payload chunks striped over the
+ *      streams, written straight from the send buffer;
+ *      different lengths: MISMATCH {rid, tag, len = sender's length}; both -EMSGSIZE.
+ *   3. receiver looks rid up (no search), reads payload straight into the posted
+ *      buffer at off, and completes once all chunks landed.
+ * Data only flows after CTS, so nothing is ever buffered unexpectedly and large
+ * messages are never copied twice.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -68,7 +81,7 @@ static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *ca
 	}
 	if (!atomic_load(&tp->fatal))
 		log_err(LOG_TRANSPORT, "tcp %s peer=%d: %s", call, st->peer,
-			err ? strerror(err) : "connection reset");
+			err && err != ECONNRESET ? strerror(err) : "connection reset");
 	set_fatal(tp, -ECONNRESET);
 }
 
@@ -409,6 +422,7 @@ void tcp_wake(struct tcp_priv *tp)
 int tcp_progress_start(struct tcp_priv *tp)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
+	unsigned int utmo = (unsigned int)GS_MAX(tp->env->timeout_ms, 1000);
 	int err, one = 1;
 
 	tp->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -423,6 +437,8 @@ int tcp_progress_start(struct tcp_priv *tp)
 			struct tcp_stream *st = &tp->peers[p].streams[s];
 
 			setsockopt(st->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			/* a host that vanished without FIN/RST: unacked data fails the stream */
+			setsockopt(st->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &utmo, sizeof(utmo));
 			st->writable = true;
 			ev = (struct epoll_event){
 			    .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = st};

@@ -72,14 +72,17 @@ static void test_msgsize(void **state)
 static void test_killed_peer(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
-	int timeout_ms = 3000, st[2];
+	struct tpt_kill kills[] = {{3000, false}, {3000, true}};
+	int st[2];
 
 	(void)state;
-	tpt_run(&tcp_ops, 2, &o, timeout_ms, tpt_body_killed, &timeout_ms, st);
-	assert_true(WIFEXITED(st[0]));
-	assert_int_equal(WEXITSTATUS(st[0]), 0);
-	assert_true(WIFSIGNALED(st[1]));
-	assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+	for (size_t i = 0; i < sizeof(kills) / sizeof(kills[0]); i++) {
+		tpt_run(&tcp_ops, 2, &o, kills[i].timeout_ms, tpt_body_killed, &kills[i], st);
+		assert_true(WIFEXITED(st[0]));
+		assert_int_equal(WEXITSTATUS(st[0]), 0);
+		assert_true(WIFSIGNALED(st[1]));
+		assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+	}
 }
 
 /* A peer that opened but never connects: connect fails at the timeout, not before or long after. */

@@ -406,30 +406,44 @@ static inline int tpt_body_msgsize(struct tpt_rank *r, void *arg)
 	return tpt_barrier(r) == 0 ? 0 : 1;
 }
 
-/* Rank 1 dies after the barrier; rank 0's poll must fail with -ECONNRESET in time. */
+struct tpt_kill {
+	int timeout_ms;
+	bool midway; /* die in the middle of a 64 MiB transfer, not before it */
+};
+
+/* Rank 1 dies (idle, or midway through a send); rank 0's poll must fail with -ECONNRESET
+ * well within the timeout. */
 static inline int tpt_body_killed(struct tpt_rank *r, void *arg)
 {
-	int timeout_ms = *(int *)arg;
-	static char buf[4096];
+	const struct tpt_kill *k = arg;
+	size_t len = k->midway ? 64u << 20 : 4096;
+	char *buf = calloc(1, len);
 	struct tp_completion c;
 	struct tp_mr *mr;
 	uint64_t t0;
 	int rc;
 
-	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, sizeof(buf), MEM_HOST, &mr) == 0);
+	TP_CHECK(buf && r->t.ops->mr_reg(&r->t, buf, len, MEM_HOST, &mr) == 0);
 	TP_CHECK(tpt_barrier(r) == 0);
+	if (r->rank == 1 && k->midway) {
+		TP_CHECK(r->t.ops->post_send(&r->t, 0, 1, mr, 0, len, 1) == 0);
+		t0 = time_now_ns();
+		while (time_now_ns() - t0 < 2000000) /* move a few MiB, never all 64 */
+			TP_CHECK(r->t.ops->poll(&r->t, &c, 1) == 0);
+	}
 	if (r->rank == 1)
 		raise(SIGKILL);
 	t0 = time_now_ns();
-	rc = r->t.ops->post_recv(&r->t, 1, 1, mr, 0, sizeof(buf), 1);
+	rc = r->t.ops->post_recv(&r->t, 1, 1, mr, 0, len, 1);
 	TP_CHECK(rc == 0 || rc == -ECONNRESET);
 	if (rc == 0)
-		rc = tpt_wait1(r, &c, timeout_ms);
-	fprintf(stderr, "killed peer seen after %.1f ms: %s\n", (time_now_ns() - t0) / 1e6,
-		strerror(-rc));
+		rc = tpt_wait1(r, &c, k->timeout_ms);
+	fprintf(stderr, "killed peer (%s) seen after %.1f ms: %s\n", k->midway ? "midway" : "idle",
+		(time_now_ns() - t0) / 1e6, strerror(-rc));
 	TP_CHECK(rc == -ECONNRESET);
-	TP_CHECK(time_now_ns() - t0 < (uint64_t)timeout_ms * 1000000ull);
+	TP_CHECK(time_now_ns() - t0 < (uint64_t)k->timeout_ms * 1000000ull);
 	r->t.ops->mr_dereg(&r->t, mr);
+	free(buf);
 	return 0;
 }
 

@@ -6,15 +6,23 @@
 #include <string.h>
 
 #include "transport/transport.h"
+#include "transport/verbs.h"
 #include "util/common.h"
 
-extern const struct transport_ops tcp_ops, shm_ops;
+extern const struct transport_ops tcp_ops, shm_ops, cudaipc_ops;
 
-/* Preference order for TP_AUTO: the first whose can_connect() says yes wins.
- * Verbs (ib, roce) and cudaipc go in front of shm when their files land: one line each. */
+/*
+ * Preference order for TP_AUTO: the first that both ends can use wins. cudaipc only
+ * says yes when asked for by name (GPU buffers), so it never shadows shm; shm only
+ * connects ranks of one host, so inside a host it wins over verbs loopback; across
+ * hosts verbs wins over tcp.
+ */
 static const struct transport_ops *const transports[] = {
-    &shm_ops,
-    &tcp_ops,
+	&cudaipc_ops,
+	&shm_ops,
+	&ib_ops,
+	&roce_ops,
+	&tcp_ops,
 };
 
 static const char *const kind_names[TP_KIND_COUNT] = {

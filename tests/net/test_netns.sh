@@ -31,8 +31,8 @@ for n in "$A" "$B"; do ip -n "$n" link set lo up; done
 ip -n "$A" link set va$$ up
 ip -n "$B" link set vb$$ up
 
-run_case() { # run_case NAME TRANSPORT
-	name=$1 tp=$2
+run_case() { # run_case NAME TRANSPORT [ALGORITHM]
+	name=$1 tp=$2 algo=${3:-ring}
 	cat >"$T/$name.ini" <<INI
 [experiment]
 name = $name
@@ -41,7 +41,7 @@ output_dir = $T/results
 sizes = 4KiB, 1MiB, 8MiB
 iterations = 5
 warmup = 1
-algorithm = ring
+algorithm = $algo
 [transport]
 transport = $tp
 tcp_interface = \${GS_IF}
@@ -65,7 +65,7 @@ INI
 		echo "FAIL: $name: a rank failed"; tail -n 5 "$T/$name".*.log; return 1
 	fi
 	rep=$(ls -d "$T"/results/$name-*/report.json | head -n 1)
-	python3 - "$rep" "$tp" <<'PY' || return 1
+	python3 - "$rep" "$tp" "$algo" <<'PY' || return 1
 import json, sys
 r = json.load(open(sys.argv[1]))
 c = r["cases"][0]
@@ -77,10 +77,13 @@ kinds = sorted(p["transport"] for p in c["paths"])
 print(sys.argv[2], "paths:", kinds, "busbw 8MiB:", rows[-1]["busbw_GBps"])
 if sys.argv[2] == "auto":
     assert kinds == ["shm", "tcp"], kinds
+assert all(x["algo"] == sys.argv[3] for x in rows), [x["algo"] for x in rows]
 PY
 }
 fails=0
 run_case netns_tcp tcp || fails=$((fails + 1))
 run_case netns_auto auto || fails=$((fails + 1))
-[ $fails = 0 ] && echo "netns: 4 ranks on 2 hosts verified over tcp and auto (shm+tcp)"
+# 2 hosts x 2 ranks: reduce-scatter over shm inside, ring over tcp across, all-gather inside
+run_case netns_hier auto hierarchical || fails=$((fails + 1))
+[ $fails = 0 ] && echo "netns: 4 ranks on 2 hosts verified over tcp, auto (shm+tcp) and hierarchical"
 exit $fails
