@@ -27,6 +27,8 @@ const char *run_gpu_mode_name(enum run_gpu_mode m)
 		return "gdr write, staged sends";
 	case RUN_GPU_GDR_RW:
 		return "gdr read+write";
+	case RUN_GPU_IPC:
+		return "gpu memory (cudaipc)";
 	default:
 		return "host memory";
 	}
@@ -74,6 +76,11 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 	memset(out, 0, sizeof(*out));
 	snprintf(out->gdr_level, sizeof(out->gdr_level), "%s", run_gdr_level_name(o->gdr_level));
 	out->mode = RUN_GPU_STAGED;
+	if (tp_kind == TP_CUDAIPC) {
+		out->mode = RUN_GPU_IPC;
+		snprintf(out->reason, sizeof(out->reason), "cudaipc moves GPU buffers GPU to GPU");
+		return 0;
+	}
 	if (tp_kind != TP_IB && tp_kind != TP_ROCE) {
 		snprintf(out->reason, sizeof(out->reason), "tcp/shm always stage GPU buffers");
 		return 0;
@@ -91,6 +98,15 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 	snprintf(out->gpu_nic_path, sizeof(out->gpu_nic_path), "%s",
 		 cls == TOPO_PATH_UNKNOWN ? "?" : topo_path_name(cls));
 	mech = mechanism(t, g, o->gdr_mode, missing, sizeof(missing));
+	/* before Hopper, data the NIC wrote must be flushed (loopback RDMA READ) before a
+	 * kernel reads it; that flush is not implemented, so those GPUs stage */
+	if (mech && g->cc_major < 9) {
+		snprintf(missing, sizeof(missing),
+			 "compute capability %d.%d needs a receive flush (loopback RDMA READ), not implemented",
+			 g->cc_major, g->cc_minor);
+		mech = NULL;
+		out->flush = true;
+	}
 	if (cls == TOPO_PATH_UNKNOWN || !topo_gdr_allowed(cls, o->gdr_level) || !mech) {
 		char what[256];
 
@@ -112,18 +128,14 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 		return 0;
 	}
 	snprintf(out->mechanism, sizeof(out->mechanism), "%s", mech);
-	/* sends read GPU memory unless told not to; auto follows NCCL: on from Ampere */
-	if (o->gdr_read == GPU_OFF || (o->gdr_read == GPU_AUTO && g->cc_major < 8))
+	/* sends read GPU memory unless told not to (auto: on, as NCCL from Ampere) */
+	if (o->gdr_read == GPU_OFF)
 		out->mode = RUN_GPU_GDR_WRITE;
 	else
 		out->mode = RUN_GPU_GDR_RW;
-	out->flush = g->cc_major < 9;
-	snprintf(out->reason, sizeof(out->reason), "GPU %s - NIC %s path %s within gdr_level %s, %s%s%s",
+	snprintf(out->reason, sizeof(out->reason), "GPU %s - NIC %s path %s within gdr_level %s, %s%s",
 		 gpu_pci, t->nics[n].name, topo_path_name(cls), out->gdr_level, mech,
-		 out->mode == RUN_GPU_GDR_WRITE
-			 ? (o->gdr_read == GPU_OFF ? ", gdr_read = off" : ", gdr_read = auto: off before Ampere")
-			 : "",
-		 out->flush ? ", flush by loopback read (before Hopper)" : "");
+		 o->gdr_read == GPU_OFF ? ", gdr_read = off" : "");
 	return 0;
 }
 

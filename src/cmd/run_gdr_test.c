@@ -69,15 +69,22 @@ static const struct {
 	  RUN_GPU_STAGED, "", "PIX", "cannot export dma-bufs and no nvidia_peermem" },
 	{ "two-socket-sys", 0, TP_ROCE, GPU_AUTO, GDR_PHB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
 	  RUN_GPU_STAGED, "", "SYS", "farther than gdr_level PHB" },
-	/* kernel 5.4 with nv_peer_mem, A100: peermem, GDR read on, flush needed */
+	/* kernel 5.4 with nv_peer_mem: peermem on Hopper; an A100 stages (no receive flush) */
+	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_GDR_RW, "peermem", "PXB", "within gdr_level PXB, peermem" },
 	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 8, 1, "", 0,
-	  RUN_GPU_GDR_RW, "peermem", "PXB", "flush by loopback read" },
-	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_DMABUF, GPU_AUTO, 8, 1, "",
+	  RUN_GPU_STAGED, "", "PXB", "compute capability 8.0 needs a receive flush" },
+	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_AUTO, GPU_ON, 8, 1, "", -EOPNOTSUPP,
+	  RUN_GPU_STAGED, "", "PXB", "gdr = on impossible: GPU 0000:05:00.0 - NIC mlx5_0 path PXB" },
+	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_DMABUF, GPU_AUTO, 9, 1, "",
 	  -EOPNOTSUPP, RUN_GPU_STAGED, "", "PXB", "no dma-buf RDMA (< 5.12)" },
-	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PIX, GDR_MODE_AUTO, GPU_AUTO, 8, 1, "", 0,
+	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PIX, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
 	  RUN_GPU_STAGED, "", "PXB", "farther than gdr_level PIX" },
-	{ "pxb-node", 2, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 7, 1, "", 0,
-	  RUN_GPU_GDR_WRITE, "peermem", "PIX", "gdr_read = auto: off before Ampere" },
+	{ "pxb-node", 2, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_OFF, 9, 1, "", 0,
+	  RUN_GPU_GDR_WRITE, "peermem", "PIX", "gdr_read = off" },
+	/* cudaipc: GPU memory directly */
+	{ "dgx-h100", 3, TP_CUDAIPC, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_IPC, "", "", "cudaipc" },
 };
 
 static void test_decisions(void **state)
@@ -101,7 +108,8 @@ static void test_decisions(void **state)
 		assert_string_equal(p.mechanism, cases[i].mech);
 		assert_string_equal(p.gpu_nic_path, cases[i].cls);
 		assert_non_null(strstr(p.reason, cases[i].reason));
-		assert_int_equal(p.flush, p.mode >= RUN_GPU_GDR_WRITE && cases[i].cc < 9);
+		assert_int_equal(p.flush, cases[i].cc < 9 && *p.gpu_nic_path &&
+					  strcmp(p.gpu_nic_path, "SYS") && !strstr(p.reason, "farther"));
 		free(t);
 	}
 }

@@ -18,6 +18,7 @@ enum run_gpu_mode {
 	RUN_GPU_STAGED,     /* D2H / H2D through pinned host mirrors */
 	RUN_GPU_GDR_WRITE,  /* the NIC writes received blocks into GPU memory, sends staged */
 	RUN_GPU_GDR_RW,     /* the NIC reads and writes GPU memory */
+	RUN_GPU_IPC,        /* cudaipc: peers copy GPU to GPU (same host) */
 };
 
 struct run_gpu_path {
@@ -25,7 +26,8 @@ struct run_gpu_path {
 	char mechanism[16];   /* "dmabuf", "peermem", "" */
 	char gpu_nic_path[8]; /* topo path class name, "" when no NIC is involved */
 	char gdr_level[8];
-	bool flush;           /* GPUs before Hopper: loopback RDMA READ before a kernel reads */
+	bool flush;           /* GPUs before Hopper would need a loopback RDMA READ before a
+			       * kernel reads received data; not implemented, so such GPUs stage */
 	char reason[320];
 };
 
@@ -41,7 +43,8 @@ struct run_gpu_facts {
  * nic (ibdev name; "" or "auto" = the NIC closest to the GPU), per [gpu] gdr, gdr_level,
  * gdr_mode, gdr_read. 0 with *out filled; -EOPNOTSUPP when gdr = on and GPUDirect RDMA is
  * impossible: out->reason then names the GPU, the NIC, the path class, the level and the
- * missing mechanism. Pure: reads only t and its arguments.
+ * missing mechanism. GPUs before Hopper (cc < 9.0) stage: the receive flush they need is
+ * not implemented. cudaipc: GPU memory directly. Pure: reads only t and its arguments.
  */
 int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_kind,
 		   const char *nic, const struct gpu_opts *o, struct run_gpu_path *out);
