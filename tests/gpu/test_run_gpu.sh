@@ -1,8 +1,9 @@
 #!/bin/sh
 # gradsync run with GPU buffers: 2 ranks sharing one GPU over tcp and shm (both stage
-# through pinned host memory), the benchmark verified bit-exact on the GPU for sum and
-# avg (3 ranks too: avg divides, never multiplies by 1/3), and the DDP workload with our
-# GEMM as compute on calibrated TFLOP/s, verified. Without a GPU: skip (77), saying why.
+# through pinned host memory) and cudaipc (GPU memory directly, the path GPUDirect RDMA
+# takes too), the benchmark verified bit-exact on the GPU for sum and avg (3 ranks too:
+# avg divides, never multiplies by 1/3), and the DDP workload with our GEMM as compute on
+# calibrated TFLOP/s, verified. Without a GPU: skip (77), saying why.
 # Keeps the run directory in $GPU_RUN_OUT when set (the device runs collect it).
 set -u
 GRADSYNC=${GRADSYNC:-build/gradsync}
@@ -28,7 +29,7 @@ device = auto
 [launch]
 timeout = 60s
 [matrix]
-transport = tcp, shm
+transport = tcp, shm, cudaipc
 reduce_op = sum, avg
 dtype = f32, bf16
 local_ranks = 2, 3
@@ -75,8 +76,10 @@ for f in sorted(glob.glob(sys.argv[1] + "/*/cases/*.json")):
     wrong = sum(r.get("wrong", 0) for r in c.get("collective", []))
     w = c.get("workload") or {}
     wrong += w.get("wrong", 0)
-    ok = (c.get("status") == "ok" and gp.get("mode") == "staged" and c.get("gpu")
-          and wrong == 0 and "tcp/shm always stage" in gp.get("reason", ""))
+    ipc = "transport=cudaipc" in c["name"]
+    want = "gpu memory (cudaipc)" if ipc else "staged"
+    ok = (c.get("status") == "ok" and gp.get("mode") == want and c.get("gpu")
+          and wrong == 0 and (ipc or "tcp/shm always stage" in gp.get("reason", "")))
     if w and (not w.get("gpu_tflops_calibrated") or w.get("gpu_kernels", 0) < 1):
         ok = False
     print(("ok   " if ok else "FAIL ") + c["name"], gp.get("mode"), "wrong=%d" % wrong,
