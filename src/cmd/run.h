@@ -17,6 +17,7 @@
 
 #include "cmd/run_gpu.h"
 #include "coll/exec.h"
+#include "coll/nccl_ref.h"
 #include "config/experiment.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
@@ -66,6 +67,8 @@ struct run_comm {
 	int *peer_kind;                  /* nranks: transport kind used for each peer */
 	struct transport **peer_tp;      /* nranks: &tp[peer_kind[p]], NULL for self */
 	struct coll_comm *coll;
+	struct nccl_ref *nccl;           /* transport = nccl: the reference instead of coll */
+	int timeout_ms;
 	int nranks;
 	struct gpu_ctx *gpu;             /* the case's GPU, NULL = host buffers */
 	struct gpu_memops *gmem;         /* the executor's memops for GPU buffers */
@@ -93,6 +96,15 @@ struct run_samples {
 
 int run_comm_open(struct run_rank *rr, struct run_comm *rc);
 void run_comm_close(struct run_comm *rc);
+/*
+ * One AllReduce of count elements at byte offset off of buf: our executor, or with
+ * transport = nccl ncclAllReduce on the rank's comm stream (waited for, bounded).
+ */
+int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t off,
+		       const struct run_dbuf *scratch, uint64_t count, enum dtype dt, enum redop op,
+		       const struct coll_opts *co, struct coll_stats *cs);
+/* The algorithm an AllReduce ran, for reports ("nccl" under the reference). */
+const char *run_comm_algo_name(const struct run_comm *rc, int algo);
 /* Sum of stats over the open transports. */
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
 /* The path facts of the case: the transport most peers use; *all gets every open one. */

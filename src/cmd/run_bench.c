@@ -148,8 +148,8 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 			}
 			c0 = time_thread_cpu_ns();
 			a = time_now_ns();
-			ret = coll_allreduce(rc->coll, &bb->work.cb, 0, &bb->scratch.cb, count, co->dtype,
-					     co->redop, co->algo, co->chunk_size, co->channels, &cs);
+			ret = run_comm_allreduce(rc, &bb->work, 0, &bb->scratch, count, co->dtype,
+						 co->redop, co, &cs);
 			if (!measured || ret)
 				continue;
 			s->ns[i - co->warmup] = time_now_ns() - a;
@@ -178,7 +178,7 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 			run_comm_stats(rc, &t1);
 			s->cpu_ns = cpu + (t1.cpu_ns - t0.cpu_ns);
 			ret = collect_row(rr, rc, s, n > 1 ? 2.0 * (n - 1) / n : 0.0, "allreduce",
-					  sched_algo_name(cs.algo), rows);
+					  run_comm_algo_name(rc, cs.algo), rows);
 		}
 		free(s);
 	}
@@ -196,6 +196,11 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 		log_err(LOG_COLL, "%s needs 2 ranks (this case has %d)", bw ? "write_bw" : "write_lat",
 			rr->li.nranks);
 		return -EINVAL;
+	}
+	if (rc->nccl) {
+		log_err(LOG_COLL, "%s is not available with transport = nccl (NCCL is the AllReduce reference)",
+			bw ? "write_bw" : "write_lat");
+		return -ENOTSUP;
 	}
 	for (si = 0; si < co->nsizes && !ret; si++) {
 		uint64_t bytes = co->sizes[si];

@@ -120,6 +120,56 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 	return rc->coll ? 0 : -EINVAL;
 }
 
+static int bs_bcast(void *ctx, void *buf, size_t len)
+{
+	return bootstrap_bcast(ctx, buf, len);
+}
+
+/* transport = nccl: no transports of ours; NCCL's unique id travels on the bootstrap. */
+static int comm_nccl_open(struct run_rank *rr, struct run_comm *rc)
+{
+	int ret;
+
+	if (!rr->gpu) {
+		log_err(LOG_TRANSPORT,
+			"case %s: transport = nccl needs GPU buffers: set [gpu] device = auto (no GPU on rank %d)",
+			rr->ecase->name, rr->li.rank);
+		/* still take part in the id broadcast so no rank waits for us */
+	}
+	ret = nccl_ref_open(rr->li.rank, rr->li.nranks, rr->li.local_rank, bs_bcast, rr->bs,
+			    &rc->nccl);
+	if (!ret && !rr->gpu)
+		ret = -ENODEV;
+	return ret;
+}
+
+int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t off,
+		       const struct run_dbuf *scratch, uint64_t count, enum dtype dt, enum redop op,
+		       const struct coll_opts *co, struct coll_stats *cs)
+{
+	int ret;
+
+	if (!rc->nccl)
+		return coll_allreduce(rc->coll, &buf->cb, off, &scratch->cb, count, dt, op, co->algo,
+				      co->chunk_size, co->channels, cs);
+	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu->comm);
+	if (!ret)
+		ret = gpu_stream_sync(rc->gpu->comm, rc->timeout_ms);
+	if (cs) {
+		memset(cs, 0, sizeof(*cs));
+		/* NCCL's ring moves 2(n-1)/n of the buffer per rank */
+		cs->bytes_sent = rc->nranks > 1 ? count * dtype_size(dt) * 2 * (rc->nranks - 1) /
+							 rc->nranks
+						: 0;
+	}
+	return ret;
+}
+
+const char *run_comm_algo_name(const struct run_comm *rc, int algo)
+{
+	return rc->nccl ? "nccl" : sched_algo_name(algo);
+}
+
 int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 {
 	int n = rr->li.nranks, me = rr->li.rank, want = rr->ecase->cfg.transport.kind;
@@ -136,6 +186,11 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 	eps = calloc(n, TRANSPORT_EP_MAX);
 	if (!rc->peer_kind || !mine || !can || !eps) {
 		ret = -ENOMEM;
+		goto out;
+	}
+	rc->timeout_ms = (int)(rr->ecase->cfg.launch.timeout_ns / 1000000);
+	if (want == TP_NCCL) {
+		ret = comm_nccl_open(rr, rc);
 		goto out;
 	}
 	if (want != TP_AUTO && !transport_find(want)) {
@@ -235,6 +290,9 @@ void run_comm_close(struct run_comm *rc)
 	if (rc->coll)
 		coll_comm_destroy(rc->coll);
 	rc->coll = NULL;
+	if (rc->nccl)
+		nccl_ref_close(rc->nccl);
+	rc->nccl = NULL;
 	run_gpu_comm_close(rc);
 	free(rc->peer_tp);
 	rc->peer_tp = NULL;

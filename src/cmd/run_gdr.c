@@ -29,6 +29,8 @@ const char *run_gpu_mode_name(enum run_gpu_mode m)
 		return "gdr read+write";
 	case RUN_GPU_IPC:
 		return "gpu memory (cudaipc)";
+	case RUN_GPU_NCCL:
+		return "gpu memory (nccl)";
 	default:
 		return "host memory";
 	}

@@ -148,6 +148,14 @@ int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc)
 	if (!rr->gpu || !case_wants_gpu(rr))
 		return 0;
 	rc->gpu = rr->gpu;
+	if (rc->nccl) {
+		/* the reference: NCCL takes the GPU buffers and chooses its own path */
+		rc->gpath.mode = RUN_GPU_NCCL;
+		snprintf(rc->gpath.reason, sizeof(rc->gpath.reason),
+			 "transport = nccl: libnccl moves GPU buffers itself");
+		rc->gmem = gpu_memops_create(c->collective.channels);
+		return rc->gmem ? 0 : -ENOMEM;
+	}
 	f.dmabuf_supported = rr->gpu->props.dmabuf_supported;
 	f.cc_major = rr->gpu->props.cc_major;
 	f.cc_minor = rr->gpu->props.cc_minor;
@@ -203,6 +211,27 @@ static void host_free(struct run_dbuf *b)
 }
 
 /* Staged through host: the data always; scratch unless the NIC writes GPU memory. */
+/* With transport = nccl there is no comm of ours: the buffer is only described. */
+static int dbuf_register(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes)
+{
+	void *p = b->host ? b->host : b->dev;
+	enum mem_kind kind = b->host ? MEM_HOST : MEM_CUDA;
+
+	if (rc->coll)
+		return coll_buf_register(rc->coll, &b->cb, p, bytes, kind);
+	memset(&b->cb, 0, sizeof(b->cb));
+	b->cb.ptr = p;
+	b->cb.bytes = bytes;
+	b->cb.kind = kind;
+	return 0;
+}
+
+static void dbuf_deregister(struct run_comm *rc, struct run_dbuf *b)
+{
+	if (rc->coll)
+		coll_buf_deregister(rc->coll, &b->cb);
+}
+
 static bool staged(const struct run_comm *rc, int which)
 {
 	return rc->gpath.mode == RUN_GPU_STAGED ||
@@ -229,8 +258,7 @@ int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int 
 		if (ret)
 			goto out_dev;
 	}
-	ret = coll_buf_register(rc->coll, &b->cb, b->host ? b->host : b->dev, bytes,
-				b->host ? MEM_HOST : MEM_CUDA);
+	ret = dbuf_register(rc, b, bytes);
 	if (ret) {
 		log_err(LOG_TRANSPORT, "register %llu bytes of %s memory with the case's transports: %s",
 			(unsigned long long)bytes, b->host ? "host" : "GPU", strerror(-ret));
@@ -240,7 +268,7 @@ int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int 
 		ret = gpu_memops_mirror(rc->gmem, which, b->host, b->dev, bytes);
 	if (!ret)
 		return 0;
-	coll_buf_deregister(rc->coll, &b->cb);
+	dbuf_deregister(rc, b);
 out_host:
 	host_free(b);
 out_dev:
@@ -255,7 +283,7 @@ void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which)
 		return;
 	if (rc->gmem)
 		gpu_memops_mirror(rc->gmem, which, NULL, NULL, 0);
-	coll_buf_deregister(rc->coll, &b->cb);
+	dbuf_deregister(rc, b);
 	host_free(b);
 	gpu_free(b->dev);
 	b->dev = NULL;

@@ -19,6 +19,7 @@ enum run_gpu_mode {
 	RUN_GPU_GDR_WRITE,  /* the NIC writes received blocks into GPU memory, sends staged */
 	RUN_GPU_GDR_RW,     /* the NIC reads and writes GPU memory */
 	RUN_GPU_IPC,        /* cudaipc: peers copy GPU to GPU (same host) */
+	RUN_GPU_NCCL,       /* transport = nccl: GPU buffers handed to libnccl */
 };
 
 struct run_gpu_path {

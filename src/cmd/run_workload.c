@@ -48,10 +48,9 @@ static int wl_allreduce(void *arg, void *buf, uint64_t count, enum dtype dt)
 		if (ret)
 			return ret;
 	}
-	return coll_allreduce(wc->rc->coll, &wc->grads.cb,
-			      (uint64_t)((char *)buf - (char *)wc->grads.cb.ptr), &wc->scratch.cb,
-			      count, dt, REDOP_AVG, wc->co->algo, wc->co->chunk_size,
-			      wc->co->channels, NULL);
+	return run_comm_allreduce(wc->rc, &wc->grads,
+				  (uint64_t)((char *)buf - (char *)wc->grads.cb.ptr), &wc->scratch,
+				  count, dt, REDOP_AVG, wc->co, NULL);
 }
 
 static int wl_fill(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int rank, int nranks)
