@@ -191,6 +191,8 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 	rc->timeout_ms = (int)(rr->ecase->cfg.launch.timeout_ns / 1000000);
 	if (want == TP_NCCL) {
 		ret = comm_nccl_open(rr, rc);
+		if (!ret)
+			ret = run_gpu_comm_setup(rr, rc);
 		goto out;
 	}
 	if (want != TP_AUTO && !transport_find(want)) {
