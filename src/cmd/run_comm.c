@@ -358,5 +358,8 @@ json_t *run_comm_path_json(struct run_comm *rc, json_t **all)
 			best_peers = peers;
 		}
 	}
+	if (rc->nccl)
+		return json_pack("{s:s, s:s, s:s}", "transport", "nccl", "device", "libnccl.so.2",
+				 "note", nccl_ref_version(rc->nccl));
 	return best >= 0 ? path_json(rc, best) : json_pack("{s:s}", "transport", "none");
 }
