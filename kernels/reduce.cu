@@ -1,7 +1,8 @@
 /*
- * Reduction kernels of the collective: dst = round_T((a + b) * scale) and
- * buf = round_T(buf * scale), grid-stride, 16-byte vectors when the pointers share
- * alignment (scalar head up to dst's 16-byte boundary, scalar tail), else scalar.
+ * Reduction kernels of the collective: dst = round_T((a + b) * scale),
+ * buf = round_T(buf * scale) and avg's buf = round_T(buf / n); grid-stride. Reduce and
+ * scale use 16-byte vectors when the pointers share alignment (scalar head up to dst's
+ * 16-byte boundary, scalar tail), else scalar; the division is scalar (1/n of the data).
  */
 #include "common.cuh"
 
@@ -147,4 +148,50 @@ extern "C" int gsk_reduce(void *dst, const void *a, const void *b, size_t count,
 extern "C" int gsk_scale(void *buf, size_t count, int dtype, double scale, void *stream)
 {
 	return dispatch<1>(buf, buf, buf, count, dtype, scale, stream);
+}
+
+/* IEEE round-to-nearest division, the CPU path's avg rule (coll/reduce.h). */
+static __device__ __forceinline__ float ieee_div(float x, float y) { return __fdiv_rn(x, y); }
+static __device__ __forceinline__ double ieee_div(double x, double y) { return __ddiv_rn(x, y); }
+
+template <typename T>
+__global__ void __launch_bounds__(RED_THREADS) k_div(T *buf, size_t count, uint32_t divisor)
+{
+	typename elem<T>::acc d = (typename elem<T>::acc)divisor;
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+		buf[i] = elem<T>::st(ieee_div(elem<T>::ld(buf[i]), d));
+}
+
+template <typename T>
+static int div_launch(void *buf, size_t count, uint32_t divisor, cudaStream_t st)
+{
+	size_t blocks = (count + RED_THREADS - 1) / RED_THREADS;
+	size_t max_blocks = (size_t)gsk_sm_count() * 8;
+
+	if (count == 0)
+		return cudaSuccess;
+	if (blocks > max_blocks)
+		blocks = max_blocks;
+	k_div<T><<<(unsigned int)blocks, RED_THREADS, 0, st>>>((T *)buf, count, divisor);
+	return (int)cudaGetLastError();
+}
+
+extern "C" int gsk_div(void *buf, size_t count, int dtype, uint32_t divisor, void *stream)
+{
+	cudaStream_t st = (cudaStream_t)stream;
+
+	switch (dtype) {
+	case DT_F32:
+		return div_launch<float>(buf, count, divisor, st);
+	case DT_F16:
+		return div_launch<__half>(buf, count, divisor, st);
+	case DT_BF16:
+		return div_launch<__nv_bfloat16>(buf, count, divisor, st);
+	case DT_F64:
+		return div_launch<double>(buf, count, divisor, st);
+	default:
+		return (int)cudaErrorInvalidValue;
+	}
 }

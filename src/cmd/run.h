@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "cmd/run_gpu.h"
 #include "coll/exec.h"
+#include "coll/nccl_ref.h"
 #include "config/experiment.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
@@ -52,6 +54,8 @@ struct run_rank {
 	json_t *numa_json;         /* requested vs actual of the current case */
 	double memcpy_Bps;         /* measured once, the shm bound */
 	int gpu_index;             /* this rank's GPU in topo->gpus, -1 = none */
+	struct gpu_ctx *gpu;       /* opened by the first case with [gpu] device (run_gpu.c) */
+	double gpu_tflops_cal;     /* gpu_calibrate's TFLOP/s, 0 = not run */
 };
 
 /* Transports of one case, opened and connected; the executor's comm on top. */
@@ -63,7 +67,20 @@ struct run_comm {
 	int *peer_kind;                  /* nranks: transport kind used for each peer */
 	struct transport **peer_tp;      /* nranks: &tp[peer_kind[p]], NULL for self */
 	struct coll_comm *coll;
+	struct nccl_ref *nccl;           /* transport = nccl: the reference instead of coll */
+	int timeout_ms;
 	int nranks;
+	struct gpu_ctx *gpu;             /* the case's GPU, NULL = host buffers */
+	struct gpu_memops *gmem;         /* the executor's memops for GPU buffers */
+	struct run_gpu_path gpath;       /* how GPU buffers reach the wire */
+};
+
+/* A data buffer of a case: GPU memory (with a pinned host mirror when staged) or host. */
+struct run_dbuf {
+	struct coll_buf cb;  /* what the executor works on and the transports register */
+	void *dev;           /* device memory, NULL for a host buffer */
+	void *host;          /* the pinned mirror, or the host buffer; NULL when direct */
+	bool pinned;
 };
 
 /* Per-iteration wall times of one size on one rank, gathered to rank 0. */
@@ -79,6 +96,15 @@ struct run_samples {
 
 int run_comm_open(struct run_rank *rr, struct run_comm *rc);
 void run_comm_close(struct run_comm *rc);
+/*
+ * One AllReduce of count elements at byte offset off of buf: our executor, or with
+ * transport = nccl ncclAllReduce on the rank's comm stream (waited for, bounded).
+ */
+int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t off,
+		       const struct run_dbuf *scratch, uint64_t count, enum dtype dt, enum redop op,
+		       const struct coll_opts *co, struct coll_stats *cs);
+/* The algorithm an AllReduce ran, for reports ("nccl" under the reference). */
+const char *run_comm_algo_name(const struct run_comm *rc, int algo);
 /* Sum of stats over the open transports. */
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
 /* The path facts of the case: the transport most peers use; *all gets every open one. */
@@ -88,9 +114,27 @@ json_t *run_comm_path_json(struct run_comm *rc, json_t **all);
 int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results);
 /* The DDP workload of the case: its metrics JSON on rank 0 (NULL elsewhere). */
 int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out);
-/* Allocate, touch and register a host buffer with the case's comm. */
-int run_buf_alloc(struct run_comm *rc, struct coll_buf *b, uint64_t bytes);
-void run_buf_free(struct run_comm *rc, struct coll_buf *b);
+
+/*
+ * The rank's GPU for this case (opens it on the first case that asks, sets rr->gpu_index,
+ * calibrates when gpu_tflops = 0); every rank calls it, it may use the bootstrap.
+ * 0, or -errno with one log line naming the case.
+ */
+int run_gpu_case_open(struct run_rank *rr);
+void run_gpu_close(struct run_rank *rr);
+/* Decide the case's GPU path and create the memops (rc->coll not yet created). */
+int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc);
+void run_gpu_comm_close(struct run_comm *rc);
+/* The case's GPU facts for its JSON (rank side: may call gpu_*), NULL without a GPU. */
+json_t *run_gpu_json(const struct run_rank *rr);
+/*
+ * Allocate (and touch), then register with the case's comm, a buffer of the case's data
+ * (which = GPU_MIRROR_DATA) or receive scratch (GPU_MIRROR_SCRATCH): host memory without a
+ * GPU; with one, device memory plus, where rc->gpath stages it, a pinned host mirror
+ * that the transports use and rc->gmem copies (gpu/memops.h).
+ */
+int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int which);
+void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which);
 
 /* Reduce per-rank samples (max over ranks per iteration) to one JSON result row. */
 json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,

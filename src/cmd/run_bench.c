@@ -15,6 +15,7 @@
 
 #include "cmd/run.h"
 #include "coll/verify.h"
+#include "gpu/memops.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -22,11 +23,51 @@
 #define RUN_P2P_REPS 5
 
 struct bench_bufs {
-	struct coll_buf work;
-	struct coll_buf scratch;
-	void *pristine;
+	struct run_dbuf work;
+	struct run_dbuf scratch;
+	void *pristine;          /* this rank's input: host memory, or GPU memory with a GPU */
 	uint64_t max;
 };
+
+#define BENCH_GPU_TIMEOUT_MS 60000
+
+/* Restore the input before an iteration (untimed; GPU: a device copy, waited for). */
+static int restore_input(struct run_comm *rc, struct bench_bufs *bb, uint64_t bytes)
+{
+	int ret;
+
+	if (!rc->gpu) {
+		memcpy(bb->work.cb.ptr, bb->pristine, bytes);
+		return 0;
+	}
+	ret = gpu_memcpy_async(bb->work.dev, bb->pristine, bytes, GPU_COPY_D2D, rc->gpu->comm);
+	return ret ? ret : gpu_stream_sync(rc->gpu->comm, BENCH_GPU_TIMEOUT_MS);
+}
+
+/* Wrong elements of the result (GPU: checked by our kernel where the data is). */
+static int check_result(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb,
+			uint64_t count, uint64_t *bad, uint64_t *first, double *got)
+{
+	const struct coll_opts *co = &rr->ecase->cfg.collective;
+	uint64_t seed = rr->ecase->cfg.experiment.seed;
+	unsigned char one[8];
+	int ret;
+
+	if (!rc->gpu) {
+		*bad = verify_check(bb->work.cb.ptr, count, 0, co->dtype, co->redop, seed,
+				    rr->li.nranks, first);
+		*got = *bad ? verify_value(bb->work.cb.ptr, *first, co->dtype) : 0;
+		return 0;
+	}
+	ret = gpu_verify(bb->work.dev, count, 0, co->dtype, co->redop, seed, rr->li.nranks,
+			 rc->gpu->comm, BENCH_GPU_TIMEOUT_MS, bad, first);
+	if (ret || !*bad)
+		return ret;
+	ret = gpu_memcpy(one, (char *)bb->work.dev + *first * dtype_size(co->dtype),
+			 dtype_size(co->dtype), GPU_COPY_D2H);
+	*got = ret ? 0 : verify_value(one, 0, co->dtype);
+	return ret;
+}
 
 static struct run_samples *samples_new(uint64_t size, int iterations)
 {
@@ -74,8 +115,15 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 	size_t es = dtype_size(co->dtype);
 	int n = rr->li.nranks, si, i, ret = 0;
 
-	verify_fill(bb->pristine, bb->max / es, 0, co->dtype, co->redop, cfg->experiment.seed,
-		    rr->li.rank, n);
+	if (rc->gpu) {
+		ret = gpu_fill(bb->pristine, bb->max / es, 0, co->dtype, cfg->experiment.seed,
+			       rr->li.rank, n, rc->gpu->comm);
+		if (!ret)
+			ret = gpu_stream_sync(rc->gpu->comm, BENCH_GPU_TIMEOUT_MS);
+	} else {
+		verify_fill(bb->pristine, bb->max / es, 0, co->dtype, co->redop,
+			    cfg->experiment.seed, rr->li.rank, n);
+	}
 	for (si = 0; si < co->nsizes && !ret; si++) {
 		uint64_t count = co->sizes[si] / es, bytes = count * es;
 		struct run_samples *s = samples_new(bytes, co->iterations);
@@ -89,7 +137,9 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 			bool measured = i >= co->warmup;
 			uint64_t a, c0;
 
-			memcpy(bb->work.ptr, bb->pristine, bytes);
+			ret = restore_input(rc, bb, bytes);
+			if (ret)
+				break;
 			if (i == co->warmup) {
 				ret = bootstrap_barrier(rr->bs);
 				run_comm_stats(rc, &t0);
@@ -98,25 +148,26 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 			}
 			c0 = time_thread_cpu_ns();
 			a = time_now_ns();
-			ret = coll_allreduce(rc->coll, &bb->work, 0, &bb->scratch, count, co->dtype,
-					     co->redop, co->algo, co->chunk_size, co->channels, &cs);
+			ret = run_comm_allreduce(rc, &bb->work, 0, &bb->scratch, count, co->dtype,
+						 co->redop, co, &cs);
 			if (!measured || ret)
 				continue;
 			s->ns[i - co->warmup] = time_now_ns() - a;
 			cpu += time_thread_cpu_ns() - c0;
 			s->bytes_sent += cs.bytes_sent;
 			if (co->verify == VERIFY_ALL || (co->verify == VERIFY_FIRST && i == co->warmup)) {
-				uint64_t first;
-				uint64_t bad = verify_check(bb->work.ptr, count, 0, co->dtype, co->redop,
-							    cfg->experiment.seed, n, &first);
+				uint64_t first, bad;
+				double got;
 
+				ret = check_result(rr, rc, bb, count, &bad, &first, &got);
+				if (ret)
+					break;
 				if (bad && s->first_wrong < 0) {
 					s->first_wrong = (int64_t)first;
 					log_err(LOG_COLL,
 						"verification of %llu bytes: %llu wrong elements, first at index %llu (got %g, expected %g)",
 						(unsigned long long)bytes, (unsigned long long)bad,
-						(unsigned long long)first,
-						verify_value(bb->work.ptr, first, co->dtype),
+						(unsigned long long)first, got,
 						verify_expected(first, co->dtype, co->redop,
 								cfg->experiment.seed, n));
 				}
@@ -127,7 +178,7 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 			run_comm_stats(rc, &t1);
 			s->cpu_ns = cpu + (t1.cpu_ns - t0.cpu_ns);
 			ret = collect_row(rr, rc, s, n > 1 ? 2.0 * (n - 1) / n : 0.0, "allreduce",
-					  sched_algo_name(cs.algo), rows);
+					  run_comm_algo_name(rc, cs.algo), rows);
 		}
 		free(s);
 	}
@@ -146,6 +197,11 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 			rr->li.nranks);
 		return -EINVAL;
 	}
+	if (rc->nccl) {
+		log_err(LOG_COLL, "%s is not available with transport = nccl (NCCL is the AllReduce reference)",
+			bw ? "write_bw" : "write_lat");
+		return -ENOTSUP;
+	}
 	for (si = 0; si < co->nsizes && !ret; si++) {
 		uint64_t bytes = co->sizes[si];
 		struct run_samples *s = samples_new(bytes, RUN_P2P_REPS);
@@ -157,20 +213,20 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 		/* rank 0 sends a byte pattern that rank 1 checks after the last measurement */
 		if (rr->li.rank == 0)
 			for (uint64_t k = 0; k < bytes; k++)
-				((unsigned char *)bb->work.ptr)[k] = (unsigned char)(k * 7 + si);
+				((unsigned char *)bb->work.cb.ptr)[k] = (unsigned char)(k * 7 + si);
 		else
-			memset(bb->work.ptr, 0, bytes);
-		ret = bw ? coll_write_bw(rc->coll, &bb->work, bytes, GS_MAX(co->warmup, 1),
+			memset(bb->work.cb.ptr, 0, bytes);
+		ret = bw ? coll_write_bw(rc->coll, &bb->work.cb, bytes, GS_MAX(co->warmup, 1),
 					 co->window, &ns)
-			 : coll_write_lat(rc->coll, &bb->work, bytes, GS_MAX(co->warmup, 1), &ns);
+			 : coll_write_lat(rc->coll, &bb->work.cb, bytes, GS_MAX(co->warmup, 1), &ns);
 		if (!ret)
 			ret = bootstrap_barrier(rr->bs);
 		run_comm_stats(rc, &t0);
 		c0 = time_thread_cpu_ns();
 		for (rep = 0; rep < RUN_P2P_REPS && !ret; rep++) {
-			ret = bw ? coll_write_bw(rc->coll, &bb->work, bytes, co->iterations,
+			ret = bw ? coll_write_bw(rc->coll, &bb->work.cb, bytes, co->iterations,
 						 co->window, &ns)
-				 : coll_write_lat(rc->coll, &bb->work, bytes, co->iterations, &ns);
+				 : coll_write_lat(rc->coll, &bb->work.cb, bytes, co->iterations, &ns);
 			s->ns[rep] = ns / (bw ? (uint64_t)co->iterations : 2ull * co->iterations);
 		}
 		run_comm_stats(rc, &t1);
@@ -178,7 +234,7 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 		s->bytes_sent = t1.bytes_sent - t0.bytes_sent;
 		if (!ret && rr->li.rank == 1) {
 			for (uint64_t k = 0; k < bytes; k++) {
-				if (((unsigned char *)bb->work.ptr)[k] != (unsigned char)(k * 7 + si)) {
+				if (((unsigned char *)bb->work.cb.ptr)[k] != (unsigned char)(k * 7 + si)) {
 					if (s->first_wrong < 0)
 						s->first_wrong = (int64_t)k;
 					s->wrong++;
@@ -207,29 +263,42 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 	*results = NULL;
 	for (si = 0; si < co->nsizes; si++)
 		bb.max = GS_MAX(bb.max, co->sizes[si]);
-	bb.pristine = malloc(bb.max);
+	if (co->op != COLL_OP_ALLREDUCE && rc->gpu) {
+		/* perftest-style modes move bytes with no memops: they measure host buffers */
+		rc->gpu = NULL;
+		rc->gpath.mode = RUN_GPU_HOST;
+		snprintf(rc->gpath.reason, sizeof(rc->gpath.reason),
+			 "write_bw/write_lat use host buffers");
+	}
+	bb.pristine = rc->gpu ? gpu_alloc(bb.max) : malloc(bb.max);
 	if (!bb.pristine) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	memset(bb.pristine, 0, bb.max);
+	if (!rc->gpu)
+		memset(bb.pristine, 0, bb.max);
 	/* + 1: the point-to-point handshake byte lives past the largest message */
-	ret = run_buf_alloc(rc, &bb.work, bb.max + 1);
+	ret = run_dbuf_alloc(rc, &bb.work, bb.max + 1, GPU_MIRROR_DATA);
 	if (ret)
 		goto out;
-	run_node_verify(rr, bb.work.ptr, bb.max);
-	ret = run_buf_alloc(rc, &bb.scratch, coll_scratch_bytes(co->chunk_size, co->channels));
+	if (bb.work.host)
+		run_node_verify(rr, bb.work.host, bb.max);
+	ret = run_dbuf_alloc(rc, &bb.scratch, coll_scratch_bytes(co->chunk_size, co->channels),
+			     GPU_MIRROR_SCRATCH);
 	if (ret)
 		goto out_work;
 	if (co->op == COLL_OP_ALLREDUCE)
 		ret = sweep_allreduce(rr, rc, &bb, rows);
 	else
 		ret = sweep_p2p(rr, rc, &bb, rows);
-	run_buf_free(rc, &bb.scratch);
+	run_dbuf_free(rc, &bb.scratch, GPU_MIRROR_SCRATCH);
 out_work:
-	run_buf_free(rc, &bb.work);
+	run_dbuf_free(rc, &bb.work, GPU_MIRROR_DATA);
 out:
-	free(bb.pristine);
+	if (rc->gpu)
+		gpu_free(bb.pristine);
+	else
+		free(bb.pristine);
 	if (rr->li.rank == 0 && !ret)
 		*results = rows;
 	else

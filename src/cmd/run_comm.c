@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmd/run.h"
+#include "gpu/memops.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -114,8 +115,59 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 	for (p = 0; p < rc->nranks; p++)
 		rc->peer_tp[p] = rc->peer_kind[p] >= 0 ? &rc->tp[rc->peer_kind[p]] : NULL;
 	cc.peer_tp = rc->peer_tp;
+	cc.mem = rc->gmem ? gpu_memops_ops(rc->gmem) : NULL;
 	rc->coll = coll_comm_create(&cc);
 	return rc->coll ? 0 : -EINVAL;
+}
+
+static int bs_bcast(void *ctx, void *buf, size_t len)
+{
+	return bootstrap_bcast(ctx, buf, len);
+}
+
+/* transport = nccl: no transports of ours; NCCL's unique id travels on the bootstrap. */
+static int comm_nccl_open(struct run_rank *rr, struct run_comm *rc)
+{
+	int ret;
+
+	if (!rr->gpu) {
+		log_err(LOG_TRANSPORT,
+			"case %s: transport = nccl needs GPU buffers: set [gpu] device = auto (no GPU on rank %d)",
+			rr->ecase->name, rr->li.rank);
+		/* still take part in the id broadcast so no rank waits for us */
+	}
+	ret = nccl_ref_open(rr->li.rank, rr->li.nranks, rr->li.local_rank, bs_bcast, rr->bs,
+			    &rc->nccl);
+	if (!ret && !rr->gpu)
+		ret = -ENODEV;
+	return ret;
+}
+
+int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t off,
+		       const struct run_dbuf *scratch, uint64_t count, enum dtype dt, enum redop op,
+		       const struct coll_opts *co, struct coll_stats *cs)
+{
+	int ret;
+
+	if (!rc->nccl)
+		return coll_allreduce(rc->coll, &buf->cb, off, &scratch->cb, count, dt, op, co->algo,
+				      co->chunk_size, co->channels, cs);
+	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu->comm);
+	if (!ret)
+		ret = gpu_stream_sync(rc->gpu->comm, rc->timeout_ms);
+	if (cs) {
+		memset(cs, 0, sizeof(*cs));
+		/* NCCL's ring moves 2(n-1)/n of the buffer per rank */
+		cs->bytes_sent = rc->nranks > 1 ? count * dtype_size(dt) * 2 * (rc->nranks - 1) /
+							 rc->nranks
+						: 0;
+	}
+	return ret;
+}
+
+const char *run_comm_algo_name(const struct run_comm *rc, int algo)
+{
+	return rc->nccl ? "nccl" : sched_algo_name(algo);
 }
 
 int run_comm_open(struct run_rank *rr, struct run_comm *rc)
@@ -134,6 +186,13 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 	eps = calloc(n, TRANSPORT_EP_MAX);
 	if (!rc->peer_kind || !mine || !can || !eps) {
 		ret = -ENOMEM;
+		goto out;
+	}
+	rc->timeout_ms = (int)(rr->ecase->cfg.launch.timeout_ns / 1000000);
+	if (want == TP_NCCL) {
+		ret = comm_nccl_open(rr, rc);
+		if (!ret)
+			ret = run_gpu_comm_setup(rr, rc);
 		goto out;
 	}
 	if (want != TP_AUTO && !transport_find(want)) {
@@ -214,7 +273,9 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 			}
 		}
 	}
-	ret = comm_coll_create(rr, rc);
+	ret = run_gpu_comm_setup(rr, rc);
+	if (!ret)
+		ret = comm_coll_create(rr, rc);
 out:
 	free(mine);
 	free(can);
@@ -231,6 +292,10 @@ void run_comm_close(struct run_comm *rc)
 	if (rc->coll)
 		coll_comm_destroy(rc->coll);
 	rc->coll = NULL;
+	if (rc->nccl)
+		nccl_ref_close(rc->nccl);
+	rc->nccl = NULL;
+	run_gpu_comm_close(rc);
 	free(rc->peer_tp);
 	rc->peer_tp = NULL;
 	for (k = 0; k < TP_KIND_COUNT; k++) {
@@ -242,37 +307,6 @@ void run_comm_close(struct run_comm *rc)
 	}
 	free(rc->peer_kind);
 	rc->peer_kind = NULL;
-}
-
-int run_buf_alloc(struct run_comm *rc, struct coll_buf *b, uint64_t bytes)
-{
-	void *p;
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	if (posix_memalign(&p, 4096, bytes ? bytes : 1))
-		return -ENOMEM;
-	/* touch every page now: a first touch on the data path costs ~15 us a page */
-	memset(p, 0, bytes);
-	ret = coll_buf_register(rc->coll, b, p, bytes, MEM_HOST);
-	if (ret) {
-		log_err(LOG_TRANSPORT, "register %llu bytes with the case's transports: %s",
-			(unsigned long long)bytes, strerror(-ret));
-		free(p);
-		return ret;
-	}
-	return 0;
-}
-
-void run_buf_free(struct run_comm *rc, struct coll_buf *b)
-{
-	void *p = b->ptr;
-
-	if (!p)
-		return;
-	coll_buf_deregister(rc->coll, b);
-	free(p);
-	b->ptr = NULL;
 }
 
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st)
@@ -324,5 +358,8 @@ json_t *run_comm_path_json(struct run_comm *rc, json_t **all)
 			best_peers = peers;
 		}
 	}
+	if (rc->nccl)
+		return json_pack("{s:s, s:s, s:s}", "transport", "nccl", "device", "libnccl.so.2",
+				 "note", nccl_ref_version(rc->nccl));
 	return best >= 0 ? path_json(rc, best) : json_pack("{s:s}", "transport", "none");
 }

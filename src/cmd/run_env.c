@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/run.h"
+#include "topo/topo.h"
 #include "util/common.h"
 
 extern char **environ;
@@ -60,8 +61,45 @@ static int count_numa_nodes(void)
 	return n ? n : 1;
 }
 
+/*
+ * The node's GPUs from sysfs and the kernel driver's version: the driver process builds the
+ * fingerprint and must not initialise CUDA before it forks the ranks (gpu/gpu.h). Each case
+ * adds the CUDA view of its rank 0's GPU ("gpu": name, cc, memory).
+ */
+static json_t *gpus_json(char *driver, size_t len)
+{
+	struct topo *t = calloc(1, sizeof(*t));
+	json_t *arr = json_array();
+	FILE *f;
+
+	driver[0] = '\0';
+	f = fopen("/sys/module/nvidia/version", "r");
+	if (f) {
+		if (!fgets(driver, (int)len, f))
+			driver[0] = '\0';
+		driver[strcspn(driver, "\n")] = '\0';
+		fclose(f);
+	}
+	if (!t || topo_discover("/sys", t)) {
+		free(t);
+		return arr;
+	}
+	for (int i = 0; i < t->n_gpus; i++) {
+		const struct topo_gpu *g = &t->gpus[i];
+
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "bus_id", g->pci,
+						     "name", g->model, "driver", driver, "numa",
+						     g->numa, "pcie_gen",
+						     topo_pcie_gen(g->link.cur_gts), "pcie_width",
+						     g->link.cur_width));
+	}
+	free(t);
+	return arr;
+}
+
 json_t *run_env_fingerprint(void)
 {
+	char driver[64];
 	struct utsname u;
 	char host[256] = "", os[256], cpu[256], kernel[512] = "";
 	json_t *j = json_object();
@@ -80,6 +118,8 @@ json_t *run_env_fingerprint(void)
 	json_object_set_new(j, "memory_bytes",
 			    json_integer((json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE)));
 	json_object_set_new(j, "glibc", json_string(gnu_get_libc_version()));
+	json_object_set_new(j, "gpus", gpus_json(driver, sizeof(driver)));
+	json_object_set_new(j, "gpu_driver", json_string(driver));
 	return j;
 }
 

@@ -2,7 +2,8 @@
  * Where a rank runs and how good its numbers can be: the NUMA binding of the case
  * (resolved against the topology, applied before any thread or buffer exists, then
  * verified), and the bound every bandwidth is compared with (NIC line rate for
- * ib/roce, interface speed for tcp, measured memcpy bandwidth for shm).
+ * ib/roce, interface speed for tcp, measured memcpy bandwidth for shm, and the GPU's PCIe
+ * link for staged GPU buffers).
  */
 #include <errno.h>
 #include <numaif.h>
@@ -154,6 +155,21 @@ json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc)
 		if (best == 0 || bps < best) {
 			best = bps;
 			kind = kk;
+		}
+	}
+	/* GPU to GPU (cudaipc, NCCL) runs over NVLink or PCIe P2P: sysfs shows neither rate */
+	if (rc->gpu && (rc->gpath.mode == RUN_GPU_IPC || rc->gpath.mode == RUN_GPU_NCCL))
+		return json_pack("{s:s, s:f, s:s}", "kind", "none", "Bps", 0.0, "desc",
+				 "GPU to GPU (NVLink or PCIe P2P): link rate not known to gradsync");
+	/* staged GPU buffers cross the GPU's PCIe link both ways: it bounds them too */
+	if (rc->gpu && rc->gpath.mode != RUN_GPU_GDR_RW && best >= 0) {
+		char pdesc[80];
+		double pcie = run_gpu_pcie_Bps(rr->topo, rr->gpu_index, pdesc, sizeof(pdesc));
+
+		if (pcie > 0 && (best == 0 || pcie < best)) {
+			best = pcie;
+			kind = "pcie";
+			snprintf(desc, sizeof(desc), "%s (staged GPU buffers)", pdesc);
 		}
 	}
 	return json_pack("{s:s, s:f, s:s}", "kind", kind, "Bps", best > 0 ? best : 0.0, "desc", desc);

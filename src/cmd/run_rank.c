@@ -125,18 +125,28 @@ int run_rank_case(struct run_rank *rr)
 	log_info(LOG_MAIN, "case %d/%zu: %s", rr->case_index + 1, rr->exp->ncases, rr->ecase->name);
 	json_decref(rr->numa_json);
 	rr->numa_json = NULL;
-	ret = run_node_bind(rr);
+	ret = run_gpu_case_open(rr);
+	if (!ret)
+		ret = run_node_bind(rr);
 	if (!ret)
 		ret = run_comm_open(rr, &rc);
 	if (!ret) {
 		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
 		if (me == 0) {
-			json_t *paths;
+			json_t *paths, *path = run_comm_path_json(&rc, &paths);
+			char gp[64];
 
+			/* the report's path column shows the mode; the object has the why */
+			snprintf(gp, sizeof(gp), "%s%s%s%s", run_gpu_mode_name(rc.gpath.mode),
+				 *rc.gpath.mechanism ? " (" : "", rc.gpath.mechanism,
+				 *rc.gpath.mechanism ? ")" : "");
+			json_object_set_new(path, "gpu_path", json_string(gp));
 			c = json_object();
-			json_object_set_new(c, "path", run_comm_path_json(&rc, &paths));
+			json_object_set_new(c, "path", path);
 			json_object_set_new(c, "paths", paths);
 			json_object_set_new(c, "bound", run_node_bound(rr, &rc));
+			json_object_set_new(c, "gpu", run_gpu_json(rr));
+			json_object_set_new(c, "gpu_path", run_gpu_path_json(&rc.gpath));
 		}
 		run_comm_close(&rc);
 	}
@@ -211,6 +221,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	if (!ret)
 		ret = bootstrap_barrier(rr.bs);
 	bootstrap_close(rr.bs);
+	run_gpu_close(&rr);
 	json_decref(rr.numa_json);
 	run_node_fini(&rr);
 	free(rr.hosts);

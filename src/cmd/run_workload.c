@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cmd/run.h"
+#include "cmd/run_wlgpu.h"
+#include "gpu/memops.h"
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -16,6 +18,7 @@
 #include "workload/model.h"
 
 #define TRACE_MAX_ITERS 5
+#define WL_GPU_TIMEOUT_MS 60000
 
 /* One rank's timings as sent to rank 0: header, then iter[], then bucket[]. */
 struct wl_blob {
@@ -28,18 +31,57 @@ struct wl_blob {
 struct wl_ctx {
 	struct run_comm *rc;
 	const struct coll_opts *co;
-	struct coll_buf grads;
-	struct coll_buf scratch;
+	struct run_dbuf grads;
+	struct run_dbuf scratch;
+	struct wl_gpu gpu;
 };
 
 /* Runs on the DDP comm thread, which is therefore the executor's progress thread. */
 static int wl_allreduce(void *arg, void *buf, uint64_t count, enum dtype dt)
 {
 	struct wl_ctx *wc = arg;
+	int ret;
 
-	return coll_allreduce(wc->rc->coll, &wc->grads, (uint64_t)((char *)buf - (char *)wc->grads.ptr),
-			      &wc->scratch, count, dt, REDOP_AVG, wc->co->algo, wc->co->chunk_size,
-			      wc->co->channels, NULL);
+	/* the comm thread's CUDA calls must act on the rank's device */
+	if (wc->rc->gpu) {
+		ret = gpu_set_device(wc->rc->gpu->dev);
+		if (ret)
+			return ret;
+	}
+	return run_comm_allreduce(wc->rc, &wc->grads,
+				  (uint64_t)((char *)buf - (char *)wc->grads.cb.ptr), &wc->scratch,
+				  count, dt, REDOP_AVG, wc->co, NULL);
+}
+
+static int wl_fill(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int rank, int nranks)
+{
+	struct wl_ctx *wc = arg;
+	int ret = gpu_fill(wc->grads.dev, count, 0, dt, seed, rank, nranks, wc->rc->gpu->comm);
+
+	return ret ? ret : gpu_stream_sync(wc->rc->gpu->comm, WL_GPU_TIMEOUT_MS);
+}
+
+static int wl_check(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int nranks,
+		    uint64_t *wrong, uint64_t *first)
+{
+	struct wl_ctx *wc = arg;
+
+	return gpu_verify(wc->grads.dev, count, 0, dt, REDOP_AVG, seed, nranks, wc->rc->gpu->comm,
+			  WL_GPU_TIMEOUT_MS, wrong, first);
+}
+
+static int wl_compute(void *arg, uint32_t layer, int backward, double seconds)
+{
+	struct wl_ctx *wc = arg;
+
+	return wl_gpu_compute(&wc->gpu, layer, backward, seconds);
+}
+
+static int wl_compute_wait(void *arg)
+{
+	struct wl_ctx *wc = arg;
+
+	return wl_gpu_wait(&wc->gpu);
 }
 
 static json_t *bucket_timeline_json(const struct bucket_plan *plan, const struct ddp_result *r0,
@@ -303,28 +345,44 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	ret = bucket_plan_build(&tl, w->bucket_cap, w->first_bucket_cap, w->grad_dtype, &plan);
 	if (ret)
 		goto out_tl;
-	ret = compute_timeline_build(&tl, &plan, w->gpu_tflops, &ct);
+	ret = compute_timeline_build(&tl, &plan, w->gpu_tflops > 0 ? w->gpu_tflops
+								   : rr->gpu_tflops_cal, &ct);
 	if (ret)
 		goto out_plan;
-	ret = run_buf_alloc(rc, &wc.grads, plan.bytes);
+	ret = run_dbuf_alloc(rc, &wc.grads, plan.bytes, GPU_MIRROR_DATA);
 	if (ret) {
 		log_err(LOG_WORKLOAD, "gradients of %s: %llu bytes: %s", w->model,
 			(unsigned long long)plan.bytes, strerror(-ret));
 		goto out_ct;
 	}
-	run_node_verify(rr, wc.grads.ptr, plan.bytes);
-	ret = run_buf_alloc(rc, &wc.scratch,
-			    coll_scratch_bytes(cfg->collective.chunk_size, cfg->collective.channels));
+	if (wc.grads.host)
+		run_node_verify(rr, wc.grads.host, plan.bytes);
+	ret = run_dbuf_alloc(rc, &wc.scratch,
+			     coll_scratch_bytes(cfg->collective.chunk_size, cfg->collective.channels),
+			     GPU_MIRROR_SCRATCH);
 	if (ret)
 		goto out_grads;
+	if (rc->gpu) {
+		ops.fill = wl_fill;
+		ops.check = wl_check;
+	}
+	if (w->compute == COMPUTE_GEMM || w->compute == COMPUTE_SPIN) {
+		ret = wl_gpu_init(&wc.gpu, rc->gpu, w->compute, &ct, ct.gpu_tflops);
+		if (ret)
+			goto out_scratch;
+		ops.compute = wl_compute;
+		ops.compute_wait = wl_compute_wait;
+	}
 	ret = bootstrap_barrier(rr->bs);
 	if (!ret)
-		ret = ddp_run(w, &plan, &ct, wc.grads.ptr, &ops, rr->li.rank, rr->li.nranks,
+		ret = ddp_run(w, &plan, &ct, wc.grads.cb.ptr, &ops, rr->li.rank, rr->li.nranks,
 			      cfg->experiment.seed, cfg->collective.verify != VERIFY_OFF, &res);
 	if (!ret)
 		ret = gather_results(rr, &res, &all);
 	if (!ret && rr->li.rank == 0) {
 		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks);
+		if (*out)
+			wl_gpu_json(&wc.gpu, rr->gpu_tflops_cal, ct.gpu_tflops, *out);
 		if (write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks))
 			log_warn(LOG_WORKLOAD, "write trace of case %d failed", rr->case_index);
 		for (r = 0; r < rr->li.nranks; r++)
@@ -332,9 +390,11 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		free(all);
 	}
 	ddp_result_free(&res);
-	run_buf_free(rc, &wc.scratch);
+	wl_gpu_fini(&wc.gpu);
+out_scratch:
+	run_dbuf_free(rc, &wc.scratch, GPU_MIRROR_SCRATCH);
 out_grads:
-	run_buf_free(rc, &wc.grads);
+	run_dbuf_free(rc, &wc.grads, GPU_MIRROR_DATA);
 out_ct:
 	compute_timeline_free(&ct);
 out_plan:

@@ -119,7 +119,8 @@ static const struct value_case value_cases[] = {
 	{ "workload.overlap", "yes", 0, "on" },
 	{ "workload.overlap", "maybe", -22, "expected one of: on, off" },
 	{ "workload.gpu_tflops", "312.5", 0, "312.5" },
-	{ "workload.gpu_tflops", "0", -34, "out of range" },
+	{ "workload.gpu_tflops", "-1", -34, "out of range" },
+	{ "workload.gpu_tflops", "0", 0, "0" }, /* calibrate */
 	{ "collective.sizes", "4KiB..64KiB x2", 0, "4KiB,8KiB,16KiB,32KiB,64KiB" },
 	{ "collective.sizes", "1MiB..3MiB +1MiB, 8", 0, "1MiB,2MiB,3MiB,8B" },
 	{ "collective.sizes", "1MiB, 4KiB..16KiB x4", 0, "1MiB,4KiB,16KiB" },

@@ -6,7 +6,6 @@
 #include "gpu/cuda_priv.h"
 #include "gpu/kernels.h"
 #include "util/log.h"
-#include "util/pattern.h"
 
 static bool elem_aligned(const void *p, enum dtype t)
 {
@@ -48,21 +47,34 @@ int gpu_scale(void *buf, size_t count, enum dtype t, double scale, struct gpu_st
 	return kcheck(gsk_scale(buf, count, t, scale, s), "gsk_scale", "launch", count, t);
 }
 
-int gpu_fill(void *buf, size_t count, enum dtype t, uint64_t seed, int rank, uint64_t first,
-	     int32_t mag, struct gpu_stream *s)
+int gpu_div(void *buf, size_t count, enum dtype t, uint32_t divisor, struct gpu_stream *s)
 {
 	int rc = gpu_probe();
 
 	if (rc)
 		return rc;
-	if ((unsigned int)t >= DT_COUNT || !elem_aligned(buf, t) || mag < 1)
+	if ((unsigned int)t >= DT_COUNT || !elem_aligned(buf, t) || divisor < 1)
 		return -EINVAL;
-	return kcheck(gsk_fill(buf, count, t, seed, rank, first, mag, s), "gsk_fill", "launch",
+	return kcheck(gsk_div(buf, count, t, divisor, s), "gsk_div", "launch", count, t);
+}
+
+int gpu_fill(void *buf, size_t count, uint64_t base, enum dtype t, uint64_t seed, int rank,
+	     int nranks, struct gpu_stream *s)
+{
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if ((unsigned int)t >= DT_COUNT || !elem_aligned(buf, t) || nranks < 1 || rank < 0 ||
+	    rank >= nranks)
+		return -EINVAL;
+	return kcheck(gsk_fill(buf, count, base, t, seed, rank, nranks, s), "gsk_fill", "launch",
 		      count, t);
 }
 
-int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_verify_spec *v,
-	       struct gpu_stream *s, int timeout_ms, uint64_t *mismatches, uint64_t *first_bad)
+int gpu_verify(const void *buf, size_t count, uint64_t base, enum dtype t, enum redop op,
+	       uint64_t seed, int nranks, struct gpu_stream *s, int timeout_ms,
+	       uint64_t *mismatches, uint64_t *first_bad)
 {
 	static const unsigned long long init[2] = { 0, ~0ull };
 	unsigned long long res[2];
@@ -71,7 +83,7 @@ int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_ver
 
 	if (rc)
 		return rc;
-	if ((unsigned int)t >= DT_COUNT || !elem_aligned(buf, t) || v->mag < 1 || v->nranks < 1)
+	if ((unsigned int)t >= DT_COUNT || !elem_aligned(buf, t) || nranks < 1)
 		return -EINVAL;
 	dres = gpu_alloc(sizeof(res));
 	if (!dres)
@@ -79,8 +91,7 @@ int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_ver
 	rc = gpu_memcpy_async(dres, init, sizeof(init), GPU_COPY_H2D, s);
 	if (rc)
 		goto out_free;
-	rc = kcheck(gsk_verify(buf, count, t, v->seed, v->rank0, v->nranks, v->first, v->mag,
-			       v->scale, dres, s),
+	rc = kcheck(gsk_verify(buf, count, base, t, op == REDOP_AVG, seed, nranks, dres, s),
 		    "gsk_verify", "launch", count, t);
 	if (rc)
 		goto out_free;
@@ -91,7 +102,7 @@ int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_ver
 	if (rc)
 		goto out_free;
 	*mismatches = res[0];
-	*first_bad = res[1];
+	*first_bad = res[0] ? res[1] : count;
 out_free:
 	gpu_free(dres);
 	return rc;
@@ -186,10 +197,10 @@ int gpu_calibrate(struct gpu_stream *s, int timeout_ms, double *tflops)
 	c = gpu_alloc(elems * 2);
 	if (!a || !b || !c)
 		goto out_free;
-	/* small integers: products and sums are exact, and no denormal slow paths */
-	rc = gpu_fill(a, elems, DT_BF16, 1, 0, 0, 4, s);
+	/* the engine pattern: small integers times 2^e, no NaN, inf or denormal slow paths */
+	rc = gpu_fill(a, elems, 0, DT_BF16, 1, 0, 64, s);
 	if (!rc)
-		rc = gpu_fill(b, elems, DT_BF16, 1, 1, 0, 4, s);
+		rc = gpu_fill(b, elems, 0, DT_BF16, 1, 1, 64, s);
 	for (size_t i = 0; i < ARRAY_SIZE(sizes) && !rc; i++) {
 		rc = time_gemm(c, a, b, sizes[i], 3, s, timeout_ms, &t);
 		best = t > best ? t : best;

@@ -1,11 +1,12 @@
 /*
  * The GPU layer of a build without CUDA: the same API, every call logs once that
- * GPUs are unavailable and returns -ENOTSUP (or NULL / false).
+ * GPUs are unavailable and returns -ENOTSUP (or NULL / false); memops.h included.
  */
 #include <errno.h>
 #include <pthread.h>
 
 #include "gpu/gpu.h"
+#include "gpu/memops.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -201,17 +202,23 @@ int gpu_scale(void *buf GS_UNUSED, size_t count GS_UNUSED, enum dtype t GS_UNUSE
 	return stub();
 }
 
-int gpu_fill(void *buf GS_UNUSED, size_t count GS_UNUSED, enum dtype t GS_UNUSED,
-	     uint64_t seed GS_UNUSED, int rank GS_UNUSED, uint64_t first GS_UNUSED,
-	     int32_t mag GS_UNUSED, struct gpu_stream *s GS_UNUSED)
+int gpu_div(void *buf GS_UNUSED, size_t count GS_UNUSED, enum dtype t GS_UNUSED,
+	    uint32_t divisor GS_UNUSED, struct gpu_stream *s GS_UNUSED)
 {
 	return stub();
 }
 
-int gpu_verify(const void *buf GS_UNUSED, size_t count GS_UNUSED, enum dtype t GS_UNUSED,
-	       const struct gpu_verify_spec *v GS_UNUSED, struct gpu_stream *s GS_UNUSED,
-	       int timeout_ms GS_UNUSED, uint64_t *mismatches GS_UNUSED,
-	       uint64_t *first_bad GS_UNUSED)
+int gpu_fill(void *buf GS_UNUSED, size_t count GS_UNUSED, uint64_t base GS_UNUSED,
+	     enum dtype t GS_UNUSED, uint64_t seed GS_UNUSED, int rank GS_UNUSED,
+	     int nranks GS_UNUSED, struct gpu_stream *s GS_UNUSED)
+{
+	return stub();
+}
+
+int gpu_verify(const void *buf GS_UNUSED, size_t count GS_UNUSED, uint64_t base GS_UNUSED,
+	       enum dtype t GS_UNUSED, enum redop op GS_UNUSED, uint64_t seed GS_UNUSED,
+	       int nranks GS_UNUSED, struct gpu_stream *s GS_UNUSED, int timeout_ms GS_UNUSED,
+	       uint64_t *mismatches GS_UNUSED, uint64_t *first_bad GS_UNUSED)
 {
 	return stub();
 }
@@ -238,4 +245,31 @@ int gpu_calibrate(struct gpu_stream *s GS_UNUSED, int timeout_ms GS_UNUSED,
 		  double *tflops GS_UNUSED)
 {
 	return stub();
+}
+
+struct gpu_memops *gpu_memops_create(int channels GS_UNUSED)
+{
+	stub();
+	return NULL;
+}
+
+void gpu_memops_destroy(struct gpu_memops *m GS_UNUSED)
+{
+}
+
+const struct coll_memops *gpu_memops_ops(struct gpu_memops *m GS_UNUSED)
+{
+	return NULL;
+}
+
+int gpu_memops_mirror(struct gpu_memops *m GS_UNUSED, enum gpu_mirror which GS_UNUSED,
+		      void *host GS_UNUSED, void *dev GS_UNUSED, uint64_t bytes GS_UNUSED)
+{
+	return stub();
+}
+
+void gpu_memops_traffic(const struct gpu_memops *m GS_UNUSED, uint64_t *d2h, uint64_t *h2d)
+{
+	*d2h = 0;
+	*h2d = 0;
 }

@@ -186,40 +186,38 @@ void gpu_dmabuf_close(struct gpu_dmabuf *d);
 /*
  * dst[i] = round_T((a[i] + b[i]) * scale), for count elements of type t. The add and the
  * multiply run in f32 (f64 for DT_F64) with IEEE round-to-nearest, and the result is
- * rounded once to T; scale == 1 skips the multiply, so a sum is exactly IEEE's. In place
- * (dst == a) is allowed; other overlaps are not. Any alignment and count (16-byte
- * vectors when the three pointers share alignment). Avg (REDOP_AVG) is a sum with
- * scale = 1.0 / nranks on the last reduction of each element; the CPU path must use the
- * same formula to be bit-identical: (float)a + (float)b, then * (float)scale, then round.
+ * rounded once to T; scale == 1 skips the multiply, so a sum is exactly IEEE's and
+ * bit-identical to coll/reduce.h's reduce_sum. In place (dst == a) is allowed; other
+ * overlaps are not. Any alignment and count (16-byte vectors when the three pointers share
+ * alignment).
  */
 int gpu_reduce(void *dst, const void *a, const void *b, size_t count, enum dtype t, double scale,
 	       struct gpu_stream *s);
-/* buf[i] = round_T(buf[i] * scale): an avg's final division when no reduce step is left. */
+/* buf[i] = round_T(buf[i] * scale). Not avg's rule: 1/n is inexact for n = 3 (gpu_div is). */
 int gpu_scale(void *buf, size_t count, enum dtype t, double scale, struct gpu_stream *s);
-
-/* buf[i] = pattern_value(seed, rank, first + i, mag) (util/pattern.h), as type t. */
-int gpu_fill(void *buf, size_t count, enum dtype t, uint64_t seed, int rank, uint64_t first,
-	     int32_t mag, struct gpu_stream *s);
-
-/* What gpu_verify() expects and what it found. */
-struct gpu_verify_spec {
-	uint64_t seed;
-	int rank0;        /* expected = sum of ranks [rank0, rank0 + nranks) of the pattern */
-	int nranks;       /* 1 and rank0 = rank checks a gpu_fill() */
-	uint64_t first;   /* pattern index of buf[0] */
-	int32_t mag;
-	double scale;     /* 1.0 for sum, 1.0 / nranks for avg (as gpu_reduce's scale) */
-};
+/*
+ * buf[i] = round_T(buf[i] / divisor): avg's final division, one IEEE division in f32 (f64)
+ * as coll/reduce.h's reduce_div, bit for bit.
+ */
+int gpu_div(void *buf, size_t count, enum dtype t, uint32_t divisor, struct gpu_stream *s);
 
 /*
- * Compare buf with the expected pattern bit for bit; waits for s (bounded by timeout_ms).
- * Allocates and frees a 16-byte result buffer (cudaFree synchronises the device): for
- * verification passes, not inside timed iterations.
- * *mismatches = number of wrong elements, *first_bad = lowest wrong index (UINT64_MAX
- * when none).
+ * The engine's verification pattern (util/pattern.h, as coll/verify.h's verify_fill):
+ * buf[i] = rank's input at global index base + i of an AllReduce over nranks.
  */
-int gpu_verify(const void *buf, size_t count, enum dtype t, const struct gpu_verify_spec *v,
-	       struct gpu_stream *s, int timeout_ms, uint64_t *mismatches, uint64_t *first_bad);
+int gpu_fill(void *buf, size_t count, uint64_t base, enum dtype t, uint64_t seed, int rank,
+	     int nranks, struct gpu_stream *s);
+
+/*
+ * Compare an AllReduce result with the exact expectation bit for bit (as verify_check);
+ * op is REDOP_SUM or REDOP_AVG. Waits for s (bounded by timeout_ms). Allocates and frees
+ * a 16-byte result buffer (cudaFree synchronises the device): for verification passes,
+ * not inside timed iterations. *mismatches = wrong elements, *first_bad = index (relative
+ * to buf) of the first one, count when none (verify_check's convention).
+ */
+int gpu_verify(const void *buf, size_t count, uint64_t base, enum dtype t, enum redop op,
+	       uint64_t seed, int nranks, struct gpu_stream *s, int timeout_ms,
+	       uint64_t *mismatches, uint64_t *first_bad);
 
 /*
  * C = A * B with bf16 A (m x k, row-major), B (k x n, row-major), fp32 accumulation and

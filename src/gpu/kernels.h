@@ -19,11 +19,16 @@ int gsk_reduce(void *dst, const void *a, const void *b, size_t count, int dtype,
 	       void *stream);
 int gsk_scale(void *buf, size_t count, int dtype, double scale, void *stream);
 
-int gsk_fill(void *buf, size_t count, int dtype, uint64_t seed, int rank, uint64_t first,
-	     int32_t mag, void *stream);
-/* res[0] += mismatches, res[1] = min(res[1], first wrong index): device memory, preset. */
-int gsk_verify(const void *buf, size_t count, int dtype, uint64_t seed, int rank0, int nranks,
-	       uint64_t first, int32_t mag, double scale, unsigned long long *res, void *stream);
+/* avg's final division: buf[i] = round_T(buf[i] / divisor), one IEEE division. */
+int gsk_div(void *buf, size_t count, int dtype, uint32_t divisor, void *stream);
+
+/* The engine pattern (util/pattern.h) of rank `rank` of nranks at global index base + i. */
+int gsk_fill(void *buf, size_t count, uint64_t base, int dtype, uint64_t seed, int rank,
+	     int nranks, void *stream);
+/* res[0] += mismatches against the sum (avg = 0) or avg result, res[1] = min(res[1], first
+ * wrong index): device memory, preset. */
+int gsk_verify(const void *buf, size_t count, uint64_t base, int dtype, int avg, uint64_t seed,
+	       int nranks, unsigned long long *res, void *stream);
 
 /* bk: 32 (4 stages) or 64 (3 stages) */
 int gsk_gemm_bf16_mma(void *c, const void *a, const void *b, int m, int n, int k, int bk,

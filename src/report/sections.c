@@ -29,10 +29,14 @@ char *fmt_num(double v, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Rows compared side by side: same operation and element type. The algorithm is a
+ * property of the case (auto may pick several over a sweep; NCCL is its own), so it
+ * does not split the comparison.
+ */
 void row_group(const json_t *row, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s %s %s", jget_str(row, "op"), jget_str(row, "algo"),
-		 jget_str(row, "dtype"));
+	snprintf(buf, len, "%s %s", jget_str(row, "op"), jget_str(row, "dtype"));
 }
 
 static int run_nranks(const struct report_set *s, int case_idx)

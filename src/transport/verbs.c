@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu.h"
 #include "transport/verbs.h"
 #include "transport/verbs_priv.h"
 #include "util/log.h"
@@ -175,6 +176,34 @@ static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr
 	return ret;
 }
 
+#define VERBS_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+
+/*
+ * GPU memory for GPUDirect RDMA: a dma-buf of the range when the GPU and driver export one
+ * (kernel >= 5.12, no extra module), else ibv_reg_mr on the device pointer, which works when
+ * nvidia-peermem is loaded. The MR's iova is the device address either way, so the data
+ * path's addresses are the same as for host memory. The dma-buf fd is closed once the MR
+ * holds its own reference (as NCCL does). NULL with errno set on failure.
+ */
+static struct ibv_mr *reg_cuda(struct verbs_state *s, void *addr, size_t len)
+{
+	struct gpu_dmabuf d;
+	struct ibv_mr *mr;
+	int e;
+
+	if (gpu_dmabuf_export(addr, len, &d) == 0) {
+		mr = ibv_reg_dmabuf_mr(s->pd, 0, d.len, (uint64_t)(uintptr_t)d.base, d.fd,
+				       VERBS_MR_ACCESS);
+		e = errno;
+		gpu_dmabuf_close(&d);
+		if (mr)
+			return mr;
+		log_warn(LOG_TRANSPORT, "ibv_reg_dmabuf_mr %s %p+%zu: %s: trying nvidia-peermem",
+			 s->dev.name, addr, len, strerror(e));
+	}
+	return ibv_reg_mr(s->pd, addr, len, VERBS_MR_ACCESS);
+}
+
 static int v_mr_reg(struct transport *t, void *addr, size_t len, enum mem_kind kind,
 		    struct tp_mr **out)
 {
@@ -192,12 +221,16 @@ static int v_mr_reg(struct transport *t, void *addr, size_t len, enum mem_kind k
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->mr = ibv_reg_mr(s->pd, addr, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (kind == MEM_CUDA)
+		m->mr = reg_cuda(s, addr, len);
+	else
+		m->mr = ibv_reg_mr(s->pd, addr, len, VERBS_MR_ACCESS);
 	if (!m->mr) {
 		e = errno ? errno : EINVAL;
 		log_err(LOG_TRANSPORT, "ibv_reg_mr %s %s %p+%zu: %s%s", s->dev.name,
 			kind == MEM_CUDA ? "cuda" : "host", addr, len, strerror(e),
-			kind == MEM_CUDA ? " (GPUDirect RDMA needs nvidia-peermem)" : "");
+			kind == MEM_CUDA ? " (GPUDirect RDMA needs dma-buf support or nvidia-peermem)"
+					 : "");
 		free(m);
 		return -e;
 	}

@@ -1,13 +1,11 @@
 /*
- * The engine's exact-result data pattern, shared by C (CPU fill/verify) and CUDA
- * (kernels/pattern.cu): element `index` of rank `rank` holds the small integer
- * pattern_value(seed, rank, index, mag) in [-mag, mag].
+ * The engine's exact-result verification pattern, per element, in one place for C
+ * (coll/verify.c: CPU fill and check) and CUDA (kernels/pattern.cu: GPU fill and check).
+ * The construction and its guarantees are described in coll/verify.h.
  *
- * Contract: with mag = pattern_mag(dtype, nranks), every partial sum of up to nranks
- * such values is an integer whose magnitude is exactly representable in the dtype
- * (bf16: 256, f16: 2048, f32/f64: 2^24), so an AllReduce sum is exact in any order and
- * its result can be checked bit for bit. Avg results are round_T((float)sum * scale)
- * with scale = 1/nranks (see gpu_reduce() in gpu/gpu.h for the rounding contract).
+ * Contract: every function is pure integer / double arithmetic whose results are exact
+ * (small integers times powers of two), so host and device compute identical values;
+ * converting them to any dtype is exact too. Callers round with their own conversions.
  */
 #ifndef GS_UTIL_PATTERN_H
 #define GS_UTIL_PATTERN_H
@@ -22,57 +20,81 @@
 #define PATTERN_FN static inline
 #endif
 
-/* Largest magnitude chosen for wide types: enough values to catch misplaced chunks. */
-#define PATTERN_MAG_MAX 4096
+/* The pattern of one (dtype, seed, nranks): what pattern_init() derives once. */
+struct pattern {
+	uint64_t seed;
+	int64_t ymax, zmax;
+	int nranks;
+};
 
-/* 32 well-mixed bits of (seed, rank, index): splitmix64's finaliser. */
-PATTERN_FN uint32_t pattern_hash(uint64_t seed, int rank, uint64_t index)
+/* splitmix64's finaliser. */
+PATTERN_FN uint64_t pattern_mix(uint64_t z)
 {
-	uint64_t x = index + seed * 0x9e3779b97f4a7c15ull + (uint64_t)(uint32_t)(rank + 1) *
-		0xd1b54a32d192ed03ull;
-
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return (uint32_t)(x >> 32);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
-/* Integer in [-mag, mag], mag >= 1 (multiply-shift range reduction, no division). */
-PATTERN_FN int32_t pattern_value(uint64_t seed, int rank, uint64_t index, int32_t mag)
+/* Significand bits of the dtype (an enum dtype), capped at 40. */
+PATTERN_FN int pattern_bits(int dtype)
 {
-	uint64_t span = (uint64_t)(2 * mag + 1);
-
-	return (int32_t)(((uint64_t)pattern_hash(seed, rank, index) * span) >> 32) - mag;
+	return dtype == DT_F16 ? 11 : dtype == DT_BF16 ? 8 : dtype == DT_F32 ? 24 : 40;
 }
 
-/* Exact sum over ranks [rank0, rank0 + nranks) of element index. */
-PATTERN_FN int64_t pattern_sum(uint64_t seed, int rank0, int nranks, uint64_t index, int32_t mag)
+PATTERN_FN void pattern_init(struct pattern *v, int dtype, uint64_t seed, int nranks)
 {
-	int64_t s = 0;
+	int64_t m = ((int64_t)1 << pattern_bits(dtype)) / (nranks < 1 ? 1 : nranks);
 
-	for (int r = rank0; r < rank0 + nranks; r++)
-		s += pattern_value(seed, r, index, mag);
-	return s;
+	if (m > (1 << 20))
+		m = 1 << 20;
+	v->seed = pattern_mix(seed + 0x9e3779b97f4a7c15ull);
+	v->zmax = m / 4;
+	v->ymax = m - 2 * v->zmax;
+	v->nranks = nranks < 1 ? 1 : nranks;
 }
 
-/*
- * Magnitude for dtype (an enum dtype) so that sums of nranks values stay exact.
- * Exactness is guaranteed for nranks up to the dtype's limit (256 ranks for bf16);
- * beyond it mag is 1 and partial sums would have to wander past the limit to lose bits.
- */
-PATTERN_FN int32_t pattern_mag(int dtype, int nranks)
+/* Uniform in [-max, max] from a hash. */
+PATTERN_FN int64_t pattern_int(uint64_t h, int64_t max)
 {
-	int32_t limit = dtype == DT_BF16 ? 256 : dtype == DT_F16 ? 2048 : (1 << 24);
-	int32_t m;
+	return (int64_t)(h % (uint64_t)(2 * max + 1)) - max;
+}
 
-	if (nranks < 1)
-		nranks = 1;
-	m = limit / nranks;
-	if (m > PATTERN_MAG_MAX)
-		m = PATTERN_MAG_MAX;
-	return m < 1 ? 1 : m;
+PATTERN_FN uint64_t pattern_hash(const struct pattern *v, uint64_t g, uint64_t r)
+{
+	return pattern_mix(v->seed ^ (g * 0xd6e8feb86659fd93ull) ^ (r * 0xa0761d6478bd642full));
+}
+
+/* 2^e, e in [-4, 4], from bits 40.. of the index hash. */
+PATTERN_FN double pattern_scale(uint64_t h)
+{
+	return (double)(1u << ((h >> 40) % 9)) / 16.0;
+}
+
+/* The z term of rank r at global index g (hash r + 1). */
+PATTERN_FN double pattern_z(const struct pattern *v, uint64_t g, int r)
+{
+	if (!v->zmax)
+		return 0;
+	return (double)pattern_int(pattern_hash(v, g, (uint64_t)r + 1), v->zmax);
+}
+
+/* Rank r's input at global index g: (y + z_r - z_{r+1 mod n}) * 2^e. */
+PATTERN_FN double pattern_input(const struct pattern *v, uint64_t g, int r)
+{
+	uint64_t h = pattern_hash(v, g, 0);
+	double y = (double)pattern_int(h, v->ymax);
+	int next = (r + 1) % v->nranks;
+
+	return (y + pattern_z(v, g, r) - pattern_z(v, g, next)) * pattern_scale(h);
+}
+
+/* The exact AllReduce result at g: n * y * 2^e for sum, y * 2^e for avg. */
+PATTERN_FN double pattern_result(const struct pattern *v, uint64_t g, int avg)
+{
+	uint64_t h = pattern_hash(v, g, 0);
+	double y = (double)pattern_int(h, v->ymax);
+
+	return (avg ? y : y * v->nranks) * pattern_scale(h);
 }
 
 #endif

@@ -11,68 +11,80 @@
 #include "util/half.h"
 #include "util/pattern.h"
 
-static void test_values_in_range_and_spread(void **state)
-{
-	static const int32_t mags[] = { 1, 3, 51, 256, 4096 };
-
-	(void)state;
-	for (size_t m = 0; m < ARRAY_SIZE(mags); m++) {
-		int32_t mag = mags[m];
-		int lo = 0, hi = 0;
-		int64_t sum = 0;
-
-		for (uint64_t i = 0; i < 100000; i++) {
-			int32_t v = pattern_value(42, 3, i, mag);
-
-			assert_true(v >= -mag && v <= mag);
-			lo += v == -mag;
-			hi += v == mag;
-			sum += v;
-		}
-		/* both ends reached, mean near zero: the range reduction is unbiased */
-		assert_true(lo > 0 && hi > 0);
-		assert_true(llabs(sum) < 100000LL * mag / 50);
-	}
-}
-
-static void test_depends_on_seed_rank_index(void **state)
-{
-	int same_seed = 0, same_rank = 0;
-
-	(void)state;
-	for (uint64_t i = 0; i < 1000; i++) {
-		same_seed += pattern_value(1, 0, i, 100) == pattern_value(2, 0, i, 100);
-		same_rank += pattern_value(1, 0, i, 100) == pattern_value(1, 1, i, 100);
-	}
-	/* chance agreement is 1/201 */
-	assert_true(same_seed < 30);
-	assert_true(same_rank < 30);
-	assert_int_equal(pattern_value(9, 2, 77, 100), pattern_value(9, 2, 77, 100));
-}
-
-static void test_mag_keeps_sums_exact(void **state)
+/* Inputs are integers times 2^e with |integer| <= ymax + 2 zmax, e in [-4, 4]. */
+static void test_inputs_in_range(void **state)
 {
 	static const struct {
 		int dtype, nranks;
-		int32_t want;
+		int64_t ymax, zmax;
 	} cases[] = {
-		{ DT_BF16, 1, 256 }, { DT_BF16, 8, 32 }, { DT_BF16, 256, 1 }, { DT_BF16, 1000, 1 },
-		{ DT_F16, 8, 256 }, { DT_F16, 3, 682 }, { DT_F32, 8, PATTERN_MAG_MAX },
-		{ DT_F64, 100000, 167 }, { DT_F32, 0, PATTERN_MAG_MAX },
+		{ DT_BF16, 1, 128, 64 }, { DT_BF16, 8, 16, 8 },	 { DT_BF16, 300, 0, 0 },
+		{ DT_F16, 3, 342, 170 }, { DT_F32, 2, 524288, 262144 },
+		{ DT_F64, 7, 524288, 262144 },
 	};
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
-		assert_int_equal(pattern_mag(cases[i].dtype, cases[i].nranks), cases[i].want);
-	/* every partial sum of 8 bf16 ranks is exact in bf16 */
-	for (uint64_t i = 0; i < 20000; i++) {
-		float acc = 0;
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct pattern v;
+		int seen_scale[9] = { 0 };
 
-		for (int r = 0; r < 8; r++) {
-			acc = bf16_to_f32(f32_to_bf16(acc + (float)pattern_value(5, r, i, 32)));
-			assert_true(acc == (float)pattern_sum(5, 0, r + 1, i, 32));
+		pattern_init(&v, cases[c].dtype, 42, cases[c].nranks);
+		assert_int_equal(v.ymax, cases[c].ymax);
+		assert_int_equal(v.zmax, cases[c].zmax);
+		for (uint64_t g = 0; g < 20000; g++) {
+			double x = pattern_input(&v, g, 0), s = pattern_scale(pattern_hash(&v, g, 0));
+			double k = x / s;
+			int e = 0;
+
+			assert_true(k == floor(k));
+			assert_true(fabs(k) <= (double)(v.ymax + 2 * v.zmax));
+			while (s * 16 > (double)(1 << e))
+				e++;
+			seen_scale[e]++;
+		}
+		for (int e = 0; e < 9; e++)
+			assert_true(seen_scale[e] > 1000);
+	}
+}
+
+/* The z terms telescope: the sum over ranks is n * y * 2^e, the result pattern_result gives. */
+static void test_sum_is_result(void **state)
+{
+	static const int ns[] = { 1, 2, 3, 5, 8, 64 };
+
+	(void)state;
+	for (size_t c = 0; c < ARRAY_SIZE(ns); c++) {
+		struct pattern v;
+
+		pattern_init(&v, DT_F32, 7, ns[c]);
+		for (uint64_t g = 1000; g < 6000; g++) {
+			double sum = 0;
+
+			for (int r = 0; r < ns[c]; r++)
+				sum += pattern_input(&v, g, r);
+			assert_true(sum == pattern_result(&v, g, 0));
+			assert_true(sum / ns[c] == pattern_result(&v, g, 1));
 		}
 	}
+}
+
+/* Seed, rank and index all change the values. */
+static void test_depends_on_seed_rank_index(void **state)
+{
+	struct pattern a, b;
+	int same_seed = 0, same_rank = 0, same_next = 0;
+
+	(void)state;
+	pattern_init(&a, DT_F32, 1, 4);
+	pattern_init(&b, DT_F32, 2, 4);
+	for (uint64_t g = 0; g < 1000; g++) {
+		same_seed += pattern_input(&a, g, 0) == pattern_input(&b, g, 0);
+		same_rank += pattern_input(&a, g, 0) == pattern_input(&a, g, 1);
+		same_next += pattern_input(&a, g, 0) == pattern_input(&a, g + 1, 0);
+	}
+	assert_true(same_seed < 10);
+	assert_true(same_rank < 10);
+	assert_true(same_next < 10);
 }
 
 static void test_half_conversions(void **state)
@@ -116,9 +128,9 @@ static void test_half_conversions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_values_in_range_and_spread),
+		cmocka_unit_test(test_inputs_in_range),
+		cmocka_unit_test(test_sum_is_result),
 		cmocka_unit_test(test_depends_on_seed_rank_index),
-		cmocka_unit_test(test_mag_keeps_sums_exact),
 		cmocka_unit_test(test_half_conversions),
 	};
 

@@ -124,7 +124,7 @@ static int play(const struct workload_opts *w, const struct ddp_ops *ops,
 			return ret;
 		(*layer_pos)++;
 	}
-	return 0;
+	return ops->compute_wait ? ops->compute_wait(ops->arg) : 0;
 }
 
 static int wait_all(struct ddp_state *st, uint32_t nbuckets)
@@ -237,8 +237,15 @@ int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 		struct ddp_iter it;
 		bool measured = i >= w->warmup;
 
-		if (verify && i == w->warmup)
-			verify_fill(grads, off, 0, plan->grad_dtype, REDOP_AVG, seed, rank, nranks);
+		if (verify && i == w->warmup) {
+			if (ops->fill)
+				ret = ops->fill(ops->arg, off, plan->grad_dtype, seed, rank, nranks);
+			else
+				verify_fill(grads, off, 0, plan->grad_dtype, REDOP_AVG, seed, rank,
+					    nranks);
+			if (ret)
+				break;
+		}
 		ret = one_iteration(w, ct, &st, &it);
 		if (ret || !measured)
 			continue;
@@ -246,8 +253,14 @@ int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 		memcpy(&res->bucket[(size_t)(i - w->warmup) * plan->nbuckets], st.times,
 		       plan->nbuckets * sizeof(*st.times));
 		if (verify && i == w->warmup) {
-			res->wrong = verify_check(grads, off, 0, plan->grad_dtype, REDOP_AVG, seed,
-						  nranks, &first);
+			if (ops->check)
+				ret = ops->check(ops->arg, off, plan->grad_dtype, seed, nranks,
+						 &res->wrong, &first);
+			else
+				res->wrong = verify_check(grads, off, 0, plan->grad_dtype, REDOP_AVG,
+							  seed, nranks, &first);
+			if (ret)
+				break;
 			if (res->wrong) {
 				res->first_wrong = (int64_t)first;
 				log_err(LOG_WORKLOAD, "verification: %llu wrong elements, first at %llu",

@@ -23,8 +23,15 @@ struct ddp_ops {
 	void *arg;
 	/* AllReduce (avg) of count elements at buf; runs on the comm thread. 0 or -errno. */
 	int (*allreduce)(void *arg, void *buf, uint64_t count, enum dtype dt);
-	/* Play `seconds` of compute of layer `layer` (NULL: sleep). 0 or -errno. */
+	/* Play `seconds` of compute of layer `layer` (NULL: sleep). May only queue the work
+	 * (GPU): compute_wait then waits for it before a bucket is declared ready. 0 or -errno. */
 	int (*compute)(void *arg, uint32_t layer, int backward, double seconds);
+	int (*compute_wait)(void *arg);  /* NULL: compute returns when done */
+	/* Verification of gradients the CPU cannot read (GPU memory); NULL: coll/verify.c on
+	 * grads. fill: this rank's input pattern; check: *wrong elements, *first index. */
+	int (*fill)(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int rank, int nranks);
+	int (*check)(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int nranks,
+		     uint64_t *wrong, uint64_t *first);
 	/* Non-zero when the job is aborting (a peer died). */
 	volatile const int *abort_flag;
 	uint64_t timeout_ns;           /* bound of every wait for a bucket */

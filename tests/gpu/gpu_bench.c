@@ -70,8 +70,8 @@ static int bench_reduce(struct timer *tm, enum dtype t, size_t bytes, int iters)
 
 	if (!a || !b || !d)
 		goto out;
-	rc = gpu_fill(a, n, t, 1, 0, 0, 8, tm->s);
-	rc = rc ? rc : gpu_fill(b, n, t, 1, 1, 0, 8, tm->s);
+	rc = gpu_fill(a, n, 0, t, 1, 0, 2, tm->s);
+	rc = rc ? rc : gpu_fill(b, n, 0, t, 1, 1, 2, tm->s);
 	for (int i = 0; i < 3 && !rc; i++) {
 		rc = gpu_memcpy_async(d, a, bytes, GPU_COPY_D2D, tm->s);
 		rc = rc ? rc : gpu_reduce(d, a, b, n, t, 1.0, tm->s);
@@ -148,7 +148,6 @@ static int bench_staged(struct timer *tm, size_t bytes, size_t chunk, int slots)
 	char *pinned = gpu_host_alloc(bytes), *ring = gpu_host_alloc(chunk * (size_t)slots);
 	struct gpu_stream *h2d = gpu_stream_create(true);
 	struct gpu_event *filled[16] = { 0 }, *drained[16] = { 0 };
-	struct gpu_verify_spec v = { 7, 3, 1, 0, 100, 1.0 };
 	double ms_d2h = -1, ms_h2d = -1, ms_st = -1, best = 1e30, d2h_gbs, h2d_gbs, st_gbs;
 	uint64_t bad = 1, first;
 	char what[64], note[64];
@@ -162,7 +161,8 @@ static int bench_staged(struct timer *tm, size_t bytes, size_t chunk, int slots)
 		if (!filled[i] || !drained[i])
 			goto out;
 	}
-	rc = gpu_fill(src, bytes / 4, DT_F32, 7, 3, 0, 100, tm->s);
+	/* one rank's input is that rank's AllReduce result: gpu_verify checks the copy */
+	rc = gpu_fill(src, bytes / 4, 0, DT_F32, 7, 0, 1, tm->s);
 	/* plain pinned copies, each way, best of 3 */
 	for (int i = 0; i < 3 && !rc; i++) {
 		double ms;
@@ -181,7 +181,8 @@ static int bench_staged(struct timer *tm, size_t bytes, size_t chunk, int slots)
 		rc = staged(tm, dst, src, bytes, ring, chunk, slots, h2d, filled, drained, &ms_st);
 		best = ms_st < best ? ms_st : best;
 	}
-	rc = rc ? rc : gpu_verify(dst, bytes / 4, DT_F32, &v, tm->s, TIMEOUT_MS, &bad, &first);
+	rc = rc ? rc : gpu_verify(dst, bytes / 4, 0, DT_F32, REDOP_SUM, 7, 1, tm->s, TIMEOUT_MS,
+				     &bad, &first);
 	if (!rc && bad)
 		fprintf(stderr, "staged copy: %llu wrong elements\n", (unsigned long long)bad);
 	if (rc || bad || ms_d2h <= 0 || ms_h2d <= 0) {
@@ -223,8 +224,8 @@ static int bench_gemm(struct timer *tm, enum gpu_gemm_kind kind, int m, int n, i
 	if (!a || !b || !c)
 		goto out;
 	/* random-looking small integers: realistic bit patterns, exact products */
-	rc = gpu_fill(a, (size_t)m * k, DT_BF16, 3, 0, 0, 8, tm->s);
-	rc = rc ? rc : gpu_fill(b, (size_t)k * n, DT_BF16, 3, 1, 0, 8, tm->s);
+	rc = gpu_fill(a, (size_t)m * k, 0, DT_BF16, 3, 0, 32, tm->s);
+	rc = rc ? rc : gpu_fill(b, (size_t)k * n, 0, DT_BF16, 3, 1, 32, tm->s);
 	for (int i = 0; i < 2 && !rc; i++)
 		rc = gpu_gemm_with(kind, c, a, b, m, n, k, tm->s);
 	rc = rc ? rc : timer_start(tm);

@@ -13,7 +13,7 @@
 #include "gpu/gpu.h"
 #include "util/common.h"
 #include "util/half.h"
-#include "util/pattern.h"
+#include "coll/verify.h"
 
 #define TIMEOUT_MS 20000
 #define RED_MAX 1000003
@@ -209,79 +209,86 @@ out:
 	free(ha);
 }
 
+/*
+ * The engine pattern on the GPU equals the CPU's (coll/verify.c) bit for bit, and an
+ * AllReduce done with gpu_reduce + gpu_div verifies exactly on both sides, for n = 3 too
+ * (where multiplying by 1/n would round differently from avg's one division).
+ */
 static void test_pattern(struct gpu_stream *s)
 {
-	enum { R = 5 };
-	const size_t n = 1000003, first = 17;
+	enum { RMAX = 5 };
+	static const int ns[] = { 3, 5 };
+	const size_t n = 1000003, base = 17;
 	const uint64_t seed = 42;
 	size_t bytes = n * 8;
-	void *buf[R] = { 0 }, *acc = gpu_alloc(bytes);
-	char *host = malloc(bytes);
+	void *buf[RMAX] = { 0 }, *acc = gpu_alloc(bytes);
+	char *host = malloc(bytes), *cpu = malloc(bytes);
 	uint64_t bad, lowest;
 	int before = failures, rc;
 
-	for (int r = 0; r < R; r++)
+	for (int r = 0; r < RMAX; r++)
 		buf[r] = gpu_alloc(bytes);
-	if (!check(acc && host && buf[R - 1], "pattern: allocation"))
+	if (!check(acc && host && cpu && buf[RMAX - 1], "pattern: allocation"))
 		goto out;
-	for (int t = 0; t < DT_COUNT; t++) {
-		int32_t mag = pattern_mag(t, R);
-		size_t es = dtype_size(t);
+	for (size_t ni = 0; ni < ARRAY_SIZE(ns); ni++) {
+		int R = ns[ni];
 
-		for (int r = 0; r < R; r++) {
-			struct gpu_verify_spec v = { seed, r, 1, first, mag, 1.0 };
+		for (int t = 0; t < DT_COUNT; t++) {
+			size_t es = dtype_size(t);
 
-			rc = gpu_fill(buf[r], n, t, seed, r, first, mag, s);
-			if (!rc)
-				rc = gpu_verify(buf[r], n, t, &v, s, TIMEOUT_MS, &bad, &lowest);
-			check(rc == 0 && bad == 0 && lowest == UINT64_MAX,
-			      "fill/verify %s rank %d: rc=%d bad=%llu", dtype_name(t), r, rc,
-			      (unsigned long long)bad);
-		}
-		/* the GPU fill equals the CPU formula */
-		rc = gpu_stream_sync(s, TIMEOUT_MS);
-		if (!rc)
-			rc = gpu_memcpy(host, buf[2], n * es, GPU_COPY_D2H);
-		for (size_t i = 0; i < n && !rc; i++) {
-			if (ld(host, i, t) != pattern_value(seed, 2, first + i, mag)) {
-				check(false, "fill %s: element %zu differs from the CPU",
-				      dtype_name(t), i);
-				break;
+			for (int r = 0; r < R; r++) {
+				rc = gpu_fill(buf[r], n, base, t, seed, r, R, s);
+				check(rc == 0, "fill %s rank %d: rc=%d", dtype_name(t), r, rc);
 			}
-		}
-		for (int op = 0; op < REDOP_COUNT; op++) {
-			double scale = op == REDOP_AVG ? 1.0 / R : 1.0;
-			struct gpu_verify_spec v = { seed, 0, R, first, mag, scale };
-
-			rc = gpu_memcpy_async(acc, buf[0], n * es, GPU_COPY_D2D, s);
-			for (int r = 1; r < R && !rc; r++)
-				rc = gpu_reduce(acc, acc, buf[r], n, t, r == R - 1 ? scale : 1.0,
-						s);
+			/* the GPU fill equals the CPU's */
+			rc = gpu_stream_sync(s, TIMEOUT_MS);
 			if (!rc)
-				rc = gpu_verify(acc, n, t, &v, s, TIMEOUT_MS, &bad, &lowest);
-			check(rc == 0 && bad == 0,
-			      "allreduce-like %s %s: rc=%d bad=%llu first=%llu",
-			      dtype_name(t), redop_name(op), rc, (unsigned long long)bad,
-			      (unsigned long long)lowest);
-			/* plant two errors: both counted, the lower index reported */
-			st(host, 0, t, 0.5); /* never an integer sum nor k / R */
-			rc = gpu_memcpy((char *)acc + 12345 * es, host, es, GPU_COPY_H2D);
-			if (!rc)
-				rc = gpu_memcpy((char *)acc + 777 * es, host, es, GPU_COPY_H2D);
-			if (!rc)
-				rc = gpu_verify(acc, n, t, &v, s, TIMEOUT_MS, &bad, &lowest);
-			check(rc == 0 && bad == 2 && lowest == 777,
-			      "planted errors %s %s: rc=%d bad=%llu first=%llu", dtype_name(t),
-			      redop_name(op), rc, (unsigned long long)bad,
-			      (unsigned long long)lowest);
+				rc = gpu_memcpy(host, buf[R - 1], n * es, GPU_COPY_D2H);
+			verify_fill(cpu, n, base, t, REDOP_SUM, seed, R - 1, R);
+			check(rc == 0 && memcmp(host, cpu, n * es) == 0,
+			      "fill %s n=%d: GPU and CPU patterns differ", dtype_name(t), R);
+			for (int op = 0; op < REDOP_COUNT; op++) {
+				rc = gpu_memcpy_async(acc, buf[0], n * es, GPU_COPY_D2D, s);
+				for (int r = 1; r < R && !rc; r++)
+					rc = gpu_reduce(acc, acc, buf[r], n, t, 1.0, s);
+				if (!rc && op == REDOP_AVG)
+					rc = gpu_div(acc, n, t, (uint32_t)R, s);
+				if (!rc)
+					rc = gpu_verify(acc, n, base, t, op, seed, R, s, TIMEOUT_MS,
+							&bad, &lowest);
+				check(rc == 0 && bad == 0 && lowest == n,
+				      "allreduce-like %s %s n=%d: rc=%d bad=%llu first=%llu",
+				      dtype_name(t), redop_name(op), R, rc, (unsigned long long)bad,
+				      (unsigned long long)lowest);
+				/* the CPU check agrees with the GPU result */
+				rc = gpu_memcpy(host, acc, n * es, GPU_COPY_D2H);
+				check(rc == 0 && verify_check(host, n, base, t, op, seed, R,
+							      &lowest) == 0,
+				      "GPU result %s %s n=%d fails the CPU check at %llu",
+				      dtype_name(t), redop_name(op), R, (unsigned long long)lowest);
+				/* plant two errors: both counted, the lower index reported */
+				st(host, 0, t, 0.3); /* never a pattern value */
+				rc = gpu_memcpy((char *)acc + 12345 * es, host, es, GPU_COPY_H2D);
+				if (!rc)
+					rc = gpu_memcpy((char *)acc + 777 * es, host, es,
+							GPU_COPY_H2D);
+				if (!rc)
+					rc = gpu_verify(acc, n, base, t, op, seed, R, s, TIMEOUT_MS,
+							&bad, &lowest);
+				check(rc == 0 && bad == 2 && lowest == 777,
+				      "planted errors %s %s: rc=%d bad=%llu first=%llu",
+				      dtype_name(t), redop_name(op), rc, (unsigned long long)bad,
+				      (unsigned long long)lowest);
+			}
 		}
 	}
 	printf("fill/verify: %s\n", failures == before ? "ok" : "FAILED");
 out:
-	for (int r = 0; r < R; r++)
+	for (int r = 0; r < RMAX; r++)
 		gpu_free(buf[r]);
 	gpu_free(acc);
 	free(host);
+	free(cpu);
 }
 
 static const char *const gemm_names[] = { "default", "mma", "mma_k64", "wmma" };

@@ -17,7 +17,6 @@
 #include "gpu/gpu.h"
 #include "transport/tp_test_util.h"
 #include "util/common.h"
-#include "util/pattern.h"
 
 #define TMO_MS	     20000
 #define MAX_CHANNELS 8
@@ -41,7 +40,7 @@ static int gm_scale(void *ctx, int chan, void *buf, uint64_t count, enum dtype d
 {
 	struct gmem *g = ctx;
 
-	return gpu_scale(buf, count, dt, 1.0 / divisor, g->s[chan]);
+	return gpu_div(buf, count, dt, divisor, g->s[chan]);
 }
 
 static int gm_query(void *ctx, int chan)
@@ -101,16 +100,16 @@ static int body_p2p(struct tpt_rank *r, void *arg)
 	/* receive region starts inside its allocation: the handle's offset must carry */
 	TP_CHECK(r->t.ops->mr_reg(&r->t, rbuf + pad, cap, MEM_CUDA, &rmr) == 0);
 	for (size_t k = 0; !bench_mode && k < ARRAY_SIZE(counts); k++) {
-		struct gpu_verify_spec v = {77 + k, peer, 1, 0, 1000, 1.0};
 		uint64_t bad = 0, first = 0;
 
-		TP_CHECK(gpu_fill(sbuf + 64, counts[k], DT_F32, 77 + k, r->rank, 0, 1000,
+		/* a one-rank pattern is its own AllReduce result: gpu_verify checks the copy */
+		TP_CHECK(gpu_fill(sbuf + 64, counts[k], 0, DT_F32, 77 + k + 10 * peer, 0, 1,
 				  gc->comm) == 0);
 		TP_CHECK(gpu_memset_async(rbuf + pad, 0, counts[k] * 4, gc->comm) == 0);
 		TP_CHECK(gpu_stream_sync(gc->comm, TMO_MS) == 0);
 		TP_CHECK(xchg(r, smr, 64, rmr, 0, counts[k] * 4, 100 + k, true, true) == 0);
-		TP_CHECK(gpu_verify(rbuf + pad, counts[k], DT_F32, &v, gc->comm, TMO_MS, &bad,
-				    &first) == 0);
+		TP_CHECK(gpu_verify(rbuf + pad, counts[k], 0, DT_F32, REDOP_SUM, 77 + k + 10 * r->rank,
+				    1, gc->comm, TMO_MS, &bad, &first) == 0);
 		printf("rank %d cudaipc p2p %zu floats from rank %d: %s (%llu wrong)\n", r->rank,
 		       counts[k], peer, bad ? "FAIL" : "ok", (unsigned long long)bad);
 		fails += bad != 0;
@@ -188,22 +187,19 @@ static int body_allreduce(struct tpt_rank *r, void *arg)
 	TP_CHECK(coll_buf_register(c, &buf, d, cap, MEM_CUDA) == 0);
 	TP_CHECK(coll_buf_register(c, &scr, s, coll_scratch_bytes(chunk, 4), MEM_CUDA) == 0);
 	for (size_t k = 0; !bench_mode && k < ARRAY_SIZE(cases); k++) {
-		int32_t mag = pattern_mag(cases[k].dt, 2);
-		struct gpu_verify_spec v = {5 + k, 0,	2,
-					    0,	   mag, cases[k].op == REDOP_AVG ? 0.5 : 1.0};
 		uint64_t bad = 0, first = 0;
 		int rc;
 
-		TP_CHECK(gpu_fill(d, cases[k].count, cases[k].dt, 5 + k, r->rank, 0, mag,
-				  gc->comm) == 0);
+		TP_CHECK(gpu_fill(d, cases[k].count, 0, cases[k].dt, 5 + k, r->rank, 2, gc->comm) ==
+			 0);
 		TP_CHECK(gpu_stream_sync(gc->comm, TMO_MS) == 0);
 		rc = coll_allreduce(c, &buf, 0, &scr, cases[k].count, cases[k].dt, cases[k].op,
 				    ALGO_RING, chunk, 4, NULL);
 		for (int i = 0; i < 4; i++)
 			TP_CHECK(gpu_stream_sync(gm.s[i], TMO_MS) == 0);
 		TP_CHECK(rc == 0);
-		TP_CHECK(gpu_verify(d, cases[k].count, cases[k].dt, &v, gc->comm, TMO_MS, &bad,
-				    &first) == 0);
+		TP_CHECK(gpu_verify(d, cases[k].count, 0, cases[k].dt, cases[k].op, 5 + k, 2, gc->comm,
+				    TMO_MS, &bad, &first) == 0);
 		printf("rank %d allreduce cudaipc %s %s count=%llu: %s (%llu wrong)\n", r->rank,
 		       dtype_name(cases[k].dt), redop_name(cases[k].op),
 		       (unsigned long long)cases[k].count, bad ? "FAIL" : "ok",
@@ -262,8 +258,6 @@ static int body_nccl(struct tpt_rank *r, void *arg)
 	struct nccl_ref *n;
 	struct gpu_ctx *gc;
 	uint64_t bad = 0, first = 0;
-	int32_t mag = pattern_mag(DT_F32, r->nranks);
-	struct gpu_verify_spec v = {9, 0, r->nranks, 0, mag, 1.0};
 	void *d;
 	int rc;
 
@@ -278,9 +272,10 @@ static int body_nccl(struct tpt_rank *r, void *arg)
 		return 3;
 	}
 	TP_CHECK((d = gpu_alloc(cap)) != NULL);
-	TP_CHECK(gpu_fill(d, 1000003, DT_F32, 9, r->rank, 0, mag, gc->comm) == 0);
+	TP_CHECK(gpu_fill(d, 1000003, 0, DT_F32, 9, r->rank, r->nranks, gc->comm) == 0);
 	TP_CHECK(nccl_ref_allreduce(n, d, 1000003, DT_F32, REDOP_SUM, gc->comm) == 0);
-	TP_CHECK(gpu_verify(d, 1000003, DT_F32, &v, gc->comm, TMO_MS, &bad, &first) == 0);
+	TP_CHECK(gpu_verify(d, 1000003, 0, DT_F32, REDOP_SUM, 9, r->nranks, gc->comm, TMO_MS, &bad,
+			    &first) == 0);
 	printf("rank %d nccl %s %d ranks allreduce f32 sum: %s (%llu wrong)\n", r->rank,
 	       nccl_ref_version(n), r->nranks, bad ? "FAIL" : "ok", (unsigned long long)bad);
 	for (uint64_t bytes = 1u << 20; bench_mode && bytes <= cap; bytes *= 4) {
