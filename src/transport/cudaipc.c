@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,7 @@ static const struct shm_pair_proto cipc_proto = {
     .seg_infix = "cipc-",
     .seg_magic = CIPC_SEG_MAGIC,
     .ep_magic = CIPC_EP_MAGIC,
+    .where_off = offsetof(struct cipc_seg_hdr, where),
     .seg_valid = cipc_seg_valid,
     .cts_floor = cipc_cts_floor,
     .progress = cipc_progress,
@@ -208,11 +210,11 @@ static void cipc_mr_dereg(struct transport *t GS_UNUSED, struct tp_mr *mr)
 static int cipc_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
 			  size_t len, uint64_t cookie)
 {
-	struct shm_pair_cts where;
+	struct shm_pair_where where;
 
 	if (!mr)
 		return -EINVAL;
-	where = (struct shm_pair_cts){.alloc_off = mr->alloc_off + off, .h = mr->h};
+	where = (struct shm_pair_where){.alloc_off = mr->alloc_off + off, .h = mr->h};
 	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, &where);
 }
 

@@ -6,8 +6,8 @@
  * and the CTS queue are shm_pair.h's; no payload ever goes through the segment: the
  * bytes move GPU to GPU):
  *   1. R registers its buffer once (mr_reg): cudaIpcGetMemHandle of the allocation.
- *   2. R posts a receive: it appends CTS {seq, tag, len, handle, offset in allocation}
- *      to the segment's CTS queue (seq = its position in that queue).
+ *   2. R posts a receive: it appends CTS {tag, len} to the segment's CTS queue (seq =
+ *      its position in that queue) and where[seq] = {handle, offset in allocation}.
  *   3. S pops CTS entries and matches them to its posted sends by tag (FIFO per tag).
  *   4. S opens the handle (once per peer allocation, cached), queues cudaMemcpyAsync
  *      device to device into the mapping on its stream for R, records an event.
@@ -62,9 +62,11 @@ struct cipc_fin {
 	int64_t status; /* 0 or -EMSGSIZE */
 };
 
-/* One directed pair's segment: the common header (with the CTS queue), then FIN. */
+/* One directed pair's segment: the common header (with the CTS queue), where each CTS'
+ * bytes go (parallel to the CTS queue), then FIN. */
 struct cipc_seg_hdr {
 	struct shm_pair_hdr pair;
+	struct shm_pair_where where[SHM_PAIR_CTS_CAP];
 	_Alignas(64) _Atomic uint64_t fin_head; /* written by S */
 	_Alignas(64) _Atomic uint64_t fin_tail; /* written by R */
 	_Alignas(64) struct cipc_fin fin[CIPC_CAP];

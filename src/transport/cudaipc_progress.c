@@ -63,22 +63,22 @@ static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 	int err;
 
 	while ((r = l->ready.head)) {
-		if (r->len != r->cts.len) {
+		if (r->len != r->cts_len) {
 			pair_q_pop(&l->ready);
-			fin_push(l, r->cts.seq, -EMSGSIZE);
+			fin_push(l, r->seq, -EMSGSIZE);
 			shm_pair_complete(&s->c, r, -EMSGSIZE);
 			*moved = true;
 			continue;
 		}
 		if (!s->nfree_events)
 			break;
-		err = map_get(s, pe, p, &r->cts.h, &r->map);
+		err = map_get(s, pe, p, &r->where.h, &r->map);
 		if (err == -EAGAIN)
 			break;
 		if (err)
 			return err;
 		if (r->len) {
-			err = s->dev->copy(r->map->ptr + r->cts.alloc_off, r->buf, r->len,
+			err = s->dev->copy(r->map->ptr + r->where.alloc_off, r->buf, r->len,
 					   pe->stream);
 			if (err) {
 				log_err(LOG_TRANSPORT, "cudaipc send peer=%d tag=%llu: copy failed",
@@ -113,7 +113,7 @@ static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 		s->events[s->nfree_events++] = r->ev;
 		r->ev = NULL;
 		r->map->busy--;
-		fin_push(l, r->cts.seq, 0);
+		fin_push(l, r->seq, 0);
 		s->c.bytes_sent += r->len;
 		shm_pair_complete(&s->c, r, 0);
 		*moved = true;
@@ -168,7 +168,7 @@ int cipc_progress(struct shm_pair_core *c)
 		if (err)
 			return err;
 		if (l->cts_wait.head)
-			shm_pair_flush_cts(l);
+			shm_pair_flush_cts(c, l);
 		err = shm_pair_watch(c, l, p, moved, &now);
 		if (err)
 			return err;

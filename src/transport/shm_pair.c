@@ -16,7 +16,7 @@ struct shm_pair_req *pair_q_take(struct shm_pair_q *q, uint64_t key, bool by_seq
 	struct shm_pair_req *prev = NULL, *r;
 
 	for (r = q->head; r; prev = r, r = r->next) {
-		if ((by_seq ? r->cts.seq : r->tag) != key)
+		if ((by_seq ? r->seq : r->tag) != key)
 			continue;
 		if (prev)
 			prev->next = r->next;
@@ -53,7 +53,7 @@ static struct shm_pair_req *post_req(struct shm_pair_core *c, int peer, char *ad
 }
 
 int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
-		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_cts *where)
+		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_where *where)
 {
 	struct shm_pair_req *r;
 	int err;
@@ -68,11 +68,9 @@ int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 				   .len = len,
 				   .buf = addr + off};
 	if (where)
-		r->cts = *where;
-	r->cts.tag = tag;
-	r->cts.len = len;
+		r->where = *where;
 	pair_q_push(&c->links[peer].cts_wait, r);
-	shm_pair_flush_cts(&c->links[peer]);
+	shm_pair_flush_cts(c, &c->links[peer]);
 	return 0;
 }
 
@@ -95,7 +93,9 @@ int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 				   .buf = addr + off};
 	e = pair_q_take(&l->cts, tag, false);
 	if (e) {
-		r->cts = e->cts;
+		r->seq = e->seq;
+		r->cts_len = e->cts_len;
+		r->where = e->where;
 		pair_req_put(c, e);
 		pair_q_push(&l->ready, r);
 	} else {
@@ -104,17 +104,27 @@ int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 	return 0;
 }
 
-void shm_pair_flush_cts(struct shm_pair_link *l)
+/* The transport's where[] in segment h, or NULL. */
+static struct shm_pair_where *seg_where(const struct shm_pair_core *c, struct shm_pair_hdr *h)
+{
+	return c->proto->where_off ? (struct shm_pair_where *)((char *)h + c->proto->where_off)
+				   : NULL;
+}
+
+void shm_pair_flush_cts(struct shm_pair_core *c, struct shm_pair_link *l)
 {
 	struct shm_pair_hdr *h = l->rx.hdr;
+	struct shm_pair_where *where = seg_where(c, h);
 	uint64_t head = atomic_load_explicit(&h->cts_head, memory_order_relaxed);
 	uint64_t floor = atomic_load_explicit(l->cts_floor, memory_order_acquire);
 	struct shm_pair_req *r;
 
 	while (l->cts_wait.head && head - floor < SHM_PAIR_CTS_CAP) {
 		r = pair_q_pop(&l->cts_wait);
-		r->cts.seq = head;
-		h->cts[head % SHM_PAIR_CTS_CAP] = r->cts;
+		r->seq = head;
+		h->cts[head % SHM_PAIR_CTS_CAP] = (struct shm_pair_cts){r->tag, r->len};
+		if (where)
+			where[head % SHM_PAIR_CTS_CAP] = r->where;
 		head++;
 		pair_q_push(&l->posted, r);
 	}
@@ -124,26 +134,31 @@ void shm_pair_flush_cts(struct shm_pair_link *l)
 bool shm_pair_take_cts(struct shm_pair_core *c, struct shm_pair_link *l, int peer)
 {
 	struct shm_pair_hdr *h = l->tx.hdr;
+	const struct shm_pair_where *where = seg_where(c, h);
 	uint64_t ct = atomic_load_explicit(&h->cts_tail, memory_order_relaxed);
 	uint64_t ch = atomic_load_explicit(&h->cts_head, memory_order_acquire);
 	bool moved = false;
 	struct shm_pair_req *r;
 
 	for (; ct != ch; ct++) {
-		const struct shm_pair_cts *e = &h->cts[ct % SHM_PAIR_CTS_CAP];
+		struct shm_pair_cts e = h->cts[ct % SHM_PAIR_CTS_CAP];
 
-		r = pair_q_take(&l->sends, e->tag, false);
+		r = pair_q_take(&l->sends, e.tag, false);
 		if (r) {
-			r->cts = *e;
 			pair_q_push(&l->ready, r);
 		} else {
 			r = pair_req_get(c);
 			if (!r)
 				break; /* retry on the next poll once requests are free */
-			*r = (struct shm_pair_req){
-			    .kind = SHM_PAIR_CTS, .peer = peer, .tag = e->tag, .cts = *e};
+			*r =
+			    (struct shm_pair_req){.kind = SHM_PAIR_CTS, .peer = peer, .tag = e.tag};
 			pair_q_push(&l->cts, r);
 		}
+		/* copied now: R reuses the entry once it is consumed */
+		r->seq = ct;
+		r->cts_len = e.len;
+		if (where)
+			r->where = where[ct % SHM_PAIR_CTS_CAP];
 		moved = true;
 	}
 	atomic_store_explicit(&h->cts_tail, ct, memory_order_release);

@@ -15,8 +15,9 @@
  *      transport's sizes and R's pid, store its own pid, unlink the name: nothing is
  *      left in /dev/shm if anyone dies now; S watches R through a pidfd;
  *   4. R (connect): waits until S's pid appears in its segment.
- * Messaging: R appends CTS {seq, tag, len, where} for each posted receive (seq = its
- * position in the queue); S matches CTS to its sends by tag, FIFO per (peer, tag).
+ * Messaging: R appends CTS {tag, len} for each posted receive (its seq is its position
+ * in the queue; a transport may add where[seq] beside it, proto.where_off); S matches
+ * CTS to its sends by tag, FIFO per (peer, tag), copying both out as it consumes them.
  * Single producer / single consumer on every index, C11 acquire/release.
  */
 #ifndef GS_TRANSPORT_SHM_PAIR_H
@@ -35,12 +36,17 @@
 #define SHM_PAIR_NREQS	       8192
 #define SHM_PAIR_DEAD_CHECK_NS (50ull * 1000 * 1000) /* idle time before asking if a peer lives */
 
+/* A CTS entry; its seq is its position in the queue. 16 bytes: four per cache line. */
 struct shm_pair_cts {
-	uint64_t seq;
 	uint64_t tag;
 	uint64_t len;
-	uint64_t alloc_off;	 /* cudaipc: destination offset from its allocation base */
-	struct gpu_ipc_handle h; /* cudaipc: the destination allocation; shm: unused */
+};
+
+/* Where a receive's bytes go, for transports that write them remotely (cudaipc): kept in
+ * the transport's part of the segment, parallel to the CTS queue (proto.where_off). */
+struct shm_pair_where {
+	uint64_t alloc_off;	 /* destination offset from its allocation base */
+	struct gpu_ipc_handle h; /* the destination allocation */
 };
 
 /* Start of every pair segment; the transport's own part follows (struct embeds it). */
@@ -74,11 +80,13 @@ struct shm_pair_req {
 	uint64_t tag;
 	uint64_t cookie;
 	size_t len;
-	char *buf;		 /* send: source bytes; recv: destination (shm) */
-	size_t done;		 /* shm: bytes moved so far */
-	struct shm_pair_cts cts; /* recv: as announced; send: the matched CTS; CTS: as read */
-	struct gpu_event *ev;	 /* cudaipc send: its copy's completion */
-	struct cipc_map *map;	 /* cudaipc send: the mapping it copies into */
+	char *buf;		     /* send: source bytes; recv: destination (shm) */
+	size_t done;		     /* shm: bytes moved so far */
+	uint64_t seq;		     /* recv, CTS: its CTS position; send: the matched CTS's */
+	size_t cts_len;		     /* send, CTS: the receiver's length */
+	struct gpu_event *ev;	     /* cudaipc send: its copy's completion */
+	struct cipc_map *map;	     /* cudaipc send: the mapping it copies into */
+	struct shm_pair_where where; /* cudaipc recv: as announced; send, CTS: as read */
 };
 
 struct shm_pair_q {
@@ -116,6 +124,8 @@ struct shm_pair_proto {
 	void (*seg_init)(struct shm_pair_core *c, struct shm_pair_hdr *h);
 	/* S: are the transport's header fields consistent with a mapping of size bytes? */
 	bool (*seg_valid)(const struct shm_pair_hdr *h, size_t size);
+	/* Offset of struct shm_pair_where[SHM_PAIR_CTS_CAP] in the segment; 0: none. */
+	size_t where_off;
 	/* R: the index bounding CTS announcements in its own segment (see flush_cts). */
 	const _Atomic uint64_t *(*cts_floor)(struct shm_pair_hdr *h);
 	/* Move what can move on every link; 0 or -errno after one log line. */
@@ -197,16 +207,16 @@ int shm_pair_stats(struct transport *t, struct tp_stats *st);
 
 /*
  * Posts: the caller checked the region is non-NULL; these check the rest (fatal state,
- * peer, bounds against mr_len). A receive copies `where` (NULL for none) into its CTS.
+ * peer, bounds against mr_len). A receive announces `where` (NULL: none) with its CTS.
  * 0, -EINVAL, -EAGAIN (no free request) or the fatal error.
  */
 int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
-		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_cts *where);
+		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_where *where);
 int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
 		       size_t off, size_t len, uint64_t cookie);
 
 /* R: announce queued receives, at most CTS_CAP beyond *cts_floor; they move to posted. */
-void shm_pair_flush_cts(struct shm_pair_link *l);
+void shm_pair_flush_cts(struct shm_pair_core *c, struct shm_pair_link *l);
 /* S: read the peer's new CTS entries; matched sends go to ready. True if any was read. */
 bool shm_pair_take_cts(struct shm_pair_core *c, struct shm_pair_link *l, int peer);
 void shm_pair_complete(struct shm_pair_core *c, struct shm_pair_req *r, int status);

@@ -3,7 +3,7 @@
  *
  * Protocol of one directed pair S -> R, all through the segment R created (setup and
  * the CTS queue are shm_pair.h's):
- *   1. R posts a receive: it appends CTS {seq, tag, len} to the segment's CTS queue.
+ *   1. R posts a receive: it appends CTS {tag, len} to the segment's CTS queue.
  *   2. S pops CTS entries and matches them to its posted sends by tag (FIFO per tag).
  *   3. S copies a matched message into ring slots (desc {tag, msg_len, off, len}),
  *      publishing each slot with a release store of `head`. A length mismatch is sent
@@ -37,7 +37,7 @@ static bool progress_tx(struct shm_pair_core *c, struct shm_pair_link *l)
 		d->tag = r->tag;
 		d->msg_len = r->len;
 		d->off = r->done;
-		d->flags = r->len != r->cts.len ? SHM_DESC_MISMATCH : 0;
+		d->flags = r->len != r->cts_len ? SHM_DESC_MISMATCH : 0;
 		d->len = d->flags ? 0 : (uint32_t)n;
 		if (d->len)
 			memcpy(data + (head % h->nslots) * (size_t)h->slot_size, r->buf + r->done,
@@ -119,7 +119,7 @@ int shm_progress(struct shm_pair_core *c)
 		if (!l->active)
 			continue;
 		if (l->cts_wait.head)
-			shm_pair_flush_cts(l);
+			shm_pair_flush_cts(c, l);
 		moved = shm_pair_take_cts(c, l, p);
 		moved |= progress_tx(c, l);
 		err = progress_rx(c, l, p, &moved);
