@@ -92,7 +92,9 @@ static void cipc_close(struct transport *t)
 
 		/* copies still queued write into the peer's memory: let them land first */
 		for (struct shm_pair_req *r = pe->inflight.head; r; r = r->next)
-			while (s->dev->event_query(r->ev) == -EBUSY && time_now_ns() < deadline)
+			while (s->dev->event_query(s->copy[pair_req_index(&s->c, r)].ev) ==
+				   -EBUSY &&
+			       time_now_ns() < deadline)
 				sched_yield();
 		for (int i = 0; i < CIPC_MAPS; i++)
 			if (pe->maps[i].used)
@@ -105,6 +107,7 @@ static void cipc_close(struct transport *t)
 			s->dev->event_destroy(s->events[i]);
 	shm_pair_fini(&s->c);
 	free(s->peers);
+	free(s->copy);
 	free(s);
 	t->priv = NULL;
 }
@@ -127,7 +130,8 @@ int cudaipc_open_with(struct transport *t, const struct transport_env *env,
 	s->dev = dev;
 	s->c.env = env;
 	s->peers = calloc((size_t)env->nranks, sizeof(*s->peers));
-	err = s->peers ? shm_pair_init(&s->c, env, &cipc_proto) : -ENOMEM;
+	s->copy = calloc(SHM_PAIR_NREQS, sizeof(*s->copy));
+	err = s->peers && s->copy ? shm_pair_init(&s->c, env, &cipc_proto) : -ENOMEM;
 	if (err)
 		goto out_close;
 	for (int i = 0; i < CIPC_NEVENTS; i++) {

@@ -99,10 +99,17 @@ struct cipc_peer {
 	struct cipc_map maps[CIPC_MAPS];
 };
 
+/* A send's copy in flight, beside its request (pair_req_index). */
+struct cipc_copy {
+	struct gpu_event *ev; /* its completion */
+	struct cipc_map *map; /* the mapping it copies into */
+};
+
 struct cipc_priv {
 	struct shm_pair_core c; /* first: progress gets the core and casts back */
 	const struct cipc_dev *dev;
 	struct cipc_peer *peers;
+	struct cipc_copy *copy; /* SHM_PAIR_NREQS */
 	struct gpu_event *events[CIPC_NEVENTS];
 	int nfree_events;
 	uint64_t stamp;

@@ -59,6 +59,8 @@ static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 {
 	struct shm_pair_link *l = &s->c.links[p];
 	struct cipc_peer *pe = &s->peers[p];
+	struct shm_pair_where *w;
+	struct cipc_copy *cp;
 	struct shm_pair_req *r;
 	int err;
 
@@ -72,27 +74,28 @@ static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 		}
 		if (!s->nfree_events)
 			break;
-		err = map_get(s, pe, p, &r->where.h, &r->map);
+		w = &s->c.where[pair_req_index(&s->c, r)];
+		cp = &s->copy[pair_req_index(&s->c, r)];
+		err = map_get(s, pe, p, &w->h, &cp->map);
 		if (err == -EAGAIN)
 			break;
 		if (err)
 			return err;
 		if (r->len) {
-			err = s->dev->copy(r->map->ptr + r->where.alloc_off, r->buf, r->len,
-					   pe->stream);
+			err = s->dev->copy(cp->map->ptr + w->alloc_off, r->buf, r->len, pe->stream);
 			if (err) {
 				log_err(LOG_TRANSPORT, "cudaipc send peer=%d tag=%llu: copy failed",
 					p, (unsigned long long)r->tag);
 				return err;
 			}
 		}
-		r->ev = s->events[--s->nfree_events];
-		err = s->dev->event_record(r->ev, pe->stream);
+		cp->ev = s->events[--s->nfree_events];
+		err = s->dev->event_record(cp->ev, pe->stream);
 		if (err) {
-			s->events[s->nfree_events++] = r->ev;
+			s->events[s->nfree_events++] = cp->ev;
 			return err;
 		}
-		r->map->busy++;
+		cp->map->busy++;
 		s->copies++;
 		pair_q_pop(&l->ready);
 		pair_q_push(&pe->inflight, r);
@@ -101,7 +104,8 @@ static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 
 	/* one stream per peer: copies finish in issue order */
 	while ((r = pe->inflight.head)) {
-		err = s->dev->event_query(r->ev);
+		cp = &s->copy[pair_req_index(&s->c, r)];
+		err = s->dev->event_query(cp->ev);
 		if (err == -EBUSY)
 			break;
 		if (err) {
@@ -110,9 +114,9 @@ static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 			return err;
 		}
 		pair_q_pop(&pe->inflight);
-		s->events[s->nfree_events++] = r->ev;
-		r->ev = NULL;
-		r->map->busy--;
+		s->events[s->nfree_events++] = cp->ev;
+		cp->map->busy--;
+		*cp = (struct cipc_copy){0};
 		fin_push(l, r->seq, 0);
 		s->c.bytes_sent += r->len;
 		shm_pair_complete(&s->c, r, 0);

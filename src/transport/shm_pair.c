@@ -68,7 +68,7 @@ int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 				   .len = len,
 				   .buf = addr + off};
 	if (where)
-		r->where = *where;
+		c->where[pair_req_index(c, r)] = *where;
 	pair_q_push(&c->links[peer].cts_wait, r);
 	shm_pair_flush_cts(c, &c->links[peer]);
 	return 0;
@@ -95,7 +95,8 @@ int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 	if (e) {
 		r->seq = e->seq;
 		r->cts_len = e->cts_len;
-		r->where = e->where;
+		if (c->where)
+			c->where[pair_req_index(c, r)] = c->where[pair_req_index(c, e)];
 		pair_req_put(c, e);
 		pair_q_push(&l->ready, r);
 	} else {
@@ -124,7 +125,7 @@ void shm_pair_flush_cts(struct shm_pair_core *c, struct shm_pair_link *l)
 		r->seq = head;
 		h->cts[head % SHM_PAIR_CTS_CAP] = (struct shm_pair_cts){r->tag, r->len};
 		if (where)
-			where[head % SHM_PAIR_CTS_CAP] = r->where;
+			where[head % SHM_PAIR_CTS_CAP] = c->where[pair_req_index(c, r)];
 		head++;
 		pair_q_push(&l->posted, r);
 	}
@@ -158,7 +159,7 @@ bool shm_pair_take_cts(struct shm_pair_core *c, struct shm_pair_link *l, int pee
 		r->seq = ct;
 		r->cts_len = e.len;
 		if (where)
-			r->where = where[ct % SHM_PAIR_CTS_CAP];
+			c->where[pair_req_index(c, r)] = where[ct % SHM_PAIR_CTS_CAP];
 		moved = true;
 	}
 	atomic_store_explicit(&h->cts_tail, ct, memory_order_release);

@@ -70,8 +70,8 @@ struct shm_pair_seg {
 
 enum shm_pair_req_kind { SHM_PAIR_SEND, SHM_PAIR_RECV, SHM_PAIR_CTS };
 
-struct cipc_map;
-
+/* 80 bytes: what a transport keeps per request beyond this lives in its own arrays,
+ * indexed by pair_req_index() (cudaipc: destination, event, mapping). */
 struct shm_pair_req {
 	struct shm_pair_req *next;
 	enum shm_pair_req_kind kind;
@@ -80,13 +80,10 @@ struct shm_pair_req {
 	uint64_t tag;
 	uint64_t cookie;
 	size_t len;
-	char *buf;		     /* send: source bytes; recv: destination (shm) */
-	size_t done;		     /* shm: bytes moved so far */
-	uint64_t seq;		     /* recv, CTS: its CTS position; send: the matched CTS's */
-	size_t cts_len;		     /* send, CTS: the receiver's length */
-	struct gpu_event *ev;	     /* cudaipc send: its copy's completion */
-	struct cipc_map *map;	     /* cudaipc send: the mapping it copies into */
-	struct shm_pair_where where; /* cudaipc recv: as announced; send, CTS: as read */
+	char *buf;	/* send: source bytes; recv: destination (shm) */
+	size_t done;	/* shm: bytes moved so far */
+	uint64_t seq;	/* recv, CTS: its CTS position; send: the matched CTS's */
+	size_t cts_len; /* send, CTS: the receiver's length */
 };
 
 struct shm_pair_q {
@@ -137,8 +134,9 @@ struct shm_pair_proto {
 struct shm_pair_core {
 	const struct transport_env *env;
 	const struct shm_pair_proto *proto;
-	struct shm_pair_link *links; /* env->nranks entries */
-	struct shm_pair_req *reqs;
+	struct shm_pair_link *links;  /* env->nranks entries */
+	struct shm_pair_req *reqs;    /* SHM_PAIR_NREQS */
+	struct shm_pair_where *where; /* one per request if proto.where_off, else NULL */
 	struct shm_pair_req *free;
 	struct shm_pair_q done;
 	size_t seg_size; /* bytes of each rx segment */
@@ -171,6 +169,11 @@ static inline struct shm_pair_req *pair_q_pop(struct shm_pair_q *q)
 
 /* Remove and return the first entry with tag (by_seq: with CTS seq); NULL if none. */
 struct shm_pair_req *pair_q_take(struct shm_pair_q *q, uint64_t key, bool by_seq);
+
+static inline size_t pair_req_index(const struct shm_pair_core *c, const struct shm_pair_req *r)
+{
+	return (size_t)(r - c->reqs);
+}
 
 static inline struct shm_pair_req *pair_req_get(struct shm_pair_core *c)
 {

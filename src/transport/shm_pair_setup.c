@@ -184,10 +184,15 @@ int shm_pair_init(struct shm_pair_core *c, const struct transport_env *env,
 	c->proto = proto;
 	c->links = calloc((size_t)env->nranks, sizeof(*c->links));
 	c->reqs = calloc(SHM_PAIR_NREQS, sizeof(*c->reqs));
-	if (!c->links || !c->reqs)
+	if (proto->where_off)
+		c->where = calloc(SHM_PAIR_NREQS, sizeof(*c->where));
+	if (!c->links || !c->reqs || (proto->where_off && !c->where))
 		return -ENOMEM;
+	/* both loops write every page now: posts never fault one in */
 	for (int i = SHM_PAIR_NREQS - 1; i >= 0; i--)
 		pair_req_put(c, &c->reqs[i]);
+	for (int i = 0; c->where && i < SHM_PAIR_NREQS; i++)
+		c->where[i].alloc_off = UINT64_MAX; /* not announced yet */
 	for (int p = 0; p < env->nranks; p++)
 		c->links[p].pidfd = -1;
 	return 0;
@@ -228,8 +233,10 @@ void shm_pair_fini(struct shm_pair_core *c)
 	}
 	free(c->links);
 	free(c->reqs);
+	free(c->where);
 	c->links = NULL;
 	c->reqs = NULL;
+	c->where = NULL;
 }
 
 int shm_pair_endpoint(struct transport *t, void *buf, size_t *len)
