@@ -141,6 +141,8 @@ bool shm_pair_take_cts(struct shm_pair_core *c, struct shm_pair_link *l, int pee
 	bool moved = false;
 	struct shm_pair_req *r;
 
+	if (ct == ch)
+		return false; /* no store: R reads cts_tail, leave its cache line alone */
 	for (; ct != ch; ct++) {
 		struct shm_pair_cts e = h->cts[ct % SHM_PAIR_CTS_CAP];
 
@@ -166,14 +168,6 @@ bool shm_pair_take_cts(struct shm_pair_core *c, struct shm_pair_link *l, int pee
 	return moved;
 }
 
-void shm_pair_complete(struct shm_pair_core *c, struct shm_pair_req *r, int status)
-{
-	r->status = status;
-	c->links[r->peer].outstanding--;
-	c->outstanding--;
-	pair_q_push(&c->done, r);
-}
-
 static bool peer_dead(const struct shm_pair_link *l)
 {
 	struct pollfd pfd = {.fd = l->pidfd, .events = POLLIN};
@@ -183,13 +177,8 @@ static bool peer_dead(const struct shm_pair_link *l)
 	return kill(l->pid, 0) < 0 && errno == ESRCH;
 }
 
-int shm_pair_watch(struct shm_pair_core *c, struct shm_pair_link *l, int p, bool moved,
-		   uint64_t *now)
+int shm_pair_watch_stalled(struct shm_pair_core *c, struct shm_pair_link *l, int p, uint64_t *now)
 {
-	if (moved || !l->outstanding) {
-		l->last_progress_ns = 0;
-		return 0;
-	}
 	/* stalled with work pending: is the peer still alive? (cheap, rate-limited) */
 	*now = *now ? *now : time_now_ns();
 	if (!l->last_progress_ns) {

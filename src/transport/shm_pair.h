@@ -222,14 +222,31 @@ int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 void shm_pair_flush_cts(struct shm_pair_core *c, struct shm_pair_link *l);
 /* S: read the peer's new CTS entries; matched sends go to ready. True if any was read. */
 bool shm_pair_take_cts(struct shm_pair_core *c, struct shm_pair_link *l, int peer);
-void shm_pair_complete(struct shm_pair_core *c, struct shm_pair_req *r, int status);
+
+/* Finish r (queued for poll); inline: it runs once per message on the data path. */
+static inline void shm_pair_complete(struct shm_pair_core *c, struct shm_pair_req *r, int status)
+{
+	r->status = status;
+	c->links[r->peer].outstanding--;
+	c->outstanding--;
+	pair_q_push(&c->done, r);
+}
 
 /*
  * After a progress pass over link l (peer p): if nothing moved while requests wait,
  * check (rate-limited) that the peer lives. *now caches the clock across links.
  * 0, or -ECONNRESET after one log line.
  */
-int shm_pair_watch(struct shm_pair_core *c, struct shm_pair_link *l, int p, bool moved,
-		   uint64_t *now);
+int shm_pair_watch_stalled(struct shm_pair_core *c, struct shm_pair_link *l, int p, uint64_t *now);
+
+static inline int shm_pair_watch(struct shm_pair_core *c, struct shm_pair_link *l, int p,
+				 bool moved, uint64_t *now)
+{
+	if (moved || !l->outstanding) {
+		l->last_progress_ns = 0;
+		return 0;
+	}
+	return shm_pair_watch_stalled(c, l, p, now);
+}
 
 #endif
