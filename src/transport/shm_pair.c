@@ -29,8 +29,8 @@ struct shm_pair_req *pair_q_take(struct shm_pair_q *q, uint64_t key, bool by_seq
 	return NULL;
 }
 
-static struct shm_pair_req *post_req(struct shm_pair_core *c, int peer, char *addr, size_t mr_len,
-				     size_t off, size_t len, int *err)
+static inline struct shm_pair_req *post_req(struct shm_pair_core *c, int peer, char *addr,
+					    size_t mr_len, size_t off, size_t len, int *err)
 {
 	struct shm_pair_req *r;
 
