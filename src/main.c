@@ -81,10 +81,13 @@ int main(int argc, char **argv)
 
 	log_from_env(&level, &mask);
 	for (; i < argc && argv[i][0] == '-'; i++) {
+		/* the environment carries the level to the ranks gradsync spawns */
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
 			level = LOG_DEBUG;
+			setenv("GRADSYNC_LOG", "debug", 1);
 		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
 			level = LOG_WARN;
+			setenv("GRADSYNC_LOG", "warn", 1);
 		} else if (!strcmp(argv[i], "--version")) {
 			return cmd_version(argc - i, argv + i);
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,15 +205,26 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
 	return &victim->s;
 }
 
+/*
+ * Spin, then yield, then nap: a wait that is short stays a spin (latency), a long one
+ * (a large message on the wire, a peer descheduled on an oversubscribed host) gives
+ * the CPU to the peers and progress threads that must move for it to end.
+ */
 int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
 {
+	uint64_t idle = time_now_ns() - last_progress_ns;
+
 	if (c->abort_flag && __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED))
 		return -ECONNABORTED;
-	if (++*spins >= COMM_SPINS_BEFORE_YIELD) {
+	if (idle > c->timeout_ns)
+		return -ETIMEDOUT;
+	if (idle > COMM_NAP_AFTER_NS) {
+		struct timespec ts = { 0, COMM_NAP_NS };
+
+		nanosleep(&ts, NULL);
+	} else if (++*spins >= COMM_SPINS_BEFORE_YIELD) {
 		*spins = 0;
 		sched_yield();
 	}
-	if (time_now_ns() - last_progress_ns > c->timeout_ns)
-		return -ETIMEDOUT;
 	return 0;
 }

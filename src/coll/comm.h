@@ -7,6 +7,9 @@
 #define COMM_SCHED_CACHE	64
 #define COMM_POLL_BATCH		32
 #define COMM_SPINS_BEFORE_YIELD 1024
+/* after this long without progress the executor naps COMM_NAP_NS between polls */
+#define COMM_NAP_AFTER_NS 200000ull
+#define COMM_NAP_NS 20000
 
 /* Message tag: seq(26) | piece(24) | step(12) | ord(2); wraps are harmless (see comm.c). */
 static inline uint64_t comm_tag(uint32_t seq, uint64_t piece, uint32_t step, uint32_t ord)

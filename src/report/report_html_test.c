@@ -263,7 +263,7 @@ static void test_transports_page(void **state)
 	assert_non_null(strstr(html, ">4K</text>"));
 	assert_non_null(strstr(html, ">1M</text>"));
 	assert_non_null(strstr(html, ">1G</text>"));
-	assert_non_null(strstr(html, "allreduce ring f32: bus bandwidth vs message size"));
+	assert_non_null(strstr(html, "allreduce f32: bus bandwidth vs message size"));
 	assert_non_null(strstr(html, ">transport=shm</text>")); /* legend */
 	assert_non_null(strstr(html, "FAIL: 3 of 3 cases"));
 	free(html);

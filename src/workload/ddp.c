@@ -207,6 +207,7 @@ int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 	struct ddp_state st = { .plan = plan, .ops = ops, .grads = grads };
 	int total = w->warmup + w->iterations, i, ret = 0;
 	uint64_t off = 0, first = 0;
+	pthread_condattr_t ca;
 	pthread_t tid;
 	uint32_t b;
 
@@ -227,7 +228,11 @@ int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 		off += plan->b[b].numel;
 	}
 	pthread_mutex_init(&st.lock, NULL);
-	pthread_cond_init(&st.cond, NULL);
+	/* deadlines are CLOCK_MONOTONIC (abs_deadline): the condition must wait on that clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st.cond, &ca);
+	pthread_condattr_destroy(&ca);
 	ret = -pthread_create(&tid, NULL, comm_thread, &st);
 	if (ret) {
 		log_err(LOG_WORKLOAD, "pthread_create comm thread: %s", strerror(-ret));
