@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "transport/cudaipc_priv.h"
-#include "transport/tp_test_util.h"
+#include "transport/tp_test_cases.h"
 #include "util/common.h"
 
 extern const struct transport_ops cudaipc_ops;

@@ -6,7 +6,7 @@
 #include <cmocka.h>
 
 #include "transport/shm_pair.h"
-#include "transport/tp_test_util.h"
+#include "transport/tp_test_cases.h"
 
 extern const struct transport_ops shm_ops;
 

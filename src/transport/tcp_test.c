@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "transport/tp_test_util.h"
+#include "transport/tp_test_cases.h"
 
 extern const struct transport_ops tcp_ops;
 
