@@ -189,7 +189,7 @@ int sched_build_on(int algo, int rank, int nranks, int local_size, uint64_t coun
 		return -EINVAL;
 	}
 	if (!algo_table[algo].build) {
-		log_err(LOG_COLL, "sched_build algo=%s: not implemented by the coll layer yet",
+		log_err(LOG_COLL, "sched_build algo=%s: this algorithm needs the node layout (sched_build_on)",
 			algo_table[algo].name);
 		return -ENOTSUP;
 	}

@@ -395,7 +395,7 @@ static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
 
 	r->piece = sched_piece_count_on(r->algo, c->nranks, c->local_size, chunk);
 	if (!r->piece) {
-		log_err(LOG_COLL, "allreduce algo=%s: not implemented by the executor",
+		log_err(LOG_COLL, "allreduce algo=%s: no schedule for this rank layout",
 			sched_algo_name(r->algo));
 		return -ENOTSUP;
 	}
