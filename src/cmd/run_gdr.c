@@ -100,15 +100,6 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 	snprintf(out->gpu_nic_path, sizeof(out->gpu_nic_path), "%s",
 		 cls == TOPO_PATH_UNKNOWN ? "?" : topo_path_name(cls));
 	mech = mechanism(t, g, o->gdr_mode, missing, sizeof(missing));
-	/* before Hopper, data the NIC wrote must be flushed (loopback RDMA READ) before a
-	 * kernel reads it; that flush is not implemented, so those GPUs stage */
-	if (mech && g->cc_major < 9) {
-		snprintf(missing, sizeof(missing),
-			 "compute capability %d.%d needs a receive flush (loopback RDMA READ), not implemented",
-			 g->cc_major, g->cc_minor);
-		mech = NULL;
-		out->flush = true;
-	}
 	if (cls == TOPO_PATH_UNKNOWN || !topo_gdr_allowed(cls, o->gdr_level) || !mech) {
 		char what[256];
 
@@ -135,9 +126,13 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 		out->mode = RUN_GPU_GDR_WRITE;
 	else
 		out->mode = RUN_GPU_GDR_RW;
-	snprintf(out->reason, sizeof(out->reason), "GPU %s - NIC %s path %s within gdr_level %s, %s%s",
+	/* before Hopper, data the NIC wrote must be flushed before a kernel reads it: the
+	 * verbs transport reads from the region over a loopback QP (transport_env.gdr_flush) */
+	out->flush = g->cc_major < 9;
+	snprintf(out->reason, sizeof(out->reason), "GPU %s - NIC %s path %s within gdr_level %s, %s%s%s",
 		 gpu_pci, t->nics[n].name, topo_path_name(cls), out->gdr_level, mech,
-		 o->gdr_read == GPU_OFF ? ", gdr_read = off" : "");
+		 o->gdr_read == GPU_OFF ? ", gdr_read = off" : "",
+		 out->flush ? ", receives flushed by loopback RDMA READ" : "");
 	return 0;
 }
 

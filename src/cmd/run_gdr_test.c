@@ -69,12 +69,15 @@ static const struct {
 	  RUN_GPU_STAGED, "", "PIX", "cannot export dma-bufs and no nvidia_peermem" },
 	{ "two-socket-sys", 0, TP_ROCE, GPU_AUTO, GDR_PHB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
 	  RUN_GPU_STAGED, "", "SYS", "farther than gdr_level PHB" },
-	/* kernel 5.4 with nv_peer_mem: peermem on Hopper; an A100 stages (no receive flush) */
+	/* kernel 5.4 with nv_peer_mem: peermem on Hopper; an A100 too, its receives flushed */
 	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
 	  RUN_GPU_GDR_RW, "peermem", "PXB", "within gdr_level PXB, peermem" },
 	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 8, 1, "", 0,
-	  RUN_GPU_STAGED, "", "PXB", "compute capability 8.0 needs a receive flush" },
-	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_AUTO, GPU_ON, 8, 1, "", -EOPNOTSUPP,
+	  RUN_GPU_GDR_RW, "peermem", "PXB", "peermem, receives flushed by loopback RDMA READ" },
+	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_AUTO, GPU_OFF, 8, 1, "", 0,
+	  RUN_GPU_GDR_WRITE, "peermem", "PXB", "gdr_read = off, receives flushed by loopback" },
+	/* a pre-Hopper GPU that stages anyway (too far) needs no flush */
+	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PIX, GDR_MODE_AUTO, GPU_ON, 8, 1, "", -EOPNOTSUPP,
 	  RUN_GPU_STAGED, "", "PXB", "gdr = on impossible: GPU 0000:05:00.0 - NIC mlx5_0 path PXB" },
 	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_DMABUF, GPU_AUTO, 9, 1, "",
 	  -EOPNOTSUPP, RUN_GPU_STAGED, "", "PXB", "no dma-buf RDMA (< 5.12)" },
@@ -108,8 +111,9 @@ static void test_decisions(void **state)
 		assert_string_equal(p.mechanism, cases[i].mech);
 		assert_string_equal(p.gpu_nic_path, cases[i].cls);
 		assert_non_null(strstr(p.reason, cases[i].reason));
-		assert_int_equal(p.flush, cases[i].cc < 9 && *p.gpu_nic_path &&
-					  strcmp(p.gpu_nic_path, "SYS") && !strstr(p.reason, "farther"));
+		assert_int_equal(p.flush, cases[i].cc < 9 && (p.mode == RUN_GPU_GDR_WRITE ||
+							      p.mode == RUN_GPU_GDR_RW));
+		assert_int_equal(p.flush, strstr(p.reason, "flushed by loopback RDMA READ") != NULL);
 		free(t);
 	}
 }

@@ -177,6 +177,12 @@ int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc)
 	}
 	if (rc->gpath.mode == RUN_GPU_STAGED && strstr(rc->gpath.reason, "auto, staged"))
 		log_warn(LOG_GPU, "case %s: %s", rr->ecase->name, rc->gpath.reason);
+	/* read by the open verbs transports when GPU buffers are registered, after this */
+	if (rc->gpath.flush &&
+	    (rc->gpath.mode == RUN_GPU_GDR_WRITE || rc->gpath.mode == RUN_GPU_GDR_RW)) {
+		rc->env[TP_IB].gdr_flush = true;
+		rc->env[TP_ROCE].gdr_flush = true;
+	}
 	rc->gmem = gpu_memops_create(c->collective.channels);
 	return rc->gmem ? 0 : -ENOMEM;
 }

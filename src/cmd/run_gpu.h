@@ -27,8 +27,8 @@ struct run_gpu_path {
 	char mechanism[16];   /* "dmabuf", "peermem", "" */
 	char gpu_nic_path[8]; /* topo path class name, "" when no NIC is involved */
 	char gdr_level[8];
-	bool flush;           /* GPUs before Hopper would need a loopback RDMA READ before a
-			       * kernel reads received data; not implemented, so such GPUs stage */
+	bool flush;           /* GDR on a GPU before Hopper: receives are flushed by a loopback
+			       * RDMA READ before a kernel reads them (transport_env.gdr_flush) */
 	char reason[320];
 };
 
@@ -44,8 +44,8 @@ struct run_gpu_facts {
  * nic (ibdev name; "" or "auto" = the NIC closest to the GPU), per [gpu] gdr, gdr_level,
  * gdr_mode, gdr_read. 0 with *out filled; -EOPNOTSUPP when gdr = on and GPUDirect RDMA is
  * impossible: out->reason then names the GPU, the NIC, the path class, the level and the
- * missing mechanism. GPUs before Hopper (cc < 9.0) stage: the receive flush they need is
- * not implemented. cudaipc: GPU memory directly. Pure: reads only t and its arguments.
+ * missing mechanism. GPUs before Hopper (cc < 9.0) take GPUDirect RDMA with out->flush set:
+ * the runner then has the verbs transport flush their receives. cudaipc: GPU memory directly. Pure: reads only t and its arguments.
  */
 int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_kind,
 		   const char *nic, const struct gpu_opts *o, struct run_gpu_path *out);

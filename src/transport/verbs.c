@@ -99,7 +99,7 @@ static int check_post(struct verbs_state *s, struct verbs_peer *pp, int peer, st
 		return -EINVAL;
 	}
 	/* completions not yet handed out are bounded; let the caller poll first */
-	if (s->done_n >= s->done_cap - 2)
+	if (s->done_n + verbs_held_n(s) >= (uint64_t)s->done_cap - 2)
 		return -EAGAIN;
 	return 0;
 }
@@ -176,7 +176,8 @@ static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr
 	return ret;
 }
 
-#define VERBS_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+/* remote read: the receive flush READs received regions (over a QP of our own) */
+#define VERBS_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
 /*
  * GPU memory for GPUDirect RDMA: a dma-buf of the range when the GPU and driver export one
@@ -237,6 +238,16 @@ static int v_mr_reg(struct transport *t, void *addr, size_t len, enum mem_kind k
 	m->addr = addr;
 	m->len = len;
 	m->refs = 1;
+	m->flush = s->fl.force || (kind == MEM_CUDA && s->env->gdr_flush);
+	if (m->flush) {
+		/* gdr_flush may be set after connect (the GPU path is decided then) */
+		e = -verbs_flush_setup(s);
+		if (e) {
+			ibv_dereg_mr(m->mr);
+			free(m);
+			return -e;
+		}
+	}
 	m->next = s->mrs;
 	s->mrs = m;
 	*out = m;

@@ -10,6 +10,10 @@
  * 3 bytes per QP per connected peer: connections beyond ~150 QPs per rank return -E2BIG.
  * Errors are sticky: a completion error makes this and every later poll/post return -EIO;
  * the job's abort flag makes poll return -ECANCELED (like tcp and shm).
+ * Receive flush: with env->gdr_flush, a receive into a MEM_CUDA region completes only after
+ * a loopback RDMA READ of it (GPUDirect RDMA before Hopper); the path note counts flushes.
+ * Test/diagnostic knob: GRADSYNC_VERBS_FLUSH=1 in the environment flushes every receive,
+ * host memory too, so the flush path runs without a GPU (e.g. on Soft-RoCE).
  */
 #ifndef GS_TRANSPORT_VERBS_H
 #define GS_TRANSPORT_VERBS_H

@@ -1,6 +1,7 @@
 /*
  * Verbs connection setup: protection domain, one CQ, qps_per_peer RC QPs per peer with
- * pre-posted control receives, the endpoint record, and the INIT -> RTR -> RTS walk.
+ * pre-posted control receives, the endpoint record, and the INIT -> RTR -> RTS walk
+ * (the receive flush's loopback QP is set up in verbs_flush.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,9 +14,6 @@
 #include "util/timeutil.h"
 
 #define EP_VERSION   1
-#define QP_TIMEOUT   18 /* 4.096us * 2^18 = 1.07 s per try, as NCCL_IB_TIMEOUT's default */
-#define QP_RETRY     6	/* rxe reads 7 as "retry forever" (as for RNR): a dead peer would hang */
-#define QP_RNR_RETRY 7	/* infinite: credits keep RNR away, this only guards the window */
 
 /*
  * Endpoint record: this header, a bitmap of the ranks this rank connects to (nranks bits),
@@ -159,6 +157,7 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 	const struct transport_opts *o = env->opts;
 	struct verbs_state *s;
 	int ret, p, q, npeers = 0, cqe;
+	const char *force;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -175,8 +174,10 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 		npeers += p != env->rank && env->use_peer[p];
 	s->depth = o->qp_depth > 0 ? o->qp_depth : VERBS_DEF_DEPTH;
 	s->depth = GS_MIN(s->depth, s->dev.dattr.max_qp_wr);
-	/* every send and receive WR of every QP may sit in the one CQ at once: it must fit */
-	s->depth = GS_MIN(s->depth, (s->dev.dattr.max_cqe - 16) / (GS_MAX(npeers, 1) * s->nqp * 2));
+	/* every send and receive WR of every QP may sit in the one CQ at once: it must fit,
+	 * with depth more for the flush READs of the loopback QP (verbs_flush.c) */
+	s->depth = GS_MIN(s->depth,
+			  (s->dev.dattr.max_cqe - 16) / (GS_MAX(npeers, 1) * s->nqp * 2 + 1));
 	if (s->depth < 8) {
 		log_err(LOG_TRANSPORT,
 			"verbs %s: %d peers x %d QPs do not fit a CQ of %d entries; "
@@ -195,6 +196,8 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 	if (getrandom(&s->psn, sizeof(s->psn), 0) != sizeof(s->psn))
 		s->psn = (uint32_t)time_now_ns();
 	s->psn &= 0xffffff;
+	force = getenv("GRADSYNC_VERBS_FLUSH");
+	s->fl.force = force && !strcmp(force, "1");
 
 	ret = alloc_peers(s);
 	if (ret < 0) {
@@ -216,7 +219,7 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 			return ret;
 		}
 	}
-	cqe = GS_MIN(GS_MAX(npeers, 1) * s->nqp * 2 * s->depth + 16, s->dev.dattr.max_cqe);
+	cqe = GS_MIN((GS_MAX(npeers, 1) * s->nqp * 2 + 1) * s->depth + 16, s->dev.dattr.max_cqe);
 	s->cq = ibv_create_cq(s->dev.ctx, cqe, NULL, s->chan, 0);
 	if (!s->cq) {
 		ret = -errno;
@@ -369,9 +372,9 @@ static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_h
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = QP_TIMEOUT;
-	a.retry_cnt = QP_RETRY;
-	a.rnr_retry = QP_RNR_RETRY;
+	a.timeout = VERBS_QP_TIMEOUT;
+	a.retry_cnt = VERBS_QP_RETRY;
+	a.rnr_retry = VERBS_QP_RNR_RETRY;
 	a.sq_psn = s->psn;
 	a.max_rd_atomic = 1;
 	e = ibv_modify_qp(qp, &a,
@@ -408,6 +411,8 @@ int verbs_connect(struct transport *t, const void *eps)
 				return ret;
 		}
 	}
+	if (s->fl.force || s->env->gdr_flush)
+		return verbs_flush_setup(s);
 	return 0;
 }
 
@@ -433,6 +438,7 @@ void verbs_close(struct transport *t)
 		ibv_dereg_mr(m->mr);
 		free(m);
 	}
+	verbs_flush_close(s);
 	if (s->ctrl_mr)
 		ibv_dereg_mr(s->ctrl_mr);
 	free(s->ctrl);

@@ -400,5 +400,11 @@ int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info)
 			 "lid %u, qp depth %d, inline %u, writes <= %llu B", d->pattr.lid, s->depth,
 			 s->max_inline, (unsigned long long)s->max_chunk);
 	}
+	if (s->fl.qp) {
+		size_t n = strlen(info->note);
+
+		snprintf(info->note + n, sizeof(info->note) - n, ", flushes %llu",
+			 (unsigned long long)s->fl.reads_done);
+	}
 	return 0;
 }

@@ -7,6 +7,19 @@
 
 #ifndef RDMA_STATIC_PROVIDERS
 #define RDMA_STATIC_PROVIDERS all
+/* verbs_flush.c: the receive flush; all return 0 / -errno and never block */
+int verbs_flush_setup(struct verbs_state *s); /* loopback QP + READ target; idempotent */
+void verbs_flush_close(struct verbs_state *s);
+/* receive r of peer completed: to poll() now, or after a flush READ (and earlier ones) */
+int verbs_recv_complete(struct verbs_state *s, const struct verbs_rreq *r, int peer, int status,
+			size_t len);
+int verbs_flush_post(struct verbs_state *s);			   /* post READs queued */
+int verbs_flush_wc(struct verbs_state *s, const struct ibv_wc *wc); /* a READ completed */
+static inline uint64_t verbs_held_n(const struct verbs_state *s)
+{
+	return s->fl.tail - s->fl.head;
+}
+
 #endif
 #include <infiniband/verbs.h>
 
@@ -18,6 +31,10 @@
 #define VERBS_RID_IDX_BITS 10	       /* log2(VERBS_REQ_MAX): the rest of a rid is a generation */
 #define VERBS_CREDIT_MAX   127	       /* credits one immediate can return (7 bits) */
 #define VERBS_EP_MAGIC	   0x67735652u /* "gsVR" */
+#define VERBS_QP_TIMEOUT   18 /* 4.096us * 2^18 = 1.07 s per try, as NCCL_IB_TIMEOUT's default */
+#define VERBS_QP_RETRY	   6  /* rxe reads 7 as "retry forever" (as for RNR): a dead peer would hang */
+#define VERBS_QP_RNR_RETRY 7  /* infinite: credits keep RNR away, this only guards the window */
+#define VERBS_FLUSH_BYTES  4  /* bytes one flush READ fetches */
 
 /* Immediate data of a data write: [31] length mismatch, [30:24] credits, [23:0] rid. */
 #define IMM_ERR	       (1u << 31)
@@ -29,6 +46,7 @@ enum verbs_wr_kind {
 	WR_RECV = 1, /* a control receive buffer (also consumed by data immediates) */
 	WR_CTRL = 2, /* a control send */
 	WR_DATA = 3, /* one chunk write of a send request */
+	WR_FLUSH = 4, /* a loopback RDMA READ flushing a receive (verbs_flush.c) */
 };
 #define WRID(k, peer, q, idx)                                                                      \
 	((uint64_t)(k) << 60 | (uint64_t)(peer) << 36 | (uint64_t)(q) << 28 | (uint64_t)(idx))
@@ -74,6 +92,7 @@ struct tp_mr {
 	void *addr;
 	size_t len;
 	int refs;
+	bool flush; /* receives into it are flushed before they complete (verbs_flush.c) */
 	struct tp_mr *next;
 };
 
@@ -133,6 +152,34 @@ struct verbs_peer {
 	uint32_t ctsq_head, ctsq_tail;
 };
 
+/* A receive completion held back until the flush READs enqueued up to it completed. */
+struct verbs_held {
+	struct tp_completion c;
+	uint64_t seq;	/* it is released once this many flush READs have completed */
+	uint64_t raddr; /* read: the READ's source in the received region */
+	uint32_t rkey, rlen;
+	bool read; /* it needs a READ of its own (else it only waits for earlier ones) */
+};
+
+/*
+ * The receive flush (GPUDirect RDMA before Hopper, as NCCL's ncclIbIflush): an RC QP
+ * connected to itself reads VERBS_FLUSH_BYTES of the received region into buf; the PCIe
+ * read completes only after the NIC's earlier writes to that memory are visible.
+ * held[] is a FIFO of receive completions (counters are absolute, index % cap): entries
+ * [head, tail) wait, READs of [head, posted) are posted. All receive completions pass
+ * through it while it is not empty, so completions keep their order.
+ */
+struct verbs_flush {
+	bool force; /* GRADSYNC_VERBS_FLUSH=1: every receive is flushed */
+	struct ibv_qp *qp;
+	void *buf;
+	struct ibv_mr *mr;
+	int depth, sq_used;
+	struct verbs_held *held;
+	uint64_t cap, head, tail, posted;
+	uint64_t reads_enq, reads_done; /* reads_done: the count the path note reports */
+};
+
 struct verbs_state {
 	const struct transport_env *env;
 	int kind; /* TP_IB or TP_ROCE */
@@ -156,6 +203,7 @@ struct verbs_state {
 	int done_head, done_n, done_cap;
 	int fatal;	     /* 0, or the sticky -errno every later post and poll returns */
 	bool credit_pending; /* some peer QP owes credits it could not send yet */
+	struct verbs_flush fl;
 	struct tp_stats st;
 };
 
@@ -167,6 +215,8 @@ bool verbs_dev_usable(const char *device, int want_ll);
 int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info);
 
 /* verbs_proto.c: the wire protocol; every function returns 0 / -errno */
+void verbs_done_push(struct verbs_state *s, uint64_t cookie, int status, int peer, size_t len,
+		     bool is_send);
 struct verbs_peer *verbs_peer_of(struct verbs_state *s, int peer); /* NULL: not connected */
 int verbs_flush_cts(struct verbs_state *s, int peer); /* send queued CTS as credits allow */
 void verbs_activate(struct verbs_state *s, struct verbs_sreq *r, const struct verbs_msg *m);
@@ -181,5 +231,18 @@ int verbs_endpoint(struct transport *t, void *buf, size_t *len);
 int verbs_connect(struct transport *t, const void *eps);
 void verbs_close(struct transport *t);
 int verbs_post_ctrl_recv(struct verbs_state *s, int peer, int q, int slot);
+
+/* verbs_flush.c: the receive flush; all return 0 / -errno and never block */
+int verbs_flush_setup(struct verbs_state *s); /* loopback QP + READ target; idempotent */
+void verbs_flush_close(struct verbs_state *s);
+/* receive r of peer completed: to poll() now, or after a flush READ (and earlier ones) */
+int verbs_recv_complete(struct verbs_state *s, const struct verbs_rreq *r, int peer, int status,
+			size_t len);
+int verbs_flush_post(struct verbs_state *s);			   /* post READs queued */
+int verbs_flush_wc(struct verbs_state *s, const struct ibv_wc *wc); /* a READ completed */
+static inline uint64_t verbs_held_n(const struct verbs_state *s)
+{
+	return s->fl.tail - s->fl.head;
+}
 
 #endif

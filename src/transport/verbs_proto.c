@@ -18,6 +18,16 @@
  * and keeps the last one for a CREDIT message; the receiver reposts at once and returns
  * them piggybacked (CTS header, immediate bits) or, past qp_depth/2 owed, in a CREDIT.
  * So no receive queue overflows and RNR never happens in steady state.
+ * Receive flush (GPUDirect RDMA before Hopper; env->gdr_flush for MEM_CUDA regions, or
+ * GRADSYNC_VERBS_FLUSH=1 for every region), local to B, nothing changes on the wire to A:
+ *   5. when step 4 completes a receive into a flushed region, B posts an RDMA READ of
+ *      4 bytes of that region (its own rkey) into a registered host buffer on a QP
+ *      connected to itself (own QPN, LID/GID, port), as NCCL's ncclIbIflush. The READ
+ *      reaches the GPU's memory through PCIe only after the NIC's earlier writes, so its
+ *      completion proves the data visible to the GPU.
+ *   6. B's poll() returns that receive only when its READ has completed; receive
+ *      completions behind a pending READ (flushed or not) wait in one FIFO, so the
+ *      order of completions is kept. A READ error is a completion error (-EIO).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,8 +47,8 @@ struct verbs_peer *verbs_peer_of(struct verbs_state *s, int peer)
 	return s->peers[peer];
 }
 
-static void done_push(struct verbs_state *s, uint64_t cookie, int status, int peer, size_t len,
-		      bool is_send)
+void verbs_done_push(struct verbs_state *s, uint64_t cookie, int status, int peer, size_t len,
+		     bool is_send)
 {
 	struct tp_completion *c = &s->done[(s->done_head + s->done_n) % s->done_cap];
 
@@ -337,11 +347,12 @@ static int handle_imm(struct verbs_state *s, int peer, int q, uint32_t imm, uint
 	if (imm & IMM_ERR) {
 		log_err(LOG_TRANSPORT, "verbs peer=%d: tag 0x%llx length mismatch (receive %zu)",
 			peer, (unsigned long long)r->tag, r->len);
-		done_push(s, r->cookie, -EMSGSIZE, peer, 0, false);
 		r->used = false;
-	} else if (r->got >= r->len) {
-		done_push(s, r->cookie, 0, peer, r->len, false);
+		return verbs_recv_complete(s, r, peer, -EMSGSIZE, 0);
+	}
+	if (r->got >= r->len) {
 		r->used = false;
+		return verbs_recv_complete(s, r, peer, 0, r->len);
 	}
 	return 0;
 }
@@ -366,6 +377,8 @@ static int handle_wc(struct verbs_state *s, const struct ibv_wc *wc)
 	struct verbs_msg m;
 	int ret;
 
+	if (kind == WR_FLUSH)
+		return verbs_flush_wc(s, wc);
 	if (wc->status != IBV_WC_SUCCESS || !pp) {
 		log_err(LOG_TRANSPORT, "verbs %s %s peer=%d qpn=0x%x: %s (vendor_err 0x%x)",
 			s->dev.name, wr_kind_name(kind), peer, wc->qp_num,
@@ -400,7 +413,7 @@ static int handle_wc(struct verbs_state *s, const struct ibv_wc *wc)
 
 		pp->sq_used[q]--;
 		if (--r->chunks_out == 0 && r->all_issued) {
-			done_push(s, r->cookie, r->mismatch ? -EMSGSIZE : 0, peer,
+			verbs_done_push(s, r->cookie, r->mismatch ? -EMSGSIZE : 0, peer,
 				  r->mismatch ? 0 : r->len, true);
 			r->used = false;
 		}
@@ -451,5 +464,8 @@ int verbs_progress(struct verbs_state *s)
 				return ret;
 		}
 	}
+	ret = verbs_flush_post(s);
+	if (ret)
+		return ret;
 	return verbs_progress_sends(s);
 }
