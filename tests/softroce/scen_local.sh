@@ -23,8 +23,37 @@ expect_err "gid_index 9 is empty or out of range" --gid 9
 expect_err "verbs rxe0 has 1 port(s), there is no port 2" --device rxe0:2
 echo "== peer death: rank 1 exits after connect"
 timeout 60 verbs_pingpong --local 2 --die || rc=1
+# uptime_ms: busybox date has no %N; /proc/uptime counts in 10 ms steps
+uptime_ms() {
+	awk '{printf "%d", $1 * 1000}' /proc/uptime
+}
+# flushrun NAME: roce_flush4.ini once (the caller sets GRADSYNC_VERBS_FLUSH); checks every
+# size verified exact and prints "FLUSH NAME ..." lines: per-size times, wall time, flushes
+flushrun() {
+	name=$1
+	t0=$(uptime_ms)
+	timeout 120 gradsync run roce_flush4.ini --out /tmp/$name >/tmp/$name.out 2>&1 ||
+		{ cat /tmp/$name.out; echo "FLUSH $name run failed"; return 1; }
+	t1=$(uptime_ms)
+	rep=$(ls /tmp/$name/*/report.json)
+	sed -n '/time per operation/,/^$/p' /tmp/$name.out |
+		awk -v n="$name" '$1 ~ /^[0-9]+[KMG]?i?B$/ {print "FLUSH " n " size=" $1 " usec=" $2}'
+	nok=$(grep -o '"wrong": *0,' "$rep" | wc -l)
+	fl=$(grep -o 'flushes [0-9]*' "$rep" | head -1)
+	echo "FLUSH $name wall_ms=$((t1 - t0)) exact_sizes=$nok/5 ${fl:-no flush QP}"
+	[ "$nok" = 5 ] || { echo "FLUSH $name: results not exact"; return 1; }
+}
 if [ -x /bin/gradsync ]; then
 	echo "== gradsync run roce_local4.ini"
 	timeout 120 gradsync run roce_local4.ini || rc=1
+	echo "== receive flush: roce_flush4.ini without, then with GRADSYNC_VERBS_FLUSH=1"
+	flushrun noflush || rc=1
+	grep -q 'flushes' /tmp/noflush/*/report.json &&
+		{ echo "FLUSH noflush: a flush QP without GRADSYNC_VERBS_FLUSH"; rc=1; }
+	export GRADSYNC_VERBS_FLUSH=1
+	flushrun flush || rc=1
+	unset GRADSYNC_VERBS_FLUSH
+	grep -q 'flushes [1-9]' /tmp/flush/*/report.json ||
+		{ echo "FLUSH flush: the path note reports no flushes"; rc=1; }
 fi
 exit $rc

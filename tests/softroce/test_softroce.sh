@@ -44,7 +44,7 @@ if [ -x "$GRADSYNC_BIN" ]; then
 else
 	echo "note: $GRADSYNC_BIN not built, gradsync steps left out"
 fi
-SR_FILES="$SR_DIR/roce_local4.ini $SR_DIR/roce_2vm.ini"
+SR_FILES="$SR_DIR/roce_local4.ini $SR_DIR/roce_flush4.ini $SR_DIR/roce_2vm.ini"
 
 fails=0
 # nic MAC: a distinct MAC per VM gives distinct link-local GIDs
@@ -66,7 +66,7 @@ scenario_local() {
 		echo "FAIL scenario 1 (one VM, 4 ranks)"
 		fails=$((fails + 1))
 	fi
-	grep -E '^(PATH|PINGPONG|BW|LAT)' "$SR_LOGDIR/local.log" | tr -d '\r'
+	grep -E '^(PATH|PINGPONG|BW|LAT|FLUSH)' "$SR_LOGDIR/local.log" | tr -d '\r'
 }
 
 scenario_2vm() {
