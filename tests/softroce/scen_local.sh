@@ -6,6 +6,10 @@ timeout 60 verbs_pingpong --local 4 --qps 2 --device rxe0:1 --gid -1 || rc=1
 echo "== verbs_pingpong 2 ranks, cq_mode event, depth 16, nothing inline, 64 KiB writes"
 timeout 60 verbs_pingpong --local 2 --event --depth 16 --inline 0 --slot 65536 --device auto ||
 	rc=1
+echo "== verbs_pingpong 4 ranks, every receive flushed (GRADSYNC_VERBS_FLUSH=1), depth 16"
+# depth 16 bounds the loopback QP's READs too: deep queues wait for send queue room
+GRADSYNC_VERBS_FLUSH=1 timeout 60 verbs_pingpong --local 4 --qps 2 --depth 16 --device rxe0:1 ||
+	rc=1
 # expect_err WHAT ARGS...: open must fail and the log must name WHAT
 expect_err() {
 	want=$1
