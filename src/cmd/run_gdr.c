@@ -129,8 +129,8 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 	/* before Hopper, data the NIC wrote must be flushed before a kernel reads it: the
 	 * verbs transport reads from the region over a loopback QP (transport_env.gdr_flush) */
 	out->flush = g->cc_major < 9;
-	snprintf(out->reason, sizeof(out->reason), "GPU %s - NIC %s path %s within gdr_level %s, %s%s%s",
-		 gpu_pci, t->nics[n].name, topo_path_name(cls), out->gdr_level, mech,
+	snprintf(out->reason, sizeof(out->reason),
+		 "GPU %s - NIC %s path %s within gdr_level %s, %s%s%s", gpu_pci, t->nics[n].name, topo_path_name(cls), out->gdr_level, mech,
 		 o->gdr_read == GPU_OFF ? ", gdr_read = off" : "",
 		 out->flush ? ", receives flushed by loopback RDMA READ" : "");
 	return 0;

@@ -13,7 +13,7 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-#define EP_VERSION   1
+#define EP_VERSION 1
 
 /*
  * Endpoint record: this header, a bitmap of the ranks this rank connects to (nranks bits),
@@ -176,8 +176,8 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 	s->depth = GS_MIN(s->depth, s->dev.dattr.max_qp_wr);
 	/* every send and receive WR of every QP may sit in the one CQ at once: it must fit,
 	 * with depth more for the flush READs of the loopback QP (verbs_flush.c) */
-	s->depth = GS_MIN(s->depth,
-			  (s->dev.dattr.max_cqe - 16) / (GS_MAX(npeers, 1) * s->nqp * 2 + 1));
+	s->depth =
+	    GS_MIN(s->depth, (s->dev.dattr.max_cqe - 16) / (GS_MAX(npeers, 1) * s->nqp * 2 + 1));
 	if (s->depth < 8) {
 		log_err(LOG_TRANSPORT,
 			"verbs %s: %d peers x %d QPs do not fit a CQ of %d entries; "

@@ -78,7 +78,10 @@ int verbs_flush_setup(struct verbs_state *s)
 	    .send_cq = s->cq,
 	    .recv_cq = s->cq,
 	    .qp_type = IBV_QPT_RC,
-	    .cap = {.max_send_wr = s->depth, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
+	    .cap = {.max_send_wr = s->depth,
+		    .max_recv_wr = 1,
+		    .max_send_sge = 1,
+		    .max_recv_sge = 1},
 	};
 	int ret;
 
@@ -244,7 +247,8 @@ int verbs_flush_wc(struct verbs_state *s, const struct ibv_wc *wc)
 	struct verbs_flush *f = &s->fl;
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		log_err(LOG_TRANSPORT, "verbs %s flush rdma read peer=%d qpn=0x%x: %s (vendor_err 0x%x)",
+		log_err(LOG_TRANSPORT,
+			"verbs %s flush rdma read peer=%d qpn=0x%x: %s (vendor_err 0x%x)",
 			s->dev.name, WRID_PEER(wc->wr_id), wc->qp_num,
 			ibv_wc_status_str(wc->status), wc->vendor_err);
 		return -EIO;

@@ -1,25 +1,13 @@
 /*
  * Internal state of the verbs transport (ib and roce share it): device selection in
- * verbs_dev.c, QP setup in verbs_conn.c, the data path in verbs.c.
+ * verbs_dev.c, QP setup in verbs_conn.c, the data path in verbs.c and verbs_proto.c, the
+ * receive flush in verbs_flush.c.
  */
 #ifndef GS_TRANSPORT_VERBS_PRIV_H
 #define GS_TRANSPORT_VERBS_PRIV_H
 
 #ifndef RDMA_STATIC_PROVIDERS
 #define RDMA_STATIC_PROVIDERS all
-/* verbs_flush.c: the receive flush; all return 0 / -errno and never block */
-int verbs_flush_setup(struct verbs_state *s); /* loopback QP + READ target; idempotent */
-void verbs_flush_close(struct verbs_state *s);
-/* receive r of peer completed: to poll() now, or after a flush READ (and earlier ones) */
-int verbs_recv_complete(struct verbs_state *s, const struct verbs_rreq *r, int peer, int status,
-			size_t len);
-int verbs_flush_post(struct verbs_state *s);			   /* post READs queued */
-int verbs_flush_wc(struct verbs_state *s, const struct ibv_wc *wc); /* a READ completed */
-static inline uint64_t verbs_held_n(const struct verbs_state *s)
-{
-	return s->fl.tail - s->fl.head;
-}
-
 #endif
 #include <infiniband/verbs.h>
 
@@ -31,10 +19,10 @@ static inline uint64_t verbs_held_n(const struct verbs_state *s)
 #define VERBS_RID_IDX_BITS 10	       /* log2(VERBS_REQ_MAX): the rest of a rid is a generation */
 #define VERBS_CREDIT_MAX   127	       /* credits one immediate can return (7 bits) */
 #define VERBS_EP_MAGIC	   0x67735652u /* "gsVR" */
-#define VERBS_QP_TIMEOUT   18 /* 4.096us * 2^18 = 1.07 s per try, as NCCL_IB_TIMEOUT's default */
-#define VERBS_QP_RETRY	   6  /* rxe reads 7 as "retry forever" (as for RNR): a dead peer would hang */
-#define VERBS_QP_RNR_RETRY 7  /* infinite: credits keep RNR away, this only guards the window */
-#define VERBS_FLUSH_BYTES  4  /* bytes one flush READ fetches */
+#define VERBS_QP_TIMEOUT   18	       /* 4.096us * 2^18 = 1.07 s a try (NCCL_IB_TIMEOUT) */
+#define VERBS_QP_RETRY	   6	       /* rxe reads 7 as "forever": a dead peer would hang */
+#define VERBS_QP_RNR_RETRY 7 /* infinite: credits keep RNR away, this only guards the window */
+#define VERBS_FLUSH_BYTES  4 /* bytes one flush READ fetches */
 
 /* Immediate data of a data write: [31] length mismatch, [30:24] credits, [23:0] rid. */
 #define IMM_ERR	       (1u << 31)
@@ -43,9 +31,9 @@ static inline uint64_t verbs_held_n(const struct verbs_state *s)
 
 /* wr_id: [63:60] kind, [59:36] peer, [35:28] qp index, [27:0] slot or request index */
 enum verbs_wr_kind {
-	WR_RECV = 1, /* a control receive buffer (also consumed by data immediates) */
-	WR_CTRL = 2, /* a control send */
-	WR_DATA = 3, /* one chunk write of a send request */
+	WR_RECV = 1,  /* a control receive buffer (also consumed by data immediates) */
+	WR_CTRL = 2,  /* a control send */
+	WR_DATA = 3,  /* one chunk write of a send request */
 	WR_FLUSH = 4, /* a loopback RDMA READ flushing a receive (verbs_flush.c) */
 };
 #define WRID(k, peer, q, idx)                                                                      \
@@ -238,7 +226,7 @@ void verbs_flush_close(struct verbs_state *s);
 /* receive r of peer completed: to poll() now, or after a flush READ (and earlier ones) */
 int verbs_recv_complete(struct verbs_state *s, const struct verbs_rreq *r, int peer, int status,
 			size_t len);
-int verbs_flush_post(struct verbs_state *s);			   /* post READs queued */
+int verbs_flush_post(struct verbs_state *s);			    /* post READs queued */
 int verbs_flush_wc(struct verbs_state *s, const struct ibv_wc *wc); /* a READ completed */
 static inline uint64_t verbs_held_n(const struct verbs_state *s)
 {

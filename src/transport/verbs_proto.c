@@ -414,7 +414,7 @@ static int handle_wc(struct verbs_state *s, const struct ibv_wc *wc)
 		pp->sq_used[q]--;
 		if (--r->chunks_out == 0 && r->all_issued) {
 			verbs_done_push(s, r->cookie, r->mismatch ? -EMSGSIZE : 0, peer,
-				  r->mismatch ? 0 : r->len, true);
+					r->mismatch ? 0 : r->len, true);
 			r->used = false;
 		}
 		return 0;

@@ -41,7 +41,8 @@ flushrun() {
 	t1=$(uptime_ms)
 	rep=$(ls /tmp/$name/*/report.json)
 	sed -n '/time per operation/,/^$/p' /tmp/$name.out |
-		awk -v n="$name" '$1 ~ /^[0-9]+[KMG]?i?B$/ {print "FLUSH " n " size=" $1 " usec=" $2}'
+		awk -v n="$name" \
+			'$1 ~ /^[0-9]+[KMG]?i?B$/ {print "FLUSH " n " size=" $1 " usec=" $2}'
 	nok=$(grep -o '"wrong": *0,' "$rep" | wc -l)
 	fl=$(grep -o 'flushes [0-9]*' "$rep" | head -1)
 	echo "FLUSH $name wall_ms=$((t1 - t0)) exact_sizes=$nok/5 ${fl:-no flush QP}"
