@@ -130,7 +130,8 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 	 * verbs transport reads from the region over a loopback QP (transport_env.gdr_flush) */
 	out->flush = g->cc_major < 9;
 	snprintf(out->reason, sizeof(out->reason),
-		 "GPU %s - NIC %s path %s within gdr_level %s, %s%s%s", gpu_pci, t->nics[n].name, topo_path_name(cls), out->gdr_level, mech,
+		 "GPU %s - NIC %s path %s within gdr_level %s, %s%s%s", gpu_pci, t->nics[n].name,
+		 topo_path_name(cls), out->gdr_level, mech,
 		 o->gdr_read == GPU_OFF ? ", gdr_read = off" : "",
 		 out->flush ? ", receives flushed by loopback RDMA READ" : "");
 	return 0;
