@@ -27,8 +27,8 @@ static int candidate_kinds(int want, int *kinds, int max)
 		const struct transport_ops *ops = transport_at(i);
 
 		if (want == TP_AUTO) {
-			/* auto never picks the GPU-only or reference transports for host buffers */
-			if (ops->kind == TP_CUDAIPC || ops->kind == TP_NCCL)
+			/* never the reference; cudaipc only says yes for GPU buffers (gpu_buffers) */
+			if (ops->kind == TP_NCCL)
 				continue;
 		} else if (ops->kind != want) {
 			continue;
@@ -173,13 +173,21 @@ const char *run_comm_algo_name(const struct run_comm *rc, int algo)
 int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 {
 	int n = rr->li.nranks, me = rr->li.rank, want = rr->ecase->cfg.transport.kind;
-	bool used_global[TP_KIND_COUNT] = { false };
+	bool used_global[TP_KIND_COUNT] = { false }, gpu_buffers;
 	uint32_t *mine = NULL, *can = NULL;
 	char *eps = NULL;
 	int ret = 0, k, p;
 
 	memset(rc, 0, sizeof(*rc));
 	rc->nranks = n;
+	/*
+	 * GPU buffers on one host: cudaipc may serve every pair. Across hosts the network path
+	 * may stage, and one buffer cannot be device memory for cudaipc and a host mirror for
+	 * tcp at once, so auto then keeps to shm/verbs/tcp.
+	 */
+	gpu_buffers = rr->gpu && strcmp(rr->ecase->cfg.gpu.device, "none");
+	for (p = 0; p < n; p++)
+		gpu_buffers &= rr->host_of_rank[p] == rr->host_of_rank[0];
 	rc->peer_kind = calloc(n, sizeof(*rc->peer_kind));
 	mine = calloc(n, sizeof(*mine));
 	can = calloc((size_t)n * n, sizeof(*can));
@@ -219,6 +227,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 		env->opts = &rr->ecase->cfg.transport;
 		env->numa_node = -1;
 		env->abort_flag = bootstrap_abort_flag(rr->bs);
+		env->gpu_buffers = gpu_buffers;
 	}
 	/* who can reach whom, by each transport's own predicate */
 	for (p = 0; p < n; p++) {

@@ -62,44 +62,53 @@ static int count_numa_nodes(void)
 }
 
 /*
- * The node's GPUs from sysfs and the kernel driver's version: the driver process builds the
- * fingerprint and must not initialise CUDA before it forks the ranks (gpu/gpu.h). Each case
- * adds the CUDA view of its rank 0's GPU ("gpu": name, cc, memory).
+ * The node's GPUs and RDMA NICs from sysfs, and the GPU kernel driver's version: the
+ * driver process builds the fingerprint and must not initialise CUDA before it forks the
+ * ranks (gpu/gpu.h). Each case adds the CUDA view of its rank 0's GPU ("gpu") and the
+ * path it used ("path": active MTU, GID, QPs).
  */
-static json_t *gpus_json(char *driver, size_t len)
+static void devices_json(json_t *fp)
 {
 	struct topo *t = calloc(1, sizeof(*t));
-	json_t *arr = json_array();
-	FILE *f;
+	json_t *gpus = json_array(), *nics = json_array();
+	char driver[64] = "";
+	FILE *f = fopen("/sys/module/nvidia/version", "r");
 
-	driver[0] = '\0';
-	f = fopen("/sys/module/nvidia/version", "r");
 	if (f) {
-		if (!fgets(driver, (int)len, f))
+		if (!fgets(driver, (int)sizeof(driver), f))
 			driver[0] = '\0';
 		driver[strcspn(driver, "\n")] = '\0';
 		fclose(f);
 	}
-	if (!t || topo_discover("/sys", t)) {
-		free(t);
-		return arr;
-	}
-	for (int i = 0; i < t->n_gpus; i++) {
-		const struct topo_gpu *g = &t->gpus[i];
+	if (t && topo_discover("/sys", t) == 0) {
+		for (int i = 0; i < t->n_gpus; i++) {
+			const struct topo_gpu *g = &t->gpus[i];
 
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "bus_id", g->pci,
-						     "name", g->model, "driver", driver, "numa",
-						     g->numa, "pcie_gen",
-						     topo_pcie_gen(g->link.cur_gts), "pcie_width",
-						     g->link.cur_width));
+			json_array_append_new(gpus, json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "bus_id",
+							      g->pci, "name", g->model, "driver", driver,
+							      "numa", g->numa, "pcie_gen",
+							      topo_pcie_gen(g->link.cur_gts), "pcie_width",
+							      g->link.cur_width));
+		}
+		/* one entry per port: firmware, rate and link layer make comparisons (un)fair */
+		for (int i = 0; i < t->n_nics; i++) {
+			const struct topo_nic *n = &t->nics[i];
+
+			for (int p = 0; p < n->n_ports; p++)
+				json_array_append_new(nics, json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i}",
+					"device", n->name, "port", n->ports[p].num, "fw_ver", n->fw_ver,
+					"rate", n->ports[p].rate, "link_layer", n->ports[p].link_layer,
+					"state", n->ports[p].state, "numa", n->numa));
+		}
 	}
 	free(t);
-	return arr;
+	json_object_set_new(fp, "gpus", gpus);
+	json_object_set_new(fp, "gpu_driver", json_string(driver));
+	json_object_set_new(fp, "nics", nics);
 }
 
 json_t *run_env_fingerprint(void)
 {
-	char driver[64];
 	struct utsname u;
 	char host[256] = "", os[256], cpu[256], kernel[512] = "";
 	json_t *j = json_object();
@@ -118,8 +127,7 @@ json_t *run_env_fingerprint(void)
 	json_object_set_new(j, "memory_bytes",
 			    json_integer((json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE)));
 	json_object_set_new(j, "glibc", json_string(gnu_get_libc_version()));
-	json_object_set_new(j, "gpus", gpus_json(driver, sizeof(driver)));
-	json_object_set_new(j, "gpu_driver", json_string(driver));
+	devices_json(j);
 	return j;
 }
 

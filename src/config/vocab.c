@@ -17,7 +17,7 @@
 
 /* Transport names: the config vocabulary of enum transport_kind, one row per kind. */
 static const struct cfg_choice transport_choices[] = {
-	{ "auto", TP_AUTO, "per peer: shm on the same host, else verbs if a port is up, else tcp" },
+	{ "auto", TP_AUTO, "per peer: cudaipc for GPU buffers on one host, else shm on the same host, verbs if a port is up, else tcp" },
 	{ "tcp", TP_TCP, "TCP sockets, several streams per peer" },
 	{ "shm", TP_SHM, "POSIX shared-memory rings between ranks of one host" },
 	{ "ib", TP_IB, "RDMA verbs over InfiniBand (LID routing)" },

@@ -49,11 +49,16 @@ const struct cipc_dev cipc_gpu_dev = {
     .event_query = gpu_event_query,
 };
 
-/* Same host, asked for by name, and a GPU here (the peer's answer covers its side). */
+/*
+ * Same host, a GPU here (the peer's answer covers its side), and asked for by name, or
+ * under auto when the runner says every buffer of the case is GPU memory on one host.
+ */
 static bool cipc_can_connect(const struct transport_env *env, int peer)
 {
-	return shm_pair_on_host(env, peer) && env->opts && env->opts->kind == TP_CUDAIPC &&
-	       gpu_available();
+	bool wanted = env->opts && (env->opts->kind == TP_CUDAIPC ||
+				    (env->opts->kind == TP_AUTO && env->gpu_buffers));
+
+	return shm_pair_on_host(env, peer) && wanted && gpu_available();
 }
 
 static bool cipc_seg_valid(const struct shm_pair_hdr *h GS_UNUSED, size_t size)

@@ -91,6 +91,8 @@ struct transport_env {
 	const struct transport_opts *opts;
 	int numa_node;                   /* -1 = no binding; where internal buffers should live */
 	volatile const int *abort_flag;  /* set by the launcher when the job is aborting */
+	bool gpu_buffers;                /* this case's buffers are GPU memory on every rank of a
+					  * single host: cudaipc may volunteer under auto */
 	/* receives into MEM_CUDA regions are flushed with a loopback RDMA READ before
 	 * completion (GPUs before Hopper) */
 	bool gdr_flush;
