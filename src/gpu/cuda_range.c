@@ -5,7 +5,6 @@
 #include <cudaTypedefs.h>
 
 #include "gpu/gpu.h"
-#include "gpu/gpu_range.h"
 #include "gpu/cuda_priv.h"
 #include "util/log.h"
 

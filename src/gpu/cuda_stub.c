@@ -273,3 +273,8 @@ void gpu_memops_traffic(const struct gpu_memops *m GS_UNUSED, uint64_t *d2h, uin
 	*d2h = 0;
 	*h2d = 0;
 }
+
+int gpu_mem_range(const void *p GS_UNUSED, void **base GS_UNUSED, size_t *bytes GS_UNUSED)
+{
+	return stub();
+}

@@ -177,6 +177,14 @@ struct gpu_dmabuf {
 	void *base;
 };
 
+/*
+ * The allocation that holds a device pointer (cuMemGetAddressRange): CUDA IPC exports
+ * whole allocations, so a transport sending into a buffer in the middle of one needs its
+ * base. *base and *bytes of the cudaMalloc allocation containing p; -EINVAL (logged) when
+ * p is not device memory, -ENODEV / -ENOTSUP without a driver / without CUDA.
+ */
+int gpu_mem_range(const void *p, void **base, size_t *bytes);
+
 /* -ENOTSUP (logged with the reason) when the device or driver cannot export dma-bufs. */
 int gpu_dmabuf_export(const void *ptr, size_t bytes, struct gpu_dmabuf *out);
 void gpu_dmabuf_close(struct gpu_dmabuf *d);

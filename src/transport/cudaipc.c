@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu/gpu_range.h"
+#include "gpu/gpu.h"
 #include "transport/cudaipc_priv.h"
 #include "util/common.h"
 #include "util/log.h"
