@@ -80,6 +80,19 @@ static void rank_abort(struct run_rank *rr, int err)
 	bootstrap_abort(rr->bs, why);
 }
 
+/* Where each rank ran: the report's per-rank hostnames. */
+static json_t *hosts_json(const struct run_rank *rr)
+{
+	json_t *arr = json_array();
+	int r;
+
+	for (r = 0; rr->hosts && r < rr->li.nranks; r++)
+		json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i}", "rank", r, "hostname",
+						     rr->hosts[r].hostname, "host_index",
+						     rr->host_of_rank[r], "pid", rr->hosts[r].pid));
+	return arr;
+}
+
 /* Every key of the case, "section.key": "value", and the swept ones apart. */
 static void case_config_json(const struct run_rank *rr, json_t *c)
 {
@@ -160,6 +173,7 @@ int run_rank_case(struct run_rank *rr)
 	json_object_set_new(c, "index", json_integer(rr->case_index));
 	json_object_set_new(c, "nranks", json_integer(rr->li.nranks));
 	json_object_set_new(c, "launcher", json_string(rr->li.launcher));
+	json_object_set_new(c, "hosts", hosts_json(rr));
 	case_config_json(rr, c);
 	json_object_set_new(c, "status", json_string(ret ? "failed" : "ok"));
 	if (ret) {

@@ -137,6 +137,21 @@ static void fill_scaling(json_t *cases)
 	}
 }
 
+/* The hosts of the widest case stand for the run's per-rank hostnames. */
+static json_t *run_hosts(json_t *cases)
+{
+	json_t *hosts = NULL, *cj;
+	size_t i;
+
+	json_array_foreach(cases, i, cj) {
+		json_t *h = json_object_get(cj, "hosts");
+
+		if (json_is_array(h) && (!hosts || json_array_size(h) > json_array_size(hosts)))
+			hosts = h;
+	}
+	return hosts ? json_incref(hosts) : json_array();
+}
+
 int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
 			int only_case, int argc, char **argv, const struct launch_info *li)
 {
@@ -177,6 +192,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		json_array_append_new(cases, cj);
 	}
 	fill_scaling(cases);
+	json_object_set_new(root, "hosts", run_hosts(cases));
 	json_object_set_new(root, "nranks", json_integer(nranks));
 	json_object_set_new(root, "cases", cases);
 	st = run_report_write(dir, root, &exp->base.report);
