@@ -143,8 +143,6 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 /* mean/p50/p99/min/max of v (sorted in place) as a JSON object, scaled by scale; the
  * report schema names the mean "avg" for collective times and "mean" for workload ones. */
 json_t *run_stats_json(double *v, size_t n, double scale, const char *mean_key);
-/* Gather one blob per rank to rank 0; on rank 0 *all has nranks entries. */
-int run_gather(struct run_rank *rr, const void *mine, size_t len, void ***all, size_t **lens);
 
 /* Node fingerprint (kernel, CPU, memory, glibc, NUMA nodes, hostname) and relevant env. */
 json_t *run_env_fingerprint(void);

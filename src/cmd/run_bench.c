@@ -89,7 +89,7 @@ static int collect_row(struct run_rank *rr, struct run_comm *rc, struct run_samp
 	struct run_samples **all = NULL;
 	int ret, r, n = rr->li.nranks;
 
-	ret = run_gather(rr, s, len, (void ***)&all, &lens);
+	ret = bootstrap_gatherv(rr->bs, s, len, (void ***)&all, &lens);
 	if (ret || rr->li.rank != 0)
 		return ret;
 	for (r = 0; r < n; r++) {

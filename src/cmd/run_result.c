@@ -83,8 +83,3 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 	free(t);
 	return row;
 }
-
-int run_gather(struct run_rank *rr, const void *mine, size_t len, void ***all, size_t **lens)
-{
-	return bootstrap_gatherv(rr->bs, mine, len, all, lens);
-}

@@ -284,7 +284,7 @@ static int gather_results(struct run_rank *rr, struct ddp_result *mine, struct d
 	memcpy(blob + sizeof(h), mine->iter, ni * sizeof(struct ddp_iter));
 	memcpy(blob + sizeof(h) + ni * sizeof(struct ddp_iter), mine->bucket,
 	       nb * sizeof(struct ddp_bucket_times));
-	ret = run_gather(rr, blob, len, (void ***)&blobs, &lens);
+	ret = bootstrap_gatherv(rr->bs, blob, len, (void ***)&blobs, &lens);
 	free(blob);
 	if (ret || rr->li.rank != 0)
 		return ret;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "launch/launch.h"
+#include "util/hash.h"
 #include "util/log.h"
 
 /*
@@ -21,14 +22,8 @@
 
 uint64_t launch_token_from_string(const char *s)
 {
-	/* FNV-1a, 64 bit: stable across hosts and builds, good enough to tell jobs apart. */
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	/* stable across hosts and builds, good enough to tell jobs apart */
+	return hash_fnv1a64(s, strlen(s));
 }
 
 /* Strict decimal: digits only (optional leading '-'), no blanks, no base prefixes. */

@@ -88,36 +88,3 @@ int fs_make_unique_dir(const char *parent, const char *name, char *out, size_t l
 	}
 	return -EEXIST;
 }
-
-int fs_read_all(const char *path, char **data, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap = (cap ? cap * 2 : 65536));
-
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*data = buf;
-	if (len)
-		*len = n;
-	return 0;
-}

@@ -9,7 +9,5 @@ int fs_write_atomic(const char *path, const void *data, size_t len);
 int fs_mkdir_p(const char *path);
 /* Create PARENT/NAME-YYYYmmdd-HHMMSS (or -2, -3, ... if taken); never reuses one. */
 int fs_make_unique_dir(const char *parent, const char *name, char *out, size_t len);
-/* Read a whole file (NUL-terminated, caller frees). */
-int fs_read_all(const char *path, char **data, size_t *len);
 
 #endif
