@@ -170,20 +170,16 @@ static int plan_opt(int c, const char *arg, struct workload_opts *w)
 	}
 }
 
-/* The workload options before the command-line overrides: table defaults or FILE.ini. */
-static int plan_base(int argc, char **argv, struct workload_opts *w)
+/* The workload options before the command-line overrides: FILE.ini's first case or, with
+ * no file, the key table's defaults. */
+static int plan_base(const char *path, struct workload_opts *w)
 {
 	struct experiment *exp;
 	char err[EXP_ERR_MAX];
 	struct cfg *c;
-	int i, ret;
+	int ret;
 
-	for (i = 1; i < argc; i++)
-		if (argv[i][0] != '-' && strstr(argv[i], ".ini") &&
-		    (i == 1 || argv[i - 1][0] != '-' || strchr(argv[i - 1], '=') ||
-		     !strcmp(argv[i - 1], "--json") || !strcmp(argv[i - 1], "--tensors")))
-			break;
-	if (i == argc) {
+	if (!path) {
 		c = malloc(sizeof(*c));
 		if (!c || cfg_defaults(c, err, sizeof(err))) {
 			free(c);
@@ -196,7 +192,7 @@ static int plan_base(int argc, char **argv, struct workload_opts *w)
 	exp = calloc(1, sizeof(*exp));
 	if (!exp)
 		return GS_EXIT_FAIL;
-	ret = experiment_load(argv[i], exp, err, sizeof(err));
+	ret = experiment_load(path, exp, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "%s\n", err);
 		free(exp);
@@ -213,12 +209,13 @@ int cmd_plan(int argc, char **argv)
 {
 	bool json = false, tensors = false, list = false;
 	struct workload_opts w;
-	int c, ret;
+	struct {
+		int opt;
+		char *arg;
+	} over[64];
+	int c, i, nover = 0, ret;
 
-	/* defaults from the key table, then FILE.ini's first case, then the options */
-	ret = plan_base(argc, argv, &w);
-	if (ret)
-		return ret;
+	/* one getopt pass: options are kept, then applied over FILE.ini or the defaults */
 	optind = 0; /* glibc: restart scanning, main() may have used getopt already */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", plan_options, NULL)) != -1) {
@@ -243,16 +240,25 @@ int cmd_plan(int argc, char **argv)
 				argv[optind - 1]);
 			return GS_EXIT_USAGE;
 		default:
-			ret = plan_opt(c, optarg, &w);
-			if (ret)
-				return ret;
+			if (nover == (int)ARRAY_SIZE(over)) {
+				fprintf(stderr, "gradsync plan: too many options\n");
+				return GS_EXIT_USAGE;
+			}
+			over[nover].opt = c;
+			over[nover++].arg = optarg;
 		}
 	}
-	if (optind < argc - 1 || (optind == argc - 1 && !strstr(argv[optind], ".ini"))) {
+	/* getopt_long moved the operands last: at most one, the experiment file */
+	if (optind < argc - 1) {
 		fprintf(stderr, "gradsync plan: unexpected argument '%s' (see --help)\n",
-			argv[optind]);
+			argv[optind + 1]);
 		return GS_EXIT_USAGE;
 	}
+	ret = plan_base(optind < argc ? argv[optind] : NULL, &w);
+	for (i = 0; !ret && i < nover; i++)
+		ret = plan_opt(over[i].opt, over[i].arg, &w);
+	if (ret)
+		return ret;
 	if (list) {
 		plan_list(stdout);
 		return GS_EXIT_OK;
