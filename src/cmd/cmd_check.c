@@ -47,11 +47,9 @@ static void print_base(const struct experiment *exp)
 int cmd_check(int argc, char **argv)
 {
 	struct experiment *exp;
-	char err[EXP_ERR_MAX];
 	bool full = false;
 	const char *path = NULL;
 	size_t i;
-	int ret;
 
 	for (i = 1; i < (size_t)argc; i++) {
 		if (!strcmp(argv[i], "--full")) {
@@ -73,15 +71,9 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "gradsync check: missing FILE.ini\n");
 		return GS_EXIT_USAGE;
 	}
-	exp = calloc(1, sizeof(*exp));
+	exp = experiment_open(path);
 	if (!exp)
-		return GS_EXIT_FAIL;
-	ret = experiment_load(path, exp, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "%s\n", err);
-		free(exp);
 		return GS_EXIT_USAGE;
-	}
 	printf("%s: experiment '%s', %zu case%s\n", path, exp->base.experiment.name, exp->ncases,
 	       exp->ncases == 1 ? "" : "s");
 	print_base(exp);
@@ -92,7 +84,6 @@ int cmd_check(int argc, char **argv)
 		if (full)
 			experiment_write_case_ini(stdout, exp, &exp->cases[i]);
 	}
-	experiment_free(exp);
-	free(exp);
+	experiment_delete(exp);
 	return GS_EXIT_OK;
 }

@@ -177,7 +177,6 @@ static int plan_base(const char *path, struct workload_opts *w)
 	struct experiment *exp;
 	char err[EXP_ERR_MAX];
 	struct cfg *c;
-	int ret;
 
 	if (!path) {
 		c = malloc(sizeof(*c));
@@ -189,19 +188,12 @@ static int plan_base(const char *path, struct workload_opts *w)
 		free(c);
 		return 0;
 	}
-	exp = calloc(1, sizeof(*exp));
+	exp = experiment_open(path);
 	if (!exp)
-		return GS_EXIT_FAIL;
-	ret = experiment_load(path, exp, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "%s\n", err);
-		free(exp);
 		return GS_EXIT_USAGE;
-	}
 	/* the plan of the first case; a swept model or cap shows with --model/--bucket-cap */
 	*w = exp->cases[0].cfg.workload;
-	experiment_free(exp);
-	free(exp);
+	experiment_delete(exp);
 	return 0;
 }
 

@@ -55,24 +55,20 @@ static int newest_run(const struct experiment *exp, char *out, size_t len)
 static int resolve_input(const char *in, char *path, size_t len)
 {
 	struct experiment *exp;
-	char err[EXP_ERR_MAX];
 	int ret;
 
 	if (!strstr(in, ".ini")) {
 		snprintf(path, len, "%s", in);
 		return 0;
 	}
-	exp = calloc(1, sizeof(*exp));
+	exp = experiment_open(in);
 	if (!exp)
-		return -ENOMEM;
-	ret = experiment_load(in, exp, err, sizeof(err));
+		return -EINVAL;
+	ret = newest_run(exp, path, len);
 	if (ret)
-		fprintf(stderr, "%s\n", err);
-	else if ((ret = newest_run(exp, path, len)))
 		fprintf(stderr, "gradsync predict: no run of '%s' under %s/ (run it first: gradsync run %s)\n",
 			exp->base.experiment.name, exp->base.experiment.output_dir, in);
-	experiment_free(exp);
-	free(exp);
+	experiment_delete(exp);
 	return ret;
 }
 

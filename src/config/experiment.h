@@ -59,6 +59,12 @@ struct experiment {
  */
 int experiment_load(const char *path, struct experiment *exp, char *err, size_t errlen);
 void experiment_free(struct experiment *exp);
+/*
+ * What the verbs call: allocate and load path. NULL on failure, with the one-line error
+ * printed to stderr (exit code 2 for the caller). experiment_delete frees it all.
+ */
+struct experiment *experiment_open(const char *path);
+void experiment_delete(struct experiment *exp);
 
 /* Fully resolved INI text of one case (every key, defaults included). */
 void experiment_write_case_ini(FILE *out, const struct experiment *exp, const struct exp_case *c);

@@ -388,3 +388,28 @@ void experiment_free(struct experiment *exp)
 	exp->cases = NULL;
 	exp->ncases = 0;
 }
+
+struct experiment *experiment_open(const char *path)
+{
+	struct experiment *exp = calloc(1, sizeof(*exp));
+	char err[EXP_ERR_MAX];
+
+	if (!exp) {
+		fprintf(stderr, "%s: out of memory\n", path);
+		return NULL;
+	}
+	if (experiment_load(path, exp, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		experiment_delete(exp);
+		return NULL;
+	}
+	return exp;
+}
+
+void experiment_delete(struct experiment *exp)
+{
+	if (!exp)
+		return;
+	experiment_free(exp);
+	free(exp);
+}

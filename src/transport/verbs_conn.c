@@ -333,21 +333,20 @@ static int ep_qpns(const struct verbs_state *s, int p, const struct verbs_ep_hdr
 	return 0;
 }
 
-static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_hdr *h,
-		    uint32_t rqpn)
+int verbs_qp_rtr_rts(struct verbs_state *s, struct ibv_qp *qp, const struct verbs_qp_dest *d,
+		     const char *who)
 {
 	const struct transport_opts *o = s->env->opts;
-	struct ibv_qp *qp = s->peers[p]->qp[q];
 	struct ibv_qp_attr a = {
 	    .qp_state = IBV_QPS_RTR,
-	    .path_mtu = GS_MIN(s->dev.mtu, (enum ibv_mtu)h->mtu),
-	    .dest_qp_num = rqpn,
-	    .rq_psn = h->psn,
-	    .max_dest_rd_atomic = 1,
+	    .path_mtu = d->mtu,
+	    .dest_qp_num = d->qpn,
+	    .rq_psn = d->psn,
+	    .max_dest_rd_atomic = d->rd_atomic,
 	    .min_rnr_timer = 12,
 	    .ah_attr =
 		{
-		    .dlid = h->lid,
+		    .dlid = d->lid,
 		    .sl = o->service_level,
 		    .port_num = s->dev.port,
 		},
@@ -360,14 +359,14 @@ static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_h
 		a.ah_attr.grh.sgid_index = s->dev.gid_index;
 		a.ah_attr.grh.hop_limit = 64;
 		a.ah_attr.grh.traffic_class = o->traffic_class;
-		memcpy(a.ah_attr.grh.dgid.raw, h->gid, 16);
+		memcpy(a.ah_attr.grh.dgid.raw, d->gid, 16);
 	}
 	e = ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	if (e) {
-		log_err(LOG_TRANSPORT, "ibv_modify_qp RTR peer=%d qpn=0x%x -> 0x%x: %s", p,
-			qp->qp_num, rqpn, strerror(e));
+		log_err(LOG_TRANSPORT, "ibv_modify_qp RTR %s qpn=0x%x -> 0x%x: %s", who, qp->qp_num,
+			d->qpn, strerror(e));
 		return -e;
 	}
 	memset(&a, 0, sizeof(a));
@@ -376,15 +375,37 @@ static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_h
 	a.retry_cnt = VERBS_QP_RETRY;
 	a.rnr_retry = VERBS_QP_RNR_RETRY;
 	a.sq_psn = s->psn;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = d->rd_init;
 	e = ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (e) {
-		log_err(LOG_TRANSPORT, "ibv_modify_qp RTS peer=%d qpn=0x%x: %s", p, qp->qp_num,
+		log_err(LOG_TRANSPORT, "ibv_modify_qp RTS %s qpn=0x%x: %s", who, qp->qp_num,
 			strerror(e));
 		return -e;
 	}
+	return 0;
+}
+
+static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_hdr *h,
+		    uint32_t rqpn)
+{
+	struct verbs_qp_dest d = {
+		.qpn = rqpn,
+		.psn = h->psn,
+		.lid = h->lid,
+		.mtu = GS_MIN(s->dev.mtu, (enum ibv_mtu)h->mtu),
+		.rd_atomic = 1,
+		.rd_init = 1,
+	};
+	char who[24];
+	int ret;
+
+	memcpy(d.gid, h->gid, 16);
+	snprintf(who, sizeof(who), "peer=%d", p);
+	ret = verbs_qp_rtr_rts(s, s->peers[p]->qp[q], &d, who);
+	if (ret)
+		return ret;
 	s->peers[p]->rqpn[q] = rqpn;
 	s->peers[p]->cred[q] = s->depth; /* the peer pre-posted depth receives */
 	return 0;

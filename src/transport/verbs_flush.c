@@ -10,65 +10,34 @@
 #include "transport/verbs_priv.h"
 #include "util/log.h"
 
-/* INIT -> RTR -> RTS with the QP's own number, LID and GID as the destination. */
+/* INIT, then RTR -> RTS with the QP's own number, LID and GID as the destination. */
 static int loop_connect(struct verbs_state *s, struct ibv_qp *qp)
 {
 	const struct verbs_dev *d = &s->dev;
-	int rd = GS_MAX(1, GS_MIN(d->dattr.max_qp_rd_atom, 16));
-	int init_rd = GS_MAX(1, GS_MIN(d->dattr.max_qp_init_rd_atom, 16));
 	struct ibv_qp_attr a = {
 	    .qp_state = IBV_QPS_INIT,
 	    .port_num = d->port,
 	    .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
 	};
-	const char *step = "INIT";
+	struct verbs_qp_dest self = {
+		.qpn = qp->qp_num,
+		.psn = s->psn,
+		.lid = d->pattr.lid,
+		.mtu = d->mtu,
+		.rd_atomic = GS_MAX(1, GS_MIN(d->dattr.max_qp_rd_atom, 16)),
+		.rd_init = GS_MAX(1, GS_MIN(d->dattr.max_qp_init_rd_atom, 16)),
+	};
 	int e;
 
 	e = ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (e)
-		goto out_err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = d->mtu;
-	a.dest_qp_num = qp->qp_num;
-	a.rq_psn = s->psn;
-	a.max_dest_rd_atomic = rd;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = d->pattr.lid;
-	a.ah_attr.sl = s->env->opts->service_level;
-	a.ah_attr.port_num = d->port;
-	if (d->link_layer == IBV_LINK_LAYER_ETHERNET) {
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.sgid_index = d->gid_index;
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.grh.traffic_class = s->env->opts->traffic_class;
-		memcpy(a.ah_attr.grh.dgid.raw, d->gid.raw, 16);
+	if (e) {
+		log_err(LOG_TRANSPORT, "ibv_modify_qp INIT flush loopback qpn=0x%x: %s", qp->qp_num,
+			strerror(e));
+		return -e;
 	}
-	step = "RTR";
-	e = ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (e)
-		goto out_err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = VERBS_QP_TIMEOUT;
-	a.retry_cnt = VERBS_QP_RETRY;
-	a.rnr_retry = VERBS_QP_RNR_RETRY;
-	a.sq_psn = s->psn;
-	a.max_rd_atomic = init_rd;
-	step = "RTS";
-	e = ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (e)
-		goto out_err;
-	return 0;
-out_err:
-	log_err(LOG_TRANSPORT, "ibv_modify_qp %s flush loopback qpn=0x%x: %s", step, qp->qp_num,
-		strerror(e));
-	return -e;
+	memcpy(self.gid, d->gid.raw, 16);
+	return verbs_qp_rtr_rts(s, qp, &self, "flush loopback");
 }
 
 int verbs_flush_setup(struct verbs_state *s)

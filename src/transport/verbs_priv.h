@@ -233,4 +233,19 @@ static inline uint64_t verbs_held_n(const struct verbs_state *s)
 	return s->fl.tail - s->fl.head;
 }
 
+/* Where a QP sends: the remote (or, for the flush loopback, its own) queue pair. */
+struct verbs_qp_dest {
+	uint32_t qpn;
+	uint32_t psn;
+	uint16_t lid;
+	uint8_t gid[16];
+	enum ibv_mtu mtu;
+	int rd_atomic;   /* RDMA READs the QP serves at once */
+	int rd_init;     /* RDMA READs the QP issues at once */
+};
+
+/* INIT -> RTR -> RTS toward d; who names the QP in the one log line on failure. */
+int verbs_qp_rtr_rts(struct verbs_state *s, struct ibv_qp *qp, const struct verbs_qp_dest *d,
+		     const char *who);
+
 #endif
