@@ -8,7 +8,24 @@ T=$(mktemp -d)
 pids=
 trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
 fails=0
-port=$((30000 + $$ % 20000))
+# A free rendezvous port below the kernel's ephemeral range (32768+), where the
+# transports' own sockets can never take it between runs.
+free_port() {
+	python3 - "$1" <<'PY'
+import socket, sys
+for p in range(int(sys.argv[1]), 32000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        print(p)
+        break
+    except OSError:
+        pass
+    finally:
+        s.close()
+PY
+}
+port=$(free_port $((20000 + $$ % 10000)))
 
 cat >"$T/long.ini" <<INI
 [experiment]
@@ -47,7 +64,7 @@ for tp in tcp shm; do
 			fails=$((fails + 1)); }
 	done
 	echo "$tp: survivors stopped in ${took}s: $(grep -h 'rank 2' "$T/$tp.0.log" | head -n 1)"
-	port=$((port + 1))
+	port=$(free_port $((port + 1)))
 done
 
 # Strangers at the rendezvous: garbage and a wrong token; the job must still finish.
