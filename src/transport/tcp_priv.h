@@ -17,7 +17,8 @@
 #define TCP_MAX_STREAMS 64
 #define TCP_MAX_CHUNKS	8	     /* a message is striped over at most this many streams */
 #define TCP_NREQS	4096	     /* posts in flight per transport; more -> -EAGAIN */
-#define TCP_STAGE	(256u << 10) /* per-stream receive staging for headers and small payloads */
+#define TCP_STAGE	(64u << 10) /* per-stream receive staging for headers and small payloads */
+#define TCP_STAGE_READ	(4u << 10)  /* most bytes one read puts into the stage */
 #define TCP_STRIPE_MIN	(256u << 10) /* messages at least this big are striped over streams */
 
 enum tcp_frame_type {
@@ -117,6 +118,8 @@ struct tcp_priv {
 	_Atomic int ops_pending;
 	_Atomic int sleeping;
 
+	bool inline_progress; /* no thread: post and poll drive the sockets */
+
 	/* progress thread */
 	pthread_t thread;
 	bool thread_started;
@@ -139,5 +142,7 @@ int tcp_endpoint_fill(struct tcp_priv *tp, void *buf, size_t *len);
 int tcp_progress_start(struct tcp_priv *tp);
 void tcp_progress_stop(struct tcp_priv *tp);
 void tcp_wake(struct tcp_priv *tp);
+void tcp_inline_post(struct tcp_priv *tp, struct tcp_req *r);
+void tcp_inline_progress(struct tcp_priv *tp, int timeout_ms);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * tcp transport progress thread: takes posts from the executor, drives every stream
- * with edge-triggered epoll and hands completions back.
+ * tcp transport progress: drives every stream with edge-triggered epoll, either on a
+ * progress thread that takes posts from the executor and hands completions back, or
+ * inline on the executor's own thread (tcp_inline_*).
  *
  * Wire protocol on every stream after the handshake (tcp_conn.c), all fields little
  * endian host order (both ends run the same binary on the same architecture):
@@ -68,12 +69,21 @@ static void queue_frame(struct tcp_stream *st, struct tcp_frame *f)
 static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *call, int err)
 {
 	struct tcp_peer *pe = &tp->peers[st->peer];
+	bool owes = st->in_payload || st->txq;
 
 	if (st->dead)
 		return;
 	st->dead = true;
 	epoll_ctl(tp->epfd, EPOLL_CTL_DEL, st->fd, NULL);
-	if (!atomic_load(&pe->outstanding) && !st->txq) {
+	/* An orderly EOF comes after everything the peer wrote on this stream; its other
+	 * streams may still carry the rest of a striped message, so the peer is gone only
+	 * once every stream is. */
+	if (!err && !owes) {
+		for (int s = 0; s < tp->nstreams; s++)
+			if (!pe->streams[s].dead)
+				return;
+	}
+	if (!atomic_load(&pe->outstanding) && !owes) {
 		/* closed (or reset over our unread CTS) while idle: the peer finished first;
 		 * an error only if we use it again (handle_op) */
 		pe->closed = true;
@@ -317,7 +327,7 @@ static void stream_read(struct tcp_priv *tp, struct tcp_stream *st)
 			rx_advance(tp, st, k);
 			continue;
 		}
-		if (st->in_payload && st->rleft >= TCP_STAGE / 2) {
+		if (st->in_payload && st->rleft >= TCP_STAGE_READ) {
 			n = recv(st->fd, st->rdst, st->rleft, MSG_DONTWAIT);
 			if (n > 0) {
 				rx_advance(tp, st, (size_t)n);
@@ -333,8 +343,10 @@ static void stream_read(struct tcp_priv *tp, struct tcp_stream *st)
 				st->st_head = 0;
 				st->st_tail = staged;
 			}
-			n = recv(st->fd, st->stage + st->st_tail, TCP_STAGE - st->st_tail,
-				 MSG_DONTWAIT);
+			/* a bounded read: a large payload behind this header then goes
+			 * straight to its buffer instead of through the stage */
+			n = recv(st->fd, st->stage + st->st_tail,
+				 GS_MIN(TCP_STAGE - st->st_tail, (size_t)TCP_STAGE_READ), MSG_DONTWAIT);
 			if (n > 0) {
 				st->st_tail += (size_t)n;
 				continue;
@@ -366,6 +378,42 @@ static void drain_ops(struct tcp_priv *tp)
 	}
 }
 
+static void write_all(struct tcp_priv *tp)
+{
+	for (int p = 0; p < tp->env->nranks; p++)
+		for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++)
+			if (tp->peers[p].streams[s].txq)
+				stream_write(tp, &tp->peers[p].streams[s]);
+}
+
+static void handle_events(struct tcp_priv *tp, const struct epoll_event *ev, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct tcp_stream *st = ev[i].data.ptr;
+		uint64_t junk;
+
+		if (!st) {
+			/* the wake-up itself carries nothing; EAGAIN just means drained */
+			while (read(tp->evfd, &junk, sizeof(junk)) > 0)
+				;
+			continue;
+		}
+		if (ev[i].events & EPOLLOUT)
+			st->writable = true;
+		if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+			stream_read(tp, st);
+	}
+}
+
+static bool aborting(struct tcp_priv *tp)
+{
+	if (tp->env->abort_flag && *tp->env->abort_flag) {
+		set_fatal(tp, -ECANCELED);
+		return true;
+	}
+	return false;
+}
+
 static void *progress_main(void *arg)
 {
 	struct tcp_priv *tp = arg;
@@ -375,14 +423,10 @@ static void *progress_main(void *arg)
 	while (!atomic_load(&tp->stop) && !atomic_load(&tp->fatal)) {
 		int n, timeout = 100;
 
-		if (tp->env->abort_flag && *tp->env->abort_flag) {
-			set_fatal(tp, -ECANCELED);
+		if (aborting(tp))
 			break;
-		}
 		drain_ops(tp);
-		for (int p = 0; p < tp->env->nranks; p++)
-			for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++)
-				stream_write(tp, &tp->peers[p].streams[s]);
+		write_all(tp);
 		atomic_store(&tp->cpu_ns, time_thread_cpu_ns() - cpu0);
 		/* Dekker with tcp_wake(): announce sleep, then re-check the op queue */
 		atomic_store(&tp->sleeping, 1);
@@ -390,24 +434,38 @@ static void *progress_main(void *arg)
 			timeout = 0;
 		n = epoll_wait(tp->epfd, ev, ARRAY_SIZE(ev), timeout);
 		atomic_store(&tp->sleeping, 0);
-		for (int i = 0; i < n; i++) {
-			struct tcp_stream *st = ev[i].data.ptr;
-			uint64_t junk;
-
-			if (!st) {
-				/* the wake-up itself carries nothing; EAGAIN just means drained */
-				while (read(tp->evfd, &junk, sizeof(junk)) > 0)
-					;
-				continue;
-			}
-			if (ev[i].events & EPOLLOUT)
-				st->writable = true;
-			if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
-				stream_read(tp, st);
-		}
+		handle_events(tp, ev, n);
 	}
 	atomic_store(&tp->cpu_ns, time_thread_cpu_ns() - cpu0);
 	return NULL;
+}
+
+/*
+ * Inline progress: the executor's own thread does the socket work when it posts and
+ * polls, so a message costs no thread hand-off (two per message with the thread).
+ * The thread is the better choice only when a spare core can run it beside the
+ * executor; without one the hand-offs are context switches on the data path.
+ */
+void tcp_inline_post(struct tcp_priv *tp, struct tcp_req *r)
+{
+	struct tcp_peer *pe = &tp->peers[r->peer];
+
+	handle_op(tp, r);
+	for (int s = 0; s < tp->nstreams; s++)
+		if (pe->streams[s].txq)
+			stream_write(tp, &pe->streams[s]);
+}
+
+void tcp_inline_progress(struct tcp_priv *tp, int timeout_ms)
+{
+	struct epoll_event ev[64];
+	int n;
+
+	if (atomic_load(&tp->fatal) || aborting(tp))
+		return;
+	n = epoll_wait(tp->epfd, ev, ARRAY_SIZE(ev), timeout_ms);
+	handle_events(tp, ev, n);
+	write_all(tp);
 }
 
 void tcp_wake(struct tcp_priv *tp)
@@ -450,6 +508,8 @@ int tcp_progress_start(struct tcp_priv *tp)
 			}
 		}
 	}
+	if (tp->inline_progress)
+		return 0;
 	err = pthread_create(&tp->thread, NULL, progress_main, tp);
 	if (err) {
 		log_err(LOG_TRANSPORT, "pthread_create tcp progress: %s", strerror(err));
