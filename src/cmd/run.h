@@ -91,6 +91,11 @@ struct run_samples {
 	int64_t first_wrong;     /* -1 = none */
 	uint64_t cpu_ns;         /* executor thread + transport threads during the timed loop */
 	uint64_t bytes_sent;     /* on the wire during the timed loop */
+	/* the whole host's busy CPU time (/proc/stat) over the timed loop, and how many
+	 * ranks share that host: kernel work on other threads (softirq, rxe, kworkers)
+	 * counts too, so transports compare fairly */
+	uint64_t host_cpu_ns;
+	int host_ranks;
 	uint64_t ns[];           /* iterations entries */
 };
 
@@ -105,6 +110,8 @@ int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t
 		       const struct coll_opts *co, struct coll_stats *cs);
 /* The algorithm an AllReduce ran, for reports ("nccl" under the reference). */
 const char *run_comm_algo_name(const struct run_comm *rc, int algo);
+/* [collective] chunk_size, or with auto the smallest chunk_hint of the open transports */
+uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co);
 /* Sum of stats over the open transports. */
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
 /* The path facts of the case: the transport most peers use; *all gets every open one. */

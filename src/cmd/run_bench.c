@@ -4,8 +4,9 @@
  * manner of perftest, over whichever transports the case connected.
  *
  * AllReduce timing: before every iteration the input is restored from a pristine
- * copy (untimed), so results stay exact and verifiable; each iteration is timed on
- * each rank, and rank 0 takes per iteration the slowest rank's time.
+ * copy (untimed), so results stay exact and verifiable, and the ranks meet in a
+ * barrier (like MPI benchmarks); each iteration is timed on each rank, and rank 0
+ * takes per iteration the slowest rank's time.
  * Point-to-point: each measurement streams `iterations` messages (write_bw) or
  * ping-pongs `iterations` times (write_lat); RUN_P2P_REPS measurements per size.
  */
@@ -17,6 +18,7 @@
 #include "coll/verify.h"
 #include "gpu/memops.h"
 #include "util/common.h"
+#include "util/cpus.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 
@@ -67,6 +69,21 @@ static int check_result(struct run_rank *rr, struct run_comm *rc, struct bench_b
 			 dtype_size(co->dtype), GPU_COPY_D2H);
 	*got = ret ? 0 : verify_value(one, 0, co->dtype);
 	return ret;
+}
+
+static uint64_t host_busy_ns(void)
+{
+	uint64_t ns = 0;
+
+	cpus_host_busy_ns(&ns); /* no /proc: the host figure reads 0 */
+	return ns;
+}
+
+/* Add the host's busy time since h0 (a timed span began at host_busy_ns() == h0). */
+static void samples_host_cpu(struct run_rank *rr, struct run_samples *s, uint64_t h0)
+{
+	s->host_cpu_ns += host_busy_ns() - h0;
+	s->host_ranks = cpus_host_ranks(rr->host_of_rank, rr->li.nranks, rr->li.rank);
 }
 
 static struct run_samples *samples_new(uint64_t size, int iterations)
@@ -135,17 +152,18 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 			return -ENOMEM;
 		for (i = 0; i < co->warmup + co->iterations && !ret; i++) {
 			bool measured = i >= co->warmup;
-			uint64_t a, c0;
+			uint64_t a, c0, h0;
 
 			ret = restore_input(rc, bb, bytes);
+			/* every rank starts its clock with the input restored everywhere: one
+			 * rank's restore must not count as another rank's AllReduce time */
+			if (!ret)
+				ret = bootstrap_barrier(rr->bs);
 			if (ret)
 				break;
-			if (i == co->warmup) {
-				ret = bootstrap_barrier(rr->bs);
+			if (i == co->warmup)
 				run_comm_stats(rc, &t0);
-				if (ret)
-					break;
-			}
+			h0 = host_busy_ns();
 			c0 = time_thread_cpu_ns();
 			a = time_now_ns();
 			ret = run_comm_allreduce(rc, &bb->work, 0, &bb->scratch, count, co->dtype,
@@ -154,6 +172,8 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 				continue;
 			s->ns[i - co->warmup] = time_now_ns() - a;
 			cpu += time_thread_cpu_ns() - c0;
+			/* only the timed spans: the restores and barriers between are not ours */
+			samples_host_cpu(rr, s, h0);
 			s->bytes_sent += cs.bytes_sent;
 			if (co->verify == VERIFY_ALL || (co->verify == VERIFY_FIRST && i == co->warmup)) {
 				uint64_t first, bad;
@@ -206,7 +226,7 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 		uint64_t bytes = co->sizes[si];
 		struct run_samples *s = samples_new(bytes, RUN_P2P_REPS);
 		struct tp_stats t0, t1;
-		uint64_t ns, c0;
+		uint64_t ns, c0, h0;
 
 		if (!s)
 			return -ENOMEM;
@@ -223,6 +243,7 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 			ret = bootstrap_barrier(rr->bs);
 		run_comm_stats(rc, &t0);
 		c0 = time_thread_cpu_ns();
+		h0 = host_busy_ns();
 		for (rep = 0; rep < RUN_P2P_REPS && !ret; rep++) {
 			ret = bw ? coll_write_bw(rc->coll, &bb->work.cb, bytes, co->iterations,
 						 co->window, &ns)
@@ -230,6 +251,7 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 			s->ns[rep] = ns / (bw ? (uint64_t)co->iterations : 2ull * co->iterations);
 		}
 		run_comm_stats(rc, &t1);
+		samples_host_cpu(rr, s, h0);
 		s->cpu_ns = time_thread_cpu_ns() - c0 + (t1.cpu_ns - t0.cpu_ns);
 		s->bytes_sent = t1.bytes_sent - t0.bytes_sent;
 		if (!ret && rr->li.rank == 1) {
@@ -283,7 +305,7 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 		goto out;
 	if (bb.work.host)
 		run_node_verify(rr, bb.work.host, bb.max);
-	ret = run_dbuf_alloc(rc, &bb.scratch, coll_scratch_bytes(co->chunk_size, co->channels),
+	ret = run_dbuf_alloc(rc, &bb.scratch, coll_scratch_bytes(run_comm_chunk(rc, co), co->channels),
 			     GPU_MIRROR_SCRATCH);
 	if (ret)
 		goto out_work;

@@ -15,6 +15,7 @@
 #include "cmd/run.h"
 #include "gpu/memops.h"
 #include "util/common.h"
+#include "util/cpus.h"
 #include "util/log.h"
 
 /* Kinds considered, in registry (preference) order. */
@@ -106,6 +107,8 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 		.max_channels = c->collective.channels,
 		/* hierarchical needs the node layout; -1 when hosts are not equal blocks */
 		.local_size = sched_local_size(rr->host_of_rank, rr->li.nranks),
+		.crowded = cpus_crowded(cpus_host_ranks(rr->host_of_rank, rr->li.nranks,
+							rr->li.rank), 1),
 	};
 	int p;
 
@@ -143,6 +146,23 @@ static int comm_nccl_open(struct run_rank *rr, struct run_comm *rc)
 	return ret;
 }
 
+uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co)
+{
+	uint64_t chunk = 0;
+
+	if (co->chunk_size)
+		return co->chunk_size;
+	for (int k = 0; k < TP_KIND_COUNT; k++) {
+		uint64_t hint;
+
+		if (!rc->open[k])
+			continue;
+		hint = rc->tp[k].ops->chunk_hint ? rc->tp[k].ops->chunk_hint : TP_CHUNK_DEFAULT;
+		chunk = chunk ? GS_MIN(chunk, hint) : hint;
+	}
+	return chunk ? chunk : TP_CHUNK_DEFAULT;
+}
+
 int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t off,
 		       const struct run_dbuf *scratch, uint64_t count, enum dtype dt, enum redop op,
 		       const struct coll_opts *co, struct coll_stats *cs)
@@ -151,7 +171,7 @@ int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t
 
 	if (!rc->nccl)
 		return coll_allreduce(rc->coll, &buf->cb, off, &scratch->cb, count, dt, op, co->algo,
-				      co->chunk_size, co->channels, cs);
+				      run_comm_chunk(rc, co), co->channels, cs);
 	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu->comm);
 	if (!ret)
 		ret = gpu_stream_sync(rc->gpu->comm, rc->timeout_ms);

@@ -49,7 +49,7 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 	const struct coll_opts *co = &rr->ecase->cfg.collective;
 	int iters = per_rank[0]->iterations, i, r;
 	double *t = calloc(iters ? iters : 1, sizeof(*t));
-	double sum = 0, avg_s, algbw, cpu = 0, bytes = 0;
+	double sum = 0, avg_s, algbw, cpu = 0, host_cpu = 0, bytes = 0;
 	uint64_t wrong = 0;
 	int64_t first_wrong = -1;
 	json_t *row;
@@ -67,6 +67,7 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		    (first_wrong < 0 || per_rank[r]->first_wrong < first_wrong))
 			first_wrong = per_rank[r]->first_wrong;
 		cpu += per_rank[r]->cpu_ns / 1e9;
+		host_cpu += per_rank[r]->host_cpu_ns / 1e9 / GS_MAX(per_rank[r]->host_ranks, 1);
 		bytes += per_rank[r]->bytes_sent / 1e9;
 	}
 	avg_s = iters ? sum / iters / 1e9 : 0;
@@ -78,8 +79,12 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 			"time_us", run_stats_json(t, iters, 1e-3, "avg"), "algbw_GBps", algbw, "busbw_GBps",
 			algbw * bus_factor, "wrong", (json_int_t)wrong, "first_wrong",
 			(json_int_t)first_wrong);
-	if (row)
+	if (row) {
 		json_object_set_new(row, "cpu_s_per_GB", bytes > 0 ? json_real(cpu / bytes) : json_null());
+		json_object_set_new(row, "host_cpu_s_per_GB",
+				    bytes > 0 && host_cpu > 0 ? json_real(host_cpu / bytes) : json_null());
+		json_object_set_new(row, "chunk_bytes", json_integer((json_int_t)run_comm_chunk(rc, co)));
+	}
 	free(t);
 	return row;
 }

@@ -80,6 +80,7 @@ struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
 	c->mem = cfg->mem ? cfg->mem : &coll_host_memops;
 	c->max_channels = cfg->max_channels;
 	c->local_size = cfg->local_size;
+	c->crowded = cfg->crowded;
 	for (int p = 0; p < cfg->nranks; p++) {
 		int i;
 
@@ -208,7 +209,11 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
 /*
  * Spin, then yield, then nap: a wait that is short stays a spin (latency), a long one
  * (a large message on the wire, a peer descheduled on an oversubscribed host) gives
- * the CPU to the peers and progress threads that must move for it to end.
+ * the CPU to the peers and progress threads that must move for it to end. With host
+ * memops and one transport that can sleep until news (tcp driven inline), nothing
+ * else can end the wait, so the thread sleeps in the kernel where it would nap: the
+ * wake-up comes with the data. On a crowded host (more ranks than CPUs) it sleeps
+ * after a few spins, so the CPU goes at once to the ranks that have work.
  */
 int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
 {
@@ -218,11 +223,17 @@ int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
 		return -ECONNABORTED;
 	if (idle > c->timeout_ns)
 		return -ETIMEDOUT;
+	if (*spins < UINT32_MAX)
+		++*spins;
+	if (c->ntp == 1 && c->mem == &coll_host_memops && c->tps[0]->ops->wait &&
+	    (c->crowded ? *spins > COMM_SPINS_BEFORE_WAIT : idle > COMM_NAP_AFTER_NS) &&
+	    c->tps[0]->ops->wait(c->tps[0], COMM_WAIT_MS) != -EOPNOTSUPP)
+		return 0;
 	if (idle > COMM_NAP_AFTER_NS) {
 		struct timespec ts = { 0, COMM_NAP_NS };
 
 		nanosleep(&ts, NULL);
-	} else if (++*spins >= COMM_SPINS_BEFORE_YIELD) {
+	} else if (*spins >= COMM_SPINS_BEFORE_YIELD) {
 		*spins = 0;
 		sched_yield();
 	}

@@ -7,6 +7,9 @@
 #define COMM_SCHED_CACHE	64
 #define COMM_POLL_BATCH		32
 #define COMM_SPINS_BEFORE_YIELD 1024
+/* polls without news before a lone transport that can sleep (ops->wait) is asked to */
+#define COMM_SPINS_BEFORE_WAIT 32
+#define COMM_WAIT_MS 1
 /* after this long without progress the executor naps COMM_NAP_NS between polls */
 #define COMM_NAP_AFTER_NS 200000ull
 #define COMM_NAP_NS 20000
@@ -60,6 +63,7 @@ struct coll_comm {
 	const struct coll_memops *mem;
 	int max_channels;
 	int local_size; /* node layout for hierarchical (coll_comm_cfg) */
+	bool crowded;   /* coll_comm_cfg */
 	struct comm_slot *slots;
 	uint32_t seq; /* collective sequence number, same on every rank */
 	uint64_t stamp;

@@ -67,6 +67,8 @@ struct coll_comm_cfg {
 	uint64_t timeout_ns;		  /* no-progress bound of one call, > 0 */
 	const struct coll_memops *mem;	  /* NULL = coll_host_memops */
 	int max_channels;		  /* 1 .. COLL_MAX_CHANNELS */
+	bool crowded;			  /* this host's ranks outnumber its CPUs: an
+					     idle rank sleeps at once (comm_idle) */
 	int local_size;			  /* ranks per host in equal consecutive blocks
 					     (sched_local_size), -1 = not blocks, 0 = unknown:
 					     hierarchical needs it (schedule.h) */

@@ -70,6 +70,12 @@ static const struct cfg_choice cq_choices[] = {
 	{ "event", TP_CQ_EVENT, "sleep on completion events (least CPU)" },
 };
 
+static const struct cfg_choice progress_choices[] = {
+	{ "auto", TP_PROGRESS_AUTO, "inline when this host's ranks leave no spare core, else thread" },
+	{ "thread", TP_PROGRESS_THREAD, "a progress thread per rank drives the sockets" },
+	{ "inline", TP_PROGRESS_INLINE, "the collective's polling thread drives the sockets itself" },
+};
+
 static const struct cfg_choice tristate_choices[] = {
 	{ "auto", GPU_AUTO, "use it when possible, else fall back and say why" },
 	{ "on", GPU_ON, "require it; fail clearly when impossible" },
@@ -173,9 +179,9 @@ static const struct cfg_key keys[] = {
 	  .help = "timed iterations per size" },
 	{ "collective", "warmup", CFG_INT, "5", "", 0, 1000000, FIELD(collective, warmup),
 	  .help = "untimed iterations per size" },
-	{ "collective", "chunk_size", CFG_SIZE, "1MiB", "bytes", 4096, 1073741824.0,
-	  .sweepable = true, FIELD(collective, chunk_size),
-	  .help = "bytes per message; the pipelining unit of the executor" },
+	{ "collective", "chunk_size", CFG_SIZE, "auto", "bytes", 4096, 1073741824.0,
+	  .sweepable = true, .size_auto = true, FIELD(collective, chunk_size),
+	  .help = "bytes per message, the executor's pipelining unit; auto = the transport's (tcp 512KiB, others 1MiB)" },
 	{ "collective", "channels", CFG_INT, "2", "", 1, 64, .sweepable = true,
 	  FIELD(collective, channels), .help = "pipeline pieces in flight at once" },
 	{ "collective", "window", CFG_INT, "64", "", 1, 4096, .sweepable = true,
@@ -190,6 +196,8 @@ static const struct cfg_key keys[] = {
 	  FIELD(transport, streams), .help = "tcp: connections per peer" },
 	{ "transport", "sockbuf", CFG_SIZE, "4MiB", "bytes", 0, 1073741824.0, .sweepable = true,
 	  FIELD(transport, sockbuf), .help = "tcp: socket send/receive buffer, 0 = kernel default" },
+	{ "transport", "progress", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(progress_choices),
+	  .sweepable = true, FIELD(transport, progress), .help = "tcp: who drives the sockets" },
 	{ "transport", "tcp_interface", CFG_STRING, "", "", UNBOUNDED,
 	  FIELD(transport, tcp_interface), .help = "tcp: interface name or address to use, empty = any" },
 	{ "transport", "shm_ring", CFG_SIZE, "8MiB", "bytes", 65536, 1073741824.0, .sweepable = true,

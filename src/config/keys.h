@@ -75,6 +75,7 @@ struct cfg_key {
 	/* Extra syntax check for strings: 0 or -EINVAL with err filled. */
 	int (*check)(const char *value, char *err, size_t errlen);
 	bool sweepable;           /* may appear in [matrix] */
+	bool size_auto;           /* CFG_SIZE: "auto" is accepted and stored as 0 */
 	size_t offset;            /* where the value lives in struct cfg */
 	size_t size;              /* bytes of that field (strings: capacity) */
 	size_t count_offset;      /* lists: offset of the element count (int) */

@@ -297,9 +297,13 @@ int cfg_value_set(struct cfg *c, const struct cfg_key *k, const char *value, cha
 			*(double *)p = dv;
 		return ret;
 	case CFG_SIZE:
+		if (k->size_auto && strcasecmp(value, "auto") == 0) {
+			*(uint64_t *)p = 0;
+			return 0;
+		}
 		if (units_parse_size(value, &uv)) {
-			snprintf(err, errlen, "bad size '%s' (expected e.g. 4096, 64KiB, 25MiB, 1GB)",
-				 value);
+			snprintf(err, errlen, "bad size '%s' (expected %se.g. 4096, 64KiB, 25MiB, 1GB)",
+				 value, k->size_auto ? "auto or " : "");
 			return -EINVAL;
 		}
 		ret = check_bounds(k, (double)uv, value, err, errlen);
@@ -375,7 +379,10 @@ void cfg_value_format(const struct cfg *c, const struct cfg_key *k, char *buf, s
 		snprintf(buf, len, "%g", *(const double *)p);
 		break;
 	case CFG_SIZE:
-		units_fmt_size(*(const uint64_t *)p, buf, len);
+		if (k->size_auto && !*(const uint64_t *)p)
+			snprintf(buf, len, "auto");
+		else
+			units_fmt_size(*(const uint64_t *)p, buf, len);
 		break;
 	case CFG_DURATION:
 		units_fmt_duration(*(const uint64_t *)p, buf, len);

@@ -41,8 +41,9 @@ double case_headline_busbw(const json_t *c)
 	return best;
 }
 
-/* CPU seconds per GB at the case's largest size (the throughput regime). */
-double case_cpu_s_per_GB(const json_t *c)
+/* CPU seconds per GB (key: cpu_s_per_GB or host_cpu_s_per_GB) at the case's largest
+ * size (the throughput regime). */
+double case_cpu_s_per_GB(const json_t *c, const char *key)
 {
 	json_t *rows = json_object_get(c, "collective"), *r;
 	double best = -1, v = NAN;
@@ -51,7 +52,7 @@ double case_cpu_s_per_GB(const json_t *c)
 	json_array_foreach(rows, i, r) {
 		if (jget_num(r, "size") > best) {
 			best = jget_num(r, "size");
-			v = jget_num(r, "cpu_s_per_GB");
+			v = jget_num(r, key);
 		}
 	}
 	return v;

@@ -12,7 +12,7 @@ double case_pct_of_bound(const json_t *c, double busbw_GBps);
 /* Peak busbw over the collective rows, else the workload's busbw, else NAN. */
 double case_headline_busbw(const json_t *c);
 /* CPU seconds per GB at the case's largest size (the throughput regime), NAN if none. */
-double case_cpu_s_per_GB(const json_t *c);
+double case_cpu_s_per_GB(const json_t *c, const char *key);
 bool case_ok(const json_t *c);
 
 /*

@@ -11,7 +11,8 @@
 static const char *const csv_cols[] = {
 	"kind", "run", "case", "status", "transport", "op", "algo", "dtype", "size", "count",
 	"iterations", "time_avg_us", "time_p50_us", "time_p99_us", "algbw_GBps", "busbw_GBps",
-	"pct_of_bound", "bound_kind", "bound_GBps", "speedup", "wrong", "cpu_s_per_GB", "model",
+	"pct_of_bound", "bound_kind", "bound_GBps", "speedup", "wrong", "cpu_s_per_GB",
+	"host_cpu_s_per_GB", "model",
 	"ranks", "iter_ms", "fwd_ms", "bwd_ms", "exposed_comm_ms", "comm_wait_share",
 	"overlap_efficiency", "samples_per_s", "scaling_efficiency",
 };
@@ -134,6 +135,7 @@ static void emit_collective(FILE *f, const struct report_set *s, int i)
 		put_num(&r, "speedup", tb / jget_num(x, "time_us.avg"));
 		put_num(&r, "wrong", jget_num(x, "wrong"));
 		put_num(&r, "cpu_s_per_GB", jget_num(x, "cpu_s_per_GB"));
+		put_num(&r, "host_cpu_s_per_GB", jget_num(x, "host_cpu_s_per_GB"));
 		emit(f, &r);
 	}
 }

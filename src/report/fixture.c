@@ -123,6 +123,7 @@ static json_t *fx_case_new(const struct fx_case *c, int n, bool sweep)
 				     .max = t * 1.4 },
 			.algbw_GBps = size / (t * 1e3), .busbw_GBps = size * factor / (t * 1e3),
 			.wrong = 0, .cpu_s_per_GB = c->cpu_s_per_GB * wobble[(k + 3) % 10],
+			.host_cpu_s_per_GB = 1.4 * c->cpu_s_per_GB * wobble[(k + 5) % 10],
 		};
 
 		rj_case_add_coll(cs, &r);

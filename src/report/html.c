@@ -156,7 +156,7 @@ static int chart_cpu(FILE *f, const struct report_set *s)
 	}
 	for (i = 0; i < s->ncases; i++) {
 		const char *tr = jget_str(s->cases[i].json, "path.transport");
-		double x = case_cpu_s_per_GB(s->cases[i].json);
+		double x = case_cpu_s_per_GB(s->cases[i].json, "cpu_s_per_GB");
 
 		if (!isfinite(x))
 			continue;

@@ -264,6 +264,7 @@ int rj_case_add_coll(json_t *c, const struct rj_coll_row *r)
 	err |= set(o, "busbw_GBps", jnum(r->busbw_GBps));
 	err |= set(o, "wrong", json_integer((json_int_t)r->wrong));
 	err |= set(o, "cpu_s_per_GB", jnum(r->cpu_s_per_GB));
+	err |= set(o, "host_cpu_s_per_GB", jnum(r->host_cpu_s_per_GB));
 	if (err) {
 		json_decref(o);
 		return -ENOMEM;

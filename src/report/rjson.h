@@ -73,6 +73,7 @@ struct rj_coll_row {
 	double algbw_GBps, busbw_GBps;
 	uint64_t wrong;
 	double cpu_s_per_GB;
+	double host_cpu_s_per_GB; /* the whole host's busy time per GB (kernel work too) */
 };
 
 /* Times are milliseconds from the start of the backward pass of the iteration. */

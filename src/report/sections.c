@@ -127,8 +127,8 @@ static void section_paths(const struct report_set *s, struct rdoc *d)
 static void section_cases(const struct report_set *s, struct rdoc *d)
 {
 	static const char *const hdr[] = { "Case", "Status", "Transport", "Peak busbw GB/s",
-					   "% of bound", "CPU s/GB", "Fit α us", "Fit 1/β GB/s",
-					   "Fit error" };
+					   "% of bound", "CPU s/GB", "Host CPU s/GB", "Fit α us",
+					   "Fit 1/β GB/s", "Fit error" };
 	char a[64], b[64];
 	struct rtable *t;
 	int i, c;
@@ -143,8 +143,11 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 		doc_text(d, RB_PARA, "No baseline case. Bandwidths are bus bandwidths (busbw); "
 			 "each is also given as a percentage of the case's bound. The fit is "
 			 "t = α·steps + β·bytes·factor over the size sweep.");
-	t = doc_table(d, 9);
-	for (c = 0; c < 9; c++)
+	doc_text(d, RB_PARA, "CPU s/GB counts our threads; host CPU s/GB the whole host's busy "
+		 "time (/proc/stat, 10 ms ticks, kernel work included) per GB sent, at the "
+		 "largest size.");
+	t = doc_table(d, 10);
+	for (c = 0; c < 10; c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);
 	for (i = 0; i < s->ncases; i++) {
 		const json_t *j = s->cases[i].json;
@@ -160,15 +163,18 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 			tbl_set(d, t, row, 4, "%.0f%%", case_pct_of_bound(j, bw));
 		else
 			tbl_set(d, t, row, 4, "-");
-		tbl_set(d, t, row, 5, "%s", fmt_num(case_cpu_s_per_GB(j), a, sizeof(a)));
+		tbl_set(d, t, row, 5, "%s",
+			fmt_num(case_cpu_s_per_GB(j, "cpu_s_per_GB"), a, sizeof(a)));
+		tbl_set(d, t, row, 6, "%s",
+			fmt_num(case_cpu_s_per_GB(j, "host_cpu_s_per_GB"), a, sizeof(a)));
 		if (!ab_fit_case(j, run_nranks(s, i), &m)) {
-			tbl_set(d, t, row, 6, "%s", fmt_num(m.alpha_s * 1e6, a, sizeof(a)));
-			tbl_set(d, t, row, 7, "%s",
+			tbl_set(d, t, row, 7, "%s", fmt_num(m.alpha_s * 1e6, a, sizeof(a)));
+			tbl_set(d, t, row, 8, "%s",
 				fmt_num(m.beta_s_per_B > 0 ? 1e-9 / m.beta_s_per_B : NAN, b,
 					sizeof(b)));
-			tbl_set(d, t, row, 8, "%.1f%%", 100 * m.rel_rms);
+			tbl_set(d, t, row, 9, "%.1f%%", 100 * m.rel_rms);
 		} else {
-			for (c = 6; c < 9; c++)
+			for (c = 7; c < 10; c++)
 				tbl_set(d, t, row, c, "-");
 		}
 	}
@@ -178,7 +184,7 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 				 jget_str(s->cases[i].json, "error"));
 	section_paths(s, d);
 	for (i = 0; i < s->ncases; i++)
-		if (isfinite(case_cpu_s_per_GB(s->cases[i].json)))
+		if (isfinite(case_cpu_s_per_GB(s->cases[i].json, "cpu_s_per_GB")))
 			break;
 	if (i < s->ncases)
 		doc_chart(d, CHART_CPU, NULL);

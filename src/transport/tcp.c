@@ -1,6 +1,6 @@
 /*
  * tcp transport: the ops table and the executor side (posts, poll, stats). Sockets
- * are set up in tcp_conn.c and driven by the progress thread in tcp_progress.c.
+ * are set up in tcp_conn.c and driven in tcp_progress.c (a thread, or inline).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include "transport/host_mr.h"
 #include "transport/tcp_priv.h"
 #include "util/common.h"
+#include "util/cpus.h"
 #include "util/log.h"
 
 #define TCP_DEF_STREAMS 2
@@ -85,6 +86,16 @@ static int peers_alloc(struct tcp_priv *tp)
 	return 0;
 }
 
+/* With a thread each rank keeps two threads busy; inline when cores are short. */
+static bool want_inline(const struct transport_env *env)
+{
+	int mode = env->opts ? env->opts->progress : TP_PROGRESS_AUTO;
+
+	if (mode != TP_PROGRESS_AUTO)
+		return mode == TP_PROGRESS_INLINE;
+	return cpus_crowded(cpus_host_ranks(env->host_of_rank, env->nranks, env->rank), 2);
+}
+
 static int tcp_open(struct transport *t, const struct transport_env *env)
 {
 	const struct transport_opts *o = env->opts;
@@ -100,6 +111,7 @@ static int tcp_open(struct transport *t, const struct transport_env *env)
 	tp->listen_fd = tp->epfd = tp->evfd = -1;
 	pthread_mutex_init(&tp->lock, NULL);
 	tp->nstreams = o && o->streams ? o->streams : TCP_DEF_STREAMS;
+	tp->inline_progress = want_inline(env);
 	if (tp->nstreams < 1 || tp->nstreams > TCP_MAX_STREAMS) {
 		log_err(LOG_TRANSPORT, "tcp open: streams=%d outside 1..%d", tp->nstreams,
 			TCP_MAX_STREAMS);
@@ -178,6 +190,11 @@ static int tcp_post(struct transport *t, int kind, int peer, uint64_t tag, struc
 	r->kind = kind;
 	r->active = false;
 	atomic_fetch_add(&tp->peers[peer].outstanding, 1);
+	if (tp->inline_progress) {
+		pthread_mutex_unlock(&tp->lock);
+		tcp_inline_post(tp, r);
+		return 0;
+	}
 	if (tp->ops_tail)
 		tp->ops_tail->next = r;
 	else
@@ -214,6 +231,8 @@ static int tcp_poll(struct transport *t, struct tp_completion *c, int max)
 	struct tcp_req *r;
 	int n = 0, fatal;
 
+	if (tp->inline_progress)
+		tcp_inline_progress(tp, 0);
 	if (atomic_load_explicit(&tp->ndone, memory_order_acquire) == 0) {
 		if (tp->env->abort_flag && *tp->env->abort_flag)
 			set_fatal_abort(tp);
@@ -239,6 +258,17 @@ static int tcp_poll(struct transport *t, struct tp_completion *c, int max)
 	atomic_fetch_sub(&tp->ndone, n);
 	pthread_mutex_unlock(&tp->lock);
 	return n;
+}
+
+static int tcp_wait(struct transport *t, int timeout_ms)
+{
+	struct tcp_priv *tp = t->priv;
+
+	if (!tp->inline_progress)
+		return -EOPNOTSUPP;
+	if (!atomic_load_explicit(&tp->ndone, memory_order_acquire))
+		tcp_inline_progress(tp, timeout_ms);
+	return 0;
 }
 
 /* Interface facts from sysfs; loopback and virtual links have no speed. */
@@ -277,8 +307,9 @@ static int tcp_path_info(struct transport *t, struct tp_path_info *info)
 	}
 	info->mtu = atoi(mtu);
 	info->qps = tp->nstreams;
-	snprintf(info->note, sizeof(info->note), "%d streams per peer, sockbuf %s", tp->nstreams,
-		 tp->env->opts && tp->env->opts->sockbuf ? "set" : "kernel default");
+	snprintf(info->note, sizeof(info->note), "%d streams per peer, sockbuf %s, %s progress",
+		 tp->nstreams, tp->env->opts && tp->env->opts->sockbuf ? "set" : "kernel default",
+		 tp->inline_progress ? "inline" : "thread");
 	return 0;
 }
 
@@ -295,6 +326,9 @@ static int tcp_stats(struct transport *t, struct tp_stats *st)
 const struct transport_ops tcp_ops = {
     .name = "tcp",
     .kind = TP_TCP,
+    /* measured on loopback (2 and 4 ranks): 512KiB x 2 channels keeps a rank's
+     * messages in flight inside its L2 between the kernel's copy and the reduce */
+    .chunk_hint = 512u << 10,
     .can_connect = tcp_can_connect,
     .open = tcp_open,
     .endpoint = tcp_endpoint,
@@ -304,6 +338,7 @@ const struct transport_ops tcp_ops = {
     .post_send = tcp_post_send,
     .post_recv = tcp_post_recv,
     .poll = tcp_poll,
+    .wait = tcp_wait,
     .path_info = tcp_path_info,
     .stats = tcp_stats,
     .close = tcp_close,

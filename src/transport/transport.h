@@ -21,6 +21,7 @@
  *    the send with -EMSGSIZE).
  *  - A post may return -EAGAIN when the transport is out of slots or credits; the
  *    caller polls and retries. Any other negative return is fatal for the run.
+ *  - wait() (optional) sleeps until poll() may have news; never required for progress.
  *  - poll() returns up to max completions (0 when none) or -errno on a fatal error
  *    (peer gone, completion error), after logging one line naming the peer and call.
  *  - A send completion means the source bytes may be overwritten; a receive completion
@@ -36,6 +37,7 @@
 #include <stdbool.h>
 
 #define TRANSPORT_EP_MAX 512   /* bytes of one rank's endpoint record */
+#define TP_CHUNK_DEFAULT (1u << 20)
 #define TRANSPORT_NAME_MAX 64
 
 /* One row per transport; config's enum for [transport] transport uses these names. */
@@ -55,6 +57,13 @@ enum tp_cq_mode {
 	TP_CQ_EVENT,
 };
 
+/* tcp: who drives the sockets */
+enum tp_progress {
+	TP_PROGRESS_AUTO = 0, /* inline when this host's ranks leave no core for a thread */
+	TP_PROGRESS_THREAD,   /* a progress thread per rank, asleep in epoll */
+	TP_PROGRESS_INLINE,   /* the caller of post/poll does the socket work itself */
+};
+
 /* [transport] section of an experiment, as resolved by config/ (read-only here). */
 struct transport_opts {
 	int kind;                          /* enum transport_kind */
@@ -71,6 +80,7 @@ struct transport_opts {
 	int qp_depth;                      /* verbs: send/recv queue depth */
 	uint64_t inline_threshold;         /* verbs: bytes sent inline */
 	int cq_mode;                       /* enum tp_cq_mode */
+	int progress;                      /* tcp: enum tp_progress */
 	uint64_t slot_size;                /* bytes of one receive slot / bounce chunk */
 };
 
@@ -134,6 +144,9 @@ struct transport;
 struct transport_ops {
 	const char *name;
 	int kind;                              /* enum transport_kind */
+	/* [collective] chunk_size = auto: the message size this transport moves best
+	 * (0 = TP_CHUNK_DEFAULT); a case over several transports takes the smallest */
+	uint64_t chunk_hint;
 	/* May this transport reach peer? Pure predicate on env (same host, device present). */
 	bool (*can_connect)(const struct transport_env *env, int peer);
 	int (*open)(struct transport *t, const struct transport_env *env);
@@ -148,6 +161,11 @@ struct transport_ops {
 	int (*post_recv)(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
 			 size_t len, uint64_t cookie);
 	int (*poll)(struct transport *t, struct tp_completion *c, int max);
+	/* Optional: block up to timeout_ms until a poll may find something (data or
+	 * space arrived); 0 after waiting or progressing, -EOPNOTSUPP when this instance
+	 * cannot wait (the caller spins or naps instead). Only for a caller with nothing
+	 * else to watch: it sleeps in the kernel, so an oversubscribed host runs peers. */
+	int (*wait)(struct transport *t, int timeout_ms);
 	int (*path_info)(struct transport *t, struct tp_path_info *info);
 	int (*stats)(struct transport *t, struct tp_stats *st);
 	void (*close)(struct transport *t);

@@ -42,4 +42,44 @@ assert algos == {"ring", "tree", "rhd"}, algos
 assert len(cases) == 192 - 48, len(cases)
 PY
 [ $st = 0 ] || { echo "gradsync run exited $st"; tail -n 20 "$T/err"; exit 1; }
+
+# tcp driven both ways (a progress thread, or inline in the executor), with one stream
+# and with striping over three, and chunk_size = auto (the transport's 512KiB)
+cat >"$T/p.ini" <<INI
+[experiment]
+name = progress
+output_dir = $T/results
+[collective]
+sizes = 4, 1048580, 5242884
+iterations = 2
+warmup = 1
+verify = all
+[launch]
+timeout = 30s
+[report]
+formats = json
+[transport]
+transport = tcp
+[matrix]
+progress = thread, inline
+streams = 1, 3
+local_ranks = 2, 4
+algorithm = ring, rhd
+INI
+"$G" -q run "$T/p.ini" >"$T/out" 2>"$T/err"
+st=$?
+python3 - "$T" <<'PY' || exit 1
+import glob, json, sys
+rep = json.load(open(glob.glob(sys.argv[1] + "/results/progress-*/report.json")[0]))
+cases = rep["cases"]
+bad = [c["name"] for c in cases if c["status"] != "ok"
+       or any(r["wrong"] for r in c["collective"]) or len(c["collective"]) != 3]
+print(f"{len(cases)} tcp progress cases, failing: {bad}")
+assert not bad and len(cases) == 16, (bad, len(cases))
+for c in cases:
+    mode = c["config"]["transport.progress"]
+    assert c["path"]["note"].endswith(mode + " progress"), (c["name"], c["path"]["note"])
+    assert all(r["chunk_bytes"] == 512 << 10 for r in c["collective"]), c["name"]
+PY
+[ $st = 0 ] || { echo "gradsync run exited $st"; tail -n 20 "$T/err"; exit 1; }
 echo "engine: every case exact"
