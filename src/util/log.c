@@ -52,6 +52,8 @@ void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...)
 	if (n == sizeof(line) - 1)
 		n--;
 	line[n++] = '\n';
+	/* what this process printed before the line comes first where both streams meet */
+	fflush(stdout);
 	/* One write() so lines of concurrent ranks never interleave mid-line. */
 	if (write(STDERR_FILENO, line, n) < 0)
 		return;
