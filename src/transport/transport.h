@@ -59,7 +59,7 @@ enum tp_cq_mode {
 
 /* tcp: who drives the sockets */
 enum tp_progress {
-	TP_PROGRESS_AUTO = 0, /* inline when this host's ranks leave no core for a thread */
+	TP_PROGRESS_AUTO = 0, /* inline (measured ahead on small and large hosts) */
 	TP_PROGRESS_THREAD,   /* a progress thread per rank, asleep in epoll */
 	TP_PROGRESS_INLINE,   /* the caller of post/poll does the socket work itself */
 };

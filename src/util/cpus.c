@@ -1,6 +1,6 @@
 /*
- * CPU budget of a rank: decides between spinning and sleeping (coll/comm.c) and
- * between a tcp progress thread and inline progress (transport/tcp.c).
+ * CPU budget of a rank: whether an idle rank spins or sleeps (coll/comm.c), and the
+ * host's busy time for the reports' host CPU per GB (cmd/run_bench.c).
  */
 #include <errno.h>
 #include <sched.h>
