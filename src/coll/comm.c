@@ -212,8 +212,9 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
  * the CPU to the peers and progress threads that must move for it to end. With host
  * memops and one transport that can sleep until news (tcp driven inline), nothing
  * else can end the wait, so the thread sleeps in the kernel where it would nap: the
- * wake-up comes with the data. On a crowded host (more ranks than CPUs) it sleeps
- * after a few spins, so the CPU goes at once to the ranks that have work.
+ * wake-up comes with the data. On a crowded host (more ranks than CPUs) it sleeps,
+ * or with other transports yields, after a few spins, so the CPU goes at once to the
+ * ranks that have work.
  */
 int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
 {
@@ -233,7 +234,7 @@ int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
 		struct timespec ts = { 0, COMM_NAP_NS };
 
 		nanosleep(&ts, NULL);
-	} else if (*spins >= COMM_SPINS_BEFORE_YIELD) {
+	} else if (*spins >= (c->crowded ? COMM_SPINS_BEFORE_WAIT : COMM_SPINS_BEFORE_YIELD)) {
 		*spins = 0;
 		sched_yield();
 	}
