@@ -24,6 +24,9 @@ static void run_name_from_path(const char *path, char *name, size_t len)
 	slash = strrchr(tmp, '/');
 	base = slash ? slash + 1 : tmp;
 	if (strcmp(base, "report.json") == 0 && slash) {
+		/* "DIR//report.json" (from a DIR/ argument): drop every slash before it */
+		while (slash > tmp && slash[-1] == '/')
+			slash--;
 		*slash = '\0';
 		slash = strrchr(tmp, '/');
 		base = slash ? slash + 1 : tmp;

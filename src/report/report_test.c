@@ -294,6 +294,10 @@ static void test_load_errors_and_dirs(void **state)
 	snprintf(path, sizeof(path), "%s/quick-20261129", dir);
 	assert_int_equal(report_set_add_path(&s, path), 0);
 	assert_string_equal(s.runs[0].name, "quick-20261129");
+	/* a directory given with a trailing slash (shell completion) names the run too */
+	snprintf(path, sizeof(path), "%s/quick-20261129/", dir);
+	assert_int_equal(report_set_add_path(&s, path), 0);
+	assert_string_equal(s.runs[1].name, "quick-20261129");
 	assert_int_equal(report_set_add_path(&s, "/nonexistent/run"), -ENOENT);
 	snprintf(path, sizeof(path), "%s/bad.json", dir);
 	spit(path, "{\"schema\": \"other/2\", \"cases\": []}");

@@ -295,8 +295,10 @@ static void scan_nics(struct walk *w)
 		copy_name(n->name, sizeof(n->name), de->d_name);
 		snprintf(rel, sizeof(rel), "class/infiniband/%s/device", de->d_name);
 		if (resolve(w, rel, n->path, sizeof(n->path)) || pci_of_path(n->path, n->pci)) {
-			log_warn(LOG_TOPO, "RDMA device %s: no PCI device behind it, skipped",
-				 n->name);
+			/* software devices (rxe, siw) have none: they still work as
+			 * transports, they only have no place in the PCI tree */
+			log_dbg(LOG_TOPO, "RDMA device %s: no PCI device behind it, not placed",
+				n->name);
 			continue;
 		}
 		n->numa = dev_numa(w, n->path);
