@@ -57,16 +57,8 @@ echo "bench: sizes $SIZES, $REPS reps, $TOTAL B per size per measurement, parts 
 	"${SR_VM_CPUS:-1} vCPU and $SR_VM_MEM per VM, cq_mode ${SRB_CQ:-event}" \
 	"(a ${SRB_CQ_A:-=}, b ${SRB_CQ_B:-=}); logs in $SR_LOGDIR"
 
-nic() {
-	echo "-device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:0$1 -netdev $2"
-}
-a=$SR_LOGDIR/a.sock b=$SR_LOGDIR/b.sock ok=1
-sr_boot vm_a "$SR_LOGDIR/bench.cpio.gz" "$(nic 1 \
-	dgram,id=n0,local.type=unix,local.path=$a,remote.type=unix,remote.path=$b)" \
-	"gs.ip=10.0.0.1/24 gs.role=a gs.peer=10.0.0.2 $env"
-sr_boot vm_b "$SR_LOGDIR/bench.cpio.gz" "$(nic 2 \
-	dgram,id=n0,local.type=unix,local.path=$b,remote.type=unix,remote.path=$a)" \
-	"gs.ip=10.0.0.2/24 gs.role=b gs.peer=10.0.0.1 $env"
+ok=1
+sr_boot_pair "$SR_LOGDIR/bench.cpio.gz" "gs.peer=10.0.0.2 $env" "$env"
 set +e # from here on, and in lib.sh's exit trap (it kills VMs that are gone already)
 sr_wait "${SR_PIDS[-2]}" vm_a || ok=0
 sr_wait "${SR_PIDS[-1]}" vm_b || ok=0

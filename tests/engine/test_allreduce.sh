@@ -1,85 +1,58 @@
 #!/bin/sh
 # Real multi-process AllReduce over tcp and shm: 2, 3, 4 and 5 ranks, every algorithm,
-# every element type, sum and avg, odd sizes, every iteration verified bit-exactly.
+# every element type, sum and avg, odd sizes, every iteration verified bit-exactly; then
+# tcp driven both ways (a progress thread, or inline in the executor).
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-cat >"$T/e.ini" <<INI
-[experiment]
-name = engine
-output_dir = $T/results
-[collective]
-sizes = 4, 65540, 1048580
-iterations = 2
-warmup = 1
-verify = all
-chunk_size = 16KiB
-[launch]
-timeout = 30s
-[report]
-formats = json
-[matrix]
-transport = tcp, shm
-local_ranks = 2, 3, 4, 5
-algorithm = ring, tree, rhd
-dtype = f32, bf16, f16, f64
-reduce_op = sum, avg
-exclude = dtype=f64,reduce_op=avg; dtype=f16,local_ranks=3; dtype=bf16,local_ranks=5
-INI
-"$G" -q run "$T/e.ini" >"$T/out" 2>"$T/err"
-st=$?
-python3 - "$T" <<'PY' || exit 1
-import glob, json, sys
-rep = json.load(open(glob.glob(sys.argv[1] + "/results/engine-*/report.json")[0]))
-cases = rep["cases"]
-bad = [c["name"] for c in cases if c["status"] != "ok"
-       or any(r["wrong"] for r in c["collective"]) or len(c["collective"]) != 3]
-algos = {r["algo"] for c in cases for r in c["collective"]}
-print(f"{len(cases)} cases, algorithms {sorted(algos)}, failing: {bad}")
-assert not bad, bad
-assert algos == {"ring", "tree", "rhd"}, algos
-assert len(cases) == 192 - 48, len(cases)
-PY
-[ $st = 0 ] || { echo "gradsync run exited $st"; tail -n 20 "$T/err"; exit 1; }
 
-# tcp driven both ways (a progress thread, or inline in the executor), with one stream
-# and with striping over three, and chunk_size = auto (the transport's 512KiB)
-cat >"$T/p.ini" <<INI
-[experiment]
-name = progress
-output_dir = $T/results
-[collective]
-sizes = 4, 1048580, 5242884
-iterations = 2
-warmup = 1
-verify = all
-[launch]
-timeout = 30s
-[report]
-formats = json
-[transport]
-transport = tcp
-[matrix]
-progress = thread, inline
-streams = 1, 3
-local_ranks = 2, 4
-algorithm = ring, rhd
-INI
-"$G" -q run "$T/p.ini" >"$T/out" 2>"$T/err"
-st=$?
-python3 - "$T" <<'PY' || exit 1
+# run NAME SIZES [INI LINES...]: one experiment, verify = all, 2 timed iterations; the
+# lines continue its [collective] section
+run() {
+	name=$1 sizes=$2
+	shift 2
+	{
+		printf '[experiment]\nname = %s\noutput_dir = %s/results\n' "$name" "$T"
+		printf '[launch]\ntimeout = 30s\n[report]\nformats = json\n'
+		printf '[collective]\nsizes = %s\niterations = 2\nwarmup = 1\nverify = all\n' "$sizes"
+		printf '%s\n' "$@" # more [collective] keys, then other sections
+	} >"$T/$name.ini"
+	"$G" -q run "$T/$name.ini" >"$T/out" 2>"$T/err"
+	st=$?
+}
+
+# check NAME CASES [PYTHON]: every case ok, exact, 3 sizes; then PYTHON over `cases`
+check() {
+	python3 - "$T" "$1" "$2" "${3:-}" <<'PY' || exit 1
 import glob, json, sys
-rep = json.load(open(glob.glob(sys.argv[1] + "/results/progress-*/report.json")[0]))
+T, name, want, extra = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+rep = json.load(open(glob.glob(f"{T}/results/{name}-*/report.json")[0]))
 cases = rep["cases"]
 bad = [c["name"] for c in cases if c["status"] != "ok"
        or any(r["wrong"] for r in c["collective"]) or len(c["collective"]) != 3]
-print(f"{len(cases)} tcp progress cases, failing: {bad}")
-assert not bad and len(cases) == 16, (bad, len(cases))
+print(f"{name}: {len(cases)} cases, failing: {bad}")
+assert not bad, bad
+assert len(cases) == want, len(cases)
+exec(extra)
+PY
+	[ $st = 0 ] || { echo "gradsync run exited $st"; tail -n 20 "$T/err"; exit 1; }
+}
+
+run engine "4, 65540, 1048580" "chunk_size = 16KiB" "[matrix]" "transport = tcp, shm" \
+	"local_ranks = 2, 3, 4, 5" "algorithm = ring, tree, rhd" "dtype = f32, bf16, f16, f64" \
+	"reduce_op = sum, avg" \
+	"exclude = dtype=f64,reduce_op=avg; dtype=f16,local_ranks=3; dtype=bf16,local_ranks=5"
+check engine $((192 - 48)) '
+algos = {r["algo"] for c in cases for r in c["collective"]}
+assert algos == {"ring", "tree", "rhd"}, algos'
+
+# one stream and striping over three; chunk_size = auto is tcp's 512KiB
+run progress "4, 1048580, 5242884" "[transport]" "transport = tcp" "[matrix]" \
+	"progress = thread, inline" "streams = 1, 3" "local_ranks = 2, 4" "algorithm = ring, rhd"
+check progress 16 '
 for c in cases:
     mode = c["config"]["transport.progress"]
     assert c["path"]["note"].endswith(mode + " progress"), (c["name"], c["path"]["note"])
-    assert all(r["chunk_bytes"] == 512 << 10 for r in c["collective"]), c["name"]
-PY
-[ $st = 0 ] || { echo "gradsync run exited $st"; tail -n 20 "$T/err"; exit 1; }
+    assert all(r["chunk_bytes"] == 512 << 10 for r in c["collective"]), c["name"]'
 echo "engine: every case exact"

@@ -175,6 +175,24 @@ sr_boot() {
 	SR_PIDS+=($!)
 }
 
+# sr_nic N NETDEV : a virtio NIC on -netdev NETDEV; MAC ...:0N, so each VM's link-local
+# GID differs.
+sr_nic() {
+	echo "-device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:0$1 -netdev $2"
+}
+
+# sr_boot_pair INITRD APPEND_A APPEND_B : vm_a (10.0.0.1, role a) and vm_b (10.0.0.2, role
+# b, peer 10.0.0.1) joined by a lossless dgram link over two unix sockets.
+sr_boot_pair() {
+	local a=$SR_LOGDIR/a.sock b=$SR_LOGDIR/b.sock
+	sr_boot vm_a "$1" "$(sr_nic 1 \
+		dgram,id=n0,local.type=unix,local.path=$a,remote.type=unix,remote.path=$b)" \
+		"gs.ip=10.0.0.1/24 gs.role=a $2"
+	sr_boot vm_b "$1" "$(sr_nic 2 \
+		dgram,id=n0,local.type=unix,local.path=$b,remote.type=unix,remote.path=$a)" \
+		"gs.ip=10.0.0.2/24 gs.role=b gs.peer=10.0.0.1 $3"
+}
+
 # sr_wait PID NAME : wait for one VM; its scenario's exit is the "GS_EXIT n" console line.
 sr_wait() {
 	local pid=$1 name=$2 rc

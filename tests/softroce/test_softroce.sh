@@ -47,10 +47,6 @@ fi
 SR_FILES="$SR_DIR/roce_local4.ini $SR_DIR/roce_flush4.ini $SR_DIR/roce_2vm.ini"
 
 fails=0
-# nic MAC: a distinct MAC per VM gives distinct link-local GIDs
-nic() {
-	echo "-device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:0$1 -netdev $2"
-}
 
 scenario_local() {
 	local t=$(date +%s%N)
@@ -58,7 +54,7 @@ scenario_local() {
 	sr_build_initramfs "$SR_LOGDIR/local.cpio.gz" "$SR_DIR/scen_local.sh" "${BINS[@]}" ||
 		sr_fail "initramfs build failed"
 	# a hub with one port: eth0 has carrier but the frames go nowhere (rxe loops back)
-	sr_boot local "$SR_LOGDIR/local.cpio.gz" "$(nic 1 hubport,id=n0,hubid=0)" \
+	sr_boot local "$SR_LOGDIR/local.cpio.gz" "$(sr_nic 1 hubport,id=n0,hubid=0)" \
 		"gs.ip=10.0.0.1/24 gs.role=local"
 	if sr_wait "${SR_PIDS[-1]}" local; then
 		echo "PASS scenario 1 (one VM, 4 ranks) in $(ms "$t") ms"
@@ -70,16 +66,11 @@ scenario_local() {
 }
 
 scenario_2vm() {
-	local t=$(date +%s%N) a=$SR_LOGDIR/a.sock b=$SR_LOGDIR/b.sock ok=1
+	local t=$(date +%s%N) ok=1
 
 	sr_build_initramfs "$SR_LOGDIR/2vm.cpio.gz" "$SR_DIR/scen_2vm.sh" "${BINS[@]}" ||
 		sr_fail "initramfs build failed"
-	sr_boot vm_a "$SR_LOGDIR/2vm.cpio.gz" "$(nic 1 \
-		dgram,id=n0,local.type=unix,local.path=$a,remote.type=unix,remote.path=$b)" \
-		"gs.ip=10.0.0.1/24 gs.role=a"
-	sr_boot vm_b "$SR_LOGDIR/2vm.cpio.gz" "$(nic 2 \
-		dgram,id=n0,local.type=unix,local.path=$b,remote.type=unix,remote.path=$a)" \
-		"gs.ip=10.0.0.2/24 gs.role=b gs.peer=10.0.0.1"
+	sr_boot_pair "$SR_LOGDIR/2vm.cpio.gz" "" ""
 	sr_wait "${SR_PIDS[-2]}" vm_a || ok=0
 	sr_wait "${SR_PIDS[-1]}" vm_b || ok=0
 	if [ $ok = 1 ]; then
