@@ -1,7 +1,8 @@
 #!/bin/sh
 # Real multi-process AllReduce over tcp and shm: 2, 3, 4 and 5 ranks, every algorithm,
 # every element type, sum and avg, odd sizes, every iteration verified bit-exactly; then
-# tcp driven both ways (a progress thread, or inline in the executor).
+# tcp driven both ways (a progress thread, or inline in the executor); write_bw and
+# write_lat over tcp and shm.
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
 T=$(mktemp -d)
@@ -55,4 +56,12 @@ for c in cases:
     mode = c["config"]["transport.progress"]
     assert c["path"]["note"].endswith(mode + " progress"), (c["name"], c["path"]["note"])
     assert all(r["chunk_bytes"] == 512 << 10 for r in c["collective"]), c["name"]'
+# the perftest-like modes over tcp and shm: bytes checked by rank 1, times per message
+run p2p "4, 65540, 1048580" "[launch]" "local_ranks = 2" "[matrix]" "op = write_bw, write_lat" \
+	"transport = tcp, shm"
+check p2p 4 '
+for c in cases:
+    for r in c["collective"]:
+        assert r["op"] == c["config"]["collective.op"] and r["iterations"] == 2, r
+        assert r["samples"] == 5 and r["busbw_GBps"] > 0 and r["time_us"]["avg"] > 0, r'
 echo "engine: every case exact"
