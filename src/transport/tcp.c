@@ -34,6 +34,13 @@ static void tcp_close(struct transport *t)
 			if (st->fd >= 0)
 				close(st->fd);
 			free(st->stage);
+			/* half-read eager payloads not on the unexp list (a receive took them) */
+			if (st->rexp && st->rexp->req)
+				free(st->rexp);
+		}
+		for (struct tcp_unexp *u = tp->peers[p].unexp, *next; u; u = next) {
+			next = u->next;
+			free(u);
 		}
 		free(tp->peers[p].streams);
 		for (struct tcp_cts *c = tp->peers[p].cts, *next; c; c = next) {

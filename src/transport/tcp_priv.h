@@ -20,11 +20,13 @@
 #define TCP_STAGE	(64u << 10) /* per-stream receive staging for headers and small payloads */
 #define TCP_STAGE_READ	(4u << 10)  /* most bytes one read puts into the stage */
 #define TCP_STRIPE_MIN	(256u << 10) /* messages at least this big are striped over streams */
+#define TCP_EAGER_MAX	(64u << 10)  /* messages up to this size go before their CTS */
 
 enum tcp_frame_type {
 	TF_CTS = 1,
 	TF_DATA = 2,
 	TF_MISMATCH = 3,
+	TF_EAGER = 4, /* payload sent before the CTS; matched by tag, FIFO per peer */
 };
 
 struct tcp_frame_hdr {
@@ -64,7 +66,22 @@ struct tcp_req {
 	int kind;
 	int chunks_left; /* send: frames not yet fully written */
 	bool active;	 /* recv: CTS sent, data may arrive */
+	bool eager;	 /* send: went as TF_EAGER, completes when written and its CTS came;
+			    recv: may still take a TF_EAGER frame (on its peer's erecv list) */
+	bool cts_seen;	 /* eager send: its CTS arrived (status set from its length) */
+	struct tcp_req *enext; /* peer's esends / erecvs list */
 	struct tcp_frame frames[TCP_MAX_CHUNKS];
+};
+
+/* A TF_EAGER message that arrived before its receive was posted: held in a heap buffer
+ * (only messages up to TCP_EAGER_MAX, only while they wait). */
+struct tcp_unexp {
+	struct tcp_unexp *next;
+	uint64_t tag;
+	size_t len;
+	bool filled;	     /* every payload byte is in buf */
+	struct tcp_req *req; /* the receive that took it while it was still arriving */
+	char buf[];
 };
 
 /* A CTS the sender got before the matching send was posted (progress thread only). */
@@ -85,6 +102,7 @@ struct tcp_stream {
 	size_t st_head, st_tail;
 	bool in_payload;
 	struct tcp_req *rreq;
+	struct tcp_unexp *rexp; /* payload being read into an unexpected eager buffer */
 	char *rdst;
 	size_t rleft;
 };
@@ -95,6 +113,9 @@ struct tcp_peer {
 	unsigned int rr;		    /* next stream for a single-chunk frame */
 	struct tcp_req *sends, *sends_tail; /* posted sends without CTS */
 	struct tcp_cts *cts, *cts_tail;	    /* CTS without a send */
+	struct tcp_req *esends, *esends_tail; /* eager sends waiting for their CTS */
+	struct tcp_req *erecvs, *erecvs_tail; /* receives that may take an eager frame */
+	struct tcp_unexp *unexp, *unexp_tail; /* eager frames not yet taken */
 	_Atomic int outstanding;	    /* posted, not completed */
 	bool closed;			    /* orderly EOF while idle */
 };

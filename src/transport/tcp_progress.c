@@ -13,8 +13,13 @@
  *      different lengths: MISMATCH {rid, tag, len = sender's length}; both -EMSGSIZE.
  *   3. receiver looks rid up (no search), reads payload straight into the posted
  *      buffer at off, and completes once all chunks landed.
- * Data only flows after CTS, so nothing is ever buffered unexpectedly and large
- * messages are never copied twice.
+ * Eager messages (len <= TCP_EAGER_MAX): the sender does not wait for the CTS; it
+ * writes EAGER {tag, len} + payload on stream 0 at once, and the receiver gives it to
+ * its oldest posted receive with that tag (any length: a different one is -EMSGSIZE),
+ * or keeps it in a heap buffer until that receive is posted. Receives send their CTS
+ * all the same; an eager send completes once written and its CTS has come, with
+ * -EMSGSIZE when the CTS's length differs. A small message so costs one trip instead
+ * of a CTS round trip plus one; a large one is never copied twice.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -39,6 +44,37 @@ static void set_fatal(struct tcp_priv *tp, int err)
 	int zero = 0;
 
 	atomic_compare_exchange_strong(&tp->fatal, &zero, err);
+}
+
+/* The peer lists of eager sends and receives (linked through enext). */
+static void elist_push(struct tcp_req **head, struct tcp_req **tail, struct tcp_req *r)
+{
+	r->enext = NULL;
+	if (*tail)
+		(*tail)->enext = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+/* Unlink the first entry with tag (r == NULL) or r itself; returns it or NULL. */
+static struct tcp_req *elist_take(struct tcp_req **head, struct tcp_req **tail, uint64_t tag,
+				  struct tcp_req *r)
+{
+	struct tcp_req *prev = NULL, *e;
+
+	for (e = *head; e; prev = e, e = e->enext) {
+		if (r ? e != r : e->tag != tag)
+			continue;
+		if (prev)
+			prev->enext = e->enext;
+		else
+			*head = e->enext;
+		if (*tail == e)
+			*tail = prev;
+		return e;
+	}
+	return NULL;
 }
 
 static void complete(struct tcp_priv *tp, struct tcp_req *r)
@@ -136,7 +172,8 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 			if (!st->txq)
 				st->txq_tail = NULL;
 			atomic_fetch_add_explicit(&tp->bytes_sent, f->plen, memory_order_relaxed);
-			if (f->req && --f->req->chunks_left == 0)
+			if (f->req && --f->req->chunks_left == 0 &&
+			    (!f->req->eager || f->req->cts_seen))
 				complete(tp, f->req);
 		}
 	}
@@ -179,6 +216,16 @@ static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr
 	struct tcp_req *prev = NULL, *r;
 	struct tcp_cts *c;
 
+	r = elist_take(&pe->esends, &pe->esends_tail, h->tag, NULL);
+	if (r) {
+		/* an eager send whose bytes went already: its CTS only settles it */
+		r->cts_seen = true;
+		if (h->len != r->len)
+			r->status = -EMSGSIZE;
+		if (!r->chunks_left)
+			complete(tp, r);
+		return;
+	}
 	for (r = pe->sends; r; prev = r, r = r->next) {
 		if (r->tag != h->tag)
 			continue;
@@ -201,12 +248,49 @@ static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr
 	pe->cts_tail = c;
 }
 
+/* An eager message (filled) meets its receive: copy it over, or fail both lengths. */
+static void eager_deliver(struct tcp_priv *tp, struct tcp_req *r, struct tcp_unexp *u)
+{
+	if (u->len == r->len) {
+		memcpy(r->buf, u->buf, u->len);
+		r->done = r->len;
+	} else {
+		log_warn(LOG_TRANSPORT, "tcp recv peer=%d tag=%llu: sent %zu B, posted %zu B",
+			 r->peer, (unsigned long long)r->tag, u->len, r->len);
+		r->status = -EMSGSIZE;
+	}
+	r->active = false;
+	free(u);
+	complete(tp, r);
+}
+
+static struct tcp_unexp *unexp_take(struct tcp_peer *pe, uint64_t tag)
+{
+	struct tcp_unexp *prev = NULL, *u;
+
+	for (u = pe->unexp; u; prev = u, u = u->next) {
+		if (u->tag != tag)
+			continue;
+		if (prev)
+			prev->next = u->next;
+		else
+			pe->unexp = u->next;
+		if (pe->unexp_tail == u)
+			pe->unexp_tail = prev;
+		return u;
+	}
+	return NULL;
+}
+
 /* Executor posts, as seen by the thread: receives announce CTS, sends look for one. */
 static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 {
 	struct tcp_peer *pe = &tp->peers[r->peer];
 	struct tcp_cts *prev = NULL, *c;
+	struct tcp_unexp *u;
 
+	r->eager = false;
+	r->cts_seen = false;
 	if (pe->closed) {
 		log_err(LOG_TRANSPORT, "tcp %s peer=%d: connection reset (rank %d exited or is unreachable)",
 			r->kind == TR_RECV ? "recv" : "send", r->peer, r->peer);
@@ -220,6 +304,15 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 		/* every CTS on stream 0: they arrive in post order, so receives with the
 		 * same tag match sends in order (no overtaking) */
 		queue_frame(&pe->streams[0], &r->frames[0]);
+		u = unexp_take(pe, r->tag);
+		if (!u) {
+			r->eager = true;
+			elist_push(&pe->erecvs, &pe->erecvs_tail, r);
+		} else if (u->filled) {
+			eager_deliver(tp, r, u);
+		} else {
+			u->req = r; /* still arriving: rx_advance delivers it */
+		}
 		return;
 	}
 	for (c = pe->cts; c; prev = c, c = c->next) {
@@ -238,6 +331,18 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 		} else {
 			free(c);
 		}
+		return;
+	}
+	if (r->len <= TCP_EAGER_MAX) {
+		/* on stream 0 like the CTS: eager messages keep their post order */
+		r->eager = true;
+		r->chunks_left = 1;
+		r->frames[0] = (struct tcp_frame){.hdr = {TF_EAGER, 0, r->tag, 0, r->len},
+						  .payload = r->buf,
+						  .plen = r->len,
+						  .req = r};
+		queue_frame(&pe->streams[0], &r->frames[0]);
+		elist_push(&pe->esends, &pe->esends_tail, r);
 		return;
 	}
 	r->next = NULL;
@@ -260,24 +365,87 @@ static struct tcp_req *rx_lookup(struct tcp_priv *tp, struct tcp_stream *st,
 		set_fatal(tp, -EPROTO);
 		return NULL;
 	}
+	if (r->eager) { /* its sender took the CTS way: no eager frame is coming for it */
+		struct tcp_peer *pe = &tp->peers[st->peer];
+
+		elist_take(&pe->erecvs, &pe->erecvs_tail, 0, r);
+		r->eager = false;
+	}
 	return r;
 }
 
 static void rx_advance(struct tcp_priv *tp, struct tcp_stream *st, size_t n)
 {
 	struct tcp_req *r = st->rreq;
+	struct tcp_unexp *u = st->rexp;
 
 	st->rdst += n;
 	st->rleft -= n;
-	r->done += n;
+	if (r)
+		r->done += n;
 	atomic_fetch_add_explicit(&tp->bytes_recv, n, memory_order_relaxed);
 	if (st->rleft)
 		return;
 	st->in_payload = false;
+	if (u) {
+		st->rexp = NULL;
+		u->filled = true;
+		if (u->req)
+			eager_deliver(tp, u->req, u);
+		return;
+	}
 	if (r->done == r->len) {
 		r->active = false;
 		complete(tp, r);
 	}
+}
+
+/* An EAGER header: straight into the oldest receive with its tag, else a heap buffer. */
+static bool rx_eager(struct tcp_priv *tp, struct tcp_stream *st, const struct tcp_frame_hdr *h)
+{
+	struct tcp_peer *pe = &tp->peers[st->peer];
+	struct tcp_req *r;
+	struct tcp_unexp *u;
+
+	if (h->len > TCP_EAGER_MAX || st != &pe->streams[0]) {
+		log_err(LOG_TRANSPORT, "tcp recv peer=%d: eager frame of %llu B on stream %d",
+			st->peer, (unsigned long long)h->len, (int)(st - pe->streams));
+		set_fatal(tp, -EPROTO);
+		return false;
+	}
+	r = elist_take(&pe->erecvs, &pe->erecvs_tail, h->tag, NULL);
+	if (r)
+		r->eager = false;
+	st->rreq = NULL;
+	st->rexp = NULL;
+	st->rleft = h->len;
+	st->in_payload = true;
+	if (r && r->len == h->len) {
+		st->rreq = r;
+		st->rdst = r->buf;
+	} else {
+		/* early, or a length mismatch drained before the receive fails */
+		u = malloc(sizeof(*u) + h->len);
+		if (!u) {
+			log_err(LOG_TRANSPORT, "tcp recv peer=%d: no memory for %llu early bytes",
+				st->peer, (unsigned long long)h->len);
+			set_fatal(tp, -ENOMEM);
+			return false;
+		}
+		*u = (struct tcp_unexp){.tag = h->tag, .len = h->len, .req = r};
+		if (!r) {
+			if (pe->unexp_tail)
+				pe->unexp_tail->next = u;
+			else
+				pe->unexp = u;
+			pe->unexp_tail = u;
+		}
+		st->rexp = u;
+		st->rdst = u->buf;
+	}
+	if (!h->len)
+		rx_advance(tp, st, 0);
+	return true;
 }
 
 /* Parse one header from the stage; returns false on a protocol error. */
@@ -292,6 +460,8 @@ static bool rx_header(struct tcp_priv *tp, struct tcp_stream *st)
 		handle_cts(tp, st->peer, &h);
 		return true;
 	}
+	if (h.type == TF_EAGER)
+		return rx_eager(tp, st, &h);
 	r = rx_lookup(tp, st, &h);
 	if (!r)
 		return false;

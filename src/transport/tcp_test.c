@@ -69,6 +69,56 @@ static void test_msgsize(void **state)
 	run_ok(2, &o, tpt_body_msgsize, NULL);
 }
 
+/*
+ * Lengths on both sides of the eager limit (TCP_EAGER_MAX, 64KiB): a small send meeting
+ * a large receive and the reverse fail both ends with -EMSGSIZE, and a matching pair
+ * posted after them still arrives intact; arg: the receiver posts first (1) or last (0).
+ */
+static int body_eager_mismatch(struct tpt_rank *r, void *arg)
+{
+	static const size_t send_len[] = {32u << 10, 100u << 10, 48u << 10};
+	static const size_t recv_len[] = {100u << 10, 32u << 10, 48u << 10};
+	bool recv_first = *(const int *)arg, sender = r->rank == 0;
+	size_t len = 128u << 10;
+	char *buf = calloc(1, len);
+	struct tp_completion c;
+	struct tp_mr *mr;
+	int peer = 1 - r->rank;
+
+	TP_CHECK(buf && r->t.ops->mr_reg(&r->t, buf, len, MEM_HOST, &mr) == 0);
+	for (size_t i = 0; sender && i < len; i++)
+		buf[i] = (char)(i * 7 + 3);
+	if (!sender && !recv_first)
+		TP_CHECK(tpt_barrier(r) == 0);
+	for (int k = 0; k < 3; k++)
+		TP_CHECK((sender ? r->t.ops->post_send(&r->t, peer, 10 + k, mr, 0, send_len[k], k)
+				 : r->t.ops->post_recv(&r->t, peer, 10 + k, mr, 0, recv_len[k], k)) ==
+			 0);
+	if (sender && !recv_first)
+		TP_CHECK(tpt_barrier(r) == 0);
+	for (int k = 0; k < 3; k++) {
+		TP_CHECK(tpt_wait1(r, &c, 5000) == 1);
+		TP_CHECK(c.status == (c.cookie == 2 ? 0 : -EMSGSIZE));
+	}
+	for (size_t i = 0; !sender && i < send_len[2]; i++)
+		TP_CHECK(buf[i] == (char)(i * 7 + 3));
+	r->t.ops->mr_dereg(&r->t, mr);
+	free(buf);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static void test_eager_mismatch(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+
+	(void)state;
+	for (int recv_first = 0; recv_first < 2; recv_first++)
+		for (int p = TP_PROGRESS_THREAD; p <= TP_PROGRESS_INLINE; p++) {
+			o.progress = p;
+			run_ok(2, &o, body_eager_mismatch, &recv_first);
+		}
+}
+
 static void test_killed_peer(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
@@ -139,7 +189,7 @@ int main(void)
 	    cmocka_unit_test(test_many_small),	cmocka_unit_test(test_msgsize),
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_bad_interface),
-	    cmocka_unit_test(test_bandwidth),
+	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_eager_mismatch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
