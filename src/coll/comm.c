@@ -227,7 +227,7 @@ int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
 	if (*spins < UINT32_MAX)
 		++*spins;
 	if (c->ntp == 1 && c->mem == &coll_host_memops && c->tps[0]->ops->wait &&
-	    (c->crowded ? *spins > COMM_SPINS_BEFORE_WAIT : idle > COMM_NAP_AFTER_NS) &&
+	    (c->crowded ? *spins > COMM_SPINS_BEFORE_WAIT : idle > COMM_WAIT_AFTER_NS) &&
 	    c->tps[0]->ops->wait(c->tps[0], COMM_WAIT_MS) != -EOPNOTSUPP)
 		return 0;
 	if (idle > COMM_NAP_AFTER_NS) {

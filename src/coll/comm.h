@@ -12,6 +12,8 @@
 #define COMM_WAIT_MS 1
 /* after this long without progress the executor naps COMM_NAP_NS between polls */
 #define COMM_NAP_AFTER_NS 200000ull
+/* a transport that can sleep until news is asked to after this long without any */
+#define COMM_WAIT_AFTER_NS 30000ull
 #define COMM_NAP_NS 20000
 
 /* Message tag: seq(26) | piece(24) | step(12) | ord(2); wraps are harmless (see comm.c). */
