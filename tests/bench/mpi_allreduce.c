@@ -1,6 +1,7 @@
 /*
  * Reference for tests/bench/bench_vs_mpi.sh: MPI_Allreduce (float sum, in place) busbw
- * over a size sweep, timed like gradsync (per iteration, slowest rank, averaged).
+ * over a size sweep, timed like gradsync (back to back, per iteration, slowest rank,
+ * averaged).
  * Prints "size_bytes avg_us busbw_GBps" lines on rank 0.
  */
 #include <mpi.h>
@@ -13,28 +14,34 @@ int main(int argc, char **argv)
 	long lo = argc > 1 ? atol(argv[1]) : 1 << 20, hi = argc > 2 ? atol(argv[2]) : 256 << 20;
 	int iters = argc > 3 ? atoi(argv[3]) : 10, warm = 3, rank, n;
 	float *buf;
+	double *dt, *worst;
 	long s;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
 	buf = malloc(hi);
+	dt = calloc(warm + iters, sizeof(*dt));
+	worst = calloc(warm + iters, sizeof(*worst));
+	if (!buf || !dt || !worst)
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	memset(buf, 0, hi); /* touch every page before timing */
 	for (s = lo; s <= hi; s *= 2) {
 		long count = s / sizeof(float), i;
 		double sum = 0;
 
+		/* like gradsync: ranks meet once, then iterations back to back, each timed
+		 * on every rank; per iteration the slowest rank's time counts */
+		MPI_Barrier(MPI_COMM_WORLD);
 		for (i = 0; i < warm + iters; i++) {
-			double t0, dt, worst;
+			double t0 = MPI_Wtime();
 
-			MPI_Barrier(MPI_COMM_WORLD);
-			t0 = MPI_Wtime();
 			MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-			dt = MPI_Wtime() - t0;
-			MPI_Reduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-			if (i >= warm)
-				sum += worst;
+			dt[i] = MPI_Wtime() - t0;
 		}
+		MPI_Reduce(dt, worst, warm + iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+		for (i = warm; i < warm + iters; i++)
+			sum += worst[i];
 		if (rank == 0) {
 			double avg = sum / iters;
 
@@ -43,6 +50,8 @@ int main(int argc, char **argv)
 		}
 	}
 	free(buf);
+	free(dt);
+	free(worst);
 	MPI_Finalize();
 	return 0;
 }
