@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coll/comm.h"
+#include "coll/reduce.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -52,6 +53,7 @@ static void step_prepare(struct run *r, struct comm_slot *sl)
 
 	sl->posted = 0;
 	sl->done = 0;
+	sl->fused = 0;
 	for (int i = 0; i < st->nrecv; i++) {
 		sl->rscratch[i] = at;
 		if (st->recv[i].mode == SCHED_RECV_REDUCE)
@@ -109,7 +111,15 @@ static int post_one(struct run *r, struct comm_slot *sl, int chan, const struct 
 	if (is_send)
 		ret = t->ops->post_send(t, x->peer, tag, r->buf->mr[ti],
 					r->off + (sl->base + x->off) * r->es, len, cookie);
-	else if (x->mode == SCHED_RECV_REDUCE)
+	else if (x->mode == SCHED_RECV_REDUCE && t->ops->post_recv_reduce &&
+		 c->mem == &coll_host_memops && r->buf->kind == MEM_HOST) {
+		/* the transport adds the bytes in place as they arrive: no scratch copy */
+		ret = t->ops->post_recv_reduce(t, x->peer, tag, r->buf->mr[ti],
+					       r->off + (sl->base + x->off) * r->es, len, r->dt,
+					       reduce_sum, cookie);
+		if (!ret)
+			sl->fused |= (uint8_t)(1u << idx);
+	} else if (x->mode == SCHED_RECV_REDUCE)
 		ret = t->ops->post_recv(t, x->peer, tag, r->scratch->mr[ti],
 					sl->scratch_off + sl->rscratch[idx], len, cookie);
 	else
@@ -264,7 +274,7 @@ static int on_completion(struct run *r, const struct tp_completion *cp)
 			is_send ? "send to" : "recv from", x->peer, strerror(-cp->status));
 		return cp->status;
 	}
-	if (!is_send && x->mode == SCHED_RECV_REDUCE) {
+	if (!is_send && x->mode == SCHED_RECV_REDUCE && !(sl->fused & bit)) {
 		const struct coll_memops *m = r->c->mem;
 		uint64_t t0 = time_now_ns();
 		int ret = m->reduce(m->ctx, chan, r->data + (sl->base + x->off) * r->es,

@@ -224,7 +224,8 @@ static int cipc_post_recv(struct transport *t, int peer, uint64_t tag, struct tp
 	if (!mr)
 		return -EINVAL;
 	where = (struct shm_pair_where){.alloc_off = mr->alloc_off + off, .h = mr->h};
-	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, &where);
+	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, &where, NULL,
+				  DT_F32);
 }
 
 static int cipc_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,

@@ -110,7 +110,22 @@ static int shm_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_
 {
 	if (!mr)
 		return -EINVAL;
-	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, NULL);
+	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, NULL,
+				  NULL, DT_F32);
+}
+
+/* Slots are reduced straight into the buffer: no copy into the executor's scratch. */
+static int shm_post_recv_reduce(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
+				size_t off, size_t len, enum dtype dt, tp_reduce_fn red,
+				uint64_t cookie)
+{
+	struct shm_priv *s = t->priv;
+
+	if (!mr || !red || (unsigned)dt >= DT_COUNT || len % dtype_size(dt) ||
+	    s->slot_size % dtype_size(dt))
+		return -EINVAL;
+	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, NULL,
+				  red, dt);
 }
 
 static int shm_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
@@ -144,6 +159,7 @@ const struct transport_ops shm_ops = {
     .mr_dereg = host_mr_dereg,
     .post_send = shm_post_send,
     .post_recv = shm_post_recv,
+    .post_recv_reduce = shm_post_recv_reduce,
     .poll = shm_pair_poll,
     .path_info = shm_path_info,
     .stats = shm_pair_stats,

@@ -53,7 +53,8 @@ static inline struct shm_pair_req *post_req(struct shm_pair_core *c, int peer, c
 }
 
 int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
-		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_where *where)
+		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_where *where,
+		       tp_reduce_fn red, enum dtype dt)
 {
 	struct shm_pair_req *r;
 	int err;
@@ -66,7 +67,9 @@ int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 				   .tag = tag,
 				   .cookie = cookie,
 				   .len = len,
-				   .buf = addr + off};
+				   .buf = addr + off,
+				   .red = red,
+				   .dt = dt};
 	if (where)
 		c->where[pair_req_index(c, r)] = *where;
 	pair_q_push(&c->links[peer].cts_wait, r);

@@ -84,6 +84,8 @@ struct shm_pair_req {
 	size_t done;	/* shm: bytes moved so far */
 	uint64_t seq;	/* recv, CTS: its CTS position; send: the matched CTS's */
 	size_t cts_len; /* send, CTS: the receiver's length */
+	tp_reduce_fn red; /* shm recv: bytes are added into buf (post_recv_reduce) */
+	enum dtype dt;
 };
 
 struct shm_pair_q {
@@ -210,11 +212,13 @@ int shm_pair_stats(struct transport *t, struct tp_stats *st);
 
 /*
  * Posts: the caller checked the region is non-NULL; these check the rest (fatal state,
- * peer, bounds against mr_len). A receive announces `where` (NULL: none) with its CTS.
+ * peer, bounds against mr_len). A receive announces `where` (NULL: none) with its CTS;
+ * with red (shm) its bytes are added into the buffer as dt elements.
  * 0, -EINVAL, -EAGAIN (no free request) or the fatal error.
  */
 int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
-		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_where *where);
+		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_where *where,
+		       tp_reduce_fn red, enum dtype dt);
 int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
 		       size_t off, size_t len, uint64_t cookie);
 

@@ -92,7 +92,10 @@ static int progress_rx(struct shm_pair_core *c, struct shm_pair_link *l, int p, 
 				(unsigned long long)r->tag);
 			return -EPROTO;
 		}
-		if (d->len)
+		if (d->len && r->red)
+			r->red(r->buf + d->off, data + (tail % h->nslots) * (size_t)h->slot_size,
+			       d->len / dtype_size(r->dt), r->dt);
+		else if (d->len)
 			memcpy(r->buf + d->off, data + (tail % h->nslots) * (size_t)h->slot_size,
 			       d->len);
 		r->done += d->len;

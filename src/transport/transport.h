@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdbool.h>
 
+#include "util/dtype.h"
+
 #define TRANSPORT_EP_MAX 512   /* bytes of one rank's endpoint record */
 #define TP_CHUNK_DEFAULT (1u << 20)
 #define TRANSPORT_NAME_MAX 64
@@ -139,6 +141,8 @@ struct tp_stats {
 };
 
 struct tp_mr;           /* registered region, owned by the transport */
+/* dst[i] += src[i] for count elements of dt (the executor's host reduce) */
+typedef void (*tp_reduce_fn)(void *dst, const void *src, uint64_t count, enum dtype dt);
 struct transport;
 
 struct transport_ops {
@@ -161,6 +165,13 @@ struct transport_ops {
 	int (*post_recv)(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
 			 size_t len, uint64_t cookie);
 	int (*poll)(struct transport *t, struct tp_completion *c, int max);
+	/* Optional: post_recv whose bytes are added into the region instead of replacing
+	 * it: red(dst, src, count, dt) with count elements of dt at a time, called from
+	 * post/poll as pieces arrive (host memory only; len a multiple of the element).
+	 * Saves the executor's copy into scratch before its own reduce. */
+	int (*post_recv_reduce)(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
+				size_t off, size_t len, enum dtype dt, tp_reduce_fn red,
+				uint64_t cookie);
 	/* Optional: block up to timeout_ms until a poll may find something (data or
 	 * space arrived); 0 after waiting or progressing, -EOPNOTSUPP when this instance
 	 * cannot wait (the caller spins or naps instead). Only for a caller with nothing

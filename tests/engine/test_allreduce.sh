@@ -1,8 +1,8 @@
 #!/bin/sh
 # Real multi-process AllReduce over tcp and shm: 2, 3, 4 and 5 ranks, every algorithm,
 # every element type, sum and avg, odd sizes, every iteration verified bit-exactly; then
-# tcp driven both ways (a progress thread, or inline in the executor); write_bw and
-# write_lat over tcp and shm.
+# tcp driven both ways (a progress thread, or inline in the executor); shm reducing in
+# place from many small slots; write_bw and write_lat over tcp and shm.
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
 T=$(mktemp -d)
@@ -56,6 +56,13 @@ for c in cases:
     mode = c["config"]["transport.progress"]
     assert c["path"]["note"].endswith(mode + " progress"), (c["name"], c["path"]["note"])
     assert all(r["chunk_bytes"] == 512 << 10 for r in c["collective"]), c["name"]'
+# shm reduces received slots straight into the buffer: messages of many small slots,
+# every algorithm, a 2-byte and an 8-byte type
+run slots "4, 1048580, 5242884" "chunk_size = 512KiB" "[transport]" "transport = shm" \
+	"slot_size = 64KiB" "shm_ring = 256KiB" "[matrix]" "local_ranks = 2, 3, 4" \
+	"algorithm = ring, tree, rhd" "dtype = bf16, f64"
+check slots 18
+
 # the perftest-like modes over tcp and shm: bytes checked by rank 1, times per message
 run p2p "4, 65540, 1048580" "[launch]" "local_ranks = 2" "[matrix]" "op = write_bw, write_lat" \
 	"transport = tcp, shm"
