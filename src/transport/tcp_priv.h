@@ -46,7 +46,7 @@ struct tcp_frame {
 	const char *payload;
 	size_t plen;
 	size_t sent;	     /* bytes of header + payload already written */
-	struct tcp_req *req; /* send whose chunk this is (NULL for CTS) */
+	struct tcp_req *req; /* the send whose chunk, or the receive whose CTS, this is */
 };
 
 enum tcp_req_kind {
@@ -64,11 +64,12 @@ struct tcp_req {
 	int peer;
 	int status;
 	int kind;
-	int chunks_left; /* send: frames not yet fully written */
+	int chunks_left; /* frames not yet fully written (recv: its CTS) */
 	bool active;	 /* recv: CTS sent, data may arrive */
 	bool eager;	 /* send: went as TF_EAGER, completes when written and its CTS came;
 			    recv: may still take a TF_EAGER frame (on its peer's erecv list) */
 	bool cts_seen;	 /* eager send: its CTS arrived (status set from its length) */
+	bool data_in;	 /* recv: bytes in (or failed); completes once its CTS is written */
 	struct tcp_req *enext; /* peer's esends / erecvs list */
 	struct tcp_frame frames[TCP_MAX_CHUNKS];
 };

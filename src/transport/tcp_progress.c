@@ -131,6 +131,26 @@ static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *ca
 	set_fatal(tp, -ECONNRESET);
 }
 
+/*
+ * The last frame of r went out. A send completes (an eager one once its CTS came too);
+ * a receive's frame is its CTS, and it completes once its bytes are in as well: a rank
+ * must not finish a collective while a CTS its peer waits for is still queued here.
+ */
+static void frames_written(struct tcp_priv *tp, struct tcp_req *r)
+{
+	if (r->kind == TR_SEND ? !r->eager || r->cts_seen : r->data_in)
+		complete(tp, r);
+}
+
+/* A receive has its bytes (or failed): complete once its CTS is written. */
+static void recv_done(struct tcp_priv *tp, struct tcp_req *r)
+{
+	r->active = false;
+	r->data_in = true;
+	if (!r->chunks_left)
+		complete(tp, r);
+}
+
 /* Write as many queued frames as the socket takes; complete sends whose last chunk went. */
 static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 {
@@ -172,9 +192,8 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 			if (!st->txq)
 				st->txq_tail = NULL;
 			atomic_fetch_add_explicit(&tp->bytes_sent, f->plen, memory_order_relaxed);
-			if (f->req && --f->req->chunks_left == 0 &&
-			    (!f->req->eager || f->req->cts_seen))
-				complete(tp, f->req);
+			if (f->req && --f->req->chunks_left == 0)
+				frames_written(tp, f->req);
 		}
 	}
 }
@@ -259,9 +278,8 @@ static void eager_deliver(struct tcp_priv *tp, struct tcp_req *r, struct tcp_une
 			 r->peer, (unsigned long long)r->tag, u->len, r->len);
 		r->status = -EMSGSIZE;
 	}
-	r->active = false;
 	free(u);
-	complete(tp, r);
+	recv_done(tp, r);
 }
 
 static struct tcp_unexp *unexp_take(struct tcp_peer *pe, uint64_t tag)
@@ -299,8 +317,10 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 	}
 	if (r->kind == TR_RECV) {
 		r->active = true;
+		r->data_in = false;
+		r->chunks_left = 1; /* the CTS frame */
 		r->frames[0] = (struct tcp_frame){
-		    .hdr = {TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len}};
+		    .hdr = {TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len}, .req = r};
 		/* every CTS on stream 0: they arrive in post order, so receives with the
 		 * same tag match sends in order (no overtaking) */
 		queue_frame(&pe->streams[0], &r->frames[0]);
@@ -394,10 +414,8 @@ static void rx_advance(struct tcp_priv *tp, struct tcp_stream *st, size_t n)
 			eager_deliver(tp, u->req, u);
 		return;
 	}
-	if (r->done == r->len) {
-		r->active = false;
-		complete(tp, r);
-	}
+	if (r->done == r->len)
+		recv_done(tp, r);
 }
 
 /* An EAGER header: straight into the oldest receive with its tag, else a heap buffer. */
@@ -468,9 +486,8 @@ static bool rx_header(struct tcp_priv *tp, struct tcp_stream *st)
 	if (h.type == TF_MISMATCH) {
 		log_warn(LOG_TRANSPORT, "tcp recv peer=%d tag=%llu: sent %llu B, posted %zu B",
 			 st->peer, (unsigned long long)h.tag, (unsigned long long)h.len, r->len);
-		r->active = false;
 		r->status = -EMSGSIZE;
-		complete(tp, r);
+		recv_done(tp, r);
 		return true;
 	}
 	st->rreq = r;
