@@ -110,8 +110,9 @@ int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t
 		       const struct coll_opts *co, struct coll_stats *cs);
 /* The algorithm an AllReduce ran, for reports ("nccl" under the reference). */
 const char *run_comm_algo_name(const struct run_comm *rc, int algo);
-/* [collective] chunk_size, or with auto the smallest chunk_hint of the open transports */
-uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co);
+/* [collective] chunk_size, or with auto the smallest chunk the open transports choose
+ * for an AllReduce of bytes (scratch is sized with the largest bytes of a case) */
+uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co, uint64_t bytes);
 /* Sum of stats over the open transports. */
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
 /* The path facts of the case: the transport most peers use; *all gets every open one. */

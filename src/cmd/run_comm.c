@@ -146,18 +146,21 @@ static int comm_nccl_open(struct run_rank *rr, struct run_comm *rc)
 	return ret;
 }
 
-uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co)
+uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co, uint64_t bytes)
 {
 	uint64_t chunk = 0;
 
 	if (co->chunk_size)
 		return co->chunk_size;
 	for (int k = 0; k < TP_KIND_COUNT; k++) {
+		const struct transport_ops *ops = rc->tp[k].ops;
 		uint64_t hint;
 
 		if (!rc->open[k])
 			continue;
-		hint = rc->tp[k].ops->chunk_hint ? rc->tp[k].ops->chunk_hint : TP_CHUNK_DEFAULT;
+		hint = ops->chunk_auto	  ? ops->chunk_auto(bytes, rc->nranks)
+		       : ops->chunk_hint ? ops->chunk_hint
+					 : TP_CHUNK_DEFAULT;
 		chunk = chunk ? GS_MIN(chunk, hint) : hint;
 	}
 	return chunk ? chunk : TP_CHUNK_DEFAULT;
@@ -171,7 +174,7 @@ int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t
 
 	if (!rc->nccl)
 		return coll_allreduce(rc->coll, &buf->cb, off, &scratch->cb, count, dt, op, co->algo,
-				      run_comm_chunk(rc, co), co->channels, cs);
+				      run_comm_chunk(rc, co, count * dtype_size(dt)), co->channels, cs);
 	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu->comm);
 	if (!ret)
 		ret = gpu_stream_sync(rc->gpu->comm, rc->timeout_ms);

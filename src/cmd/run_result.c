@@ -83,7 +83,9 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		json_object_set_new(row, "cpu_s_per_GB", bytes > 0 ? json_real(cpu / bytes) : json_null());
 		json_object_set_new(row, "host_cpu_s_per_GB",
 				    bytes > 0 && host_cpu > 0 ? json_real(host_cpu / bytes) : json_null());
-		json_object_set_new(row, "chunk_bytes", json_integer((json_int_t)run_comm_chunk(rc, co)));
+		if (!rc->nccl) /* NCCL cuts its own chunks */
+			json_object_set_new(row, "chunk_bytes",
+					    json_integer((json_int_t)run_comm_chunk(rc, co, per_rank[0]->size)));
 		if (strcmp(op, "allreduce") != 0) {
 			/* write_bw/lat: the configured messages (round trips) per measurement,
 			 * and how many measurements the times summarise; times are per message */

@@ -358,7 +358,8 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	if (wc.grads.host)
 		run_node_verify(rr, wc.grads.host, plan.bytes);
 	ret = run_dbuf_alloc(rc, &wc.scratch,
-			     coll_scratch_bytes(run_comm_chunk(rc, &cfg->collective), cfg->collective.channels),
+			     coll_scratch_bytes(run_comm_chunk(rc, &cfg->collective, plan.bytes),
+					cfg->collective.channels),
 			     GPU_MIRROR_SCRATCH);
 	if (ret)
 		goto out_grads;

@@ -249,9 +249,23 @@ static int cipc_path_info(struct transport *t, struct tp_path_info *info)
 	return 0;
 }
 
+/*
+ * chunk_size = auto: half of each rank's share of the buffer, 4..64MiB. Measured on
+ * H200s over NV18 (tests/multigpu/RESULTS_X4.md): 4 ranks were best with 8MiB chunks at
+ * 64MiB, 32MiB at 256MiB, 64MiB at 1GiB; 2 ranks with 16MiB at 64MiB, 64MiB at 1GiB.
+ */
+static uint64_t cudaipc_chunk_auto(uint64_t bytes, int nranks)
+{
+	uint64_t c = bytes / (2 * (uint64_t)(nranks > 0 ? nranks : 1));
+
+	c = GS_ALIGN_UP(GS_MAX(c, 4ull << 20), 1ull << 20);
+	return GS_MIN(c, 64ull << 20);
+}
+
 const struct transport_ops cudaipc_ops = {
     .name = "cudaipc",
     .kind = TP_CUDAIPC,
+    .chunk_auto = cudaipc_chunk_auto,
     .can_connect = cipc_can_connect,
     .open = cipc_open,
     .endpoint = shm_pair_endpoint,

@@ -149,8 +149,11 @@ struct transport_ops {
 	const char *name;
 	int kind;                              /* enum transport_kind */
 	/* [collective] chunk_size = auto: the message size this transport moves best
-	 * (0 = TP_CHUNK_DEFAULT); a case over several transports takes the smallest */
+	 * (0 = TP_CHUNK_DEFAULT), or chunk_auto's answer for an AllReduce of bytes over
+	 * nranks when it has one (never smaller for more bytes); a case over several
+	 * transports takes the smallest */
 	uint64_t chunk_hint;
+	uint64_t (*chunk_auto)(uint64_t bytes, int nranks);
 	/* May this transport reach peer? Pure predicate on env (same host, device present). */
 	bool (*can_connect)(const struct transport_env *env, int peer);
 	int (*open)(struct transport *t, const struct transport_env *env);
