@@ -324,7 +324,8 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 		goto out;
 	if (bb.work.host)
 		run_node_verify(rr, bb.work.host, bb.max);
-	ret = run_dbuf_alloc(rc, &bb.scratch, coll_scratch_bytes(run_comm_chunk(rc, co, bb.max), co->channels),
+	ret = run_dbuf_alloc(rc, &bb.scratch,
+			     coll_scratch_bytes(run_comm_chunk(rc, co, bb.max), co->channels),
 			     GPU_MIRROR_SCRATCH);
 	if (ret)
 		goto out_work;

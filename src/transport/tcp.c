@@ -95,7 +95,7 @@ static int peers_alloc(struct tcp_priv *tp)
 /*
  * auto = inline. Measured with 2-8 ranks, 64KiB..64MiB: on a 2-core VM inline took
  * 64MiB from 1.46 to 2.87 GB/s (2 ranks); on a 32-core host, where a thread has a
- * core of its own, inline was still ahead at 1-64MiB in 10 of 12 points (2 ranks
+ * core of its own, inline was still ahead in 10 of 12 points at 64KiB..64MiB (2 ranks
  * 64MiB: 3.27 vs 2.85 GB/s). The thread stays for hosts where that differs.
  */
 static bool want_inline(const struct transport_env *env)
