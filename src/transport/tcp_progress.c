@@ -211,7 +211,8 @@ static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uin
 		r->chunks_left = 1;
 		r->frames[0] =
 		    (struct tcp_frame){.hdr = {TF_MISMATCH, rid, r->tag, 0, r->len}, .req = r};
-		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], &r->frames[0]);
+		/* stream 0, behind our eager frames: none of them can overtake it */
+		queue_frame(&pe->streams[0], &r->frames[0]);
 		return;
 	}
 	r->chunks_left = 0;
@@ -344,17 +345,12 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 			pe->cts = c->next;
 		if (pe->cts_tail == c)
 			pe->cts_tail = prev;
-		send_start(tp, r, c->rid, c->len);
-		if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS) {
-			c->next = tp->cts_free;
-			tp->cts_free = c;
-		} else {
-			free(c);
-		}
-		return;
+		break;
 	}
 	if (r->len <= TCP_EAGER_MAX) {
-		/* on stream 0 like the CTS: eager messages keep their post order */
+		/* Small messages always go eager on stream 0, even when their CTS came
+		 * first: the receiver matches eager frames by tag in arrival order, which a
+		 * DATA frame on another stream could overtake. An early CTS settles it now. */
 		r->eager = true;
 		r->chunks_left = 1;
 		r->frames[0] = (struct tcp_frame){.hdr = {TF_EAGER, 0, r->tag, 0, r->len},
@@ -362,9 +358,26 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 						  .plen = r->len,
 						  .req = r};
 		queue_frame(&pe->streams[0], &r->frames[0]);
-		elist_push(&pe->esends, &pe->esends_tail, r);
-		return;
+		if (c) {
+			r->cts_seen = true;
+			if (c->len != r->len)
+				r->status = -EMSGSIZE;
+		} else {
+			elist_push(&pe->esends, &pe->esends_tail, r);
+		}
+	} else if (c) {
+		send_start(tp, r, c->rid, c->len);
 	}
+	if (c) {
+		if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS) {
+			c->next = tp->cts_free;
+			tp->cts_free = c;
+		} else {
+			free(c);
+		}
+	}
+	if (c || r->len <= TCP_EAGER_MAX)
+		return;
 	r->next = NULL;
 	if (pe->sends_tail)
 		pe->sends_tail->next = r;
@@ -633,14 +646,11 @@ static void *progress_main(void *arg)
  * The thread is the better choice only when a spare core can run it beside the
  * executor; without one the hand-offs are context switches on the data path.
  */
+/* Only queued: the caller polls next, and one write then carries every frame its
+ * posts of a step queued for a peer (a CTS and an eager message in one segment). */
 void tcp_inline_post(struct tcp_priv *tp, struct tcp_req *r)
 {
-	struct tcp_peer *pe = &tp->peers[r->peer];
-
 	handle_op(tp, r);
-	for (int s = 0; s < tp->nstreams; s++)
-		if (pe->streams[s].txq)
-			stream_write(tp, &pe->streams[s]);
 }
 
 void tcp_inline_progress(struct tcp_priv *tp, int timeout_ms)
@@ -650,6 +660,7 @@ void tcp_inline_progress(struct tcp_priv *tp, int timeout_ms)
 
 	if (atomic_load(&tp->fatal) || aborting(tp))
 		return;
+	write_all(tp); /* what the posts queued goes out before we look or sleep */
 	n = epoll_wait(tp->epfd, ev, ARRAY_SIZE(ev), timeout_ms);
 	handle_events(tp, ev, n);
 	write_all(tp);
