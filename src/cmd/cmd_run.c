@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "cmd/run.h"
+#include "run/run.h"
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/log.h"

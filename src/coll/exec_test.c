@@ -20,7 +20,7 @@
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "coll/verify.h"
-#include "transport/loop.h"
+#include "transport/loop/loop.h"
 #include "util/common.h"
 #include "util/timeutil.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "transport/transport.h"
-#include "transport/verbs.h"
+#include "transport/verbs/verbs.h"
 #include "util/common.h"
 
 extern const struct transport_ops tcp_ops, shm_ops, cudaipc_ops;

@@ -1,6 +1,6 @@
 /*
  * CPU budget of a rank: whether an idle rank spins or sleeps (coll/comm.c), and the
- * host's busy time for the reports' host CPU per GB (cmd/run_bench.c).
+ * host's busy time for the reports' host CPU per GB (run/bench.c).
  */
 #include <errno.h>
 #include <sched.h>

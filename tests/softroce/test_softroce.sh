@@ -25,7 +25,7 @@ fi
 
 # verbs_pingpong: the transport ops driven directly, built like configure links rdma-core
 PP=$SR_LOGDIR/verbs_pingpong
-VSRC=$(ls "$ROOT"/src/transport/verbs*.c | grep -v '_stub\.c$\|_test\.c$')
+VSRC=$(ls "$ROOT"/src/transport/verbs/verbs*.c | grep -v '_stub\.c$\|_test\.c$')
 # shellcheck disable=SC2086
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -DRDMA_STATIC_PROVIDERS=all -I"$ROOT/src" \
 	$VSRC "$ROOT"/src/util/log.c "$ROOT"/src/gpu/cuda_stub.c "$SR_DIR/verbs_pingpong.c" \

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "transport/verbs.h"
+#include "transport/verbs/verbs.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 

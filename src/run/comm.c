@@ -1,0 +1,397 @@
+/*
+ * Transports of one case: choose one per peer (the configured kind, or with
+ * transport = auto the first in preference order that both ends can use), open
+ * them, all-gather endpoints through the bootstrap and connect.
+ *
+ * Every rank computes every pair's choice from the all-gathered reachability
+ * matrix, so all ranks agree on which transports take part in each endpoint
+ * exchange without further messages.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/run.h"
+#include "gpu/memops.h"
+#include "util/common.h"
+#include "util/cpus.h"
+#include "util/log.h"
+
+/* Kinds considered, in registry (preference) order. */
+static int candidate_kinds(int want, int *kinds, int max)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < transport_count() && n < max; i++) {
+		const struct transport_ops *ops = transport_at(i);
+
+		if (want == TP_AUTO) {
+			/* never the reference; cudaipc only says yes for GPU buffers (gpu_buffers) */
+			if (ops->kind == TP_NCCL)
+				continue;
+		} else if (ops->kind != want) {
+			continue;
+		}
+		kinds[n++] = ops->kind;
+	}
+	return n;
+}
+
+static int choose_peers(struct run_rank *rr, struct run_comm *rc, const uint32_t *can,
+			bool *used_global)
+{
+	int n = rr->li.nranks, me = rr->li.rank, want = rr->ecase->cfg.transport.kind;
+	int kinds[TP_KIND_COUNT], nk = candidate_kinds(want, kinds, TP_KIND_COUNT);
+	int a, b, i;
+
+	for (a = 0; a < n; a++) {
+		for (b = a + 1; b < n; b++) {
+			int chosen = -1;
+
+			for (i = 0; i < nk && chosen < 0; i++) {
+				uint32_t bit = 1u << kinds[i];
+
+				if ((can[(size_t)a * n + b] & bit) && (can[(size_t)b * n + a] & bit))
+					chosen = kinds[i];
+			}
+			if (chosen < 0) {
+				log_err(LOG_TRANSPORT,
+					"transport %s cannot connect rank %d (%s) and rank %d (%s)%s",
+					transport_kind_name(want), a, rr->hosts[a].hostname, b,
+					rr->hosts[b].hostname,
+					want == TP_SHM ? ": shm needs both ranks on one host; use transport = tcp"
+						       : (want == TP_IB || want == TP_ROCE)
+							 ? ": no usable RDMA port; use transport = tcp"
+							 : "");
+				return -EHOSTUNREACH;
+			}
+			used_global[chosen] = true;
+			if (a == me)
+				rc->peer_kind[b] = chosen;
+			else if (b == me)
+				rc->peer_kind[a] = chosen;
+		}
+	}
+	return 0;
+}
+
+static int comm_open_one(struct run_comm *rc, int k, void *ep, size_t *eplen)
+{
+	struct transport *t = &rc->tp[k];
+	int ret;
+
+	t->ops = transport_find(k);
+	t->env = &rc->env[k];
+	ret = t->ops->open(t, &rc->env[k]);
+	if (ret) {
+		log_err(LOG_TRANSPORT, "open transport %s: %s", t->ops->name, strerror(-ret));
+		return ret;
+	}
+	rc->open[k] = true;
+	ret = t->ops->endpoint(t, ep, eplen);
+	if (ret)
+		log_err(LOG_TRANSPORT, "endpoint of transport %s: %s", t->ops->name, strerror(-ret));
+	return ret;
+}
+
+static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
+{
+	const struct cfg *c = &rr->ecase->cfg;
+	struct coll_comm_cfg cc = {
+		.rank = rr->li.rank,
+		.nranks = rr->li.nranks,
+		.abort_flag = bootstrap_abort_flag(rr->bs),
+		.timeout_ns = c->launch.timeout_ns,
+		.max_channels = c->collective.channels,
+		/* hierarchical needs the node layout; -1 when hosts are not equal blocks */
+		.local_size = sched_local_size(rr->host_of_rank, rr->li.nranks),
+		.crowded = cpus_crowded(cpus_host_ranks(rr->host_of_rank, rr->li.nranks,
+							rr->li.rank), 1),
+	};
+	int p;
+
+	rc->peer_tp = calloc(rc->nranks, sizeof(*rc->peer_tp));
+	if (!rc->peer_tp)
+		return -ENOMEM;
+	for (p = 0; p < rc->nranks; p++)
+		rc->peer_tp[p] = rc->peer_kind[p] >= 0 ? &rc->tp[rc->peer_kind[p]] : NULL;
+	cc.peer_tp = rc->peer_tp;
+	cc.mem = rc->gmem ? gpu_memops_ops(rc->gmem) : NULL;
+	rc->coll = coll_comm_create(&cc);
+	return rc->coll ? 0 : -EINVAL;
+}
+
+static int bs_bcast(void *ctx, void *buf, size_t len)
+{
+	return bootstrap_bcast(ctx, buf, len);
+}
+
+/* transport = nccl: no transports of ours; NCCL's unique id travels on the bootstrap. */
+static int comm_nccl_open(struct run_rank *rr, struct run_comm *rc)
+{
+	int ret;
+
+	if (!rr->gpu) {
+		log_err(LOG_TRANSPORT,
+			"case %s: transport = nccl needs GPU buffers: set [gpu] device = auto (no GPU on rank %d)",
+			rr->ecase->name, rr->li.rank);
+		/* still take part in the id broadcast so no rank waits for us */
+	}
+	ret = nccl_ref_open(rr->li.rank, rr->li.nranks, rr->li.local_rank, bs_bcast, rr->bs,
+			    &rc->nccl);
+	if (!ret && !rr->gpu)
+		ret = -ENODEV;
+	return ret;
+}
+
+uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co, uint64_t bytes)
+{
+	uint64_t chunk = 0;
+
+	if (co->chunk_size)
+		return co->chunk_size;
+	for (int k = 0; k < TP_KIND_COUNT; k++) {
+		const struct transport_ops *ops = rc->tp[k].ops;
+		uint64_t hint;
+
+		if (!rc->open[k])
+			continue;
+		hint = ops->chunk_auto	  ? ops->chunk_auto(bytes, rc->nranks)
+		       : ops->chunk_hint ? ops->chunk_hint
+					 : TP_CHUNK_DEFAULT;
+		chunk = chunk ? GS_MIN(chunk, hint) : hint;
+	}
+	return chunk ? chunk : TP_CHUNK_DEFAULT;
+}
+
+int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t off,
+		       const struct run_dbuf *scratch, uint64_t count, enum dtype dt, enum redop op,
+		       const struct coll_opts *co, struct coll_stats *cs)
+{
+	int ret;
+
+	if (!rc->nccl)
+		return coll_allreduce(rc->coll, &buf->cb, off, &scratch->cb, count, dt, op, co->algo,
+				      run_comm_chunk(rc, co, count * dtype_size(dt)), co->channels, cs);
+	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu->comm);
+	if (!ret)
+		ret = gpu_stream_sync(rc->gpu->comm, rc->timeout_ms);
+	if (cs) {
+		memset(cs, 0, sizeof(*cs));
+		/* NCCL's ring moves 2(n-1)/n of the buffer per rank */
+		cs->bytes_sent = rc->nranks > 1 ? count * dtype_size(dt) * 2 * (rc->nranks - 1) /
+							 rc->nranks
+						: 0;
+	}
+	return ret;
+}
+
+const char *run_comm_algo_name(const struct run_comm *rc, int algo)
+{
+	return rc->nccl ? "nccl" : sched_algo_name(algo);
+}
+
+int run_comm_open(struct run_rank *rr, struct run_comm *rc)
+{
+	int n = rr->li.nranks, me = rr->li.rank, want = rr->ecase->cfg.transport.kind;
+	bool used_global[TP_KIND_COUNT] = { false }, gpu_buffers;
+	uint32_t *mine = NULL, *can = NULL;
+	char *eps = NULL;
+	int ret = 0, k, p;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->nranks = n;
+	/*
+	 * GPU buffers on one host: cudaipc may serve every pair. Across hosts the network path
+	 * may stage, and one buffer cannot be device memory for cudaipc and a host mirror for
+	 * tcp at once, so auto then keeps to shm/verbs/tcp.
+	 */
+	gpu_buffers = rr->gpu && strcmp(rr->ecase->cfg.gpu.device, "none");
+	for (p = 0; p < n; p++)
+		gpu_buffers &= rr->host_of_rank[p] == rr->host_of_rank[0];
+	rc->peer_kind = calloc(n, sizeof(*rc->peer_kind));
+	mine = calloc(n, sizeof(*mine));
+	can = calloc((size_t)n * n, sizeof(*can));
+	eps = calloc(n, TRANSPORT_EP_MAX);
+	if (!rc->peer_kind || !mine || !can || !eps) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	rc->timeout_ms = (int)(rr->ecase->cfg.launch.timeout_ns / 1000000);
+	if (want == TP_NCCL) {
+		ret = comm_nccl_open(rr, rc);
+		if (!ret)
+			ret = run_gpu_comm_setup(rr, rc);
+		goto out;
+	}
+	if (want != TP_AUTO && !transport_find(want)) {
+		log_err(LOG_TRANSPORT, "transport %s is not compiled into this binary (see gradsync --version)",
+			transport_kind_name(want));
+		ret = -ENOTSUP;
+		goto out;
+	}
+	for (k = 0; k < TP_KIND_COUNT; k++) {
+		struct transport_env *env = &rc->env[k];
+
+		rc->use_peer[k] = calloc(n, sizeof(bool));
+		if (!rc->use_peer[k]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		env->rank = me;
+		env->nranks = n;
+		env->local_rank = rr->li.local_rank;
+		env->host_of_rank = rr->host_of_rank;
+		env->use_peer = rc->use_peer[k];
+		env->job_id = rr->li.token ^ ((uint64_t)rr->case_index << 48);
+		env->timeout_ms = (int)(rr->ecase->cfg.launch.timeout_ns / 1000000);
+		env->opts = &rr->ecase->cfg.transport;
+		env->numa_node = -1;
+		env->abort_flag = bootstrap_abort_flag(rr->bs);
+		env->gpu_buffers = gpu_buffers;
+	}
+	/* who can reach whom, by each transport's own predicate */
+	for (p = 0; p < n; p++) {
+		size_t i;
+
+		if (p == me)
+			continue;
+		for (i = 0; i < transport_count(); i++) {
+			const struct transport_ops *ops = transport_at(i);
+
+			if (ops->can_connect(&rc->env[ops->kind], p))
+				mine[p] |= 1u << ops->kind;
+		}
+	}
+	ret = bootstrap_allgather(rr->bs, mine, can, n * sizeof(*mine));
+	if (ret)
+		goto out;
+	for (p = 0; p < n; p++)
+		rc->peer_kind[p] = -1;
+	ret = choose_peers(rr, rc, can, used_global);
+	if (ret)
+		goto out;
+	for (p = 0; p < n; p++)
+		if (rc->peer_kind[p] >= 0)
+			rc->use_peer[rc->peer_kind[p]][p] = true;
+
+	/* one endpoint exchange per transport in use anywhere, in kind order on every rank */
+	for (k = 0; k < TP_KIND_COUNT; k++) {
+		bool local = false;
+		int r2;
+		char ep[TRANSPORT_EP_MAX] = { 0 };
+		size_t eplen = sizeof(ep);
+
+		if (!used_global[k])
+			continue;
+		for (p = 0; p < n; p++)
+			local |= rc->use_peer[k][p];
+		if (local)
+			ret = comm_open_one(rc, k, ep, &eplen);
+		/* take part in the exchange even after a local failure, then stop together */
+		r2 = bootstrap_allgather(rr->bs, ep, eps, TRANSPORT_EP_MAX);
+		if (!ret)
+			ret = r2;
+		if (ret)
+			goto out;
+		if (local) {
+			ret = rc->tp[k].ops->connect(&rc->tp[k], eps);
+			if (ret) {
+				log_err(LOG_TRANSPORT, "connect transport %s: %s", rc->tp[k].ops->name,
+					strerror(-ret));
+				goto out;
+			}
+		}
+	}
+	ret = run_gpu_comm_setup(rr, rc);
+	if (!ret)
+		ret = comm_coll_create(rr, rc);
+out:
+	free(mine);
+	free(can);
+	free(eps);
+	if (ret)
+		run_comm_close(rc);
+	return ret;
+}
+
+void run_comm_close(struct run_comm *rc)
+{
+	int k;
+
+	if (rc->coll)
+		coll_comm_destroy(rc->coll);
+	rc->coll = NULL;
+	if (rc->nccl)
+		nccl_ref_close(rc->nccl);
+	rc->nccl = NULL;
+	run_gpu_comm_close(rc);
+	free(rc->peer_tp);
+	rc->peer_tp = NULL;
+	for (k = 0; k < TP_KIND_COUNT; k++) {
+		if (rc->open[k])
+			rc->tp[k].ops->close(&rc->tp[k]);
+		rc->open[k] = false;
+		free(rc->use_peer[k]);
+		rc->use_peer[k] = NULL;
+	}
+	free(rc->peer_kind);
+	rc->peer_kind = NULL;
+}
+
+void run_comm_stats(struct run_comm *rc, struct tp_stats *st)
+{
+	int k;
+
+	memset(st, 0, sizeof(*st));
+	for (k = 0; k < TP_KIND_COUNT; k++) {
+		struct tp_stats s = { 0 };
+
+		if (!rc->open[k] || rc->tp[k].ops->stats(&rc->tp[k], &s))
+			continue;
+		st->bytes_sent += s.bytes_sent;
+		st->bytes_recv += s.bytes_recv;
+		st->cpu_ns += s.cpu_ns;
+	}
+}
+
+static json_t *path_json(struct run_comm *rc, int k)
+{
+	struct tp_path_info pi = { 0 };
+
+	snprintf(pi.transport, sizeof(pi.transport), "%s", rc->tp[k].ops->name);
+	pi.gid_index = -1;
+	rc->tp[k].ops->path_info(&rc->tp[k], &pi);
+	return json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:i, s:i, s:s, s:i, s:s, s:s}", "transport",
+			 pi.transport, "device", pi.device, "port", pi.port, "link_layer",
+			 pi.link_layer, "rate", pi.rate, "rate_bps", (json_int_t)pi.rate_bps, "mtu",
+			 pi.mtu, "gid_index", pi.gid_index, "gid_type", pi.gid_type, "qps", pi.qps,
+			 "fw_ver", pi.fw_ver, "note", pi.note);
+}
+
+json_t *run_comm_path_json(struct run_comm *rc, json_t **all)
+{
+	int k, p, best = -1, best_peers = 0;
+
+	*all = json_array();
+	for (k = 0; k < TP_KIND_COUNT; k++) {
+		int peers = 0;
+
+		if (!rc->open[k])
+			continue;
+		json_array_append_new(*all, path_json(rc, k));
+		for (p = 0; p < rc->nranks; p++)
+			peers += rc->peer_kind[p] == k;
+		/* the case's path: the transport most peers use; across hosts on ties */
+		if (peers > best_peers || (peers == best_peers && k != TP_SHM)) {
+			best = k;
+			best_peers = peers;
+		}
+	}
+	if (rc->nccl)
+		return json_pack("{s:s, s:s, s:s}", "transport", "nccl", "device", "libnccl.so.2",
+				 "note", nccl_ref_version(rc->nccl));
+	return best >= 0 ? path_json(rc, best) : json_pack("{s:s}", "transport", "none");
+}

@@ -1,0 +1,163 @@
+/*
+ * The node's fingerprint for every report: what makes two runs comparable or not
+ * (kernel, CPU, memory, glibc, NUMA layout), and the environment variables that
+ * change transport behaviour.
+ */
+#include <dirent.h>
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "run/run.h"
+#include "topo/topo.h"
+#include "util/common.h"
+
+extern char **environ;
+
+/* First line of file starting with key, value after the separator, quotes stripped. */
+static void read_field(const char *file, const char *key, char sep, char *out, size_t len)
+{
+	FILE *f = fopen(file, "r");
+	char line[512];
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *v, *end;
+
+		if (strncmp(line, key, strlen(key)))
+			continue;
+		v = strchr(line, sep);
+		if (!v)
+			continue;
+		v++;
+		while (*v == ' ' || *v == '\t' || *v == '"')
+			v++;
+		end = v + strlen(v);
+		while (end > v && (end[-1] == '\n' || end[-1] == '"' || end[-1] == ' '))
+			*--end = '\0';
+		snprintf(out, len, "%s", v);
+		break;
+	}
+	fclose(f);
+}
+
+static int count_numa_nodes(void)
+{
+	DIR *d = opendir("/sys/devices/system/node");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 1;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "node", 4) && e->d_name[4] >= '0' && e->d_name[4] <= '9')
+			n++;
+	closedir(d);
+	return n ? n : 1;
+}
+
+/*
+ * The node's GPUs and RDMA NICs from sysfs, and the GPU kernel driver's version: the
+ * driver process builds the fingerprint and must not initialise CUDA before it forks the
+ * ranks (gpu/gpu.h). Each case adds the CUDA view of its rank 0's GPU ("gpu") and the
+ * path it used ("path": active MTU, GID, QPs).
+ */
+static void devices_json(json_t *fp)
+{
+	struct topo *t = calloc(1, sizeof(*t));
+	json_t *gpus = json_array(), *nics = json_array();
+	char driver[64] = "";
+	FILE *f = fopen("/sys/module/nvidia/version", "r");
+
+	if (f) {
+		if (!fgets(driver, (int)sizeof(driver), f))
+			driver[0] = '\0';
+		driver[strcspn(driver, "\n")] = '\0';
+		fclose(f);
+	}
+	if (t && topo_discover("/sys", t) == 0) {
+		for (int i = 0; i < t->n_gpus; i++) {
+			const struct topo_gpu *g = &t->gpus[i];
+
+			json_array_append_new(gpus, json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "bus_id",
+							      g->pci, "name", g->model, "driver", driver,
+							      "numa", g->numa, "pcie_gen",
+							      topo_pcie_gen(g->link.cur_gts), "pcie_width",
+							      g->link.cur_width));
+		}
+		/* one entry per port: firmware, rate and link layer make comparisons (un)fair */
+		for (int i = 0; i < t->n_nics; i++) {
+			const struct topo_nic *n = &t->nics[i];
+
+			for (int p = 0; p < n->n_ports; p++)
+				json_array_append_new(nics, json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i}",
+					"device", n->name, "port", n->ports[p].num, "fw_ver", n->fw_ver,
+					"rate", n->ports[p].rate, "link_layer", n->ports[p].link_layer,
+					"state", n->ports[p].state, "numa", n->numa));
+		}
+	}
+	free(t);
+	json_object_set_new(fp, "gpus", gpus);
+	json_object_set_new(fp, "gpu_driver", json_string(driver));
+	json_object_set_new(fp, "nics", nics);
+}
+
+json_t *run_env_fingerprint(void)
+{
+	struct utsname u;
+	char host[256] = "", os[256], cpu[256], kernel[512] = "";
+	json_t *j = json_object();
+
+	gethostname(host, sizeof(host) - 1);
+	if (uname(&u) == 0)
+		snprintf(kernel, sizeof(kernel), "%s %s", u.release, u.machine);
+	read_field("/etc/os-release", "PRETTY_NAME", '=', os, sizeof(os));
+	read_field("/proc/cpuinfo", "model name", ':', cpu, sizeof(cpu));
+	json_object_set_new(j, "hostname", json_string(host));
+	json_object_set_new(j, "kernel", json_string(kernel));
+	json_object_set_new(j, "os", json_string(os));
+	json_object_set_new(j, "cpu_model", json_string(cpu));
+	json_object_set_new(j, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(j, "numa_nodes", json_integer(count_numa_nodes()));
+	json_object_set_new(j, "memory_bytes",
+			    json_integer((json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE)));
+	json_object_set_new(j, "glibc", json_string(gnu_get_libc_version()));
+	devices_json(j);
+	return j;
+}
+
+/* Variables that change how transports behave, echoed so a report can be reproduced. */
+json_t *run_env_vars(void)
+{
+	static const char *const prefixes[] = {
+		"NCCL_", "GRADSYNC_", "UCX_", "MLX5_", "RDMAV_", "IBV_", "CUDA_VISIBLE_DEVICES",
+		"CUDA_DEVICE_ORDER", "OMP_", "SLURM_JOB_ID", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE",
+	};
+	json_t *j = json_object();
+	char **e;
+	size_t i;
+
+	for (e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[128];
+
+		if (!eq || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		for (i = 0; i < ARRAY_SIZE(prefixes); i++) {
+			if (strncmp(*e, prefixes[i], strlen(prefixes[i])))
+				continue;
+			memcpy(name, *e, eq - *e);
+			name[eq - *e] = '\0';
+			/* the job token is a credential, not a setting */
+			if (strcmp(name, "GRADSYNC_TOKEN") && strcmp(name, "GRADSYNC_LISTEN_FD"))
+				json_object_set_new(j, name, json_string(eq + 1));
+			break;
+		}
+	}
+	return j;
+}

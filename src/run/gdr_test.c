@@ -1,0 +1,157 @@
+/* The GPUDirect RDMA decision on the captured topologies: path class, level, mechanism. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "run/gpu.h"
+#include "transport/transport.h"
+#include "util/common.h"
+
+static struct topo *load(const char *name)
+{
+	static char path[PATH_MAX];
+	struct topo *t = calloc(1, sizeof(*t));
+	char up[64] = "";
+
+	assert_non_null(t);
+	for (int i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%stests/fixtures/sysfs/%s", up, name);
+		if (access(path, F_OK) == 0)
+			break;
+		strcat(up, "../");
+	}
+	assert_int_equal(topo_discover(path, t), 0);
+	return t;
+}
+
+static const struct {
+	const char *fixture;
+	int gpu, tp, gdr, level, mode, read, cc, dmabuf;
+	const char *nic;
+	int ret;
+	enum run_gpu_mode want;
+	const char *mech, *cls, *reason; /* reason: a substring */
+} cases[] = {
+	/* tcp and shm always stage */
+	{ "dgx-h100", 0, TP_TCP, GPU_ON, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_STAGED, "", "", "tcp/shm always stage" },
+	{ "dgx-h100", 0, TP_SHM, GPU_AUTO, GDR_SYS, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_STAGED, "", "", "tcp/shm always stage" },
+	/* DGX H100: GPU0 - mlx5_0 PIX; dma-buf preferred, Hopper needs no flush */
+	{ "dgx-h100", 0, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_GDR_RW, "dmabuf", "PIX", "within gdr_level PXB" },
+	{ "dgx-h100", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_PEERMEM, GPU_OFF, 9, 1, "mlx5_0", 0,
+	  RUN_GPU_GDR_WRITE, "peermem", "PIX", "gdr_read = off" },
+	{ "dgx-h100", 0, TP_IB, GPU_OFF, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_STAGED, "", "", "gdr = off" },
+	/* a far NIC: GPU0 - mlx5_4 crosses sockets */
+	{ "dgx-h100", 0, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "mlx5_4", 0,
+	  RUN_GPU_STAGED, "", "SYS", "path SYS is farther than gdr_level PXB" },
+	{ "dgx-h100", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "mlx5_4",
+	  -EOPNOTSUPP, RUN_GPU_STAGED, "", "SYS",
+	  "gdr = on impossible: GPU 0000:1a:00.0 - NIC mlx5_4 path SYS is farther" },
+	{ "dgx-h100", 0, TP_IB, GPU_ON, GDR_SYS, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "mlx5_4", 0,
+	  RUN_GPU_GDR_RW, "dmabuf", "SYS", "within gdr_level SYS" },
+	/* two sockets, no peermem, kernel 6.8: GPU1 PIX works with dma-buf only */
+	{ "two-socket-sys", 1, TP_ROCE, GPU_ON, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_GDR_RW, "dmabuf", "PIX", "dmabuf" },
+	{ "two-socket-sys", 1, TP_ROCE, GPU_ON, GDR_PXB, GDR_MODE_PEERMEM, GPU_AUTO, 9, 1, "",
+	  -EOPNOTSUPP, RUN_GPU_STAGED, "", "PIX", "gdr_mode = peermem but neither" },
+	{ "two-socket-sys", 1, TP_ROCE, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 0, "", 0,
+	  RUN_GPU_STAGED, "", "PIX", "cannot export dma-bufs and no nvidia_peermem" },
+	{ "two-socket-sys", 0, TP_ROCE, GPU_AUTO, GDR_PHB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_STAGED, "", "SYS", "farther than gdr_level PHB" },
+	/* kernel 5.4 with nv_peer_mem: peermem on Hopper; an A100 too, its receives flushed */
+	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_GDR_RW, "peermem", "PXB", "within gdr_level PXB, peermem" },
+	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 8, 1, "", 0,
+	  RUN_GPU_GDR_RW, "peermem", "PXB", "peermem, receives flushed by loopback RDMA READ" },
+	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_AUTO, GPU_OFF, 8, 1, "", 0,
+	  RUN_GPU_GDR_WRITE, "peermem", "PXB", "gdr_read = off, receives flushed by loopback" },
+	/* a pre-Hopper GPU that stages anyway (too far) needs no flush */
+	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PIX, GDR_MODE_AUTO, GPU_ON, 8, 1, "", -EOPNOTSUPP,
+	  RUN_GPU_STAGED, "", "PXB", "gdr = on impossible: GPU 0000:05:00.0 - NIC mlx5_0 path PXB" },
+	{ "pxb-node", 0, TP_IB, GPU_ON, GDR_PXB, GDR_MODE_DMABUF, GPU_AUTO, 9, 1, "",
+	  -EOPNOTSUPP, RUN_GPU_STAGED, "", "PXB", "no dma-buf RDMA (< 5.12)" },
+	{ "pxb-node", 0, TP_IB, GPU_AUTO, GDR_PIX, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_STAGED, "", "PXB", "farther than gdr_level PIX" },
+	{ "pxb-node", 2, TP_IB, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_OFF, 9, 1, "", 0,
+	  RUN_GPU_GDR_WRITE, "peermem", "PIX", "gdr_read = off" },
+	/* cudaipc: GPU memory directly */
+	{ "dgx-h100", 3, TP_CUDAIPC, GPU_AUTO, GDR_PXB, GDR_MODE_AUTO, GPU_AUTO, 9, 1, "", 0,
+	  RUN_GPU_IPC, "", "", "cudaipc" },
+};
+
+static void test_decisions(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct topo *t = load(cases[i].fixture);
+		struct gpu_opts o = { .gdr = cases[i].gdr,
+				      .gdr_level = cases[i].level,
+				      .gdr_mode = cases[i].mode,
+				      .gdr_read = cases[i].read };
+		struct run_gpu_facts g = { .gpu_index = cases[i].gpu,
+					   .dmabuf_supported = cases[i].dmabuf,
+					   .cc_major = cases[i].cc };
+		struct run_gpu_path p;
+		int ret = run_gdr_decide(t, &g, cases[i].tp, cases[i].nic, &o, &p);
+
+		print_message("case %zu: %s: %s\n", i, run_gpu_mode_name(p.mode), p.reason);
+		assert_int_equal(ret, cases[i].ret);
+		assert_int_equal(p.mode, cases[i].want);
+		assert_string_equal(p.mechanism, cases[i].mech);
+		assert_string_equal(p.gpu_nic_path, cases[i].cls);
+		assert_non_null(strstr(p.reason, cases[i].reason));
+		assert_int_equal(p.flush, cases[i].cc < 9 && (p.mode == RUN_GPU_GDR_WRITE ||
+							      p.mode == RUN_GPU_GDR_RW));
+		assert_int_equal(p.flush, strstr(p.reason, "flushed by loopback RDMA READ") != NULL);
+		free(t);
+	}
+}
+
+/* The staged bound: one direction of the GPU's PCIe link. */
+static void test_pcie_bound(void **state)
+{
+	struct topo *t = load("dgx-h100");
+	char desc[64];
+	double bps = run_gpu_pcie_Bps(t, 0, desc, sizeof(desc));
+
+	(void)state;
+	assert_true(bps > 63.0e9 && bps < 63.1e9); /* 32 GT/s x16, 128b/130b */
+	assert_string_equal(desc, "GPU PCIe Gen5 x16 63.0 GB/s");
+	assert_true(run_gpu_pcie_Bps(t, 99, desc, sizeof(desc)) == 0);
+	free(t);
+}
+
+static void test_json(void **state)
+{
+	struct run_gpu_path p = { .mode = RUN_GPU_STAGED, .gpu_nic_path = "", .gdr_level = "PXB" };
+	json_t *j;
+
+	(void)state;
+	snprintf(p.reason, sizeof(p.reason), "tcp/shm always stage GPU buffers");
+	j = run_gpu_path_json(&p);
+	assert_string_equal(json_string_value(json_object_get(j, "mode")), "staged");
+	assert_string_equal(json_string_value(json_object_get(j, "gdr_level")), "PXB");
+	json_decref(j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decisions),
+		cmocka_unit_test(test_pcie_bound),
+		cmocka_unit_test(test_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,181 @@
+/*
+ * Where a rank runs and how good its numbers can be: the NUMA binding of the case
+ * (resolved against the topology, applied before any thread or buffer exists, then
+ * verified), and the bound every bandwidth is compared with (NIC line rate for
+ * ib/roce, interface speed for tcp, measured memcpy bandwidth for shm, and the GPU's PCIe
+ * link for staged GPU buffers).
+ */
+#include <errno.h>
+#include <numaif.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/run.h"
+#include "coll/reduce.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+int run_node_init(struct run_rank *rr)
+{
+	int ret;
+
+	rr->topo = calloc(1, sizeof(*rr->topo));
+	if (!rr->topo)
+		return -ENOMEM;
+	ret = topo_discover("/sys", rr->topo);
+	if (ret)
+		log_warn(LOG_TOPO, "topology of this node unknown (%s): NUMA bindings gpu/nic not applicable",
+			 strerror(-ret));
+	if (sched_getaffinity(0, sizeof(rr->cpus0), &rr->cpus0))
+		CPU_ZERO(&rr->cpus0);
+	return 0;
+}
+
+void run_node_fini(struct run_rank *rr)
+{
+	free(rr->topo);
+	rr->topo = NULL;
+}
+
+/* NUMA node of the case's RDMA NIC (device = NAME[:PORT], or the first NIC), or -1. */
+static int nic_node(const struct run_rank *rr)
+{
+	const struct transport_opts *t = &rr->ecase->cfg.transport;
+	char name[TRANSPORT_NAME_MAX];
+
+	if (!rr->topo->n_nics)
+		return -1;
+	snprintf(name, sizeof(name), "%s", t->device);
+	name[strcspn(name, ":")] = '\0';
+	if (!strcmp(name, "auto"))
+		snprintf(name, sizeof(name), "%s", rr->topo->nics[0].name);
+	return topo_nic_numa_node(rr->topo, name);
+}
+
+int run_node_bind(struct run_rank *rr)
+{
+	int gpu = -1, nic, ret;
+
+	/* a previous case of this process may have bound it: start from the launch state */
+	if (CPU_COUNT(&rr->cpus0))
+		sched_setaffinity(0, sizeof(rr->cpus0), &rr->cpus0);
+	set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	if (rr->gpu_index >= 0)
+		gpu = topo_gpu_numa_node(rr->topo, rr->gpu_index);
+	nic = nic_node(rr);
+	ret = numa_bind_resolve(&rr->ecase->cfg.numa, rr->topo, gpu < 0 ? -1 : gpu,
+				nic < 0 ? -1 : nic, &rr->numa_plan);
+	if (ret)
+		return ret;
+	if (!rr->numa_plan.applicable) {
+		log_warn(LOG_TOPO, "numa bind = %s not applicable here: %s (running unbound)",
+			 rr->ecase->cfg.numa.bind, rr->numa_plan.reason);
+		return 0;
+	}
+	return numa_bind_apply(&rr->numa_plan);
+}
+
+void run_node_verify(struct run_rank *rr, void *buf, size_t len)
+{
+	struct numa_actual act;
+	char desc[512];
+
+	if (numa_placement_verify(buf, len, &act))
+		return;
+	numa_describe(&rr->numa_plan, &act, desc, sizeof(desc));
+	json_decref(rr->numa_json);
+	rr->numa_json = json_pack("{s:s, s:s, s:s, s:b, s:s}", "requested", rr->ecase->cfg.numa.bind,
+				  "plan", rr->numa_plan.requested, "actual", desc, "applicable",
+				  rr->numa_plan.applicable, "note", rr->numa_plan.reason);
+}
+
+/* Best of a few 64 MiB copies, buffers touched first: the shared-memory bound. */
+static double memcpy_Bps(void)
+{
+	size_t len = 64ull << 20;
+	char *a = malloc(len), *b = malloc(len);
+	double best = 0;
+	int i;
+
+	if (a && b) {
+		memset(a, 1, len);
+		memset(b, 2, len);
+		for (i = 0; i < 3; i++) {
+			uint64_t t = time_now_ns();
+
+			memcpy(b, a, len);
+			t = time_now_ns() - t;
+			if (t)
+				best = GS_MAX(best, len / (t / 1e9));
+		}
+	}
+	free(a);
+	free(b);
+	return best;
+}
+
+json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc)
+{
+	double best = 0;
+	const char *kind = "none";
+	char desc[160] = "no bound known for this path";
+	int k;
+
+	/* the slowest path of the case bounds it */
+	for (k = 0; k < TP_KIND_COUNT; k++) {
+		struct tp_path_info pi = { 0 };
+		double bps = 0;
+		const char *kk = NULL;
+
+		if (!rc->open[k])
+			continue;
+		rc->tp[k].ops->path_info(&rc->tp[k], &pi);
+		if (k == TP_SHM) {
+			if (rr->memcpy_Bps <= 0)
+				rr->memcpy_Bps = memcpy_Bps();
+			bps = rr->memcpy_Bps;
+			kk = "memcpy";
+			snprintf(desc, sizeof(desc), "measured memcpy %.1f GB/s", bps / 1e9);
+		} else if (pi.rate_bps) {
+			bps = pi.rate_bps / 8.0;
+			kk = k == TP_TCP ? "tcp_if" : "nic";
+			snprintf(desc, sizeof(desc), "%s %s line rate %.1f GB/s", pi.device, pi.rate,
+				 bps / 1e9);
+		}
+		if (!kk) {
+			/* an unknown bound on one path leaves the case without one */
+			best = -1;
+			snprintf(desc, sizeof(desc), "%s on %s: speed unknown", pi.transport,
+				 *pi.device ? pi.device : "?");
+			kind = "none";
+			break;
+		}
+		if (best == 0 || bps < best) {
+			best = bps;
+			kind = kk;
+		}
+	}
+	/* GPU to GPU (cudaipc, NCCL) runs over NVLink or PCIe P2P: sysfs shows neither rate */
+	if (rc->gpu && (rc->gpath.mode == RUN_GPU_IPC || rc->gpath.mode == RUN_GPU_NCCL))
+		return json_pack("{s:s, s:f, s:s}", "kind", "none", "Bps", 0.0, "desc",
+				 "GPU to GPU (NVLink or PCIe P2P): link rate not known to gradsync");
+	/* staged GPU buffers cross the GPU's PCIe link both ways: it bounds them too */
+	if (rc->gpu && rc->gpath.mode != RUN_GPU_GDR_RW && best >= 0) {
+		char pdesc[80];
+		double pcie = run_gpu_pcie_Bps(rr->topo, rr->gpu_index, pdesc, sizeof(pdesc));
+
+		if (pcie > 0 && (best == 0 || pcie < best)) {
+			best = pcie;
+			kind = "pcie";
+			snprintf(desc, sizeof(desc), "%s (staged GPU buffers)", pdesc);
+		}
+	}
+	return json_pack("{s:s, s:f, s:s}", "kind", kind, "Bps", best > 0 ? best : 0.0, "desc", desc);
+}
+
+const char *run_node_reduce_isa(void)
+{
+	return reduce_isa_name(reduce_isa());
+}

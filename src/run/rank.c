@@ -1,0 +1,244 @@
+/*
+ * One rank's life in `gradsync run`: join the bootstrap, learn which ranks share a
+ * host, then for each case open the transports, run the benchmark or the workload,
+ * and (rank 0) write the case's results as RUN_DIR/cases/NNNN.json.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run/run.h"
+#include "util/common.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+
+static void read_boot_id(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	out[0] = '\0';
+	if (f) {
+		if (fgets(out, (int)len, f))
+			out[strcspn(out, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+static int exchange_hosts(struct run_rank *rr)
+{
+	struct run_host me = { .pid = getpid(), .rank = rr->li.rank };
+	int n = rr->li.nranks, r, q, ret;
+
+	gethostname(me.hostname, sizeof(me.hostname) - 1);
+	read_boot_id(me.boot_id, sizeof(me.boot_id));
+	rr->hosts = calloc(n, sizeof(*rr->hosts));
+	rr->host_of_rank = calloc(n, sizeof(*rr->host_of_rank));
+	if (!rr->hosts || !rr->host_of_rank)
+		return -ENOMEM;
+	ret = bootstrap_allgather(rr->bs, &me, rr->hosts, sizeof(me));
+	if (ret)
+		return ret;
+	for (r = 0; r < n; r++) {
+		rr->hosts[r].hostname[RUN_HOST_MAX - 1] = '\0';
+		rr->hosts[r].boot_id[sizeof(rr->hosts[r].boot_id) - 1] = '\0';
+		rr->host_of_rank[r] = r;
+		for (q = 0; q < r; q++) {
+			if (!strcmp(rr->hosts[q].hostname, rr->hosts[r].hostname) &&
+			    !strcmp(rr->hosts[q].boot_id, rr->hosts[r].boot_id)) {
+				rr->host_of_rank[r] = rr->host_of_rank[q];
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * A case failed here. A dead peer shows in the transport before the bootstrap's
+ * watchdog names it: give the watchdog a moment so the job's reason names the rank.
+ */
+static void wait_abort_reason(struct run_rank *rr)
+{
+	volatile const int *flag = bootstrap_abort_flag(rr->bs);
+	int i;
+
+	for (i = 0; i < 20 && !*flag; i++)
+		usleep(50000);
+}
+
+static void rank_abort(struct run_rank *rr, int err)
+{
+	char why[128];
+
+	if (*bootstrap_abort_flag(rr->bs))
+		return;
+	snprintf(why, sizeof(why), "rank %d: case %s failed: %s", rr->li.rank, rr->ecase->name,
+		 strerror(-err));
+	bootstrap_abort(rr->bs, why);
+}
+
+/* Where each rank ran: the report's per-rank hostnames. */
+static json_t *hosts_json(const struct run_rank *rr)
+{
+	json_t *arr = json_array();
+	int r;
+
+	for (r = 0; rr->hosts && r < rr->li.nranks; r++)
+		json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i}", "rank", r, "hostname",
+						     rr->hosts[r].hostname, "host_index",
+						     rr->host_of_rank[r], "pid", rr->hosts[r].pid));
+	return arr;
+}
+
+/* Every key of the case, "section.key": "value", and the swept ones apart. */
+static void case_config_json(const struct run_rank *rr, json_t *c)
+{
+	json_t *cfg = json_object(), *swept = json_object();
+	size_t i;
+
+	for (i = 0; i < cfg_key_count(); i++) {
+		const struct cfg_key *k = cfg_key_at(i);
+		char name[128], v[8192];
+
+		snprintf(name, sizeof(name), "%s.%s", k->section, k->name);
+		cfg_value_format(&rr->ecase->cfg, k, v, sizeof(v));
+		json_object_set_new(cfg, name, json_string(v));
+		if (experiment_key_swept(rr->exp, k))
+			json_object_set_new(swept, name, json_string(v));
+	}
+	json_object_set_new(c, "swept", swept);
+	json_object_set_new(c, "config", cfg);
+}
+
+static int write_case_json(const struct run_rank *rr, json_t *c)
+{
+	char path[PATH_MAX + 32];
+	char *text = json_dumps(c, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/cases/%04d.json", rr->run_dir, rr->case_index);
+	ret = fs_write_atomic(path, text, strlen(text));
+	free(text);
+	return ret;
+}
+
+int run_rank_case(struct run_rank *rr)
+{
+	struct run_comm rc;
+	json_t *results = NULL, *workload = NULL, *c = NULL;
+	bool bench = !strcmp(rr->ecase->cfg.workload.model, "none");
+	const char *abort_why;
+	int ret, me = rr->li.rank;
+
+	log_info(LOG_MAIN, "case %d/%zu: %s", rr->case_index + 1, rr->exp->ncases, rr->ecase->name);
+	json_decref(rr->numa_json);
+	rr->numa_json = NULL;
+	ret = run_gpu_case_open(rr);
+	if (!ret)
+		ret = run_node_bind(rr);
+	if (!ret)
+		ret = run_comm_open(rr, &rc);
+	if (!ret) {
+		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
+		if (me == 0) {
+			json_t *paths, *path = run_comm_path_json(&rc, &paths);
+			char gp[64];
+
+			/* the report's path column shows the mode; the object has the why */
+			snprintf(gp, sizeof(gp), "%s%s%s%s", run_gpu_mode_name(rc.gpath.mode),
+				 *rc.gpath.mechanism ? " (" : "", rc.gpath.mechanism,
+				 *rc.gpath.mechanism ? ")" : "");
+			json_object_set_new(path, "gpu_path", json_string(gp));
+			c = json_object();
+			json_object_set_new(c, "path", path);
+			json_object_set_new(c, "paths", paths);
+			json_object_set_new(c, "bound", run_node_bound(rr, &rc));
+			json_object_set_new(c, "gpu", run_gpu_json(rr));
+			json_object_set_new(c, "gpu_path", run_gpu_path_json(&rc.gpath));
+		}
+		run_comm_close(&rc);
+	}
+	if (ret)
+		wait_abort_reason(rr);
+	if (me != 0)
+		return ret;
+	if (!c)
+		c = json_object();
+	json_object_set_new(c, "name", json_string(rr->ecase->name));
+	json_object_set_new(c, "index", json_integer(rr->case_index));
+	json_object_set_new(c, "nranks", json_integer(rr->li.nranks));
+	json_object_set_new(c, "launcher", json_string(rr->li.launcher));
+	json_object_set_new(c, "hosts", hosts_json(rr));
+	case_config_json(rr, c);
+	json_object_set_new(c, "status", json_string(ret ? "failed" : "ok"));
+	if (ret) {
+		abort_why = bootstrap_abort_reason(rr->bs);
+		json_object_set_new(c, "error", json_string(abort_why && *abort_why ? abort_why
+										    : strerror(-ret)));
+	}
+	json_object_set_new(c, "numa", rr->numa_json ? json_incref(rr->numa_json)
+						    : json_pack("{s:s, s:s, s:b, s:s}", "requested",
+								rr->ecase->cfg.numa.bind, "actual", "",
+								"applicable", rr->numa_plan.applicable,
+								"note", rr->numa_plan.reason));
+	json_object_set_new(c, "reduce_isa", json_string(run_node_reduce_isa()));
+	json_object_set_new(c, "collective", results ? results : json_array());
+	json_object_set_new(c, "workload", workload ? workload : json_null());
+	if (write_case_json(rr, c))
+		log_err(LOG_MAIN, "write results of case %d to %s: failed", rr->case_index, rr->run_dir);
+	json_decref(c);
+	return ret;
+}
+
+int run_rank_main(const struct experiment *exp, const struct launch_info *li, int only_case,
+		  const char *run_dir, int argc, char **argv)
+{
+	struct run_rank rr = { .exp = exp, .li = *li, .argc = argc, .argv = argv };
+	struct bootstrap_opts bo = {
+		.rank = li->rank,
+		.nranks = li->nranks,
+		.addr = li->rendezvous,
+		.token = li->token,
+		.timeout_ms = (int)(exp->base.launch.timeout_ns / 1000000),
+		.listen_fd = li->listen_fd,
+	};
+	size_t i;
+	int ret;
+
+	log_set_rank(li->rank);
+	snprintf(rr.run_dir, sizeof(rr.run_dir), "%s", run_dir);
+	rr.gpu_index = -1;
+	ret = run_node_init(&rr);
+	if (ret)
+		return ret;
+	ret = bootstrap_open(&bo, &rr.bs);
+	if (ret) {
+		log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous, strerror(-ret));
+		run_node_fini(&rr);
+		return ret;
+	}
+	ret = exchange_hosts(&rr);
+	for (i = 0; !ret && i < exp->ncases; i++) {
+		if (only_case >= 0 && (int)i != only_case)
+			continue;
+		rr.case_index = (int)i;
+		rr.ecase = &exp->cases[i];
+		ret = run_rank_case(&rr);
+		if (ret)
+			rank_abort(&rr, ret);
+	}
+	if (!ret)
+		ret = bootstrap_barrier(rr.bs);
+	bootstrap_close(rr.bs);
+	run_gpu_close(&rr);
+	json_decref(rr.numa_json);
+	run_node_fini(&rr);
+	free(rr.hosts);
+	free(rr.host_of_rank);
+	return ret;
+}

@@ -1,0 +1,279 @@
+/*
+ * Assembling a run's report.json from the case files rank 0 wrote, with everything
+ * needed to reproduce it: binary, argv, the resolved experiment and its hash, the
+ * node's fingerprint and the environment.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/run.h"
+#include "report/report.h"
+#include "config.h"
+#include "util/common.h"
+#include "util/fsutil.h"
+#include "util/hash.h"
+#include "util/log.h"
+
+int run_report_write(const char *dir, json_t *root, const struct report_opts *o);
+
+static json_t *gradsync_json(void)
+{
+	char cuda[128];
+
+	if (GS_HAVE_CUDA)
+		snprintf(cuda, sizeof(cuda), "on %s", GS_CUDA_ARCHS);
+	else
+		snprintf(cuda, sizeof(cuda), "off");
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "version", GS_VERSION, "commit",
+			 GS_COMMIT, "build_date", GS_BUILD_DATE, "compiler", GS_COMPILER, "cuda", cuda,
+			 "verbs_providers", GS_HAVE_VERBS ? GS_VERBS_PROVIDERS : "off");
+}
+
+static json_t *experiment_json(const struct experiment *exp, const char *dir)
+{
+	char *text = NULL, hash[24], path[PATH_MAX + 32];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	json_t *j;
+
+	if (!f)
+		return NULL;
+	experiment_write_resolved(f, exp);
+	fclose(f);
+	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)hash_fnv1a64(text, len));
+	snprintf(path, sizeof(path), "%s/experiment.ini", dir);
+	if (fs_write_atomic(path, text, len))
+		log_warn(LOG_REPORT, "write %s failed", path);
+	j = json_pack("{s:s, s:s, s:s, s:s}", "name", exp->base.experiment.name, "file", exp->path,
+		      "hash", hash, "resolved", text);
+	if (j)
+		json_object_set_new(j, "description", json_string(exp->base.experiment.description));
+	free(text);
+	return j;
+}
+
+void run_iso_time(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* A case whose ranks never wrote results (crashed, killed, timed out). */
+static json_t *missing_case(const struct experiment *exp, size_t i)
+{
+	return json_pack("{s:s, s:i, s:s, s:s, s:[], s:n}", "name", exp->cases[i].name, "index",
+			 (int)i, "status", "failed", "error",
+			 "no results: the case's ranks failed before writing them (see the log)",
+			 "collective", "workload");
+}
+
+/* Exit status contribution of one case: failed or wrong results make the run fail. */
+static bool case_ok(json_t *c)
+{
+	json_t *rows = json_object_get(c, "collective"), *row;
+	size_t i;
+
+	if (strcmp(json_string_value(json_object_get(c, "status")) ?: "", "ok"))
+		return false;
+	json_array_foreach(rows, i, row)
+		if (json_integer_value(json_object_get(row, "wrong")) > 0)
+			return false;
+	return true;
+}
+
+/* Same configuration except the rank count? */
+static bool same_but_ranks(json_t *a, json_t *b)
+{
+	json_t *ca = json_object_get(a, "config"), *cb = json_object_get(b, "config"), *v;
+	const char *k;
+
+	if (!ca || !cb || json_object_size(ca) != json_object_size(cb))
+		return false;
+	json_object_foreach(ca, k, v) {
+		if (!strcmp(k, "launch.local_ranks"))
+			continue;
+		if (!json_equal(v, json_object_get(cb, k)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Scaling efficiency of each workload case against the 1-rank case of the same
+ * configuration when the matrix has one: per-rank throughput over the single rank's.
+ */
+static void fill_scaling(json_t *cases)
+{
+	json_t *c, *one;
+	size_t i, j;
+
+	json_array_foreach(cases, i, c) {
+		json_t *w = json_object_get(c, "workload");
+
+		if (!json_is_object(w))
+			continue;
+		json_array_foreach(cases, j, one) {
+			json_t *w1 = json_object_get(one, "workload");
+			double base;
+
+			if (j == i || !json_is_object(w1) ||
+			    json_integer_value(json_object_get(one, "nranks")) != 1 ||
+			    !same_but_ranks(c, one))
+				continue;
+			base = json_number_value(json_object_get(w1, "samples_per_s"));
+			if (base > 0)
+				json_object_set_new(w, "scaling_efficiency",
+						    json_real(json_number_value(json_object_get(
+								      w, "samples_per_s_rank")) / base));
+			break;
+		}
+	}
+}
+
+/* The hosts of the widest case stand for the run's per-rank hostnames. */
+static json_t *run_hosts(json_t *cases)
+{
+	json_t *hosts = NULL, *cj;
+	size_t i;
+
+	json_array_foreach(cases, i, cj) {
+		json_t *h = json_object_get(cj, "hosts");
+
+		if (json_is_array(h) && (!hosts || json_array_size(h) > json_array_size(hosts)))
+			hosts = h;
+	}
+	return hosts ? json_incref(hosts) : json_array();
+}
+
+int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
+			int only_case, int argc, char **argv, const struct launch_info *li)
+{
+	json_t *root = json_object(), *cases = json_array(), *jargv = json_array();
+	char path[PATH_MAX + 32], when[32];
+	int i, st, code = GS_EXIT_OK, nranks = 0;
+	size_t c;
+
+	json_object_set_new(root, "schema", json_string("gradsync-report/1"));
+	json_object_set_new(root, "gradsync", gradsync_json());
+	json_array_append_new(jargv, json_string("gradsync"));
+	for (i = 0; i < argc; i++)
+		json_array_append_new(jargv, json_string(argv[i]));
+	json_object_set_new(root, "argv", jargv);
+	json_object_set_new(root, "experiment", experiment_json(exp, dir));
+	json_object_set_new(root, "started", json_string(started));
+	run_iso_time(when, sizeof(when));
+	json_object_set_new(root, "finished", json_string(when));
+	json_object_set_new(root, "launcher", json_string(li ? li->launcher : "local"));
+	json_object_set_new(root, "fingerprint", run_env_fingerprint());
+	json_object_set_new(root, "env", run_env_vars());
+	json_object_set_new(root, "baseline",
+			    exp->baseline_case >= 0 ? json_string(exp->cases[exp->baseline_case].name)
+						    : json_null());
+	for (c = 0; c < exp->ncases; c++) {
+		json_error_t jerr;
+		json_t *cj;
+
+		if (only_case >= 0 && (int)c != only_case)
+			continue;
+		snprintf(path, sizeof(path), "%s/cases/%04zu.json", dir, c);
+		cj = json_load_file(path, 0, &jerr);
+		if (!cj)
+			cj = missing_case(exp, c);
+		if (!case_ok(cj))
+			code = GS_EXIT_FAIL;
+		nranks = GS_MAX(nranks, (int)json_integer_value(json_object_get(cj, "nranks")));
+		json_array_append_new(cases, cj);
+	}
+	fill_scaling(cases);
+	json_object_set_new(root, "hosts", run_hosts(cases));
+	json_object_set_new(root, "nranks", json_integer(nranks));
+	json_object_set_new(root, "cases", cases);
+	st = run_report_write(dir, root, &exp->base.report);
+	code = GS_MAX(code, st);
+	json_decref(root);
+	return code;
+}
+
+int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
+{
+	char path[PATH_MAX + 32];
+	json_error_t jerr;
+	json_t *root, *text;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s", report);
+	if (!strstr(report, ".json"))
+		snprintf(path, sizeof(path), "%s/report.json", report);
+	root = json_load_file(path, 0, &jerr);
+	if (!root) {
+		fprintf(stderr, "%s:%d: cannot read report: %s\n", path, jerr.line, jerr.text);
+		return -EINVAL;
+	}
+	text = json_object_get(json_object_get(root, "experiment"), "resolved");
+	if (!json_is_string(text)) {
+		fprintf(stderr, "%s: experiment.resolved: missing (not a gradsync report?)\n", path);
+		json_decref(root);
+		return -EINVAL;
+	}
+	snprintf(tmpfile, len, "/tmp/gradsync-replay-XXXXXX.ini");
+	fd = mkstemps(tmpfile, 4);
+	if (fd < 0 || write(fd, json_string_value(text), json_string_length(text)) < 0)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	json_decref(root);
+	return ret;
+}
+
+/* report.json, then the formats of [report] formats, then the pass/fail threshold. */
+int run_report_write(const char *dir, json_t *root, const struct report_opts *o)
+{
+	char path[PATH_MAX + 32], *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+	struct report_set set = { 0 };
+	struct report_failure *fails = NULL;
+	int ret, nfail, i, code = GS_EXIT_OK;
+
+	if (!text)
+		return GS_EXIT_FAIL;
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	ret = fs_write_atomic(path, text, strlen(text));
+	free(text);
+	if (ret) {
+		log_err(LOG_REPORT, "write %s: %s", path, strerror(-ret));
+		return GS_EXIT_FAIL;
+	}
+	ret = report_write_all(dir, root, o);
+	if (ret)
+		log_err(LOG_REPORT, "write reports into %s: %s", dir, strerror(-ret));
+	if (!*o->min_busbw)
+		goto out;
+	if (report_set_add_json(&set, "run", root) || report_set_finish(&set, NULL)) {
+		code = GS_EXIT_FAIL;
+		goto out_set;
+	}
+	nfail = report_check_threshold(&set, o->min_busbw, &fails);
+	if (nfail < 0) {
+		code = GS_EXIT_USAGE;
+	} else if (nfail > 0) {
+		for (i = 0; i < nfail; i++)
+			log_err(LOG_REPORT, "min_busbw %s: case %s: %s", o->min_busbw,
+				set.cases[fails[i].case_idx].name, fails[i].why);
+		code = GS_EXIT_FAIL;
+	} else {
+		log_info(LOG_REPORT, "min_busbw %s: every case passes", o->min_busbw);
+	}
+	free(fails);
+out_set:
+	report_set_free(&set);
+out:
+	log_info(LOG_REPORT, "report: %s/report.json%s", dir,
+		 report_has_format(o->formats, "html") ? " (and report.html, report.md, report.csv)" : "");
+	return ret && code == GS_EXIT_OK ? GS_EXIT_FAIL : code;
+}

@@ -1,0 +1,187 @@
+/*
+ * The runtime of `gradsync run`, shared by its files: the driver (spawns local ranks
+ * per case and assembles the report) and the rank side (bootstrap, transports,
+ * benchmark or workload, results to rank 0).
+ *
+ * Files: cmd/cmd_run.c (command line, driver), rank.c (one rank's life), comm.c
+ * (transport selection and connection), bench.c (size sweep, point-to-point),
+ * result.c (statistics and the case JSON), env.c (fingerprint of the node).
+ */
+#ifndef GS_RUN_RUN_H
+#define GS_RUN_RUN_H
+
+#include <limits.h>
+#include <sched.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "run/gpu.h"
+#include "coll/exec.h"
+#include "coll/nccl_ref.h"
+#include "config/experiment.h"
+#include "launch/bootstrap.h"
+#include "launch/launch.h"
+#include "topo/numa.h"
+#include "topo/topo.h"
+#include "transport/transport.h"
+
+#define RUN_HOST_MAX 64
+
+/* One rank's record in the host exchange. */
+struct run_host {
+	char hostname[RUN_HOST_MAX];
+	char boot_id[40];   /* distinguishes hosts with equal names (containers, VMs) */
+	int32_t pid;
+	int32_t rank;
+};
+
+/* What a rank knows about the job while running one case. */
+struct run_rank {
+	const struct experiment *exp;
+	const struct exp_case *ecase;
+	int case_index;
+	struct launch_info li;
+	struct bootstrap *bs;
+	struct run_host *hosts;  /* nranks records */
+	int *host_of_rank;       /* nranks: index of the first rank on the same host */
+	char run_dir[PATH_MAX];
+	char **argv;
+	int argc;
+	/* the node (node.c) */
+	struct topo *topo;         /* discovered once per rank */
+	cpu_set_t cpus0;           /* affinity at start, restored before each case */
+	struct numa_plan numa_plan;
+	json_t *numa_json;         /* requested vs actual of the current case */
+	double memcpy_Bps;         /* measured once, the shm bound */
+	int gpu_index;             /* this rank's GPU in topo->gpus, -1 = none */
+	struct gpu_ctx *gpu;       /* opened by the first case with [gpu] device (gpu.c) */
+	double gpu_tflops_cal;     /* gpu_calibrate's TFLOP/s, 0 = not run */
+};
+
+/* Transports of one case, opened and connected; the executor's comm on top. */
+struct run_comm {
+	struct transport tp[TP_KIND_COUNT];
+	bool open[TP_KIND_COUNT];
+	struct transport_env env[TP_KIND_COUNT];
+	bool *use_peer[TP_KIND_COUNT];   /* nranks flags per transport */
+	int *peer_kind;                  /* nranks: transport kind used for each peer */
+	struct transport **peer_tp;      /* nranks: &tp[peer_kind[p]], NULL for self */
+	struct coll_comm *coll;
+	struct nccl_ref *nccl;           /* transport = nccl: the reference instead of coll */
+	int timeout_ms;
+	int nranks;
+	struct gpu_ctx *gpu;             /* the case's GPU, NULL = host buffers */
+	struct gpu_memops *gmem;         /* the executor's memops for GPU buffers */
+	struct run_gpu_path gpath;       /* how GPU buffers reach the wire */
+};
+
+/* A data buffer of a case: GPU memory (with a pinned host mirror when staged) or host. */
+struct run_dbuf {
+	struct coll_buf cb;  /* what the executor works on and the transports register */
+	void *dev;           /* device memory, NULL for a host buffer */
+	void *host;          /* the pinned mirror, or the host buffer; NULL when direct */
+	bool pinned;
+};
+
+/* Per-iteration wall times of one size on one rank, gathered to rank 0. */
+struct run_samples {
+	uint64_t size;
+	int iterations;
+	uint64_t wrong;          /* mismatching elements seen by verification */
+	int64_t first_wrong;     /* -1 = none */
+	uint64_t cpu_ns;         /* executor thread + transport threads during the timed loop */
+	uint64_t bytes_sent;     /* on the wire during the timed loop */
+	/* the whole host's busy CPU time (/proc/stat) over the timed loop, and how many
+	 * ranks share that host: kernel work on other threads (softirq, rxe, kworkers)
+	 * counts too, so transports compare fairly */
+	uint64_t host_cpu_ns;
+	int host_ranks;
+	uint64_t ns[];           /* iterations entries */
+};
+
+int run_comm_open(struct run_rank *rr, struct run_comm *rc);
+void run_comm_close(struct run_comm *rc);
+/*
+ * One AllReduce of count elements at byte offset off of buf: our executor, or with
+ * transport = nccl ncclAllReduce on the rank's comm stream (waited for, bounded).
+ */
+int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t off,
+		       const struct run_dbuf *scratch, uint64_t count, enum dtype dt, enum redop op,
+		       const struct coll_opts *co, struct coll_stats *cs);
+/* The algorithm an AllReduce ran, for reports ("nccl" under the reference). */
+const char *run_comm_algo_name(const struct run_comm *rc, int algo);
+/* [collective] chunk_size, or with auto the smallest chunk the open transports choose
+ * for an AllReduce of bytes (scratch is sized with the largest bytes of a case) */
+uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co, uint64_t bytes);
+/* Sum of stats over the open transports. */
+void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
+/* The path facts of the case: the transport most peers use; *all gets every open one. */
+json_t *run_comm_path_json(struct run_comm *rc, json_t **all);
+
+/* Collective sweep or point-to-point mode: results JSON array on rank 0 (NULL elsewhere). */
+int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results);
+/* The DDP workload of the case: its metrics JSON on rank 0 (NULL elsewhere). */
+int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out);
+
+/*
+ * The rank's GPU for this case (opens it on the first case that asks, sets rr->gpu_index,
+ * calibrates when gpu_tflops = 0); every rank calls it, it may use the bootstrap.
+ * 0, or -errno with one log line naming the case.
+ */
+int run_gpu_case_open(struct run_rank *rr);
+void run_gpu_close(struct run_rank *rr);
+/* Decide the case's GPU path and create the memops (rc->coll not yet created). */
+int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc);
+void run_gpu_comm_close(struct run_comm *rc);
+/* The case's GPU facts for its JSON (rank side: may call gpu_*), NULL without a GPU. */
+json_t *run_gpu_json(const struct run_rank *rr);
+/*
+ * Allocate (and touch), then register with the case's comm, a buffer of the case's data
+ * (which = GPU_MIRROR_DATA) or receive scratch (GPU_MIRROR_SCRATCH): host memory without a
+ * GPU; with one, device memory plus, where rc->gpath stages it, a pinned host mirror
+ * that the transports use and rc->gmem copies (gpu/memops.h).
+ */
+int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int which);
+void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which);
+
+/* Reduce per-rank samples (max over ranks per iteration) to one JSON result row. */
+json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
+		       struct run_samples **per_rank, int nranks, double bus_factor,
+		       const char *op, const char *algo);
+/* mean/p50/p99/min/max of v (sorted in place) as a JSON object, scaled by scale; the
+ * report schema names the mean "avg" for collective times and "mean" for workload ones. */
+json_t *run_stats_json(double *v, size_t n, double scale, const char *mean_key);
+
+/* Node fingerprint (kernel, CPU, memory, glibc, NUMA nodes, hostname) and relevant env. */
+json_t *run_env_fingerprint(void);
+json_t *run_env_vars(void);
+
+/* The node: topology, NUMA binding of a case and its verification, the bandwidth bound. */
+int run_node_init(struct run_rank *rr);
+void run_node_fini(struct run_rank *rr);
+/* Before any thread or buffer of the case exists. */
+int run_node_bind(struct run_rank *rr);
+/* After the case's main buffer is allocated and touched. */
+void run_node_verify(struct run_rank *rr, void *buf, size_t len);
+json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc);
+const char *run_node_reduce_isa(void);
+
+/* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */
+int run_rank_case(struct run_rank *rr);
+/* A rank started by a launcher or the spawner: runs its case(s). */
+int run_rank_main(const struct experiment *exp, const struct launch_info *li, int only_case,
+		  const char *run_dir, int argc, char **argv);
+
+/*
+ * Rank 0 / the driver: read RUN_DIR/cases/NNNN.json, write report.json (and the other
+ * formats) and print the table. Returns an exit code: 0, or 1 when a case failed,
+ * a result was wrong or a threshold was missed. li is NULL when the driver spawned.
+ */
+int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
+			int only_case, int argc, char **argv, const struct launch_info *li);
+/* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
+void run_iso_time(char *buf, size_t len);
+/* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */
+int run_report_extract_experiment(const char *report, char *tmpfile, size_t len);
+
+#endif

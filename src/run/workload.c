@@ -1,0 +1,406 @@
+/*
+ * The workload of one case: build the model's tensors, DDP's bucket plan and the
+ * compute timeline, run the DDP loop over the case's transports, and on rank 0 turn
+ * every rank's timings into the workload metrics and a Perfetto trace.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/run.h"
+#include "run/wl_gpu.h"
+#include "gpu/memops.h"
+#include "util/common.h"
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "workload/ddp.h"
+#include "workload/model.h"
+
+#define TRACE_MAX_ITERS 5
+#define WL_GPU_TIMEOUT_MS 60000
+
+/* One rank's timings as sent to rank 0: header, then iter[], then bucket[]. */
+struct wl_blob {
+	int32_t iterations;
+	uint32_t nbuckets;
+	uint64_t wrong;
+	int64_t first_wrong;
+};
+
+struct wl_ctx {
+	struct run_comm *rc;
+	const struct coll_opts *co;
+	struct run_dbuf grads;
+	struct run_dbuf scratch;
+	struct wl_gpu gpu;
+};
+
+/* Runs on the DDP comm thread, which is therefore the executor's progress thread. */
+static int wl_allreduce(void *arg, void *buf, uint64_t count, enum dtype dt)
+{
+	struct wl_ctx *wc = arg;
+	int ret;
+
+	/* the comm thread's CUDA calls must act on the rank's device */
+	if (wc->rc->gpu) {
+		ret = gpu_set_device(wc->rc->gpu->dev);
+		if (ret)
+			return ret;
+	}
+	return run_comm_allreduce(wc->rc, &wc->grads,
+				  (uint64_t)((char *)buf - (char *)wc->grads.cb.ptr), &wc->scratch,
+				  count, dt, REDOP_AVG, wc->co, NULL);
+}
+
+static int wl_fill(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int rank, int nranks)
+{
+	struct wl_ctx *wc = arg;
+	int ret = gpu_fill(wc->grads.dev, count, 0, dt, seed, rank, nranks, wc->rc->gpu->comm);
+
+	return ret ? ret : gpu_stream_sync(wc->rc->gpu->comm, WL_GPU_TIMEOUT_MS);
+}
+
+static int wl_check(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int nranks,
+		    uint64_t *wrong, uint64_t *first)
+{
+	struct wl_ctx *wc = arg;
+
+	return gpu_verify(wc->grads.dev, count, 0, dt, REDOP_AVG, seed, nranks, wc->rc->gpu->comm,
+			  WL_GPU_TIMEOUT_MS, wrong, first);
+}
+
+static int wl_compute(void *arg, uint32_t layer, int backward, double seconds)
+{
+	struct wl_ctx *wc = arg;
+
+	return wl_gpu_compute(&wc->gpu, layer, backward, seconds);
+}
+
+static int wl_compute_wait(void *arg)
+{
+	struct wl_ctx *wc = arg;
+
+	return wl_gpu_wait(&wc->gpu);
+}
+
+static json_t *bucket_timeline_json(const struct bucket_plan *plan, const struct ddp_result *r0,
+				    int nranks)
+{
+	json_t *arr = json_array();
+	uint32_t b;
+	int i;
+
+	for (b = 0; b < plan->nbuckets; b++) {
+		double ready = 0, start = 0, end = 0, dur;
+
+		/* the report's convention: times since backward started */
+		for (i = 0; i < r0->iterations; i++) {
+			const struct ddp_bucket_times *t = &r0->bucket[(size_t)i * plan->nbuckets + b];
+			double bwd0 = r0->iter[i].fwd_end / 1e6;
+
+			ready += t->ready / 1e6 - bwd0;
+			start += t->start / 1e6 - bwd0;
+			end += t->end / 1e6 - bwd0;
+		}
+		ready /= r0->iterations;
+		start /= r0->iterations;
+		end /= r0->iterations;
+		dur = end - start;
+		json_array_append_new(
+			arr, json_pack("{s:i, s:I, s:i, s:f, s:f, s:f, s:f}", "index", (int)b, "bytes",
+				       (json_int_t)plan->b[b].bytes, "tensors",
+				       (int)plan->b[b].ntensors, "ready_ms", ready, "start_ms", start,
+				       "end_ms", end, "busbw_GBps",
+				       dur > 0 ? plan->b[b].bytes / (dur / 1e3) / 1e9 * 2.0 *
+							 (nranks - 1) / nranks
+					       : 0.0));
+	}
+	return arr;
+}
+
+/* Rank 0: the metrics of the workload from every rank's timings. */
+static json_t *workload_json(const struct run_rank *rr, const struct tensor_list *tl,
+			     const struct bucket_plan *plan, struct ddp_result *res, int n)
+{
+	const struct workload_opts *w = &rr->ecase->cfg.workload;
+	int iters = res[0].iterations, i, r;
+	double *it = calloc(iters, sizeof(double)), *fw = calloc(iters, sizeof(double));
+	double *bw = calloc(iters, sizeof(double)), *ex = calloc(iters, sizeof(double));
+	double *ar = calloc((size_t)iters * plan->nbuckets, sizeof(double));
+	double sum_it = 0, sum_ex = 0, sum_comm = 0, bytes_comm = 0, wrong = 0;
+	int64_t first_wrong = -1;
+	json_t *j = NULL;
+	uint32_t b;
+
+	if (!it || !fw || !bw || !ex || !ar)
+		goto out;
+	for (i = 0; i < iters; i++) {
+		for (r = 0; r < n; r++) {
+			const struct ddp_iter *x = &res[r].iter[i];
+
+			it[i] = GS_MAX(it[i], (double)x->end);
+			fw[i] = GS_MAX(fw[i], (double)x->fwd_end);
+			bw[i] = GS_MAX(bw[i], (double)(x->bwd_end - x->fwd_end));
+			ex[i] = GS_MAX(ex[i], (double)(x->end > x->bwd_end ? x->end - x->bwd_end : 0));
+		}
+		sum_it += it[i];
+		sum_ex += ex[i];
+		for (b = 0; b < plan->nbuckets; b++) {
+			const struct ddp_bucket_times *t = &res[0].bucket[(size_t)i * plan->nbuckets + b];
+			double d = (double)(t->end - t->start);
+
+			ar[(size_t)i * plan->nbuckets + b] = d;
+			sum_comm += d;
+			bytes_comm += plan->b[b].bytes;
+		}
+	}
+	for (r = 0; r < n; r++) {
+		wrong += res[r].wrong;
+		if (res[r].first_wrong >= 0 && (first_wrong < 0 || res[r].first_wrong < first_wrong))
+			first_wrong = res[r].first_wrong;
+	}
+	j = json_pack("{s:s, s:I, s:i, s:i, s:i, s:i, s:s}", "model", w->model, "params",
+		      (json_int_t)tl->numel, "tensors", (int)tl->n, "buckets", (int)plan->nbuckets,
+		      "batch", tl->batch, "iterations", iters, "compute",
+		      w->compute == COMPUTE_NONE ? "none" : w->compute == COMPUTE_SLEEP ? "sleep"
+						  : w->compute == COMPUTE_GEMM ? "gemm" : "spin");
+	json_object_set_new(j, "ranks", json_integer(n));
+	json_object_set_new(j, "overlap", json_boolean(w->overlap));
+	json_object_set_new(j, "grad_bytes", json_integer((json_int_t)plan->bytes));
+	json_object_set_new(j, "comm_wait_share", json_real(sum_it > 0 ? sum_ex / sum_it : 0));
+	json_object_set_new(j, "overlap_efficiency",
+			    json_real(sum_comm > 0 ? GS_MAX(0.0, 1.0 - sum_ex / sum_comm) : 1.0));
+	json_object_set_new(j, "samples_per_s",
+			    json_real(sum_it > 0 ? (double)tl->batch * n * iters / (sum_it / 1e9) : 0));
+	json_object_set_new(j, "samples_per_s_rank",
+			    json_real(sum_it > 0 ? (double)tl->batch * iters / (sum_it / 1e9) : 0));
+	json_object_set_new(j, "busbw_GBps",
+			    json_real(sum_comm > 0 ? bytes_comm / (sum_comm / 1e9) / 1e9 * 2.0 *
+							     (n - 1) / n
+						   : 0));
+	json_object_set_new(j, "wrong", json_integer((json_int_t)wrong));
+	json_object_set_new(j, "first_wrong", json_integer(first_wrong));
+	json_object_set_new(j, "scaling_efficiency", json_null());
+	json_object_set_new(j, "bucket_timeline", bucket_timeline_json(plan, &res[0], n));
+	/* run_stats_json sorts its input: derived sums are taken above */
+	json_object_set_new(j, "iter_ms", run_stats_json(it, iters, 1e-6, "mean"));
+	json_object_set_new(j, "fwd_ms", run_stats_json(fw, iters, 1e-6, "mean"));
+	json_object_set_new(j, "bwd_ms", run_stats_json(bw, iters, 1e-6, "mean"));
+	json_object_set_new(j, "exposed_comm_ms", run_stats_json(ex, iters, 1e-6, "mean"));
+	json_object_set_new(j, "allreduce_ms",
+			    run_stats_json(ar, (size_t)iters * plan->nbuckets, 1e-6, "mean"));
+out:
+	free(it);
+	free(fw);
+	free(bw);
+	free(ex);
+	free(ar);
+	return j;
+}
+
+/* Chrome trace-event JSON: per rank a compute track (layers) and a comm track (buckets). */
+static int write_trace(const struct run_rank *rr, const struct compute_timeline *ct,
+		       const struct bucket_plan *plan, const struct tensor_list *tl,
+		       struct ddp_result *res, int n)
+{
+	json_t *ev = json_array(), *root;
+	uint64_t t0 = UINT64_MAX;
+	char path[PATH_MAX + 32];
+	int r, i, ret;
+	uint32_t l, b;
+
+	for (r = 0; r < n; r++)
+		if (res[r].iterations)
+			t0 = GS_MIN(t0, res[r].iter[0].start_abs);
+	for (r = 0; r < n; r++) {
+		char pname[32];
+
+		snprintf(pname, sizeof(pname), "rank %d", r);
+		json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+						    "process_name", "ph", "M", "pid", r, "tid", 0,
+						    "args", "name", pname));
+		json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+						    "thread_name", "ph", "M", "pid", r, "tid", 1,
+						    "args", "name", "compute"));
+		json_array_append_new(ev, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+						    "thread_name", "ph", "M", "pid", r, "tid", 2,
+						    "args", "name", "allreduce"));
+		for (i = 0; i < GS_MIN(res[r].iterations, TRACE_MAX_ITERS); i++) {
+			const struct ddp_iter *it = &res[r].iter[i];
+			double base = (it->start_abs - t0) / 1e3, f = 0;
+
+			if (rr->ecase->cfg.workload.compute != COMPUTE_NONE) {
+				for (l = 0; l < ct->nlayers; l++) {
+					double bs = base + it->fwd_end / 1e3 +
+						    (ct->layer_bwd_end[l] - ct->layer_bwd_s[l]) * 1e6;
+
+					json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}",
+						"name", tl->layers[l].name, "cat", "forward", "ph", "X",
+						"ts", base + f * 1e6, "dur", ct->layer_fwd_s[l] * 1e6,
+						"pid", r, "tid", 1));
+					json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}",
+						"name", tl->layers[l].name, "cat", "backward", "ph", "X",
+						"ts", bs, "dur", ct->layer_bwd_s[l] * 1e6, "pid", r, "tid", 1));
+					f += ct->layer_fwd_s[l];
+				}
+			}
+			for (b = 0; b < plan->nbuckets; b++) {
+				const struct ddp_bucket_times *t =
+					&res[r].bucket[(size_t)i * plan->nbuckets + b];
+				char name[64];
+
+				snprintf(name, sizeof(name), "bucket %u (%.2f MiB)", b,
+					 plan->b[b].bytes / 1048576.0);
+				json_array_append_new(ev, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:{s:f, s:i}}",
+					"name", name, "cat", "allreduce", "ph", "X", "ts",
+					base + t->start / 1e3, "dur", (t->end - t->start) / 1e3, "pid", r,
+					"tid", 2, "args", "ready_us", base + t->ready / 1e3, "iteration", i));
+			}
+		}
+	}
+	root = json_pack("{s:o, s:s, s:{s:s, s:s}}", "traceEvents", ev, "displayTimeUnit", "ms",
+			 "otherData", "case", rr->ecase->name, "note",
+			 "layer spans are the compute model's; bucket spans are measured");
+	snprintf(path, sizeof(path), "%s/trace-%04d.json", rr->run_dir, rr->case_index);
+	ret = json_dump_file(root, path, JSON_COMPACT) ? -EIO : 0;
+	json_decref(root);
+	return ret;
+}
+
+static int gather_results(struct run_rank *rr, struct ddp_result *mine, struct ddp_result **all)
+{
+	size_t ni = mine->iterations, nb = (size_t)mine->iterations * mine->nbuckets;
+	size_t len = sizeof(struct wl_blob) + ni * sizeof(struct ddp_iter) +
+		     nb * sizeof(struct ddp_bucket_times);
+	char *blob = malloc(len), **blobs = NULL;
+	size_t *lens = NULL;
+	struct wl_blob h = { mine->iterations, mine->nbuckets, mine->wrong, mine->first_wrong };
+	int ret, n = rr->li.nranks, r;
+
+	if (!blob)
+		return -ENOMEM;
+	memcpy(blob, &h, sizeof(h));
+	memcpy(blob + sizeof(h), mine->iter, ni * sizeof(struct ddp_iter));
+	memcpy(blob + sizeof(h) + ni * sizeof(struct ddp_iter), mine->bucket,
+	       nb * sizeof(struct ddp_bucket_times));
+	ret = bootstrap_gatherv(rr->bs, blob, len, (void ***)&blobs, &lens);
+	free(blob);
+	if (ret || rr->li.rank != 0)
+		return ret;
+	*all = calloc(n, sizeof(**all));
+	for (r = 0; r < n && *all; r++) {
+		struct wl_blob *bh = (struct wl_blob *)blobs[r];
+
+		if (lens[r] != len || bh->iterations != mine->iterations ||
+		    bh->nbuckets != mine->nbuckets) {
+			log_err(LOG_WORKLOAD, "results of rank %d: %zu bytes, expected %zu", r,
+				lens[r], len);
+			ret = -EPROTO;
+			break;
+		}
+		(*all)[r].iterations = bh->iterations;
+		(*all)[r].nbuckets = bh->nbuckets;
+		(*all)[r].wrong = bh->wrong;
+		(*all)[r].first_wrong = bh->first_wrong;
+		(*all)[r].iter = (struct ddp_iter *)(blobs[r] + sizeof(*bh));
+		(*all)[r].bucket = (struct ddp_bucket_times *)(blobs[r] + sizeof(*bh) +
+							       ni * sizeof(struct ddp_iter));
+	}
+	/* the blobs stay alive: (*all)[r] points into them; freed with the array below */
+	free(lens);
+	if (!*all)
+		ret = -ENOMEM;
+	if (ret) {
+		for (r = 0; r < n; r++)
+			free(blobs[r]);
+		free(*all);
+		*all = NULL;
+	}
+	free(blobs);
+	return ret;
+}
+
+int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
+{
+	const struct cfg *cfg = &rr->ecase->cfg;
+	const struct workload_opts *w = &cfg->workload;
+	struct wl_ctx wc = { .rc = rc, .co = &cfg->collective };
+	struct ddp_ops ops = { .arg = &wc, .allreduce = wl_allreduce,
+			       .abort_flag = bootstrap_abort_flag(rr->bs),
+			       .timeout_ns = cfg->launch.timeout_ns };
+	struct tensor_list tl;
+	struct bucket_plan plan = { 0 };
+	struct compute_timeline ct = { 0 };
+	struct ddp_result res = { 0 }, *all = NULL;
+	int ret, r;
+
+	*out = NULL;
+	tensor_list_init(&tl);
+	ret = model_build(w, &tl);
+	if (ret) {
+		log_err(LOG_WORKLOAD, "build model %s: %s", w->model, strerror(-ret));
+		goto out_tl;
+	}
+	ret = bucket_plan_build(&tl, w->bucket_cap, w->first_bucket_cap, w->grad_dtype, &plan);
+	if (ret)
+		goto out_tl;
+	ret = compute_timeline_build(&tl, &plan, w->gpu_tflops > 0 ? w->gpu_tflops
+								   : rr->gpu_tflops_cal, &ct);
+	if (ret)
+		goto out_plan;
+	ret = run_dbuf_alloc(rc, &wc.grads, plan.bytes, GPU_MIRROR_DATA);
+	if (ret) {
+		log_err(LOG_WORKLOAD, "gradients of %s: %llu bytes: %s", w->model,
+			(unsigned long long)plan.bytes, strerror(-ret));
+		goto out_ct;
+	}
+	if (wc.grads.host)
+		run_node_verify(rr, wc.grads.host, plan.bytes);
+	ret = run_dbuf_alloc(rc, &wc.scratch,
+			     coll_scratch_bytes(run_comm_chunk(rc, &cfg->collective, plan.bytes),
+					cfg->collective.channels),
+			     GPU_MIRROR_SCRATCH);
+	if (ret)
+		goto out_grads;
+	if (rc->gpu) {
+		ops.fill = wl_fill;
+		ops.check = wl_check;
+	}
+	if (w->compute == COMPUTE_GEMM || w->compute == COMPUTE_SPIN) {
+		ret = wl_gpu_init(&wc.gpu, rc->gpu, w->compute, &ct, ct.gpu_tflops);
+		if (ret)
+			goto out_scratch;
+		ops.compute = wl_compute;
+		ops.compute_wait = wl_compute_wait;
+	}
+	ret = bootstrap_barrier(rr->bs);
+	if (!ret)
+		ret = ddp_run(w, &plan, &ct, wc.grads.cb.ptr, &ops, rr->li.rank, rr->li.nranks,
+			      cfg->experiment.seed, cfg->collective.verify != VERIFY_OFF, &res);
+	if (!ret)
+		ret = gather_results(rr, &res, &all);
+	if (!ret && rr->li.rank == 0) {
+		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks);
+		if (*out)
+			wl_gpu_json(&wc.gpu, rr->gpu_tflops_cal, ct.gpu_tflops, *out);
+		if (write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks))
+			log_warn(LOG_WORKLOAD, "write trace of case %d failed", rr->case_index);
+		for (r = 0; r < rr->li.nranks; r++)
+			free((char *)all[r].iter - sizeof(struct wl_blob));
+		free(all);
+	}
+	ddp_result_free(&res);
+	wl_gpu_fini(&wc.gpu);
+out_scratch:
+	run_dbuf_free(rc, &wc.scratch, GPU_MIRROR_SCRATCH);
+out_grads:
+	run_dbuf_free(rc, &wc.grads, GPU_MIRROR_DATA);
+out_ct:
+	compute_timeline_free(&ct);
+out_plan:
+	bucket_plan_free(&plan);
+out_tl:
+	tensor_list_free(&tl);
+	return ret;
+}

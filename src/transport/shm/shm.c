@@ -1,0 +1,167 @@
+/*
+ * shm transport: ranks on one host exchange through POSIX shared-memory rings, one
+ * per directed pair (setup in shm_pair.h, data protocol in shm_progress.c). No thread:
+ * progress happens in poll().
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/host_mr.h"
+#include "transport/shm/shm_priv.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define SHM_EP_MAGIC 0x67736d6570000002ull
+#define SHM_DEF_SLOT (1u << 20)
+#define SHM_DEF_RING (8ull << 20)
+#define SHM_MIN_SLOT 4096u
+
+static size_t seg_data_off(uint32_t nslots)
+{
+	return GS_ALIGN_UP(sizeof(struct shm_seg_hdr) + nslots * sizeof(struct shm_desc), 4096);
+}
+
+static void shm_seg_init(struct shm_pair_core *c, struct shm_pair_hdr *ph)
+{
+	const struct shm_priv *s = (const struct shm_priv *)c;
+	struct shm_seg_hdr *h = (struct shm_seg_hdr *)ph;
+
+	h->nslots = s->nslots;
+	h->slot_size = s->slot_size;
+	h->data_off = seg_data_off(s->nslots);
+}
+
+/* The sizes the receiver wrote fit the file (they are read on every slot). */
+static bool shm_seg_valid(const struct shm_pair_hdr *ph, size_t size)
+{
+	const struct shm_seg_hdr *h = (const struct shm_seg_hdr *)ph;
+
+	return size >= sizeof(*h) && h->nslots >= 2 && h->slot_size &&
+	       h->data_off >= seg_data_off(h->nslots) &&
+	       h->data_off + (size_t)h->nslots * h->slot_size <= size;
+}
+
+/* The sender consumes CTS entries as soon as it reads them: their slots are free. */
+static const _Atomic uint64_t *shm_cts_floor(struct shm_pair_hdr *h)
+{
+	return &h->cts_tail;
+}
+
+static const struct shm_pair_proto shm_proto = {
+    .name = "shm",
+    .seg_infix = "",
+    .seg_magic = SHM_SEG_MAGIC,
+    .ep_magic = SHM_EP_MAGIC,
+    .seg_init = shm_seg_init,
+    .seg_valid = shm_seg_valid,
+    .cts_floor = shm_cts_floor,
+    .progress = shm_progress,
+    /* a vDSO read; the thread CPU clock would be a syscall on every spin of the
+     * caller's poll loop. No thread of ours runs elsewhere, so time spent copying
+     * inside poll() is the transport's CPU time. */
+    .cpu_clock = time_now_ns,
+};
+
+static void shm_close(struct transport *t)
+{
+	struct shm_priv *s = t->priv;
+
+	if (!s)
+		return;
+	shm_pair_fini(&s->c);
+	free(s);
+	t->priv = NULL;
+}
+
+static int shm_open_t(struct transport *t, const struct transport_env *env)
+{
+	const struct transport_opts *o = env->opts;
+	uint64_t ring = o && o->shm_ring ? o->shm_ring : SHM_DEF_RING;
+	uint64_t slot = o && o->slot_size ? o->slot_size : SHM_DEF_SLOT;
+	struct shm_priv *s;
+	int err;
+
+	if (slot < SHM_MIN_SLOT || slot > (1u << 30)) {
+		log_err(LOG_TRANSPORT, "shm open: slot_size %llu outside 4KiB..1GiB",
+			(unsigned long long)slot);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	t->priv = s;
+	t->env = env;
+	s->slot_size = (uint32_t)slot;
+	s->nslots = (uint32_t)GS_MAX(ring / slot, 2);
+	err = shm_pair_init(&s->c, env, &shm_proto);
+	if (!err)
+		err = shm_pair_create(&s->c,
+				      seg_data_off(s->nslots) + (size_t)s->nslots * s->slot_size);
+	if (err)
+		shm_close(t);
+	return err;
+}
+
+static int shm_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+			 size_t len, uint64_t cookie)
+{
+	if (!mr)
+		return -EINVAL;
+	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, NULL,
+				  NULL, DT_F32);
+}
+
+/* Slots are reduced straight into the buffer: no copy into the executor's scratch. */
+static int shm_post_recv_reduce(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
+				size_t off, size_t len, enum dtype dt, tp_reduce_fn red,
+				uint64_t cookie)
+{
+	struct shm_priv *s = t->priv;
+
+	if (!mr || !red || (unsigned)dt >= DT_COUNT || len % dtype_size(dt) ||
+	    s->slot_size % dtype_size(dt))
+		return -EINVAL;
+	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, NULL,
+				  red, dt);
+}
+
+static int shm_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
+			 size_t len, uint64_t cookie)
+{
+	if (!mr)
+		return -EINVAL;
+	return shm_pair_post_send(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie);
+}
+
+static int shm_path_info(struct transport *t, struct tp_path_info *info)
+{
+	struct shm_priv *s = t->priv;
+
+	memset(info, 0, sizeof(*info));
+	snprintf(info->transport, sizeof(info->transport), "shm");
+	snprintf(info->device, sizeof(info->device), "shm");
+	snprintf(info->note, sizeof(info->note), "ring %u slots x %u B per directed pair",
+		 s->nslots, s->slot_size);
+	return 0;
+}
+
+const struct transport_ops shm_ops = {
+    .name = "shm",
+    .kind = TP_SHM,
+    .can_connect = shm_pair_on_host,
+    .open = shm_open_t,
+    .endpoint = shm_pair_endpoint,
+    .connect = shm_pair_connect,
+    .mr_reg = host_mr_reg,
+    .mr_dereg = host_mr_dereg,
+    .post_send = shm_post_send,
+    .post_recv = shm_post_recv,
+    .post_recv_reduce = shm_post_recv_reduce,
+    .poll = shm_pair_poll,
+    .path_info = shm_path_info,
+    .stats = shm_pair_stats,
+    .close = shm_close,
+};

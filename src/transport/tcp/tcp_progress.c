@@ -1,0 +1,731 @@
+/*
+ * tcp transport progress: drives every stream with edge-triggered epoll, either on a
+ * progress thread that takes posts from the executor and hands completions back, or
+ * inline on the executor's own thread (tcp_inline_*).
+ *
+ * Wire protocol on every stream after the handshake (tcp_conn.c), all fields little
+ * endian host order (both ends run the same binary on the same architecture):
+ *   1. receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes",
+ *      always on stream 0 so CTS keep the receiver's post order
+ *   2. sender matches CTS to its send with that tag (FIFO per (peer, tag));
+ *      equal lengths: DATA {rid, tag, off, len} + payload chunks striped over the
+ *      streams, written straight from the send buffer;
+ *      different lengths: MISMATCH {rid, tag, len = sender's length}; both -EMSGSIZE.
+ *   3. receiver looks rid up (no search), reads payload straight into the posted
+ *      buffer at off, and completes once all chunks landed.
+ * Eager messages (len <= TCP_EAGER_MAX): the sender does not wait for the CTS; it
+ * writes EAGER {tag, len} + payload on stream 0 at once, and the receiver gives it to
+ * its oldest posted receive with that tag (any length: a different one is -EMSGSIZE),
+ * or keeps it in a heap buffer until that receive is posted. Receives send their CTS
+ * all the same; an eager send completes once written and its CTS has come, with
+ * -EMSGSIZE when the CTS's length differs. A small message so costs one trip instead
+ * of a CTS round trip plus one; a large one is never copied twice.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "transport/tcp/tcp_priv.h"
+#include "util/common.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define TCP_IOV 64
+
+static void set_fatal(struct tcp_priv *tp, int err)
+{
+	int zero = 0;
+
+	atomic_compare_exchange_strong(&tp->fatal, &zero, err);
+}
+
+/* The peer lists of eager sends and receives (linked through enext). */
+static void elist_push(struct tcp_req **head, struct tcp_req **tail, struct tcp_req *r)
+{
+	r->enext = NULL;
+	if (*tail)
+		(*tail)->enext = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+/* Unlink the first entry with tag (r == NULL) or r itself; returns it or NULL. */
+static struct tcp_req *elist_take(struct tcp_req **head, struct tcp_req **tail, uint64_t tag,
+				  struct tcp_req *r)
+{
+	struct tcp_req *prev = NULL, *e;
+
+	for (e = *head; e; prev = e, e = e->enext) {
+		if (r ? e != r : e->tag != tag)
+			continue;
+		if (prev)
+			prev->enext = e->enext;
+		else
+			*head = e->enext;
+		if (*tail == e)
+			*tail = prev;
+		return e;
+	}
+	return NULL;
+}
+
+static void complete(struct tcp_priv *tp, struct tcp_req *r)
+{
+	atomic_fetch_sub(&tp->peers[r->peer].outstanding, 1);
+	pthread_mutex_lock(&tp->lock);
+	r->next = NULL;
+	if (tp->done_tail)
+		tp->done_tail->next = r;
+	else
+		tp->done = r;
+	tp->done_tail = r;
+	atomic_fetch_add(&tp->ndone, 1);
+	pthread_mutex_unlock(&tp->lock);
+}
+
+static void queue_frame(struct tcp_stream *st, struct tcp_frame *f)
+{
+	f->next = NULL;
+	f->sent = 0;
+	if (st->txq_tail)
+		st->txq_tail->next = f;
+	else
+		st->txq = f;
+	st->txq_tail = f;
+}
+
+static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *call, int err)
+{
+	struct tcp_peer *pe = &tp->peers[st->peer];
+	bool owes = st->in_payload || st->txq;
+
+	if (st->dead)
+		return;
+	st->dead = true;
+	epoll_ctl(tp->epfd, EPOLL_CTL_DEL, st->fd, NULL);
+	/* An orderly EOF comes after everything the peer wrote on this stream; its other
+	 * streams may still carry the rest of a striped message, so the peer is gone only
+	 * once every stream is. */
+	if (!err && !owes) {
+		for (int s = 0; s < tp->nstreams; s++)
+			if (!pe->streams[s].dead)
+				return;
+	}
+	if (!atomic_load(&pe->outstanding) && !owes) {
+		/* closed (or reset over our unread CTS) while idle: the peer finished first;
+		 * an error only if we use it again (handle_op) */
+		pe->closed = true;
+		return;
+	}
+	if (!atomic_load(&tp->fatal))
+		log_err(LOG_TRANSPORT, "tcp %s peer=%d: %s", call, st->peer,
+			err && err != ECONNRESET ? strerror(err) : "connection reset");
+	set_fatal(tp, -ECONNRESET);
+}
+
+/*
+ * The last frame of r went out. A send completes (an eager one once its CTS came too);
+ * a receive's frame is its CTS, and it completes once its bytes are in as well: a rank
+ * must not finish a collective while a CTS its peer waits for is still queued here.
+ */
+static void frames_written(struct tcp_priv *tp, struct tcp_req *r)
+{
+	if (r->kind == TR_SEND ? !r->eager || r->cts_seen : r->data_in)
+		complete(tp, r);
+}
+
+/* A receive has its bytes (or failed): complete once its CTS is written. */
+static void recv_done(struct tcp_priv *tp, struct tcp_req *r)
+{
+	r->active = false;
+	r->data_in = true;
+	if (!r->chunks_left)
+		complete(tp, r);
+}
+
+/* Write as many queued frames as the socket takes; complete sends whose last chunk went. */
+static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
+{
+	while (st->txq && st->writable && !st->dead) {
+		struct iovec iov[TCP_IOV];
+		struct msghdr mh = {.msg_iov = iov};
+		struct tcp_frame *f;
+		size_t hl = sizeof(struct tcp_frame_hdr);
+		ssize_t n;
+		int k = 0;
+
+		for (f = st->txq; f && k < TCP_IOV - 1; f = f->next) {
+			if (f->sent < hl)
+				iov[k++] = (struct iovec){(char *)&f->hdr + f->sent, hl - f->sent};
+			if (f->plen) {
+				size_t po = f->sent > hl ? f->sent - hl : 0;
+
+				iov[k++] = (struct iovec){(char *)f->payload + po, f->plen - po};
+			}
+		}
+		mh.msg_iovlen = (size_t)k;
+		n = sendmsg(st->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				st->writable = false;
+			else if (errno != EINTR)
+				peer_lost(tp, st, "send", errno);
+			return;
+		}
+		while (n > 0 && (f = st->txq)) {
+			size_t left = hl + f->plen - f->sent;
+			size_t take = GS_MIN((size_t)n, left);
+
+			f->sent += take;
+			n -= (ssize_t)take;
+			if (f->sent < hl + f->plen)
+				break;
+			st->txq = f->next;
+			if (!st->txq)
+				st->txq_tail = NULL;
+			atomic_fetch_add_explicit(&tp->bytes_sent, f->plen, memory_order_relaxed);
+			if (f->req && --f->req->chunks_left == 0)
+				frames_written(tp, f->req);
+		}
+	}
+}
+
+/* A matched send: stripe large payloads over all streams, small ones round-robin. */
+static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uint64_t cts_len)
+{
+	struct tcp_peer *pe = &tp->peers[r->peer];
+	int nchunks = r->len >= TCP_STRIPE_MIN ? GS_MIN(tp->nstreams, TCP_MAX_CHUNKS) : 1;
+	size_t chunk = GS_ALIGN_UP(GS_DIV_ROUND_UP(r->len, (size_t)nchunks), 4096);
+	size_t off = 0;
+
+	if (cts_len != r->len) {
+		r->status = -EMSGSIZE;
+		r->chunks_left = 1;
+		r->frames[0] =
+		    (struct tcp_frame){.hdr = {TF_MISMATCH, rid, r->tag, 0, r->len}, .req = r};
+		/* stream 0, behind our eager frames: none of them can overtake it */
+		queue_frame(&pe->streams[0], &r->frames[0]);
+		return;
+	}
+	r->chunks_left = 0;
+	for (int i = 0; i < nchunks && (off < r->len || i == 0); i++) {
+		size_t n = GS_MIN(chunk, r->len - off);
+		struct tcp_frame *f = &r->frames[i];
+
+		*f = (struct tcp_frame){.hdr = {TF_DATA, rid, r->tag, off, n},
+					.payload = r->buf + off,
+					.plen = n,
+					.req = r};
+		r->chunks_left++;
+		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], f);
+		off += n;
+	}
+}
+
+static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr *h)
+{
+	struct tcp_peer *pe = &tp->peers[peer];
+	struct tcp_req *prev = NULL, *r;
+	struct tcp_cts *c;
+
+	r = elist_take(&pe->esends, &pe->esends_tail, h->tag, NULL);
+	if (r) {
+		/* an eager send whose bytes went already: its CTS only settles it */
+		r->cts_seen = true;
+		if (h->len != r->len)
+			r->status = -EMSGSIZE;
+		if (!r->chunks_left)
+			complete(tp, r);
+		return;
+	}
+	for (r = pe->sends; r; prev = r, r = r->next) {
+		if (r->tag != h->tag)
+			continue;
+		if (prev)
+			prev->next = r->next;
+		else
+			pe->sends = r->next;
+		if (pe->sends_tail == r)
+			pe->sends_tail = prev;
+		send_start(tp, r, h->rid, h->len);
+		return;
+	}
+	c = tp->cts_free; /* never empty: at most TCP_NREQS receives can be posted */
+	tp->cts_free = c->next;
+	*c = (struct tcp_cts){.tag = h->tag, .len = h->len, .rid = h->rid};
+	if (pe->cts_tail)
+		pe->cts_tail->next = c;
+	else
+		pe->cts = c;
+	pe->cts_tail = c;
+}
+
+/* An eager message (filled) meets its receive: copy it over, or fail both lengths. */
+static void eager_deliver(struct tcp_priv *tp, struct tcp_req *r, struct tcp_unexp *u)
+{
+	if (u->len == r->len) {
+		memcpy(r->buf, u->buf, u->len);
+		r->done = r->len;
+	} else {
+		log_warn(LOG_TRANSPORT, "tcp recv peer=%d tag=%llu: sent %zu B, posted %zu B",
+			 r->peer, (unsigned long long)r->tag, u->len, r->len);
+		r->status = -EMSGSIZE;
+	}
+	free(u);
+	recv_done(tp, r);
+}
+
+static struct tcp_unexp *unexp_take(struct tcp_peer *pe, uint64_t tag)
+{
+	struct tcp_unexp *prev = NULL, *u;
+
+	for (u = pe->unexp; u; prev = u, u = u->next) {
+		if (u->tag != tag)
+			continue;
+		if (prev)
+			prev->next = u->next;
+		else
+			pe->unexp = u->next;
+		if (pe->unexp_tail == u)
+			pe->unexp_tail = prev;
+		return u;
+	}
+	return NULL;
+}
+
+/* Executor posts, as seen by the thread: receives announce CTS, sends look for one. */
+static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
+{
+	struct tcp_peer *pe = &tp->peers[r->peer];
+	struct tcp_cts *prev = NULL, *c;
+	struct tcp_unexp *u;
+
+	r->eager = false;
+	r->cts_seen = false;
+	if (pe->closed) {
+		log_err(LOG_TRANSPORT, "tcp %s peer=%d: connection reset (rank %d exited or is unreachable)",
+			r->kind == TR_RECV ? "recv" : "send", r->peer, r->peer);
+		set_fatal(tp, -ECONNRESET);
+		return;
+	}
+	if (r->kind == TR_RECV) {
+		r->active = true;
+		r->data_in = false;
+		r->chunks_left = 1; /* the CTS frame */
+		r->frames[0] = (struct tcp_frame){
+		    .hdr = {TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len}, .req = r};
+		/* every CTS on stream 0: they arrive in post order, so receives with the
+		 * same tag match sends in order (no overtaking) */
+		queue_frame(&pe->streams[0], &r->frames[0]);
+		u = unexp_take(pe, r->tag);
+		if (!u) {
+			r->eager = true;
+			elist_push(&pe->erecvs, &pe->erecvs_tail, r);
+		} else if (u->filled) {
+			eager_deliver(tp, r, u);
+		} else {
+			u->req = r; /* still arriving: rx_advance delivers it */
+		}
+		return;
+	}
+	for (c = pe->cts; c; prev = c, c = c->next) {
+		if (c->tag != r->tag)
+			continue;
+		if (prev)
+			prev->next = c->next;
+		else
+			pe->cts = c->next;
+		if (pe->cts_tail == c)
+			pe->cts_tail = prev;
+		break;
+	}
+	if (r->len <= TCP_EAGER_MAX) {
+		/* Small messages always go eager on stream 0, even when their CTS came
+		 * first: the receiver matches eager frames by tag in arrival order, which a
+		 * DATA frame on another stream could overtake. An early CTS settles it now. */
+		r->eager = true;
+		r->chunks_left = 1;
+		r->frames[0] = (struct tcp_frame){.hdr = {TF_EAGER, 0, r->tag, 0, r->len},
+						  .payload = r->buf,
+						  .plen = r->len,
+						  .req = r};
+		queue_frame(&pe->streams[0], &r->frames[0]);
+		if (c) {
+			r->cts_seen = true;
+			if (c->len != r->len)
+				r->status = -EMSGSIZE;
+		} else {
+			elist_push(&pe->esends, &pe->esends_tail, r);
+		}
+	} else if (c) {
+		send_start(tp, r, c->rid, c->len);
+	}
+	if (c) {
+		if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS) {
+			c->next = tp->cts_free;
+			tp->cts_free = c;
+		} else {
+			free(c);
+		}
+	}
+	if (c || r->len <= TCP_EAGER_MAX)
+		return;
+	r->next = NULL;
+	if (pe->sends_tail)
+		pe->sends_tail->next = r;
+	else
+		pe->sends = r;
+	pe->sends_tail = r;
+}
+
+static struct tcp_req *rx_lookup(struct tcp_priv *tp, struct tcp_stream *st,
+				 const struct tcp_frame_hdr *h)
+{
+	struct tcp_req *r = h->rid < TCP_NREQS ? &tp->reqs[h->rid] : NULL;
+
+	if (!r || r->kind != TR_RECV || !r->active || r->peer != st->peer || r->tag != h->tag ||
+	    (h->type == TF_DATA && (h->off > r->len || h->len > r->len - h->off))) {
+		log_err(LOG_TRANSPORT, "tcp recv peer=%d: frame for unknown receive tag %llu",
+			st->peer, (unsigned long long)h->tag);
+		set_fatal(tp, -EPROTO);
+		return NULL;
+	}
+	if (r->eager) { /* its sender took the CTS way: no eager frame is coming for it */
+		struct tcp_peer *pe = &tp->peers[st->peer];
+
+		elist_take(&pe->erecvs, &pe->erecvs_tail, 0, r);
+		r->eager = false;
+	}
+	return r;
+}
+
+static void rx_advance(struct tcp_priv *tp, struct tcp_stream *st, size_t n)
+{
+	struct tcp_req *r = st->rreq;
+	struct tcp_unexp *u = st->rexp;
+
+	st->rdst += n;
+	st->rleft -= n;
+	if (r)
+		r->done += n;
+	atomic_fetch_add_explicit(&tp->bytes_recv, n, memory_order_relaxed);
+	if (st->rleft)
+		return;
+	st->in_payload = false;
+	if (u) {
+		st->rexp = NULL;
+		u->filled = true;
+		if (u->req)
+			eager_deliver(tp, u->req, u);
+		return;
+	}
+	if (r->done == r->len)
+		recv_done(tp, r);
+}
+
+/* An EAGER header: straight into the oldest receive with its tag, else a heap buffer. */
+static bool rx_eager(struct tcp_priv *tp, struct tcp_stream *st, const struct tcp_frame_hdr *h)
+{
+	struct tcp_peer *pe = &tp->peers[st->peer];
+	struct tcp_req *r;
+	struct tcp_unexp *u;
+
+	if (h->len > TCP_EAGER_MAX || st != &pe->streams[0]) {
+		log_err(LOG_TRANSPORT, "tcp recv peer=%d: eager frame of %llu B on stream %d",
+			st->peer, (unsigned long long)h->len, (int)(st - pe->streams));
+		set_fatal(tp, -EPROTO);
+		return false;
+	}
+	r = elist_take(&pe->erecvs, &pe->erecvs_tail, h->tag, NULL);
+	if (r)
+		r->eager = false;
+	st->rreq = NULL;
+	st->rexp = NULL;
+	st->rleft = h->len;
+	st->in_payload = true;
+	if (r && r->len == h->len) {
+		st->rreq = r;
+		st->rdst = r->buf;
+	} else {
+		/* early, or a length mismatch drained before the receive fails */
+		u = malloc(sizeof(*u) + h->len);
+		if (!u) {
+			log_err(LOG_TRANSPORT, "tcp recv peer=%d: no memory for %llu early bytes",
+				st->peer, (unsigned long long)h->len);
+			set_fatal(tp, -ENOMEM);
+			return false;
+		}
+		*u = (struct tcp_unexp){.tag = h->tag, .len = h->len, .req = r};
+		if (!r) {
+			if (pe->unexp_tail)
+				pe->unexp_tail->next = u;
+			else
+				pe->unexp = u;
+			pe->unexp_tail = u;
+		}
+		st->rexp = u;
+		st->rdst = u->buf;
+	}
+	if (!h->len)
+		rx_advance(tp, st, 0);
+	return true;
+}
+
+/* Parse one header from the stage; returns false on a protocol error. */
+static bool rx_header(struct tcp_priv *tp, struct tcp_stream *st)
+{
+	struct tcp_frame_hdr h;
+	struct tcp_req *r;
+
+	memcpy(&h, st->stage + st->st_head, sizeof(h));
+	st->st_head += sizeof(h);
+	if (h.type == TF_CTS) {
+		handle_cts(tp, st->peer, &h);
+		return true;
+	}
+	if (h.type == TF_EAGER)
+		return rx_eager(tp, st, &h);
+	r = rx_lookup(tp, st, &h);
+	if (!r)
+		return false;
+	if (h.type == TF_MISMATCH) {
+		log_warn(LOG_TRANSPORT, "tcp recv peer=%d tag=%llu: sent %llu B, posted %zu B",
+			 st->peer, (unsigned long long)h.tag, (unsigned long long)h.len, r->len);
+		r->status = -EMSGSIZE;
+		recv_done(tp, r);
+		return true;
+	}
+	st->rreq = r;
+	st->rdst = r->buf + h.off;
+	st->rleft = h.len;
+	st->in_payload = true;
+	if (!h.len)
+		rx_advance(tp, st, 0);
+	return true;
+}
+
+/* Read until EAGAIN: headers and small payloads through the stage, large ones direct. */
+static void stream_read(struct tcp_priv *tp, struct tcp_stream *st)
+{
+	while (!st->dead && !atomic_load_explicit(&tp->fatal, memory_order_relaxed)) {
+		size_t staged = st->st_tail - st->st_head;
+		ssize_t n;
+
+		if (st->in_payload && staged) {
+			size_t k = GS_MIN(staged, st->rleft);
+
+			memcpy(st->rdst, st->stage + st->st_head, k);
+			st->st_head += k;
+			rx_advance(tp, st, k);
+			continue;
+		}
+		if (st->in_payload && st->rleft >= TCP_STAGE_READ) {
+			n = recv(st->fd, st->rdst, st->rleft, MSG_DONTWAIT);
+			if (n > 0) {
+				rx_advance(tp, st, (size_t)n);
+				continue;
+			}
+		} else if (!st->in_payload && staged >= sizeof(struct tcp_frame_hdr)) {
+			if (!rx_header(tp, st))
+				return;
+			continue;
+		} else {
+			if (st->st_head) {
+				memmove(st->stage, st->stage + st->st_head, staged);
+				st->st_head = 0;
+				st->st_tail = staged;
+			}
+			/* a bounded read: a large payload behind this header then goes
+			 * straight to its buffer instead of through the stage */
+			n = recv(st->fd, st->stage + st->st_tail,
+				 GS_MIN(TCP_STAGE - st->st_tail, (size_t)TCP_STAGE_READ), MSG_DONTWAIT);
+			if (n > 0) {
+				st->st_tail += (size_t)n;
+				continue;
+			}
+		}
+		if (n == 0)
+			peer_lost(tp, st, "recv", 0);
+		else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			peer_lost(tp, st, "recv", errno);
+		if (n == 0 || errno != EINTR)
+			return;
+	}
+}
+
+static void drain_ops(struct tcp_priv *tp)
+{
+	struct tcp_req *r, *next;
+
+	if (!atomic_load(&tp->ops_pending))
+		return;
+	pthread_mutex_lock(&tp->lock);
+	r = tp->ops;
+	tp->ops = tp->ops_tail = NULL;
+	atomic_store(&tp->ops_pending, 0);
+	pthread_mutex_unlock(&tp->lock);
+	for (; r; r = next) {
+		next = r->next;
+		handle_op(tp, r);
+	}
+}
+
+static void write_all(struct tcp_priv *tp)
+{
+	for (int p = 0; p < tp->env->nranks; p++)
+		for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++)
+			if (tp->peers[p].streams[s].txq)
+				stream_write(tp, &tp->peers[p].streams[s]);
+}
+
+static void handle_events(struct tcp_priv *tp, const struct epoll_event *ev, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct tcp_stream *st = ev[i].data.ptr;
+		uint64_t junk;
+
+		if (!st) {
+			/* the wake-up itself carries nothing; EAGAIN just means drained */
+			while (read(tp->evfd, &junk, sizeof(junk)) > 0)
+				;
+			continue;
+		}
+		if (ev[i].events & EPOLLOUT)
+			st->writable = true;
+		if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+			stream_read(tp, st);
+	}
+}
+
+static bool aborting(struct tcp_priv *tp)
+{
+	if (tp->env->abort_flag && *tp->env->abort_flag) {
+		set_fatal(tp, -ECANCELED);
+		return true;
+	}
+	return false;
+}
+
+static void *progress_main(void *arg)
+{
+	struct tcp_priv *tp = arg;
+	struct epoll_event ev[64];
+	uint64_t cpu0 = time_thread_cpu_ns();
+
+	while (!atomic_load(&tp->stop) && !atomic_load(&tp->fatal)) {
+		int n, timeout = 100;
+
+		if (aborting(tp))
+			break;
+		drain_ops(tp);
+		write_all(tp);
+		atomic_store(&tp->cpu_ns, time_thread_cpu_ns() - cpu0);
+		/* Dekker with tcp_wake(): announce sleep, then re-check the op queue */
+		atomic_store(&tp->sleeping, 1);
+		if (atomic_load(&tp->ops_pending))
+			timeout = 0;
+		n = epoll_wait(tp->epfd, ev, ARRAY_SIZE(ev), timeout);
+		atomic_store(&tp->sleeping, 0);
+		handle_events(tp, ev, n);
+	}
+	atomic_store(&tp->cpu_ns, time_thread_cpu_ns() - cpu0);
+	return NULL;
+}
+
+/*
+ * Inline progress: the executor's own thread does the socket work when it posts and
+ * polls, so a message costs no thread hand-off (two per message with the thread).
+ * The thread is the better choice only when a spare core can run it beside the
+ * executor; without one the hand-offs are context switches on the data path.
+ */
+/* Only queued: the caller polls next, and one write then carries every frame its
+ * posts of a step queued for a peer (a CTS and an eager message in one segment). */
+void tcp_inline_post(struct tcp_priv *tp, struct tcp_req *r)
+{
+	handle_op(tp, r);
+}
+
+void tcp_inline_progress(struct tcp_priv *tp, int timeout_ms)
+{
+	struct epoll_event ev[64];
+	int n;
+
+	if (atomic_load(&tp->fatal) || aborting(tp))
+		return;
+	write_all(tp); /* what the posts queued goes out before we look or sleep */
+	n = epoll_wait(tp->epfd, ev, ARRAY_SIZE(ev), timeout_ms);
+	handle_events(tp, ev, n);
+	write_all(tp);
+}
+
+void tcp_wake(struct tcp_priv *tp)
+{
+	uint64_t one = 1;
+
+	atomic_store(&tp->ops_pending, 1);
+	if (atomic_load(&tp->sleeping) && write(tp->evfd, &one, sizeof(one)) < 0)
+		log_dbg(LOG_TRANSPORT, "tcp wake: eventfd write failed");
+}
+
+int tcp_progress_start(struct tcp_priv *tp)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	unsigned int utmo = (unsigned int)GS_MAX(tp->env->timeout_ms, 1000);
+	int err, one = 1;
+
+	tp->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	tp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (tp->evfd < 0 || tp->epfd < 0 || epoll_ctl(tp->epfd, EPOLL_CTL_ADD, tp->evfd, &ev)) {
+		err = errno;
+		log_err(LOG_TRANSPORT, "tcp epoll/eventfd setup: %s", strerror(err));
+		return -err;
+	}
+	for (int p = 0; p < tp->env->nranks; p++) {
+		for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++) {
+			struct tcp_stream *st = &tp->peers[p].streams[s];
+
+			setsockopt(st->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			/* a host that vanished without FIN/RST: unacked data fails the stream */
+			setsockopt(st->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &utmo, sizeof(utmo));
+			st->writable = true;
+			ev = (struct epoll_event){
+			    .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = st};
+			if (epoll_ctl(tp->epfd, EPOLL_CTL_ADD, st->fd, &ev) < 0) {
+				err = errno;
+				log_err(LOG_TRANSPORT, "epoll_ctl peer=%d stream=%d: %s", p, s,
+					strerror(err));
+				return -err;
+			}
+		}
+	}
+	if (tp->inline_progress)
+		return 0;
+	err = pthread_create(&tp->thread, NULL, progress_main, tp);
+	if (err) {
+		log_err(LOG_TRANSPORT, "pthread_create tcp progress: %s", strerror(err));
+		return -err;
+	}
+	tp->thread_started = true;
+	return 0;
+}
+
+void tcp_progress_stop(struct tcp_priv *tp)
+{
+	uint64_t one = 1;
+
+	if (!tp->thread_started)
+		return;
+	atomic_store(&tp->stop, 1);
+	if (write(tp->evfd, &one, sizeof(one)) < 0)
+		log_dbg(LOG_TRANSPORT, "tcp stop: eventfd write failed");
+	pthread_join(tp->thread, NULL);
+	tp->thread_started = false;
+}
