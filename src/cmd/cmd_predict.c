@@ -1,6 +1,6 @@
 /*
- * `gradsync predict`: project a measured workload to other rank counts with the
- * alpha-beta model fitted on the run's size sweep and the workload's bucket timeline.
+ * `gradsync predict`: argv only; the two-tier model and the projection document are
+ * report/tier.c and report/project.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,18 +12,25 @@
 
 #include "cmd/cmd.h"
 #include "config/experiment.h"
+#include "report/doc.h"
 #include "report/project.h"
 #include "report/report.h"
 #include "util/common.h"
 #include "util/strutil.h"
+#include "util/units.h"
 
 static void predict_usage(FILE *f)
 {
-	fprintf(f, "usage: gradsync predict RUN_DIR|report.json|FILE.ini [--ranks 2,4,16,64] [--case NAME]\n"
-		   "Fit t = alpha*steps + beta*bytes*factor on the run's size sweep (per transport and\n"
-		   "algorithm) and replay each workload case's bucket timeline at other rank counts:\n"
-		   "iteration time, comm-wait share and scaling efficiency; predicted vs measured where\n"
-		   "the run measured that rank count. FILE.ini uses the newest run of that experiment.\n");
+	fprintf(f, "usage: gradsync predict RUN|report.json|FILE.ini... [--compare RUN]... [--hosts 2,4,8]\n"
+		   "                        [--ranks-per-host 1,2] [--ranks 16,64] [--size 64MiB] [--case NAME] [--force]\n"
+		   "Fit a two-tier alpha-beta model (inside a host, between hosts) on the runs' AllReduce\n"
+		   "sweeps and project to other layouts (hosts x ranks per host): AllReduce time and busbw\n"
+		   "per algorithm (ring, tree, rhd, hierarchical), and each workload case's iteration,\n"
+		   "comm-wait share and scaling efficiency. Runs given with --compare are not fitted on:\n"
+		   "their measurements are shown beside the projection, with the error. Prints each\n"
+		   "tier's alpha, beta and fit error; warns when a fit is poor and refuses to project\n"
+		   "from one whose error is above 35%% (exit 1) unless --force. --ranks N projects N\n"
+		   "ranks at each --ranks-per-host count. FILE.ini uses the newest run of that experiment.\n");
 }
 
 /* Newest OUTPUT_DIR/NAME-* directory holding a report.json. */
@@ -72,60 +79,146 @@ static int resolve_input(const char *in, char *path, size_t len)
 	return ret;
 }
 
-int cmd_predict(int argc, char **argv)
+/* Parse a comma list of positive integers into v (at most max). -EINVAL names the item. */
+static int int_list(const char *flag, const char *text, int *v, int max)
 {
-	char ranks_text[256] = "2,4,8,16,64", path[PATH_MAX], *items[32];
-	const char *in = NULL, *case_name = NULL;
-	struct report_set set = { 0 };
+	char buf[256], *items[PROJECT_MAX_LAYOUTS];
 	size_t n, i;
-	int a, code = GS_EXIT_OK, printed = 0;
 
-	for (a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
-			predict_usage(stdout);
-			return GS_EXIT_OK;
-		} else if (!strcmp(argv[a], "--ranks") && a + 1 < argc) {
-			snprintf(ranks_text, sizeof(ranks_text), "%s", argv[++a]);
-		} else if (!strcmp(argv[a], "--case") && a + 1 < argc) {
-			case_name = argv[++a];
-		} else if (argv[a][0] != '-' && !in) {
-			in = argv[a];
-		} else {
-			fprintf(stderr, "gradsync predict: unexpected argument '%s' (see --help)\n", argv[a]);
-			return GS_EXIT_USAGE;
-		}
-	}
-	if (!in) {
-		predict_usage(stderr);
-		return GS_EXIT_USAGE;
-	}
-	if (resolve_input(in, path, sizeof(path)))
-		return GS_EXIT_USAGE;
-	if (report_set_add_path(&set, path) || report_set_finish(&set, NULL)) {
-		report_set_free(&set);
-		return GS_EXIT_USAGE;
-	}
-	n = str_split(ranks_text, ',', items, ARRAY_SIZE(items));
-	for (i = 0; i < n && i < ARRAY_SIZE(items); i++) {
+	snprintf(buf, sizeof(buf), "%s", text);
+	n = str_split(buf, ',', items, ARRAY_SIZE(items));
+	for (i = 0; i < n && (int)i < max; i++) {
 		char *end;
 		long r = strtol(items[i], &end, 10);
-		int ret;
 
-		if (end == items[i] || *end || r < 1 || r > 1048576) {
-			fprintf(stderr, "gradsync predict: --ranks: '%s' is not a rank count\n", items[i]);
-			code = GS_EXIT_USAGE;
-			break;
+		if (end == items[i] || *end || r < 1 || r > TIER_MAX_RANKS) {
+			fprintf(stderr, "gradsync predict: %s: '%s' is not a count in 1..%d\n", flag,
+				items[i], TIER_MAX_RANKS);
+			return -EINVAL;
 		}
-		printf("%s%ld ranks:\n", i ? "\n" : "", r);
-		ret = project_print(stdout, &set, case_name, (int)r);
-		if (ret == -ENOENT) {
-			fprintf(stderr, "gradsync predict: %s has no workload case with both a bucket timeline and a size sweep over its transport to fit\n",
-				path);
-			code = GS_EXIT_USAGE;
-			break;
-		}
-		printed += ret > 0 ? ret : 0;
+		v[i] = (int)r;
 	}
+	return (int)(n < (size_t)max ? n : (size_t)max);
+}
+
+struct predict_args {
+	const char *in[16], *cmp[16];   /* 32 runs at most: fit_run below */
+	int nin, ncmp;
+	int hosts[PROJECT_MAX_LAYOUTS], nhosts;
+	int rph[PROJECT_MAX_LAYOUTS], nrph;
+	int ranks[PROJECT_MAX_LAYOUTS], nranks;
+	struct project_opts po;
+};
+
+static int predict_parse(int argc, char **argv, struct predict_args *a)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			predict_usage(stdout);
+			return 1;
+		} else if (!strcmp(arg, "--force")) {
+			a->po.force = true;
+		} else if (val && !strcmp(arg, "--compare") && a->ncmp < 16) {
+			a->cmp[a->ncmp++] = argv[++i];
+		} else if (val && !strcmp(arg, "--case")) {
+			a->po.case_name = argv[++i];
+		} else if (val && !strcmp(arg, "--size")) {
+			uint64_t b;
+
+			if (units_parse_size(argv[++i], &b) || !b) {
+				fprintf(stderr, "gradsync predict: --size: '%s' is not a size (e.g. 64MiB)\n", val);
+				return -EINVAL;
+			}
+			a->po.size = (double)b;
+		} else if (val && !strcmp(arg, "--hosts")) {
+			if ((a->nhosts = int_list(arg, argv[++i], a->hosts, PROJECT_MAX_LAYOUTS)) < 0)
+				return -EINVAL;
+		} else if (val && !strcmp(arg, "--ranks-per-host")) {
+			if ((a->nrph = int_list(arg, argv[++i], a->rph, PROJECT_MAX_LAYOUTS)) < 0)
+				return -EINVAL;
+		} else if (val && !strcmp(arg, "--ranks")) {
+			if ((a->nranks = int_list(arg, argv[++i], a->ranks, PROJECT_MAX_LAYOUTS)) < 0)
+				return -EINVAL;
+		} else if (arg[0] != '-' && a->nin < 16) {
+			a->in[a->nin++] = arg;
+		} else {
+			fprintf(stderr, "gradsync predict: unexpected argument '%s' (see --help)\n", arg);
+			return -EINVAL;
+		}
+	}
+	if (!a->nin) {
+		predict_usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --hosts x --ranks-per-host, and --ranks N at each ranks-per-host count dividing N. */
+static void predict_layouts(struct predict_args *a)
+{
+	int i, k, nr = a->nrph ? a->nrph : 1, one = 1, *rph = a->nrph ? a->rph : &one;
+
+	for (k = 0; k < nr; k++) {
+		for (i = 0; i < a->nhosts && a->po.nlays < PROJECT_MAX_LAYOUTS; i++)
+			a->po.lays[a->po.nlays++] = (struct tier_layout){ a->hosts[i], rph[k] };
+		for (i = 0; i < a->nranks && a->po.nlays < PROJECT_MAX_LAYOUTS; i++)
+			if (a->ranks[i] % rph[k] == 0)
+				a->po.lays[a->po.nlays++] =
+				    (struct tier_layout){ a->ranks[i] / rph[k], rph[k] };
+	}
+	/* --ranks-per-host alone: the default host counts at each */
+	if (!a->nhosts && !a->nranks && a->nrph)
+		for (k = 0; k < nr; k++)
+			for (i = 2; i <= 64 && a->po.nlays < PROJECT_MAX_LAYOUTS; i *= i < 16 ? 2 : 4)
+				a->po.lays[a->po.nlays++] = (struct tier_layout){ i, rph[k] };
+}
+
+int cmd_predict(int argc, char **argv)
+{
+	struct predict_args a = { 0 };
+	struct report_set set = { 0 };
+	char path[PATH_MAX];
+	bool fit_run[32];
+	struct rdoc d = { 0 };
+	int i, ret, code = GS_EXIT_OK;
+
+	ret = predict_parse(argc, argv, &a);
+	if (ret)
+		return ret > 0 ? GS_EXIT_OK : GS_EXIT_USAGE;
+	for (i = 0; i < a.nin + a.ncmp; i++) {
+		const char *in = i < a.nin ? a.in[i] : a.cmp[i - a.nin];
+
+		if (resolve_input(in, path, sizeof(path)) || report_set_add_path(&set, path)) {
+			code = GS_EXIT_USAGE;
+			goto out_free;
+		}
+		fit_run[set.nruns - 1] = i < a.nin;
+	}
+	if (report_set_finish(&set, NULL)) {
+		code = GS_EXIT_USAGE;
+		goto out_free;
+	}
+	a.po.fit_run = fit_run;
+	predict_layouts(&a);
+	project_default_layouts(&set, &a.po);
+	ret = project_doc(&set, &a.po, &d);
+	doc_render_text(stdout, &d);
+	if (ret == -ENOENT) {
+		fprintf(stderr, "gradsync predict: no AllReduce sweep of two or more ranks to fit in %s%s\n",
+			a.in[0], a.nin > 1 ? " and the other runs" : "");
+		code = GS_EXIT_USAGE;
+	} else if (ret == FIT_UNUSABLE && !a.po.force) {
+		fprintf(stderr, "gradsync predict: a fit is unusable (see ERROR above): nothing projected from it\n");
+		code = GS_EXIT_FAIL;
+	} else if (ret == FIT_POOR) {
+		fprintf(stderr, "gradsync predict: warning: a fit is poor (see WARNING above): treat the projection with care\n");
+	}
+out_free:
+	doc_free(&d);
 	report_set_free(&set);
 	return code;
 }

@@ -1,14 +1,16 @@
 /* Replaying a bucket timeline under the alpha-beta model, and comparing with measurement. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "coll/schedule.h"
 #include "report/jget.h"
 #include "report/predict.h"
 
-int predict_iteration(const struct ab_model *m, int algo, int nranks, const double *bucket_bytes,
-		      const double *bucket_ready_ms, int nbuckets, double backward_ms,
-		      double forward_ms, struct prediction *out)
+int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bucket_ready_ms,
+		      int nbuckets, double backward_ms, double forward_ms,
+		      struct prediction *out)
 {
 	double end = 0, comm = 0, compute;
 	int i;
@@ -16,12 +18,10 @@ int predict_iteration(const struct ab_model *m, int algo, int nranks, const doub
 	if (nranks < 1 || nbuckets < 0 || !(backward_ms >= 0) || !(forward_ms >= 0))
 		return -EINVAL;
 	for (i = 0; i < nbuckets; i++) {
-		double t = ab_time(m, algo, nranks, bucket_bytes[i]) * 1e3;
+		double t = nranks > 1 ? bucket_comm_ms[i] : 0;
 		double start;
 
-		if (isnan(t))
-			return -EOPNOTSUPP;
-		if (!(bucket_ready_ms[i] >= 0) || !(bucket_bytes[i] >= 0))
+		if (!(bucket_ready_ms[i] >= 0) || !(t >= 0))
 			return -EINVAL;
 		start = fmax(bucket_ready_ms[i], end);
 		end = start + t;
@@ -39,30 +39,37 @@ int predict_iteration(const struct ab_model *m, int algo, int nranks, const doub
 	return 0;
 }
 
-int predict_workload(const struct ab_model *m, int algo, int nranks, const json_t *workload,
-		     struct prediction *out)
+int predict_workload(const struct tier_model *m, int algo, struct tier_layout lay, int channels,
+		     const json_t *workload, struct prediction *out)
 {
 	json_t *tl = json_object_get(workload, "bucket_timeline"), *b;
-	double *bytes, *ready;
+	int nranks = lay.hosts * lay.ranks_per_host, ret = 0;
+	double *comm, *ready;
 	size_t n = json_array_size(tl), i;
-	int ret;
 
-	bytes = calloc(n ? n : 1, sizeof(*bytes));
+	comm = calloc(n ? n : 1, sizeof(*comm));
 	ready = calloc(n ? n : 1, sizeof(*ready));
-	if (!bytes || !ready) {
+	if (!comm || !ready) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
 	json_array_foreach(tl, i, b) {
-		bytes[i] = jget_num(b, "bytes");
+		double bytes = jget_num(b, "bytes");
+		int a = algo != ALGO_AUTO ? algo : sched_pick(nranks, (uint64_t)fmax(bytes, 0));
+
+		/* the gradients' element size only rounds the count: 4 bytes is close enough */
+		comm[i] = nranks > 1 ? tier_time(m, a, lay, bytes, 4, channels) * 1e3 : 0;
 		ready[i] = jget_num(b, "ready_ms");
+		if (isnan(comm[i]) && bytes >= 0)
+			ret = -EOPNOTSUPP;
 	}
-	ret = predict_iteration(m, algo, nranks, bytes, ready, (int)n,
-				jget_num(workload, "bwd_ms.mean"),
-				jget_num(workload, "fwd_ms.mean"), out);
+	if (!ret)
+		ret = predict_iteration(nranks, comm, ready, (int)n,
+					jget_num(workload, "bwd_ms.mean"),
+					jget_num(workload, "fwd_ms.mean"), out);
 out_free:
 	free(ready);
-	free(bytes);
+	free(comm);
 	return ret;
 }
 

@@ -1,6 +1,6 @@
 /*
- * Projection of a DDP iteration to another rank count: replay the bucket timeline
- * of a measured iteration with each bucket's AllReduce timed by the alpha-beta model.
+ * Projection of a DDP iteration to another layout: replay the bucket timeline of a
+ * measured iteration with each bucket's AllReduce timed by the two-tier model (tier.h).
  * Per-rank batch is held fixed (weak scaling), so forward and backward times carry over.
  */
 #ifndef GS_REPORT_PREDICT_H
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <jansson.h>
 
-#include "report/fit.h"
+#include "report/tier.h"
 
 struct prediction {
 	int nranks;
@@ -23,18 +23,23 @@ struct prediction {
 
 /*
  * Buckets are launched in order, each when it is ready and the previous one has
- * finished (one stream of collectives, as DDP's), each taking ab_time(m, algo, n,
- * bytes). bucket_ready_ms counts from the start of backward. The iteration is
- * forward + max(backward, end of the last bucket). -EINVAL for nranks < 1 or a
- * negative input, -EOPNOTSUPP when the model has no cost shape for algo.
+ * finished (one stream of collectives, as DDP's), bucket i's AllReduce taking
+ * bucket_comm_ms[i]. bucket_ready_ms counts from the start of backward. The iteration
+ * is forward + max(backward, end of the last bucket). -EINVAL for nranks < 1 or a
+ * negative or NAN input.
  */
-int predict_iteration(const struct ab_model *m, int algo, int nranks, const double *bucket_bytes,
-		      const double *bucket_ready_ms, int nbuckets, double backward_ms,
-		      double forward_ms, struct prediction *out);
+int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bucket_ready_ms,
+		      int nbuckets, double backward_ms, double forward_ms,
+		      struct prediction *out);
 
-/* predict_iteration from a report.json "workload" object (its timeline and mean times). */
-int predict_workload(const struct ab_model *m, int algo, int nranks, const json_t *workload,
-		     struct prediction *out);
+/*
+ * predict_iteration from a report.json "workload" object (its timeline and mean
+ * times), each bucket timed by tier_time with algo (ALGO_AUTO: sched_pick by the
+ * bucket's size, as the executor does) on lay with channels pieces in flight. -EOPNOTSUPP when the model cannot
+ * time a bucket (tier_steps failed: e.g. beyond TIER_MAX_RANKS).
+ */
+int predict_workload(const struct tier_model *m, int algo, struct tier_layout lay, int channels,
+		     const json_t *workload, struct prediction *out);
 
 /* The measured figures of a report.json "workload" object, for comparison. */
 int prediction_from_workload(const json_t *workload, struct prediction *out);

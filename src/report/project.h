@@ -1,27 +1,56 @@
-/* The report's projection section: workload cases replayed at [report] project_ranks. */
+/*
+ * Projection of measured runs to other cluster layouts: the two-tier model (tier.h)
+ * fitted on some runs' AllReduce sweeps, then AllReduce time and busbw per algorithm
+ * and workload iterations (comm-wait share, scaling efficiency) at other host counts
+ * and ranks per host, beside what other runs measured there. One document builder
+ * serves `gradsync predict` and the report's Projection section.
+ */
 #ifndef GS_REPORT_PROJECT_H
 #define GS_REPORT_PROJECT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "report/doc.h"
-#include "report/fit.h"
 #include "report/report.h"
+#include "report/tier.h"
+
+#define PROJECT_MAX_LAYOUTS 64
+
+struct project_opts {
+	const bool *fit_run;       /* per run of the set: fit on it (else only compared); NULL = all */
+	struct tier_layout lays[PROJECT_MAX_LAYOUTS]; /* where to project */
+	int nlays;
+	double size;               /* AllReduce bytes to project; 0 = the largest the fit measured */
+	const char *case_name;     /* only this workload case; NULL = all */
+	bool force;                /* project even from an unusable fit */
+};
 
 /*
- * The alpha-beta model for workload case i: fitted on the case's own sweep, else
- * on the first case over the same transport that has one. Returns the case index
- * the fit came from, or -1.
+ * Fit the model for one transport (the cases' configured transport.transport) on the
+ * fit runs' AllReduce rows (p50 times): the inside-a-host tier on one-host cases, the
+ * between-hosts tier on one-rank-per-host cases, or, when no run had that layout, on
+ * cases with several ranks on several hosts (their intra-only steps taken from the
+ * intra fit). *largest gets the largest size fitted. Returns the number of tiers
+ * fitted (tier_model_fill not applied), or -ENOMEM.
  */
-int project_find_model(const struct report_set *s, int i, struct ab_model *m);
+int project_fit(const struct report_set *s, const bool *fit_run, const char *transport,
+		struct tier_model *m, double *largest);
 
 /*
- * What `gradsync predict` prints from earlier runs: for every workload case of s
- * (only case_name when non-NULL), "case: " then predict_print at nranks, with the
- * measured figures and the error when a case of s ran at that rank count. Returns
- * the number of cases printed, or -ENOENT when none had a timeline and a fit.
+ * Add every layout of the set's runs (the measured ones) to o->lays, after those
+ * already there; when o->nlays was 0, first hosts 2, 4, 8, 16, 64 at each ranks-per-host
+ * count the fit runs used.
  */
-int project_print(FILE *f, const struct report_set *s, const char *case_name, int nranks);
+void project_default_layouts(const struct report_set *s, struct project_opts *o);
+
+/*
+ * The projection document: per transport, the tiers' alpha, beta and fit error with a
+ * verdict (tier_fit_verdict), the AllReduce table and the workload table. Returns the
+ * worst verdict met (FIT_UNUSABLE: that transport's tables are left out unless
+ * o->force), or -ENOENT when no transport had a fit.
+ */
+int project_doc(const struct report_set *s, const struct project_opts *o, struct rdoc *d);
 
 void section_projection(const struct report_set *s, const struct report_opts *o, struct rdoc *d);
 
