@@ -71,7 +71,8 @@ struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
 	c->peer_tp = calloc((size_t)cfg->nranks, sizeof(*c->peer_tp));
 	c->peer_ti = calloc((size_t)cfg->nranks, sizeof(*c->peer_ti));
 	c->slots = calloc((size_t)cfg->max_channels, sizeof(*c->slots));
-	if (!c->peer_tp || !c->peer_ti || !c->slots)
+	c->wait = calloc((size_t)cfg->nranks, sizeof(*c->wait));
+	if (!c->peer_tp || !c->peer_ti || !c->slots || !c->wait)
 		goto out_free;
 	c->rank = cfg->rank;
 	c->nranks = cfg->nranks;
@@ -112,6 +113,7 @@ out_free:
 	free(c->peer_tp);
 	free(c->peer_ti);
 	free(c->slots);
+	free(c->wait);
 	free(c);
 out_nomem:
 	log_err(LOG_COLL, "coll_comm_create rank=%d: out of memory", cfg->rank);
@@ -128,7 +130,36 @@ void coll_comm_destroy(struct coll_comm *c)
 	free(c->peer_tp);
 	free(c->peer_ti);
 	free(c->slots);
+	free(c->wait);
 	free(c);
+}
+
+void comm_wait_open(struct coll_comm *c, int peer, bool is_send, uint64_t bytes, uint64_t now)
+{
+	struct comm_peer_wait *w = &c->wait[peer];
+
+	if (w->open[is_send]++ == 0)
+		w->since_ns[is_send] = now;
+	w->bytes[is_send] += bytes;
+}
+
+void comm_wait_close(struct coll_comm *c, int peer, bool is_send, uint64_t now)
+{
+	struct comm_peer_wait *w = &c->wait[peer];
+
+	if (w->open[is_send] && --w->open[is_send] == 0)
+		w->busy_ns[is_send] += now - w->since_ns[is_send];
+}
+
+void coll_peer_busy(const struct coll_comm *c, struct coll_peer_busy *out)
+{
+	for (int p = 0; p < c->nranks; p++) {
+		const struct comm_peer_wait *w = &c->wait[p];
+
+		out[p] = (struct coll_peer_busy){ .send_ns = w->busy_ns[1], .recv_ns = w->busy_ns[0],
+						  .send_bytes = w->bytes[1],
+						  .recv_bytes = w->bytes[0] };
+	}
 }
 
 int coll_comm_ntransports(const struct coll_comm *c)

@@ -54,6 +54,15 @@ struct comm_slot {
 	uint64_t rscratch[SCHED_MAX_XFER]; /* bytes: receive i's place in the slot's region */
 };
 
+/* Per peer, the union of the intervals in which a send to it (a receive from it) was
+ * outstanding: what coll_peer_busy reports. */
+struct comm_peer_wait {
+	uint64_t busy_ns[2];  /* [0] receives, [1] sends */
+	uint64_t since_ns[2]; /* when the open count last left 0 */
+	uint64_t bytes[2];
+	uint32_t open[2];     /* transfers in flight */
+};
+
 struct coll_comm {
 	int rank;
 	int nranks;
@@ -68,10 +77,15 @@ struct coll_comm {
 	int local_size; /* node layout for hierarchical (coll_comm_cfg) */
 	bool crowded;   /* coll_comm_cfg */
 	struct comm_slot *slots;
+	struct comm_peer_wait *wait; /* nranks entries */
 	uint32_t seq; /* collective sequence number, same on every rank */
 	uint64_t stamp;
 	struct comm_cached cache[COMM_SCHED_CACHE];
 };
+
+/* A transfer with peer was posted (comm_wait_open) or completed (comm_wait_close) at now. */
+void comm_wait_open(struct coll_comm *c, int peer, bool is_send, uint64_t bytes, uint64_t now);
+void comm_wait_close(struct coll_comm *c, int peer, bool is_send, uint64_t now);
 
 /* The schedule for (algo, count), built on first use. NULL on error (logged). */
 const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, int *err);

@@ -83,6 +83,21 @@ void coll_comm_destroy(struct coll_comm *c);
 int coll_comm_ntransports(const struct coll_comm *c);
 struct transport *coll_comm_transport(const struct coll_comm *c, int i);
 
+/*
+ * Per peer, cumulative over every AllReduce of the comm: how long this rank had at
+ * least one send to it (receive from it) outstanding, and the bytes. A link r -> p that
+ * limits a collective keeps both ends waiting on it (r's sends trickle out while p's
+ * receives are long posted); a fast one next to it keeps only one end waiting (its
+ * sender for a clear-to-send, or its receiver for data the sender does not have yet).
+ * So min(send_ns at r for p, recv_ns at p for r) is the time the link itself took, and
+ * bytes over it its rate (report/links.h). out: nranks entries. Never blocks.
+ */
+struct coll_peer_busy {
+	uint64_t send_ns, recv_ns;
+	uint64_t send_bytes, recv_bytes;
+};
+void coll_peer_busy(const struct coll_comm *c, struct coll_peer_busy *out);
+
 /* A caller-owned buffer registered with every transport of a comm. */
 struct coll_buf {
 	void *ptr;

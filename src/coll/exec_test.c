@@ -480,6 +480,43 @@ static void test_errors(void **state)
 	free(j);
 }
 
+/* Ring over 4 ranks: each rank's waits and bytes name its two neighbours, and only them. */
+static void peer_busy_body(struct rank_ctx *rc)
+{
+	struct coll_peer_busy b[MAXR];
+	struct coll_stats st;
+	int n = rc->j->n, next = (rc->rank + 1) % n, prev = (rc->rank + n - 1) % n;
+
+	rc->ret = coll_allreduce(rc->c, &rc->buf, 0, &rc->scratch, 4000, DT_F32, REDOP_SUM,
+				 ALGO_RING, 1024, 2, &st);
+	if (rc->ret)
+		return;
+	coll_peer_busy(rc->c, b);
+	for (int p = 0; p < n; p++) {
+		bool to = p == next, from = p == prev;
+
+		/* 2(n-1) steps of 4000/n elements: 6 x 1000 x 4 bytes each way */
+		rc->failures += b[p].send_bytes != (to ? 24000u : 0u);
+		rc->failures += b[p].recv_bytes != (from ? 24000u : 0u);
+		rc->failures += (b[p].send_ns > 0) != to;
+		rc->failures += (b[p].recv_ns > 0) != from;
+	}
+}
+
+static void test_peer_busy(void **state)
+{
+	struct job *j = job_new(4, 4000 * 4 + GUARD, coll_scratch_bytes(1024, 2), 64, 256, 10000);
+
+	(void)state;
+	j->body = peer_busy_body;
+	run_job(j);
+	for (int r = 0; r < 4; r++) {
+		assert_int_equal(j->ranks[r].ret, 0);
+		assert_int_equal(j->ranks[r].failures, 0);
+	}
+	free(j);
+}
+
 static void test_single_rank(void **state)
 {
 	struct coll_comm_cfg cfg = {
@@ -551,6 +588,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_single_rank),
+	    cmocka_unit_test(test_peer_busy),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_p2p),
 	    cmocka_unit_test(test_staged_memops),
