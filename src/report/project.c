@@ -123,13 +123,14 @@ static void fit_from(const struct report_set *s, const struct samples *a, struct
 }
 
 int project_fit(const struct report_set *s, const bool *fit_run, const char *transport,
-		struct tier_model *m, double *largest)
+		struct tier_model *m, double *largest, double *smallest)
 {
 	struct samples a[CLS_COUNT];
 	int i, k, ret = 0, nt = 0;
 
 	memset(m, 0, sizeof(*m));
 	*largest = 0;
+	*smallest = INFINITY;
 	for (k = 0; k < CLS_COUNT; k++)
 		a[k] = (struct samples){ .first = -1, .last_case = -1 };
 	for (i = 0; i < s->ncases && !ret; i++) {
@@ -159,6 +160,7 @@ int project_fit(const struct report_set *s, const bool *fit_run, const char *tra
 			if (ret)
 				break;
 			*largest = fmax(*largest, x.bytes);
+			*smallest = fmin(*smallest, x.bytes);
 		}
 	}
 	if (!ret && !tier_fit_samples(TIER_INTRA, a[CLS_INTRA].v, a[CLS_INTRA].n, NULL,
@@ -207,7 +209,8 @@ void project_default_layouts(const struct report_set *s, struct project_opts *o)
 		}
 	}
 	for (i = 0; i < s->ncases; i++)
-		if (!case_layout(s, i, &l) && l.hosts * l.ranks_per_host > 1)
+		if (!is_fit(s, o->fit_run, i) && !case_layout(s, i, &l) &&
+		    l.hosts * l.ranks_per_host > 1)
 			lay_add(o, l);
 }
 
@@ -259,14 +262,50 @@ static const json_t *measured_workload(const struct report_set *s, int i, struct
 	return NULL;
 }
 
-static void tiers_table(struct rdoc *d, const struct tier_model *m, int *worst, bool force)
+/*
+ * The most a tier weighs in the projection: over the layouts and algorithms projected,
+ * at the largest and smallest sizes fitted, the share of the modelled time that goes
+ * away when the tier is free. A tier's fit error moves a projection by at most about
+ * share x error.
+ */
+static double tier_share(const struct tier_model *m, int tier, const struct project_opts *o,
+			 const double *sizes, int nsizes, int channels)
+{
+	static const int algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_HIERARCHICAL };
+	struct tier_model without = *m;
+	double share = 0;
+	int i, k, z;
+
+	without.tier[tier].valid = false;
+	for (i = 0; i < o->nlays; i++)
+		for (k = 0; k < 4; k++)
+			for (z = 0; z < nsizes; z++) {
+				double t = tier_time(m, algos[k], o->lays[i], sizes[z], 4, channels);
+				double w = tier_time(&without, algos[k], o->lays[i], sizes[z], 4,
+						     channels);
+
+				if (t > 0 && isfinite(w))
+					share = fmax(share, 1 - w / t);
+			}
+	return share;
+}
+
+/*
+ * The tiers' fits and their verdicts. An unusable fit of a tier that weighs so little
+ * in every projected time that its error cannot move them by TIER_FIT_WARN is only
+ * warned about: refusing would hide a good projection behind a tier it hardly uses.
+ */
+static void tiers_table(struct rdoc *d, const struct tier_model *m, const struct project_opts *o,
+			const double *sizes, int channels, int *worst)
 {
 	static const char *const hdr[] = { "Tier", "Transport", "α us", "1/β GB/s", "Fit error",
 					   "Points", "Sizes", "From" };
 	struct rtable *t = doc_table(d, 8);
+	struct tier_model filled = *m;
 	char a[64], b[64], why[192];
 	int k, c;
 
+	tier_model_fill(&filled);
 	for (c = 0; c < 8; c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);
 	for (k = 0; k < TIER_COUNT; k++) {
@@ -288,17 +327,24 @@ static void tiers_table(struct rdoc *d, const struct tier_model *m, int *worst, 
 	}
 	for (k = 0; k < TIER_COUNT; k++) {
 		enum fit_verdict v;
+		double share;
 
 		if (!m->tier[k].valid)
 			continue;
 		v = tier_fit_verdict(&m->tier[k], why, sizeof(why));
-		if (v == FIT_POOR)
+		share = tier_share(&filled, k, o, sizes, 2, channels);
+		if (v == FIT_UNUSABLE && share * m->tier[k].ab.rel_rms < TIER_FIT_WARN) {
+			doc_text(d, RB_ITEM, "WARNING: the fit %s is unusable (%s), but that tier carries at most %.1f%% of any projected time, so its error moves them by at most %.1f%%: projected",
+				 tier_name(k), why, 100 * share, 100 * share * m->tier[k].ab.rel_rms);
+			v = FIT_POOR;
+		} else if (v == FIT_POOR) {
 			doc_text(d, RB_ITEM, "WARNING: the fit %s is poor: %s; projections over it are unreliable",
 				 tier_name(k), why);
-		else if (v == FIT_UNUSABLE)
+		} else if (v == FIT_UNUSABLE) {
 			doc_text(d, RB_ITEM, "ERROR: the fit %s is unusable: %s; %s", tier_name(k),
-				 why, force ? "projected anyway (--force)" :
+				 why, o->force ? "projected anyway (--force)" :
 				 "nothing is projected from it (--force projects anyway)");
+		}
 		if ((int)v > *worst)
 			*worst = (int)v;
 	}
@@ -442,16 +488,19 @@ int project_doc(const struct report_set *s, const struct project_opts *o, struct
 	for (i = 0; i < s->ncases; i++) {
 		const char *tr = case_transport(s->cases[i].json);
 		struct tier_model m;
-		double largest;
-		int w = FIT_GOOD;
+		double largest, smallest, sizes[2];
+		int w = FIT_GOOD, ch = case_channels(s->cases[i].json);
 
 		/* each transport once, at its first fit case */
 		for (j = 0; j < i; j++)
 			if (is_fit(s, o->fit_run, j) &&
 			    !strcmp(case_transport(s->cases[j].json), tr))
 				break;
-		if (j < i || !is_fit(s, o->fit_run, i) || project_fit(s, o->fit_run, tr, &m, &largest) <= 0)
+		if (j < i || !is_fit(s, o->fit_run, i) ||
+		    project_fit(s, o->fit_run, tr, &m, &largest, &smallest) <= 0)
 			continue;
+		sizes[0] = o->size > 0 ? o->size : largest;
+		sizes[1] = smallest;
 		if (worst == -ENOENT)
 			doc_text(d, RB_H2, "Projection");
 		doc_text(d, RB_H3, "Over %s", tr);
@@ -460,16 +509,15 @@ int project_doc(const struct report_set *s, const struct project_opts *o, struct
 			 "(a rank inside a host, a host's link between hosts), the longer tier "
 			 "counting; the steps are the algorithms' own schedules at each layout "
 			 "(hosts x ranks per host).");
-		tiers_table(d, &m, &w, o->force);
+		/* the experiment's pipelining, as the first fit case of the transport ran it */
+		tiers_table(d, &m, o, sizes, ch, &w);
 		tier_model_fill(&m);
 		assumed_notes(d, &m, o);
 		if (w > worst)
 			worst = w;
 		if (w == FIT_UNUSABLE && !o->force)
 			continue;
-		/* the experiment's pipelining, as the first fit case of the transport ran it */
-		collective_table(d, s, tr, &m, o, o->size > 0 ? o->size : largest,
-				 case_channels(s->cases[i].json));
+		collective_table(d, s, tr, &m, o, sizes[0], ch);
 		workload_tables(d, s, tr, &m, o);
 	}
 	return worst;

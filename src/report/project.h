@@ -31,24 +31,25 @@ struct project_opts {
  * fit runs' AllReduce rows (p50 times): the inside-a-host tier on one-host cases, the
  * between-hosts tier on one-rank-per-host cases, or, when no run had that layout, on
  * cases with several ranks on several hosts (their intra-only steps taken from the
- * intra fit). *largest gets the largest size fitted. Returns the number of tiers
- * fitted (tier_model_fill not applied), or -ENOMEM.
+ * intra fit). *largest and *smallest get the sizes fitted. Returns the number of
+ * tiers fitted (tier_model_fill not applied), or -ENOMEM.
  */
 int project_fit(const struct report_set *s, const bool *fit_run, const char *transport,
-		struct tier_model *m, double *largest);
+		struct tier_model *m, double *largest, double *smallest);
 
 /*
- * Add every layout of the set's runs (the measured ones) to o->lays, after those
- * already there; when o->nlays was 0, first hosts 2, 4, 8, 16, 64 at each ranks-per-host
- * count the fit runs used.
+ * Add the layouts of the runs only compared against to o->lays, after those already
+ * there; when o->nlays was 0, first hosts 2, 4, 8, 16, 64 at each ranks-per-host count
+ * the fit runs used.
  */
 void project_default_layouts(const struct report_set *s, struct project_opts *o);
 
 /*
  * The projection document: per transport, the tiers' alpha, beta and fit error with a
- * verdict (tier_fit_verdict), the AllReduce table and the workload table. Returns the
- * worst verdict met (FIT_UNUSABLE: that transport's tables are left out unless
- * o->force), or -ENOENT when no transport had a fit.
+ * verdict (tier_fit_verdict; an unusable tier that weighs too little in the projected
+ * times to move them by TIER_FIT_WARN counts as poor), the AllReduce table and the
+ * workload table. Returns the worst verdict met (FIT_UNUSABLE: that transport's tables
+ * are left out unless o->force), or -ENOENT when no transport had a fit.
  */
 int project_doc(const struct report_set *s, const struct project_opts *o, struct rdoc *d);
 

@@ -8,6 +8,7 @@
 #include "report/fairness.h"
 #include "report/fit.h"
 #include "report/jget.h"
+#include "report/links.h"
 #include "report/project.h"
 #include "report/sections.h"
 #include "util/units.h"
@@ -466,6 +467,7 @@ int report_build_doc(const struct report_set *s, const struct report_opts *o, st
 	section_cases(s, d);
 	section_collective(s, d);
 	section_workload(s, d);
+	section_links(s, d);
 	if (o && o->nproject_ranks)
 		section_projection(s, o, d);
 	section_fairness(s, d);

@@ -1,0 +1,201 @@
+/* Slow links: per-link rates from both ends' waits, the slow ones against the median, named. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/jget.h"
+#include "report/links.h"
+#include "report/sections.h"
+
+double link_rate(const struct link_obs *l)
+{
+	double t = fmin(l->send_s, l->recv_s);
+
+	return l->bytes > 0 && t > 0 ? l->bytes / t : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_slow(const void *a, const void *b)
+{
+	return cmp_double(&((const struct link_slow *)a)->rate_Bps,
+			  &((const struct link_slow *)b)->rate_Bps);
+}
+
+double links_median(const struct link_obs *l, int n, int *nused)
+{
+	double *r = calloc(n > 0 ? (size_t)n : 1, sizeof(*r)), med = 0;
+	int m = 0, i;
+
+	if (r) {
+		for (i = 0; i < n; i++)
+			if (link_rate(&l[i]) > 0)
+				r[m++] = link_rate(&l[i]);
+		qsort(r, (size_t)m, sizeof(*r), cmp_double);
+		if (m)
+			med = m % 2 ? r[m / 2] : (r[m / 2 - 1] + r[m / 2]) / 2;
+		free(r);
+	}
+	*nused = m;
+	return med;
+}
+
+int links_find_slow(const struct link_obs *l, int n, struct link_slow *out, int max)
+{
+	struct link_slow *all = calloc(n > 0 ? (size_t)n : 1, sizeof(*all));
+	int m, k = 0, i;
+	double med = links_median(l, n, &m);
+
+	if (!all)
+		return 0;
+	for (i = 0; i < n && m >= 3; i++) {
+		double rate = link_rate(&l[i]);
+
+		if (rate > 0 && rate * LINK_SLOW_FACTOR < med)
+			all[k++] = (struct link_slow){ l[i].from, l[i].to, rate, med };
+	}
+	qsort(all, (size_t)k, sizeof(*all), cmp_slow);
+	k = k < max ? k : max;
+	memcpy(out, all, (size_t)k * sizeof(*out));
+	free(all);
+	return k;
+}
+
+int links_common_host(const struct link_slow *s, int n, const int *host_of_rank, int nranks)
+{
+	int found = -1, c, i;
+
+	/* a single link touches two hosts: it names no one host */
+	if (n < 2)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (s[i].from < 0 || s[i].from >= nranks || s[i].to < 0 || s[i].to >= nranks)
+			return -1;
+	for (c = 0; c < 2; c++) {
+		int h = host_of_rank[c ? s[0].to : s[0].from];
+
+		for (i = 1; i < n; i++)
+			if (host_of_rank[s[i].from] != h && host_of_rank[s[i].to] != h)
+				break;
+		if (i < n || h == found)
+			continue;
+		if (found >= 0)
+			return -1; /* both ends of every link: no one host to blame */
+		found = h;
+	}
+	return found;
+}
+
+json_t *links_json(const struct link_obs *l, int n)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; i < n && a; i++) {
+		if (!(l[i].bytes > 0))
+			continue;
+		json_array_append_new(a, json_pack("{s:i,s:i,s:f,s:f,s:f,s:f}", "from", l[i].from,
+						   "to", l[i].to, "bytes", l[i].bytes,
+						   "send_wait_ms", l[i].send_s * 1e3,
+						   "recv_wait_ms", l[i].recv_s * 1e3,
+						   "rate_GBps", link_rate(&l[i]) / 1e9));
+	}
+	return a;
+}
+
+int links_from_json(const json_t *row, struct link_obs *l, int max)
+{
+	const json_t *a = jget(row, "links"), *x;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(a, i, x) {
+		if (n >= max)
+			break;
+		l[n++] = (struct link_obs){ (int)jget_num(x, "from"), (int)jget_num(x, "to"),
+					    jget_num(x, "bytes"), jget_num(x, "send_wait_ms") / 1e3,
+					    jget_num(x, "recv_wait_ms") / 1e3 };
+	}
+	return n;
+}
+
+/* Rank r's hostname in run root, or "?" */
+static const char *host_name(const json_t *root, int r)
+{
+	const json_t *h = json_array_get(jget(root, "hosts"), (size_t)r);
+	const char *n = jget_str(h, "hostname");
+
+	return *n ? n : "?";
+}
+
+#define LINKS_MAX 4096
+
+void section_links(const struct report_set *s, struct rdoc *d)
+{
+	static struct link_obs obs[LINKS_MAX];
+	struct link_slow slow[8];
+	bool any = false;
+	int i;
+
+	for (i = 0; i < s->ncases; i++) {
+		const json_t *c = s->cases[i].json, *root = s->runs[s->cases[i].run].root, *r, *big = NULL;
+		int nr = (int)json_array_size(jget(root, "hosts")), *host_of, n, k, common;
+		char a[64], b[64];
+		size_t j;
+
+		json_array_foreach(jget(c, "collective"), j, r)
+			if (json_array_size(jget(r, "links")) &&
+			    (!big || jget_num(r, "size") >= jget_num(big, "size")))
+				big = r;
+		if (!big)
+			continue;
+		n = links_from_json(big, obs, LINKS_MAX);
+		k = links_find_slow(obs, n, slow, 8);
+		if (!any) {
+			doc_text(d, RB_H2, "Links");
+			doc_text(d, RB_PARA, "Per link r -> p, at each case's largest size: its rate = bytes / "
+				 "the time both its ends waited on it (r with a send to p outstanding, p "
+				 "with a receive from r). A link below 1/%.0f of the median link is named.",
+				 LINK_SLOW_FACTOR);
+			any = true;
+		}
+		if (!k) {
+			int used;
+			double med = links_median(obs, n, &used);
+
+			doc_text(d, RB_ITEM, "%s: no slow link among %d (median %s MB/s)%s",
+				 s->cases[i].name, used, fmt_num(med / 1e6, a, sizeof(a)),
+				 used < 3 ? ": too few links to compare" : "");
+			continue;
+		}
+		for (j = 0; j < (size_t)k; j++)
+			doc_text(d, RB_ITEM, "%s: SLOW LINK rank %d (%s) -> rank %d (%s): %s MB/s, median link %s MB/s (%.1fx slower)",
+				 s->cases[i].name, slow[j].from, host_name(root, slow[j].from),
+				 slow[j].to, host_name(root, slow[j].to),
+				 fmt_num(slow[j].rate_Bps / 1e6, a, sizeof(a)),
+				 fmt_num(slow[j].median_Bps / 1e6, b, sizeof(b)),
+				 slow[j].median_Bps / slow[j].rate_Bps);
+		host_of = calloc(nr > 0 ? (size_t)nr : 1, sizeof(*host_of));
+		if (!host_of)
+			continue;
+		for (j = 0; j < (size_t)nr; j++) {
+			double hi = jget_num(json_array_get(jget(root, "hosts"), j), "host_index");
+
+			host_of[j] = isfinite(hi) ? (int)hi : (int)j;
+		}
+		common = links_common_host(slow, k, host_of, nr);
+		if (common >= 0)
+			for (j = 0; j < (size_t)nr; j++)
+				if (host_of[j] == common) {
+					doc_text(d, RB_ITEM, "%s: every slow link has host %s at one end: its link is the slow one",
+						 s->cases[i].name, host_name(root, (int)j));
+					break;
+				}
+		free(host_of);
+	}
+}

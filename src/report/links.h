@@ -1,0 +1,59 @@
+/*
+ * Slow links from the executor's per-peer waits (coll_peer_busy): a directed link
+ * r -> p took min(r's time with a send to p outstanding, p's time with a receive from
+ * r outstanding): while the link limits the collective both ends wait on it, while
+ * something else does only one end waits. Its rate is bytes / that time; a link far
+ * below the median link is named, and the host all slow links share, when they share
+ * one (on a star of hosts, one host's link carries a ring's flows in and out).
+ */
+#ifndef GS_REPORT_LINKS_H
+#define GS_REPORT_LINKS_H
+
+#include <jansson.h>
+
+#include "report/doc.h"
+#include "report/report.h"
+
+/* A link is slow below median / LINK_SLOW_FACTOR. */
+#define LINK_SLOW_FACTOR 3.0
+
+struct link_obs {
+	int from, to;
+	double bytes;
+	double send_s;  /* at `from`: a send to `to` outstanding */
+	double recv_s;  /* at `to`: a receive from `from` outstanding */
+};
+
+struct link_slow {
+	int from, to;
+	double rate_Bps;
+	double median_Bps;
+};
+
+/* rate of one link, bytes / min(send_s, recv_s); 0 when it moved nothing */
+double link_rate(const struct link_obs *l);
+
+/* Median rate of the links that carried bytes; *nused gets their count. */
+double links_median(const struct link_obs *l, int n, int *nused);
+
+/*
+ * The slow links among n (at least 3 links carrying bytes are needed to have a median
+ * to compare with), slowest first, at most max. Returns how many.
+ */
+int links_find_slow(const struct link_obs *l, int n, struct link_slow *out, int max);
+
+/*
+ * The one host every slow link touches (from or to), given host_of_rank; -1 for fewer
+ * than two links, none shared, or two shared (every link between the same two hosts).
+ */
+int links_common_host(const struct link_slow *s, int n, const int *host_of_rank, int nranks);
+
+/* The "links" array of a report row: one object per link that carried bytes. */
+json_t *links_json(const struct link_obs *l, int n);
+/* Parse a row's "links" back; returns the count (at most max), 0 when absent. */
+int links_from_json(const json_t *row, struct link_obs *l, int max);
+
+/* The report's "Slow links" section: every case's largest AllReduce size, by name. */
+void section_links(const struct report_set *s, struct rdoc *d);
+
+#endif
