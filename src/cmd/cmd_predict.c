@@ -207,6 +207,7 @@ int cmd_predict(int argc, char **argv)
 	project_default_layouts(&set, &a.po);
 	ret = project_doc(&set, &a.po, &d);
 	doc_render_text(stdout, &d);
+	fflush(stdout);
 	if (ret == -ENOENT) {
 		fprintf(stderr, "gradsync predict: no AllReduce sweep of two or more ranks to fit in %s%s\n",
 			a.in[0], a.nin > 1 ? " and the other runs" : "");
