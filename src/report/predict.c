@@ -39,7 +39,8 @@ int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bu
 	return 0;
 }
 
-int predict_workload(const struct tier_model *m, int algo, struct tier_layout lay, int channels,
+int predict_workload(const struct tier_model *m, int algo, struct tier_layout lay,
+		     struct tier_pipe pipe,
 		     const json_t *workload, struct prediction *out)
 {
 	json_t *tl = json_object_get(workload, "bucket_timeline"), *b;
@@ -58,7 +59,7 @@ int predict_workload(const struct tier_model *m, int algo, struct tier_layout la
 		int a = algo != ALGO_AUTO ? algo : sched_pick(nranks, (uint64_t)fmax(bytes, 0));
 
 		/* the gradients' element size only rounds the count: 4 bytes is close enough */
-		comm[i] = nranks > 1 ? tier_time(m, a, lay, bytes, 4, channels) * 1e3 : 0;
+		comm[i] = nranks > 1 ? tier_time(m, a, lay, bytes, 4, pipe) * 1e3 : 0;
 		ready[i] = jget_num(b, "ready_ms");
 		if (isnan(comm[i]) && bytes >= 0)
 			ret = -EOPNOTSUPP;

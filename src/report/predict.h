@@ -35,10 +35,11 @@ int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bu
 /*
  * predict_iteration from a report.json "workload" object (its timeline and mean
  * times), each bucket timed by tier_time with algo (ALGO_AUTO: sched_pick by the
- * bucket's size, as the executor does) on lay with channels pieces in flight. -EOPNOTSUPP when the model cannot
+ * bucket's size, as the executor does) on lay, pipelined as pipe says. -EOPNOTSUPP when the model cannot
  * time a bucket (tier_steps failed: e.g. beyond TIER_MAX_RANKS).
  */
-int predict_workload(const struct tier_model *m, int algo, struct tier_layout lay, int channels,
+int predict_workload(const struct tier_model *m, int algo, struct tier_layout lay,
+		     struct tier_pipe pipe,
 		     const json_t *workload, struct prediction *out);
 
 /* The measured figures of a report.json "workload" object, for comparison. */

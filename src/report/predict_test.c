@@ -33,7 +33,7 @@ static void test_one_bucket_closed_form(void **state)
 	for (i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
 		int n = ranks[i];
 		double comm_ms = (5e-6 * 2 * (n - 1) + S / 20e9 * 2 * (n - 1) / n) * 1e3;
-		double t = tier_time(&m, ALGO_RING, (struct tier_layout){ n, 1 }, S, 4, 2) * 1e3;
+		double t = tier_time(&m, ALGO_RING, (struct tier_layout){ n, 1 }, S, 4, (struct tier_pipe){ 2, 0 }) * 1e3;
 		struct prediction p;
 
 		assert_true(fabs(t - comm_ms) <= 1e-6 * comm_ms);
@@ -87,7 +87,8 @@ static void test_workload_replay_and_print(void **state)
 
 	(void)state;
 	/* The fixture replays this very model, 4% slower: the prediction is 4% short on comm. */
-	assert_int_equal(predict_workload(&m, ALGO_RING, (struct tier_layout){ 1, 4 }, 2, w, &p), 0);
+	assert_int_equal(predict_workload(&m, ALGO_RING, (struct tier_layout){ 1, 4 },
+					  (struct tier_pipe){ 2, 0 }, w, &p), 0);
 	assert_int_equal(prediction_from_workload(w, &meas), 0);
 	assert_int_equal(meas.nranks, 4);
 	assert_true(p.iter_ms < meas.iter_ms && p.iter_ms > 0.97 * meas.iter_ms);

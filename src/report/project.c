@@ -41,12 +41,14 @@ static bool same_layout(struct tier_layout a, struct tier_layout b)
 	return a.hosts == b.hosts && a.ranks_per_host == b.ranks_per_host;
 }
 
-/* Pieces in flight of a case (collective.channels), 2 (the default) when unreadable. */
-static int case_channels(const json_t *c)
+/* How a case pipelined: collective.channels (2, the default, when unreadable) and the
+ * chunk its rows record (0 when none: no cap from the pieces). */
+static struct tier_pipe case_pipe(const json_t *c)
 {
 	int ch = atoi(cfg(c, "collective.channels"));
+	double chunk = jget_num(json_array_get(jget(c, "collective"), 0), "chunk_bytes");
 
-	return ch > 0 ? ch : 2;
+	return (struct tier_pipe){ ch > 0 ? ch : 2, chunk > 0 ? chunk : 0 };
 }
 
 static size_t dtype_bytes(const char *dt)
@@ -149,7 +151,7 @@ int project_fit(const struct report_set *s, const bool *fit_run, const char *tra
 				.lay = lay,
 				.bytes = jget_num(r, "size"),
 				.es = dtype_bytes(jget_str(r, "dtype")),
-				.channels = case_channels(c),
+				.pipe = case_pipe(c),
 				.time_s = row_time_s(r),
 			};
 
@@ -269,7 +271,7 @@ static const json_t *measured_workload(const struct report_set *s, int i, struct
  * share x error.
  */
 static double tier_share(const struct tier_model *m, int tier, const struct project_opts *o,
-			 const double *sizes, int nsizes, int channels)
+			 const double *sizes, int nsizes, struct tier_pipe pipe)
 {
 	static const int algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_HIERARCHICAL };
 	struct tier_model without = *m;
@@ -280,9 +282,9 @@ static double tier_share(const struct tier_model *m, int tier, const struct proj
 	for (i = 0; i < o->nlays; i++)
 		for (k = 0; k < 4; k++)
 			for (z = 0; z < nsizes; z++) {
-				double t = tier_time(m, algos[k], o->lays[i], sizes[z], 4, channels);
+				double t = tier_time(m, algos[k], o->lays[i], sizes[z], 4, pipe);
 				double w = tier_time(&without, algos[k], o->lays[i], sizes[z], 4,
-						     channels);
+						     pipe);
 
 				if (t > 0 && isfinite(w))
 					share = fmax(share, 1 - w / t);
@@ -296,7 +298,7 @@ static double tier_share(const struct tier_model *m, int tier, const struct proj
  * warned about: refusing would hide a good projection behind a tier it hardly uses.
  */
 static void tiers_table(struct rdoc *d, const struct tier_model *m, const struct project_opts *o,
-			const double *sizes, int channels, int *worst)
+			const double *sizes, struct tier_pipe pipe, int *worst)
 {
 	static const char *const hdr[] = { "Tier", "Transport", "α us", "1/β GB/s", "Fit error",
 					   "Points", "Sizes", "From" };
@@ -332,7 +334,7 @@ static void tiers_table(struct rdoc *d, const struct tier_model *m, const struct
 		if (!m->tier[k].valid)
 			continue;
 		v = tier_fit_verdict(&m->tier[k], why, sizeof(why));
-		share = tier_share(&filled, k, o, sizes, 2, channels);
+		share = tier_share(&filled, k, o, sizes, 2, pipe);
 		if (v == FIT_UNUSABLE && share * m->tier[k].ab.rel_rms < TIER_FIT_WARN) {
 			doc_text(d, RB_ITEM, "WARNING: the fit %s is unusable (%s), but that tier carries at most %.1f%% of any projected time, so its error moves them by at most %.1f%%: projected",
 				 tier_name(k), why, 100 * share, 100 * share * m->tier[k].ab.rel_rms);
@@ -369,7 +371,7 @@ static void assumed_notes(struct rdoc *d, const struct tier_model *m, const stru
 
 static void collective_table(struct rdoc *d, const struct report_set *s, const char *transport,
 			     const struct tier_model *m, const struct project_opts *o, double size,
-			     int channels)
+			     struct tier_pipe pipe)
 {
 	static const char *const hdr[] = { "Layout", "Ranks", "Algorithm", "Predicted ms",
 					   "Predicted busbw GB/s", "Measured ms",
@@ -381,7 +383,7 @@ static void collective_table(struct rdoc *d, const struct report_set *s, const c
 
 	doc_text(d, RB_PARA, "AllReduce of %s MiB per rank, %d pieces in flight (measured: mean "
 		 "time and busbw of the runs at that layout; error: predicted against measured "
-		 "busbw).", fmt_num(size / 1048576.0, a, sizeof(a)), channels);
+		 "busbw).", fmt_num(size / 1048576.0, a, sizeof(a)), pipe.channels);
 	t = doc_table(d, 8);
 	for (c = 0; c < 8; c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);
@@ -392,7 +394,7 @@ static void collective_table(struct rdoc *d, const struct report_set *s, const c
 		if (n < 2)
 			continue;
 		for (k = 0; k < 4; k++) {
-			double ts = tier_time(m, algos[k], l, size, 4, channels), bf = 2.0 * (n - 1) / n;
+			double ts = tier_time(m, algos[k], l, size, 4, pipe), bf = 2.0 * (n - 1) / n;
 			const char *name = sched_algo_name(algos[k]);
 			const json_t *r;
 			int row;
@@ -458,7 +460,7 @@ static int workload_tables(struct rdoc *d, const struct report_set *s, const cha
 			int row;
 
 			if (predict_workload(m, algo < 0 ? ALGO_AUTO : algo, o->lays[k],
-					     case_channels(ci), w, &p))
+					     case_pipe(ci), w, &p))
 				continue;
 			row = tbl_row(d, t);
 			tbl_set(d, t, row, 0, "%s", s->cases[i].name);
@@ -489,7 +491,8 @@ int project_doc(const struct report_set *s, const struct project_opts *o, struct
 		const char *tr = case_transport(s->cases[i].json);
 		struct tier_model m;
 		double largest, smallest, sizes[2];
-		int w = FIT_GOOD, ch = case_channels(s->cases[i].json);
+		struct tier_pipe pipe = case_pipe(s->cases[i].json);
+		int w = FIT_GOOD;
 
 		/* each transport once, at its first fit case */
 		for (j = 0; j < i; j++)
@@ -510,14 +513,14 @@ int project_doc(const struct report_set *s, const struct project_opts *o, struct
 			 "counting; the steps are the algorithms' own schedules at each layout "
 			 "(hosts x ranks per host).");
 		/* the experiment's pipelining, as the first fit case of the transport ran it */
-		tiers_table(d, &m, o, sizes, ch, &w);
+		tiers_table(d, &m, o, sizes, pipe, &w);
 		tier_model_fill(&m);
 		assumed_notes(d, &m, o);
 		if (w > worst)
 			worst = w;
 		if (w == FIT_UNUSABLE && !o->force)
 			continue;
-		collective_table(d, s, tr, &m, o, sizes[0], ch);
+		collective_table(d, s, tr, &m, o, sizes[0], pipe);
 		workload_tables(d, s, tr, &m, o);
 	}
 	return worst;

@@ -28,16 +28,16 @@ static int port_tier(size_t j, int hosts)
 	return j < 2 * (size_t)hosts ? TIER_INTER : TIER_INTRA;
 }
 
-int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, int channels,
+int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, struct tier_pipe pipe,
 	      struct tier_load *l)
 {
 	int h = lay.hosts, lr = lay.ranks_per_host, n, r, t, ret = 0;
 	size_t width, k, j, nsteps = 0;
-	double *port = NULL, *total = NULL, sum[TIER_COUNT] = { 0 };
-	uint64_t count;
+	double *port = NULL, *total = NULL, sum[TIER_COUNT] = { 0 }, inflight;
+	uint64_t count, piece;
 
 	memset(l, 0, sizeof(*l));
-	if (h < 1 || lr < 1 || es == 0 || !(bytes >= 0) || channels < 1 || algo <= ALGO_AUTO ||
+	if (h < 1 || lr < 1 || es == 0 || !(bytes >= 0) || pipe.channels < 1 || algo <= ALGO_AUTO ||
 	    algo >= ALGO_COUNT)
 		return -EINVAL;
 	if ((long)h * lr > TIER_MAX_RANKS)
@@ -46,6 +46,12 @@ int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, int cha
 	count = (uint64_t)(bytes / (double)es);
 	if (n == 1 || count == 0)
 		return 0;
+	/* the executor cannot have more pieces in flight than the buffer has */
+	inflight = pipe.channels;
+	piece = pipe.chunk_bytes >= (double)es ?
+		sched_piece_count_on(algo, n, lr, (uint64_t)(pipe.chunk_bytes / (double)es)) : 0;
+	if (piece)
+		inflight = fmin(inflight, ceil((double)count / (double)piece));
 	width = 2 * (size_t)h + 2 * (size_t)n;
 	for (r = 0; r < n; r++) {
 		struct sched s;
@@ -105,7 +111,7 @@ int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, int cha
 		l->bytes[port_tier(j, h)] = fmax(l->bytes[port_tier(j, h)], total[j]);
 	for (t = 0; t < TIER_COUNT; t++)
 		if (l->steps[t] > 0)
-			l->bytes[t] = fmax(l->bytes[t], sum[t] / fmin(channels, l->steps[t]));
+			l->bytes[t] = fmax(l->bytes[t], sum[t] / fmin(inflight, l->steps[t]));
 	l->nsteps = (int)nsteps;
 out_free:
 	if (ret)
@@ -121,14 +127,14 @@ static double tier_alpha(const struct tier_fit *f, double load)
 }
 
 double tier_time(const struct tier_model *m, int algo, struct tier_layout lay, double bytes,
-		 size_t es, int channels)
+		 size_t es, struct tier_pipe pipe)
 {
 	const struct tier_fit *fi = &m->tier[TIER_INTRA], *fe = &m->tier[TIER_INTER];
 	struct tier_load l;
 	double t = 0;
 	int k;
 
-	if (tier_load(algo, lay, bytes, es, channels, &l))
+	if (tier_load(algo, lay, bytes, es, pipe, &l))
 		return NAN;
 	for (k = 0; k < l.nsteps; k++)
 		t += fmax(tier_alpha(fi, l.step[k][TIER_INTRA]), tier_alpha(fe, l.step[k][TIER_INTER]));
@@ -168,7 +174,7 @@ int tier_fit_samples(int tier, const struct tier_sample *s, int n, const struct 
 		double rest = s[i].time_s;
 		int k;
 
-		if (tier_load(s[i].algo, s[i].lay, s[i].bytes, s[i].es, s[i].channels, &l))
+		if (tier_load(s[i].algo, s[i].lay, s[i].bytes, s[i].es, s[i].pipe, &l))
 			continue;
 		for (k = 0; k < l.nsteps && other; k++)
 			if (!(l.step[k][tier] > 0))

@@ -28,6 +28,13 @@ struct tier_layout {
 	int ranks_per_host;
 };
 
+/* How the executor pipelines: channels pieces in flight, pieces of sched_piece_count_on
+ * elements for chunk_bytes per message (0: as many pieces as channels). */
+struct tier_pipe {
+	int channels;
+	double chunk_bytes;
+};
+
 /* Schedules are simulated rank by rank: projections stop at this many ranks. */
 #define TIER_MAX_RANKS 1024
 
@@ -39,7 +46,7 @@ struct tier_layout {
  *   bytes[t]: what tier t's bandwidth must carry, max of (a) the busiest port's bytes
  *             over the whole AllReduce, what a full pipeline is limited by, and (b) the
  *             sum over steps of each step's busiest port, divided by the pieces in flight
- *             (channels, at most steps[t]): what a pipeline too shallow to overlap every
+ *             (channels, at most the buffer's pieces and steps[t]): what a pipeline too shallow to overlap every
  *             step is limited by. For ring and rhd (every step loads every port alike)
  *             both are the same; they differ for tree, whose levels load different links.
  * The step list (per step, each tier's busiest port) is kept in step[] when non-NULL.
@@ -52,11 +59,11 @@ struct tier_load {
 };
 
 /*
- * Fill l for algo on lay (channels pieces in flight, >= 1). Returns 0, -EINVAL (bad
+ * Fill l for algo on lay (pipe.channels >= 1). Returns 0, -EINVAL (bad
  * layout, algorithm or size), -E2BIG (more than TIER_MAX_RANKS ranks or a schedule too
  * long), -ENOMEM. Hierarchical with one rank per host runs as a ring, as the runtime does.
  */
-int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, int channels,
+int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, struct tier_pipe pipe,
 	      struct tier_load *l);
 void tier_load_free(struct tier_load *l);
 
@@ -81,7 +88,7 @@ struct tier_model {
  * tier_load fails.
  */
 double tier_time(const struct tier_model *m, int algo, struct tier_layout lay, double bytes,
-		 size_t es, int channels);
+		 size_t es, struct tier_pipe pipe);
 
 /*
  * A model with one tier measured stands in for both: the missing tier gets the
@@ -92,7 +99,7 @@ int tier_model_fill(struct tier_model *m);
 
 /*
  * Fit one tier over measured AllReduces: t = alpha * steps[tier] + beta * bytes[tier]
- * (tier_load on each point's own layout, algorithm and channels). The alpha of steps
+ * (tier_load on each point's own layout, algorithm and pipelining). The alpha of steps
  * that use only the other tier is subtracted using `other` (its fit, or NULL = free),
  * so a layout with both tiers can fit the one it is limited by. Fills f->ab, nsizes,
  * valid; -EINVAL with fewer than two usable points.
@@ -102,7 +109,7 @@ struct tier_sample {
 	struct tier_layout lay;
 	double bytes;
 	size_t es;
-	int channels;
+	struct tier_pipe pipe;
 	double time_s;
 };
 int tier_fit_samples(int tier, const struct tier_sample *s, int n, const struct tier_fit *other,

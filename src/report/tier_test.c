@@ -12,6 +12,8 @@
 #include "coll/schedule.h"
 #include "report/tier.h"
 
+#define P(ch) ((struct tier_pipe){ (ch), 0 })
+
 static bool near(double a, double b)
 {
 	return fabs(a - b) <= 1e-9 * fmax(1, fabs(b));
@@ -44,7 +46,7 @@ static void test_loads_by_hand(void **state)
 		struct tier_load l;
 
 		assert_int_equal(tier_load(t[i].algo, (struct tier_layout){ t[i].hosts, t[i].rph },
-					   S, 4, t[i].channels, &l), 0);
+					   S, 4, (struct tier_pipe){ t[i].channels, 0 }, &l), 0);
 		assert_true(near(l.steps[TIER_INTRA], t[i].steps_intra));
 		assert_true(near(l.steps[TIER_INTER], t[i].steps_inter));
 		assert_true(near(l.bytes[TIER_INTRA], t[i].bytes_intra * S));
@@ -61,11 +63,16 @@ static void test_tree_pipeline(void **state)
 	const double S = 1 << 20;
 
 	(void)state;
-	assert_int_equal(tier_load(ALGO_TREE, (struct tier_layout){ 8, 1 }, S, 4, 1, &one), 0);
-	assert_int_equal(tier_load(ALGO_TREE, (struct tier_layout){ 8, 1 }, S, 4, 64, &many), 0);
+	assert_int_equal(tier_load(ALGO_TREE, (struct tier_layout){ 8, 1 }, S, 4, (struct tier_pipe){ 1, 0 }, &one), 0);
+	assert_int_equal(tier_load(ALGO_TREE, (struct tier_layout){ 8, 1 }, S, 4, (struct tier_pipe){ 64, 0 }, &many), 0);
 	assert_true(one.bytes[TIER_INTER] >= many.bytes[TIER_INTER]);
 	assert_true(many.bytes[TIER_INTER] >= S); /* an inner node takes in two halves */
 	assert_true(near(one.steps[TIER_INTER], 6));
+	tier_load_free(&many);
+	/* a buffer of one piece (tree: 2 chunks) has one piece in flight, whatever channels */
+	assert_int_equal(tier_load(ALGO_TREE, (struct tier_layout){ 8, 1 }, S, 4,
+				   (struct tier_pipe){ 64, S / 2 }, &many), 0);
+	assert_true(near(many.bytes[TIER_INTER], one.bytes[TIER_INTER]));
 	tier_load_free(&one);
 	tier_load_free(&many);
 }
@@ -75,15 +82,15 @@ static void test_errors(void **state)
 	struct tier_load l;
 
 	(void)state;
-	assert_int_equal(tier_load(ALGO_AUTO, (struct tier_layout){ 2, 1 }, 1e6, 4, 2, &l), -EINVAL);
-	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ 0, 1 }, 1e6, 4, 2, &l), -EINVAL);
-	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ 2, 1 }, 1e6, 4, 0, &l), -EINVAL);
-	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ TIER_MAX_RANKS, 2 }, 1e6, 4, 2,
-				   &l), -E2BIG);
+	assert_int_equal(tier_load(ALGO_AUTO, (struct tier_layout){ 2, 1 }, 1e6, 4, P(2), &l), -EINVAL);
+	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ 0, 1 }, 1e6, 4, P(2), &l), -EINVAL);
+	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ 2, 1 }, 1e6, 4, P(0), &l), -EINVAL);
+	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ TIER_MAX_RANKS, 2 }, 1e6, 4,
+				   P(2), &l), -E2BIG);
 	/* one rank or nothing to move: no steps */
-	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ 1, 1 }, 1e6, 4, 2, &l), 0);
+	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ 1, 1 }, 1e6, 4, P(2), &l), 0);
 	assert_int_equal(l.nsteps, 0);
-	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ 4, 1 }, 2, 4, 2, &l), 0);
+	assert_int_equal(tier_load(ALGO_RING, (struct tier_layout){ 4, 1 }, 2, 4, P(2), &l), 0);
 	assert_int_equal(l.nsteps, 0);
 }
 
@@ -102,12 +109,12 @@ static void test_fit_then_project(void **state)
 	for (i = 0; i < 6; i++) {
 		double b = 65536.0 * (1 << (2 * i));
 
-		s[n++] = (struct tier_sample){ ALGO_RING, { 2, 1 }, b, 4, 8,
+		s[n++] = (struct tier_sample){ ALGO_RING, { 2, 1 }, b, 4, P(8),
 					       tier_time(&truth, ALGO_RING, (struct tier_layout){ 2, 1 },
-							 b, 4, 8) };
-		s[n++] = (struct tier_sample){ ALGO_RING, { 1, 2 }, b, 4, 8,
+							 b, 4, P(8)) };
+		s[n++] = (struct tier_sample){ ALGO_RING, { 1, 2 }, b, 4, P(8),
 					       tier_time(&truth, ALGO_RING, (struct tier_layout){ 1, 2 },
-							 b, 4, 8) };
+							 b, 4, P(8)) };
 	}
 	{
 		struct tier_sample inter[6], intra[6];
@@ -126,8 +133,8 @@ static void test_fit_then_project(void **state)
 		static const struct tier_layout lays[] = { { 4, 1 }, { 8, 1 }, { 2, 2 }, { 4, 2 } };
 
 		for (i = 0; i < 4; i++) {
-			double want = tier_time(&truth, algo, lays[i], 64 << 20, 4, 8);
-			double got = tier_time(&fit, algo, lays[i], 64 << 20, 4, 8);
+			double want = tier_time(&truth, algo, lays[i], 64 << 20, 4, P(8));
+			double got = tier_time(&fit, algo, lays[i], 64 << 20, 4, P(8));
 
 			assert_true(fabs(got - want) <= 1e-6 * want);
 		}

@@ -149,9 +149,13 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 		struct tp_stats t0, t1;
 		uint64_t cpu = 0, h0 = 0;
 		bool span = false; /* a host CPU span is open (since h0) */
+		struct coll_peer_busy *snap = calloc((size_t)n, sizeof(*snap));
 
-		if (!s)
+		if (!s || !snap) {
+			free(s);
+			free(snap);
 			return -ENOMEM;
+		}
 		for (i = 0; i < co->warmup + co->iterations && !ret; i++) {
 			bool measured = i >= co->warmup;
 			bool check = measured && (co->verify == VERIFY_ALL ||
@@ -173,8 +177,10 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 				if (ret)
 					break;
 			}
-			if (i == co->warmup)
+			if (i == co->warmup) {
 				run_comm_stats(rc, &t0);
+				run_links_snap(rc, snap);
+			}
 			if (measured && !span) {
 				h0 = host_busy_ns();
 				span = true;
@@ -218,7 +224,11 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 			s->cpu_ns = cpu + (t1.cpu_ns - t0.cpu_ns);
 			ret = collect_row(rr, rc, s, n > 1 ? 2.0 * (n - 1) / n : 0.0, "allreduce",
 					  run_comm_algo_name(rc, cs.algo), rows);
+			if (!ret)
+				ret = run_links_collect(rr, rc, snap,
+							json_array_get(rows, json_array_size(rows) - 1));
 		}
+		free(snap);
 		free(s);
 	}
 	return ret;

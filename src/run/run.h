@@ -184,4 +184,13 @@ void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */
 int run_report_extract_experiment(const char *report, char *tmpfile, size_t len);
 
+/*
+ * links.c: the per-link waits of the measured iterations of one AllReduce size. snap
+ * (nranks entries) is taken before them; run_links_collect gathers every rank's waits
+ * since and, on rank 0, sets row's "links". Collective; nothing for nccl.
+ */
+void run_links_snap(const struct run_comm *rc, struct coll_peer_busy *snap);
+int run_links_collect(struct run_rank *rr, const struct run_comm *rc,
+		      const struct coll_peer_busy *snap, json_t *row);
+
 #endif
