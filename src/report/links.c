@@ -1,5 +1,6 @@
 /* Slow links: per-link rates from both ends' waits, the slow ones against the median, named. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,13 +174,20 @@ void section_links(const struct report_set *s, struct rdoc *d)
 				 used < 3 ? ": too few links to compare" : "");
 			continue;
 		}
-		for (j = 0; j < (size_t)k; j++)
-			doc_text(d, RB_ITEM, "%s: SLOW LINK rank %d (%s) -> rank %d (%s): %s MB/s, median link %s MB/s (%.1fx slower)",
-				 s->cases[i].name, slow[j].from, host_name(root, slow[j].from),
-				 slow[j].to, host_name(root, slow[j].to),
+		for (j = 0; j < (size_t)k; j++) {
+			const char *hf = host_name(root, slow[j].from), *ht = host_name(root, slow[j].to);
+			char where[160];
+
+			if (strcmp(hf, ht))
+				snprintf(where, sizeof(where), "%s's link out or %s's link in", hf, ht);
+			else
+				snprintf(where, sizeof(where), "inside host %s", hf);
+			doc_text(d, RB_ITEM, "%s: SLOW LINK rank %d (%s) -> rank %d (%s): %s MB/s, median link %s MB/s (%.1fx slower): %s",
+				 s->cases[i].name, slow[j].from, hf, slow[j].to, ht,
 				 fmt_num(slow[j].rate_Bps / 1e6, a, sizeof(a)),
 				 fmt_num(slow[j].median_Bps / 1e6, b, sizeof(b)),
-				 slow[j].median_Bps / slow[j].rate_Bps);
+				 slow[j].median_Bps / slow[j].rate_Bps, where);
+		}
 		host_of = calloc(nr > 0 ? (size_t)nr : 1, sizeof(*host_of));
 		if (!host_of)
 			continue;

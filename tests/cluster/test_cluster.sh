@@ -1,0 +1,91 @@
+#!/bin/sh
+# The emulated cluster in CI, bounded (about a minute): 2 and 4 hosts on shaped links
+# (tests/cluster/bed.sh). Asserts that `gradsync predict`, fitted on the 2-host run
+# only, is within 15% of the busbw the 4-host run measured at 16 MiB (ring), and that a
+# run with one host's link at a tenth of the others names a link of that host, and only
+# that one, in its report, while the even cluster names none. Skips (77) without root,
+# tc or network namespaces.
+set -u
+HERE=$(dirname "$0")
+G=${GRADSYNC:-build/gradsync}
+G=$(readlink -f "$G")
+export GRADSYNC="$G"
+[ "$(id -u)" = 0 ] || { echo "skip: network namespaces need root"; exit 77; }
+for c in ip tc unshare timeout python3; do
+	command -v $c >/dev/null 2>&1 || { echo "skip: $c not installed"; exit 77; }
+done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cat >"$T/ci.ini" <<'INI'
+[experiment]
+name = cluster_ci
+[collective]
+sizes = ${GS_SIZES}
+iterations = 3
+warmup = 1
+algorithm = ring
+channels = 8
+[transport]
+transport = tcp
+tcp_interface = ${GS_IF}
+[launch]
+timeout = 60s
+INI
+bed() { # bed NAME SIZES OPTIONS...: run ci.ini at SIZES on the bed into $T/NAME
+	name=$1; export GS_SIZES="$2"; shift 2
+	mkdir -p "$T/$name"
+	"$HERE/bed.sh" --limit 100 --out "$T/$name" --logs "$T/$name.logs" "$@" "$T/ci.ini" \
+		>"$T/$name.out" 2>&1
+	st=$?
+	if [ $st = 77 ]; then
+		echo "skip: $(grep 'bed.sh:' "$T/$name.out" | tail -n 1)"
+		exit 77
+	fi
+	if [ $st != 0 ]; then
+		echo "FAIL: bed $name exited $st"; tail -n 20 "$T/$name.out"; exit 1
+	fi
+	ls -d "$T/$name"/cluster_ci-* | head -n 1
+}
+# 1 MiB pieces: 16 MiB keeps 8 in flight on 4 hosts, as a large bucket would
+two=$(bed two "1MiB, 4MiB, 16MiB" --hosts 2) || exit $?
+four=$(bed four "1MiB, 4MiB, 16MiB" --hosts 4) || exit $?
+slow=$(bed slow "1MiB, 4MiB" --hosts 4 --slow 2=10mbit) || exit $?
+fails=0
+
+# predict from 2 hosts, compared with 4
+"$G" predict "$two" --compare "$four" --hosts 4 --size 16MiB >"$T/predict.txt" 2>"$T/predict.err"
+st=$?
+cat "$T/predict.txt" "$T/predict.err"
+if [ $st != 0 ]; then
+	echo "FAIL: predict exited $st"; fails=$((fails + 1))
+fi
+grep -q 'between hosts  tcp' "$T/predict.txt" || { echo "FAIL: no fit between hosts"; fails=$((fails + 1)); }
+err=$(awk '$1 == "4x1" && $3 == "ring" { print $NF }' "$T/predict.txt" | tr -d '%+-')
+if [ -z "$err" ] || ! awk -v e="$err" 'BEGIN { exit !(e <= 15) }'; then
+	echo "FAIL: 4-host ring busbw predicted from 2 hosts off by ${err:-?}% (limit 15%)"
+	fails=$((fails + 1))
+else
+	echo "ok: 4-host ring busbw at 16MiB predicted within $err%"
+fi
+
+# the slow link is named: the ring's flow into host2 (1 -> 2) or out of it (2 -> 3);
+# of two slow links in a row only the first shows (the second is fed at its own rate,
+# so neither end waits on it), and no link away from host2 may be named
+"$G" report "$slow" >"$T/slow.txt" 2>&1
+grep -E 'SLOW LINK|slow link' "$T/slow.txt"
+named=$(grep -c 'SLOW LINK' "$T/slow.txt")
+if ! grep -Eq 'SLOW LINK rank (1 \(host1\) -> rank 2|2 \(host2\) -> rank 3) ' "$T/slow.txt" ||
+   grep 'SLOW LINK' "$T/slow.txt" | grep -vq '(host2)'; then
+	echo "FAIL: the run with host2's link at 10 Mbit/s does not name it alone ($named named)"
+	fails=$((fails + 1))
+else
+	echo "ok: host2's link named ($named link(s) named)"
+fi
+# and the even cluster names none
+"$G" report "$four" >"$T/four.txt" 2>&1
+if grep -q 'SLOW LINK' "$T/four.txt"; then
+	echo "FAIL: a slow link named on the even cluster:"; grep 'SLOW LINK' "$T/four.txt"
+	fails=$((fails + 1))
+fi
+[ $fails = 0 ] && echo "cluster: projection from 2 to 4 hosts within 15%, slow link named"
+exit $fails
