@@ -1,4 +1,4 @@
-/* alpha-beta fit: recovery from synthetic sweeps, constraints, and fitting report cases. */
+/* alpha-beta fit: recovery from synthetic sweeps, constraints, and one report case's fit. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -12,13 +12,15 @@
 #include "report/fit.h"
 #include "report/fixture.h"
 #include "report/jget.h"
+#include "report/project.h"
 
 static void shape(int algo, int n, double *steps, double *factor)
 {
-	const struct ab_cost *c = ab_cost_find(ab_default_costs, ab_default_ncosts, algo);
+	struct sched_cost c;
 
-	assert_non_null(c);
-	c->shape(n, steps, factor);
+	assert_int_equal(sched_cost(algo, n, &c), 0);
+	*steps = c.steps;
+	*factor = c.wire_factor;
 }
 
 /* A 4KiB..1GiB sweep from known alpha, beta; noise is a fixed +-amp pattern. */
@@ -101,61 +103,26 @@ static void test_constraints_and_errors(void **state)
 	assert_int_equal(ab_fit(p, 4, &m), -EINVAL);
 }
 
-static void test_time_and_shapes(void **state)
-{
-	struct ab_model m = { .alpha_s = 1e-6, .beta_s_per_B = 1e-9 };
-	double steps, factor;
-
-	(void)state;
-	shape(ALGO_RING, 8, &steps, &factor);
-	assert_true(steps == 14 && fabs(factor - 1.75) < 1e-12);
-	shape(ALGO_TREE, 8, &steps, &factor);
-	assert_true(steps == 6);
-	shape(ALGO_RHD, 6, &steps, &factor); /* non power of two: ceil(log2 6) = 3 */
-	assert_true(steps == 6);
-	assert_true(fabs(ab_time(&m, ALGO_RING, 4, 1e6) - (6e-6 + 1e-9 * 1e6 * 1.5)) < 1e-15);
-	assert_true(ab_time(&m, ALGO_RING, 1, 1e6) == 0);
-	assert_true(isnan(ab_time(&m, ALGO_HIERARCHICAL, 4, 1e6)));
-	assert_non_null(ab_cost_by_name(ab_default_costs, ab_default_ncosts, "rhd"));
-	assert_null(ab_cost_by_name(ab_default_costs, ab_default_ncosts, "bogus"));
-}
-
-/* Caller-supplied shapes: the coll layer may replace the textbook table. */
-static void flat_shape(int n, double *steps, double *factor)
-{
-	*steps = 1;
-	*factor = n;
-}
-
-static void test_custom_costs(void **state)
-{
-	static const struct ab_cost mine[] = { { ALGO_RING, "ring", flat_shape } };
-	struct ab_model m = { .alpha_s = 2e-6, .beta_s_per_B = 1e-9, .costs = mine, .ncosts = 1 };
-
-	(void)state;
-	assert_true(fabs(ab_time(&m, ALGO_RING, 4, 1000) - (2e-6 + 4e-6)) < 1e-15);
-	assert_true(isnan(ab_time(&m, ALGO_TREE, 4, 1000)));
-}
-
 static void test_fit_report_case(void **state)
 {
 	json_t *doc = report_fixture("ib_node_a");
 	json_t *ib = json_array_get(json_object_get(doc, "cases"), 1);
 	json_t *tcp = json_array_get(json_object_get(doc, "cases"), 0);
-	struct ab_model m = { 0 };
+	struct report_set s = { 0 };
+	struct tier_fit f = { 0 };
 
 	(void)state;
+	assert_int_equal(report_set_add_json(&s, "r", doc), 0);
+	assert_int_equal(report_set_finish(&s, NULL), 0);
 	assert_string_equal(jget_str(ib, "name"), "transport=ib");
 	/* The fixture's ib: alpha 2.4us, 46.5 GB/s on the wire; p50 is 0.98 of the mean. */
-	assert_int_equal(ab_fit_case(ib, 2, &m), 0);
-	assert_int_equal(m.algo, ALGO_RING);
-	assert_int_equal(m.nranks, 2);
-	assert_true(fabs(m.alpha_s / (2.4e-6 * 0.98) - 1) < 0.03);
-	assert_true(fabs(m.beta_s_per_B * 46.5e9 / 0.98 - 1) < 0.03);
-	assert_true(m.rel_rms < 0.02);
-	assert_int_equal(ab_fit_case(tcp, 1, &m), -ENOENT);
+	assert_int_equal(project_fit_case(&s, 1, &f), 0);
+	assert_true(fabs(f.ab.alpha_s / (2.4e-6 * 0.98) - 1) < 0.03);
+	assert_true(fabs(f.ab.beta_s_per_B * 46.5e9 / 0.98 - 1) < 0.03);
+	assert_true(f.ab.rel_rms < 0.02);
 	json_array_clear(json_object_get(tcp, "collective"));
-	assert_int_equal(ab_fit_case(tcp, 2, &m), -ENOENT);
+	assert_int_equal(project_fit_case(&s, 0, &f), -ENOENT);
+	report_set_free(&s);
 	json_decref(doc);
 }
 
@@ -164,8 +131,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recovers_alpha_beta),
 		cmocka_unit_test(test_constraints_and_errors),
-		cmocka_unit_test(test_time_and_shapes),
-		cmocka_unit_test(test_custom_costs),
 		cmocka_unit_test(test_fit_report_case),
 	};
 

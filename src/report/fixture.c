@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/fit.h"
+#include "coll/schedule.h"
 #include "report/fixture.h"
 #include "report/rjson.h"
 #include "util/common.h"
@@ -69,11 +69,14 @@ static json_t *fx_doc(const struct fx_run *r)
 	return doc;
 }
 
+/* The ring's steps and bytes per rank over S (2(n-1), 2(n-1)/n), as coll states them. */
 static void fx_shape(int n, double *steps, double *factor)
 {
-	const struct ab_cost *ring = ab_cost_by_name(ab_default_costs, ab_default_ncosts, "ring");
+	struct sched_cost c = { 0 };
 
-	ring->shape(n, steps, factor);
+	sched_cost(ALGO_RING, n, &c);
+	*steps = c.steps;
+	*factor = c.wire_factor;
 }
 
 /* Model time of an allreduce of `bytes` at n ranks, in microseconds. */

@@ -124,6 +124,57 @@ static void fit_from(const struct report_set *s, const struct samples *a, struct
 	snprintf(f->transport, sizeof(f->transport), "%s", tier_transport(c, cls));
 }
 
+/* Case i's AllReduce rows as samples on its layout; its class (CLS_*) or -1 when unusable. */
+static int case_samples(const struct report_set *s, int i, struct samples *a, double *largest,
+			double *smallest)
+{
+	const json_t *c = s->cases[i].json, *r;
+	struct tier_layout lay;
+	size_t j;
+	int cls, ret;
+
+	if (case_layout(s, i, &lay) || lay.hosts * lay.ranks_per_host < 2)
+		return -1;
+	cls = lay.hosts == 1 ? CLS_INTRA : lay.ranks_per_host == 1 ? CLS_INTER : CLS_MIXED;
+	json_array_foreach(jget(c, "collective"), j, r) {
+		struct tier_sample x = {
+			.algo = sched_algo_by_name(jget_str(r, "algo")),
+			.lay = lay,
+			.bytes = jget_num(r, "size"),
+			.es = dtype_bytes(jget_str(r, "dtype")),
+			.pipe = case_pipe(c),
+			.time_s = row_time_s(r),
+		};
+
+		if (strcmp(jget_str(r, "op"), "allreduce") || x.algo <= ALGO_AUTO ||
+		    !(x.bytes > 0) || !(x.time_s > 0) || jget_num(r, "wrong") > 0)
+			continue;
+		ret = samples_add(&a[cls], &x, i);
+		if (ret)
+			return ret;
+		*largest = fmax(*largest, x.bytes);
+		*smallest = fmin(*smallest, x.bytes);
+	}
+	return cls;
+}
+
+int project_fit_case(const struct report_set *s, int i, struct tier_fit *f)
+{
+	struct samples a[CLS_COUNT];
+	double big = 0, small = INFINITY;
+	int k, cls, ret;
+
+	for (k = 0; k < CLS_COUNT; k++)
+		a[k] = (struct samples){ .first = -1, .last_case = -1 };
+	cls = case_samples(s, i, a, &big, &small);
+	ret = cls < 0 ? (cls == -1 ? -ENOENT : cls) :
+	      tier_fit_samples(cls == CLS_INTRA ? TIER_INTRA : TIER_INTER, a[cls].v, a[cls].n,
+			       NULL, f) ? -ENOENT : 0;
+	for (k = 0; k < CLS_COUNT; k++)
+		free(a[k].v);
+	return ret;
+}
+
 int project_fit(const struct report_set *s, const bool *fit_run, const char *transport,
 		struct tier_model *m, double *largest, double *smallest)
 {
@@ -136,34 +187,10 @@ int project_fit(const struct report_set *s, const bool *fit_run, const char *tra
 	for (k = 0; k < CLS_COUNT; k++)
 		a[k] = (struct samples){ .first = -1, .last_case = -1 };
 	for (i = 0; i < s->ncases && !ret; i++) {
-		const json_t *c = s->cases[i].json, *r;
-		struct tier_layout lay;
-		size_t j;
-		int cls;
-
-		if (!is_fit(s, fit_run, i) || strcmp(case_transport(c), transport) ||
-		    case_layout(s, i, &lay) || lay.hosts * lay.ranks_per_host < 2)
+		if (!is_fit(s, fit_run, i) || strcmp(case_transport(s->cases[i].json), transport))
 			continue;
-		cls = lay.hosts == 1 ? CLS_INTRA : lay.ranks_per_host == 1 ? CLS_INTER : CLS_MIXED;
-		json_array_foreach(jget(c, "collective"), j, r) {
-			struct tier_sample x = {
-				.algo = sched_algo_by_name(jget_str(r, "algo")),
-				.lay = lay,
-				.bytes = jget_num(r, "size"),
-				.es = dtype_bytes(jget_str(r, "dtype")),
-				.pipe = case_pipe(c),
-				.time_s = row_time_s(r),
-			};
-
-			if (strcmp(jget_str(r, "op"), "allreduce") || x.algo <= ALGO_AUTO ||
-			    !(x.bytes > 0) || !(x.time_s > 0) || jget_num(r, "wrong") > 0)
-				continue;
-			ret = samples_add(&a[cls], &x, i);
-			if (ret)
-				break;
-			*largest = fmax(*largest, x.bytes);
-			*smallest = fmin(*smallest, x.bytes);
-		}
+		k = case_samples(s, i, a, largest, smallest);
+		ret = k < -1 ? k : 0;
 	}
 	if (!ret && !tier_fit_samples(TIER_INTRA, a[CLS_INTRA].v, a[CLS_INTRA].n, NULL,
 				      &m->tier[TIER_INTRA]))

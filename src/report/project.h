@@ -38,6 +38,13 @@ int project_fit(const struct report_set *s, const bool *fit_run, const char *tra
 		struct tier_model *m, double *largest, double *smallest);
 
 /*
+ * The fit of one case alone, on the tier its layout is limited by (inside a host for
+ * one host, else between hosts), for the report's Cases table. -ENOENT when the case
+ * has no usable AllReduce sweep of two or more ranks.
+ */
+int project_fit_case(const struct report_set *s, int i, struct tier_fit *f);
+
+/*
  * Add the layouts of the runs only compared against to o->lays, after those already
  * there; when o->nlays was 0, first hosts 2, 4, 8, 16, 64 at each ranks-per-host count
  * the fit runs used.

@@ -40,11 +40,6 @@ void row_group(const json_t *row, char *buf, size_t len)
 	snprintf(buf, len, "%s %s", jget_str(row, "op"), jget_str(row, "dtype"));
 }
 
-static int run_nranks(const struct report_set *s, int case_idx)
-{
-	return (int)jget_num(s->runs[s->cases[case_idx].run].root, "nranks");
-}
-
 static void section_runs(const struct report_set *s, struct rdoc *d)
 {
 	static const char *const hdr[] = { "Run", "Experiment", "Started", "Ranks", "Launcher",
@@ -153,7 +148,7 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 	for (i = 0; i < s->ncases; i++) {
 		const json_t *j = s->cases[i].json;
 		double bw = case_headline_busbw(j);
-		struct ab_model m = { 0 };
+		struct tier_fit f = { 0 };
 		int row = tbl_row(d, t);
 
 		tbl_set(d, t, row, 0, "%s", s->cases[i].name);
@@ -168,12 +163,12 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 			fmt_num(case_cpu_s_per_GB(j, "cpu_s_per_GB"), a, sizeof(a)));
 		tbl_set(d, t, row, 6, "%s",
 			fmt_num(case_cpu_s_per_GB(j, "host_cpu_s_per_GB"), a, sizeof(a)));
-		if (!ab_fit_case(j, run_nranks(s, i), &m)) {
-			tbl_set(d, t, row, 7, "%s", fmt_num(m.alpha_s * 1e6, a, sizeof(a)));
+		if (!project_fit_case(s, i, &f)) {
+			tbl_set(d, t, row, 7, "%s", fmt_num(f.ab.alpha_s * 1e6, a, sizeof(a)));
 			tbl_set(d, t, row, 8, "%s",
-				fmt_num(m.beta_s_per_B > 0 ? 1e-9 / m.beta_s_per_B : NAN, b,
+				fmt_num(f.ab.beta_s_per_B > 0 ? 1e-9 / f.ab.beta_s_per_B : NAN, b,
 					sizeof(b)));
-			tbl_set(d, t, row, 9, "%.1f%%", 100 * m.rel_rms);
+			tbl_set(d, t, row, 9, "%.1f%%", 100 * f.ab.rel_rms);
 		} else {
 			for (c = 7; c < 10; c++)
 				tbl_set(d, t, row, c, "-");
