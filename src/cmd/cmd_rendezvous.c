@@ -29,6 +29,7 @@ struct rdv_args {
 	struct launch_opts opts;
 	struct launch_flags flags;
 	int iters;
+	char token[LAUNCH_TOKEN_MAX + 1]; /* --token's value, moved out of argv */
 };
 
 static void rdv_usage(FILE *out)
@@ -79,7 +80,7 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 		else if (!strcmp(o, "--rendezvous"))
 			a->flags.rendezvous = v;
 		else if (!strcmp(o, "--token"))
-			a->flags.token = v;
+			a->flags.token = a->token; /* filled by launch_argv_scrub_token */
 		else if (!strcmp(o, "--timeout")) {
 			if (units_parse_duration(v, &a->opts.timeout_ns) || !a->opts.timeout_ns) {
 				fprintf(stderr, "gradsync rendezvous: --timeout '%s': expected a "
@@ -96,26 +97,24 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 	return 0;
 }
 
-/* No launcher: start local_ranks copies of this very command line. */
+/* No launcher: start local_ranks copies of this very command line, with a fresh token. */
 static int spawn_local(int argc, char **argv, const struct rdv_args *a)
 {
-	char **child_argv = calloc((size_t)argc + 2, sizeof(char *));
-	char seed[96];
-	uint64_t token;
+	char **child_argv = launch_child_argv(argc, argv), token[LAUNCH_TOKEN_MAX + 1];
+	const char *from;
 	int ret;
 
 	if (!child_argv)
 		return GS_EXIT_FAIL;
-	child_argv[0] = "gradsync";
-	for (int i = 0; i < argc; i++)
-		child_argv[i + 1] = argv[i];
-	/* A token nobody else on this host holds: pid and start time. */
-	snprintf(seed, sizeof(seed), "%s/%d/%llu", a->opts.token, (int)getpid(),
-		 (unsigned long long)time_now_ns());
-	token = launch_token_from_string(seed);
-	ret = launch_spawn_local(a->opts.local_ranks, child_argv,
-				 a->flags.rendezvous ? a->flags.rendezvous : a->opts.rendezvous,
-				 token, a->opts.timeout_ns);
+	ret = launch_token_resolve(&a->opts, a->flags.token, token, sizeof(token), &from);
+	if (ret == 0)
+		ret = launch_token_random(token, sizeof(token));
+	if (ret >= 0)
+		ret = launch_spawn_local(a->opts.local_ranks, child_argv,
+					 a->flags.rendezvous ? a->flags.rendezvous
+							     : a->opts.rendezvous,
+					 token, a->opts.timeout_ns);
+	memset(token, 0, sizeof(token));
 	free(child_argv);
 	return ret ? GS_EXIT_FAIL : GS_EXIT_OK;
 }
@@ -219,6 +218,8 @@ int cmd_rendezvous(int argc, char **argv)
 	int ret;
 
 	ret = parse_args(argc, argv, &a);
+	if (!ret && launch_argv_scrub_token(argc, argv, a.token, sizeof(a.token)))
+		ret = -EINVAL;
 	if (ret) {
 		rdv_usage(ret > 0 ? stdout : stderr);
 		return ret > 0 ? GS_EXIT_OK : GS_EXIT_USAGE;

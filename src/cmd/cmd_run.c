@@ -23,6 +23,7 @@ struct run_args {
 	const char *replay;
 	int only_case;
 	struct launch_flags flags;
+	char token[LAUNCH_TOKEN_MAX + 1]; /* --token's value, moved out of argv */
 };
 
 static void run_usage(FILE *f)
@@ -86,7 +87,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		} else if (!strcmp(o, "--rendezvous")) {
 			a->flags.rendezvous = v;
 		} else if (!strcmp(o, "--token")) {
-			a->flags.token = v;
+			/* scrubbed from argv by cmd_run before anything copies argv */
+			a->flags.token = a->token;
 		} else {
 			fprintf(stderr, "gradsync run: unknown option '%s'\n", o);
 			return -EINVAL;
@@ -97,20 +99,6 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		return -EINVAL;
 	}
 	return 0;
-}
-
-/* argv for the spawned ranks: this binary's own run command, verbatim. */
-static char **child_argv(int argc, char **argv)
-{
-	char **cv = calloc(argc + 2, sizeof(*cv));
-	int i;
-
-	if (!cv)
-		return NULL;
-	cv[0] = "gradsync";
-	for (i = 0; i < argc; i++)
-		cv[i + 1] = argv[i];
-	return cv;
 }
 
 static int make_run_dir(const struct experiment *exp, const struct run_args *a, char *dir,
@@ -137,16 +125,23 @@ static int make_run_dir(const struct experiment *exp, const struct run_args *a, 
 static int drive_local(const struct experiment *exp, const struct run_args *a, const char *dir,
 		       int argc, char **argv)
 {
-	char **cv = child_argv(argc, argv);
+	char **cv, token[LAUNCH_TOKEN_MAX + 1];
+	const char *from;
 	size_t i;
-	int failed = 0;
+	int failed = 0, ret;
 
+	/* the user's token if one was given, else a random one nobody else can know */
+	ret = launch_token_resolve(&exp->base.launch, a->flags.token, token, sizeof(token), &from);
+	if (ret == 0)
+		ret = launch_token_random(token, sizeof(token));
+	if (ret < 0)
+		return ret;
+	cv = launch_child_argv(argc, argv);
 	if (!cv)
 		return -ENOMEM;
 	for (i = 0; i < exp->ncases; i++) {
 		const struct cfg *c = &exp->cases[i].cfg;
 		char num[16];
-		uint64_t token;
 		int st;
 
 		if (a->only_case >= 0 && (int)i != a->only_case)
@@ -154,7 +149,6 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 		snprintf(num, sizeof(num), "%zu", i);
 		setenv("GRADSYNC_CASE", num, 1);
 		setenv("GRADSYNC_RUN_DIR", dir, 1);
-		token = launch_token_from_string(*c->launch.token ? c->launch.token : dir);
 		log_info(LOG_MAIN, "case %zu/%zu: %s (%d local ranks)", i + 1, exp->ncases,
 			 exp->cases[i].name, c->launch.local_ranks);
 		st = launch_spawn_local(c->launch.local_ranks, cv,
@@ -168,6 +162,7 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 	unsetenv("GRADSYNC_CASE");
 	unsetenv("GRADSYNC_RUN_DIR");
 	free(cv);
+	memset(token, 0, sizeof(token));
 	return failed ? -EIO : 0;
 }
 
@@ -210,6 +205,8 @@ int cmd_run(int argc, char **argv)
 		return GS_EXIT_FAIL;
 	run_iso_time(started, sizeof(started));
 	ret = parse_args(argc, argv, &a);
+	if (!ret && launch_argv_scrub_token(argc, argv, a.token, sizeof(a.token)))
+		ret = -EINVAL;
 	if (ret) {
 		free(exp);
 		return ret > 0 ? GS_EXIT_OK : GS_EXIT_USAGE;

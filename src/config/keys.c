@@ -252,8 +252,11 @@ static const struct cfg_key keys[] = {
 	  .help = "bound of every wait (rendezvous, connection, one collective)" },
 	{ "launch", "rendezvous", CFG_STRING, "", "", UNBOUNDED, FIELD(launch, rendezvous),
 	  .help = "HOST:PORT of rank 0; empty = 127.0.0.1 and a free port" },
-	{ "launch", "token", CFG_STRING, "", "", UNBOUNDED, FIELD(launch, token),
-	  .help = "job token every rank must present; empty = derived from the launcher's job id" },
+	{ "launch", "token", CFG_STRING, "", "", UNBOUNDED, FIELD(launch, token), .secret = true,
+	  .help = "job token every rank proves (prefer token_file; reports show it redacted)" },
+	{ "launch", "token_file", CFG_STRING, "", "", UNBOUNDED, FIELD(launch, token_file),
+	  .help = "file holding the job token, mode 0600 (multi-node and launcher runs); "
+		  "empty = GRADSYNC_TOKEN, or random for local runs" },
 
 	/* [report] */
 	{ "report", "formats", CFG_LIST, "table,json,csv,md,html", "", UNBOUNDED,

@@ -75,6 +75,7 @@ struct cfg_key {
 	/* Extra syntax check for strings: 0 or -EINVAL with err filled. */
 	int (*check)(const char *value, char *err, size_t errlen);
 	bool sweepable;           /* may appear in [matrix] */
+	bool secret;              /* CFG_STRING: shown as LAUNCH_REDACTED wherever it is echoed */
 	bool size_auto;           /* CFG_SIZE: "auto" is accepted and stored as 0 */
 	size_t offset;            /* where the value lives in struct cfg */
 	size_t size;              /* bytes of that field (strings: capacity) */
@@ -103,7 +104,11 @@ bool cfg_key_choice(const struct cfg_key *k, size_t i, struct cfg_choice *out);
 int cfg_value_set(struct cfg *c, const struct cfg_key *k, const char *value, char *err,
 		  size_t errlen);
 /* Canonical text of k's value in c (round-trips through cfg_value_set). */
+/* The value as text, as parsing accepts it; a set secret key reads LAUNCH_REDACTED. */
 void cfg_value_format(const struct cfg *c, const struct cfg_key *k, char *buf, size_t len);
+/* A secret key holding a value: writers of INI text comment the line out (';'), so the
+ * redaction never becomes a replayed run's token. */
+bool cfg_value_redacted(const struct cfg *c, const struct cfg_key *k);
 /* Fill c with every key's default; 0, or -EINVAL if a default fails to parse (a bug). */
 int cfg_defaults(struct cfg *c, char *err, size_t errlen);
 

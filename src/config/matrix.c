@@ -309,7 +309,7 @@ void experiment_write_case_ini(FILE *out, const struct experiment *exp, const st
 			fprintf(out, "\n[%s]\n", cur);
 		}
 		cfg_value_format(&c->cfg, k, v, sizeof(v));
-		fprintf(out, "%s = %s\n", k->name, v);
+		fprintf(out, "%s%s = %s\n", cfg_value_redacted(&c->cfg, k) ? "; " : "", k->name, v);
 	}
 }
 
@@ -330,7 +330,8 @@ void experiment_write_resolved(FILE *out, const struct experiment *exp)
 		}
 		cfg_value_format(&exp->base, k, v, sizeof(v));
 		if (*v || k->type == CFG_STRING || k->type == CFG_LIST)
-			fprintf(out, "%s = %s\n", k->name, v);
+			fprintf(out, "%s%s = %s\n", cfg_value_redacted(&exp->base, k) ? "; " : "",
+				k->name, v);
 	}
 	if (!exp->naxes)
 		return;

@@ -360,6 +360,11 @@ int cfg_value_set(struct cfg *c, const struct cfg_key *k, const char *value, cha
 	return -EINVAL;
 }
 
+bool cfg_value_redacted(const struct cfg *c, const struct cfg_key *k)
+{
+	return k->secret && *((const char *)c + k->offset);
+}
+
 void cfg_value_format(const struct cfg *c, const struct cfg_key *k, char *buf, size_t len)
 {
 	const void *p = (const char *)c + k->offset;
@@ -401,7 +406,8 @@ void cfg_value_format(const struct cfg *c, const struct cfg_key *k, char *buf, s
 		break;
 	case CFG_STRING:
 	case CFG_LIST:
-		snprintf(buf, len, "%s", (const char *)p);
+		/* a secret never leaves the process: reports, echoes and resolved files */
+		snprintf(buf, len, "%s", cfg_value_redacted(c, k) ? LAUNCH_REDACTED : (const char *)p);
 		break;
 	case CFG_SIZES:
 	case CFG_INTS:

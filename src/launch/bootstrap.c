@@ -15,6 +15,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 
 #include "launch/bootstrap_int.h"
 #include "util/log.h"
+#include "util/rand.h"
+#include "util/sha256.h"
 #include "util/timeutil.h"
 
 #define BS_RETRY_NS 50000000ull
@@ -57,14 +60,41 @@ static const char *rank_list(const bool *missing, int n, char *buf, size_t len)
 	return buf;
 }
 
-/* Rank 0: a socket listening on the rendezvous port (loopback stays loopback). */
+static bool addr_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24 == 127;
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* A non-blocking socket listening on one resolved address, or -errno. */
+static int listen_one(const struct addrinfo *a)
+{
+	int fd, one = 1, e;
+
+	fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, a->ai_addr, a->ai_addrlen) || listen(fd, 1024)) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/*
+ * Rank 0: listen on the address the rendezvous host resolves to, the first that binds.
+ * Never the wildcard: only the interface the user named is exposed to the network.
+ */
 static int listen_on(const char *addr)
 {
-	struct addrinfo hints = {
-	    .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
-	struct addrinfo *ai;
-	char host[128], port[16];
-	int fd, one = 1, zero = 0, e;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *ai, *a;
+	char host[128], port[16], ip[INET6_ADDRSTRLEN + 8];
+	int fd = -EADDRNOTAVAIL, e;
 
 	if (bs_split_addr(addr, host, sizeof(host), port, sizeof(port))) {
 		log_err(LOG_LAUNCH, "bootstrap: rendezvous \"%s\": expected HOST:PORT", addr);
@@ -75,41 +105,28 @@ static int listen_on(const char *addr)
 		log_err(LOG_LAUNCH, "bootstrap: getaddrinfo %s: %s", addr, gai_strerror(e));
 		return -EHOSTUNREACH;
 	}
-	struct sockaddr_storage ss;
-	socklen_t sl = ai->ai_addrlen;
+	for (a = ai; a; a = a->ai_next) {
+		fd = listen_one(a);
+		if (fd >= 0)
+			break;
+	}
+	if (fd < 0) {
+		log_err(LOG_LAUNCH, "bootstrap: bind/listen %s: %s (is %s an address of this host?)",
+			addr, strerror(-fd), host);
+	} else if (addr_is_loopback(a->ai_addr)) {
+		struct addrinfo num = {.ai_flags = AI_NUMERICHOST, .ai_socktype = SOCK_STREAM};
+		struct addrinfo *lit;
 
-	memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
-	/*
-	 * A host name may resolve to another interface's address on rank 0's own host
-	 * (127.0.1.1 from /etc/hosts): bind the wildcard unless the address is loopback.
-	 */
-	if (ss.ss_family == AF_INET) {
-		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-		if ((ntohl(a->sin_addr.s_addr) >> 24) != 127)
-			a->sin_addr.s_addr = htonl(INADDR_ANY);
-	} else if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-		if (!IN6_IS_ADDR_LOOPBACK(&a->sin6_addr))
-			a->sin6_addr = in6addr_any;
+		/* a host name that /etc/hosts maps to 127.0.1.1 is unreachable from elsewhere */
+		if (getaddrinfo(host, port, &num, &lit) == 0)
+			freeaddrinfo(lit);
+		else if (strcmp(host, "localhost"))
+			log_warn(LOG_LAUNCH,
+				 "bootstrap: rendezvous host %s resolves to loopback %s on rank 0: "
+				 "ranks on other hosts cannot reach it (name an interface address)",
+				 host, bs_sockaddr_name(a->ai_addr, ip, sizeof(ip)));
 	}
 	freeaddrinfo(ai);
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		e = errno;
-		log_err(LOG_LAUNCH, "bootstrap: socket for %s: %s", addr, strerror(e));
-		return -e;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ss.ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 1024)) {
-		e = errno;
-		log_err(LOG_LAUNCH, "bootstrap: bind/listen %s: %s", addr, strerror(e));
-		close(fd);
-		return -e;
-	}
 	return fd;
 }
 
@@ -177,39 +194,89 @@ static int connect_once(const char *host, const char *port, uint64_t deadline_ns
 }
 
 /*
- * HELLO on a fresh connection and rank 0's answer: 0 when welcomed, -ECONNREFUSED when
- * refused (final), -EAGAIN when the far side went away (try again), -EPROTO on garbage.
+ * One handshake frame from rank 0: `want` or REFUSE, payload into buf (cap bytes).
+ * 0 = want; -ECONNREFUSED = refused (final, logged); -EAGAIN = the far side went away.
  */
-static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
+static int hs_read(struct bootstrap *b, int fd, uint8_t want, void *buf, size_t cap,
+		   uint64_t deadline_ns)
 {
-	uint8_t buf[BS_HELLO_LEN], hdr[BS_HDR_LEN];
+	uint8_t hdr[BS_HDR_LEN];
 	char text[BS_TEXT_MAX + 1];
-	const char *why;
+	const char *why = "unexpected message";
 	struct bs_hdr h;
 	int ret;
 
-	bs_hello_pack(b->token, (uint32_t)b->rank, (uint32_t)b->nranks, buf);
-	ret = bs_send_frame(fd, BS_HELLO, BS_OP_NONE, 0, buf, sizeof(buf), deadline_ns);
-	if (!ret)
-		ret = bs_read_full(fd, hdr, sizeof(hdr), deadline_ns);
+	ret = bs_read_full(fd, hdr, sizeof(hdr), deadline_ns);
 	if (ret == -EPIPE || ret == -ECONNRESET)
 		return -EAGAIN;
 	if (ret)
 		return ret;
-	if (bs_hdr_unpack(hdr, &h, &why) || (h.type != BS_WELCOME && h.type != BS_REFUSE)) {
-		log_err(LOG_LAUNCH, "bootstrap: %s answered HELLO with garbage (%s)", b->addr,
-			h.magic != BS_MAGIC ? "bad magic" : "unexpected message");
+	if (bs_hdr_unpack(hdr, &h, &why) || (h.type != want && h.type != BS_REFUSE) ||
+	    (h.type == want && h.len != cap)) {
+		log_err(LOG_LAUNCH, "bootstrap: %s answered the handshake with garbage (%s)",
+			b->addr, h.type == want || h.type == BS_REFUSE ? why : "unexpected message");
 		return -EPROTO;
 	}
-	if (h.type == BS_WELCOME)
+	ret = bs_read_full(fd, h.type == want ? buf : text, h.len, deadline_ns);
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		return -EAGAIN;
+	if (ret)
+		return ret;
+	if (h.type == want)
 		return 0;
-	ret = bs_read_full(fd, text, h.len, deadline_ns);
-	text[ret ? 0 : h.len] = '\0';
+	text[h.len] = '\0';
 	for (char *c = text; *c; c++)
 		if (*c < ' ' || *c > '~')
 			*c = '?';
-	log_err(LOG_LAUNCH, "bootstrap: rank 0 at %s refused rank %d: %s", b->addr, b->rank, text);
+	/* rank 0 says the same to everyone: its own log names the reason */
+	log_err(LOG_LAUNCH,
+		"bootstrap: rank 0 at %s %s rank %d of %d (wrong token, world size or rank, or "
+		"the rank already joined: rank 0's log names which)",
+		b->addr, text, b->rank, b->nranks);
 	return -ECONNREFUSED;
+}
+
+/*
+ * The handshake on a fresh connection (bootstrap_wire.h): HELLO with our nonce,
+ * CHALLENGE with rank 0's, our PROOF, then WELCOME carrying rank 0's own proof, so a
+ * process squatting on the port cannot pose as rank 0. 0 when welcomed,
+ * -ECONNREFUSED when refused and -EACCES when rank 0 failed its proof (final),
+ * -EAGAIN when the far side went away (try again), -EPROTO on garbage.
+ */
+static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
+{
+	uint8_t buf[BS_HELLO_LEN], nonce_r[BS_NONCE_LEN], nonce_0[BS_NONCE_LEN];
+	uint8_t mine[BS_MAC_LEN], theirs[BS_MAC_LEN];
+	uint32_t rank = (uint32_t)b->rank, nranks = (uint32_t)b->nranks;
+	int ret;
+
+	ret = rand_bytes(nonce_r, sizeof(nonce_r));
+	if (ret)
+		return ret;
+	bs_hello_pack(rank, nranks, nonce_r, buf);
+	ret = bs_send_frame(fd, BS_HELLO, BS_OP_NONE, 0, buf, sizeof(buf), deadline_ns);
+	if (!ret)
+		ret = hs_read(b, fd, BS_CHALLENGE, nonce_0, sizeof(nonce_0), deadline_ns);
+	if (!ret) {
+		bs_auth_mac(b->token, b->token_len, BS_ROLE_RANK, rank, nranks, nonce_r, nonce_0,
+			    mine);
+		ret = bs_send_frame(fd, BS_PROOF, BS_OP_NONE, 0, mine, sizeof(mine), deadline_ns);
+	}
+	if (!ret)
+		ret = hs_read(b, fd, BS_WELCOME, theirs, sizeof(theirs), deadline_ns);
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		return -EAGAIN;
+	if (ret)
+		return ret;
+	bs_auth_mac(b->token, b->token_len, BS_ROLE_ROOT, rank, nranks, nonce_r, nonce_0, mine);
+	if (!mem_equal_ct(mine, theirs, sizeof(mine))) {
+		log_err(LOG_LAUNCH,
+			"bootstrap: the process at %s welcomed rank %d without proving it holds "
+			"the job token: not this job's rank 0 (another job on this port?)",
+			b->addr, b->rank);
+		return -EACCES;
+	}
+	return 0;
 }
 
 /* Rank r > 0: connect to rank 0, retrying while it is not up yet. */
@@ -287,7 +354,8 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	}
 	b->rank = o->rank;
 	b->nranks = o->nranks;
-	b->token = o->token;
+	b->token_len = o->token ? strlen(o->token) : 0;
+	memcpy(b->token, o->token ? o->token : "", b->token_len);
 	b->timeout_ms = o->timeout_ms;
 	b->timeout_ns = (uint64_t)o->timeout_ms * 1000000ull;
 	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
@@ -354,9 +422,13 @@ int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out)
 
 	*out = NULL;
 	if (o->nranks < 1 || o->rank < 0 || o->rank >= o->nranks || o->timeout_ms <= 0 ||
-	    (o->nranks > 1 && !o->addr && o->listen_fd <= 0)) {
-		log_err(LOG_LAUNCH, "bootstrap: bad options rank=%d nranks=%d timeout=%dms addr=%s",
-			o->rank, o->nranks, o->timeout_ms, o->addr ? o->addr : "(none)");
+	    (o->nranks > 1 && !o->addr && o->listen_fd <= 0) ||
+	    (o->nranks > 1 && (!o->token || !*o->token || strlen(o->token) > BS_TOKEN_MAX))) {
+		log_err(LOG_LAUNCH,
+			"bootstrap: bad options rank=%d nranks=%d timeout=%dms addr=%s token=%s",
+			o->rank, o->nranks, o->timeout_ms, o->addr ? o->addr : "(none)",
+			!o->token || !*o->token ? "(none)"
+			: strlen(o->token) > BS_TOKEN_MAX ? "(too long)" : "(set)");
 		return -EINVAL;
 	}
 	b = bs_alloc(o);

@@ -5,20 +5,27 @@
  * vanished and raises the abort flag on every surviving rank, naming it.
  *
  * Wire protocol (versioned, length-prefixed; every length and rank checked):
- *   1. rank r -> 0: HELLO {magic, version, token, rank, nranks}
- *   2. 0 -> r:      WELCOME or REFUSE (wrong token/version/rank: the stranger is
- *                   dropped and the job goes on)
- *   3. collective messages: {magic, type, seq, len} + payload, in program order.
- *   4. ABORT {rank that failed, reason} may arrive at any time.
+ *   1. rank r -> 0: HELLO {rank, nranks, nonce_r}
+ *   2. 0 -> r:      CHALLENGE {nonce_0}
+ *   3. r -> 0:      PROOF {HMAC(token, "rank", nonces, rank, nranks)}
+ *   4. 0 -> r:      WELCOME {HMAC(token, "root", ...)}: rank 0 proves itself too; or
+ *                   REFUSE "refused", the same for every failure (wrong token, version,
+ *                   world size or rank, garbage, too slow): a stranger learns nothing,
+ *                   is dropped, and the job goes on. The token never crosses the wire.
+ *   5. collective messages: {magic, type, seq, len} + payload, in program order.
+ *   6. ABORT {rank that failed, reason} may arrive at any time.
+ * Rank 0 reads every pending handshake at once (poll), each with its own deadline; when
+ * its slots run out a newcomer displaces the oldest idle connection (one that has sent
+ * nothing), first among those of its own source address, which may hold only a share of
+ * the slots: idle connections, however many, cannot keep ranks out.
  * Every call is collective (all ranks, same order), made from one thread per rank,
  * and bounded by timeout_ms; a timeout names the ranks that never arrived.
  * Any failed call (timeout, a rank that left, mismatched lengths) aborts the job, so
  * afterwards only bootstrap_abort_flag/reason and bootstrap_close are meaningful;
  * calls on an aborted bootstrap return -ECANCELED at once.
  *
- * Addresses: rank 0 binds HOST:PORT itself when HOST is a loopback address, else the
- * wildcard of its family (a host name may resolve to another interface on rank 0's
- * own host); IPv6 is written [addr]:port. Connections carry TCP keepalive, so a
+ * Addresses: rank 0 binds the address HOST resolves to (never the wildcard: only the
+ * interface the user named is exposed); IPv6 is written [addr]:port. Connections carry TCP keepalive, so a
  * vanished host (no FIN/RST) is noticed within ~15 s even between collectives.
  */
 #ifndef GS_LAUNCH_BOOTSTRAP_H
@@ -31,7 +38,7 @@ struct bootstrap_opts {
 	int rank;
 	int nranks;
 	const char *addr;   /* HOST:PORT rank 0 listens on and others connect to */
-	uint64_t token;
+	const char *token;  /* the job's shared secret (HMAC key), 1..BS_TOKEN_MAX bytes */
 	int timeout_ms;
 	int listen_fd;      /* rank 0: > 0 = listening socket already bound (launch_info.listen_fd),
 			     * adopted and closed by bootstrap; 0 = bind addr */

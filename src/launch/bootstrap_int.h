@@ -1,6 +1,6 @@
 /*
- * Bootstrap internals shared by bootstrap.c (open, collectives, close) and
- * bootstrap_io.c (the reader thread, rank 0's handshakes, abort propagation).
+ * Bootstrap internals shared by bootstrap.c (open, collectives, close), bootstrap_io.c
+ * (the reader thread, abort propagation) and bootstrap_admit.c (rank 0's handshakes).
  *
  * Threads: the caller's thread writes frames and waits on queues; one reader thread
  * per rank owns every socket read (so the watchdog and the collectives never race on
@@ -18,10 +18,17 @@
 #include "launch/bootstrap.h"
 #include "launch/bootstrap_wire.h"
 
-/* Handshakes rank 0 holds at once; later connections wait in the listen backlog. */
+/* Handshakes rank 0 holds at once; a newcomer beyond displaces one (bs_pending_victim). */
 #define BS_MAX_PENDING 64
-/* How long a connection may take to send its HELLO. */
+/* Handshakes one source address may hold: a single host cannot take every slot. */
+#define BS_MAX_PER_SOURCE 16
+/* How long a connection may take for the whole handshake. */
 #define BS_HELLO_TIMEOUT_NS 5000000000ull
+/* A handshake that has progressed is displaced only once it waited this long in a stage. */
+#define BS_EVICT_MIN_NS 200000000ull
+/* Refusals logged per window; the rest are counted in one line when the window ends. */
+#define BS_REFUSE_LOG_BURST 5
+#define BS_REFUSE_LOG_WINDOW_NS 10000000000ull
 /* Bound on sending an ABORT to one peer (a stuck peer must not hold up the rest). */
 #define BS_ABORT_SEND_NS 1000000000ull
 #define BS_REASON_LEN	 256
@@ -48,19 +55,39 @@ struct bs_peer {
 	bool gone; /* EOF or error seen; no more reads */
 };
 
-/* A connection on rank 0 that has not said HELLO yet. Reader thread only. */
+enum bs_pending_stage {
+	BS_PEND_HELLO, /* waiting for HELLO */
+	BS_PEND_PROOF, /* CHALLENGE sent, waiting for PROOF */
+};
+
+/* A connection on rank 0 that has not completed the handshake. Reader thread only. */
 struct bs_pending {
 	int fd;
-	uint8_t buf[BS_HDR_LEN + BS_HELLO_LEN];
+	enum bs_pending_stage stage;
+	uint8_t buf[BS_HDR_LEN + BS_HELLO_LEN]; /* the current stage's frame */
 	size_t got;
+	bool active;	      /* has sent at least one byte */
+	uint64_t accepted_ns; /* age, for eviction */
+	uint64_t stage_ns;    /* when the current stage began */
 	uint64_t deadline_ns;
-	char name[64];
+	uint32_t rank, nranks; /* from HELLO */
+	uint8_t nonce_r[BS_NONCE_LEN], nonce_0[BS_NONCE_LEN];
+	char source[48]; /* far address without the port: the per-source share */
+	char name[64];	 /* far address:port, for logs */
+};
+
+/* Refusal logging: a burst per window, then a count. Reader thread only. */
+struct bs_ratelimit {
+	uint64_t window_ns;
+	int logged;
+	int suppressed;
 };
 
 struct bootstrap {
 	int rank;
 	int nranks;
-	uint64_t token;
+	char token[BS_TOKEN_MAX]; /* HMAC key; not NUL-terminated */
+	size_t token_len;
 	int timeout_ms;
 	uint64_t timeout_ns;
 	char addr[128];
@@ -84,6 +111,7 @@ struct bootstrap {
 
 	struct bs_pending pending[BS_MAX_PENDING];
 	int npending;
+	struct bs_ratelimit refusals;
 };
 
 int bs_reader_start(struct bootstrap *b);
@@ -98,5 +126,22 @@ void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, in
 int bs_peer_send(struct bootstrap *b, int peer, uint8_t type, uint8_t op, uint32_t seq,
 		 const void *data, size_t len, uint64_t deadline_ns);
 void bs_msg_free(struct bs_msg *m);
+
+/* bootstrap_admit.c, rank 0's reader thread: take new connections, read a handshake. */
+void bs_admit_accept(struct bootstrap *b);
+void bs_admit_read(struct bootstrap *b, int i);
+/* Drop handshakes past their deadline; returns the earliest deadline left (or `next`). */
+uint64_t bs_admit_expire(struct bootstrap *b, uint64_t now, uint64_t next);
+/* Close every pending handshake (reader stopped). */
+void bs_admit_close_all(struct bootstrap *b);
+/*
+ * Eviction policy: which of the n pending handshakes a newcomer from `source` displaces.
+ * The pool is the newcomer's own source's entries when that source holds
+ * BS_MAX_PER_SOURCE, else every entry when all BS_MAX_PENDING slots are taken, else
+ * none is needed (-1). In the pool: the oldest idle entry (has sent nothing), else the
+ * oldest whose stage began BS_EVICT_MIN_NS ago; -2 when none qualifies (the newcomer
+ * is refused: every slot is a handshake in progress).
+ */
+int bs_pending_victim(const struct bs_pending *p, int n, const char *source, uint64_t now_ns);
 
 #endif

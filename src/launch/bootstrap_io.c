@@ -4,7 +4,7 @@
  * an unexpected EOF into a job-wide ABORT naming the rank that vanished.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* accept4, pipe2 */
+#define _GNU_SOURCE /* pipe2 */
 #endif
 #include <errno.h>
 #include <fcntl.h>
@@ -195,134 +195,6 @@ static void peer_lost(struct bootstrap *b, int r, int err, const char *why)
 	bs_raise_abort(b, r, reason, r, false);
 }
 
-static void pending_drop(struct bootstrap *b, int i, const char *why, bool reply)
-{
-	struct bs_pending *q = &b->pending[i];
-
-	log_warn(LOG_LAUNCH, "bootstrap: refused connection from %s: %s", q->name, why);
-	if (reply)
-		bs_send_frame(q->fd, BS_REFUSE, BS_OP_NONE, 0, why, strlen(why),
-			      time_now_ns() + BS_ABORT_SEND_NS / 10);
-	close(q->fd);
-	b->pending[i] = b->pending[--b->npending];
-}
-
-/*
- * Take connections while handshake slots are free; the rest wait in the kernel's
- * backlog (real ranks say HELLO at once, so slots free up quickly).
- */
-static void accept_new(struct bootstrap *b)
-{
-	while (b->npending < BS_MAX_PENDING) {
-		int fd = accept4(b->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct bs_pending *q;
-
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-			    errno != ECONNABORTED)
-				log_warn(LOG_LAUNCH, "bootstrap: accept on %s: %s", b->addr,
-					 strerror(errno));
-			return;
-		}
-		q = &b->pending[b->npending++];
-		memset(q, 0, sizeof(*q));
-		q->fd = fd;
-		q->deadline_ns = time_now_ns() + GS_MIN(BS_HELLO_TIMEOUT_NS, b->timeout_ns);
-		bs_peer_name(fd, q->name, sizeof(q->name));
-	}
-}
-
-/* A HELLO is complete: admit the rank, or say why not. */
-static void pending_admit(struct bootstrap *b, int i)
-{
-	struct bs_pending *q = &b->pending[i];
-	uint32_t rank, nranks;
-	uint64_t token;
-	char why[96];
-	int ret;
-
-	bs_hello_unpack(q->buf + BS_HDR_LEN, &token, &rank, &nranks);
-	if (token != b->token) {
-		pending_drop(b, i, "wrong token", true);
-		return;
-	}
-	if (nranks != (uint32_t)b->nranks) {
-		snprintf(why, sizeof(why), "world size %u, this job has %d", nranks, b->nranks);
-		pending_drop(b, i, why, true);
-		return;
-	}
-	if (rank == 0 || rank >= nranks) {
-		snprintf(why, sizeof(why), "rank %u out of range", rank);
-		pending_drop(b, i, why, true);
-		return;
-	}
-	if (b->peers[rank].fd >= 0) {
-		snprintf(why, sizeof(why), "rank %u is already connected", rank);
-		pending_drop(b, i, why, true);
-		return;
-	}
-	bs_tune_socket(q->fd);
-	ret = bs_send_frame(q->fd, BS_WELCOME, BS_OP_NONE, 0, NULL, 0,
-			    time_now_ns() + BS_ABORT_SEND_NS);
-	if (ret) {
-		snprintf(why, sizeof(why), "sending WELCOME to rank %u: %s", rank, strerror(-ret));
-		pending_drop(b, i, why, false);
-		return;
-	}
-	log_dbg(LOG_LAUNCH, "bootstrap: rank %u connected from %s", rank, q->name);
-	pthread_mutex_lock(&b->peers[rank].wlock);
-	pthread_mutex_lock(&b->lock);
-	b->peers[rank].fd = q->fd;
-	b->nconnected++;
-	pthread_cond_broadcast(&b->cond);
-	pthread_mutex_unlock(&b->lock);
-	pthread_mutex_unlock(&b->peers[rank].wlock);
-	b->pending[i] = b->pending[--b->npending];
-}
-
-static void read_pending(struct bootstrap *b, int i)
-{
-	struct bs_pending *q = &b->pending[i];
-	const char *why;
-	struct bs_hdr h;
-	char msg[96];
-
-	for (;;) {
-		ssize_t n = recv(q->fd, q->buf + q->got, sizeof(q->buf) - q->got, 0);
-
-		if (n == 0) {
-			snprintf(msg, sizeof(msg), "closed after %zu of %zu handshake bytes",
-				 q->got, sizeof(q->buf));
-			pending_drop(b, i, msg, false);
-			return;
-		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				pending_drop(b, i, strerror(errno), false);
-			return;
-		}
-		bool had_hdr = q->got >= BS_HDR_LEN;
-
-		q->got += (size_t)n;
-		if (!had_hdr && q->got >= BS_HDR_LEN) {
-			if (bs_hdr_unpack(q->buf, &h, &why)) {
-				pending_drop(b, i, why, false);
-				return;
-			}
-			if (h.type != BS_HELLO) {
-				pending_drop(b, i, "first message is not HELLO", true);
-				return;
-			}
-		}
-		if (q->got == sizeof(q->buf)) {
-			pending_admit(b, i);
-			return;
-		}
-	}
-}
-
 static void *reader_main(void *arg)
 {
 	struct bootstrap *b = arg;
@@ -341,14 +213,14 @@ static void *reader_main(void *arg)
 
 		pfd[n] = (struct pollfd){.fd = b->wake[0], .events = POLLIN};
 		who[n++] = -1;
-		if (b->listen_fd >= 0 && b->npending < BS_MAX_PENDING) {
+		if (b->listen_fd >= 0) {
 			pfd[n] = (struct pollfd){.fd = b->listen_fd, .events = POLLIN};
 			who[n++] = -2;
 		}
+		next = bs_admit_expire(b, now, next);
 		for (int i = 0; i < b->npending; i++) {
 			pfd[n] = (struct pollfd){.fd = b->pending[i].fd, .events = POLLIN};
 			who[n++] = -3 - i;
-			next = GS_MIN(next, b->pending[i].deadline_ns);
 		}
 		for (int r = 0; r < b->nranks; r++) {
 			if (r == b->rank || b->peers[r].fd < 0 || b->peers[r].gone)
@@ -367,14 +239,19 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&b->lock);
 		if (stop)
 			break;
-		/* Pending slots move when one is dropped: walk them from the end. */
+		/*
+		 * Pending slots move when one is dropped: walk them from the end, and take new
+		 * connections last (accepting may displace any slot).
+		 */
+		bool accept = false;
+
 		for (nfds_t k = n; k-- > 0;) {
 			if (!pfd[k].revents)
 				continue;
 			if (who[k] == -2) {
-				accept_new(b);
+				accept = true;
 			} else if (who[k] <= -3) {
-				read_pending(b, -3 - who[k]);
+				bs_admit_read(b, -3 - who[k]);
 			} else if (who[k] >= 0) {
 				int ret = read_peer(b, who[k], &why);
 
@@ -382,10 +259,8 @@ static void *reader_main(void *arg)
 					peer_lost(b, who[k], ret, why);
 			}
 		}
-		now = time_now_ns();
-		for (int i = b->npending; i-- > 0;)
-			if (now >= b->pending[i].deadline_ns)
-				pending_drop(b, i, "no HELLO in time", false);
+		if (accept)
+			bs_admit_accept(b);
 	}
 out:
 	free(pfd);
@@ -433,7 +308,5 @@ void bs_reader_stop(struct bootstrap *b)
 	close(b->wake[0]);
 	close(b->wake[1]);
 	b->wake[0] = b->wake[1] = -1;
-	for (int i = 0; i < b->npending; i++)
-		close(b->pending[i].fd);
-	b->npending = 0;
+	bs_admit_close_all(b);
 }

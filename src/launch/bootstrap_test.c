@@ -12,7 +12,7 @@ static int coll_fn(struct job *j, int rank, struct bootstrap *b)
 	struct rec {
 		int rank, sq;
 		uint64_t tag;
-	} mine = {rank, rank * rank, TOKEN ^ (uint64_t)rank}, all[MAX_RANKS];
+	} mine = {rank, rank * rank, TAG ^ (uint64_t)rank}, all[MAX_RANKS];
 	size_t big = 256 << 10;
 	uint8_t *gbuf = malloc(big), *gall = malloc(big * (size_t)j->n), bc[4096];
 	void **blobs;
@@ -25,7 +25,7 @@ static int coll_fn(struct job *j, int rank, struct bootstrap *b)
 			    "allgather");
 		for (int r = 0; r < j->n; r++)
 			child_check(all[r].rank == r && all[r].sq == r * r + round &&
-					all[r].tag == (TOKEN ^ (uint64_t)r),
+					all[r].tag == (TAG ^ (uint64_t)r),
 				    __LINE__, "allgather record");
 	}
 	/* Large records: frames arrive in many pieces. */
@@ -197,15 +197,27 @@ static size_t drain(int fd, char *buf, size_t len)
 	return got;
 }
 
-/*
- * Send raw bytes as a stranger; expect rank 0 to drop us silently (expect == NULL) or
- * with a REFUSE frame whose text contains expect.
- */
-static void stranger_send(const char *addr, const void *bytes, size_t len, const char *expect)
+/* Expect the one REFUSE every failure gets (refused) in buf[0..n), then EOF. */
+static void expect_refused(const char *buf, size_t n)
 {
-	char buf[512];
 	struct bs_hdr h;
 	const char *why;
+
+	assert_true(n >= BS_HDR_LEN);
+	assert_int_equal(bs_hdr_unpack((const uint8_t *)buf, &h, &why), 0);
+	assert_int_equal(h.type, BS_REFUSE);
+	assert_int_equal(n, BS_HDR_LEN + h.len);
+	assert_int_equal(h.len, strlen(BS_REFUSED));
+	assert_memory_equal(buf + BS_HDR_LEN, BS_REFUSED, h.len);
+}
+
+/*
+ * Send raw bytes as a stranger; expect rank 0 to close silently (refused == false: it
+ * saw EOF) or to answer with the one REFUSE.
+ */
+static void stranger_send(const char *addr, const void *bytes, size_t len, bool refused)
+{
+	char buf[512];
 	int fd = stranger_connect(addr);
 	size_t n;
 
@@ -214,37 +226,67 @@ static void stranger_send(const char *addr, const void *bytes, size_t len, const
 		shutdown(fd, SHUT_WR);
 	n = drain(fd, buf, sizeof(buf));
 	close(fd);
-	if (!expect) {
+	if (!refused)
 		assert_int_equal(n, 0);
-		return;
-	}
-	assert_true(n >= BS_HDR_LEN);
-	assert_int_equal(bs_hdr_unpack((uint8_t *)buf, &h, &why), 0);
-	assert_int_equal(h.type, BS_REFUSE);
-	assert_int_equal(n, BS_HDR_LEN + h.len);
-	if (!strstr(buf + BS_HDR_LEN, expect))
-		fail_msg("refused with \"%s\", expected \"%s\"", buf + BS_HDR_LEN, expect);
+	else
+		expect_refused(buf, n);
 }
 
-static void stranger_hello(const char *addr, uint64_t token, int rank, int nranks,
-			   const char *expect)
+static void read_exact(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, 3000), 1);
+		n = read(fd, (char *)buf + got, len - got);
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+}
+
+/*
+ * The whole handshake as a client holding `token`: HELLO, CHALLENGE, PROOF; then the
+ * answer must be the one REFUSE. Rank 0 answers a HELLO with a CHALLENGE whatever it
+ * says, so a stranger learns nothing before proving the token.
+ */
+static void stranger_hello(const char *addr, const char *token, int rank, int nranks)
 {
 	struct bs_hdr h = {
 	    .magic = BS_MAGIC, .version = BS_VERSION, .type = BS_HELLO, .len = BS_HELLO_LEN};
-	uint8_t frame[BS_HDR_LEN + BS_HELLO_LEN];
+	uint8_t frame[BS_HDR_LEN + BS_HELLO_LEN], nonce_r[BS_NONCE_LEN], nonce_0[BS_NONCE_LEN];
+	uint8_t hdr[BS_HDR_LEN], proof[BS_HDR_LEN + BS_MAC_LEN];
+	char buf[512];
+	const char *why;
+	int fd = stranger_connect(addr);
 
+	memset(nonce_r, rank + 7, sizeof(nonce_r));
 	bs_hdr_pack(&h, frame);
-	bs_hello_pack(token, (uint32_t)rank, (uint32_t)nranks, frame + BS_HDR_LEN);
-	stranger_send(addr, frame, sizeof(frame), expect);
+	bs_hello_pack((uint32_t)rank, (uint32_t)nranks, nonce_r, frame + BS_HDR_LEN);
+	assert_int_equal(write(fd, frame, sizeof(frame)), (ssize_t)sizeof(frame));
+	read_exact(fd, hdr, sizeof(hdr));
+	assert_int_equal(bs_hdr_unpack(hdr, &h, &why), 0);
+	assert_int_equal(h.type, BS_CHALLENGE);
+	read_exact(fd, nonce_0, sizeof(nonce_0));
+	h = (struct bs_hdr){.magic = BS_MAGIC, .version = BS_VERSION, .type = BS_PROOF,
+			    .len = BS_MAC_LEN};
+	bs_hdr_pack(&h, proof);
+	bs_auth_mac(token, strlen(token), BS_ROLE_RANK, (uint32_t)rank, (uint32_t)nranks, nonce_r,
+		    nonce_0, proof + BS_HDR_LEN);
+	assert_int_equal(write(fd, proof, sizeof(proof)), (ssize_t)sizeof(proof));
+	expect_refused(buf, drain(fd, buf, sizeof(buf)));
+	close(fd);
 }
 
-static void stranger_frame(const char *addr, uint8_t type, uint32_t len, const char *expect)
+static void stranger_frame(const char *addr, uint8_t type, uint32_t len, bool refused)
 {
 	struct bs_hdr h = {.magic = BS_MAGIC, .version = BS_VERSION, .type = type, .len = len};
 	uint8_t frame[BS_HDR_LEN];
 
 	bs_hdr_pack(&h, frame);
-	stranger_send(addr, frame, sizeof(frame), expect);
+	stranger_send(addr, frame, sizeof(frame), refused);
 }
 
 /* Ranks > 0 come late, so the first strangers meet rank 0 alone; then a window mid-job. */
@@ -285,29 +327,31 @@ static void test_strangers(void **state)
 	(void)state;
 	job_start(&j);
 	/* Before the ranks arrive: garbage, a short read, a wrong token. */
-	stranger_send(j.addr, http, sizeof(http) - 1, NULL);
-	stranger_send(j.addr, "GSB", 3, NULL);
-	stranger_hello(j.addr, TOKEN + 1, 1, 3, "wrong token");
+	stranger_send(j.addr, http, sizeof(http) - 1, true);
+	stranger_send(j.addr, "GSB", 3, false);
+	stranger_hello(j.addr, "wrong", 1, 3);
 	/* While the job runs: a duplicate rank, a wrong world size, more garbage. */
 	job_wait_ready(&j, 1);
-	stranger_hello(j.addr, TOKEN, 1, 3, "rank 1 is already connected");
-	stranger_hello(j.addr, TOKEN, 2, 4, "world size 4");
-	stranger_hello(j.addr, TOKEN, 0, 3, "rank 0 out of range");
-	stranger_frame(j.addr, BS_UP, 0xffffffffu, NULL);
-	stranger_frame(j.addr, BS_UP, 0, "first message is not HELLO");
-	stranger_hello(j.addr, ~TOKEN, 2, 3, "wrong token");
+	stranger_hello(j.addr, TOKEN, 1, 3);
+	stranger_hello(j.addr, TOKEN, 2, 4);
+	stranger_hello(j.addr, TOKEN, 0, 3);
+	stranger_frame(j.addr, BS_UP, 0xffffffffu, true);
+	stranger_frame(j.addr, BS_UP, 0, true);
+	stranger_hello(j.addr, TOKEN "x", 2, 3);
 	job_finish(&j);
 	for (int r = 0; r < j.n; r++)
 		expect_exit(&j, r, 0);
 	log = read_log(&j, 0);
 	print_message("rank 0 log:\n%s", log);
 	assert_non_null(strstr(log, "bootstrap: refused connection from 127.0.0.1:"));
-	assert_non_null(strstr(log, ": wrong token"));
+	/* the log names each reason, a burst at a time; the rest are counted */
 	assert_non_null(strstr(log, ": bad magic"));
-	assert_non_null(strstr(log, ": closed after 3 of 32 handshake bytes"));
-	assert_non_null(strstr(log, ": first message is not HELLO"));
-	assert_non_null(strstr(log, ": length out of bounds"));
+	assert_non_null(strstr(log, ": closed after 3 of 56 handshake bytes"));
+	assert_non_null(strstr(log, ": wrong token"));
 	assert_non_null(strstr(log, ": rank 1 is already connected"));
+	assert_non_null(strstr(log, ": world size 4, this job has 3"));
+	assert_non_null(strstr(log, "(further refusals counted, not logged)"));
+	assert_null(strstr(log, ": length out of bounds"));
 	assert_null(strstr(log, "abort"));
 	job_cleanup(&j);
 }

@@ -27,10 +27,12 @@
 
 #include "launch/bootstrap.h"
 #include "launch/bootstrap_wire.h"
+#include "util/common.h"
 #include "util/timeutil.h"
 
 #define MAX_RANKS 8
-#define TOKEN	  0x1234abcd5678ef00ull
+#define TOKEN	  "test-token-0123456789abcdef"
+#define TAG	  0x1234abcd5678ef00ull
 
 /* One job of forked ranks: what each child runs and what the parent learns. */
 struct job {
@@ -147,7 +149,7 @@ static void job_start(struct job *j)
 }
 
 /* Wait for `count` ready bytes from the children (bounded). */
-static void job_wait_ready(struct job *j, int count)
+static GS_UNUSED void job_wait_ready(struct job *j, int count)
 {
 	for (int i = 0; i < count; i++) {
 		struct pollfd p = {.fd = j->ready[0], .events = POLLIN};
@@ -216,7 +218,7 @@ static void expect_exit(struct job *j, int rank, int code)
 			 j->status[rank], code, read_log(j, rank));
 }
 
-static void signal_ready(struct job *j)
+static GS_UNUSED void signal_ready(struct job *j)
 {
 	child_check(write(j->ready[1], "r", 1) == 1, __LINE__, "ready pipe");
 }

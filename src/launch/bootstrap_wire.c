@@ -14,6 +14,7 @@
 
 #include "launch/bootstrap_wire.h"
 #include "util/common.h"
+#include "util/sha256.h"
 #include "util/timeutil.h"
 
 static void put32(uint8_t *p, uint32_t v)
@@ -46,12 +47,14 @@ static const struct {
 	uint32_t min, max;
 } bs_type_len[] = {
 	[BS_HELLO]   = {BS_HELLO_LEN, BS_HELLO_LEN},
-	[BS_WELCOME] = {0, 0},
+	[BS_WELCOME] = {BS_MAC_LEN, BS_MAC_LEN},
 	[BS_REFUSE]  = {0, BS_TEXT_MAX},
 	[BS_UP]      = {0, BS_MAX_PAYLOAD},
 	[BS_DOWN]    = {0, BS_MAX_PAYLOAD},
 	[BS_ABORT]   = {4, 4 + BS_TEXT_MAX},
 	[BS_BYE]     = {0, 0},
+	[BS_CHALLENGE] = {BS_NONCE_LEN, BS_NONCE_LEN},
+	[BS_PROOF]   = {BS_MAC_LEN, BS_MAC_LEN},
 };
 /* clang-format on */
 
@@ -71,7 +74,7 @@ int bs_hdr_unpack(const uint8_t in[BS_HDR_LEN], struct bs_hdr *h, const char **w
 		*why = "unsupported protocol version";
 		return -EPROTO;
 	}
-	if (h->type < BS_HELLO || h->type > BS_BYE) {
+	if (h->type < BS_HELLO || h->type > BS_PROOF) {
 		*why = "unknown message type";
 		return -EPROTO;
 	}
@@ -97,20 +100,35 @@ const char *bs_op_name(uint8_t op)
 	return op < ARRAY_SIZE(names) ? names[op] : "?";
 }
 
-void bs_hello_pack(uint64_t token, uint32_t rank, uint32_t nranks, uint8_t out[BS_HELLO_LEN])
+void bs_hello_pack(uint32_t rank, uint32_t nranks, const uint8_t nonce[BS_NONCE_LEN],
+		   uint8_t out[BS_HELLO_LEN])
 {
-	put32(out, (uint32_t)(token >> 32));
-	put32(out + 4, (uint32_t)token);
-	put32(out + 8, rank);
-	put32(out + 12, nranks);
+	put32(out, rank);
+	put32(out + 4, nranks);
+	memcpy(out + 8, nonce, BS_NONCE_LEN);
 }
 
-void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint64_t *token, uint32_t *rank,
-		     uint32_t *nranks)
+void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint32_t *rank, uint32_t *nranks,
+		     uint8_t nonce[BS_NONCE_LEN])
 {
-	*token = (uint64_t)get32(in) << 32 | get32(in + 4);
-	*rank = get32(in + 8);
-	*nranks = get32(in + 12);
+	*rank = get32(in);
+	*nranks = get32(in + 4);
+	memcpy(nonce, in + 8, BS_NONCE_LEN);
+}
+
+void bs_auth_mac(const char *token, size_t token_len, enum bs_role role, uint32_t rank,
+		 uint32_t nranks, const uint8_t nonce_r[BS_NONCE_LEN],
+		 const uint8_t nonce_0[BS_NONCE_LEN], uint8_t out[BS_MAC_LEN])
+{
+	static const char proto[] = "gradsync-bootstrap-2";
+	uint8_t ids[8];
+	const void *parts[] = {role == BS_ROLE_ROOT ? "root" : "rank", proto, ids, nonce_r,
+			       nonce_0};
+	const size_t lens[] = {4, sizeof(proto) - 1, sizeof(ids), BS_NONCE_LEN, BS_NONCE_LEN};
+
+	put32(ids, rank);
+	put32(ids + 4, nranks);
+	hmac_sha256(token, token_len, parts, lens, ARRAY_SIZE(parts), out);
 }
 
 static int wait_fd(int fd, short events, uint64_t deadline_ns)
@@ -233,28 +251,34 @@ int bs_split_addr(const char *addr, char *host, size_t hlen, char *port, size_t 
 	return 0;
 }
 
-const char *bs_peer_name(int fd, char *buf, size_t len)
+const char *bs_sockaddr_name(const struct sockaddr *sa, char *buf, size_t len)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
 	char ip[INET6_ADDRSTRLEN] = "?";
 	unsigned int port = 0;
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		if (ss.ss_family == AF_INET) {
-			struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
 
-			inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
-			port = ntohs(a->sin_port);
-		} else if (ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		port = ntohs(a->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
 
-			inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
-			port = ntohs(a->sin6_port);
-		}
+		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+		port = ntohs(a->sin6_port);
 	}
-	snprintf(buf, len, "%s:%u", ip, port);
+	snprintf(buf, len, sa->sa_family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port);
 	return buf;
+}
+
+const char *bs_peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss = {.ss_family = AF_UNSPEC};
+	socklen_t sl = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
+		ss.ss_family = AF_UNSPEC;
+	return bs_sockaddr_name((struct sockaddr *)&ss, buf, len);
 }
 
 void bs_tune_socket(int fd)

@@ -1,12 +1,16 @@
 /*
- * Bootstrap framing: the 16-byte frame header, the HELLO record, per-type length
- * bounds, and deadline-bounded I/O on non-blocking sockets. Private to launch/.
+ * Bootstrap framing: the 16-byte frame header, the handshake records and their MACs,
+ * per-type length bounds, and deadline-bounded I/O on non-blocking sockets. Private to
+ * launch/.
  *
  * Frame (all integers big-endian):
  *   0  u32 magic "GSBS"   4  u16 version   6  u8 type   7  u8 op
  *   8  u32 seq            12 u32 len       16 payload (len bytes, len <= bs_type_max_len)
- * HELLO payload: u64 token, u32 rank, u32 nranks. ABORT payload: i32 failed rank, text.
- * REFUSE payload: text. WELCOME, BYE: empty. UP (rank -> 0), DOWN (0 -> rank): data.
+ * HELLO payload: u32 rank, u32 nranks, nonce_r[32]. CHALLENGE: nonce_0[32].
+ * PROOF: HMAC-SHA256(token, "rank" transcript). WELCOME: HMAC-SHA256(token, "root"
+ * transcript), where transcript = "gradsync-bootstrap-2" rank nranks nonce_r nonce_0
+ * (bs_auth_mac). REFUSE payload: BS_REFUSED, always. ABORT payload: i32 failed rank,
+ * text. BYE: empty. UP (rank -> 0), DOWN (0 -> rank): data.
  */
 #ifndef GS_LAUNCH_BOOTSTRAP_WIRE_H
 #define GS_LAUNCH_BOOTSTRAP_WIRE_H
@@ -15,9 +19,15 @@
 #include <stdint.h>
 
 #define BS_MAGIC     0x47534253u /* "GSBS" */
-#define BS_VERSION   1
+#define BS_VERSION   2
 #define BS_HDR_LEN   16
-#define BS_HELLO_LEN 16
+#define BS_NONCE_LEN 32
+#define BS_MAC_LEN   32 /* SHA256_LEN */
+#define BS_HELLO_LEN (8 + BS_NONCE_LEN)
+/* The one answer to every refused connection: a stranger learns nothing from it. */
+#define BS_REFUSED "refused"
+/* Longest job token (bytes of the HMAC key). */
+#define BS_TOKEN_MAX 256
 /* Largest collective payload: an allgather of 4096 ranks x 16 KiB. */
 #define BS_MAX_PAYLOAD (64u << 20)
 #define BS_TEXT_MAX    255
@@ -30,6 +40,8 @@ enum bs_type {
 	BS_DOWN,
 	BS_ABORT,
 	BS_BYE,
+	BS_CHALLENGE,
+	BS_PROOF,
 };
 
 enum bs_op {
@@ -54,9 +66,20 @@ void bs_hdr_pack(const struct bs_hdr *h, uint8_t out[BS_HDR_LEN]);
 int bs_hdr_unpack(const uint8_t in[BS_HDR_LEN], struct bs_hdr *h, const char **why);
 const char *bs_op_name(uint8_t op);
 
-void bs_hello_pack(uint64_t token, uint32_t rank, uint32_t nranks, uint8_t out[BS_HELLO_LEN]);
-void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint64_t *token, uint32_t *rank,
-		     uint32_t *nranks);
+void bs_hello_pack(uint32_t rank, uint32_t nranks, const uint8_t nonce[BS_NONCE_LEN],
+		   uint8_t out[BS_HELLO_LEN]);
+void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint32_t *rank, uint32_t *nranks,
+		     uint8_t nonce[BS_NONCE_LEN]);
+
+enum bs_role { BS_ROLE_RANK, BS_ROLE_ROOT };
+/*
+ * The handshake's proof of the token by `role`: HMAC-SHA256(token, role label,
+ * "gradsync-bootstrap-2", rank, nranks, nonce_r, nonce_0). Each side's nonce makes a
+ * replayed proof useless, the label keeps one side's proof from serving as the other's.
+ */
+void bs_auth_mac(const char *token, size_t token_len, enum bs_role role, uint32_t rank,
+		 uint32_t nranks, const uint8_t nonce_r[BS_NONCE_LEN],
+		 const uint8_t nonce_0[BS_NONCE_LEN], uint8_t out[BS_MAC_LEN]);
 
 /* Deadline-bounded I/O on a non-blocking socket: 0, -ETIMEDOUT, -EPIPE (EOF), -errno. */
 int bs_write_full(int fd, const void *buf, size_t len, uint64_t deadline_ns);
@@ -67,8 +90,10 @@ int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *da
 
 /* "host:port" or "[v6addr]:port" -> host, port; 0 or -EINVAL. */
 int bs_split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen);
-/* "10.0.0.2:41234" for the far end of fd. */
+/* "10.0.0.2:41234" ("[fe80::1]:41234") for the far end of fd, or for an address. */
 const char *bs_peer_name(int fd, char *buf, size_t len);
+struct sockaddr;
+const char *bs_sockaddr_name(const struct sockaddr *sa, char *buf, size_t len);
 /* TCP_NODELAY and keepalive probes, so a vanished host is noticed within ~15 s. */
 void bs_tune_socket(int fd);
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -41,9 +42,14 @@ static void test_wire_header(void **state)
 	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
 	assert_string_equal(why, "unknown message type");
 	h.type = BS_UP;
-	h.version = 2;
+	h.version = BS_VERSION + 1;
 	bs_hdr_pack(&h, buf);
 	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
+	/* version 1 sent the token itself in HELLO: such a rank is refused */
+	h.version = 1;
+	bs_hdr_pack(&h, buf);
+	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
+	assert_string_equal(why, "unsupported protocol version");
 	assert_int_equal(bs_split_addr("[::1]:80", host, sizeof(host), port, sizeof(port)), 0);
 	assert_string_equal(host, "::1");
 	assert_string_equal(port, "80");
@@ -55,9 +61,41 @@ static void test_wire_header(void **state)
 	assert_int_equal(bs_split_addr("h:", host, sizeof(host), port, sizeof(port)), -EINVAL);
 }
 
+/* The proofs bind token, role, rank, world size and both nonces. */
+static void test_auth_mac(void **state)
+{
+	uint8_t nr[BS_NONCE_LEN], n0[BS_NONCE_LEN], m[BS_MAC_LEN], o[BS_MAC_LEN];
+	uint8_t hello[BS_HELLO_LEN];
+	uint32_t rank, nranks;
+	uint8_t back[BS_NONCE_LEN];
+
+	(void)state;
+	memset(nr, 1, sizeof(nr));
+	memset(n0, 2, sizeof(n0));
+	bs_auth_mac("tok", 3, BS_ROLE_RANK, 1, 4, nr, n0, m);
+	bs_auth_mac("tok", 3, BS_ROLE_RANK, 1, 4, nr, n0, o);
+	assert_memory_equal(m, o, sizeof(m));
+	bs_auth_mac("tok", 3, BS_ROLE_ROOT, 1, 4, nr, n0, o);
+	assert_memory_not_equal(m, o, sizeof(m));
+	bs_auth_mac("tok", 3, BS_ROLE_RANK, 2, 4, nr, n0, o);
+	assert_memory_not_equal(m, o, sizeof(m));
+	bs_auth_mac("tok", 3, BS_ROLE_RANK, 1, 5, nr, n0, o);
+	assert_memory_not_equal(m, o, sizeof(m));
+	bs_auth_mac("tok", 3, BS_ROLE_RANK, 1, 4, n0, nr, o);
+	assert_memory_not_equal(m, o, sizeof(m));
+	bs_auth_mac("tok2", 4, BS_ROLE_RANK, 1, 4, nr, n0, o);
+	assert_memory_not_equal(m, o, sizeof(m));
+	bs_hello_pack(3, 8, nr, hello);
+	bs_hello_unpack(hello, &rank, &nranks, back);
+	assert_int_equal(rank, 3);
+	assert_int_equal(nranks, 8);
+	assert_memory_equal(back, nr, sizeof(nr));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_auth_mac),
 		cmocka_unit_test(test_wire_header),
 	};
 

@@ -20,9 +20,9 @@
 #define LAUNCH_PORT_BASE 10000
 #define LAUNCH_PORT_SPAN 22000
 
-uint64_t launch_token_from_string(const char *s)
+uint64_t launch_job_hash(const char *s)
 {
-	/* stable across hosts and builds, good enough to tell jobs apart */
+	/* stable across hosts and builds, good enough to tell jobs' ports apart */
 	return hash_fnv1a64(s, strlen(s));
 }
 
@@ -141,7 +141,7 @@ static int parse_vars(const struct launch_vars *v, struct launch_info *info)
 
 static void set_port_from_job(struct launch_info *info, const char *host)
 {
-	uint64_t h = launch_token_from_string(info->job_id);
+	uint64_t h = launch_job_hash(info->job_id);
 
 	snprintf(info->rendezvous, sizeof(info->rendezvous), "%.120s:%u", host,
 		 (unsigned int)(LAUNCH_PORT_BASE + h % LAUNCH_PORT_SPAN));
@@ -387,10 +387,45 @@ static bool rendezvous_valid(const char *s)
 	return parse_dec("rendezvous port", colon + 1, 1, 65535, &port) == 0;
 }
 
+/*
+ * Spawned ranks take the spawner's token; anyone else needs the user's. One rank alone
+ * needs none (nobody to authenticate).
+ */
+static int detect_token(const struct launch_opts *opts, const struct launch_flags *flags,
+			struct launch_info *info)
+{
+	const char *from, *env = getenv("GRADSYNC_TOKEN");
+	int ret;
+
+	if (info->spawned && env && *env) {
+		if (strlen(env) > LAUNCH_TOKEN_MAX) {
+			log_err(LOG_LAUNCH, "GRADSYNC_TOKEN: longer than %d bytes", LAUNCH_TOKEN_MAX);
+			return -EINVAL;
+		}
+		copy_str(info->token, sizeof(info->token), env);
+		return 0;
+	}
+	ret = launch_token_resolve(opts, flags ? flags->token : NULL, info->token,
+				   sizeof(info->token), &from);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && info->nranks > 1) {
+		log_err(LOG_LAUNCH,
+			"%s launch of %d ranks: no job token; put a secret in a file only you can "
+			"read (head -c 32 /dev/urandom | base64 >~/.gradsync-token; chmod 600 "
+			"~/.gradsync-token) and set [launch] token_file = ~/.gradsync-token, or "
+			"export GRADSYNC_TOKEN to every rank",
+			info->launcher, info->nranks);
+		return -EINVAL;
+	}
+	log_dbg(LOG_LAUNCH, "job token from %s", ret ? from : "(none: one rank)");
+	return 0;
+}
+
 int launch_detect(const struct launch_opts *opts, const struct launch_flags *flags,
 		  struct launch_info *info)
 {
-	const char *rdv = NULL, *rdv_from = NULL, *tok;
+	const char *rdv = NULL, *rdv_from = NULL;
 	int ret = -ENOENT;
 
 	memset(info, 0, sizeof(*info));
@@ -442,16 +477,9 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 		set_port_from_job(info, "127.0.0.1");
 	}
 
-	/* Token: flag, INI, GRADSYNC_TOKEN, else the job id (every rank derives the same). */
-	if (flags && flags->token && *flags->token)
-		tok = flags->token;
-	else if (opts && opts->token[0])
-		tok = opts->token;
-	else if (getenv("GRADSYNC_TOKEN") && *getenv("GRADSYNC_TOKEN"))
-		tok = getenv("GRADSYNC_TOKEN");
-	else
-		tok = info->job_id;
-	info->token = launch_token_from_string(tok);
+	ret = detect_token(opts, flags, info);
+	if (ret)
+		return ret;
 	log_dbg(LOG_LAUNCH, "launcher %s: rank %d/%d local %d/%d job \"%s\" rendezvous %s",
 		info->launcher, info->rank, info->nranks, info->local_rank, info->local_nranks,
 		info->job_id, info->rendezvous);

@@ -9,12 +9,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Longest job token, bytes. */
+#define LAUNCH_TOKEN_MAX 255
+/* What reports, logs and argv copies show in place of a secret. */
+#define LAUNCH_REDACTED "(redacted)"
+
 /* [launch] section, resolved by config/. */
 struct launch_opts {
 	int local_ranks;          /* ranks gradsync spawns itself when no launcher is present */
 	uint64_t timeout_ns;      /* bound of every wait: rendezvous, connect, one collective */
 	char rendezvous[128];     /* HOST:PORT of rank 0, "" = 127.0.0.1 with a free port */
-	char token[64];           /* job token, "" = derived from the launcher's job id */
+	char token[LAUNCH_TOKEN_MAX + 1]; /* job token; "" = token_file, GRADSYNC_TOKEN or random */
+	char token_file[256];     /* file holding the job token (mode 0600), "" = none */
 };
 
 /* Who this process is in the job, and how that was learnt. */
@@ -26,7 +32,7 @@ struct launch_info {
 	char launcher[16];        /* "local", "slurm", "openmpi", "pmix", "torchrun", "flags" */
 	char job_id[64];
 	char rendezvous[128];     /* HOST:PORT */
-	uint64_t token;
+	char token[LAUNCH_TOKEN_MAX + 1]; /* the job's secret; never printed, never written */
 	bool spawned;             /* started by gradsync's local spawner */
 	int listen_fd;            /* > 0: rank 0's inherited listener (GRADSYNC_LISTEN_FD) */
 };
@@ -48,8 +54,9 @@ struct launch_flags {
  * --rendezvous, [launch] rendezvous, GRADSYNC_RENDEZVOUS, the launcher's own (Slurm:
  * first node of the step + a port derived from the job id; torchrun: MASTER_ADDR and
  * MASTER_PORT + 1, as the agent holds MASTER_PORT), or 127.0.0.1 + derived port when
- * all ranks share this host. Token: --token, [launch] token, GRADSYNC_TOKEN, job id,
- * each hashed with launch_token_from_string.
+ * all ranks share this host. Token: GRADSYNC_TOKEN for spawned ranks (the spawner
+ * resolved it), else launch_token_resolve; a job of several ranks without one is
+ * refused with a line saying what to set (a guessable default would let neighbours in).
  */
 int launch_detect(const struct launch_opts *opts, const struct launch_flags *flags,
 		  struct launch_info *info);
@@ -68,11 +75,36 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
  * not start them. Call it from the main thread before other threads exist: it blocks
  * SIGCHLD/SIGINT/SIGTERM in the calling thread while it waits.
  */
-int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, uint64_t token,
+int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, const char *token,
 		       uint64_t timeout_ns);
 
-/* Derive the job token from a string (job id or user token): 64-bit FNV-1a. */
-uint64_t launch_token_from_string(const char *s);
+/* A stable 64-bit hash of a job id (FNV-1a): derives rendezvous ports, never tokens. */
+uint64_t launch_job_hash(const char *s);
+
+/*
+ * The user's job token: --token (flag), [launch] token, [launch] token_file (regular,
+ * owned by us, mode 0600 or stricter, "~/" expanded), GRADSYNC_TOKEN; into out with
+ * *from naming the source. 1 = found, 0 = none given, -EINVAL = unusable (logged,
+ * naming the file or the source).
+ */
+int launch_token_resolve(const struct launch_opts *o, const char *flag, char *out, size_t len,
+			 const char **from);
+int launch_token_read_file(const char *path, char *out, size_t len);
+/* A fresh random token (64 hex digits) for a job whose ranks we start ourselves. */
+int launch_token_random(char *out, size_t len);
+/*
+ * Take `--token VALUE` out of sight: VALUE is copied to saved, its bytes in argv are
+ * overwritten (ps shows them no more) and argv[i + 1] points to LAUNCH_REDACTED, so
+ * every later copy of argv (child ranks, report.json) holds the redaction. 0, or
+ * -E2BIG (logged) when the value is longer than LAUNCH_TOKEN_MAX.
+ */
+int launch_argv_scrub_token(int argc, char **argv, char *saved, size_t len);
+/*
+ * argv for spawned ranks: "gradsync", then argv[0..argc) (the verb and its options)
+ * without any --token pair: the token reaches them through GRADSYNC_TOKEN. calloc'd,
+ * NULL-terminated; free the array only.
+ */
+char **launch_child_argv(int argc, char **argv);
 
 /* First host of a Slurm hostlist ("gpu[03-06],x" -> "gpu03"); 0 or -EINVAL. */
 int launch_slurm_first_host(const char *list, char *host, size_t len);

@@ -1,11 +1,13 @@
 /* launch_detect over every launcher's environment, the precedence rules and the errors. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -38,7 +40,7 @@ struct detect_case {
 	int rank, nranks, local_rank, local_nranks;
 	const char *launcher, *job_id;
 	const char *rdv;           /* exact, or "HOST:*" = host with the port derived from job id */
-	const char *token_from;    /* string the token is derived from */
+	const char *token_from;    /* the token expected, verbatim */
 	bool spawned;
 	int listen_fd;
 	/* expected on error: a fragment of the one log line */
@@ -62,37 +64,50 @@ static const struct detect_case cases[] = {
 	  "GRADSYNC_LISTEN_FD=9", "GRADSYNC_TOKEN=abc"},
 	 NOFLAGS, NULL, NULL, 0, 0, 2, 0, 1, "local", "", "127.0.0.1:5000", "abc", true, 9},
 	{"spawned ranks keep the spawner's rendezvous over flag and INI",
-	 {"GRADSYNC_RANK=0", "GRADSYNC_WORLD_SIZE=2", "GRADSYNC_RENDEZVOUS=127.0.0.1:4000"},
-	 {.rank = -1, .world_size = -1, .rendezvous = "127.0.0.1:5000"}, "h:6000", NULL, 0, 0, 2,
-	 0, 1, "local", "", "127.0.0.1:4000", "", true, 0},
+	 {"GRADSYNC_RANK=0", "GRADSYNC_WORLD_SIZE=2", "GRADSYNC_RENDEZVOUS=127.0.0.1:4000",
+	  "GRADSYNC_TOKEN=sp"},
+	 {.rank = -1, .world_size = -1, .rendezvous = "127.0.0.1:5000", .token = "flag"}, "h:6000",
+	 "ini", 0, 0, 2, 0, 1, "local", "", "127.0.0.1:4000", "sp", true, 0},
 	{"slurm",
 	 {"SLURM_PROCID=5", "SLURM_NTASKS=8", "SLURM_LOCALID=1", "SLURM_NODEID=1",
 	  "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_ID=1234", "SLURM_STEP_ID=0",
-	  "SLURM_JOB_NODELIST=gpu[03-04]"},
-	 NOFLAGS, NULL, NULL, 0, 5, 8, 1, 4, "slurm", "1234.0", "gpu03:*", "1234.0"},
+	  "SLURM_JOB_NODELIST=gpu[03-04]", "GRADSYNC_TOKEN=k"},
+	 NOFLAGS, NULL, NULL, 0, 5, 8, 1, 4, "slurm", "1234.0", "gpu03:*", "k"},
 	{"slurm uneven nodes, launch node address",
 	 {"SLURM_PROCID=4", "SLURM_NTASKS=5", "SLURM_LOCALID=0", "SLURM_NODEID=2",
-	  "SLURM_TASKS_PER_NODE=2(x2),1", "SLURM_JOB_ID=99", "SLURM_LAUNCH_NODE_IPADDR=10.1.2.3"},
-	 NOFLAGS, NULL, NULL, 0, 4, 5, 0, 1, "slurm", "99", "10.1.2.3:*", "99"},
+	  "SLURM_TASKS_PER_NODE=2(x2),1", "SLURM_JOB_ID=99", "SLURM_LAUNCH_NODE_IPADDR=10.1.2.3",
+	  "GRADSYNC_TOKEN=k"},
+	 NOFLAGS, NULL, NULL, 0, 4, 5, 0, 1, "slurm", "99", "10.1.2.3:*", "k"},
 	{"slurm, GRADSYNC_RENDEZVOUS and GRADSYNC_TOKEN win",
 	 {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_LOCALID=0", "SLURM_JOB_ID=5",
 	  "SLURM_JOB_NODELIST=n1,n2", "GRADSYNC_RENDEZVOUS=10.0.0.9:7000", "GRADSYNC_TOKEN=t"},
 	 NOFLAGS, NULL, NULL, 0, 0, 2, 0, 1, "slurm", "5", "10.0.0.9:7000", "t"},
 	{"openmpi, one host",
 	 {"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=2",
-	  "OMPI_COMM_WORLD_LOCAL_SIZE=4", "OMPI_MCA_ess_base_jobid=777"},
-	 NOFLAGS, NULL, NULL, 0, 2, 4, 2, 4, "openmpi", "777", "127.0.0.1:*", "777"},
+	  "OMPI_COMM_WORLD_LOCAL_SIZE=4", "OMPI_MCA_ess_base_jobid=777", "GRADSYNC_TOKEN=k"},
+	 NOFLAGS, NULL, NULL, 0, 2, 4, 2, 4, "openmpi", "777", "127.0.0.1:*", "k"},
 	{"pmix with PMIX_SIZE",
 	 {"PMIX_RANK=3", "PMIX_SIZE=4", "PMIX_NAMESPACE=prte-1@1", "PMIX_LOCAL_RANK=3",
-	  "PMIX_LOCAL_SIZE=4"},
-	 NOFLAGS, NULL, NULL, 0, 3, 4, 3, 4, "pmix", "prte-1@1", "127.0.0.1:*", "prte-1@1"},
+	  "PMIX_LOCAL_SIZE=4", "GRADSYNC_TOKEN=k"},
+	 NOFLAGS, NULL, NULL, 0, 3, 4, 3, 4, "pmix", "prte-1@1", "127.0.0.1:*", "k"},
 	{"pmix sized by GRADSYNC_WORLD_SIZE",
 	 {"PMIX_RANK=1", "GRADSYNC_WORLD_SIZE=2", "PMIX_NAMESPACE=ns", "PMIX_LOCAL_SIZE=2"},
-	 NOFLAGS, NULL, NULL, 0, 1, 2, 0, 2, "pmix", "ns", "127.0.0.1:*", "ns"},
+	 NOFLAGS, NULL, "ini", 0, 1, 2, 0, 2, "pmix", "ns", "127.0.0.1:*", "ini"},
 	{"torchrun",
 	 {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=10.0.0.1",
-	  "MASTER_PORT=29500", "TORCHELASTIC_RUN_ID=abc"},
-	 NOFLAGS, NULL, NULL, 0, 1, 2, 1, 2, "torchrun", "abc", "10.0.0.1:29501", "abc"},
+	  "MASTER_PORT=29500", "TORCHELASTIC_RUN_ID=abc", "GRADSYNC_TOKEN=k"},
+	 NOFLAGS, NULL, NULL, 0, 1, 2, 1, 2, "torchrun", "abc", "10.0.0.1:29501", "k"},
+	{"one rank needs no token", {"RANK=0", "WORLD_SIZE=1", "TORCHELASTIC_RUN_ID=abc"},
+	 NOFLAGS, NULL, NULL, 0, 0, 1, 0, 1, "torchrun", "abc", "127.0.0.1:*", ""},
+	{"flag token beats INI and environment",
+	 {"RANK=0", "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "GRADSYNC_TOKEN=env"},
+	 {.rank = -1, .world_size = -1, .token = "flag"}, NULL, "ini", 0, 0, 2, 0, 2, "torchrun",
+	 "", "127.0.0.1:*", "flag"},
+	{"INI token beats the environment",
+	 {"RANK=0", "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "GRADSYNC_TOKEN=env"},
+	 NOFLAGS, NULL, "ini", 0, 0, 2, 0, 2, "torchrun", "", "127.0.0.1:*", "ini"},
+	{"GRADSYNC_TOKEN", {"RANK=0", "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "GRADSYNC_TOKEN=env"},
+	 NOFLAGS, NULL, NULL, 0, 0, 2, 0, 2, "torchrun", "", "127.0.0.1:*", "env"},
 	{"flags beat the environment",
 	 {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_JOB_ID=5"},
 	 {.rank = 2, .world_size = 4, .rendezvous = "10.0.0.1:9000", .token = "tok"},
@@ -105,6 +120,13 @@ static const struct detect_case cases[] = {
 	 {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_SIZE=4"},
 	 NOFLAGS, "head:4000", "ini", 0, 0, 8, 0, 4, "openmpi", "", "head:4000", "ini"},
 
+	{"a job id is no token: slurm without one is refused",
+	 {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_JOB_ID=5", "SLURM_STEP_ID=0",
+	  "SLURM_JOB_NODELIST=n1,n2"}, NOFLAGS, NULL,
+	 NULL, -EINVAL, .log = "slurm launch of 2 ranks: no job token; put a secret in a file"},
+	{"spawned ranks without the spawner's token are refused",
+	 {"GRADSYNC_RANK=1", "GRADSYNC_WORLD_SIZE=2", "GRADSYNC_RENDEZVOUS=127.0.0.1:5000"},
+	 NOFLAGS, NULL, NULL, -EINVAL, .log = "local launch of 2 ranks: no job token"},
 	{"non-numeric rank", {"GRADSYNC_RANK=abc", "GRADSYNC_WORLD_SIZE=2"}, NOFLAGS, NULL, NULL,
 	 -EINVAL, .log = "GRADSYNC_RANK=\"abc\""},
 	{"negative rank", {"RANK=-1", "WORLD_SIZE=2"}, NOFLAGS, NULL, NULL, -EINVAL,
@@ -215,10 +237,10 @@ static void check_case(const struct detect_case *c)
 	assert_string_equal(info.job_id, c->job_id);
 	assert_int_equal(info.spawned, c->spawned);
 	assert_int_equal(info.listen_fd, c->listen_fd);
-	assert_true(info.token == launch_token_from_string(c->token_from));
+	assert_string_equal(info.token, c->token_from);
 	if (c->rdv[strlen(c->rdv) - 1] == '*') {
 		/* Port derived from the job id, the same on every rank, below ephemeral ports. */
-		unsigned int port = 10000 + launch_token_from_string(c->job_id) % 22000;
+		unsigned int port = 10000 + launch_job_hash(c->job_id) % 22000;
 
 		snprintf(rdv, sizeof(rdv), "%.*s%u", (int)strlen(c->rdv) - 1, c->rdv, port);
 		assert_string_equal(info.rendezvous, rdv);
@@ -235,14 +257,111 @@ static void test_detect_table(void **state)
 	clear_env();
 }
 
-static void test_token_fnv1a(void **state)
+static void test_job_hash_fnv1a(void **state)
 {
 	(void)state;
 	/* Published FNV-1a 64-bit test vectors. */
-	assert_true(launch_token_from_string("") == 0xcbf29ce484222325ull);
-	assert_true(launch_token_from_string("a") == 0xaf63dc4c8601ec8cull);
-	assert_true(launch_token_from_string("foobar") == 0x85944171f73967e8ull);
-	assert_true(launch_token_from_string("1234.0") != launch_token_from_string("1234.1"));
+	assert_true(launch_job_hash("") == 0xcbf29ce484222325ull);
+	assert_true(launch_job_hash("a") == 0xaf63dc4c8601ec8cull);
+	assert_true(launch_job_hash("foobar") == 0x85944171f73967e8ull);
+	assert_true(launch_job_hash("1234.0") != launch_job_hash("1234.1"));
+}
+
+/* Resolve [launch] token_file = path with everything else unset; the log in log. */
+static int token_file_capture(const char *path, char *tok, size_t len, char *log, size_t loglen)
+{
+	struct launch_opts o = {0};
+	const char *from = NULL;
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO), ret;
+	size_t n;
+
+	assert_non_null(f);
+	snprintf(o.token_file, sizeof(o.token_file), "%s", path);
+	dup2(fileno(f), STDERR_FILENO);
+	ret = launch_token_resolve(&o, NULL, tok, len, &from);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(log, 1, loglen - 1, f);
+	log[n] = '\0';
+	fclose(f);
+	if (ret == 1)
+		assert_string_equal(from, "[launch] token_file");
+	return ret;
+}
+
+static void test_token_file(void **state)
+{
+	char dir[] = "/tmp/gs-token-XXXXXX", path[96], tok[LAUNCH_TOKEN_MAX + 1], log[1024];
+	FILE *f;
+
+	(void)state;
+	clear_env();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("s3cret-value\n", f);
+	fclose(f);
+	/* 0644: refused, naming the file and the fix */
+	chmod(path, 0644);
+	assert_int_equal(token_file_capture(path, tok, sizeof(tok), log, sizeof(log)), -EINVAL);
+	assert_non_null(strstr(log, path));
+	assert_non_null(strstr(log, "mode 0644 lets other users read the job token; chmod 600"));
+	/* 0600: the content without its newline */
+	chmod(path, 0600);
+	assert_int_equal(token_file_capture(path, tok, sizeof(tok), log, sizeof(log)), 1);
+	assert_string_equal(tok, "s3cret-value");
+	/* 0400 is fine too; an empty file is not */
+	chmod(path, 0400);
+	assert_int_equal(token_file_capture(path, tok, sizeof(tok), log, sizeof(log)), 1);
+	unlink(path);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	assert_int_equal(token_file_capture(path, tok, sizeof(tok), log, sizeof(log)), -EINVAL);
+	assert_non_null(strstr(log, "empty"));
+	unlink(path);
+	/* a FIFO or a directory is no token file, and must not hang */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(token_file_capture(path, tok, sizeof(tok), log, sizeof(log)), -EINVAL);
+	assert_non_null(strstr(log, "not a regular file"));
+	unlink(path);
+	assert_int_equal(token_file_capture(dir, tok, sizeof(tok), log, sizeof(log)), -EINVAL);
+	assert_non_null(strstr(log, "not a regular file"));
+	/* missing: errno named */
+	assert_int_equal(token_file_capture(path, tok, sizeof(tok), log, sizeof(log)), -EINVAL);
+	assert_non_null(strstr(log, "No such file"));
+	rmdir(dir);
+}
+
+static void test_random_token_and_argv(void **state)
+{
+	char a[LAUNCH_TOKEN_MAX + 1], b[LAUNCH_TOKEN_MAX + 1], saved[LAUNCH_TOKEN_MAX + 1];
+	char a0[] = "run", a1[] = "x.ini", a2[] = "--token", a3[] = "hunter2", a4[] = "--case",
+	     a5[] = "1";
+	char *argv[] = {a0, a1, a2, a3, a4, a5, NULL};
+	char **cv;
+
+	(void)state;
+	assert_int_equal(launch_token_random(a, sizeof(a)), 0);
+	assert_int_equal(launch_token_random(b, sizeof(b)), 0);
+	assert_int_equal(strlen(a), 64);
+	assert_string_not_equal(a, b);
+	/* --token leaves argv: its bytes are overwritten, copies see the redaction */
+	assert_int_equal(launch_argv_scrub_token(6, argv, saved, sizeof(saved)), 0);
+	assert_string_equal(saved, "hunter2");
+	assert_string_equal(a3, "xxxxxxx");
+	assert_string_equal(argv[3], LAUNCH_REDACTED);
+	cv = launch_child_argv(6, argv);
+	assert_non_null(cv);
+	assert_string_equal(cv[0], "gradsync");
+	assert_string_equal(cv[1], "run");
+	assert_string_equal(cv[2], "x.ini");
+	assert_string_equal(cv[3], "--case");
+	assert_string_equal(cv[4], "1");
+	assert_null(cv[5]);
+	free(cv);
 }
 
 static void test_slurm_first_host(void **state)
@@ -279,7 +398,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_detect_table),
-		cmocka_unit_test(test_token_fnv1a),
+		cmocka_unit_test(test_job_hash_fnv1a),
+		cmocka_unit_test(test_token_file),
+		cmocka_unit_test(test_random_token_and_argv),
 		cmocka_unit_test(test_slurm_first_host),
 	};
 

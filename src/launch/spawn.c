@@ -34,7 +34,7 @@ static const char *const spawn_vars[] = {
 };
 /* clang-format on */
 
-#define SPAWN_VAR_LEN 192
+#define SPAWN_VAR_LEN (64 + LAUNCH_TOKEN_MAX)
 
 struct spawn_rank {
 	pid_t pid;
@@ -55,8 +55,8 @@ static bool is_spawn_var(const char *kv)
 }
 
 /* Environment of one rank, built before fork: the child only calls execve. */
-static int build_env(struct spawn_rank *r, int rank, int nranks, const char *rdv, uint64_t token,
-		     int listen_fd)
+static int build_env(struct spawn_rank *r, int rank, int nranks, const char *rdv,
+		     const char *token, int listen_fd)
 {
 	size_t n = 0, k = 0;
 
@@ -73,7 +73,8 @@ static int build_env(struct spawn_rank *r, int rank, int nranks, const char *rdv
 	snprintf(r->vars[2], SPAWN_VAR_LEN, "GRADSYNC_LOCAL_RANK=%d", rank);
 	snprintf(r->vars[3], SPAWN_VAR_LEN, "GRADSYNC_LOCAL_SIZE=%d", nranks);
 	snprintf(r->vars[4], SPAWN_VAR_LEN, "GRADSYNC_RENDEZVOUS=%s", rdv);
-	snprintf(r->vars[5], SPAWN_VAR_LEN, "GRADSYNC_TOKEN=%016llx", (unsigned long long)token);
+	/* the environment, not argv: only this user (and root) can read /proc/PID/environ */
+	snprintf(r->vars[5], SPAWN_VAR_LEN, "GRADSYNC_TOKEN=%s", token);
 	snprintf(r->vars[6], SPAWN_VAR_LEN, "GRADSYNC_JOB_ID=local-%d", (int)getpid());
 	snprintf(r->vars[7], SPAWN_VAR_LEN, "GRADSYNC_LISTEN_FD=%d", listen_fd);
 	for (size_t i = 0; i < ARRAY_SIZE(spawn_vars); i++)
@@ -236,7 +237,7 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 	return first_rc;
 }
 
-int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, uint64_t token,
+int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, const char *token,
 		       uint64_t timeout_ns)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld;
@@ -246,8 +247,9 @@ int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, u
 	int listen_fd = -1, ret = 0, spawned = 0;
 	pid_t pgid = 0, self = getpid();
 
-	if (nranks < 1 || !argv || !argv[0]) {
-		log_err(LOG_LAUNCH, "spawn: need at least one rank and an argv (got %d)", nranks);
+	if (nranks < 1 || !argv || !argv[0] || !token || strlen(token) > LAUNCH_TOKEN_MAX) {
+		log_err(LOG_LAUNCH, "spawn: need at least one rank, an argv and a token (got %d)",
+			nranks);
 		return -EINVAL;
 	}
 	r = calloc((size_t)nranks, sizeof(*r));

@@ -127,7 +127,7 @@ static int spawn(const char *mode, uint64_t timeout_ns, double *secs, char *log,
 
 	assert_non_null(tmp);
 	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
-	ret = launch_spawn_local(NRANKS, argv, "", 0xfeedull, timeout_ns);
+	ret = launch_spawn_local(NRANKS, argv, "", "feed-token", timeout_ns);
 	*secs = (time_now_ns() - t0) / 1e9;
 	dup2(saved, STDERR_FILENO);
 	close(saved);
@@ -202,8 +202,8 @@ static void test_bad_args(void **state)
 	char *argv[] = {"x", NULL};
 
 	(void)state;
-	assert_int_equal(launch_spawn_local(0, argv, "", 1, 1000), -EINVAL);
-	assert_int_equal(launch_spawn_local(2, NULL, "", 1, 1000), -EINVAL);
+	assert_int_equal(launch_spawn_local(0, argv, "", "t", 1000), -EINVAL);
+	assert_int_equal(launch_spawn_local(2, NULL, "", "t", 1000), -EINVAL);
 }
 
 int main(int argc, char **argv)

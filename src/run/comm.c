@@ -245,7 +245,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 		env->local_rank = rr->li.local_rank;
 		env->host_of_rank = rr->host_of_rank;
 		env->use_peer = rc->use_peer[k];
-		env->job_id = rr->li.token ^ ((uint64_t)rr->case_index << 48);
+		env->job_id = rr->job_nonce ^ ((uint64_t)rr->case_index << 48);
 		env->timeout_ms = (int)(rr->ecase->cfg.launch.timeout_ns / 1000000);
 		env->opts = &rr->ecase->cfg.transport;
 		env->numa_node = -1;

@@ -14,6 +14,7 @@
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/rand.h"
 
 static void read_boot_id(char *out, size_t len)
 {
@@ -54,6 +55,21 @@ static int exchange_hosts(struct run_rank *rr)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The job's nonce, drawn by rank 0: names the shm segments (with the case index), so
+ * no other user can predict a name and squat on it, and tags transport handshakes.
+ */
+static int job_nonce(struct run_rank *rr)
+{
+	int ret = 0;
+
+	if (rr->li.rank == 0)
+		ret = rand_u64(&rr->job_nonce);
+	if (!ret)
+		ret = bootstrap_bcast(rr->bs, &rr->job_nonce, sizeof(rr->job_nonce));
+	return ret;
 }
 
 /*
@@ -223,6 +239,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		return ret;
 	}
 	ret = exchange_hosts(&rr);
+	if (!ret)
+		ret = job_nonce(&rr);
 	for (i = 0; !ret && i < exp->ncases; i++) {
 		if (only_case >= 0 && (int)i != only_case)
 			continue;

@@ -44,6 +44,7 @@ struct run_rank {
 	struct bootstrap *bs;
 	struct run_host *hosts;  /* nranks records */
 	int *host_of_rank;       /* nranks: index of the first rank on the same host */
+	uint64_t job_nonce;      /* random, drawn by rank 0: shm names, transport job ids */
 	char run_dir[PATH_MAX];
 	char **argv;
 	int argc;

@@ -66,7 +66,7 @@ gsrun() {
 	n=$((n + 1))
 	sed -e "s/^cq_mode = .*/cq_mode = $cq/" "$@" "/work/$ini" >"/tmp/$tag.ini"
 	dir=
-	timeout 200 gradsync run "/tmp/$tag.ini" --out "/tmp/results/$tag" --rank $rank \
+	GRADSYNC_TOKEN=softroce-bench timeout 200 gradsync run "/tmp/$tag.ini" --out "/tmp/results/$tag" --rank $rank \
 		--world-size 2 --rendezvous $RDV:$((18700 + n)) >/tmp/gs.out 2>&1
 	e=$?
 	sed 's/^/  /' /tmp/gs.out

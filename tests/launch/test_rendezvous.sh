@@ -40,7 +40,7 @@ wait $! || { echo "FAIL: flags rank 1"; cat "$T/r1"; fails=$((fails + 1)); }
 expect "flags" out "2 ranks via flags"
 
 # Rank 0 alone: the timeout names the rank that never came.
-check "missing rank" 1 "$G" rendezvous --rank 0 --world-size 3 \
+check "missing rank" 1 "$G" rendezvous --rank 0 --world-size 3 --token t \
 	--rendezvous 127.0.0.1:$((port + 1)) --timeout 1s
 expect "missing rank" err "timed out after 1s waiting for ranks 1,2 to connect"
 check "bad flags" 2 "$G" rendezvous --rank 3 --world-size 2

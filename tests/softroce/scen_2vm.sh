@@ -37,7 +37,8 @@ done
 if [ -x /bin/gradsync ]; then
 	echo "== gradsync run roce_2vm.ini rank $rank"
 	sleep 0.5
-	timeout 120 gradsync run roce_2vm.ini --rank $rank --world-size 2 \
-		--rendezvous 10.0.0.1:18700 || rc=1
+	# both VMs run this script: a shared secret in the environment (never in argv)
+	GRADSYNC_TOKEN=softroce-2vm timeout 120 gradsync run roce_2vm.ini --rank $rank \
+		--world-size 2 --rendezvous 10.0.0.1:18700 || rc=1
 fi
 exit $rc
