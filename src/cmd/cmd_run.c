@@ -16,6 +16,7 @@
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/rand.h"
 
 struct run_args {
 	const char *file;
@@ -141,13 +142,19 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 		return -ENOMEM;
 	for (i = 0; i < exp->ncases; i++) {
 		const struct cfg *c = &exp->cases[i].cfg;
-		char num[16];
-		int st;
+		char num[16], nonce_hex[24];
+		uint64_t nonce;
+		int st, swept;
 
 		if (a->only_case >= 0 && (int)i != a->only_case)
 			continue;
 		snprintf(num, sizeof(num), "%zu", i);
 		setenv("GRADSYNC_CASE", num, 1);
+		ret = rand_u64(&nonce);
+		if (ret)
+			break;
+		snprintf(nonce_hex, sizeof(nonce_hex), "%016llx", (unsigned long long)nonce);
+		setenv("GRADSYNC_JOB_NONCE", nonce_hex, 1);
 		setenv("GRADSYNC_RUN_DIR", dir, 1);
 		log_info(LOG_MAIN, "case %zu/%zu: %s (%d local ranks)", i + 1, exp->ncases,
 			 exp->cases[i].name, c->launch.local_ranks);
@@ -158,11 +165,19 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 			log_err(LOG_MAIN, "case %s failed (exit status %d)", exp->cases[i].name, st);
 			failed++;
 		}
+		/* ranks killed mid-setup cannot unlink their segments: we know the names */
+		swept = transport_sweep_job(nonce ^ ((uint64_t)i << 48));
+		if (swept)
+			log_warn(LOG_MAIN, "case %s: removed %d shared-memory segments its ranks left "
+				 "in /dev/shm", exp->cases[i].name, swept);
 	}
 	unsetenv("GRADSYNC_CASE");
+	unsetenv("GRADSYNC_JOB_NONCE");
 	unsetenv("GRADSYNC_RUN_DIR");
 	free(cv);
 	memset(token, 0, sizeof(token));
+	if (ret < 0)
+		return ret;
 	return failed ? -EIO : 0;
 }
 

@@ -98,7 +98,7 @@ struct transport_env {
 	int local_rank;                  /* index among ranks on this host */
 	const int *host_of_rank;         /* nranks entries: equal value = same host */
 	const bool *use_peer;            /* nranks entries: connect to this peer (false for self) */
-	uint64_t job_id;                 /* unique per run: names shm segments, salts tokens */
+	uint64_t job_id;                 /* random per job and case: names shm segments, tags handshakes */
 	int timeout_ms;                  /* bound of every blocking setup call */
 	const struct transport_opts *opts;
 	int numa_node;                   /* -1 = no binding; where internal buffers should live */
@@ -191,6 +191,12 @@ struct transport {
 	const struct transport_env *env;
 	void *priv;
 };
+
+/*
+ * Remove what a job with this job_id left in /dev/shm (its ranks were killed before
+ * they could unlink): only names of that job owned by this user. Returns how many.
+ */
+int transport_sweep_job(uint64_t job_id);
 
 /* The registry: every compiled-in transport in preference order (verbs, shm, tcp, ...). */
 const struct transport_ops *transport_find(int kind);

@@ -2,7 +2,9 @@
  * Setup of the shm/cudaipc pair machinery (steps in shm_pair.h): the directed segments'
  * create, attach (bounded wait), unlink and unmap, endpoints, links and requests.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,30 @@ static void seg_name(struct shm_pair_seg *s, const struct shm_pair_proto *pr, ui
 		 pr->seg_infix, sender, receiver);
 }
 
+/*
+ * Someone holds our name already. The job id is a random nonce, so that is no leftover
+ * of ours: never take it over (it may be a trap), say whose it is.
+ */
+static void seg_name_taken(const struct shm_pair_seg *s, int sender)
+{
+	char path[96], who[64] = "?";
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/dev/shm%s", s->name);
+	if (!stat(path, &st)) {
+		struct passwd *pw = getpwuid(st.st_uid);
+
+		if (pw && pw->pw_name)
+			snprintf(who, sizeof(who), "%s (uid %u)", pw->pw_name, (unsigned)st.st_uid);
+		else
+			snprintf(who, sizeof(who), "uid %u", (unsigned)st.st_uid);
+	}
+	log_err(LOG_TRANSPORT,
+		"shm_open %s peer=%d: File exists, owned by %s: this job's random name was "
+		"taken before us (squatted?); not using it",
+		path, sender, who);
+}
+
 static int seg_create(struct shm_pair_core *c, struct shm_pair_seg *s, int sender)
 {
 	const struct shm_pair_proto *pr = c->proto;
@@ -46,14 +72,12 @@ static int seg_create(struct shm_pair_core *c, struct shm_pair_seg *s, int sende
 	memset(s, 0, sizeof(*s));
 	seg_name(s, pr, c->env->job_id, sender, c->env->rank);
 	fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* left over by a killed run with the same job id: ours now */
-		shm_unlink(s->name);
-		fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-	}
 	if (fd < 0) {
 		err = errno;
-		log_err(LOG_TRANSPORT, "shm_open %s: %s", s->name, strerror(err));
+		if (err == EEXIST)
+			seg_name_taken(s, sender);
+		else
+			log_err(LOG_TRANSPORT, "shm_open %s: %s", s->name, strerror(err));
 		s->name[0] = '\0';
 		return -err;
 	}
@@ -226,6 +250,18 @@ int shm_pair_create(struct shm_pair_core *c, size_t seg_size)
 void shm_pair_fini(struct shm_pair_core *c)
 {
 	for (int p = 0; c->links && p < c->env->nranks; p++) {
+		/*
+		 * The segment the peer created for us and we never attached (it died, or setup
+		 * stopped first) has a name only we still know: remove it, or it stays in
+		 * /dev/shm. The random job id makes it ours; a live peer keeps its mapping.
+		 */
+		if (p != c->env->rank && c->env->use_peer[p] && shm_pair_on_host(c->env, p) &&
+		    !c->links[p].tx.hdr) {
+			struct shm_pair_seg tx;
+
+			seg_name(&tx, c->proto, c->env->job_id, c->env->rank, p);
+			shm_unlink(tx.name);
+		}
 		seg_destroy(&c->links[p].rx);
 		seg_destroy(&c->links[p].tx);
 		if (c->links[p].pidfd >= 0)
@@ -312,4 +348,31 @@ int shm_pair_connect(struct transport *t, const void *eps)
 		c->links[p].last_progress_ns = time_now_ns();
 	}
 	return 0;
+}
+
+int transport_sweep_job(uint64_t job_id)
+{
+	char prefix[48], path[320];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(prefix, sizeof(prefix), "gradsync-%016llx-", (unsigned long long)job_id);
+	d = opendir("/dev/shm");
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		/* only our own: a name someone else made is theirs to remove */
+		if (lstat(path, &st) || st.st_uid != geteuid())
+			continue;
+		if (unlink(path) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }

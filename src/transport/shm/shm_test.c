@@ -4,6 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/mman.h>
 
 #include "transport/shm/shm_pair.h"
 #include "transport/tp_test_cases.h"
@@ -150,6 +153,121 @@ static void test_bandwidth(void **state)
 	run_ok(2, &o, tpt_body_bw, "shm");
 }
 
+/* One rank of a 2-rank job, in this process: env and transport for `rank`. */
+struct setup_rank {
+	int hosts[2];
+	bool use[2];
+	struct transport_opts o;
+	struct transport_env env;
+	struct transport t;
+};
+
+static void setup_rank_init(struct setup_rank *s, int rank, uint64_t job)
+{
+	memset(s, 0, sizeof(*s));
+	s->use[!rank] = true;
+	s->o = (struct transport_opts){.kind = TP_SHM, .shm_ring = 4u << 20, .slot_size = 1u << 20};
+	s->env = (struct transport_env){.rank = rank,
+					.nranks = 2,
+					.local_rank = rank,
+					.host_of_rank = s->hosts,
+					.use_peer = s->use,
+					.job_id = job,
+					.timeout_ms = 2000,
+					.opts = &s->o,
+					.numa_node = -1};
+	s->t.ops = &shm_ops;
+}
+
+/* Rank 1 opens (creating the segment rank 0 would attach) and is killed with SIGKILL. */
+static void kill_rank1_after_open(uint64_t job)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static struct setup_rank r1;
+
+		setup_rank_init(&r1, 1, job);
+		if (shm_ops.open(&r1.t, &r1.env))
+			_exit(3);
+		raise(SIGKILL);
+		_exit(4);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	/* its segment for rank 0 is left: nobody attached it, its creator is gone */
+	assert_int_equal(tpt_count_segments(), 1);
+}
+
+/*
+ * A rank dies during setup (segments created, endpoints not yet exchanged): the
+ * survivor's close removes the segment the dead rank made for it, and the driver's
+ * sweep removes what is left when nobody survives.
+ */
+static void test_rank_dies_in_setup(void **state)
+{
+	static struct setup_rank r0;
+	uint64_t job = ((uint64_t)getpid() << 20) | 0xabc00;
+
+	(void)state;
+	kill_rank1_after_open(job);
+	setup_rank_init(&r0, 0, job);
+	assert_int_equal(shm_ops.open(&r0.t, &r0.env), 0);
+	assert_int_equal(tpt_count_segments(), 2);
+	shm_ops.close(&r0.t); /* setup stopped: the job aborted */
+	assert_int_equal(tpt_count_segments(), 0);
+	/* every rank killed: the local driver sweeps by job id */
+	kill_rank1_after_open(job + 1);
+	assert_int_equal(transport_sweep_job(job + 2), 0); /* another job's names stay */
+	assert_int_equal(tpt_count_segments(), 1);
+	assert_int_equal(transport_sweep_job(job + 1), 1);
+	assert_int_equal(tpt_count_segments(), 0);
+}
+
+/* A name taken before us is never adopted: the error names the path and its owner. */
+static void test_squatted_name(void **state)
+{
+	static struct setup_rank r1;
+	uint64_t job = ((uint64_t)getpid() << 20) | 0xdef00;
+	char name[64], log[1024];
+	FILE *f = tmpfile();
+	int fd, saved = dup(STDERR_FILENO), ret;
+	struct passwd *pw = getpwuid(geteuid());
+	size_t n;
+
+	(void)state;
+	snprintf(name, sizeof(name), "/gradsync-%016llx-0-1", (unsigned long long)job);
+	fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	setup_rank_init(&r1, 1, job);
+	dup2(fileno(f), STDERR_FILENO);
+	ret = shm_ops.open(&r1.t, &r1.env);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(log, 1, sizeof(log) - 1, f);
+	log[n] = '\0';
+	fclose(f);
+	assert_int_equal(ret, -EEXIST);
+	if (!ret)
+		shm_ops.close(&r1.t);
+	print_message("%s", log);
+	assert_non_null(strstr(log, "/dev/shm/gradsync-"));
+	assert_non_null(strstr(log, "File exists, owned by"));
+	assert_non_null(pw);
+	assert_non_null(strstr(log, pw->pw_name));
+	/* the squatter's object is still there: we did not remove or adopt it */
+	fd = shm_open(name, O_RDWR, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	shm_unlink(name);
+	assert_int_equal(tpt_count_segments(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,7 +275,8 @@ int main(void)
 	    cmocka_unit_test(test_msgsize),	cmocka_unit_test(test_held_tag),
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_can_connect),
-	    cmocka_unit_test(test_bandwidth),
+	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),
+	    cmocka_unit_test(test_squatted_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
