@@ -1,0 +1,282 @@
+#!/bin/sh
+# The job against hostile neighbours (issue 16), through the real binary, loopback only:
+# 300 idle connections held on the rendezvous port while a 4-rank job starts and
+# finishes; strangers (wrong token, a stolen rank number, garbage) all get the same
+# refusal while a real rank joins; the token never reaches a file or argv; token_file
+# modes; a launcher job without a token; shm names nobody can squat; no /dev/shm segment
+# left when a rank is killed during shm setup.
+set -u
+G=$(readlink -f "${GRADSYNC:-build/gradsync}")
+T=$(mktemp -d)
+pids=
+trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+free_port() {
+	python3 - "$1" <<'PY'
+import socket, sys
+for p in range(int(sys.argv[1]), 32000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); print(p); break
+    except OSError:
+        pass
+    finally:
+        s.close()
+PY
+}
+wait_listen() { # wait_listen PORT: until rank 0 listens (bounded)
+	python3 - "$1" <<'PY'
+import socket, sys, time
+end = time.time() + 20
+while time.time() < end:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close(); sys.exit(0)
+    except OSError:
+        time.sleep(0.05)
+sys.exit(1)
+PY
+}
+port=$(free_port $((21000 + $$ % 9000)))
+
+cat >"$T/job.ini" <<INI
+[experiment]
+name = hostile
+output_dir = $T/results
+[collective]
+sizes = 64KiB
+iterations = 3
+warmup = 1
+[transport]
+transport = tcp
+[launch]
+timeout = 30s
+INI
+
+# --- 300 idle connections held (and re-opened when dropped) while 4 ranks join
+export GRADSYNC_TOKEN=hostile-test-token
+"$G" run "$T/job.ini" --rank 0 --world-size 4 --rendezvous 127.0.0.1:$port >"$T/idle.0.log" 2>&1 &
+r0=$!
+pids="$r0"
+wait_listen $port || fail "rank 0 never listened"
+python3 - "$port" "$T/crowd" <<'PY' &
+import os, selectors, socket, sys, time
+port, stop = int(sys.argv[1]), sys.argv[2] + ".stop"
+sel = selectors.DefaultSelector()
+def one():
+    s = socket.socket(); s.setblocking(False)
+    try:
+        s.connect(("127.0.0.1", port))
+    except BlockingIOError:
+        pass
+    sel.register(s, selectors.EVENT_READ)
+for _ in range(300):
+    one()
+opened, end = 300, time.time() + 60
+while time.time() < end and not os.path.exists(stop):
+    for key, _ in sel.select(timeout=0.2):
+        s = key.fileobj
+        try:
+            data = s.recv(256)
+        except OSError:
+            data = b""
+        if not data:  # dropped by rank 0: take the slot again
+            sel.unregister(s); s.close(); one(); opened += 1
+open(sys.argv[2], "w").write(f"{opened}\n")
+PY
+crowd=$!
+pids="$pids $crowd"
+sleep 1
+start=$(date +%s)
+for r in 1 2 3; do
+	"$G" run "$T/job.ini" --rank $r --world-size 4 --rendezvous 127.0.0.1:$port \
+		>"$T/idle.$r.log" 2>&1 &
+	pids="$pids $!"
+done
+for p in $pids; do
+	[ "$p" = "$crowd" ] && continue
+	wait "$p" || fail "idle crowd: a rank failed: $(tail -n 3 "$T"/idle.*.log)"
+done
+took=$(( $(date +%s) - start ))
+: >"$T/crowd.stop"
+wait $crowd
+[ $took -le 20 ] || fail "idle crowd: the job took ${took}s"
+grep -q "displaced by a newer connection\|refused connection" "$T/idle.0.log" ||
+	fail "idle crowd: rank 0 logged no displaced connection"
+echo "idle crowd: 4 ranks joined and finished in ${took}s past 300 idle connections ($(cat "$T/crowd") opened)"
+pids=
+
+# --- strangers: wrong token, a real token with a taken rank, garbage: one answer for all
+port=$(free_port $((port + 1)))
+"$G" run "$T/job.ini" --rank 0 --world-size 2 --rendezvous 127.0.0.1:$port >"$T/s0.log" 2>&1 &
+pids="$!"
+wait_listen $port || fail "rank 0 never listened"
+python3 - "$port" >"$T/strangers" <<'PY'
+import hashlib, hmac, os, socket, struct, sys
+port = int(sys.argv[1])
+def frame(t, payload):
+    return struct.pack(">IHBBII", 0x47534253, 2, t, 0, 0, len(payload)) + payload
+def recv_all(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            break
+        b += c
+    return b
+def answer(s):
+    h = recv_all(s, 16)
+    if len(h) < 16:
+        return "EOF"
+    magic, ver, t, op, seq, ln = struct.unpack(">IHBBII", h)
+    return (t, recv_all(s, ln))
+def handshake(token, rank, nranks):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    nr = os.urandom(32)
+    s.sendall(frame(1, struct.pack(">II", rank, nranks) + nr))
+    t, n0 = answer(s)
+    assert t == 8, t  # CHALLENGE, whatever the HELLO said
+    msg = b"rank" + b"gradsync-bootstrap-2" + struct.pack(">II", rank, nranks) + nr + n0
+    s.sendall(frame(9, hmac.new(token, msg, hashlib.sha256).digest()))
+    return answer(s)
+def garbage():
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    return answer(s)
+for name, a in (("wrong token", handshake(b"guess", 1, 2)),
+                ("stolen rank 0", handshake(b"hostile-test-token", 0, 2)),
+                ("wrong world size", handshake(b"hostile-test-token", 1, 9)),
+                ("garbage", garbage())):
+    print(name, a)
+PY
+"$G" run "$T/job.ini" --rank 1 --world-size 2 --rendezvous 127.0.0.1:$port >"$T/s1.log" 2>&1 ||
+	fail "strangers: the real rank 1 failed: $(tail -n 3 "$T/s1.log")"
+wait $pids || fail "strangers: rank 0 failed: $(tail -n 3 "$T/s0.log")"
+pids=
+n=$(grep -c "(3, b'refused')" "$T/strangers")
+[ "$n" = 4 ] || { fail "strangers: not one identical refusal for all:"; cat "$T/strangers"; }
+grep -q "refused connection from 127.0.0.1:.*: wrong token" "$T/s0.log" ||
+	fail "strangers: rank 0's log does not name the wrong token"
+echo "strangers: $n identical refusals; rank 0's log: $(grep -c 'refused connection' "$T/s0.log") reasons"
+unset GRADSYNC_TOKEN
+
+# --- the token never reaches a file, argv, or the report
+cat >"$T/local.ini" <<INI
+[experiment]
+name = secret
+output_dir = $T/results
+[collective]
+sizes = 64KiB
+iterations = 2
+[launch]
+local_ranks = 2
+token = ini-secret-4711
+INI
+"$G" run "$T/local.ini" >"$T/local.log" 2>&1 || fail "local run with an INI token: $(tail -n 3 "$T/local.log")"
+sed '/^token = /d' "$T/local.ini" >"$T/cli.ini"
+"$G" run "$T/cli.ini" --token cli-secret-0815 >"$T/cli.log" 2>&1 ||
+	fail "local run with --token: $(tail -n 3 "$T/cli.log")"
+if grep -rl "ini-secret-4711\|cli-secret-0815" "$T/results" "$T/local.log" "$T/cli.log"; then
+	fail "a token reached the files above"
+fi
+d=$(ls -d "$T"/results/secret-* | head -n 1)
+grep -q "^; token = (redacted)" "$d/experiment.ini" || fail "experiment.ini lacks the redaction"
+python3 - "$T"/results/secret-* <<'PY' || fail "report.json: token or argv not redacted"
+import json, sys
+ini, cli = (json.load(open(d + "/report.json")) for d in sorted(sys.argv[1:]))
+assert ini["cases"][0]["config"]["launch.token"] == "(redacted)", ini["cases"][0]["config"]["launch.token"]
+assert cli["argv"][-1] == "(redacted)" and cli["argv"][-2] == "--token", cli["argv"]
+assert "GRADSYNC_TOKEN" not in json.dumps(cli["env"])
+PY
+echo "redaction: no token in $(find "$T/results" -type f | wc -l) result files or the logs"
+
+# --- token_file: mode checked, content used
+printf 'file-secret-1\n' >"$T/tok"
+chmod 644 "$T/tok"
+printf '[launch]\ntoken_file = %s\n' "$T/tok" >>"$T/job.ini"
+"$G" run "$T/job.ini" --rank 0 --world-size 2 --rendezvous 127.0.0.1:1 >"$T/tf.log" 2>&1
+st=$?
+[ $st = 2 ] || fail "token_file mode 0644: exit $st, expected 2"
+grep -q "token_file $T/tok: mode 0644 lets other users read the job token; chmod 600 $T/tok" "$T/tf.log" ||
+	{ fail "token_file mode 0644: message"; cat "$T/tf.log"; }
+chmod 600 "$T/tok"
+port=$(free_port $((port + 1)))
+for r in 0 1; do
+	"$G" run "$T/job.ini" --rank $r --world-size 2 --rendezvous 127.0.0.1:$port >"$T/tf.$r.log" 2>&1 &
+	pids="$pids $!"
+done
+for p in $pids; do wait "$p" || fail "token_file 0600: a rank failed: $(cat "$T"/tf.*.log | tail -n 4)"; done
+pids=
+# --- a launcher job without a token stops with one line saying what to set
+RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 "$G" run "$T/cli.ini" >"$T/nt.log" 2>&1
+st=$?
+[ $st = 2 ] || fail "torchrun without a token: exit $st, expected 2"
+grep -q "no job token; put a secret in a file only you can read" "$T/nt.log" ||
+	{ fail "torchrun without a token: message"; cat "$T/nt.log"; }
+echo "tokens: token_file 0644 refused, 0600 used; a launcher job without a token refused"
+
+# --- shm: squatted names of the old scheme do not matter; a rank killed in setup leaves nothing
+for n in 0000000000000000-0-1 0000000000000000-1-0 0001000000000000-0-1; do
+	: >"/dev/shm/gradsync-$n" 2>/dev/null
+done
+cat >"$T/shm.ini" <<INI
+[experiment]
+name = shm
+output_dir = $T/results
+[collective]
+sizes = 1MiB
+iterations = 3
+[transport]
+transport = shm
+shm_ring = 256MiB
+[launch]
+local_ranks = 3
+timeout = 20s
+INI
+"$G" run "$T/shm.ini" >"$T/shm.log" 2>&1 || fail "shm run beside squatted names: $(tail -n 3 "$T/shm.log")"
+"$G" run "$T/shm.ini" >"$T/shmkill.log" 2>&1 &
+drv=$!
+# While setup is under way, find a segment of this run (its creator is a child of our
+# driver: /dev/shm is shared with other users' jobs) and print its creator's pid and the
+# run's name prefix.
+set -- $(python3 - "$drv" <<'PY'
+import os, struct, sys, time
+drv, end = sys.argv[1], time.time() + 20
+def parent(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+    except OSError:
+        return None
+while time.time() < end:
+    for n in os.listdir("/dev/shm"):
+        if not n.startswith("gradsync-"):
+            continue
+        try:
+            with open("/dev/shm/" + n, "rb") as f:
+                h = f.read(28)
+        except OSError:
+            continue
+        if len(h) < 28 or not struct.unpack("<Q", h[:8])[0]:
+            continue
+        pid = struct.unpack("<i", h[24:28])[0]
+        if parent(pid) == drv:
+            print(pid, n[:len("gradsync-") + 17]); sys.exit(0)
+    time.sleep(0.001)
+PY
+)
+if [ $# = 2 ]; then
+	kill -9 "$1"
+	wait $drv && fail "shm kill: the run passed although rank pid $1 was killed"
+	left=$(ls /dev/shm | grep "^$2" | wc -l)
+	[ "$left" = 0 ] || { fail "shm kill: $left segments $2* left in /dev/shm"; ls /dev/shm | grep "^$2"; }
+	echo "shm: killed rank pid $1 mid-setup; /dev/shm holds $left segments $2*"
+else
+	wait $drv
+	fail "shm kill: no segment of the run appeared (setup too fast to catch?)"
+fi
+for n in 0000000000000000-0-1 0000000000000000-1-0 0001000000000000-0-1; do
+	rm -f "/dev/shm/gradsync-$n"
+done
+
+[ $fails = 0 ] && echo "hostile: all passed"
+exit $((fails > 0))
