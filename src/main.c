@@ -1,10 +1,12 @@
 /* gradsync entry point: global options, then dispatch to a verb from one table. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "util/common.h"
+#include "util/fdlimit.h"
 #include "util/log.h"
 
 struct verb {
@@ -100,6 +102,9 @@ int main(int argc, char **argv)
 		}
 	}
 	log_setup(level, mask);
+	v = (size_t)-fd_limit_raise();
+	if (v)
+		log_dbg(LOG_MAIN, "raising RLIMIT_NOFILE to its hard limit: %s", strerror((int)v));
 	if (i >= argc) {
 		usage(stderr);
 		return GS_EXIT_USAGE;

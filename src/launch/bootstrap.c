@@ -390,6 +390,11 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 	else if (b->nconnected < b->nranks - 1)
 		ret = -ETIMEDOUT;
 	pthread_mutex_unlock(&b->lock);
+	if (!ret && __atomic_load_n(&b->nclosed, __ATOMIC_RELAXED))
+		log_info(LOG_LAUNCH,
+			 "bootstrap: %d ranks joined; %d connections were closed unfinished on "
+			 "the way (handshake slots full, idle or too slow; ranks retry)",
+			 b->nranks - 1, __atomic_load_n(&b->nclosed, __ATOMIC_RELAXED));
 	if (ret != -ETIMEDOUT)
 		return ret;
 	missing = calloc((size_t)b->nranks, sizeof(*missing));

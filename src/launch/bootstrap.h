@@ -9,9 +9,11 @@
  *   2. 0 -> r:      CHALLENGE {nonce_0}
  *   3. r -> 0:      PROOF {HMAC(token, "rank", nonces, rank, nranks)}
  *   4. 0 -> r:      WELCOME {HMAC(token, "root", ...)}: rank 0 proves itself too; or
- *                   REFUSE "refused", the same for every failure (wrong token, version,
- *                   world size or rank, garbage, too slow): a stranger learns nothing,
- *                   is dropped, and the job goes on. The token never crosses the wire.
+ *                   REFUSE "refused", the same for every verdict (wrong token, version,
+ *                   world size or rank, garbage): a stranger learns nothing, is dropped,
+ *                   and the job goes on. A connection closed without a verdict (slots
+ *                   full, too slow) is retried by the rank. The token never crosses the
+ *                   wire.
  *   5. collective messages: {magic, type, seq, len} + payload, in program order.
  *   6. ABORT {rank that failed, reason} may arrive at any time.
  * Rank 0 reads every pending handshake at once (poll), each with its own deadline; when

@@ -69,15 +69,25 @@ static void refusal_log(struct bootstrap *b, const char *name, const char *why)
 		 rl->logged == BS_REFUSE_LOG_BURST ? " (further refusals counted, not logged)" : "");
 }
 
-/* Refuse and close pending connection i: the same answer whatever the reason. */
+/*
+ * Refuse and close pending connection i: with the one REFUSE for a verdict (a rank
+ * takes it as final), silently for want of room or time (a rank that meets EOF tries
+ * again, so a displaced slow rank is not lost).
+ */
 static void pending_drop(struct bootstrap *b, int i, const char *why, bool reply)
 {
 	struct bs_pending *q = &b->pending[i];
 
-	refusal_log(b, q->name, why);
-	if (reply) /* best effort: a full socket buffer is the stranger's problem */
+	if (reply) {
+		refusal_log(b, q->name, why);
+		/* best effort: a full socket buffer is the stranger's problem */
 		bs_send_frame(q->fd, BS_REFUSE, BS_OP_NONE, 0, BS_REFUSED, strlen(BS_REFUSED),
 			      time_now_ns());
+	} else {
+		/* routine when many ranks start at once: counted, told once they all joined */
+		log_dbg(LOG_LAUNCH, "bootstrap: closed connection from %s: %s", q->name, why);
+		__atomic_add_fetch(&b->nclosed, 1, __ATOMIC_RELAXED);
+	}
 	close(q->fd);
 	b->pending[i] = b->pending[--b->npending];
 }
@@ -125,7 +135,7 @@ void bs_admit_accept(struct bootstrap *b)
 				refusal_log(b, b->addr, "accept: out of file descriptors");
 				if (old >= 0)
 					pending_drop(b, old, "idle, displaced (no file descriptors)",
-						     true);
+						     false);
 				return;
 			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
@@ -140,15 +150,25 @@ void bs_admit_accept(struct bootstrap *b)
 		q.accepted_ns = q.stage_ns = now;
 		q.deadline_ns = now + GS_MIN(BS_HELLO_TIMEOUT_NS, b->timeout_ns);
 		victim = bs_pending_victim(b->pending, b->npending, q.source, now);
+		if (victim >= 0 && !b->pending[victim].active) {
+			/*
+			 * A rank on a loaded host may send its HELLO only now (100 ranks start at
+			 * once): read the idle ones before judging them idle.
+			 */
+			for (int i = b->npending; i-- > 0;)
+				if (!b->pending[i].active)
+					bs_admit_read(b, i);
+			victim = bs_pending_victim(b->pending, b->npending, q.source, now);
+		}
 		if (victim == -2) {
 			/* every slot is a handshake in progress: the newcomer retries */
 			b->pending[b->npending] = q;
 			b->npending++;
-			pending_drop(b, b->npending - 1, "handshake slots full", true);
+			pending_drop(b, b->npending - 1, "handshake slots full", false);
 			continue;
 		}
 		if (victim >= 0)
-			pending_drop(b, victim, "idle, displaced by a newer connection", true);
+			pending_drop(b, victim, "idle, displaced by a newer connection", false);
 		b->pending[b->npending++] = q;
 		bs_admit_read(b, b->npending - 1);
 	}
@@ -292,7 +312,7 @@ uint64_t bs_admit_expire(struct bootstrap *b, uint64_t now, uint64_t next)
 			pending_drop(b, i,
 				     b->pending[i].stage == BS_PEND_HELLO ? "no HELLO in time"
 									   : "no PROOF in time",
-				     true);
+				     false);
 	}
 	for (int i = 0; i < b->npending; i++)
 		next = GS_MIN(next, b->pending[i].deadline_ns);

@@ -112,6 +112,7 @@ struct bootstrap {
 	struct bs_pending pending[BS_MAX_PENDING];
 	int npending;
 	struct bs_ratelimit refusals;
+	int nclosed; /* handshakes closed without a verdict (room, time, EOF); atomic */
 };
 
 int bs_reader_start(struct bootstrap *b);

@@ -13,6 +13,7 @@
 #include "run/run.h"
 #include "util/common.h"
 #include "util/fsutil.h"
+#include "util/fdlimit.h"
 #include "util/log.h"
 #include "util/rand.h"
 
@@ -91,7 +92,12 @@ static void wait_abort_reason(struct run_rank *rr)
 
 static void rank_abort(struct run_rank *rr, int err)
 {
-	char why[128];
+	char why[128], lim[96];
+
+	if (err == -EMFILE || err == -ENFILE)
+		log_err(LOG_MAIN, "case %s: out of file descriptors (%s): a rank holds about one "
+			"per peer and stream; raise ulimit -n or use fewer [transport] streams",
+			rr->ecase->name, fd_limit_describe(lim, sizeof(lim)));
 
 	if (*bootstrap_abort_flag(rr->bs))
 		return;
