@@ -102,7 +102,7 @@ static int spawn_local(int argc, char **argv, const struct rdv_args *a)
 {
 	char **child_argv = launch_child_argv(argc, argv), token[LAUNCH_TOKEN_MAX + 1];
 	const char *from;
-	int ret;
+	int ret, signo;
 
 	if (!child_argv)
 		return GS_EXIT_FAIL;
@@ -113,10 +113,10 @@ static int spawn_local(int argc, char **argv, const struct rdv_args *a)
 		ret = launch_spawn_local(a->opts.local_ranks, child_argv,
 					 a->flags.rendezvous ? a->flags.rendezvous
 							     : a->opts.rendezvous,
-					 token, a->opts.timeout_ns);
+					 token, a->opts.timeout_ns, &signo);
 	memset(token, 0, sizeof(token));
 	free(child_argv);
-	return ret ? GS_EXIT_FAIL : GS_EXIT_OK;
+	return signo ? 128 + signo : ret ? GS_EXIT_FAIL : GS_EXIT_OK;
 }
 
 static void print_table(const struct launch_info *info, const struct rdv_rec *all)

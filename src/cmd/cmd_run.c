@@ -6,6 +6,8 @@
  * every case in one job. Either way rank 0's case files become report.json.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,9 +124,22 @@ static int make_run_dir(const struct experiment *exp, const struct run_args *a, 
 	return ret;
 }
 
-/* No launcher: spawn each case's ranks on this host, one job per case. */
+/* A Ctrl-C or SIGTERM that arrived between two cases (both are blocked while we drive). */
+static int pending_stop(const sigset_t *stop)
+{
+	struct timespec zero = {0, 0};
+	int sig = sigtimedwait(stop, NULL, &zero);
+
+	return sig == SIGINT || sig == SIGTERM ? sig : 0;
+}
+
+/*
+ * No launcher: spawn each case's ranks on this host, one job per case. SIGINT/SIGTERM
+ * (blocked by the caller, in `stop`) end the run: the spawner forwards it and kills the
+ * case's ranks within a second, no further case starts, oc says what ran.
+ */
 static int drive_local(const struct experiment *exp, const struct run_args *a, const char *dir,
-		       int argc, char **argv)
+		       int argc, char **argv, const sigset_t *stop, struct run_outcome *oc)
 {
 	char **cv, token[LAUNCH_TOKEN_MAX + 1];
 	const char *from;
@@ -140,7 +155,7 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 	cv = launch_child_argv(argc, argv);
 	if (!cv)
 		return -ENOMEM;
-	for (i = 0; i < exp->ncases; i++) {
+	for (i = 0; i < exp->ncases && !oc->signo; i++) {
 		const struct cfg *c = &exp->cases[i].cfg;
 		char num[16], nonce_hex[24];
 		uint64_t nonce;
@@ -148,6 +163,9 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 
 		if (a->only_case >= 0 && (int)i != a->only_case)
 			continue;
+		oc->signo = pending_stop(stop);
+		if (oc->signo)
+			break;
 		snprintf(num, sizeof(num), "%zu", i);
 		setenv("GRADSYNC_CASE", num, 1);
 		ret = rand_u64(&nonce);
@@ -158,10 +176,14 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 		setenv("GRADSYNC_RUN_DIR", dir, 1);
 		log_info(LOG_MAIN, "case %zu/%zu: %s (%d local ranks)", i + 1, exp->ncases,
 			 exp->cases[i].name, c->launch.local_ranks);
+		oc->ncases = i + 1;
 		st = launch_spawn_local(c->launch.local_ranks, cv,
 					*c->launch.rendezvous ? c->launch.rendezvous : NULL, token,
-					c->launch.timeout_ns);
-		if (st) {
+					c->launch.timeout_ns, &oc->signo);
+		if (oc->signo) {
+			log_err(LOG_MAIN, "case %s interrupted by %s: stopping the run",
+				exp->cases[i].name, strsignal(oc->signo));
+		} else if (st) {
 			log_err(LOG_MAIN, "case %s failed (exit status %d)", exp->cases[i].name, st);
 			failed++;
 		}
@@ -171,6 +193,10 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 			log_warn(LOG_MAIN, "case %s: removed %d shared-memory segments its ranks left "
 				 "in /dev/shm", exp->cases[i].name, swept);
 	}
+	if (!oc->signo)
+		oc->signo = pending_stop(stop);
+	if (oc->signo) /* before the report: a second signal may kill us while we write it */
+		run_status_write(dir, "interrupted", strsignal(oc->signo));
 	unsetenv("GRADSYNC_CASE");
 	unsetenv("GRADSYNC_JOB_NONCE");
 	unsetenv("GRADSYNC_RUN_DIR");
@@ -213,6 +239,7 @@ int cmd_run(int argc, char **argv)
 	struct launch_info li;
 	char dir[PATH_MAX] = "", tmpfile[PATH_MAX], started[32];
 	const char *env_dir = getenv("GRADSYNC_RUN_DIR"), *env_case = getenv("GRADSYNC_CASE");
+	struct run_outcome oc = {0};
 	int ret, code = GS_EXIT_OK;
 	bool driven;
 
@@ -247,20 +274,35 @@ int cmd_run(int argc, char **argv)
 			code = GS_EXIT_FAIL;
 			goto out;
 		}
+		run_report_begin(dir, exp);
 		log_info(LOG_MAIN, "results: %s", dir);
 	}
-	if (driven)
-		ret = drive_local(exp, &a, dir, argc, argv);
-	else
+	oc.ncases = exp->ncases;
+	if (driven) {
+		sigset_t stop, old;
+
+		/* taken with sigtimedwait while driving; afterwards a new Ctrl-C kills at once */
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &stop, &old);
+		oc.ncases = 0;
+		ret = drive_local(exp, &a, dir, argc, argv, &stop, &oc);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	} else {
 		ret = run_rank_main(exp, &li, a.only_case, dir, argc, argv);
+	}
 	if (ret)
 		code = GS_EXIT_FAIL;
 	if (*dir) {
-		int st = run_report_assemble(dir, started, exp, a.only_case, argc, argv, driven ? NULL : &li);
+		int st = run_report_assemble(dir, started, exp, a.only_case, argc, argv,
+					     driven ? NULL : &li, &oc);
 
 		if (st && code == GS_EXIT_OK)
 			code = st;
 	}
+	if (oc.signo) /* as a shell reports a command a signal stopped: 130, 143 */
+		code = 128 + oc.signo;
 out:
 	if (*tmpfile)
 		unlink(tmpfile);

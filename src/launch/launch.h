@@ -67,16 +67,19 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
  * With no rendezvous, the spawner binds 127.0.0.1:0 itself and hands the listening
  * socket to rank 0 (GRADSYNC_LISTEN_FD, the fd number): no window in which another
  * process could take the port. The ranks form one process group, killed with the
- * spawner (PR_SET_PDEATHSIG); SIGINT/SIGTERM to the spawner are forwarded to it.
- * Waits for all ranks: once one fails (non-zero exit or signal), the others get
- * timeout_ns to exit, then SIGTERM, then SIGKILL min(timeout_ns, 2 s) later.
- * Returns 0 when all exited 0, else the first failure as a shell reports it (exit
- * status, or 128 + signal), logging which rank failed and how; -errno when it could
- * not start them. Call it from the main thread before other threads exist: it blocks
- * SIGCHLD/SIGINT/SIGTERM in the calling thread while it waits.
+ * spawner (PR_SET_PDEATHSIG). Waits for all ranks: once one fails (non-zero exit or
+ * signal), the others get timeout_ns to exit, then SIGTERM, then SIGKILL
+ * min(timeout_ns, 2 s) later. SIGINT/SIGTERM to the spawner are forwarded to the ranks,
+ * which get 0.7 s before SIGKILL; a second one kills them at once; *signo names the
+ * first (0: none). Returns 0 when all exited 0, 128 + *signo when interrupted, else the
+ * first failure as a shell reports it (exit status, or 128 + signal), logging which
+ * rank failed and how; -errno when it could not start them. Call it from the main
+ * thread before other threads exist: it blocks SIGCHLD/SIGINT/SIGTERM in the calling
+ * thread while it waits (a caller may keep SIGINT/SIGTERM blocked around it, to take
+ * one arriving between two calls with sigtimedwait).
  */
 int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, const char *token,
-		       uint64_t timeout_ns);
+		       uint64_t timeout_ns, int *signo);
 
 /* A stable 64-bit hash of a job id (FNV-1a): derives rendezvous ports, never tokens. */
 uint64_t launch_job_hash(const char *s);

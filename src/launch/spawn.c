@@ -25,6 +25,8 @@ extern char **environ;
 /* Time between SIGTERM and SIGKILL once survivors are being killed. */
 #define SPAWN_TERM_GRACE_NS 2000000000ull
 #define SPAWN_POLL_NS	    100000000ull
+/* After a forwarded Ctrl-C/SIGTERM, the ranks get this long before SIGKILL. */
+#define SPAWN_INTERRUPT_GRACE_NS 700000000ull
 
 /* The variables the spawner sets (build_env fills them in this order). */
 /* clang-format off */
@@ -127,6 +129,9 @@ static void child_exec(int rank, pid_t pgid, pid_t parent, int listen_fd, char *
 		_exit(127);
 	if (rank == 0 && listen_fd > 0)
 		fcntl(listen_fd, F_SETFD, 0);
+	/* a background shell leaves SIGINT ignored: the forwarded one must stop the rank */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	execve("/proc/self/exe", argv, envp);
 	_exit(127);
@@ -167,11 +172,13 @@ static struct timespec ns_to_ts(uint64_t ns)
 
 /*
  * Reap until every rank is gone. SIGCHLD/SIGINT/SIGTERM are blocked by the caller and
- * taken here with sigtimedwait: SIGINT/SIGTERM are forwarded to the process group and
- * start the kill clock like a failure does.
+ * taken here with sigtimedwait. A failure starts the kill clock: timeout_ns, SIGTERM,
+ * then SIGKILL. SIGINT/SIGTERM are forwarded to the process group and the ranks get
+ * SPAWN_INTERRUPT_GRACE_NS before SIGKILL (the user wants the run stopped, now); a
+ * second one sends SIGKILL at once. *signo: the first such signal, else 0.
  */
 static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_ns,
-		      const sigset_t *set)
+		      const sigset_t *set, int *signo)
 {
 	uint64_t fail_t = 0, term_t = 0, grace = GS_MIN(timeout_ns, SPAWN_TERM_GRACE_NS);
 	int alive = n, first_rc = 0, st;
@@ -225,28 +232,41 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 		struct timespec ts = ns_to_ts(GS_MAX(wait, 1000000ull));
 		int sig = sigtimedwait(set, NULL, &ts);
 
-		if (sig == SIGINT || sig == SIGTERM) {
+		if ((sig == SIGINT || sig == SIGTERM) && *signo) {
+			log_warn(LOG_LAUNCH, "got %s again: killing ranks %s (SIGKILL)",
+				 sig == SIGINT ? "SIGINT" : "SIGTERM",
+				 rank_list(r, n, list, sizeof(list)));
+			killpg(pgid, SIGKILL);
+			killed = true;
+		} else if (sig == SIGINT || sig == SIGTERM) {
 			log_warn(LOG_LAUNCH, "got %s, forwarding it to ranks %s",
 				 sig == SIGINT ? "SIGINT" : "SIGTERM",
 				 rank_list(r, n, list, sizeof(list)));
+			*signo = sig;
 			killpg(pgid, sig);
-			if (!fail_t)
-				fail_t = time_now_ns();
+			/* the forwarded signal is the polite stage: SIGKILL follows soon */
+			now = time_now_ns();
+			fail_t = fail_t ? fail_t : now;
+			if (!term_t || term_t + grace > now + SPAWN_INTERRUPT_GRACE_NS) {
+				term_t = now;
+				grace = SPAWN_INTERRUPT_GRACE_NS;
+			}
 		}
 	}
-	return first_rc;
+	return *signo ? 128 + *signo : first_rc;
 }
 
 int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, const char *token,
-		       uint64_t timeout_ns)
+		       uint64_t timeout_ns, int *signo)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld;
-	sigset_t set, old_mask;
+	sigset_t set, old_mask, child_mask;
 	struct spawn_rank *r;
 	char rdv[128];
 	int listen_fd = -1, ret = 0, spawned = 0;
 	pid_t pgid = 0, self = getpid();
 
+	*signo = 0;
 	if (nranks < 1 || !argv || !argv[0] || !token || strlen(token) > LAUNCH_TOKEN_MAX) {
 		log_err(LOG_LAUNCH, "spawn: need at least one rank, an argv and a token (got %d)",
 			nranks);
@@ -275,6 +295,11 @@ int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, c
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, &old_mask);
+	/* the ranks take the forwarded signals even when our caller keeps them blocked */
+	child_mask = old_mask;
+	sigdelset(&child_mask, SIGCHLD);
+	sigdelset(&child_mask, SIGINT);
+	sigdelset(&child_mask, SIGTERM);
 	/* SIG_IGN on SIGCHLD would auto-reap the ranks and hide their exit status. */
 	sigaction(SIGCHLD, &dfl, &old_chld);
 	for (int i = 0; i < nranks; i++) {
@@ -290,7 +315,7 @@ int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, c
 			break;
 		}
 		if (pid == 0)
-			child_exec(i, pgid, self, listen_fd, argv, r[i].envp, &old_mask);
+			child_exec(i, pgid, self, listen_fd, argv, r[i].envp, &child_mask);
 		/* Both sides set the group: whichever runs first, the group exists. */
 		setpgid(pid, pgid ? pgid : pid);
 		if (!pgid)
@@ -305,7 +330,7 @@ int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, c
 	log_dbg(LOG_LAUNCH, "spawned %d ranks, rendezvous %s, process group %d", spawned, rdv,
 		(int)pgid);
 	if (spawned) {
-		int rc = wait_ranks(r, spawned, pgid, ret ? 0 : timeout_ns, &set);
+		int rc = wait_ranks(r, spawned, pgid, ret ? 0 : timeout_ns, &set, signo);
 
 		if (!ret)
 			ret = rc;

@@ -113,8 +113,28 @@ static int child_main(const char *mode)
 		msleep(30000);
 		return 0;
 	}
+	if (!strcmp(mode, "sigterm_deaf")) {
+		/* ranks that ignore the forwarded signal: SIGKILL comes within a second */
+		signal(SIGTERM, SIG_IGN);
+		if (rank == 0)
+			kill(getppid(), SIGTERM);
+		msleep(30000);
+		return 0;
+	}
+	if (!strcmp(mode, "sigint_twice")) {
+		signal(SIGINT, SIG_IGN);
+		if (rank == 0) {
+			kill(getppid(), SIGINT);
+			msleep(100);
+			kill(getppid(), SIGINT);
+		}
+		msleep(30000);
+		return 0;
+	}
 	return 99;
 }
+
+static int last_signo; /* the spawner's *signo of the last spawn() */
 
 /* Spawn NRANKS copies of this binary in `mode`; stderr (the spawner's log) captured. */
 static int spawn(const char *mode, uint64_t timeout_ns, double *secs, char *log, size_t len)
@@ -127,7 +147,7 @@ static int spawn(const char *mode, uint64_t timeout_ns, double *secs, char *log,
 
 	assert_non_null(tmp);
 	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
-	ret = launch_spawn_local(NRANKS, argv, "", "feed-token", timeout_ns);
+	ret = launch_spawn_local(NRANKS, argv, "", "feed-token", timeout_ns, &last_signo);
 	*secs = (time_now_ns() - t0) / 1e9;
 	dup2(saved, STDERR_FILENO);
 	close(saved);
@@ -192,9 +212,37 @@ static void test_sigint_forwarded(void **state)
 
 	(void)state;
 	assert_int_equal(spawn("sigint", 5000000000ull, &s, log, sizeof(log)), 128 + SIGINT);
+	assert_int_equal(last_signo, SIGINT);
 	assert_non_null(strstr(log, "forwarding it to ranks 0,1,2,3"));
 	assert_non_null(strstr(log, "killed by signal 2"));
 	assert_true(s < 3);
+}
+
+/* SIGTERM forwarded; ranks that ignore it are killed well before the 60 s timeout. */
+static void test_sigterm_bounded(void **state)
+{
+	char log[4096];
+	double s;
+
+	(void)state;
+	assert_int_equal(spawn("sigterm_deaf", 60000000000ull, &s, log, sizeof(log)),
+			 128 + SIGTERM);
+	assert_int_equal(last_signo, SIGTERM);
+	assert_non_null(strstr(log, "(SIGKILL)")); /* some ranks may die of SIGTERM first */
+	assert_true(s < 2.5); /* loose: 0.7 s grace on a loaded host */
+}
+
+/* A second Ctrl-C kills at once. */
+static void test_second_sigint(void **state)
+{
+	char log[4096];
+	double s;
+
+	(void)state;
+	assert_int_equal(spawn("sigint_twice", 60000000000ull, &s, log, sizeof(log)),
+			 128 + SIGINT);
+	assert_non_null(strstr(log, "got SIGINT again: killing ranks"));
+	assert_true(s < 2.5);
 }
 
 static void test_bad_args(void **state)
@@ -202,8 +250,8 @@ static void test_bad_args(void **state)
 	char *argv[] = {"x", NULL};
 
 	(void)state;
-	assert_int_equal(launch_spawn_local(0, argv, "", "t", 1000), -EINVAL);
-	assert_int_equal(launch_spawn_local(2, NULL, "", "t", 1000), -EINVAL);
+	assert_int_equal(launch_spawn_local(0, argv, "", "t", 1000, &last_signo), -EINVAL);
+	assert_int_equal(launch_spawn_local(2, NULL, "", "t", 1000, &last_signo), -EINVAL);
 }
 
 int main(int argc, char **argv)
@@ -214,6 +262,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_signal_reported),
 		cmocka_unit_test(test_sigkill_after_sigterm),
 		cmocka_unit_test(test_sigint_forwarded),
+		cmocka_unit_test(test_sigterm_bounded),
+		cmocka_unit_test(test_second_sigint),
 		cmocka_unit_test(test_bad_args),
 	};
 

@@ -46,10 +46,17 @@ struct report_set {
 };
 
 /*
- * Add PATH: a run directory holding report.json, or a report.json file. Returns 0,
+ * Add PATH: a run directory holding report.json, or a report.json file; a run
+ * directory without report.json is read with report_partial_run. Returns 0,
  * -ENOENT / -EINVAL (unreadable, not JSON, wrong schema) with one logged line.
  */
 int report_set_add_path(struct report_set *s, const char *path);
+/*
+ * A report rebuilt from DIR/cases/NNNN.json and DIR/status for a run that never wrote
+ * report.json (killed, or the write failed): status "interrupted", with a warning
+ * naming the directory; NULL when DIR has no cases/.
+ */
+json_t *report_partial_run(const char *dir);
 /* Add an in-memory document under run name NAME; takes a new reference to root. */
 int report_set_add_json(struct report_set *s, const char *name, json_t *root);
 /*

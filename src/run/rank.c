@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/report.h"
 #include "run/run.h"
 #include "util/common.h"
 #include "util/fsutil.h"
@@ -159,7 +160,7 @@ int run_rank_case(struct run_rank *rr)
 	json_t *results = NULL, *workload = NULL, *c = NULL;
 	bool bench = !strcmp(rr->ecase->cfg.workload.model, "none");
 	const char *abort_why;
-	int ret, me = rr->li.rank;
+	int ret, werr, me = rr->li.rank;
 
 	log_info(LOG_MAIN, "case %d/%zu: %s", rr->case_index + 1, rr->exp->ncases, rr->ecase->name);
 	json_decref(rr->numa_json);
@@ -215,8 +216,18 @@ int run_rank_case(struct run_rank *rr)
 	json_object_set_new(c, "reduce_isa", json_string(run_node_reduce_isa()));
 	json_object_set_new(c, "collective", results ? results : json_array());
 	json_object_set_new(c, "workload", workload ? workload : json_null());
-	if (write_case_json(rr, c))
-		log_err(LOG_MAIN, "write results of case %d to %s: failed", rr->case_index, rr->run_dir);
+	werr = write_case_json(rr, c);
+	if (werr) {
+		/* disk full, read-only: the figures must reach the terminal at least */
+		json_t *one = json_pack("{s:s, s:[O]}", "schema", REPORT_SCHEMA, "cases", c);
+		struct report_opts term = {.formats = "table"};
+
+		log_err(LOG_MAIN, "write %s/cases/%04d.json: %s; this case's results follow",
+			rr->run_dir, rr->case_index, strerror(-werr));
+		if (one)
+			report_write_all(rr->run_dir, one, &term);
+		json_decref(one);
+	}
 	json_decref(c);
 	return ret;
 }

@@ -4,9 +4,11 @@
  * node's fingerprint and the environment.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,27 +35,67 @@ static json_t *gradsync_json(void)
 			 "verbs_providers", GS_HAVE_VERBS ? GS_VERBS_PROVIDERS : "off");
 }
 
-static json_t *experiment_json(const struct experiment *exp, const char *dir)
+/* The resolved experiment as INI text (malloc'd), and its hash. */
+static char *resolved_text(const struct experiment *exp, size_t *len)
 {
-	char *text = NULL, hash[24], path[PATH_MAX + 32];
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	json_t *j;
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
 
 	if (!f)
 		return NULL;
 	experiment_write_resolved(f, exp);
 	fclose(f);
+	return text;
+}
+
+static json_t *experiment_json(const struct experiment *exp)
+{
+	char hash[24];
+	size_t len = 0;
+	char *text = resolved_text(exp, &len);
+	json_t *j;
+
+	if (!text)
+		return NULL;
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)hash_fnv1a64(text, len));
-	snprintf(path, sizeof(path), "%s/experiment.ini", dir);
-	if (fs_write_atomic(path, text, len))
-		log_warn(LOG_REPORT, "write %s failed", path);
 	j = json_pack("{s:s, s:s, s:s, s:s}", "name", exp->base.experiment.name, "file", exp->path,
 		      "hash", hash, "resolved", text);
 	if (j)
 		json_object_set_new(j, "description", json_string(exp->base.experiment.description));
 	free(text);
 	return j;
+}
+
+int run_status_write(const char *dir, const char *state, const char *detail)
+{
+	char path[PATH_MAX + 16], line[512];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/status", dir);
+	snprintf(line, sizeof(line), "%s%s%s\n", state, detail && *detail ? ": " : "",
+		 detail ? detail : "");
+	ret = fs_write_atomic(path, line, strlen(line));
+	if (ret)
+		log_warn(LOG_REPORT, "write %s: %s", path, strerror(-ret));
+	return ret;
+}
+
+int run_report_begin(const char *dir, const struct experiment *exp)
+{
+	char path[PATH_MAX + 32];
+	size_t len = 0;
+	char *text = resolved_text(exp, &len);
+	int ret = text ? 0 : -ENOMEM;
+
+	/* written now, so a run killed midway still says what it was running */
+	snprintf(path, sizeof(path), "%s/experiment.ini", dir);
+	if (text)
+		ret = fs_write_atomic(path, text, len);
+	if (ret)
+		log_warn(LOG_REPORT, "write %s: %s", path, strerror(-ret));
+	free(text);
+	snprintf(path, sizeof(path), "pid %d", (int)getpid());
+	return run_status_write(dir, "running", path) ? -EIO : ret;
 }
 
 void run_iso_time(char *buf, size_t len)
@@ -70,7 +112,8 @@ static json_t *missing_case(const struct experiment *exp, size_t i)
 {
 	return json_pack("{s:s, s:i, s:s, s:s, s:[], s:n}", "name", exp->cases[i].name, "index",
 			 (int)i, "status", "failed", "error",
-			 "no results: the case's ranks failed before writing them (see the log)",
+			 "no results file: the case's ranks failed before writing it, or the write "
+			 "failed (see the log)",
 			 "collective", "workload");
 }
 
@@ -152,12 +195,23 @@ static json_t *run_hosts(json_t *cases)
 	return hosts ? json_incref(hosts) : json_array();
 }
 
+/* The case a signal stopped: it has no results, and that is not its fault. */
+static json_t *interrupted_case(const struct experiment *exp, size_t i, int signo)
+{
+	char why[96];
+
+	snprintf(why, sizeof(why), "interrupted by %s before it finished", strsignal(signo));
+	return json_pack("{s:s, s:i, s:s, s:s, s:[], s:n}", "name", exp->cases[i].name, "index",
+			 (int)i, "status", "interrupted", "error", why, "collective", "workload");
+}
+
 int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
-			int only_case, int argc, char **argv, const struct launch_info *li)
+			int only_case, int argc, char **argv, const struct launch_info *li,
+			const struct run_outcome *oc)
 {
 	json_t *root = json_object(), *cases = json_array(), *jargv = json_array();
-	char path[PATH_MAX + 32], when[32];
-	int i, st, code = GS_EXIT_OK, nranks = 0;
+	char path[PATH_MAX + 32], when[32], detail[256];
+	int i, st, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
 	size_t c;
 
 	json_object_set_new(root, "schema", json_string("gradsync-report/1"));
@@ -166,7 +220,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	for (i = 0; i < argc; i++)
 		json_array_append_new(jargv, json_string(argv[i]));
 	json_object_set_new(root, "argv", jargv);
-	json_object_set_new(root, "experiment", experiment_json(exp, dir));
+	json_object_set_new(root, "experiment", experiment_json(exp));
 	json_object_set_new(root, "started", json_string(started));
 	run_iso_time(when, sizeof(when));
 	json_object_set_new(root, "finished", json_string(when));
@@ -176,7 +230,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	json_object_set_new(root, "baseline",
 			    exp->baseline_case >= 0 ? json_string(exp->cases[exp->baseline_case].name)
 						    : json_null());
-	for (c = 0; c < exp->ncases; c++) {
+	for (c = 0; c < exp->ncases && c < oc->ncases; c++) {
 		json_error_t jerr;
 		json_t *cj;
 
@@ -184,10 +238,15 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			continue;
 		snprintf(path, sizeof(path), "%s/cases/%04zu.json", dir, c);
 		cj = json_load_file(path, 0, &jerr);
-		if (!cj)
+		if (!cj && oc->signo && c + 1 == oc->ncases)
+			cj = interrupted_case(exp, c, oc->signo);
+		else if (!cj)
 			cj = missing_case(exp, c);
-		if (!case_ok(cj))
+		nran++;
+		if (!case_ok(cj)) {
 			code = GS_EXIT_FAIL;
+			nfailed++;
+		}
 		nranks = GS_MAX(nranks, (int)json_integer_value(json_object_get(cj, "nranks")));
 		json_array_append_new(cases, cj);
 	}
@@ -195,8 +254,29 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	json_object_set_new(root, "hosts", run_hosts(cases));
 	json_object_set_new(root, "nranks", json_integer(nranks));
 	json_object_set_new(root, "cases", cases);
+	if (oc->signo) {
+		snprintf(detail, sizeof(detail), "%s after %d of %zu cases", strsignal(oc->signo),
+			 nran, only_case >= 0 ? (size_t)1 : exp->ncases);
+		json_object_set_new(root, "status", json_string("interrupted"));
+		json_object_set_new(root, "interrupted", json_string(detail));
+	} else {
+		json_object_set_new(root, "status", json_string(nfailed ? "failed" : "done"));
+	}
 	st = run_report_write(dir, root, &exp->base.report);
 	code = GS_MAX(code, st);
+	if (!oc->signo) {
+		struct stat rs;
+		bool written;
+
+		snprintf(path, sizeof(path), "%s/report.json", dir);
+		written = !stat(path, &rs) && S_ISREG(rs.st_mode);
+		snprintf(detail, sizeof(detail), "%s%s%s",
+			 nfailed ? "some cases failed" : "",
+			 nfailed && !written ? "; " : "",
+			 written ? "" : "report.json could not be written, the results are in cases/");
+	}
+	run_status_write(dir, oc->signo ? "interrupted" : code ? "failed" : "done",
+			 oc->signo || code ? detail : NULL);
 	json_decref(root);
 	return code;
 }
@@ -246,7 +326,15 @@ int run_report_write(const char *dir, json_t *root, const struct report_opts *o)
 	ret = fs_write_atomic(path, text, strlen(text));
 	free(text);
 	if (ret) {
-		log_err(LOG_REPORT, "write %s: %s", path, strerror(-ret));
+		/* the figures must not be lost with the file: the table goes to the terminal */
+		struct report_opts term = *o;
+
+		log_err(LOG_REPORT,
+			"write %s: %s; every finished case's results are in %s/cases/ "
+			"(gradsync report %s reads them); the table follows",
+			path, strerror(-ret), dir, dir);
+		snprintf(term.formats, sizeof(term.formats), "table");
+		report_write_all(dir, root, &term);
 		return GS_EXIT_FAIL;
 	}
 	ret = report_write_all(dir, root, o);

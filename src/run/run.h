@@ -59,6 +59,12 @@ struct run_rank {
 	double gpu_tflops_cal;     /* gpu_calibrate's TFLOP/s, 0 = not run */
 };
 
+/* How a run ended: report.json's status and which cases it lists. */
+struct run_outcome {
+	int signo;	   /* SIGINT or SIGTERM that stopped the run; 0 = not interrupted */
+	size_t ncases; /* cases started, in index order; the others never ran */
+};
+
 /* Transports of one case, opened and connected; the executor's comm on top. */
 struct run_comm {
 	struct transport tp[TP_KIND_COUNT];
@@ -179,7 +185,17 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
  * a result was wrong or a threshold was missed. li is NULL when the driver spawned.
  */
 int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
-			int only_case, int argc, char **argv, const struct launch_info *li);
+			int only_case, int argc, char **argv, const struct launch_info *li,
+			const struct run_outcome *oc);
+/*
+ * The run directory's `status` file, rewritten atomically at each change: one line
+ * "STATE[: detail]" with STATE running, interrupted, failed or done. A directory whose
+ * status still reads running after its driver is gone was killed (kill -9, power):
+ * `gradsync report DIR` then reads what cases/ holds.
+ */
+int run_status_write(const char *dir, const char *state, const char *detail);
+/* At the start of a run: experiment.ini (resolved, secrets redacted) and status running. */
+int run_report_begin(const char *dir, const struct experiment *exp);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */

@@ -1,0 +1,107 @@
+#!/bin/sh
+# Interrupted and crippled runs (issue 16) through the local driver: SIGINT and SIGTERM
+# stop the whole run within a second or two (exit 130 / 143), keep the finished cases,
+# write the report of what ran and a status file; kill -9 of the driver keeps the
+# finished cases and `gradsync report DIR` reads them; an unwritable report.json or case
+# file still puts every figure on the terminal and names where the results are.
+set -u
+G=$(readlink -f "${GRADSYNC:-build/gradsync}")
+T=$(mktemp -d)
+drv=
+trap '[ -n "$drv" ] && kill -9 $drv 2>/dev/null; rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+cat >"$T/run.ini" <<INI
+[experiment]
+name = intr
+[collective]
+sizes = 4MiB
+iterations = 40
+[transport]
+transport = tcp
+[launch]
+local_ranks = 2
+timeout = 30s
+[report]
+formats = table,json
+[matrix]
+transport.streams = 1, 2, 3, 4
+INI
+# start OUT: the driver in the background, its run directory in $dir once case 0 is done
+start() {
+	mkdir -p "$T/$1"
+	"$G" run "$T/run.ini" --out "$T/$1" >"$T/$1.out" 2>"$T/$1.err" &
+	drv=$!
+	dir=
+	for i in $(seq 600); do
+		dir=$(ls -d "$T/$1"/intr-* 2>/dev/null | head -n 1)
+		[ -n "$dir" ] && [ -e "$dir/cases/0000.json" ] && return 0
+		sleep 0.05
+	done
+	fail "$1: case 0 never finished: $(tail -n 3 "$T/$1.err")"
+	return 1
+}
+elapsed() { python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.2f}')" "$1"; }
+
+for sig in INT TERM; do
+	want=$([ $sig = INT ] && echo 130 || echo 143)
+	start $sig || continue
+	t0=$(python3 -c 'import time; print(time.time())')
+	kill -$sig $drv
+	wait $drv
+	st=$?
+	drv=
+	took=$(elapsed $t0)
+	[ $st = $want ] || fail "SIG$sig: exit $st, expected $want"
+	python3 -c "import sys; sys.exit(float(sys.argv[1]) > 3)" "$took" ||
+		fail "SIG$sig: the run took ${took}s to stop"
+	grep -q "^interrupted" "$dir/status" || fail "SIG$sig: status: $(cat "$dir/status")"
+	python3 - "$dir" <<'PY' || fail "SIG$sig: report.json"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+assert r["status"] == "interrupted", r["status"]
+st = [c["status"] for c in r["cases"]]
+assert st[0] == "ok" and len(st) < 4 and st[-1] in ("ok", "interrupted"), st
+assert r["cases"][0]["collective"][0]["busbw_GBps"] > 0
+PY
+	pgrep -P $$ >/dev/null 2>&1 && ps -o pid,args --ppid $$ | grep -q "gradsync run" &&
+		fail "SIG$sig: a rank outlived the driver"
+	echo "SIG$sig: exit $st after ${took}s; $(cat "$dir/status")"
+done
+
+# kill -9 of the driver: the finished cases stay and `gradsync report` reads them
+if start kill9; then
+	kill -9 $drv
+	wait $drv 2>/dev/null
+	drv=
+	sleep 0.5
+	[ -e "$dir/cases/0000.json" ] || fail "kill -9: case 0 is gone"
+	grep -q "^running: pid" "$dir/status" || fail "kill -9: status: $(cat "$dir/status")"
+	"$G" report "$dir" >"$T/rep.out" 2>"$T/rep.err" || fail "kill -9: gradsync report DIR failed"
+	grep -q "no report.json: the run did not finish (status: running" "$T/rep.err" ||
+		{ fail "kill -9: report does not say the run did not finish"; cat "$T/rep.err"; }
+	grep -q "^  streams=1 *ok" "$T/rep.out" || { fail "kill -9: case 0 not shown"; cat "$T/rep.out"; }
+	echo "kill -9: $(ls "$dir/cases" | wc -l) finished cases kept, gradsync report reads them"
+fi
+
+# report.json cannot be written (a directory squats its name): the table still shows
+if start noreport; then
+	mkdir "$dir/report.json"
+	mkdir "$dir/cases/0002.json" # and case 2's file cannot be written either
+	wait $drv
+	st=$?
+	drv=
+	[ $st = 1 ] || fail "unwritable report: exit $st, expected 1"
+	grep -q "write $dir/report.json: .*every finished case's results are in $dir/cases/" "$T/noreport.err" ||
+		{ fail "unwritable report: the error does not say where the results are"; tail -n 5 "$T/noreport.err"; }
+	grep -q "write $dir/cases/0002.json: .*this case's results follow" "$T/noreport.err" ||
+		{ fail "unwritable case file: no error naming it"; tail -n 5 "$T/noreport.err"; }
+	# case 2's figures come from its rank 0, the others from the driver's table
+	grep -q "^  streams=1 *ok" "$T/noreport.out" && grep -q "^  streams=3 *ok" "$T/noreport.out" &&
+		grep -q "^  streams=4 *ok" "$T/noreport.out" ||
+		{ fail "unwritable report: the terminal lacks figures"; cat "$T/noreport.out"; }
+	grep -q "^failed" "$dir/status" || fail "unwritable report: status: $(cat "$dir/status")"
+	echo "unwritable report.json and case file: every case on the terminal; $(cat "$dir/status")"
+fi
+[ $fails = 0 ] && echo "interrupt: all passed"
+exit $((fails > 0))
