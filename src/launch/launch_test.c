@@ -14,6 +14,7 @@
 
 #include "launch/launch.h"
 #include "util/common.h"
+#include "util/test_capture.h"
 
 /* clang-format off */
 /* Every variable any launcher reads: cleared before each case. */
@@ -188,20 +189,12 @@ static void set_env(const char *const env[])
 static int detect_capture(const struct launch_opts *o, const struct launch_flags *f,
 			  struct launch_info *info, char *log, size_t len)
 {
-	FILE *tmp = tmpfile();
-	int saved = dup(STDERR_FILENO), ret;
-	size_t n;
+	struct capture c;
+	int ret;
 
-	assert_non_null(tmp);
-	assert_true(saved >= 0);
-	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	capture_begin(&c);
 	ret = launch_detect(o, f, info);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(tmp);
-	n = fread(log, 1, len - 1, tmp);
-	log[n] = '\0';
-	fclose(tmp);
+	capture_end(&c, log, len);
 	return ret;
 }
 
@@ -272,21 +265,13 @@ static int token_file_capture(const char *path, char *tok, size_t len, char *log
 {
 	struct launch_opts o = {0};
 	const char *from = NULL;
-	FILE *f = tmpfile();
-	int saved = dup(STDERR_FILENO), ret;
-	size_t n;
+	struct capture c;
+	int ret;
 
-	assert_non_null(f);
 	snprintf(o.token_file, sizeof(o.token_file), "%s", path);
-	dup2(fileno(f), STDERR_FILENO);
+	capture_begin(&c);
 	ret = launch_token_resolve(&o, NULL, tok, len, &from);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(f);
-	n = fread(log, 1, loglen - 1, f);
-	log[n] = '\0';
-	fclose(f);
+	capture_end(&c, log, loglen);
 	if (ret == 1)
 		assert_string_equal(from, "[launch] token_file");
 	return ret;

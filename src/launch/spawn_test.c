@@ -20,6 +20,7 @@
 
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
+#include "util/test_capture.h"
 #include "util/timeutil.h"
 
 #define CHILD_FLAG "--spawn-child"
@@ -140,21 +141,14 @@ static int last_signo; /* the spawner's *signo of the last spawn() */
 static int spawn(const char *mode, uint64_t timeout_ns, double *secs, char *log, size_t len)
 {
 	char *argv[] = {"spawn_test", CHILD_FLAG, (char *)mode, NULL};
-	FILE *tmp = tmpfile();
-	int saved = dup(STDERR_FILENO), ret;
 	uint64_t t0 = time_now_ns();
-	size_t n;
+	struct capture c;
+	int ret;
 
-	assert_non_null(tmp);
-	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	capture_begin(&c);
 	ret = launch_spawn_local(NRANKS, argv, "", "feed-token", timeout_ns, &last_signo);
 	*secs = (time_now_ns() - t0) / 1e9;
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(tmp);
-	n = fread(log, 1, len - 1, tmp);
-	log[n] = '\0';
-	fclose(tmp);
+	capture_end(&c, log, len);
 	print_message("%s: ret %d in %.2fs\n%s", mode, ret, *secs, log);
 	return ret;
 }

@@ -8,23 +8,7 @@ T=$(mktemp -d)
 pids=
 trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
 fails=0
-# A free rendezvous port below the kernel's ephemeral range (32768+), where the
-# transports' own sockets can never take it between runs.
-free_port() {
-	python3 - "$1" <<'PY'
-import socket, sys
-for p in range(int(sys.argv[1]), 32000):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-        print(p)
-        break
-    except OSError:
-        pass
-    finally:
-        s.close()
-PY
-}
+. "$(dirname "$0")/../lib_net.sh"
 port=$(free_port $((20000 + $$ % 10000)))
 
 cat >"$T/long.ini" <<INI

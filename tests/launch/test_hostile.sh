@@ -12,31 +12,7 @@ pids=
 trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-free_port() {
-	python3 - "$1" <<'PY'
-import socket, sys
-for p in range(int(sys.argv[1]), 32000):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); print(p); break
-    except OSError:
-        pass
-    finally:
-        s.close()
-PY
-}
-wait_listen() { # wait_listen PORT: until rank 0 listens (bounded)
-	python3 - "$1" <<'PY'
-import socket, sys, time
-end = time.time() + 20
-while time.time() < end:
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close(); sys.exit(0)
-    except OSError:
-        time.sleep(0.05)
-sys.exit(1)
-PY
-}
+. "$(dirname "$0")/../lib_net.sh"
 port=$(free_port $((21000 + $$ % 9000)))
 
 cat >"$T/job.ini" <<INI

@@ -10,6 +10,7 @@
 
 #include "transport/shm/shm_pair.h"
 #include "transport/tp_test_cases.h"
+#include "util/test_capture.h"
 
 extern const struct transport_ops shm_ops;
 
@@ -232,10 +233,9 @@ static void test_squatted_name(void **state)
 	static struct setup_rank r1;
 	uint64_t job = ((uint64_t)getpid() << 20) | 0xdef00;
 	char name[64], log[1024];
-	FILE *f = tmpfile();
-	int fd, saved = dup(STDERR_FILENO), ret;
+	struct capture c;
+	int fd, ret;
 	struct passwd *pw = getpwuid(geteuid());
-	size_t n;
 
 	(void)state;
 	snprintf(name, sizeof(name), "/gradsync-%016llx-0-1", (unsigned long long)job);
@@ -243,15 +243,9 @@ static void test_squatted_name(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	setup_rank_init(&r1, 1, job);
-	dup2(fileno(f), STDERR_FILENO);
+	capture_begin(&c);
 	ret = shm_ops.open(&r1.t, &r1.env);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(f);
-	n = fread(log, 1, sizeof(log) - 1, f);
-	log[n] = '\0';
-	fclose(f);
+	capture_end(&c, log, sizeof(log));
 	assert_int_equal(ret, -EEXIST);
 	if (!ret)
 		shm_ops.close(&r1.t);

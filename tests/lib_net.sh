@@ -1,0 +1,34 @@
+# Shell helpers for the end-to-end tests that open a rendezvous port by hand (sourced).
+
+# A free rendezvous port from $1 up, below the kernel's ephemeral range (32768+), where
+# the transports' own sockets can never take it between runs.
+free_port() {
+	python3 - "$1" <<'PY'
+import socket, sys
+for p in range(int(sys.argv[1]), 32000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        print(p)
+        break
+    except OSError:
+        pass
+    finally:
+        s.close()
+PY
+}
+
+# Wait (at most 20 s) until something listens on 127.0.0.1:$1; non-zero when nothing did.
+wait_listen() {
+	python3 - "$1" <<'PY'
+import socket, sys, time
+end = time.time() + 20
+while time.time() < end:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.05)
+sys.exit(1)
+PY
+}
