@@ -265,7 +265,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!ret && li.spawned && env_dir && env_case) {
 		/* a rank of one case, started by the driver below */
-		ret = run_rank_main(exp, &li, atoi(env_case), env_dir, argc, argv);
+		ret = run_rank_main(exp, &li, atoi(env_case), env_dir, argc, argv, &oc);
 		code = ret ? GS_EXIT_FAIL : GS_EXIT_OK;
 		goto out;
 	}
@@ -290,7 +290,7 @@ int cmd_run(int argc, char **argv)
 		ret = drive_local(exp, &a, dir, argc, argv, &stop, &oc);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	} else {
-		ret = run_rank_main(exp, &li, a.only_case, dir, argc, argv);
+		ret = run_rank_main(exp, &li, a.only_case, dir, argc, argv, &oc);
 	}
 	if (ret)
 		code = GS_EXIT_FAIL;

@@ -68,6 +68,12 @@ volatile const int *bootstrap_abort_flag(struct bootstrap *b);
 /* Why the job aborts, naming the rank ("rank 2 exited unexpectedly ..."); "" before. */
 const char *bootstrap_abort_reason(struct bootstrap *b);
 /*
+ * For a SIGINT/SIGTERM handler: write(fd, &(char){signo}, 1) (async-signal-safe) and
+ * the reader thread aborts the job "rank R stopped by SIGINT", as bootstrap_abort would.
+ * Valid from bootstrap_open to bootstrap_close; -1 for a job of one rank.
+ */
+int bootstrap_signal_fd(struct bootstrap *b);
+/*
  * Say goodbye and free: after a final barrier no rank takes the others' goodbyes for
  * failures. Does not wait for the other ranks.
  */

@@ -32,6 +32,8 @@
 /* Bound on sending an ABORT to one peer (a stuck peer must not hold up the rest). */
 #define BS_ABORT_SEND_NS 1000000000ull
 #define BS_REASON_LEN	 256
+/* The wake pipe's byte that stops the reader; any other byte is a signal number. */
+#define BS_WAKE_STOP 'x'
 
 struct bs_msg {
 	struct bs_msg *next;

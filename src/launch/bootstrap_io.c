@@ -195,6 +195,27 @@ static void peer_lost(struct bootstrap *b, int r, int err, const char *why)
 	bs_raise_abort(b, r, reason, r, false);
 }
 
+/*
+ * Bytes on the wake pipe other than the stop byte are signal numbers written by a
+ * signal handler (bootstrap_signal_fd): the job stops, naming this rank and the signal.
+ */
+static void take_signals(struct bootstrap *b)
+{
+	unsigned char c[16];
+	char why[BS_REASON_LEN];
+	ssize_t n;
+
+	while ((n = read(b->wake[0], c, sizeof(c))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (c[i] == BS_WAKE_STOP)
+				continue;
+			snprintf(why, sizeof(why), "rank %d stopped by %s", b->rank,
+				 c[i] == SIGINT ? "SIGINT" : c[i] == SIGTERM ? "SIGTERM" : "a signal");
+			bs_raise_abort(b, b->rank, why, -1, true);
+		}
+	}
+}
+
 static void *reader_main(void *arg)
 {
 	struct bootstrap *b = arg;
@@ -239,6 +260,8 @@ static void *reader_main(void *arg)
 		pthread_mutex_unlock(&b->lock);
 		if (stop)
 			break;
+		if (pfd[0].revents)
+			take_signals(b);
 		/*
 		 * Pending slots move when one is dropped: walk them from the end, and take new
 		 * connections last (accepting may displace any slot).
@@ -301,7 +324,7 @@ void bs_reader_stop(struct bootstrap *b)
 	pthread_mutex_lock(&b->lock);
 	b->stop = true;
 	pthread_mutex_unlock(&b->lock);
-	if (write(b->wake[1], "x", 1) < 0)
+	if (write(b->wake[1], (char[]){BS_WAKE_STOP}, 1) < 0)
 		log_dbg(LOG_LAUNCH, "bootstrap: waking the reader: %s", strerror(errno));
 	pthread_join(b->reader, NULL);
 	b->reader_started = false;
@@ -309,4 +332,9 @@ void bs_reader_stop(struct bootstrap *b)
 	close(b->wake[1]);
 	b->wake[0] = b->wake[1] = -1;
 	bs_admit_close_all(b);
+}
+
+int bootstrap_signal_fd(struct bootstrap *b)
+{
+	return b->wake[1];
 }

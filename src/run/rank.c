@@ -4,6 +4,7 @@
  * and (rank 0) write the case's results as RUN_DIR/cases/NNNN.json.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,8 +233,49 @@ int run_rank_case(struct run_rank *rr)
 	return ret;
 }
 
+/*
+ * A rank under a launcher (srun, mpirun: they forward Ctrl-C to every rank) stops the
+ * job through the bootstrap on the first SIGINT/SIGTERM, so rank 0 still writes the
+ * report of what ran; a second one kills at once. Process-wide by nature: the handler
+ * can reach nothing else. Spawned ranks keep the default action: the driver reports.
+ */
+static int stop_fd = -1;
+static volatile sig_atomic_t stop_signo;
+
+static void on_stop_signal(int sig)
+{
+	int saved = errno;
+
+	if (!stop_signo && stop_fd >= 0 && write(stop_fd, &(char){(char)sig}, 1) == 1) {
+		stop_signo = sig;
+		errno = saved;
+		return;
+	}
+	/* the second one, or nowhere to tell: the default action, on return */
+	signal(sig, SIG_DFL);
+	raise(sig);
+	errno = saved;
+}
+
+static void stop_signals_catch(struct bootstrap *bs)
+{
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+
+	stop_fd = bootstrap_signal_fd(bs);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void stop_signals_release(void)
+{
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	stop_fd = -1;
+}
+
 int run_rank_main(const struct experiment *exp, const struct launch_info *li, int only_case,
-		  const char *run_dir, int argc, char **argv)
+		  const char *run_dir, int argc, char **argv, struct run_outcome *oc)
 {
 	struct run_rank rr = { .exp = exp, .li = *li, .argc = argc, .argv = argv };
 	struct bootstrap_opts bo = {
@@ -259,12 +301,16 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		run_node_fini(&rr);
 		return ret;
 	}
+	if (!li->spawned)
+		stop_signals_catch(rr.bs);
 	ret = exchange_hosts(&rr);
 	if (!ret)
 		ret = job_nonce(&rr);
+	oc->ncases = 0;
 	for (i = 0; !ret && i < exp->ncases; i++) {
 		if (only_case >= 0 && (int)i != only_case)
 			continue;
+		oc->ncases = i + 1;
 		rr.case_index = (int)i;
 		rr.ecase = &exp->cases[i];
 		ret = run_rank_case(&rr);
@@ -273,6 +319,9 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	}
 	if (!ret)
 		ret = bootstrap_barrier(rr.bs);
+	if (!li->spawned)
+		stop_signals_release();
+	oc->signo = stop_signo;
 	bootstrap_close(rr.bs);
 	run_gpu_close(&rr);
 	json_decref(rr.numa_json);

@@ -175,9 +175,13 @@ const char *run_node_reduce_isa(void);
 
 /* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */
 int run_rank_case(struct run_rank *rr);
-/* A rank started by a launcher or the spawner: runs its case(s). */
+/*
+ * A rank started by a launcher or the spawner: runs its case(s); oc says how many
+ * started and which SIGINT/SIGTERM stopped them (launcher ranks catch the first one
+ * and stop the job through the bootstrap; a second one kills).
+ */
 int run_rank_main(const struct experiment *exp, const struct launch_info *li, int only_case,
-		  const char *run_dir, int argc, char **argv);
+		  const char *run_dir, int argc, char **argv, struct run_outcome *oc);
 
 /*
  * Rank 0 / the driver: read RUN_DIR/cases/NNNN.json, write report.json (and the other
