@@ -18,14 +18,14 @@ for p in range(int(sys.argv[1]), 32000):
 PY
 }
 
-# Wait (at most 20 s) until something listens on 127.0.0.1:$1; non-zero when nothing did.
+# Wait (at most 20 s) until something listens on ${2:-127.0.0.1}:$1; non-zero when nothing did.
 wait_listen() {
-	python3 - "$1" <<'PY'
+	python3 - "$1" "${2:-127.0.0.1}" <<'PY'
 import socket, sys, time
 end = time.time() + 20
 while time.time() < end:
     try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+        socket.create_connection((sys.argv[2], int(sys.argv[1])), timeout=1).close()
         sys.exit(0)
     except OSError:
         time.sleep(0.05)

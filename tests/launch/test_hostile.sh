@@ -136,6 +136,29 @@ grep -q "refused connection from 127.0.0.1:.*: wrong token" "$T/s0.log" ||
 echo "strangers: $n identical refusals; rank 0's log: $(grep -c 'refused connection' "$T/s0.log") reasons"
 unset GRADSYNC_TOKEN
 
+# --- rank 0 listens on the address named, not on every interface
+ip4=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep '^[0-9.]*$' | grep -v '^127\.' | head -n 1)
+if [ -n "$ip4" ]; then
+	port=$(free_port $((port + 1)))
+	GRADSYNC_TOKEN=x "$G" run "$T/job.ini" --rank 0 --world-size 2 --rendezvous $ip4:$port \
+		>"$T/bind.log" 2>&1 &
+	r0=$!
+	wait_listen $port $ip4 || fail "rank 0 does not listen on $ip4:$port"
+	python3 - "$port" <<'PY' || fail "rank 0 named $ip4 but also listens on 127.0.0.1 (the wildcard?)"
+import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2).close()
+except ConnectionRefusedError:
+    sys.exit(0)
+sys.exit(1)
+PY
+	kill -TERM $r0
+	wait $r0
+	echo "bind: rank 0 listens on $ip4:$port only"
+else
+	echo "bind: no non-loopback IPv4 address here, not checked"
+fi
+
 # --- the token never reaches a file, argv, or the report
 cat >"$T/local.ini" <<INI
 [experiment]
