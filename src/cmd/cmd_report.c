@@ -19,7 +19,9 @@ static void usage(FILE *f)
 	      "  --baseline CASE       case the speed-ups are measured against\n"
 	      "                        (default: the first run's baseline)\n"
 	      "  --format LIST         table,md,csv,html (default: table; with --out: all)\n"
-	      "  --out DIR             where report.md/csv/html go (default: .)\n"
+	      "  --out DIR             where report.md/csv/html go; required for them\n"
+	      "                        (--out . for the working directory); existing\n"
+	      "                        files are never overwritten\n"
 	      "  --min-busbw X         20GB/s or 80% (of each case's bound): exit 1 below it\n"
 	      "  --project-ranks LIST  2,4,8,16: project workload cases to these rank counts\n",
 	      f);
@@ -74,6 +76,7 @@ int cmd_report(int argc, char **argv)
 	struct report_set s = { .baseline = -1 };
 	const char *baseline = NULL, *out = NULL;
 	struct report_failure *fails = NULL;
+	char exist[1024];
 	int c, i, n, ret = GS_EXIT_USAGE;
 	double abs_bw;
 
@@ -124,6 +127,18 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!o.formats[0])
 		snprintf(o.formats, sizeof(o.formats), "%s", out ? "table,md,csv,html" : "table");
+	if (!out && (report_has_format(o.formats, "md") || report_has_format(o.formats, "csv") ||
+		     report_has_format(o.formats, "html"))) {
+		fprintf(stderr, "gradsync report: --format %s writes files: say where with --out "
+				"DIR (--out . for the working directory)\n", o.formats);
+		return GS_EXIT_USAGE;
+	}
+	if (out && report_files_existing(out, &o, exist, sizeof(exist))) {
+		fprintf(stderr, "gradsync report: %s already exist%s: not overwritten; choose "
+				"another --out or remove them\n", exist,
+			strchr(exist, ',') ? "" : "s");
+		return GS_EXIT_USAGE;
+	}
 	for (i = optind; i < argc; i++)
 		if (report_set_add_path(&s, argv[i]))
 			goto out_free;
@@ -134,7 +149,7 @@ int cmd_report(int argc, char **argv)
 		ret = GS_EXIT_FAIL;
 		goto out_free;
 	}
-	if (report_write_set(out ? out : ".", &s, &o)) {
+	if (report_write_set(out ? out : ".", &s, &o, true)) {
 		ret = GS_EXIT_FAIL;
 		goto out_free;
 	}

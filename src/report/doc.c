@@ -228,45 +228,143 @@ static int text_width(const char *s)
 	return w;
 }
 
+/* Terminal bounds: a cell wraps past TEXT_CELL columns, a table wider than TEXT_LINE
+ * is split into panels that repeat its first column, paragraphs wrap at TEXT_PARA. */
+#define TEXT_CELL 40
+#define TEXT_LINE 160
+#define TEXT_PARA 100
+
+/*
+ * Next line of *p at most `width` columns wide, broken after a ',' or ' ' when one
+ * lies in the second half of the line; copied into out (NUL-terminated), *p advanced.
+ */
+static void wrap_next(const char **p, int width, char *out, size_t len)
+{
+	const char *s = *p, *cut = NULL, *q = s;
+	int w = 0;
+
+	while (*q && w < width) {
+		q++;
+		while ((*q & 0xc0) == 0x80)
+			q++;
+		w++;
+		if ((q[-1] == ',' || q[-1] == ' ') && w > width / 2)
+			cut = q;
+	}
+	if (!*q || !cut)
+		cut = q;
+	q = cut;
+	while (q > s && q[-1] == ' ')
+		q--;
+	snprintf(out, len, "%.*s", (int)(q - s), s);
+	while (*cut == ' ')
+		cut++;
+	*p = cut;
+}
+
+static int wrapped_lines(const char *s, int width)
+{
+	char buf[4 * TEXT_CELL + 4];
+	int n = 0;
+
+	do {
+		wrap_next(&s, width, buf, sizeof(buf));
+		n++;
+	} while (*s);
+	return n;
+}
+
+/* One table row (header or data) over the columns of a panel: col 0, then [c0, c1). */
+static void text_row(FILE *f, const struct rtable *t, int r, const int *w, const bool *num,
+		     int c0, int c1)
+{
+	const char *pos[TEXT_LINE / 3 + 2];
+	char buf[4 * TEXT_CELL + 4];
+	int lines = 1, l, c, k;
+
+	for (k = 0, c = 0; c < c1; c = c ? c + 1 : c0, k++) {
+		pos[k] = tbl_cell(t, r, c);
+		lines = GS_MAX(lines, wrapped_lines(pos[k], w[c]));
+		if (!c && c0 == 0)
+			break;
+	}
+	for (l = 0; l < lines; l++) {
+		for (k = 0, c = 0; c < c1; c = c ? c + 1 : c0, k++) {
+			int pad;
+
+			if (*pos[k])
+				wrap_next(&pos[k], w[c], buf, sizeof(buf));
+			else
+				buf[0] = '\0';
+			pad = w[c] - text_width(buf);
+			fputs("  ", f);
+			if (num[c] && r)
+				fprintf(f, "%*s%s", pad, "", buf);
+			else if (c + 1 < c1)
+				fprintf(f, "%s%*s", buf, pad, "");
+			else
+				fputs(buf, f);
+			if (!c && c0 == 0)
+				break;
+		}
+		fputc('\n', f);
+	}
+}
+
 static void text_table(FILE *f, const struct rtable *t)
 {
 	int *w = calloc((size_t)t->ncols, sizeof(*w));
-	bool num[64];
-	int r, c;
+	bool *num = calloc((size_t)t->ncols, sizeof(*num));
+	int r, c, c0, c1, total;
 
-	if (!w)
-		return;
+	if (!w || !num)
+		goto out_free;
 	for (c = 0; c < t->ncols; c++) {
-		num[c & 63] = col_numeric(t, c);
+		num[c] = col_numeric(t, c);
 		for (r = 0; r < t->nrows; r++)
 			w[c] = GS_MAX(w[c], text_width(tbl_cell(t, r, c)));
+		w[c] = GS_MIN(w[c], TEXT_CELL);
 	}
-	for (r = 0; r < t->nrows; r++) {
-		for (c = 0; c < t->ncols; c++) {
-			const char *s = tbl_cell(t, r, c);
-			int pad = w[c] - text_width(s);
-
-			fputs("  ", f);
-			if (num[c & 63] && r)
-				fprintf(f, "%*s%s", pad, "", s);
-			else if (c + 1 < t->ncols)
-				fprintf(f, "%s%*s", s, pad, "");
-			else
-				fputs(s, f);
-		}
-		fputc('\n', f);
-		if (r == 0) {
-			int total = 0;
-
-			for (c = 0; c < t->ncols; c++)
-				total += w[c] + 2;
-			fputs("  ", f);
-			for (c = 0; c < total - 2; c++)
-				fputc('-', f);
+	if (t->ncols == 1) {
+		for (r = 0; r < t->nrows; r++)
+			text_row(f, t, r, w, num, 0, 1);
+		goto out_free;
+	}
+	/* Panels: column 0 then as many further columns as fit in TEXT_LINE. */
+	for (c0 = 1; c0 < t->ncols; c0 = c1) {
+		total = w[0] + 2;
+		for (c1 = c0; c1 < t->ncols && (c1 == c0 || total + w[c1] + 2 <= TEXT_LINE) &&
+			      c1 - c0 < TEXT_LINE / 3; c1++)
+			total += w[c1] + 2;
+		if (c0 > 1)
 			fputc('\n', f);
+		for (r = 0; r < t->nrows; r++) {
+			text_row(f, t, r, w, num, c0, c1);
+			if (r == 0) {
+				fputs("  ", f);
+				for (c = 0; c < total - 2; c++)
+					fputc('-', f);
+				fputc('\n', f);
+			}
 		}
 	}
+out_free:
+	free(num);
 	free(w);
+}
+
+/* Text wrapped at TEXT_PARA columns, continuation lines indented by `indent`. */
+static void text_para(FILE *f, const char *prefix, const char *s, int indent)
+{
+	char buf[4 * TEXT_PARA + 4];
+
+	fputs(prefix, f);
+	do {
+		wrap_next(&s, TEXT_PARA, buf, sizeof(buf));
+		fprintf(f, "%s\n", buf);
+		if (*s)
+			fprintf(f, "%*s", indent, "");
+	} while (*s);
 }
 
 void doc_render_text(FILE *f, const struct rdoc *d)
@@ -285,10 +383,10 @@ void doc_render_text(FILE *f, const struct rdoc *d)
 			fprintf(f, "\n%s\n", b->text);
 			break;
 		case RB_PARA:
-			fprintf(f, "%s\n", b->text);
+			text_para(f, "", b->text, 0);
 			break;
 		case RB_ITEM:
-			fprintf(f, "  * %s\n", b->text);
+			text_para(f, "  * ", b->text, 4);
 			break;
 		case RB_TABLE:
 			text_table(f, b->t);

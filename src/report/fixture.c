@@ -1,6 +1,7 @@
 /* Synthetic, deterministic report.json documents for the golden tests and the schema demo. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/schedule.h"
@@ -270,6 +271,71 @@ static json_t *fx_resnet(void)
 	return doc;
 }
 
+/*
+ * A sweep of n cases with long names (five swept keys), e.g. for the page at 10, 72
+ * and 300 cases: every case a collective sweep, every 12th also a workload case with
+ * a bucket timeline, so each chart and table has to cope with many long names.
+ */
+static json_t *fx_sweep(int n)
+{
+	static const char *const tr[] = { "tcp", "shm" };
+	static const char *const algo[] = { "ring", "tree", "rhd", "hierarchical" };
+	static const char *const op[] = { "sum", "avg" };
+	static const char *const chunk[] = { "256KiB", "512KiB", "1MiB", "4MiB" };
+	struct fx_run run = {
+		.experiment = "sweep", .started = "2026-11-30T08:00:00Z",
+		.finished = "2026-11-30T09:12:00Z", .hostname = "h1", .kernel = "6.1.0-28-amd64",
+		.nic_fw = "28.39.1002", .baseline = "", .nranks = 4, .nic_mtu = 4096,
+	};
+	json_t *doc = fx_doc(&run);
+	static char names[1000][160];
+	int i;
+
+	for (i = 0; i < n && i < 1000; i++) {
+		struct fx_case c = i % 2 ? shm : tcp;
+		json_t *cs;
+
+		snprintf(names[i], sizeof(names[i]), "transport=%s,algorithm=%s,reduce_op=%s,"
+			 "chunk_size=%s,channels=%d", tr[i % 2], algo[(i / 2) % 4],
+			 op[(i / 8) % 2], chunk[(i / 16) % 4], 1 + i / 64);
+		c.name = names[i];
+		c.swept_key = "transport.transport";
+		c.swept_val = tr[i % 2];
+		c.alpha_us *= 1 + 0.05 * (i % 7);
+		c.wire_GBps *= 1 - 0.03 * (i % 11);
+		cs = fx_case_new(&c, run.nranks, true);
+		if (i % 12 == 0) {
+			struct rj_bucket tl[6];
+			double bwd = 40 + i % 5, end = 0;
+			int k;
+
+			for (k = 0; k < 6; k++) {
+				double ready = bwd * (k + 1) / 6, t = 4 + (i + k) % 3;
+
+				tl[k] = (struct rj_bucket){ .index = k, .bytes = 26214400,
+							    .tensors = 10 + k, .ready_ms = ready,
+							    .start_ms = fmax(ready, end) };
+				end = tl[k].start_ms + t;
+				tl[k].end_ms = end;
+				tl[k].busbw_GBps = 26214400 * 1.5 / (t * 1e6);
+			}
+			rj_case_set_workload(cs, &(struct rj_workload){
+				.model = "resnet50", .params = 25557032, .buckets = 6, .batch = 32,
+				.iterations = 20, .ranks = run.nranks,
+				.iter_ms = { 20 + bwd + (end - bwd), 0, 0, 0, 0 },
+				.fwd_ms = { 20, 20, 20, 20, 20 }, .bwd_ms = { bwd, bwd, bwd, bwd, bwd },
+				.exposed_comm_ms = { end - bwd, end - bwd, end - bwd, end - bwd,
+						     end - bwd },
+				.comm_wait_share = (end - bwd) / (20 + end),
+				.overlap_efficiency = 0.5, .samples_per_s = 1000,
+				.samples_per_s_rank = 250, .busbw_GBps = 5,
+				.scaling_efficiency = NAN, .timeline = tl, .ntimeline = 6 });
+		}
+		rj_doc_add_case(doc, cs);
+	}
+	return doc;
+}
+
 json_t *report_fixture(const char *name)
 {
 	if (strcmp(name, "tcp_shm") == 0)
@@ -280,5 +346,7 @@ json_t *report_fixture(const char *name)
 		return fx_ib_node(true);
 	if (strcmp(name, "resnet_overlap") == 0)
 		return fx_resnet();
+	if (strncmp(name, "sweep", 5) == 0 && atoi(name + 5) > 0)
+		return fx_sweep(atoi(name + 5));
 	return NULL;
 }

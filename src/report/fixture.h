@@ -11,7 +11,8 @@
 /* Names of the fixtures, NULL-terminated: "tcp_shm", "ib_node_a", "ib_node_b", "resnet_overlap". */
 extern const char *const report_fixture_names[];
 
-/* A new document for fixture `name`, NULL for an unknown name. */
+/* A new document for fixture `name`, NULL for an unknown name; "sweepN" (sweep300) is
+ * N cases with long five-key names, every 12th with a workload bucket timeline. */
 json_t *report_fixture(const char *name);
 
 #endif

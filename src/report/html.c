@@ -14,11 +14,25 @@ static const char css[] =
 	"h1{font-size:24px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}"
 	"table{border-collapse:collapse;margin:8px 0;font-size:13px}"
 	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;"
-	"max-width:300px}"
+	"max-width:300px;overflow-wrap:break-word}"
 	"td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
 	"th{background:#f0f0f0}"
 	"tr:nth-child(even) td{background:#fafafa}"
 	".chart{margin:12px 0}ul{font-size:14px}";
+
+/* Escaped text with a zero-width space after each ',' so long case names wrap between
+ * their key=value parts rather than inside a word. */
+static void html_escape_breaks(FILE *f, const char *s)
+{
+	char one[2] = { 0 };
+
+	for (; *s; s++) {
+		one[0] = *s;
+		html_escape(f, one);
+		if (*s == ',')
+			fputs("&#8203;", f);
+	}
+}
 
 static void html_table(FILE *f, const struct rtable *t)
 {
@@ -31,7 +45,7 @@ static void html_table(FILE *f, const struct rtable *t)
 			const char *s = tbl_cell(t, r, c);
 
 			fputs(r ? (doc_cell_numeric(s) ? "<td class=\"n\">" : "<td>") : "<th>", f);
-			html_escape(f, s);
+			html_escape_breaks(f, s);
 			fputs(r ? "</td>" : "</th>", f);
 		}
 		fputs("</tr>\n", f);
@@ -39,53 +53,118 @@ static void html_table(FILE *f, const struct rtable *t)
 	fputs("</table>\n", f);
 }
 
+/* "#12": the case's number in the Cases table, the key of abbreviated names. */
+static char *case_keys(const struct report_set *s)
+{
+	char *k = calloc((size_t)s->ncases + 1, 8);
+	int i;
+
+	for (i = 0; k && i < s->ncases; i++)
+		snprintf(k + 8 * i, 8, "#%d", i + 1);
+	return k;
+}
+
+/* Items per chart when n are split into charts of at most max: as even as can be. */
+static int chunk_size(int n, int max)
+{
+	int charts = (n + max - 1) / max;
+
+	return charts ? (n + charts - 1) / charts : max;
+}
+
+/* busbw against size, SVG_MAX_SERIES cases per chart so every line keeps its colour. */
 static int chart_busbw(FILE *f, const struct report_set *s, const char *group)
 {
 	struct svg_series *ser = calloc((size_t)s->ncases + 1, sizeof(*ser));
-	double *buf = calloc(2 * 256 * ((size_t)s->ncases + 1), sizeof(double));
-	char title[192];
-	int i, n = 0, ret;
+	double **xs = calloc((size_t)s->ncases + 1, sizeof(*xs));
+	char title[256];
+	int i, n = 0, ret = 0, first, per;
 
-	if (!ser || !buf) {
+	if (!ser || !xs) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
 	for (i = 0; i < s->ncases; i++) {
 		json_t *rows = json_object_get(s->cases[i].json, "collective"), *r;
-		double *x = buf + 512 * n, *y = x + 256;
+		size_t nr = json_array_size(rows), j;
+		double *x, *y;
 		int k = 0;
-		size_t j;
 
+		xs[n] = x = calloc(2 * nr + 1, sizeof(double));
+		if (!x) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		y = x + nr;
 		json_array_foreach(rows, j, r) {
 			char g[128];
 
 			row_group(r, g, sizeof(g));
-			if (strcmp(g, group) != 0 || k >= 256)
+			if (strcmp(g, group) != 0)
 				continue;
 			x[k] = jget_num(r, "size");
 			y[k] = jget_num(r, "busbw_GBps");
 			k++;
 		}
-		if (!k)
+		if (!k) {
+			free(x);
+			xs[n] = NULL;
 			continue;
+		}
 		ser[n].name = s->cases[i].name;
 		ser[n].x = x;
 		ser[n].y = y;
 		ser[n].n = k;
 		n++;
 	}
-	snprintf(title, sizeof(title), "%s: bus bandwidth vs message size", group);
-	ret = svg_line_chart(f, &(struct svg_line_chart){
-					.title = title,
-					.xlabel = "message size per rank (bytes, log scale)",
-					.ylabel = "busbw (GB/s)",
-					.logx = true,
-					.series = ser,
-					.nseries = n,
-				});
+	per = chunk_size(n, SVG_MAX_SERIES);
+	for (first = 0; first < n && !ret; first += per) {
+		int cnt = GS_MIN(per, n - first);
+
+		if (n > SVG_MAX_SERIES)
+			snprintf(title, sizeof(title), "%s: bus bandwidth vs message size "
+				 "(cases %d-%d of %d)", group, first + 1, first + cnt, n);
+		else
+			snprintf(title, sizeof(title), "%s: bus bandwidth vs message size", group);
+		ret = svg_line_chart(f, &(struct svg_line_chart){
+						.title = title,
+						.xlabel = "message size per rank (bytes, log scale)",
+						.ylabel = "busbw (GB/s)",
+						.logx = true,
+						.series = ser + first,
+						.nseries = cnt,
+					});
+	}
 out_free:
-	free(buf);
+	for (i = 0; xs && i < n; i++)
+		free(xs[i]);
+	free(xs);
 	free(ser);
+	return ret;
+}
+
+/* One bar chart per SVG_MAX_BARS categories, titled with the range when split. */
+static int bar_chunks(FILE *f, const struct svg_bar_chart *c)
+{
+	int first, ret = 0, per = chunk_size(c->ncats, SVG_MAX_BARS);
+	char title[256];
+
+	for (first = 0; first < c->ncats && !ret; first += per) {
+		struct svg_bar_chart part = *c;
+
+		part.ncats = GS_MIN(per, c->ncats - first);
+		part.cats = c->cats + first;
+		part.keys = c->keys ? c->keys + first : NULL;
+		part.v = c->v + (size_t)first * (size_t)c->nstacks;
+		if (c->ncats > SVG_MAX_BARS) {
+			snprintf(title, sizeof(title), "%s (%d-%d of %d)", c->title, first + 1,
+				 first + part.ncats, c->ncats);
+			part.title = title;
+		}
+		ret = svg_bar_chart(f, &part);
+	}
+	if (!c->ncats)
+		ret = svg_bar_chart(f, c);
 	return ret;
 }
 
@@ -94,10 +173,12 @@ static int chart_workload(FILE *f, const struct report_set *s, bool comm_wait)
 	static const char *const iter_stacks[] = { "forward", "backward", "exposed communication" };
 	static const char *const wait_stacks[] = { "comm-wait share" };
 	const char **cats = calloc((size_t)s->ncases + 1, sizeof(*cats));
+	const char **keys = calloc((size_t)s->ncases + 1, sizeof(*keys));
 	double *v = calloc(3 * ((size_t)s->ncases + 1), sizeof(*v));
+	char *kbuf = case_keys(s);
 	int i, n = 0, ret;
 
-	if (!cats || !v) {
+	if (!cats || !v || !keys || !kbuf) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
@@ -107,6 +188,7 @@ static int chart_workload(FILE *f, const struct report_set *s, bool comm_wait)
 		if (!json_is_object(w))
 			continue;
 		cats[n] = s->cases[i].name;
+		keys[n] = kbuf + 8 * i;
 		if (comm_wait) {
 			v[n] = 100 * jget_num(w, "comm_wait_share");
 		} else {
@@ -117,25 +199,27 @@ static int chart_workload(FILE *f, const struct report_set *s, bool comm_wait)
 		n++;
 	}
 	if (comm_wait)
-		ret = svg_bar_chart(f, &(struct svg_bar_chart){
-					       .title = "Comm-wait share of the iteration per case",
-					       .xlabel = "case",
-					       .ylabel = "% of iteration time",
-					       .cats = cats, .ncats = n,
-					       .stacks = wait_stacks, .nstacks = 1,
-					       .v = v, .ymax = 100,
-				       });
+		ret = bar_chunks(f, &(struct svg_bar_chart){
+					    .title = "Comm-wait share of the iteration per case",
+					    .xlabel = "case",
+					    .ylabel = "% of iteration time",
+					    .cats = cats, .keys = keys, .ncats = n,
+					    .stacks = wait_stacks, .nstacks = 1,
+					    .v = v, .ymax = 100,
+				    });
 	else
-		ret = svg_bar_chart(f, &(struct svg_bar_chart){
-					       .title = "Iteration time: compute and exposed "
-							"communication per case",
-					       .xlabel = "case",
-					       .ylabel = "milliseconds per iteration",
-					       .cats = cats, .ncats = n,
-					       .stacks = iter_stacks, .nstacks = 3,
-					       .v = v,
-				       });
+		ret = bar_chunks(f, &(struct svg_bar_chart){
+					    .title = "Iteration time: compute and exposed "
+						     "communication per case",
+					    .xlabel = "case",
+					    .ylabel = "milliseconds per iteration",
+					    .cats = cats, .keys = keys, .ncats = n,
+					    .stacks = iter_stacks, .nstacks = 3,
+					    .v = v,
+				    });
 out_free:
+	free(kbuf);
+	free(keys);
 	free(v);
 	free(cats);
 	return ret;
@@ -169,7 +253,7 @@ static int chart_cpu(FILE *f, const struct report_set *s)
 	}
 	for (k = 0; k < n; k++)
 		v[k] /= cnt[k];
-	ret = svg_bar_chart(f, &(struct svg_bar_chart){
+	ret = bar_chunks(f, &(struct svg_bar_chart){
 				       .title = "CPU cost per transport (largest message size)",
 				       .xlabel = "transport (mean over its cases)",
 				       .ylabel = "CPU seconds per GB",
@@ -181,6 +265,39 @@ out_free:
 	free(cnt);
 	free(v);
 	free(cats);
+	return ret;
+}
+
+/* The bucket timeline of workload case idx: a Gantt row per bucket. */
+static int chart_timeline(FILE *f, const struct report_set *s, int idx)
+{
+	const json_t *w, *tl, *b;
+	struct svg_gantt_row *rows;
+	char title[256];
+	size_t i, n;
+	int ret;
+
+	if (idx < 0 || idx >= s->ncases)
+		return -EINVAL;
+	w = jget(s->cases[idx].json, "workload");
+	tl = json_object_get(w, "bucket_timeline");
+	n = json_array_size(tl);
+	rows = calloc(n + 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	json_array_foreach(tl, i, b)
+		rows[i] = (struct svg_gantt_row){ .ready = jget_num(b, "ready_ms"),
+						  .start = jget_num(b, "start_ms"),
+						  .end = jget_num(b, "end_ms") };
+	snprintf(title, sizeof(title), "#%d %s: bucket timeline of one iteration", idx + 1,
+		 s->cases[idx].name);
+	ret = svg_gantt(f, &(struct svg_gantt){
+				   .title = title,
+				   .xlabel = "milliseconds from the start of the backward pass",
+				   .rows = rows, .nrows = (int)n,
+				   .span_end = jget_num(w, "bwd_ms.mean"),
+			   });
+	free(rows);
 	return ret;
 }
 
@@ -201,6 +318,9 @@ static int html_chart(FILE *f, const struct report_set *s, const struct rblock *
 		break;
 	case CHART_CPU:
 		ret = chart_cpu(f, s);
+		break;
+	case CHART_TIMELINE:
+		ret = chart_timeline(f, s, atoi(b->chart_arg));
 		break;
 	}
 	fputs("</div>\n", f);

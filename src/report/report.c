@@ -8,6 +8,7 @@
 
 #include "report/report.h"
 #include "report/jget.h"
+#include "util/common.h"
 #include "util/log.h"
 
 /* Run name from a path: "results/quick-2026/report.json" -> "quick-2026", "a/x.json" -> "x". */
@@ -205,9 +206,12 @@ static const struct {
 	{ "html", "report.html", report_write_html },
 };
 
-/* Write to dir/file.tmp then rename, so a reader never sees half a report. */
+/*
+ * Write to dir/file.tmp then rename, so a reader never sees half a report; with
+ * keep, link() instead of rename() so an existing file is never replaced (EEXIST).
+ */
 static int write_one(const char *dir, const char *file, report_writer_fn fn,
-		     const struct report_set *s, const struct report_opts *o)
+		     const struct report_set *s, const struct report_opts *o, bool keep)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	FILE *f;
@@ -224,6 +228,18 @@ static int write_one(const char *dir, const char *file, report_writer_fn fn,
 	ret = fn(f, s, o);
 	if (fclose(f) && !ret)
 		ret = -EIO;
+	if (!ret && keep) {
+		if (link(tmp, path)) {
+			ret = -errno;
+			if (errno == EEXIST)
+				log_err(LOG_REPORT, "%s exists: not overwritten (choose another "
+					"--out)", path);
+			else
+				log_err(LOG_REPORT, "link %s: %s", path, strerror(errno));
+		}
+		unlink(tmp);
+		return ret;
+	}
 	if (!ret && rename(tmp, path)) {
 		ret = -errno;
 		log_err(LOG_REPORT, "rename %s: %s", path, strerror(errno));
@@ -233,7 +249,28 @@ static int write_one(const char *dir, const char *file, report_writer_fn fn,
 	return ret;
 }
 
-int report_write_set(const char *dir, const struct report_set *s, const struct report_opts *o)
+int report_files_existing(const char *dir, const struct report_opts *o, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	size_t i, off = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(report_files); i++) {
+		if (!report_has_format(o->formats, report_files[i].format))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, report_files[i].file);
+		if (access(path, F_OK))
+			continue;
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", n ? ", " : "", path);
+		n++;
+	}
+	return n;
+}
+
+int report_write_set(const char *dir, const struct report_set *s, const struct report_opts *o,
+		     bool keep)
 {
 	int first = 0, ret;
 	size_t i;
@@ -246,7 +283,7 @@ int report_write_set(const char *dir, const struct report_set *s, const struct r
 	for (i = 0; i < sizeof(report_files) / sizeof(report_files[0]); i++) {
 		if (!report_has_format(o->formats, report_files[i].format))
 			continue;
-		ret = write_one(dir, report_files[i].file, report_files[i].write, s, o);
+		ret = write_one(dir, report_files[i].file, report_files[i].write, s, o, keep);
 		if (ret && !first)
 			first = ret;
 	}
@@ -264,7 +301,7 @@ int report_write_all(const char *dir, json_t *report, const struct report_opts *
 	if (!ret)
 		ret = report_set_finish(&s, NULL);
 	if (!ret)
-		ret = report_write_set(dir, &s, o);
+		ret = report_write_set(dir, &s, o, false);
 	report_set_free(&s);
 	return ret;
 }

@@ -82,9 +82,14 @@ bool report_has_format(const char *formats, const char *fmt);
 /*
  * Write the formats of o->formats for set s into dir: md -> report.md,
  * csv -> report.csv, html -> report.html, table -> stdout (json is the run's
- * own report.json and is not rewritten here). Returns 0 or the first -errno.
+ * own report.json and is not rewritten here). With keep, an existing file is left
+ * alone and that format fails with -EEXIST. Returns 0 or the first -errno.
  */
-int report_write_set(const char *dir, const struct report_set *s, const struct report_opts *o);
+int report_write_set(const char *dir, const struct report_set *s, const struct report_opts *o,
+		     bool keep);
+/* How many of the files o->formats would write already exist in dir; their paths,
+ * comma separated, into buf. */
+int report_files_existing(const char *dir, const struct report_opts *o, char *buf, size_t len);
 /* The same for one in-memory run document (what `gradsync run` calls at the end). */
 int report_write_all(const char *dir, json_t *report, const struct report_opts *o);
 

@@ -17,6 +17,7 @@
 #include "report/fixture.h"
 #include "report/report.h"
 #include "report/svg.h"
+#include "util/common.h"
 
 struct xml_stats {
 	int elements;
@@ -277,8 +278,10 @@ static void test_workload_and_merge_pages(void **state)
 	char *html = html_of(wl, &o);
 
 	(void)state;
-	/* busbw, CPU, iteration breakdown, comm-wait share. */
-	check_page(html, 4);
+	/* busbw, CPU, iteration breakdown, comm-wait share, a bucket timeline per case. */
+	check_page(html, 6);
+	assert_non_null(strstr(html, "#2 overlap=on: bucket timeline of one iteration"));
+	assert_non_null(strstr(html, ">AllReduce running</text>"));
 	assert_non_null(strstr(html, ">exposed communication</text>"));
 	assert_non_null(strstr(html, ">comm-wait share</text>"));
 	assert_non_null(strstr(html, "<h2>Projection</h2>"));
@@ -374,6 +377,106 @@ static void test_checker_rejects(void **state)
 	assert_null(st.error);
 }
 
+/* Every output of a set, into one malloc'd string per format. */
+static void render_all(const struct report_set *s, const struct report_opts *o, char **html,
+		       char **md, char **txt)
+{
+	size_t len;
+	FILE *f;
+
+	f = open_memstream(html, &len);
+	assert_int_equal(report_write_html(f, s, o), 0);
+	fclose(f);
+	f = open_memstream(md, &len);
+	assert_int_equal(report_write_md(f, s, o), 0);
+	fclose(f);
+	f = open_memstream(txt, &len);
+	assert_int_equal(report_write_table(f, s, o), 0);
+	fclose(f);
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay++)
+		n++;
+	return n;
+}
+
+/*
+ * 10, 72 and 300 cases with 70-character names: no limit on cases, charts split so
+ * no colour repeats in one, terminal lines bounded, every case named in every format.
+ * GS_FIXTURE_OUT=DIR also writes the pages and documents there (tests/report/).
+ */
+static void test_many_cases(void **state)
+{
+	static const int sizes[] = { 10, 72, 300 };
+	const char *out = getenv("GS_FIXTURE_OUT");
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct report_set s = { 0 };
+		struct report_opts o = { .min_busbw = "80%" };
+		char name[32], *html, *md, *txt, *line;
+		int n = sizes[i], k, longest = 0, charts, wl = (n + 11) / 12;
+		struct xml_stats st;
+		json_t *doc;
+
+		snprintf(name, sizeof(name), "sweep%d", n);
+		doc = report_fixture(name);
+		assert_non_null(doc);
+		assert_int_equal(report_set_add_json(&s, name, doc), 0);
+		assert_int_equal(report_set_finish(&s, NULL), 0);
+		assert_int_equal(s.ncases, n);
+		render_all(&s, &o, &html, &md, &txt);
+		xml_check(html, &st);
+		if (st.error)
+			fail_msg("%d cases: not well-formed at %ld: %s", n, st.error_at, st.error);
+		/* busbw charts of 12 series, CPU chart, iteration and comm-wait bars of 24
+		 * cases, one bucket timeline per workload case. */
+		charts = (n + 11) / 12 + 1 + 2 * ((wl + 23) / 24) + wl;
+		assert_int_equal(st.svgs, charts);
+		assert_int_equal(count(html, "<h3>#"), wl);
+		for (k = 0; k < n; k++) {
+			char needle[200];
+
+			snprintf(needle, sizeof(needle), "| %d | %s |", k + 1, s.cases[k].name);
+			assert_non_null(strstr(md, needle));
+		}
+		for (line = txt; *line;) {
+			char *nl = strchr(line, '\n');
+			int w = 0;
+
+			for (char *p = line; p < (nl ? nl : line + strlen(line)); p++)
+				w += ((unsigned char)*p & 0xc0) != 0x80;
+			longest = w > longest ? w : longest;
+			if (!nl)
+				break;
+			line = nl + 1;
+		}
+		assert_true(longest <= 162);
+		if (out) {
+			char path[512];
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/%s.html", out, name);
+			f = fopen(path, "w");
+			assert_non_null(f);
+			fputs(html, f);
+			fclose(f);
+			snprintf(path, sizeof(path), "%s/%s.json", out, name);
+			assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
+		}
+		free(html);
+		free(md);
+		free(txt);
+		report_set_free(&s);
+		json_decref(doc);
+	}
+}
+
 static void test_axis_helpers(void **state)
 {
 	char buf[16];
@@ -396,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_documents),
 		cmocka_unit_test(test_checker_rejects),
 		cmocka_unit_test(test_axis_helpers),
+		cmocka_unit_test(test_many_cases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,7 +122,7 @@ static void section_paths(const struct report_set *s, struct rdoc *d)
 
 static void section_cases(const struct report_set *s, struct rdoc *d)
 {
-	static const char *const hdr[] = { "Case", "Status", "Transport", "Peak busbw GB/s",
+	static const char *const hdr[] = { "#", "Case", "Status", "Transport", "Peak busbw GB/s",
 					   "% of bound", "CPU s/GB", "Host CPU s/GB", "Fit α us",
 					   "Fit 1/β GB/s", "Fit error" };
 	char a[64], b[64];
@@ -142,8 +142,8 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 	doc_text(d, RB_PARA, "CPU s/GB counts our threads; host CPU s/GB the whole host's busy "
 		 "time (/proc/stat, 10 ms ticks, kernel work included) per GB sent, at the "
 		 "largest size.");
-	t = doc_table(d, 10);
-	for (c = 0; c < 10; c++)
+	t = doc_table(d, 11);
+	for (c = 0; c < 11; c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);
 	for (i = 0; i < s->ncases; i++) {
 		const json_t *j = s->cases[i].json;
@@ -151,26 +151,27 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 		struct tier_fit f = { 0 };
 		int row = tbl_row(d, t);
 
-		tbl_set(d, t, row, 0, "%s", s->cases[i].name);
-		tbl_set(d, t, row, 1, "%s", jget_str(j, "status"));
-		tbl_set(d, t, row, 2, "%s", jget_str(j, "path.transport"));
-		tbl_set(d, t, row, 3, "%s", fmt_num(bw, a, sizeof(a)));
+		tbl_set(d, t, row, 0, "%d", i + 1);
+		tbl_set(d, t, row, 1, "%s", s->cases[i].name);
+		tbl_set(d, t, row, 2, "%s", jget_str(j, "status"));
+		tbl_set(d, t, row, 3, "%s", jget_str(j, "path.transport"));
+		tbl_set(d, t, row, 4, "%s", fmt_num(bw, a, sizeof(a)));
 		if (isfinite(case_pct_of_bound(j, bw)))
-			tbl_set(d, t, row, 4, "%.0f%%", case_pct_of_bound(j, bw));
+			tbl_set(d, t, row, 5, "%.0f%%", case_pct_of_bound(j, bw));
 		else
-			tbl_set(d, t, row, 4, "-");
-		tbl_set(d, t, row, 5, "%s",
-			fmt_num(case_cpu_s_per_GB(j, "cpu_s_per_GB"), a, sizeof(a)));
+			tbl_set(d, t, row, 5, "-");
 		tbl_set(d, t, row, 6, "%s",
+			fmt_num(case_cpu_s_per_GB(j, "cpu_s_per_GB"), a, sizeof(a)));
+		tbl_set(d, t, row, 7, "%s",
 			fmt_num(case_cpu_s_per_GB(j, "host_cpu_s_per_GB"), a, sizeof(a)));
 		if (!project_fit_case(s, i, &f)) {
-			tbl_set(d, t, row, 7, "%s", fmt_num(f.ab.alpha_s * 1e6, a, sizeof(a)));
-			tbl_set(d, t, row, 8, "%s",
+			tbl_set(d, t, row, 8, "%s", fmt_num(f.ab.alpha_s * 1e6, a, sizeof(a)));
+			tbl_set(d, t, row, 9, "%s",
 				fmt_num(f.ab.beta_s_per_B > 0 ? 1e-9 / f.ab.beta_s_per_B : NAN, b,
 					sizeof(b)));
-			tbl_set(d, t, row, 9, "%.1f%%", 100 * f.ab.rel_rms);
+			tbl_set(d, t, row, 10, "%.1f%%", 100 * f.ab.rel_rms);
 		} else {
-			for (c = 7; c < 10; c++)
+			for (c = 8; c < 11; c++)
 				tbl_set(d, t, row, c, "-");
 		}
 	}
@@ -246,15 +247,28 @@ static int group_sizes(const struct report_set *s, const char *group, double **o
 	return n;
 }
 
-static void section_group(const struct report_set *s, const char *group, struct rdoc *d)
-{
-	int cols[256], ncols = 0, i, k, nsz;
-	struct rtable *bw, *tm;
-	const json_t *base = s->baseline >= 0 ? s->cases[s->baseline].json : NULL;
-	double *sizes;
-	char a[64], sz[32];
+/* Case columns per comparison table: wider tables are split, the Size column repeated. */
+#define GROUP_COLS 8
+/* Names longer than this head a column as "#k" (the case's number in the Cases table). */
+#define HEAD_CHARS 24
 
-	for (i = 0; i < s->ncases && ncols < 256; i++) {
+static void case_head(const struct report_set *s, int i, char *buf, size_t len)
+{
+	if (strlen(s->cases[i].name) > HEAD_CHARS)
+		snprintf(buf, len, "#%d", i + 1);
+	else
+		snprintf(buf, len, "%s", s->cases[i].name);
+}
+
+/* Indices of the cases with rows of the group (malloc'd *out); returns the count. */
+static int group_cases(const struct report_set *s, const char *group, int **out)
+{
+	int *cols = calloc((size_t)s->ncases + 1, sizeof(*cols)), n = 0, i;
+
+	*out = cols;
+	if (!cols)
+		return -1;
+	for (i = 0; i < s->ncases; i++) {
 		json_t *rows = json_object_get(s->cases[i].json, "collective"), *r;
 		char g[128];
 		size_t j;
@@ -262,63 +276,173 @@ static void section_group(const struct report_set *s, const char *group, struct 
 		json_array_foreach(rows, j, r) {
 			row_group(r, g, sizeof(g));
 			if (strcmp(g, group) == 0) {
-				cols[ncols++] = i;
+				cols[n++] = i;
 				break;
 			}
 		}
 	}
-	nsz = group_sizes(s, group, &sizes);
-	if (nsz <= 0)
+	return n;
+}
+
+/* busbw (bw) or time (tm) per size for cases cols[0..ncols) of the group. */
+static void group_table(const struct report_set *s, const char *group, const int *cols,
+			int ncols, const double *sizes, int nsz, bool time, struct rdoc *d)
+{
+	const json_t *base = s->baseline >= 0 ? s->cases[s->baseline].json : NULL;
+	struct rtable *t = doc_table(d, ncols + 1);
+	char a[64], sz[32], h[32];
+	int i, k;
+
+	tbl_set(d, t, 0, 0, "Size");
+	for (k = 0; k < ncols; k++) {
+		case_head(s, cols[k], h, sizeof(h));
+		tbl_set(d, t, 0, k + 1, "%s", h);
+	}
+	for (i = 0; i < nsz; i++) {
+		const json_t *brow = base ? find_row(base, group, sizes[i]) : NULL;
+		int row = tbl_row(d, t);
+
+		units_fmt_size((uint64_t)sizes[i], sz, sizeof(sz));
+		tbl_set(d, t, row, 0, "%s", sz);
+		for (k = 0; k < ncols; k++) {
+			const json_t *c = s->cases[cols[k]].json, *r = find_row(c, group, sizes[i]);
+			double v, pct, tb;
+
+			if (!r)
+				continue;
+			if (!time) {
+				v = jget_num(r, "busbw_GBps");
+				pct = case_pct_of_bound(c, v);
+				if (isfinite(pct))
+					tbl_set(d, t, row, k + 1, "%s (%.0f%%)",
+						fmt_num(v, a, sizeof(a)), pct);
+				else
+					tbl_set(d, t, row, k + 1, "%s", fmt_num(v, a, sizeof(a)));
+				continue;
+			}
+			v = jget_num(r, "time_us.avg");
+			tb = brow ? jget_num(brow, "time_us.avg") : NAN;
+			if (cols[k] != s->baseline && isfinite(tb) && v > 0)
+				tbl_set(d, t, row, k + 1, "%s (%.2fx)", fmt_num(v, a, sizeof(a)),
+					tb / v);
+			else
+				tbl_set(d, t, row, k + 1, "%s", fmt_num(v, a, sizeof(a)));
+		}
+	}
+}
+
+/* The comparison split into tables of GROUP_COLS case columns. */
+static void group_tables(const struct report_set *s, const char *group, const int *cols,
+			 int ncols, const double *sizes, int nsz, bool time, struct rdoc *d)
+{
+	int first;
+
+	for (first = 0; first < ncols; first += GROUP_COLS) {
+		int n = GS_MIN(GROUP_COLS, ncols - first);
+
+		if (ncols > GROUP_COLS)
+			doc_text(d, RB_PARA, "Cases %d-%d of %d:", first + 1, first + n, ncols);
+		group_table(s, group, cols + first, n, sizes, nsz, time, d);
+	}
+}
+
+/* nccl-tests' columns for every case and size: the figures behind the comparison. */
+static void group_details(const struct report_set *s, const char *group, const int *cols,
+			  int ncols, struct rdoc *d)
+{
+	static const char *const hdr[] = { "Case", "Size", "Count", "Iters", "Avg us", "p50 us",
+					   "p99 us", "algbw GB/s", "busbw GB/s", "#wrong",
+					   "Slowest rank", "Rank spread" };
+	struct rtable *t;
+	char a[64], sz[32], n[32];
+	int k, c;
+
+	doc_text(d, RB_H3, "%s: per size", group);
+	doc_text(d, RB_PARA, "Time of an iteration is the slowest rank's; p50/p99 over the "
+		 "iterations. Slowest rank: the rank slowest in most iterations; rank spread: "
+		 "median over iterations of the slowest rank's time over the fastest's.");
+	t = doc_table(d, ARRAY_SIZE(hdr));
+	for (c = 0; c < (int)ARRAY_SIZE(hdr); c++)
+		tbl_set(d, t, 0, c, "%s", hdr[c]);
+	for (k = 0; k < ncols; k++) {
+		json_t *rows = json_object_get(s->cases[cols[k]].json, "collective"), *r;
+		bool named = false;
+		size_t j;
+
+		json_array_foreach(rows, j, r) {
+			char g[128];
+			int row;
+
+			row_group(r, g, sizeof(g));
+			if (strcmp(g, group) != 0)
+				continue;
+			row = tbl_row(d, t);
+			/* The name once per case, on its first size. */
+			if (!named)
+				tbl_set(d, t, row, 0, "%s", s->cases[cols[k]].name);
+			named = true;
+			units_fmt_size((uint64_t)jget_num(r, "size"), sz, sizeof(sz));
+			tbl_set(d, t, row, 1, "%s", sz);
+			tbl_set(d, t, row, 2, "%s", jget_text(r, "count", n, sizeof(n)));
+			tbl_set(d, t, row, 3, "%s", jget_text(r, "iterations", n, sizeof(n)));
+			tbl_set(d, t, row, 4, "%s", fmt_num(jget_num(r, "time_us.avg"), a,
+							sizeof(a)));
+			tbl_set(d, t, row, 5, "%s", fmt_num(jget_num(r, "time_us.p50"), a,
+							sizeof(a)));
+			tbl_set(d, t, row, 6, "%s", fmt_num(jget_num(r, "time_us.p99"), a,
+							sizeof(a)));
+			tbl_set(d, t, row, 7, "%s", fmt_num(jget_num(r, "algbw_GBps"), a,
+							sizeof(a)));
+			tbl_set(d, t, row, 8, "%s", fmt_num(jget_num(r, "busbw_GBps"), a,
+							sizeof(a)));
+			tbl_set(d, t, row, 9, "%s", jget_text(r, "wrong", n, sizeof(n)));
+			if (isfinite(jget_num(r, "ranks.slowest")))
+				tbl_set(d, t, row, 10, "%.0f", jget_num(r, "ranks.slowest"));
+			else
+				tbl_set(d, t, row, 10, "-");
+			if (isfinite(jget_num(r, "ranks.spread")))
+				tbl_set(d, t, row, 11, "%.2fx", jget_num(r, "ranks.spread"));
+			else
+				tbl_set(d, t, row, 11, "-");
+		}
+	}
+}
+
+static void section_group(const struct report_set *s, const char *group, struct rdoc *d)
+{
+	int *cols, ncols, nsz, k;
+	bool abbrev = false;
+	double *sizes;
+
+	ncols = group_cases(s, group, &cols);
+	if (ncols <= 0) {
+		free(cols);
 		return;
+	}
+	nsz = group_sizes(s, group, &sizes);
+	if (nsz <= 0) {
+		free(cols);
+		return;
+	}
+	for (k = 0; k < ncols; k++)
+		abbrev |= strlen(s->cases[cols[k]].name) > HEAD_CHARS;
 	doc_text(d, RB_H2, "%s: bus bandwidth", group);
 	doc_text(d, RB_PARA, "busbw in GB/s per message size, with the percentage of each "
-		 "case's bound in parentheses.");
-	bw = doc_table(d, ncols + 1);
+		 "case's bound in parentheses.%s", abbrev ? " Columns #k are the cases of that "
+		 "number in the Cases table." : "");
+	group_tables(s, group, cols, ncols, sizes, nsz, false, d);
 	doc_chart(d, CHART_BUSBW, group);
 	doc_text(d, RB_H2, "%s: time per operation", group);
-	if (base)
+	if (s->baseline >= 0)
 		doc_text(d, RB_PARA, "Average time in microseconds; in parentheses the speed-up "
 			 "against the baseline %s (above 1x: faster).",
 			 s->cases[s->baseline].name);
 	else
 		doc_text(d, RB_PARA, "Average time in microseconds.");
-	tm = doc_table(d, ncols + 1);
-	tbl_set(d, bw, 0, 0, "Size");
-	tbl_set(d, tm, 0, 0, "Size");
-	for (k = 0; k < ncols; k++) {
-		tbl_set(d, bw, 0, k + 1, "%s", s->cases[cols[k]].name);
-		tbl_set(d, tm, 0, k + 1, "%s", s->cases[cols[k]].name);
-	}
-	for (i = 0; i < nsz; i++) {
-		const json_t *brow = base ? find_row(base, group, sizes[i]) : NULL;
-		int rb = tbl_row(d, bw), rt = tbl_row(d, tm);
-
-		units_fmt_size((uint64_t)sizes[i], sz, sizeof(sz));
-		tbl_set(d, bw, rb, 0, "%s", sz);
-		tbl_set(d, tm, rt, 0, "%s", sz);
-		for (k = 0; k < ncols; k++) {
-			const json_t *c = s->cases[cols[k]].json, *r = find_row(c, group, sizes[i]);
-			double v, pct, t, tb;
-
-			if (!r)
-				continue;
-			v = jget_num(r, "busbw_GBps");
-			pct = case_pct_of_bound(c, v);
-			if (isfinite(pct))
-				tbl_set(d, bw, rb, k + 1, "%s (%.0f%%)", fmt_num(v, a, sizeof(a)),
-					pct);
-			else
-				tbl_set(d, bw, rb, k + 1, "%s", fmt_num(v, a, sizeof(a)));
-			t = jget_num(r, "time_us.avg");
-			tb = brow ? jget_num(brow, "time_us.avg") : NAN;
-			if (cols[k] != s->baseline && isfinite(tb) && t > 0)
-				tbl_set(d, tm, rt, k + 1, "%s (%.2fx)", fmt_num(t, a, sizeof(a)),
-					tb / t);
-			else
-				tbl_set(d, tm, rt, k + 1, "%s", fmt_num(t, a, sizeof(a)));
-		}
-	}
+	group_tables(s, group, cols, ncols, sizes, nsz, true, d);
+	group_details(s, group, cols, ncols, d);
 	free(sizes);
+	free(cols);
 }
 
 static void section_collective(const struct report_set *s, struct rdoc *d)
@@ -342,6 +466,46 @@ static void section_collective(const struct report_set *s, struct rdoc *d)
 	}
 	for (k = 0; k < ng; k++)
 		section_group(s, groups[k], d);
+}
+
+/* One iteration's buckets of workload case i: when each was ready, started, ended. */
+static void section_timeline(const struct report_set *s, int i, struct rdoc *d)
+{
+	static const char *const hdr[] = { "Bucket", "Bytes", "Tensors", "Ready ms", "Start ms",
+					   "End ms", "Queued ms", "AllReduce ms", "busbw GB/s" };
+	const json_t *tl = jget(s->cases[i].json, "workload.bucket_timeline"), *b;
+	char a[64], sz[32], arg[16];
+	struct rtable *t;
+	size_t k;
+	int c;
+
+	if (!json_array_size(tl))
+		return;
+	doc_text(d, RB_H3, "#%d %s: bucket timeline", i + 1, s->cases[i].name);
+	doc_text(d, RB_PARA, "Milliseconds from the start of the backward pass of one "
+		 "measured iteration (rank 0); the backward pass ends at %s ms.",
+		 fmt_num(jget_num(s->cases[i].json, "workload.bwd_ms.mean"), a, sizeof(a)));
+	t = doc_table(d, ARRAY_SIZE(hdr));
+	for (c = 0; c < (int)ARRAY_SIZE(hdr); c++)
+		tbl_set(d, t, 0, c, "%s", hdr[c]);
+	json_array_foreach(tl, k, b) {
+		int row = tbl_row(d, t);
+		double ready = jget_num(b, "ready_ms"), start = jget_num(b, "start_ms");
+		double end = jget_num(b, "end_ms");
+
+		tbl_set(d, t, row, 0, "%.0f", jget_num(b, "index"));
+		units_fmt_size((uint64_t)jget_num(b, "bytes"), sz, sizeof(sz));
+		tbl_set(d, t, row, 1, "%s", sz);
+		tbl_set(d, t, row, 2, "%.0f", jget_num(b, "tensors"));
+		tbl_set(d, t, row, 3, "%s", fmt_num(ready, a, sizeof(a)));
+		tbl_set(d, t, row, 4, "%s", fmt_num(start, a, sizeof(a)));
+		tbl_set(d, t, row, 5, "%s", fmt_num(end, a, sizeof(a)));
+		tbl_set(d, t, row, 6, "%s", fmt_num(start - ready, a, sizeof(a)));
+		tbl_set(d, t, row, 7, "%s", fmt_num(end - start, a, sizeof(a)));
+		tbl_set(d, t, row, 8, "%s", fmt_num(jget_num(b, "busbw_GBps"), a, sizeof(a)));
+	}
+	snprintf(arg, sizeof(arg), "%d", i);
+	doc_chart(d, CHART_TIMELINE, arg);
 }
 
 static void section_workload(const struct report_set *s, struct rdoc *d)
@@ -405,6 +569,8 @@ static void section_workload(const struct report_set *s, struct rdoc *d)
 		doc_chart(d, CHART_ITER, NULL);
 		doc_chart(d, CHART_COMM_WAIT, NULL);
 	}
+	for (i = 0; i < s->ncases; i++)
+		section_timeline(s, i, d);
 }
 
 static void section_fairness(const struct report_set *s, struct rdoc *d)

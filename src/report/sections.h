@@ -11,6 +11,7 @@ enum report_chart {
 	CHART_ITER,       /* compute / exposed communication per workload case */
 	CHART_COMM_WAIT,  /* comm-wait share per workload case */
 	CHART_CPU,        /* CPU seconds per GB per transport */
+	CHART_TIMELINE,   /* arg: workload case index; its buckets as a Gantt chart */
 };
 
 /* "12.3", "0.456", "1234": three significant-ish figures; "-" for NAN. */

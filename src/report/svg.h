@@ -37,12 +37,37 @@ struct svg_bar_chart {
 	const char *const *stacks;  /* legend names of the stacked parts */
 	int nstacks;
 	const double *v;
+	/* Short labels ("#3") drawn under the bars when the names do not fit; a key
+	 * under the chart then maps them to the names. NULL = always the names. */
+	const char *const *keys;
 	double ymax;       /* 0 = from the data; e.g. 100 for a percentage axis */
 	int width, height; /* 0 = 900 x 380 */
 };
 
+/* Series or categories one chart shows at most: callers split larger sets into
+ * several charts, so the palette never repeats a colour within a chart. */
+#define SVG_MAX_SERIES 12
+#define SVG_MAX_BARS 24
+
+/* One bucket of a Gantt chart: milliseconds from the start of the backward pass. */
+struct svg_gantt_row {
+	double ready, start, end;
+};
+
+/* Bucket timeline: a row per bucket (queued from ready to start, running from start
+ * to end) over a shaded band for the backward pass [0, span_end]. */
+struct svg_gantt {
+	const char *title;
+	const char *xlabel;
+	const struct svg_gantt_row *rows;
+	int nrows;
+	double span_end;
+	int width;         /* 0 = 900; the height follows the rows */
+};
+
 int svg_line_chart(FILE *f, const struct svg_line_chart *c);
 int svg_bar_chart(FILE *f, const struct svg_bar_chart *c);
+int svg_gantt(FILE *f, const struct svg_gantt *g);
 
 /* "4K", "64M", "1G", "512" for a power-of-two byte count. */
 char *svg_size_label(double bytes, char *buf, size_t len);

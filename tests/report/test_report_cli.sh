@@ -44,6 +44,43 @@ st=$?
 	--project-ranks 8,64 >/dev/null 2>"$T/err" || fail "resnet --min-busbw 1Gbps: exit $?"
 grep -q '^## Projection' "$T/w/report.md" || fail "--project-ranks gave no Projection section"
 
+# Files are written only where --out says, and never over existing ones.
+mkdir "$T/cwd"
+(cd "$T/cwd" && "$G" report "$OLDPWD/$F/tcp_shm.json" --format md >/dev/null 2>"$T/err")
+st=$?
+[ $st = 2 ] || fail "--format md without --out: exit $st, expected 2"
+grep -q 'say where with --out' "$T/err" || fail "--format md without --out: $(cat "$T/err")"
+[ -z "$(ls "$T/cwd")" ] || fail "--format md without --out wrote into the working directory"
+(cd "$T/cwd" && "$G" report "$OLDPWD/$F/tcp_shm.json" --format md --out . >/dev/null 2>&1) ||
+	fail "--out . refused"
+[ -s "$T/cwd/report.md" ] || fail "--out . wrote no report.md"
+echo keep >"$T/cwd/report.md"
+(cd "$T/cwd" && "$G" report "$OLDPWD/$F/tcp_shm.json" --out . >/dev/null 2>"$T/err")
+st=$?
+[ $st = 2 ] || fail "existing report.md: exit $st, expected 2"
+grep -q 'report.md already exists: not overwritten' "$T/err" || fail "overwrite: $(cat "$T/err")"
+[ "$(cat "$T/cwd/report.md")" = keep ] || fail "report.md was overwritten"
+[ ! -e "$T/cwd/report.csv" ] || fail "refused run still wrote report.csv"
+
+# Reports that scale: 300 cases with long names, every format (the unit test's fixture).
+if [ -x "${BUILDDIR:-build}/tests/report_html_test" ]; then
+	mkdir "$T/fx"
+	GS_FIXTURE_OUT="$T/fx" "${BUILDDIR:-build}/tests/report_html_test" >/dev/null 2>&1 ||
+		fail "report_html_test could not write the sweep fixtures"
+	"$G" report "$T/fx/sweep300.json" --out "$T/s300" >"$T/out" 2>"$T/err" ||
+		fail "300 cases: exit $?: $(cat "$T/err")"
+	for f in report.md report.csv report.html; do
+		[ -s "$T/s300/$f" ] || fail "300 cases: no $f"
+	done
+	n=$(grep -c '^| [0-9]* | transport=' "$T/s300/report.md")
+	[ "$n" = 300 ] || fail "300 cases: report.md lists $n cases"
+	w=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$T/out")
+	[ "$w" -le 162 ] || fail "300 cases: terminal line of $w characters"
+	if command -v xmllint >/dev/null 2>&1; then
+		xmllint --noout "$T/s300/report.html" || fail "300 cases: report.html not well-formed"
+	fi
+fi
+
 "$G" report >/dev/null 2>&1; [ $? = 2 ] || fail "no input: expected exit 2"
 "$G" report "$F/tcp_shm.json" --min-busbw fast >/dev/null 2>&1
 [ $? = 2 ] || fail "bad --min-busbw: expected exit 2"
