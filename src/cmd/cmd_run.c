@@ -174,8 +174,7 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 		snprintf(nonce_hex, sizeof(nonce_hex), "%016llx", (unsigned long long)nonce);
 		setenv("GRADSYNC_JOB_NONCE", nonce_hex, 1);
 		setenv("GRADSYNC_RUN_DIR", dir, 1);
-		log_info(LOG_MAIN, "case %zu/%zu: %s (%d local ranks)", i + 1, exp->ncases,
-			 exp->cases[i].name, c->launch.local_ranks);
+		/* rank 0 of the case prints its "case k/N" line and its progress */
 		oc->ncases = i + 1;
 		st = launch_spawn_local(c->launch.local_ranks, cv,
 					*c->launch.rendezvous ? c->launch.rendezvous : NULL, token,

@@ -573,6 +573,39 @@ static void section_workload(const struct report_set *s, struct rdoc *d)
 		section_timeline(s, i, d);
 }
 
+/* Ranks the others persistently wait for (the run's "ranks.straggler" per size). */
+static void section_stragglers(const struct report_set *s, struct rdoc *d)
+{
+	bool head = false;
+	char sz[32];
+	int i;
+
+	for (i = 0; i < s->ncases; i++) {
+		json_t *rows = json_object_get(s->cases[i].json, "collective"), *r;
+		size_t j;
+
+		json_array_foreach(rows, j, r) {
+			const json_t *st = jget(r, "ranks.straggler");
+
+			if (!json_is_object(st))
+				continue;
+			if (!head) {
+				doc_text(d, RB_H2, "Stragglers");
+				doc_text(d, RB_PARA, "A straggler is the rank that enters the "
+					 "collective last (the shortest own time) in at least 60%% "
+					 "of the iterations of a size, while the others wait at least "
+					 "10%% of their median time for it.");
+				head = true;
+			}
+			units_fmt_size((uint64_t)jget_num(r, "size"), sz, sizeof(sz));
+			doc_text(d, RB_ITEM, "%s, %s: rank %.0f (host %s) last in %.0f%% of the "
+				 "iterations; the others wait %.0f%% of their time for it",
+				 s->cases[i].name, sz, jget_num(st, "rank"), jget_str(st, "host"),
+				 100 * jget_num(st, "share"), 100 * jget_num(st, "wait_share"));
+		}
+	}
+}
+
 static void section_fairness(const struct report_set *s, struct rdoc *d)
 {
 	struct fair_item *items;
@@ -627,6 +660,7 @@ int report_build_doc(const struct report_set *s, const struct report_opts *o, st
 	section_runs(s, d);
 	section_cases(s, d);
 	section_collective(s, d);
+	section_stragglers(s, d);
 	section_workload(s, d);
 	section_links(s, d);
 	if (o && o->nproject_ranks)

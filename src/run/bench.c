@@ -22,6 +22,7 @@
 #include "util/cpus.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/units.h"
 
 #define RUN_P2P_REPS 5
 
@@ -125,9 +126,52 @@ static int collect_row(struct run_rank *rr, struct run_comm *rc, struct run_samp
 	return ret;
 }
 
+/* The nccl-tests style row of a measured size, printed as soon as it is measured. */
+static void print_row(struct run_rank *rr, const json_t *row)
+{
+	const json_t *t = json_object_get(row, "time_us"), *rk = json_object_get(row, "ranks");
+	char sz[32], slow[16] = "-", spread[16] = "-";
+
+	if (!row)
+		return;
+	units_fmt_size((uint64_t)json_integer_value(json_object_get(row, "size")), sz,
+		       sizeof(sz));
+	if (json_is_object(rk)) {
+		snprintf(slow, sizeof(slow), "%lld",
+			 (long long)json_integer_value(json_object_get(rk, "slowest")));
+		snprintf(spread, sizeof(spread), "%.2fx",
+			 json_number_value(json_object_get(rk, "spread")));
+	}
+	progress_row(&rr->progress, "%10s %12lld %5s %4s %11.1f %11.1f %11.1f %8.3f %8.3f %7lld %7s %6s",
+		     sz, (long long)json_integer_value(json_object_get(row, "count")),
+		     json_string_value(json_object_get(row, "dtype")),
+		     json_string_value(json_object_get(row, "redop")),
+		     json_number_value(json_object_get(t, "avg")),
+		     json_number_value(json_object_get(t, "p50")),
+		     json_number_value(json_object_get(t, "p99")),
+		     json_number_value(json_object_get(row, "algbw_GBps")),
+		     json_number_value(json_object_get(row, "busbw_GBps")),
+		     (long long)json_integer_value(json_object_get(row, "wrong")), slow, spread);
+}
+
+/* Test hook GRADSYNC_TEST_DELAY=RANK:USEC: that rank sleeps before each AllReduce of
+ * the sweep (untimed on it, so the others wait for it), to test straggler naming. */
+static uint64_t test_delay_ns(const struct run_rank *rr)
+{
+	const char *e = getenv("GRADSYNC_TEST_DELAY");
+	int rank;
+	long us;
+
+	if (!e || sscanf(e, "%d:%ld", &rank, &us) != 2 || rank != rr->li.rank || us <= 0)
+		return 0;
+	return (uint64_t)us * 1000;
+}
+
 static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb,
 			   json_t *rows)
 {
+	uint64_t delay = test_delay_ns(rr);
+	double work = 0, done = 0;
 	const struct cfg *cfg = &rr->ecase->cfg;
 	const struct coll_opts *co = &cfg->collective;
 	size_t es = dtype_size(co->dtype);
@@ -142,9 +186,18 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 		verify_fill(bb->pristine, bb->max / es, 0, co->dtype, co->redop,
 			    cfg->experiment.seed, rr->li.rank, n);
 	}
+	/* ETA weight of an iteration: its bytes plus a latency floor worth 64 KiB */
+	for (si = 0; si < co->nsizes; si++)
+		work += (co->sizes[si] + 65536.0) * (co->warmup + co->iterations);
+	progress_row(&rr->progress, "%10s %12s %5s %4s %11s %11s %11s %8s %8s %7s %7s %6s", "size",
+		     "count", "type", "op", "avg us", "p50 us", "p99 us", "algbw", "busbw",
+		     "#wrong", "slowest", "spread");
 	for (si = 0; si < co->nsizes && !ret; si++) {
 		uint64_t count = co->sizes[si] / es, bytes = count * es;
 		struct run_samples *s = samples_new(bytes, co->iterations);
+		char label[32];
+
+		units_fmt_size(bytes, label, sizeof(label));
 		struct coll_stats cs = { 0 };
 		struct tp_stats t0, t1;
 		uint64_t cpu = 0, h0 = 0;
@@ -185,6 +238,11 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 				h0 = host_busy_ns();
 				span = true;
 			}
+			done += bytes + 65536.0;
+			progress_tick(&rr->progress, label, i + 1, co->warmup + co->iterations,
+				      done / work);
+			if (delay)
+				time_sleep_ns(delay);
 			c0 = time_thread_cpu_ns();
 			a = time_now_ns();
 			ret = run_comm_allreduce(rc, &bb->work, 0, &bb->scratch, count, co->dtype,
@@ -227,6 +285,8 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 			if (!ret)
 				ret = run_links_collect(rr, rc, snap,
 							json_array_get(rows, json_array_size(rows) - 1));
+			if (!ret && rr->li.rank == 0)
+				print_row(rr, json_array_get(rows, json_array_size(rows) - 1));
 		}
 		free(snap);
 		free(s);

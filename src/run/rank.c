@@ -163,7 +163,8 @@ int run_rank_case(struct run_rank *rr)
 	const char *abort_why;
 	int ret, werr, me = rr->li.rank;
 
-	log_info(LOG_MAIN, "case %d/%zu: %s", rr->case_index + 1, rr->exp->ncases, rr->ecase->name);
+	progress_case(&rr->progress, rr->case_index + 1, (int)rr->exp->ncases, rr->ecase->name,
+		      rr->li.nranks);
 	json_decref(rr->numa_json);
 	rr->numa_json = NULL;
 	ret = run_gpu_case_open(rr);
@@ -290,6 +291,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	int ret;
 
 	log_set_rank(li->rank);
+	/* only rank 0 speaks: N ranks printing N copies of every line help nobody */
+	progress_init(&rr.progress, stderr, li->rank == 0 && log_enabled(LOG_INFO, LOG_MAIN));
 	snprintf(rr.run_dir, sizeof(rr.run_dir), "%s", run_dir);
 	rr.gpu_index = -1;
 	ret = run_node_init(&rr);

@@ -11,6 +11,7 @@
 #include "run/run.h"
 #include "util/common.h"
 #include "util/dtype.h"
+#include "util/log.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -40,6 +41,99 @@ json_t *run_stats_json(double *v, size_t n, double scale, const char *mean_key)
 	return json_pack("{s:f, s:f, s:f, s:f, s:f}", mean_key, sum / n * scale, "p50",
 			 percentile(v, n, 50) * scale, "p99", percentile(v, n, 99) * scale, "min",
 			 v[0] * scale, "max", v[n - 1] * scale);
+}
+
+/*
+ * Per-rank figures of one size. A rank's time of an iteration runs from its own entry
+ * to its own exit; every rank leaves within a step of the others, so the rank with
+ * the shortest time entered last: the others waited for it. That rank is the
+ * iteration's slowest; the row names the rank slowest in most iterations, the share
+ * of iterations it was, the spread (median over iterations of the longest rank time
+ * over the shortest), every rank's mean, and per rank every iteration's time while
+ * ranks x iterations <= RUN_RANK_ITERS_MAX. A straggler is a slowest rank that is so
+ * in >= 60% of the iterations and others wait >= 10% of their median time for it.
+ */
+#define RUN_RANK_ITERS_MAX 65536
+
+json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
+		       struct run_straggler *st)
+{
+	int iters = per_rank[0]->iterations, i, r, best = 0;
+	int *cnt = calloc((size_t)nranks, sizeof(*cnt));
+	double *ratio = calloc((size_t)iters + 1, sizeof(*ratio));
+	double *lead = calloc((size_t)iters + 1, sizeof(*lead));
+	double *col = calloc((size_t)nranks, sizeof(*col));
+	json_t *o = NULL, *means, *iter_us = NULL;
+
+	memset(st, 0, sizeof(*st));
+	st->rank = -1;
+	if (!cnt || !ratio || !lead || !col || nranks < 1)
+		goto out;
+	for (i = 0; i < iters; i++) {
+		double lo = INFINITY, hi = 0;
+		int who = 0;
+
+		for (r = 0; r < nranks; r++) {
+			double t = (double)per_rank[r]->ns[i];
+
+			col[r] = t;
+			if (t < lo) {
+				lo = t;
+				who = r;
+			}
+			hi = GS_MAX(hi, t);
+		}
+		cnt[who]++;
+		ratio[i] = lo > 0 ? hi / lo : 1;
+		/* how long the others waited for it: their median time minus its time */
+		qsort(col, (size_t)nranks, sizeof(*col), cmp_double);
+		lead[i] = col[nranks / 2] > 0 ? (col[nranks / 2] - lo) / col[nranks / 2] : 0;
+	}
+	for (r = 1; r < nranks; r++)
+		if (cnt[r] > cnt[best])
+			best = r;
+	qsort(ratio, (size_t)iters, sizeof(*ratio), cmp_double);
+	qsort(lead, (size_t)iters, sizeof(*lead), cmp_double);
+	o = json_object();
+	means = json_array();
+	if (nranks * iters <= RUN_RANK_ITERS_MAX)
+		iter_us = json_array();
+	for (r = 0; r < nranks; r++) {
+		double sum = 0;
+		json_t *a = iter_us ? json_array() : NULL;
+
+		for (i = 0; i < iters; i++) {
+			sum += per_rank[r]->ns[i] / 1e3;
+			if (a)
+				json_array_append_new(a, json_real(per_rank[r]->ns[i] / 1e3));
+		}
+		json_array_append_new(means, json_real(iters ? sum / iters : 0));
+		if (a)
+			json_array_append_new(iter_us, a);
+	}
+	st->share = iters ? (double)cnt[best] / iters : 0;
+	st->lead = iters ? lead[(iters - 1) / 2] : 0;
+	json_object_set_new(o, "slowest", json_integer(best));
+	json_object_set_new(o, "slowest_share", json_real(st->share));
+	json_object_set_new(o, "spread", json_real(iters ? ratio[(iters - 1) / 2] : 1));
+	json_object_set_new(o, "wait_share", json_real(st->lead));
+	json_object_set_new(o, "mean_us", means);
+	json_object_set_new(o, "iter_us", iter_us ? iter_us : json_null());
+	if (nranks > 1 && st->share >= 0.6 && st->lead >= 0.1) {
+		st->rank = best;
+		snprintf(st->host, sizeof(st->host), "%s", hosts ? hosts[best] : "");
+		json_object_set_new(o, "straggler",
+				    json_pack("{s:i, s:s, s:f, s:f}", "rank", best, "host", st->host,
+					      "share", st->share, "wait_share", st->lead));
+	} else {
+		json_object_set_new(o, "straggler", json_null());
+	}
+out:
+	free(cnt);
+	free(ratio);
+	free(lead);
+	free(col);
+	return o;
 }
 
 json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
@@ -79,6 +173,19 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 			"time_us", run_stats_json(t, iters, 1e-3, "avg"), "algbw_GBps", algbw, "busbw_GBps",
 			algbw * bus_factor, "wrong", (json_int_t)wrong, "first_wrong",
 			(json_int_t)first_wrong);
+	if (row && nranks > 1 && strcmp(op, "allreduce") == 0) {
+		const char **hosts = calloc((size_t)nranks, sizeof(*hosts));
+		struct run_straggler st;
+
+		for (r = 0; hosts && r < nranks; r++)
+			hosts[r] = rr->hosts ? rr->hosts[r].hostname : "";
+		json_object_set_new(row, "ranks", run_rank_stats(per_rank, nranks, hosts, &st));
+		free(hosts);
+		if (st.rank >= 0)
+			log_warn(LOG_COLL, "straggler at %llu bytes: rank %d (host %s) arrives last in %.0f%% of the iterations; the others wait %.0f%% of their time for it",
+				 (unsigned long long)per_rank[0]->size, st.rank, st.host,
+				 100 * st.share, 100 * st.lead);
+	}
 	if (row) {
 		json_object_set_new(row, "cpu_s_per_GB", bytes > 0 ? json_real(cpu / bytes) : json_null());
 		json_object_set_new(row, "host_cpu_s_per_GB",

@@ -24,6 +24,7 @@
 #include "topo/numa.h"
 #include "topo/topo.h"
 #include "transport/transport.h"
+#include "util/progress.h"
 
 #define RUN_HOST_MAX 64
 
@@ -57,6 +58,7 @@ struct run_rank {
 	int gpu_index;             /* this rank's GPU in topo->gpus, -1 = none */
 	struct gpu_ctx *gpu;       /* opened by the first case with [gpu] device (gpu.c) */
 	double gpu_tflops_cal;     /* gpu_calibrate's TFLOP/s, 0 = not run */
+	struct progress progress;  /* rank 0's live lines; disabled elsewhere and with -q */
 };
 
 /* How a run ended: report.json's status and which cases it lists. */
@@ -151,6 +153,17 @@ json_t *run_gpu_json(const struct run_rank *rr);
 int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int which);
 void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which);
 
+/* A rank the others persistently wait for (run_rank_stats); rank -1 = none. */
+struct run_straggler {
+	int rank;
+	char host[RUN_HOST_MAX];
+	double share;   /* of the iterations in which it was the slowest */
+	double lead;    /* median share of the others' time spent waiting for it */
+};
+
+/* The "ranks" object of a result row: slowest rank, spread, per-rank times, straggler. */
+json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
+		       struct run_straggler *st);
 /* Reduce per-rank samples (max over ranks per iteration) to one JSON result row. */
 json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		       struct run_samples **per_rank, int nranks, double bus_factor,

@@ -15,6 +15,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "workload/ddp.h"
+#include "workload/metrics.h"
 #include "workload/model.h"
 
 #define TRACE_MAX_ITERS 5
@@ -29,6 +30,7 @@ struct wl_blob {
 };
 
 struct wl_ctx {
+	struct run_rank *rr;
 	struct run_comm *rc;
 	const struct coll_opts *co;
 	struct run_dbuf grads;
@@ -51,6 +53,24 @@ static int wl_allreduce(void *arg, void *buf, uint64_t count, enum dtype dt)
 	return run_comm_allreduce(wc->rc, &wc->grads,
 				  (uint64_t)((char *)buf - (char *)wc->grads.cb.ptr), &wc->scratch,
 				  count, dt, REDOP_AVG, wc->co, NULL);
+}
+
+/* Rank 0 prints iteration times as they come: a row each up to 100 iterations, else
+ * the live line only. */
+static void wl_on_iter(void *arg, int i, int total, int warmup, const struct ddp_iter *it)
+{
+	struct wl_ctx *wc = arg;
+	struct progress *p = &wc->rr->progress;
+	char what[64];
+
+	if (total <= 100)
+		progress_row(p, "  %s %d/%d: %.2f ms (forward %.2f, backward %.2f, after backward "
+			     "%.2f), rank 0", i < warmup ? "warmup" : "iteration",
+			     i < warmup ? i + 1 : i - warmup + 1, i < warmup ? warmup : total - warmup,
+			     it->end / 1e6, it->fwd_end / 1e6, (it->bwd_end - it->fwd_end) / 1e6,
+			     (it->end > it->bwd_end ? it->end - it->bwd_end : 0) / 1e6);
+	snprintf(what, sizeof(what), "last %.2f ms,", it->end / 1e6);
+	progress_tick(p, what, i + 1, total, (double)(i + 1) / total);
 }
 
 static int wl_fill(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int rank, int nranks)
@@ -128,26 +148,29 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 	double *it = calloc(iters, sizeof(double)), *fw = calloc(iters, sizeof(double));
 	double *bw = calloc(iters, sizeof(double)), *ex = calloc(iters, sizeof(double));
 	double *ar = calloc((size_t)iters * plan->nbuckets, sizeof(double));
-	double sum_it = 0, sum_ex = 0, sum_comm = 0, bytes_comm = 0, wrong = 0;
+	struct wl_iter_metrics *per = calloc(iters, sizeof(*per));
+	double sum_it = 0, sum_comm = 0, bytes_comm = 0, wrong = 0;
+	struct wl_metrics sum;
 	int64_t first_wrong = -1;
 	json_t *j = NULL;
 	uint32_t b;
 
-	if (!it || !fw || !bw || !ex || !ar)
+	if (!it || !fw || !bw || !ex || !ar || !per)
 		goto out;
+	/* One timeline per iteration, the critical rank's (workload/metrics.h): the parts
+	 * add up to the iteration and the shares are taken from the same spans. */
 	for (i = 0; i < iters; i++) {
-		for (r = 0; r < n; r++) {
-			const struct ddp_iter *x = &res[r].iter[i];
+		struct wl_iter_metrics *m = &per[i];
 
-			it[i] = GS_MAX(it[i], (double)x->end);
-			fw[i] = GS_MAX(fw[i], (double)x->fwd_end);
-			bw[i] = GS_MAX(bw[i], (double)(x->bwd_end - x->fwd_end));
-			ex[i] = GS_MAX(ex[i], (double)(x->end > x->bwd_end ? x->end - x->bwd_end : 0));
-		}
+		wl_metrics_iter(res, n, i, m);
+		it[i] = m->iter_ns;
+		fw[i] = m->fwd_ns;
+		bw[i] = m->bwd_ns;
+		ex[i] = m->exposed_ns;
 		sum_it += it[i];
-		sum_ex += ex[i];
 		for (b = 0; b < plan->nbuckets; b++) {
-			const struct ddp_bucket_times *t = &res[0].bucket[(size_t)i * plan->nbuckets + b];
+			const struct ddp_bucket_times *t =
+				&res[m->critical_rank].bucket[(size_t)i * plan->nbuckets + b];
 			double d = (double)(t->end - t->start);
 
 			ar[(size_t)i * plan->nbuckets + b] = d;
@@ -155,6 +178,7 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 			bytes_comm += plan->b[b].bytes;
 		}
 	}
+	wl_metrics_sum(per, iters, n, &sum);
 	for (r = 0; r < n; r++) {
 		wrong += res[r].wrong;
 		if (res[r].first_wrong >= 0 && (first_wrong < 0 || res[r].first_wrong < first_wrong))
@@ -168,9 +192,11 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 	json_object_set_new(j, "ranks", json_integer(n));
 	json_object_set_new(j, "overlap", json_boolean(w->overlap));
 	json_object_set_new(j, "grad_bytes", json_integer((json_int_t)plan->bytes));
-	json_object_set_new(j, "comm_wait_share", json_real(sum_it > 0 ? sum_ex / sum_it : 0));
-	json_object_set_new(j, "overlap_efficiency",
-			    json_real(sum_comm > 0 ? GS_MAX(0.0, 1.0 - sum_ex / sum_comm) : 1.0));
+	json_object_set_new(j, "comm_wait_share", json_real(sum.comm_wait_share));
+	json_object_set_new(j, "overlap_efficiency", json_real(sum.overlap_efficiency));
+	json_object_set_new(j, "critical_rank",
+			    json_pack("{s:i, s:f}", "rank", sum.critical_rank, "share",
+				      sum.critical_share));
 	json_object_set_new(j, "samples_per_s",
 			    json_real(sum_it > 0 ? (double)tl->batch * n * iters / (sum_it / 1e9) : 0));
 	json_object_set_new(j, "samples_per_s_rank",
@@ -191,6 +217,7 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 	json_object_set_new(j, "allreduce_ms",
 			    run_stats_json(ar, (size_t)iters * plan->nbuckets, 1e-6, "mean"));
 out:
+	free(per);
 	free(it);
 	free(fw);
 	free(bw);
@@ -325,10 +352,10 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 {
 	const struct cfg *cfg = &rr->ecase->cfg;
 	const struct workload_opts *w = &cfg->workload;
-	struct wl_ctx wc = { .rc = rc, .co = &cfg->collective };
+	struct wl_ctx wc = { .rr = rr, .rc = rc, .co = &cfg->collective };
 	struct ddp_ops ops = { .arg = &wc, .allreduce = wl_allreduce,
 			       .abort_flag = bootstrap_abort_flag(rr->bs),
-			       .timeout_ns = cfg->launch.timeout_ns };
+			       .timeout_ns = cfg->launch.timeout_ns, .on_iter = wl_on_iter };
 	struct tensor_list tl;
 	struct bucket_plan plan = { 0 };
 	struct compute_timeline ct = { 0 };

@@ -22,4 +22,13 @@ static inline uint64_t time_thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleep ns nanoseconds (test hooks; never on a timed span). */
+static inline void time_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
 #endif

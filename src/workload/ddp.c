@@ -252,6 +252,8 @@ int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 				break;
 		}
 		ret = one_iteration(w, ct, &st, &it);
+		if (!ret && ops->on_iter)
+			ops->on_iter(ops->arg, i, total, w->warmup, &it);
 		if (ret || !measured)
 			continue;
 		res->iter[i - w->warmup] = it;

@@ -19,6 +19,8 @@
 #include "workload/workload.h"
 
 /* How compute is played; the caller supplies GPU kernels for gemm/spin. */
+struct ddp_iter;
+
 struct ddp_ops {
 	void *arg;
 	/* AllReduce (avg) of count elements at buf; runs on the comm thread. 0 or -errno. */
@@ -35,6 +37,9 @@ struct ddp_ops {
 	/* Non-zero when the job is aborting (a peer died). */
 	volatile const int *abort_flag;
 	uint64_t timeout_ns;           /* bound of every wait for a bucket */
+	/* After each iteration (warmup ones too): i of total, this rank's time; NULL = none.
+	 * Called on the rank's main thread, between iterations (off the timed span). */
+	void (*on_iter)(void *arg, int i, int total, int warmup, const struct ddp_iter *it);
 };
 
 /* Times of one iteration on this rank, in ns since the iteration started. */

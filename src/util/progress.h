@@ -1,0 +1,44 @@
+/*
+ * Live progress of a run on rank 0 (fio / nccl-tests style), on stderr so that the
+ * report table on stdout stays clean: a line per case, a live line (case k/N, size,
+ * iteration, elapsed, ETA) redrawn in place on a terminal and printed as plain lines
+ * otherwise, at most PROGRESS_PLAIN_NS apart while ticks come, and permanent rows
+ * (each size as soon as it is measured). Disabled, every call is a no-op: ranks other
+ * than 0 and -q pass enabled = false.
+ */
+#ifndef GS_UTIL_PROGRESS_H
+#define GS_UTIL_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PROGRESS_TTY_NS 200000000ull    /* a terminal's live line is redrawn 5x a second */
+#define PROGRESS_PLAIN_NS 1000000000ull /* otherwise a plain line every second */
+
+struct progress {
+	FILE *f;
+	bool enabled;
+	bool tty;
+	bool live_shown;        /* a live line is on screen (terminal only) */
+	uint64_t case_t0_ns;    /* when the current case began */
+	uint64_t last_ns;       /* last live line */
+	int case_k, ncases;     /* 1-based case number, number of cases */
+};
+
+/* f NULL = stderr; tty is probed with isatty(). */
+void progress_init(struct progress *p, FILE *f, bool enabled);
+/* "case k/N: name (n ranks)" and the start of the case's clock. */
+void progress_case(struct progress *p, int k, int ncases, const char *name, int nranks);
+/*
+ * What is running now ("64MiB", "iteration"), its iteration i of n and the share of
+ * the case done (0..1, for the ETA); prints only when the interval has passed.
+ */
+void progress_tick(struct progress *p, const char *what, int i, int n, double done);
+/* A permanent line (a measured size's row, a header); clears the live line first. */
+void progress_row(struct progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The live line text into buf: pure, for tests. */
+void progress_format(char *buf, size_t len, int k, int ncases, const char *what, int i, int n,
+		     double elapsed_s, double done);
+
+#endif
