@@ -10,6 +10,7 @@
 #include "report/report.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/threshold.h"
 #include "util/units.h"
 
 
@@ -22,7 +23,8 @@ static void usage(FILE *f)
 	      "  --out DIR             where report.md/csv/html go; required for them\n"
 	      "                        (--out . for the working directory); existing\n"
 	      "                        files are never overwritten\n"
-	      "  --min-busbw X         20GB/s or 80% (of each case's bound): exit 1 below it\n"
+	      "  --min-busbw X         20GB/s or 80% (of each case's bound), every size or\n"
+	      "                        those of '@ 64MiB..' / '@ 4KiB..1MiB': exit 1 below it\n"
 	      "  --project-ranks LIST  2,4,8,16: project workload cases to these rank counts\n",
 	      f);
 }
@@ -78,7 +80,7 @@ int cmd_report(int argc, char **argv)
 	struct report_failure *fails = NULL;
 	char exist[1024];
 	int c, i, n, ret = GS_EXIT_USAGE;
-	double abs_bw;
+	struct threshold th;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "b:f:o:m:p:h", longopts, NULL)) != -1) {
@@ -119,10 +121,8 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return GS_EXIT_USAGE;
 	}
-	if (o.min_busbw[0] && units_parse_rate(o.min_busbw, &abs_bw) &&
-	    o.min_busbw[strlen(o.min_busbw) - 1] != '%') {
-		fprintf(stderr, "gradsync report: --min-busbw %s: want a rate (20GB/s) or a "
-				"percentage of the bound (80%%)\n", o.min_busbw);
+	if (o.min_busbw[0] && threshold_parse(o.min_busbw, &th, exist, sizeof(exist))) {
+		fprintf(stderr, "gradsync report: --min-busbw: %s\n", exist);
 		return GS_EXIT_USAGE;
 	}
 	if (!o.formats[0])

@@ -12,6 +12,7 @@
 #include "config/vocab.h"
 #include "util/common.h"
 #include "util/units.h"
+#include "util/threshold.h"
 #include "workload/model.h"
 #include "coll/schedule.h"
 
@@ -115,28 +116,11 @@ bad:
 /* "" (none), a rate like 20GB/s, or a share of the bound like 80%. */
 int vocab_check_threshold(const char *value, char *err, size_t errlen)
 {
-	size_t n = strlen(value);
-	double v;
+	struct threshold t;
 
-	if (!n)
+	if (!*value)
 		return 0;
-	if (value[n - 1] == '%') {
-		char num[32];
-
-		if (n >= sizeof(num))
-			goto bad;
-		memcpy(num, value, n - 1);
-		num[n - 1] = '\0';
-		if (units_parse_double(num, &v) == 0 && v > 0 && v <= 100)
-			return 0;
-		goto bad;
-	}
-	if (units_parse_rate(value, &v) == 0 && v > 0)
-		return 0;
-bad:
-	snprintf(err, errlen, "bad threshold '%s' (expected a rate like 20GB/s or a percentage like 80%%)",
-		 value);
-	return -EINVAL;
+	return threshold_parse(value, &t, err, errlen);
 }
 
 /* Models: "none" (collective benchmark), then the model zoo's table. */

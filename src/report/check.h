@@ -15,10 +15,4 @@ double case_headline_busbw(const json_t *c);
 double case_cpu_s_per_GB(const json_t *c, const char *key);
 bool case_ok(const json_t *c);
 
-/*
- * Parse min_busbw: "80%" sets *pct (and *abs_GBps NAN), "20GB/s" sets *abs_GBps
- * (and *pct NAN). -EINVAL when it is neither.
- */
-int threshold_parse(const char *s, double *abs_GBps, double *pct);
-
 #endif

@@ -96,13 +96,16 @@ int report_write_all(const char *dir, json_t *report, const struct report_opts *
 /* A case that misses the [report] min_busbw threshold. */
 struct report_failure {
 	int case_idx;
-	double busbw_GBps;        /* the case's figure: peak collective busbw, or workload busbw */
+	double busbw_GBps;        /* the first short size's busbw, or the workload's busbw */
 	double need_GBps;         /* the threshold it was held to */
-	char why[192];
+	uint64_t size;            /* the first size that fell short, 0 = none / workload */
+	char why[256];
 };
 
 /*
- * Hold every case to min_busbw ("20GB/s" absolute, "80%" of the case's bound).
+ * Hold every case to min_busbw ("20GB/s" absolute, "80%" of the case's bound, either
+ * optionally "@ 64MiB.." for a size range; util/threshold.h): each collective size
+ * in the range on its own, else the workload's busbw.
  * Fills *fails (malloc'd, caller frees) and returns the number of failing cases,
  * or -EINVAL for an unparsable threshold. A failed case, or one without a bound
  * under a percentage threshold, fails too.

@@ -248,24 +248,47 @@ static void test_threshold(void **state)
 
 	(void)state;
 	load(&s, two, NULL);
-	/* Bound 50 GB/s: node a's ib peaks near 46, node b's near 38; tcp at 2.6 of 12. */
+	/* Every size on its own: 4 KiB is far below 80% of any bound, so all four fail
+	 * and each names its first short size. */
 	n = report_check_threshold(&s, "80%", &f);
+	assert_int_equal(n, 4);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(f[i].size, 4096);
+		assert_non_null(strstr(f[i].why, "first 4KiB"));
+	}
+	free(f);
+	/* From 64 MiB: bound 50 GB/s, node a's ib near 46 passes, node b's near 38 does
+	 * not; tcp at 2.6 of 12 fails on both. */
+	n = report_check_threshold(&s, "80% @ 64MiB..", &f);
 	assert_int_equal(n, 3);
 	assert_int_equal(f[0].case_idx, 0);
 	assert_int_equal(f[1].case_idx, 2);
 	assert_int_equal(f[2].case_idx, 3);
 	assert_true(f[2].busbw_GBps > 35 && f[2].busbw_GBps < 40);
 	assert_true(f[2].need_GBps > 39.99 && f[2].need_GBps < 40.01);
+	assert_int_equal(f[2].size, 64 << 20);
+	assert_non_null(strstr(f[2].why, "sizes in 64MiB.. short; first 64MiB"));
 	free(f);
-	n = report_check_threshold(&s, "20GB/s", &f);
+	n = report_check_threshold(&s, "20GB/s @ 64MiB..", &f);
 	assert_int_equal(n, 2);
 	assert_string_equal(s.cases[f[0].case_idx].name, "ib_node_a/transport=tcp");
 	free(f);
-	n = report_check_threshold(&s, "1Gbps", &f);
+	n = report_check_threshold(&s, "1Gbps @ 1MiB..", &f);
 	assert_int_equal(n, 0);
+	free(f);
+	/* One size, and a range no case measured. */
+	n = report_check_threshold(&s, "10GB/s @ 16KiB", &f);
+	assert_int_equal(n, 4);
+	free(f);
+	n = report_check_threshold(&s, "1Gbps @ 2GiB..", &f);
+	assert_int_equal(n, 4);
+	assert_non_null(strstr(f[0].why, "no measured size in 2GiB.."));
 	free(f);
 	assert_int_equal(report_check_threshold(&s, "fast", &f), -EINVAL);
 	assert_int_equal(report_check_threshold(&s, "-5%", &f), -EINVAL);
+	assert_int_equal(report_check_threshold(&s, "80% @", &f), -EINVAL);
+	assert_int_equal(report_check_threshold(&s, "80% @ 1GiB..64MiB", &f), -EINVAL);
+	assert_int_equal(report_check_threshold(&s, "80% @ big..", &f), -EINVAL);
 	report_set_free(&s);
 	/* A failed case fails any threshold; without a bound it cannot meet a percentage. */
 	load(&s, one, NULL);

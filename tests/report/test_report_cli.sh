@@ -32,15 +32,17 @@ fi
 
 # Pass/fail: node b's ib reaches 77% of its 50 GB/s bound, tcp 22% of memcpy.
 "$G" report "$F/ib_node_a.json" "$F/ib_node_b.json" --format md --out "$T/t" \
-	--min-busbw 80% >/dev/null 2>"$T/err"
+	--min-busbw '80% @ 64MiB..' >/dev/null 2>"$T/err"
 st=$?
 [ $st = 1 ] || fail "--min-busbw 80%: exit $st, expected 1"
-grep -q 'FAIL ib_node_b/transport=ib' "$T/err" || fail "--min-busbw does not name the short case"
+grep -q 'FAIL ib_node_b/transport=ib: .* first 64MiB' "$T/err" ||
+	fail "--min-busbw does not name the short case and size: $(cat "$T/err")"
+grep -q 'FAIL ib_node_a/transport=ib' "$T/err" && fail "node a's ib reaches 80% from 64MiB"
 "$G" report "$F/tcp_shm.json" --baseline transport=shm --format csv --out "$T/u" \
 	--min-busbw 1Gbps >/dev/null 2>"$T/err"
 st=$?
 [ $st = 1 ] || fail "failed case must fail any threshold: exit $st"
-"$G" report "$F/resnet_overlap.json" --format md --out "$T/w" --min-busbw 1Gbps \
+"$G" report "$F/resnet_overlap.json" --format md --out "$T/w" --min-busbw '1Gbps @ 1MiB..' \
 	--project-ranks 8,64 >/dev/null 2>"$T/err" || fail "resnet --min-busbw 1Gbps: exit $?"
 grep -q '^## Projection' "$T/w/report.md" || fail "--project-ranks gave no Projection section"
 
