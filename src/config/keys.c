@@ -263,7 +263,7 @@ static const struct cfg_key keys[] = {
 	  CHOICES(format_choices), FIELD(report, formats), .help = "outputs written for each run" },
 	{ "report", "min_busbw", CFG_STRING, "", "", UNBOUNDED, .check = vocab_check_threshold,
 	  FIELD(report, min_busbw),
-	  .help = "pass/fail threshold: a rate (20GB/s) or a share of the bound (80%)" },
+	  .help = "pass/fail per size: 20GB/s or 80% of the bound; '80% @ 64MiB..' for a range" },
 	{ "report", "project_ranks", CFG_INTS, "", "ranks", 1, 1048576,
 	  LISTFIELD(report, project_ranks, nproject_ranks),
 	  .help = "rank counts to project the workload to with the fitted alpha-beta model" },
