@@ -2,9 +2,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "config/experiment.h"
+#include "config/lint.h"
 #include "util/common.h"
 
 static void print_axes(const struct experiment *exp)
@@ -46,6 +48,7 @@ static void print_base(const struct experiment *exp)
 
 int cmd_check(int argc, char **argv)
 {
+	struct lint_result lint;
 	struct experiment *exp;
 	bool full = false;
 	const char *path = NULL;
@@ -74,6 +77,11 @@ int cmd_check(int argc, char **argv)
 	exp = experiment_open(path);
 	if (!exp)
 		return GS_EXIT_USAGE;
+	experiment_lint(exp, (int)sysconf(_SC_NPROCESSORS_ONLN), &lint);
+	if (lint_print(stderr, &lint)) {
+		experiment_delete(exp);
+		return GS_EXIT_USAGE;
+	}
 	printf("%s: experiment '%s', %zu case%s\n", path, exp->base.experiment.name, exp->ncases,
 	       exp->ncases == 1 ? "" : "s");
 	print_base(exp);

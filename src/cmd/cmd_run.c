@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "config/lint.h"
 #include "run/run.h"
 #include "util/common.h"
 #include "util/fsutil.h"
@@ -231,6 +232,22 @@ static int load_experiment(const struct run_args *a, struct experiment *exp, cha
 	return ret;
 }
 
+/* experiment_lint: 0, or -EINVAL when it found an error (printed when speak). */
+static int lint_experiment(const struct experiment *exp, bool speak)
+{
+	struct lint_result *lint = malloc(sizeof(*lint));
+	int ret;
+
+	if (!lint)
+		return -ENOMEM;
+	experiment_lint(exp, (int)sysconf(_SC_NPROCESSORS_ONLN), lint);
+	if (speak)
+		lint_print(stderr, lint);
+	ret = lint->nerrors ? -EINVAL : 0;
+	free(lint);
+	return ret;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct experiment *exp = calloc(1, sizeof(*exp));
@@ -259,6 +276,11 @@ int cmd_run(int argc, char **argv)
 	ret = launch_detect(&exp->base.launch, &a.flags, &li);
 	driven = ret == -ENOENT;
 	if (ret && !driven) {
+		code = GS_EXIT_USAGE;
+		goto out;
+	}
+	/* what `check` refuses, run refuses too; the driver or rank 0 says it, once */
+	if (lint_experiment(exp, driven || (li.rank == 0 && !li.spawned))) {
 		code = GS_EXIT_USAGE;
 		goto out;
 	}

@@ -1,0 +1,363 @@
+/* Cross-key checks of an experiment at check / run time (contract in lint.h). */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/lint.h"
+#include "gpu/gpu.h"
+#include "transport/transport.h"
+#include "util/common.h"
+#include "util/dtype.h"
+
+#define ON_TCP (1u << TP_TCP)
+#define ON_SHM (1u << TP_SHM)
+#define ON_VERBS ((1u << TP_IB) | (1u << TP_ROCE))
+
+/* Keys that only one transport family reads; elsewhere they do nothing. */
+static const struct {
+	const char *section, *name;
+	unsigned int on;
+	const char *who;
+} scoped[] = {
+	{ "transport", "streams", ON_TCP, "tcp" },
+	{ "transport", "sockbuf", ON_TCP, "tcp" },
+	{ "transport", "progress", ON_TCP, "tcp" },
+	{ "transport", "tcp_interface", ON_TCP, "tcp" },
+	{ "transport", "shm_ring", ON_SHM, "shm" },
+	{ "transport", "device", ON_VERBS, "ib/roce" },
+	{ "transport", "gid_index", 1u << TP_ROCE, "roce" },
+	{ "transport", "mtu", ON_VERBS, "ib/roce" },
+	{ "transport", "traffic_class", ON_VERBS, "ib/roce" },
+	{ "transport", "service_level", ON_VERBS, "ib/roce" },
+	{ "transport", "qps_per_peer", ON_VERBS, "ib/roce" },
+	{ "transport", "qp_depth", ON_VERBS, "ib/roce" },
+	{ "transport", "inline_threshold", ON_VERBS, "ib/roce" },
+	{ "transport", "cq_mode", ON_VERBS, "ib/roce" },
+	{ "gpu", "gdr", ON_VERBS, "ib/roce with GPU buffers" },
+	{ "gpu", "gdr_level", ON_VERBS, "ib/roce with GPU buffers" },
+	{ "gpu", "gdr_read", ON_VERBS, "ib/roce with GPU buffers" },
+	{ "gpu", "gdr_mode", ON_VERBS, "ib/roce with GPU buffers" },
+};
+
+static const char *const tp_names[] = { "auto", "tcp", "shm", "ib", "roce", "cudaipc", "nccl" };
+
+static void add(struct lint_result *r, bool error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void add(struct lint_result *r, bool error, const char *fmt, ...)
+{
+	char text[sizeof(r->msg[0].text)];
+	va_list ap;
+	int i;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	for (i = 0; i < r->n; i++)
+		if (!strcmp(r->msg[i].text, text))
+			return;
+	if (r->n == LINT_MAX_MSGS)
+		return;
+	r->msg[r->n].error = error;
+	snprintf(r->msg[r->n].text, sizeof(r->msg[0].text), "%s", text);
+	r->n++;
+	r->nerrors += error;
+}
+
+/*
+ * Line of `name = ...` in [section] of path or the files it includes (depth-first, as
+ * the parser reads them); 0 when not found. file gets the path it was found in.
+ */
+static int key_line(const char *path, const char *section, const char *name, char *file,
+		    size_t flen, int depth)
+{
+	FILE *f = depth < 8 ? fopen(path, "r") : NULL;
+	char line[1024], cur[64] = "";
+	int no = 0, found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = line, *eq;
+		size_t n;
+
+		no++;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p == '[') {
+			snprintf(cur, sizeof(cur), "%.*s", (int)strcspn(p + 1, "]"), p + 1);
+			continue;
+		}
+		eq = strchr(p, '=');
+		if (!eq)
+			continue;
+		n = (size_t)(eq - p);
+		while (n && isspace((unsigned char)p[n - 1]))
+			n--;
+		if (n == 7 && !strncmp(p, "include", 7)) {
+			char inc[PATH_MAX], *v = eq + 1;
+			const char *slash = strrchr(path, '/');
+
+			while (isspace((unsigned char)*v))
+				v++;
+			v[strcspn(v, " \t\r\n;#")] = '\0';
+			if (*v == '/' || !slash)
+				snprintf(inc, sizeof(inc), "%s", v);
+			else
+				snprintf(inc, sizeof(inc), "%.*s/%s", (int)(slash - path), path, v);
+			found = key_line(inc, section, name, file, flen, depth + 1);
+			continue;
+		}
+		if (!strcmp(cur, section) && n == strlen(name) && !strncmp(p, name, n)) {
+			snprintf(file, flen, "%s", path);
+			found = no;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static const struct exp_axis *axis_of(const struct experiment *exp, const struct cfg_key *k)
+{
+	int i;
+
+	for (i = 0; i < exp->naxes; i++)
+		if (exp->axes[i].key == k)
+			return &exp->axes[i];
+	return NULL;
+}
+
+/* "FILE:LINE: section.key" of where k got its value. */
+static void where(const struct experiment *exp, const char *section, const char *name,
+		  char *buf, size_t len)
+{
+	const struct cfg_key *k = cfg_key_find(section, name);
+	const struct exp_axis *ax = k ? axis_of(exp, k) : NULL;
+	char file[PATH_MAX];
+	int line;
+
+	if (ax) {
+		snprintf(buf, len, "%s:%d: matrix.%s", ax->file, ax->line, name);
+		return;
+	}
+	line = key_line(exp->path, section, name, file, sizeof(file), 0);
+	if (line)
+		snprintf(buf, len, "%s:%d: %s.%s", file, line, section, name);
+	else
+		snprintf(buf, len, "%s: %s.%s", exp->path, section, name);
+}
+
+static void lint_sizes(const struct experiment *exp, struct lint_result *r)
+{
+	char loc[PATH_MAX + 64];
+	size_t c;
+	int i;
+
+	for (c = 0; c < exp->ncases; c++) {
+		const struct cfg *cfg = &exp->cases[c].cfg;
+		const struct coll_opts *co = &cfg->collective;
+		size_t es = dtype_size(co->dtype);
+
+		if (strcmp(cfg->workload.model, "none") != 0 || co->op != COLL_OP_ALLREDUCE)
+			continue;
+		for (i = 0; i < co->nsizes; i++) {
+			if (co->sizes[i] % es == 0)
+				continue;
+			where(exp, "collective", "sizes", loc, sizeof(loc));
+			add(r, true, "%s: %llu bytes is not a whole number of %s elements (%zu bytes "
+			    "each)%s; use a multiple of %zu", loc, (unsigned long long)co->sizes[i],
+			    dtype_name(co->dtype), es, co->sizes[i] < es ? ", not even one" : "",
+			    es);
+		}
+	}
+}
+
+static bool key_is_default(const struct experiment *exp, const struct cfg_key *k)
+{
+	static struct cfg def;
+	static bool have;
+	char a[512], b[512], e[256];
+
+	if (!have && cfg_defaults(&def, e, sizeof(e)))
+		return true;
+	have = true;
+	cfg_value_format(&exp->base, k, a, sizeof(a));
+	cfg_value_format(&def, k, b, sizeof(b));
+	return !strcmp(a, b);
+}
+
+static bool gpu_buffers(const struct cfg *c)
+{
+	return strcmp(c->gpu.device, "none") != 0 && c->gpu.device[0];
+}
+
+/* Keys set or swept that no case's transport reads. */
+static void lint_scoped(const struct experiment *exp, struct lint_result *r)
+{
+	char loc[PATH_MAX + 64];
+	size_t i, c;
+
+	for (i = 0; i < ARRAY_SIZE(scoped); i++) {
+		const struct cfg_key *k = cfg_key_find(scoped[i].section, scoped[i].name);
+		const struct exp_axis *ax = k ? axis_of(exp, k) : NULL;
+		bool used = false, gdr = !strcmp(scoped[i].section, "gpu");
+		int tp = -1;
+
+		if (!k || (!ax && key_is_default(exp, k)))
+			continue;
+		for (c = 0; c < exp->ncases && !used; c++) {
+			const struct cfg *cfg = &exp->cases[c].cfg;
+
+			tp = cfg->transport.kind;
+			used = tp == TP_AUTO || ((1u << tp) & scoped[i].on);
+			if (gdr && !gpu_buffers(cfg))
+				used = false;
+		}
+		if (used || tp < 0 || tp >= (int)ARRAY_SIZE(tp_names))
+			continue;
+		where(exp, scoped[i].section, scoped[i].name, loc, sizeof(loc));
+		if (ax)
+			add(r, false, "%s: swept over %d values, but only %s reads it (transport = "
+			    "%s%s): the cases differ in name only", loc, ax->nvalues, scoped[i].who,
+			    tp_names[tp], gdr && !gpu_buffers(&exp->cases[0].cfg) ?
+			    ", host buffers" : "");
+		else
+			add(r, false, "%s: set, but only %s reads it (transport = %s%s)", loc,
+			    scoped[i].who, tp_names[tp], gdr && !gpu_buffers(&exp->base) ?
+			    ", host buffers" : "");
+	}
+}
+
+static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
+{
+	char loc[PATH_MAX + 64];
+	size_t c;
+
+	for (c = 0; c < exp->ncases; c++) {
+		const struct cfg *cfg = &exp->cases[c].cfg;
+		int tp = cfg->transport.kind;
+
+		/* NCCL reduces GPU memory only: stop here, not after ncclCommInitRank */
+		if (tp == TP_NCCL && !gpu_buffers(cfg)) {
+			where(exp, "transport", "transport", loc, sizeof(loc));
+			add(r, true, "%s: nccl needs GPU buffers, but [gpu] device = none in case "
+			    "%s (set device = auto)", loc, exp->cases[c].name);
+		}
+		if (cfg->gpu.gdr != GPU_ON)
+			continue;
+		where(exp, "gpu", "gdr", loc, sizeof(loc));
+		if (!gpu_buffers(cfg))
+			add(r, true, "%s: on needs GPU buffers, but [gpu] device = none (set device = "
+			    "auto, or gdr = auto)", loc);
+		else if (tp != TP_AUTO && tp != TP_IB && tp != TP_ROCE)
+			add(r, true, "%s: on needs transport ib or roce (GPUDirect RDMA), case %s "
+			    "uses %s", loc, exp->cases[c].name, tp_names[tp]);
+	}
+}
+
+/* CPU numbers of a cpus:LIST ("0-3,8"); returns the count, *max the largest, -1 on junk. */
+static int cpu_list(const char *s, int *max)
+{
+	int n = 0;
+
+	*max = -1;
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				return -1;
+			s = end;
+		}
+		n += (int)(b - a + 1);
+		*max = GS_MAX(*max, (int)b);
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n;
+}
+
+static void lint_numa(const struct experiment *exp, int ncpus, struct lint_result *r)
+{
+	char loc[PATH_MAX + 64];
+	size_t c;
+
+	for (c = 0; c < exp->ncases; c++) {
+		const struct cfg *cfg = &exp->cases[c].cfg;
+		const char *b = cfg->numa.bind;
+		int n, max;
+
+		if (strncmp(b, "cpus:", 5) != 0)
+			continue;
+		n = cpu_list(b + 5, &max);
+		if (n < 0)
+			continue; /* the key's own check reports the syntax */
+		where(exp, "numa", "bind", loc, sizeof(loc));
+		if (ncpus > 0 && max >= ncpus)
+			add(r, true, "%s: %s names CPU %d, but this node has CPUs 0-%d", loc, b, max,
+			    ncpus - 1);
+		else if (n < cfg->launch.local_ranks)
+			add(r, false, "%s: %s pins all %d local ranks to %d CPU%s: they take turns "
+			    "on %s", loc, b, cfg->launch.local_ranks, n, n == 1 ? "" : "s",
+			    n == 1 ? "it" : "them");
+	}
+}
+
+/* baseline / exclude terms must name axes: on other keys they match all or nothing. */
+static void lint_conds(const struct experiment *exp, struct lint_result *r)
+{
+	char loc[PATH_MAX + 64], label[128];
+	int i, j;
+
+	for (i = -1; i < exp->nexclude; i++) {
+		const struct exp_cond *cond = i < 0 ? &exp->baseline : &exp->exclude[i];
+
+		if (i < 0 && !exp->has_baseline)
+			continue;
+		for (j = 0; j < cond->n; j++) {
+			if (axis_of(exp, cond->key[j]))
+				continue;
+			where(exp, "matrix", i < 0 ? "baseline" : "exclude", loc, sizeof(loc));
+			add(r, true, "%s: %s is not a [matrix] axis, so it matches every case or "
+			    "none (%s)", loc, experiment_key_label(cond->key[j], label,
+								    sizeof(label)),
+			    exp->naxes ? "name a swept key" : "the matrix sweeps nothing");
+		}
+	}
+}
+
+void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	lint_conds(exp, out);
+	lint_sizes(exp, out);
+	lint_gpu_needs(exp, out);
+	lint_numa(exp, ncpus, out);
+	lint_scoped(exp, out);
+}
+
+int lint_print(FILE *f, const struct lint_result *r)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++) {
+		const char *t = r->msg[i].text, *sep = strstr(t, ": ");
+
+		/* "FILE:LINE: key: error: what" */
+		sep = sep ? strstr(sep + 2, ": ") : NULL;
+		if (sep)
+			fprintf(f, "%.*s: %s: %s\n", (int)(sep - t), t,
+				r->msg[i].error ? "error" : "warning", sep + 2);
+		else
+			fprintf(f, "%s: %s\n", r->msg[i].error ? "error" : "warning", t);
+	}
+	return r->nerrors;
+}

@@ -1,0 +1,41 @@
+/*
+ * Checks across keys of a loaded experiment, run by `check` and `run` before anything
+ * runs: what a single key's bounds cannot see. Errors stop (exit 2), warnings are
+ * printed; every message is one line "FILE:LINE: section.key: ...", naming where the
+ * value was set (the [matrix] axis, or the key's line in the file or an include).
+ *
+ * Errors: a size that is not a whole number of elements of the case's dtype (it would
+ * be truncated), gdr = on without GPU buffers or over a transport without GPUDirect,
+ * transport = nccl without GPU buffers,
+ * numa.bind cpus:LIST naming a CPU this node does not have, baseline / exclude terms
+ * on keys that are not [matrix] axes. Warnings: a key set or swept that does nothing
+ * for the case's transport (the swept cases are identical), a cpus:LIST with fewer
+ * CPUs than local ranks (they share them).
+ */
+#ifndef GS_CONFIG_LINT_H
+#define GS_CONFIG_LINT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config/experiment.h"
+
+#define LINT_MAX_MSGS 64
+
+struct lint_msg {
+	bool error;
+	char text[640];
+};
+
+struct lint_result {
+	int n;
+	int nerrors;
+	struct lint_msg msg[LINT_MAX_MSGS];
+};
+
+/* Check exp (ncpus: this node's CPU count, 0 = do not check CPU numbers). */
+void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result *out);
+/* Print every message to f ("warning: " / "error: " after the location); returns nerrors. */
+int lint_print(FILE *f, const struct lint_result *r);
+
+#endif

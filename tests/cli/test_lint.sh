@@ -1,0 +1,73 @@
+#!/bin/sh
+# Cross-key mistakes are found at `check` time, one FILE:LINE line each: errors stop
+# check and run with exit 2 before anything runs, warnings are printed and the
+# experiment goes on (config/lint.c).
+set -u
+G=${GRADSYNC:-build/gradsync}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect_err FILE REGEX: check exits 2 and stderr has a line matching REGEX
+expect_err() {
+	"$G" check "$1" >/dev/null 2>"$T/err"
+	st=$?
+	[ $st = 2 ] || fail "$1: exit $st, expected 2"
+	grep -Eq "$2" "$T/err" || fail "$1: no line like '$2' in: $(cat "$T/err")"
+}
+expect_warn() {
+	"$G" check "$1" >/dev/null 2>"$T/err" || fail "$1: exit $?, expected 0 (warnings only)"
+	grep -Eq "$2" "$T/err" || fail "$1: no line like '$2' in: $(cat "$T/err")"
+}
+
+printf '[collective]\nsizes = 1000003\n' >"$T/odd.ini"
+expect_err "$T/odd.ini" "odd.ini:2: collective.sizes: error: 1000003 bytes is not a whole number of f32 elements"
+printf '[collective]\ndtype = f64\nsizes = 4B\n' >"$T/small.ini"
+expect_err "$T/small.ini" "small.ini:3: collective.sizes: error: .*not even one; use a multiple of 8"
+printf '[gpu]\ngdr = on\n' >"$T/gdr.ini"
+expect_err "$T/gdr.ini" "gdr.ini:2: gpu.gdr: error: on needs GPU buffers"
+printf '[transport]\ntransport = nccl\n' >"$T/nccl.ini"
+expect_err "$T/nccl.ini" "nccl.ini:2: transport.transport: error: nccl needs GPU buffers"
+printf '[numa]\nbind = cpus:1000\n' >"$T/cpus.ini"
+expect_err "$T/cpus.ini" "cpus.ini:2: numa.bind: error: cpus:1000 names CPU 1000, but this node has CPUs 0-"
+printf '[matrix]\ntransport = tcp, shm\nbaseline = dtype=f32\n' >"$T/base.ini"
+expect_err "$T/base.ini" "base.ini:3: matrix.baseline: error: dtype is not a \[matrix\] axis"
+printf '[matrix]\ntransport = tcp, shm\nexclude = reduce_op=avg\n' >"$T/excl.ini"
+expect_err "$T/excl.ini" "excl.ini:3: matrix.exclude: error: reduce_op is not a \[matrix\] axis"
+# run refuses what check refuses, before it creates a results directory
+printf '[experiment]\noutput_dir = %s/res\n[collective]\nsizes = 1000003\n' "$T" >"$T/run.ini"
+"$G" run "$T/run.ini" >/dev/null 2>"$T/err"; st=$?
+[ $st = 2 ] || fail "run with a lint error: exit $st, expected 2"
+[ ! -e "$T/res" ] || fail "run with a lint error created $T/res"
+
+# Inside a Slurm allocation but not a job step: one line saying to use srun, at once.
+printf '[experiment]\noutput_dir = %s/res2\n[launch]\ntimeout = 30s\n' "$T" >"$T/slurm.ini"
+start=$(date +%s)
+SLURM_JOB_ID=42 SLURM_NTASKS=4 SLURM_PROCID=0 "$G" run "$T/slurm.ini" >/dev/null 2>"$T/err"
+st=$?
+[ $st = 2 ] || fail "sbatch without srun: exit $st, expected 2"
+grep -q "not in a job step (an sbatch script or salloc shell): start the ranks with 'srun gradsync run FILE.ini'" "$T/err" ||
+	fail "sbatch without srun: $(cat "$T/err")"
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "sbatch without srun took the timeout"
+SLURM_JOB_ID=43 SLURM_NTASKS=2 "$G" run "$T/slurm.ini" >/dev/null 2>"$T/err"
+[ $? = 2 ] || fail "salloc shell of 2 tasks ran local ranks"
+
+printf '[transport]\ntransport = tcp\n[matrix]\ngdr_level = PIX, PXB, SYS\n' >"$T/lvl.ini"
+expect_warn "$T/lvl.ini" "lvl.ini:4: matrix.gdr_level: warning: swept over 3 values, but only ib/roce with GPU buffers reads it \(transport = tcp, host buffers\)"
+printf '[transport]\ntransport = shm\nstreams = 8\n' >"$T/str.ini"
+expect_warn "$T/str.ini" "str.ini:3: transport.streams: warning: set, but only tcp reads it \(transport = shm\)"
+printf '[launch]\nlocal_ranks = 4\n[numa]\nbind = cpus:0\n' >"$T/one.ini"
+expect_warn "$T/one.ini" "one.ini:4: numa.bind: warning: cpus:0 pins all 4 local ranks to 1 CPU"
+# an included file's line is named
+printf '[transport]\nstreams = 8\n' >"$T/inc.ini"
+printf 'include = inc.ini\n[transport]\ntransport = shm\n' >"$T/top.ini"
+expect_warn "$T/top.ini" "inc.ini:2: transport.streams: warning"
+# the shipped experiments are clean
+for f in conf/*.ini; do
+	"$G" check "$f" >/dev/null 2>"$T/err" || fail "$f: exit $?"
+	[ -s "$T/err" ] && fail "$f: $(cat "$T/err")"
+done
+
+[ $fails = 0 ] && echo "lint: all checks passed"
+[ $fails = 0 ]
