@@ -247,17 +247,24 @@ static int detect_slurm(struct launch_info *info)
 	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
 	const char *list = env_first(lists, ARRAY_SIZE(lists));
 	char host[128];
-	int node = 0, ret;
+	int node = 0, ntasks = 0, ret;
 
+	/*
+	 * An sbatch script or an salloc shell of several tasks is not a job step: its one
+	 * process would wait for ranks nobody starts (sbatch), or run local ranks beside
+	 * the allocation (salloc). Say so now rather than after the timeout.
+	 */
+	if (job && !step && !getenv("SLURM_STEPID") &&
+	    env_int("SLURM_NTASKS", 1, INT_MAX, &ntasks) > 0 && ntasks > 1) {
+		log_err(LOG_LAUNCH, "inside Slurm job %s (%d tasks) but not in a job step (an sbatch script or salloc shell): start the ranks with 'srun gradsync run FILE.ini'; for local ranks on this node instead, run with SLURM_JOB_ID unset",
+			job, ntasks);
+		return -EINVAL;
+	}
 	if (!getenv("SLURM_PROCID"))
 		return -ENOENT;
 	ret = parse_vars(&v, info);
 	if (ret)
 		return ret;
-	/* A batch script (no srun) also carries SLURM_PROCID: its rank 0 would wait alone. */
-	if (info->nranks > 1 && !getenv("SLURM_STEP_ID") && !getenv("SLURM_STEPID"))
-		log_warn(LOG_LAUNCH, "SLURM_PROCID without SLURM_STEP_ID: not started by srun? "
-				     "rank %d will wait for %d others", info->rank, info->nranks - 1);
 	ret = env_int("SLURM_NODEID", 0, INT_MAX, &node);
 	if (ret < 0)
 		return ret;

@@ -27,6 +27,7 @@ extern char **environ;
 #define SPAWN_POLL_NS	    100000000ull
 /* After a forwarded Ctrl-C/SIGTERM, the ranks get this long before SIGKILL. */
 #define SPAWN_INTERRUPT_GRACE_NS 700000000ull
+#define SPAWN_LINGER_NS	    1000000000ull /* after a failure, ranks still alive this long are named */
 
 /* The variables the spawner sets (build_env fills them in this order). */
 /* clang-format off */
@@ -182,7 +183,7 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 {
 	uint64_t fail_t = 0, term_t = 0, grace = GS_MIN(timeout_ns, SPAWN_TERM_GRACE_NS);
 	int alive = n, first_rc = 0, st;
-	bool killed = false;
+	bool killed = false, lingering = false;
 	char list[256];
 
 	grace = GS_MAX(grace, SPAWN_POLL_NS);
@@ -201,18 +202,22 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 			rc = report_exit(i, st, !first_rc && !fail_t);
 			if (rc && !first_rc)
 				first_rc = rc;
-			if (rc && !fail_t) {
+			if (rc && !fail_t)
 				fail_t = time_now_ns();
-				if (alive)
-					log_err(LOG_LAUNCH, "waiting %.1fs for ranks %s to exit",
-						timeout_ns / 1e9,
-						rank_list(r, n, list, sizeof(list)));
-			}
 		}
 		if (!alive)
 			break;
 
 		uint64_t now = time_now_ns(), wait = SPAWN_POLL_NS;
+
+		/* Said only of ranks that really linger: most stop within a poll or two of
+		 * the failure, and a promise of a long wait that never comes misleads. */
+		if (fail_t && !lingering && !*signo && now >= fail_t + SPAWN_LINGER_NS && !term_t) {
+			log_err(LOG_LAUNCH, "ranks %s still running %.1fs after the failure; stopping them in at most %.1fs",
+				rank_list(r, n, list, sizeof(list)), (now - fail_t) / 1e9,
+				(fail_t + timeout_ns - GS_MIN(now, fail_t + timeout_ns)) / 1e9);
+			lingering = true;
+		}
 
 		if (fail_t && !term_t && now >= fail_t + timeout_ns) {
 			log_err(LOG_LAUNCH, "terminating ranks %s (SIGTERM)",
@@ -229,6 +234,9 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 			wait = GS_MIN(wait, fail_t + timeout_ns - GS_MIN(now, fail_t + timeout_ns));
 		else if (term_t && !killed)
 			wait = GS_MIN(wait, term_t + grace - GS_MIN(now, term_t + grace));
+		if (fail_t && !lingering)
+			wait = GS_MIN(wait, fail_t + SPAWN_LINGER_NS -
+						    GS_MIN(now, fail_t + SPAWN_LINGER_NS));
 		struct timespec ts = ns_to_ts(GS_MAX(wait, 1000000ull));
 		int sig = sigtimedwait(set, NULL, &ts);
 
