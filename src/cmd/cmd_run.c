@@ -156,6 +156,13 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 	cv = launch_child_argv(argc, argv);
 	if (!cv)
 		return -ENOMEM;
+	/* the shm bound, once for the whole run: measured between cases it moved 5x */
+	if (!getenv(RUN_MEMCPY_ENV)) {
+		char bps[32];
+
+		snprintf(bps, sizeof(bps), "%.0f", run_node_memcpy_Bps());
+		setenv(RUN_MEMCPY_ENV, bps, 1);
+	}
 	for (i = 0; i < exp->ncases && !oc->signo; i++) {
 		const struct cfg *c = &exp->cases[i].cfg;
 		char num[16], nonce_hex[24];

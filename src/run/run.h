@@ -184,6 +184,14 @@ int run_node_bind(struct run_rank *rr);
 /* After the case's main buffer is allocated and touched. */
 void run_node_verify(struct run_rank *rr, void *buf, size_t len);
 json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc);
+/*
+ * The shm bound: RUN_MEMCPY_ENV when the driver measured it already (once per run, on
+ * a quiet machine before the first case, so every case of the run has the same
+ * bound), else measured now (best of RUN_MEMCPY_REPS 64 MiB copies).
+ */
+#define RUN_MEMCPY_ENV "GRADSYNC_MEMCPY_BPS"
+#define RUN_MEMCPY_REPS 5
+double run_node_memcpy_Bps(void);
 const char *run_node_reduce_isa(void);
 
 /* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */
