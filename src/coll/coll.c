@@ -9,6 +9,7 @@ static const char *const op_names[] = {
     [COLL_OP_ALLREDUCE] = "allreduce",
     [COLL_OP_WRITE_BW] = "write_bw",
     [COLL_OP_WRITE_LAT] = "write_lat",
+    [COLL_OP_PAIRWISE] = "pairwise",
 };
 
 const char *coll_op_name(int op)

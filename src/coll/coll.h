@@ -13,6 +13,7 @@ enum coll_op {
 	COLL_OP_ALLREDUCE = 0,
 	COLL_OP_WRITE_BW,   /* unidirectional point-to-point bandwidth, rank 0 -> rank 1 */
 	COLL_OP_WRITE_LAT,  /* ping-pong half round trip, rank 0 <-> rank 1 */
+	COLL_OP_PAIRWISE,   /* write_bw and write_lat of every rank pair, one pair at a time */
 };
 
 enum coll_verify {

@@ -151,5 +151,11 @@ int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t byte
 		  int window, uint64_t *ns);
 int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
 		   uint64_t *ns);
+/* The same between ranks src (the sender, "rank 0" above) and dst; every rank of the
+ * comm calls it for every pair (the others return 0 at once, *ns = 0). */
+int coll_write_bw_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
+		       int iterations, int window, int src, int dst, uint64_t *ns);
+int coll_write_lat_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
+			int iterations, int src, int dst, uint64_t *ns);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * Point-to-point loops between ranks 0 and 1 over the transport interface, for
- * op = write_bw and write_lat (contract in exec.h).
+ * Point-to-point loops between two ranks (0 and 1, or any pair for op = pairwise)
+ * over the transport interface, for op = write_bw and write_lat (contract in exec.h).
+ * Below, "rank 0" is the pair's sender (src) and "rank 1" its receiver (dst).
  *
  * write_bw exchange (tags: comm_tag(seq, i, kind, 0), kind 0 data, 1 ready, 2 ack):
  *   1. rank 1 posts `window` receives, then sends "ready" (1 byte);
@@ -139,13 +140,17 @@ static int p2p_wait(struct p2p *p, uint64_t sends, uint64_t recvs, const char *w
 }
 
 static int p2p_init(struct p2p *p, struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
-		    int iterations, const char *op)
+		    int iterations, const char *op, int src, int dst)
 {
 	memset(p, 0, sizeof(*p));
 	p->c = c;
 	p->op = op;
-	p->seq = c->seq++;
-	if (c->nranks < 2 || c->rank > 1)
+	p->seq = c->seq++; /* every rank counts every pair, so sequence numbers agree */
+	if (src < 0 || dst < 0 || src == dst || src >= c->nranks || dst >= c->nranks) {
+		log_err(LOG_COLL, "%s: pair %d -> %d of %d ranks", op, src, dst, c->nranks);
+		return -EINVAL;
+	}
+	if (c->rank != src && c->rank != dst)
 		return 1;
 	/* the ready/ack byte lives past the data: the buffer needs bytes + 1 */
 	if (!bytes || bytes >= buf->bytes || iterations < 1) {
@@ -154,18 +159,18 @@ static int p2p_init(struct p2p *p, struct coll_comm *c, const struct coll_buf *b
 		return -EINVAL;
 	}
 	p->buf = buf;
-	p->peer = 1 - c->rank;
+	p->peer = c->rank == src ? dst : src;
 	p->t = c->peer_tp[p->peer];
 	p->mr = buf->mr[c->peer_ti[p->peer]];
 	return 0;
 }
 
-int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
-		  int window, uint64_t *ns)
+int coll_write_bw_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
+		       int iterations, int window, int src, int dst, uint64_t *ns)
 {
 	uint64_t n, posted = 0, t0;
 	struct p2p p;
-	int ret = p2p_init(&p, c, buf, bytes, iterations, "write_bw");
+	int ret = p2p_init(&p, c, buf, bytes, iterations, "write_bw", src, dst);
 
 	*ns = 0;
 	if (ret)
@@ -173,7 +178,7 @@ int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t byte
 	n = (uint64_t)iterations;
 	if (window < 1)
 		window = 1;
-	if (c->rank == 0) {
+	if (c->rank == src) {
 		ret = p2p_post(&p, false, P2P_READY, 0, 1);
 		if (!ret)
 			ret = p2p_wait(&p, 0, 1, "ready");
@@ -208,18 +213,18 @@ int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t byte
 	return ret;
 }
 
-int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
-		   uint64_t *ns)
+int coll_write_lat_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
+			int iterations, int src, int dst, uint64_t *ns)
 {
 	uint64_t n, t0;
 	struct p2p p;
-	int ret = p2p_init(&p, c, buf, bytes, iterations, "write_lat");
+	int ret = p2p_init(&p, c, buf, bytes, iterations, "write_lat", src, dst);
 
 	*ns = 0;
 	if (ret)
 		return ret > 0 ? 0 : ret;
 	n = (uint64_t)iterations;
-	if (c->rank == 0) {
+	if (c->rank == src) {
 		ret = p2p_post(&p, false, P2P_READY, 0, 1);
 		if (!ret)
 			ret = p2p_wait(&p, 0, 1, "ready");
@@ -251,4 +256,24 @@ int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t byt
 	if (!ret)
 		ret = p2p_wait(&p, n + 1, n, "send completions");
 	return ret;
+}
+
+int coll_write_bw(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
+		  int window, uint64_t *ns)
+{
+	if (c->nranks < 2) {
+		*ns = 0;
+		return 0;
+	}
+	return coll_write_bw_pair(c, buf, bytes, iterations, window, 0, 1, ns);
+}
+
+int coll_write_lat(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes, int iterations,
+		   uint64_t *ns)
+{
+	if (c->nranks < 2) {
+		*ns = 0;
+		return 0;
+	}
+	return coll_write_lat_pair(c, buf, bytes, iterations, 0, 1, ns);
 }

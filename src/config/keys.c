@@ -44,6 +44,7 @@ static const struct cfg_choice op_choices[] = {
 	{ "allreduce", COLL_OP_ALLREDUCE, "AllReduce over every rank, sweeping sizes" },
 	{ "write_bw", COLL_OP_WRITE_BW, "unidirectional bandwidth rank 0 -> rank 1 (like ib_write_bw)" },
 	{ "write_lat", COLL_OP_WRITE_LAT, "half round-trip latency rank 0 <-> rank 1 (like ib_write_lat)" },
+	{ "pairwise", COLL_OP_PAIRWISE, "write_bw and write_lat of every rank pair in turn; names the slow pairs" },
 };
 
 static const struct cfg_choice verify_choices[] = {

@@ -573,7 +573,19 @@ static void section_workload(const struct report_set *s, struct rdoc *d)
 		section_timeline(s, i, d);
 }
 
-/* Ranks the others persistently wait for (the run's "ranks.straggler" per size). */
+static bool stragglers_head(struct rdoc *d)
+{
+	doc_text(d, RB_H2, "Stragglers");
+	doc_text(d, RB_PARA, "A straggler is the rank that enters the collective last (the "
+		 "shortest own time) in at least 60%% of the iterations of a size, while the "
+		 "others wait at least 10%% of their median time for it. A slow pair (op = "
+		 "pairwise) has below 60%% of the pairs' median bandwidth or above 3 times "
+		 "their median latency.");
+	return true;
+}
+
+/* Ranks the others persistently wait for (the run's "ranks.straggler" per size), and
+ * slow rank pairs of op = pairwise. */
 static void section_stragglers(const struct report_set *s, struct rdoc *d)
 {
 	bool head = false;
@@ -585,23 +597,74 @@ static void section_stragglers(const struct report_set *s, struct rdoc *d)
 		size_t j;
 
 		json_array_foreach(rows, j, r) {
-			const json_t *st = jget(r, "ranks.straggler");
+			const json_t *st = jget(r, "ranks.straggler"), *p;
+			size_t k;
 
+			json_array_foreach(json_object_get(r, "slow_pairs"), k, p) {
+				if (!head)
+					head = stragglers_head(d);
+				units_fmt_size((uint64_t)jget_num(r, "size"), sz, sizeof(sz));
+				doc_text(d, RB_ITEM, "%s, %s: slow pair %.0f-%.0f (%s - %s): %.3g GB/s, "
+					 "%.3g us against the pairs' median %.3g GB/s", s->cases[i].name,
+					 sz, jget_num(p, "a"), jget_num(p, "b"), jget_str(p, "host_a"),
+					 jget_str(p, "host_b"), jget_num(p, "bw_GBps"),
+					 jget_num(p, "lat_us"), jget_num(r, "busbw_GBps"));
+			}
 			if (!json_is_object(st))
 				continue;
-			if (!head) {
-				doc_text(d, RB_H2, "Stragglers");
-				doc_text(d, RB_PARA, "A straggler is the rank that enters the "
-					 "collective last (the shortest own time) in at least 60%% "
-					 "of the iterations of a size, while the others wait at least "
-					 "10%% of their median time for it.");
-				head = true;
-			}
+			if (!head)
+				head = stragglers_head(d);
 			units_fmt_size((uint64_t)jget_num(r, "size"), sz, sizeof(sz));
 			doc_text(d, RB_ITEM, "%s, %s: rank %.0f (host %s) last in %.0f%% of the "
 				 "iterations; the others wait %.0f%% of their time for it",
 				 s->cases[i].name, sz, jget_num(st, "rank"), jget_str(st, "host"),
 				 100 * jget_num(st, "share"), 100 * jget_num(st, "wait_share"));
+		}
+	}
+}
+
+/* op = pairwise: every pair's bandwidth and latency, the slow ones marked. */
+static void section_pairs(const struct report_set *s, struct rdoc *d)
+{
+	static const char *const hdr[] = { "Size", "Pair", "Hosts", "bw GB/s", "lat us", "Slow" };
+	char a[64], b[64], sz[32];
+	int i, c;
+
+	for (i = 0; i < s->ncases; i++) {
+		json_t *rows = json_object_get(s->cases[i].json, "collective"), *r;
+		struct rtable *t = NULL;
+		size_t j, k;
+
+		json_array_foreach(rows, j, r) {
+			const json_t *p;
+
+			if (!json_is_array(json_object_get(r, "pairs")))
+				continue;
+			if (!t) {
+				doc_text(d, RB_H3, "#%d %s: rank pairs", i + 1, s->cases[i].name);
+				doc_text(d, RB_PARA, "Each pair a-b in turn, a streaming to b and "
+					 "ping-ponging with it; the median of 5 measurements. Slow: "
+					 "bandwidth below 60%% of the pairs' median, or latency above "
+					 "3 times it.");
+				t = doc_table(d, ARRAY_SIZE(hdr));
+				for (c = 0; c < (int)ARRAY_SIZE(hdr); c++)
+					tbl_set(d, t, 0, c, "%s", hdr[c]);
+			}
+			units_fmt_size((uint64_t)jget_num(r, "size"), sz, sizeof(sz));
+			json_array_foreach(json_object_get(r, "pairs"), k, p) {
+				int row = tbl_row(d, t);
+
+				tbl_set(d, t, row, 0, "%s", sz);
+				tbl_set(d, t, row, 1, "%.0f-%.0f", jget_num(p, "a"), jget_num(p, "b"));
+				tbl_set(d, t, row, 2, "%s - %s", jget_str(p, "host_a"),
+					jget_str(p, "host_b"));
+				tbl_set(d, t, row, 3, "%s", fmt_num(jget_num(p, "bw_GBps"), a,
+								    sizeof(a)));
+				tbl_set(d, t, row, 4, "%s", fmt_num(jget_num(p, "lat_us"), b,
+								    sizeof(b)));
+				tbl_set(d, t, row, 5, "%s",
+					json_is_true(json_object_get(p, "slow")) ? "SLOW" : "");
+			}
 		}
 	}
 }
@@ -661,6 +724,7 @@ int report_build_doc(const struct report_set *s, const struct report_opts *o, st
 	section_cases(s, d);
 	section_collective(s, d);
 	section_stragglers(s, d);
+	section_pairs(s, d);
 	section_workload(s, d);
 	section_links(s, d);
 	if (o && o->nproject_ranks)

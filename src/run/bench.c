@@ -294,6 +294,41 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 	return ret;
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of n values (sorted in place). */
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n ? v[(n - 1) / 2] : 0;
+}
+
+/* Every pair of a pairwise row, the slow ones marked, as they are measured. */
+static void print_pairs(struct run_rank *rr, const json_t *row)
+{
+	const json_t *p;
+	size_t i;
+	char sz[32];
+
+	units_fmt_size((uint64_t)json_integer_value(json_object_get(row, "size")), sz, sizeof(sz));
+	json_array_foreach(json_object_get(row, "pairs"), i, p) {
+		char pair[24];
+
+		snprintf(pair, sizeof(pair), "%lld-%lld",
+			 (long long)json_integer_value(json_object_get(p, "a")),
+			 (long long)json_integer_value(json_object_get(p, "b")));
+		progress_row(&rr->progress, "%10s %9s %12.3f %10.2f%s", sz, pair,
+			     json_number_value(json_object_get(p, "bw_GBps")),
+			     json_number_value(json_object_get(p, "lat_us")),
+			     json_is_true(json_object_get(p, "slow")) ? "  <- slow" : "");
+	}
+}
+
 static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb,
 		     json_t *rows)
 {
@@ -364,6 +399,81 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 	return ret;
 }
 
+/*
+ * op = pairwise, like ClusterKit: every pair a < b in turn, a streaming to b (write_bw)
+ * and ping-ponging with it (write_lat), the median of RUN_P2P_REPS measurements each,
+ * timed on a; rank 0 gathers every rank's pairs into one row per size and names the
+ * pairs well below the others (run_pairwise_row).
+ */
+static int sweep_pairwise(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb,
+			  json_t *rows)
+{
+	const struct coll_opts *co = &rr->ecase->cfg.collective;
+	int n = rr->li.nranks, npairs = n * (n - 1) / 2, si, a, b, k, rep, ret = 0;
+	double *mine = calloc(2 * (size_t)(npairs ? npairs : 1), sizeof(*mine));
+	double work = (double)co->nsizes * (npairs ? npairs : 1), done = 0;
+
+	if (!mine)
+		return -ENOMEM;
+	if (n < 2 || rc->nccl) {
+		log_err(LOG_COLL, "pairwise needs 2 ranks or more and a transport of ours (case has %d ranks%s)",
+			n, rc->nccl ? ", transport = nccl" : "");
+		free(mine);
+		return -EINVAL;
+	}
+	progress_row(&rr->progress, "%10s %9s %12s %10s", "size", "pair", "bw GB/s", "lat us");
+	for (si = 0; si < co->nsizes && !ret; si++) {
+		uint64_t bytes = co->sizes[si];
+		double **all = NULL;
+		size_t *lens = NULL;
+		char label[32];
+
+		units_fmt_size(bytes, label, sizeof(label));
+		memset(mine, 0, 2 * (size_t)npairs * sizeof(*mine));
+		for (k = 0, a = 0; a < n && !ret; a++) {
+			for (b = a + 1; b < n && !ret; b++, k++) {
+				double bw[RUN_P2P_REPS], lat[RUN_P2P_REPS];
+				uint64_t ns;
+
+				progress_tick(&rr->progress, label, k + 1, npairs, done++ / work);
+				ret = coll_write_bw_pair(rc->coll, &bb->work.cb, bytes,
+							 GS_MAX(co->warmup, 1), co->window, a, b, &ns);
+				for (rep = 0; rep < RUN_P2P_REPS && !ret; rep++) {
+					ret = coll_write_bw_pair(rc->coll, &bb->work.cb, bytes,
+								 co->iterations, co->window, a, b,
+								 &ns);
+					bw[rep] = ns ? (double)bytes * co->iterations / ns : 0;
+					if (!ret)
+						ret = coll_write_lat_pair(rc->coll, &bb->work.cb, bytes,
+									  co->iterations, a, b, &ns);
+					lat[rep] = ns / 1e3 / (2.0 * co->iterations);
+				}
+				if (!ret && rr->li.rank == a) {
+					mine[2 * k] = median(bw, RUN_P2P_REPS);
+					mine[2 * k + 1] = median(lat, RUN_P2P_REPS);
+				}
+			}
+		}
+		if (!ret)
+			ret = bootstrap_gatherv(rr->bs, mine, 2 * (size_t)npairs * sizeof(*mine),
+						(void ***)&all, &lens);
+		if (!ret && rr->li.rank == 0) {
+			json_t *row = run_pairwise_row(rr, bytes, co->iterations, all, npairs);
+
+			if (row) {
+				print_pairs(rr, row);
+				json_array_append_new(rows, row);
+			}
+		}
+		for (a = 0; all && a < n; a++)
+			free(all[a]);
+		free(all);
+		free(lens);
+	}
+	free(mine);
+	return ret;
+}
+
 int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 {
 	const struct coll_opts *co = &rr->ecase->cfg.collective;
@@ -401,6 +511,8 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 		goto out_work;
 	if (co->op == COLL_OP_ALLREDUCE)
 		ret = sweep_allreduce(rr, rc, &bb, rows);
+	else if (co->op == COLL_OP_PAIRWISE)
+		ret = sweep_pairwise(rr, rc, &bb, rows);
 	else
 		ret = sweep_p2p(rr, rc, &bb, rows);
 	run_dbuf_free(rc, &bb.scratch, GPU_MIRROR_SCRATCH);

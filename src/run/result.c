@@ -203,3 +203,69 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 	free(t);
 	return row;
 }
+
+/*
+ * A pairwise size: every pair's bandwidth and latency as its sender measured them
+ * (per_rank[a][2k], [2k + 1] for pair k = (a, b), a < b, in order). A pair is slow when
+ * its bandwidth is below RUN_PAIR_SLOW_BW of the pairs' median, or its latency above
+ * RUN_PAIR_SLOW_LAT times the median; the row's figures are the medians over pairs.
+ */
+#define RUN_PAIR_SLOW_BW 0.6
+#define RUN_PAIR_SLOW_LAT 3.0
+
+json_t *run_pairwise_row(const struct run_rank *rr, uint64_t size, int iterations,
+			 double **per_rank, int npairs)
+{
+	const struct coll_opts *co = &rr->ecase->cfg.collective;
+	int n = rr->li.nranks, a, b, k;
+	double *bw = calloc((size_t)npairs + 1, sizeof(*bw));
+	double *lat = calloc((size_t)npairs + 1, sizeof(*lat));
+	double *sbw = calloc((size_t)npairs + 1, sizeof(*sbw));
+	double *slat = calloc((size_t)npairs + 1, sizeof(*slat));
+	double mbw, mlat;
+	json_t *row = NULL, *pairs, *slow;
+
+	if (!bw || !lat || !sbw || !slat)
+		goto out;
+	for (k = 0, a = 0; a < n; a++)
+		for (b = a + 1; b < n; b++, k++) {
+			bw[k] = sbw[k] = per_rank[a][2 * k];
+			lat[k] = slat[k] = per_rank[a][2 * k + 1];
+		}
+	qsort(sbw, (size_t)npairs, sizeof(*sbw), cmp_double);
+	qsort(slat, (size_t)npairs, sizeof(*slat), cmp_double);
+	mbw = sbw[(npairs - 1) / 2];
+	mlat = slat[(npairs - 1) / 2];
+	pairs = json_array();
+	slow = json_array();
+	for (k = 0, a = 0; a < n; a++)
+		for (b = a + 1; b < n; b++, k++) {
+			const char *ha = rr->hosts ? rr->hosts[a].hostname : "";
+			const char *hb = rr->hosts ? rr->hosts[b].hostname : "";
+			bool is_slow = npairs > 2 && (bw[k] < RUN_PAIR_SLOW_BW * mbw ||
+						      lat[k] > RUN_PAIR_SLOW_LAT * mlat);
+			json_t *p = json_pack("{s:i, s:i, s:s, s:s, s:f, s:f, s:b}", "a", a, "b", b,
+					      "host_a", ha, "host_b", hb, "bw_GBps", bw[k],
+					      "lat_us", lat[k], "slow", is_slow);
+
+			if (is_slow) {
+				json_array_append(slow, p);
+				log_warn(LOG_COLL, "slow pair at %llu bytes: ranks %d-%d (%s - %s) %.3f GB/s, %.2f us against the pairs' median %.3f GB/s, %.2f us",
+					 (unsigned long long)size, a, b, ha, hb, bw[k], lat[k], mbw, mlat);
+			}
+			json_array_append_new(pairs, p);
+		}
+	row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:i, s:o, s:f, s:f, s:I, s:I, s:o, s:o}",
+			"op", "pairwise", "algo", "p2p", "dtype", dtype_name(co->dtype), "redop",
+			redop_name(co->redop), "size", (json_int_t)size, "count",
+			(json_int_t)(size / dtype_size(co->dtype)), "iterations", iterations,
+			"time_us", run_stats_json(lat, (size_t)npairs, 1, "avg"), "algbw_GBps", mbw,
+			"busbw_GBps", mbw, "wrong", (json_int_t)0, "first_wrong", (json_int_t)-1,
+			"pairs", pairs, "slow_pairs", slow);
+out:
+	free(bw);
+	free(lat);
+	free(sbw);
+	free(slat);
+	return row;
+}

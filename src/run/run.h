@@ -164,6 +164,9 @@ struct run_straggler {
 /* The "ranks" object of a result row: slowest rank, spread, per-rank times, straggler. */
 json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
 		       struct run_straggler *st);
+/* The row of a pairwise size from every rank's (bw GB/s, lat us) per pair (result.c). */
+json_t *run_pairwise_row(const struct run_rank *rr, uint64_t size, int iterations,
+			 double **per_rank, int npairs);
 /* Reduce per-rank samples (max over ranks per iteration) to one JSON result row. */
 json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		       struct run_samples **per_rank, int nranks, double bus_factor,

@@ -3,7 +3,7 @@
 # size's row as it is measured, -q silences that, workloads print their iterations,
 # and a rank slowed by the test hook GRADSYNC_TEST_DELAY=RANK:USEC (it sleeps before
 # each AllReduce, so the others wait for it) is named as the straggler in the terminal,
-# report.json and report.md.
+# report.json and report.md; op = pairwise measures and reports every rank pair.
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
 T=$(mktemp -d)
@@ -76,6 +76,37 @@ INI
 "$G" run "$T/w.ini" >"$T/out" 2>"$T/err" || fail "workload run: exit $?"
 n=$(grep -c '^  iteration [0-9]/3: [0-9.]* ms (forward' "$T/err")
 [ "$n" = 3 ] || fail "workload printed $n iteration lines, expected 3: $(cat "$T/err")"
+
+# op = pairwise: every pair of 3 ranks at each size, its sender's figures, the table.
+cat >"$T/p.ini" <<INI
+[experiment]
+name = pw
+output_dir = $T/results
+[collective]
+op = pairwise
+sizes = 4KiB, 256KiB
+iterations = 10
+[launch]
+local_ranks = 3
+timeout = 60s
+[report]
+formats = json,md
+INI
+"$G" run "$T/p.ini" >"$T/out" 2>"$T/err" || fail "pairwise run: exit $?: $(tail -n 5 "$T/err")"
+n=$(grep -Ec '^ +(4|256)KiB +[0-9]-[0-9] +[0-9.]+ +[0-9.]+' "$T/err")
+[ "$n" = 6 ] || fail "pairwise printed $n pair rows, expected 6: $(cat "$T/err")"
+d=$(ls -d "$T"/results/pw-*)
+grep -q '^### #1 base: rank pairs' "$d/report.md" || fail "report.md has no rank pairs table"
+python3 - "$d/report.json" <<'PY' || fail "pairwise report.json"
+import json, sys
+rows = json.load(open(sys.argv[1]))["cases"][0]["collective"]
+assert [r["size"] for r in rows] == [4096, 262144], rows
+for r in rows:
+    assert r["op"] == "pairwise"
+    assert [(p["a"], p["b"]) for p in r["pairs"]] == [(0, 1), (0, 2), (1, 2)], r["pairs"]
+    assert all(p["bw_GBps"] > 0 and p["lat_us"] > 0 and p["host_a"] for p in r["pairs"]), r
+    assert isinstance(r["slow_pairs"], list)
+PY
 
 [ $fails = 0 ] && echo "progress: all checks passed"
 [ $fails = 0 ]
