@@ -577,8 +577,8 @@ static bool stragglers_head(struct rdoc *d)
 {
 	doc_text(d, RB_H2, "Stragglers");
 	doc_text(d, RB_PARA, "A straggler is the rank that enters the collective last (the "
-		 "shortest own time) in at least 60%% of the iterations of a size, while the "
-		 "others wait at least 10%% of their median time for it. A slow pair (op = "
+		 "shortest own time) in at least 75%% of at least 10 iterations of a size, "
+		 "while the others wait at least 10%% of their median time for it. A slow pair (op = "
 		 "pairwise) has below 60%% of the pairs' median bandwidth or above 3 times "
 		 "their median latency.");
 	return true;

@@ -51,9 +51,13 @@ json_t *run_stats_json(double *v, size_t n, double scale, const char *mean_key)
  * of iterations it was, the spread (median over iterations of the longest rank time
  * over the shortest), every rank's mean, and per rank every iteration's time while
  * ranks x iterations <= RUN_RANK_ITERS_MAX. A straggler is a slowest rank that is so
- * in >= 60% of the iterations and others wait >= 10% of their median time for it.
+ * in >= 75% of at least 10 iterations (by chance alone, one of 4 ranks is so in 15 of
+ * 20 with odds near 1e-6) and the others wait >= 10% of their median time for it.
  */
 #define RUN_RANK_ITERS_MAX 65536
+#define RUN_STRAGGLER_ITERS 10
+#define RUN_STRAGGLER_SHARE 0.75
+#define RUN_STRAGGLER_WAIT 0.1
 
 json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
 		       struct run_straggler *st)
@@ -119,7 +123,8 @@ json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *co
 	json_object_set_new(o, "wait_share", json_real(st->lead));
 	json_object_set_new(o, "mean_us", means);
 	json_object_set_new(o, "iter_us", iter_us ? iter_us : json_null());
-	if (nranks > 1 && st->share >= 0.6 && st->lead >= 0.1) {
+	if (nranks > 1 && iters >= RUN_STRAGGLER_ITERS && st->share >= RUN_STRAGGLER_SHARE &&
+	    st->lead >= RUN_STRAGGLER_WAIT) {
 		st->rank = best;
 		snprintf(st->host, sizeof(st->host), "%s", hosts ? hosts[best] : "");
 		json_object_set_new(o, "straggler",
