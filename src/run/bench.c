@@ -294,20 +294,6 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 	return ret;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of n values (sorted in place). */
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
-	return n ? v[(n - 1) / 2] : 0;
-}
-
 /* Every pair of a pairwise row, the slow ones marked, as they are measured. */
 static void print_pairs(struct run_rank *rr, const json_t *row)
 {
@@ -449,8 +435,8 @@ static int sweep_pairwise(struct run_rank *rr, struct run_comm *rc, struct bench
 					lat[rep] = ns / 1e3 / (2.0 * co->iterations);
 				}
 				if (!ret && rr->li.rank == a) {
-					mine[2 * k] = median(bw, RUN_P2P_REPS);
-					mine[2 * k + 1] = median(lat, RUN_P2P_REPS);
+					mine[2 * k] = run_median(bw, RUN_P2P_REPS);
+					mine[2 * k + 1] = run_median(lat, RUN_P2P_REPS);
 				}
 			}
 		}

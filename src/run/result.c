@@ -20,6 +20,12 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+double run_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n ? v[(n - 1) / 2] : 0;
+}
+
 /* Nearest-rank percentile of sorted v. */
 static double percentile(const double *v, size_t n, double p)
 {
@@ -96,8 +102,8 @@ json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *co
 	for (r = 1; r < nranks; r++)
 		if (cnt[r] > cnt[best])
 			best = r;
-	qsort(ratio, (size_t)iters, sizeof(*ratio), cmp_double);
-	qsort(lead, (size_t)iters, sizeof(*lead), cmp_double);
+	st->share = iters ? (double)cnt[best] / iters : 0;
+	st->lead = iters ? run_median(lead, iters) : 0;
 	o = json_object();
 	means = json_array();
 	if (nranks * iters <= RUN_RANK_ITERS_MAX)
@@ -115,11 +121,9 @@ json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *co
 		if (a)
 			json_array_append_new(iter_us, a);
 	}
-	st->share = iters ? (double)cnt[best] / iters : 0;
-	st->lead = iters ? lead[(iters - 1) / 2] : 0;
 	json_object_set_new(o, "slowest", json_integer(best));
 	json_object_set_new(o, "slowest_share", json_real(st->share));
-	json_object_set_new(o, "spread", json_real(iters ? ratio[(iters - 1) / 2] : 1));
+	json_object_set_new(o, "spread", json_real(iters ? run_median(ratio, iters) : 1));
 	json_object_set_new(o, "wait_share", json_real(st->lead));
 	json_object_set_new(o, "mean_us", means);
 	json_object_set_new(o, "iter_us", iter_us ? iter_us : json_null());
@@ -237,10 +241,8 @@ json_t *run_pairwise_row(const struct run_rank *rr, uint64_t size, int iteration
 			bw[k] = sbw[k] = per_rank[a][2 * k];
 			lat[k] = slat[k] = per_rank[a][2 * k + 1];
 		}
-	qsort(sbw, (size_t)npairs, sizeof(*sbw), cmp_double);
-	qsort(slat, (size_t)npairs, sizeof(*slat), cmp_double);
-	mbw = sbw[(npairs - 1) / 2];
-	mlat = slat[(npairs - 1) / 2];
+	mbw = run_median(sbw, npairs);
+	mlat = run_median(slat, npairs);
 	pairs = json_array();
 	slow = json_array();
 	for (k = 0, a = 0; a < n; a++)

@@ -164,6 +164,8 @@ struct run_straggler {
 /* The "ranks" object of a result row: slowest rank, spread, per-rank times, straggler. */
 json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
 		       struct run_straggler *st);
+/* Median of n values (sorted in place); 0 for none. */
+double run_median(double *v, int n);
 /* The row of a pairwise size from every rank's (bw GB/s, lat us) per pair (result.c). */
 json_t *run_pairwise_row(const struct run_rank *rr, uint64_t size, int iterations,
 			 double **per_rank, int npairs);
