@@ -92,9 +92,11 @@ static void wait_abort_reason(struct run_rank *rr)
 		usleep(50000);
 }
 
+/* The job's reason: this rank's first logged error of the case (the real cause), else
+ * the errno that came up. */
 static void rank_abort(struct run_rank *rr, int err)
 {
-	char why[128], lim[96];
+	char why[256], lim[96];
 
 	if (err == -EMFILE || err == -ENFILE)
 		log_err(LOG_MAIN, "case %s: out of file descriptors (%s): a rank holds about one "
@@ -103,8 +105,8 @@ static void rank_abort(struct run_rank *rr, int err)
 
 	if (*bootstrap_abort_flag(rr->bs))
 		return;
-	snprintf(why, sizeof(why), "rank %d: case %s failed: %s", rr->li.rank, rr->ecase->name,
-		 strerror(-err));
+	snprintf(why, sizeof(why), "rank %d: %s", rr->li.rank,
+		 *log_first_error() ? log_first_error() : strerror(-err));
 	bootstrap_abort(rr->bs, why);
 }
 
@@ -163,6 +165,7 @@ int run_rank_case(struct run_rank *rr)
 	const char *abort_why;
 	int ret, werr, me = rr->li.rank;
 
+	log_first_error_reset();
 	progress_case(&rr->progress, rr->case_index + 1, (int)rr->exp->ncases, rr->ecase->name,
 		      rr->li.nranks);
 	json_decref(rr->numa_json);
@@ -206,9 +209,12 @@ int run_rank_case(struct run_rank *rr)
 	case_config_json(rr, c);
 	json_object_set_new(c, "status", json_string(ret ? "failed" : "ok"));
 	if (ret) {
+		/* the first cause: another rank's (it aborted the job), else our first
+		 * logged error, else the errno that came up */
 		abort_why = bootstrap_abort_reason(rr->bs);
-		json_object_set_new(c, "error", json_string(abort_why && *abort_why ? abort_why
-										    : strerror(-ret)));
+		if (!abort_why || !*abort_why)
+			abort_why = *log_first_error() ? log_first_error() : strerror(-ret);
+		json_object_set_new(c, "error", json_string(abort_why));
 	}
 	json_object_set_new(c, "numa", rr->numa_json ? json_incref(rr->numa_json)
 						    : json_pack("{s:s, s:s, s:b, s:s}", "requested",

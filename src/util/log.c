@@ -10,6 +10,8 @@
 static enum log_level log_level_max = LOG_INFO;
 static unsigned int log_mask = LOG_ALL;
 static int log_rank = -1;
+/* The first error since log_first_error_reset(): the cause a report should keep. */
+static char first_error[LOG_FIRST_ERROR_LEN];
 
 static const char *const log_level_names[] = {
 	[LOG_ERR] = "error", [LOG_WARN] = "warning", [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
@@ -48,6 +50,8 @@ void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	va_end(ap);
+	if (level == LOG_ERR && !first_error[0])
+		snprintf(first_error, sizeof(first_error), "%s", line + n);
 	n = strlen(line);
 	if (n == sizeof(line) - 1)
 		n--;
@@ -57,4 +61,14 @@ void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...)
 	/* One write() so lines of concurrent ranks never interleave mid-line. */
 	if (write(STDERR_FILENO, line, n) < 0)
 		return;
+}
+
+void log_first_error_reset(void)
+{
+	first_error[0] = '\0';
+}
+
+const char *log_first_error(void)
+{
+	return first_error;
 }

@@ -36,6 +36,14 @@ void log_set_rank(int rank);
 bool log_enabled(enum log_level level, enum log_subsys subsys);
 void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...) GS_PRINTF(3, 4);
 
+/*
+ * The text of the first error logged since the last reset ("" if none): a failed case
+ * reports its first real cause, not the errno its callers passed up.
+ */
+#define LOG_FIRST_ERROR_LEN 256
+void log_first_error_reset(void);
+const char *log_first_error(void);
+
 #define log_err(sub, ...) log_msg(LOG_ERR, sub, __VA_ARGS__)
 #define log_warn(sub, ...) log_msg(LOG_WARN, sub, __VA_ARGS__)
 #define log_info(sub, ...) log_msg(LOG_INFO, sub, __VA_ARGS__)

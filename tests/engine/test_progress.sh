@@ -3,7 +3,8 @@
 # size's row as it is measured, -q silences that, workloads print their iterations,
 # and a rank slowed by the test hook GRADSYNC_TEST_DELAY=RANK:USEC (it sleeps before
 # each AllReduce, so the others wait for it) is named as the straggler in the terminal,
-# report.json and report.md; op = pairwise measures and reports every rank pair.
+# report.json and report.md; op = pairwise measures and reports every rank pair; a
+# failed case's report keeps the first error printed, the real cause.
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
 T=$(mktemp -d)
@@ -106,6 +107,31 @@ for r in rows:
     assert [(p["a"], p["b"]) for p in r["pairs"]] == [(0, 1), (0, 2), (1, 2)], r["pairs"]
     assert all(p["bw_GBps"] > 0 and p["lat_us"] > 0 and p["host_a"] for p in r["pairs"]), r
     assert isinstance(r["slow_pairs"], list)
+PY
+
+# A failed case keeps its first real cause in the report, not the errno passed up.
+cat >"$T/ib.ini" <<INI
+[experiment]
+name = ibf
+output_dir = $T/results
+[transport]
+transport = ib
+[collective]
+sizes = 4KiB
+[launch]
+local_ranks = 2
+timeout = 20s
+[report]
+formats = json
+INI
+"$G" run "$T/ib.ini" >"$T/out" 2>"$T/err" && fail "ib without an RDMA NIC passed"
+d=$(ls -d "$T"/results/ibf-*)
+python3 - "$d/report.json" "$T/err" <<'PY' || fail "failed case's reason"
+import json, sys
+err = json.load(open(sys.argv[1]))["cases"][0]["error"]
+first = [l for l in open(sys.argv[2]) if ": error: " in l][0].split(": error: ", 1)[1].strip()
+assert err == first or err.endswith(first), (err, first)
+assert "transport ib" in err or "ib" in err.split(":")[0], err
 PY
 
 [ $fails = 0 ] && echo "progress: all checks passed"
