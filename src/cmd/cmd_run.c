@@ -125,6 +125,17 @@ static int make_run_dir(const struct experiment *exp, const struct run_args *a, 
 	return ret;
 }
 
+static bool may_use_shm(const struct experiment *exp)
+{
+	size_t i;
+
+	for (i = 0; i < exp->ncases; i++)
+		if (exp->cases[i].cfg.transport.kind == TP_SHM ||
+		    exp->cases[i].cfg.transport.kind == TP_AUTO)
+			return true;
+	return false;
+}
+
 /* A Ctrl-C or SIGTERM that arrived between two cases (both are blocked while we drive). */
 static int pending_stop(const sigset_t *stop)
 {
@@ -156,8 +167,9 @@ static int drive_local(const struct experiment *exp, const struct run_args *a, c
 	cv = launch_child_argv(argc, argv);
 	if (!cv)
 		return -ENOMEM;
-	/* the shm bound, once for the whole run: measured between cases it moved 5x */
-	if (!getenv(RUN_MEMCPY_ENV)) {
+	/* the shm bound, once for the whole run: measured between cases it moved 5x;
+	 * only when a case may use shm (it costs seconds on a small VM) */
+	if (!getenv(RUN_MEMCPY_ENV) && may_use_shm(exp)) {
 		char bps[32];
 
 		snprintf(bps, sizeof(bps), "%.0f", run_node_memcpy_Bps());
