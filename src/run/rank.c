@@ -177,6 +177,7 @@ int run_rank_case(struct run_rank *rr)
 		ret = run_comm_open(rr, &rc);
 	if (!ret) {
 		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
+		progress_idle(&rr->progress);
 		if (me == 0) {
 			json_t *paths, *path = run_comm_path_json(&rc, &paths);
 			char gp[64];
@@ -302,12 +303,15 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	snprintf(rr.run_dir, sizeof(rr.run_dir), "%s", run_dir);
 	rr.gpu_index = -1;
 	ret = run_node_init(&rr);
-	if (ret)
+	if (ret) {
+		progress_fini(&rr.progress);
 		return ret;
+	}
 	ret = bootstrap_open(&bo, &rr.bs);
 	if (ret) {
 		log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous, strerror(-ret));
 		run_node_fini(&rr);
+		progress_fini(&rr.progress);
 		return ret;
 	}
 	if (!li->spawned)
@@ -335,6 +339,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	run_gpu_close(&rr);
 	json_decref(rr.numa_json);
 	run_node_fini(&rr);
+	progress_fini(&rr.progress);
 	free(rr.hosts);
 	free(rr.host_of_rank);
 	return ret;

@@ -1,17 +1,16 @@
-/* Rank 0's live progress line and measured rows (contract in progress.h). */
+/* Rank 0's live progress line, its ticker thread and measured rows (contract in progress.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/progress.h"
 #include "util/timeutil.h"
 
-void progress_init(struct progress *p, FILE *f, bool enabled)
+static uint64_t interval(const struct progress *p)
 {
-	memset(p, 0, sizeof(*p));
-	p->f = f ? f : stderr;
-	p->enabled = enabled;
-	p->tty = enabled && isatty(fileno(p->f));
+	return p->tty ? PROGRESS_TTY_NS : PROGRESS_PLAIN_NS;
 }
 
 static void clear_live(struct progress *p)
@@ -19,20 +18,6 @@ static void clear_live(struct progress *p)
 	if (p->live_shown)
 		fputs("\r\033[K", p->f);
 	p->live_shown = false;
-}
-
-void progress_case(struct progress *p, int k, int ncases, const char *name, int nranks)
-{
-	if (!p->enabled)
-		return;
-	p->case_k = k;
-	p->ncases = ncases;
-	p->case_t0_ns = time_now_ns();
-	p->last_ns = p->case_t0_ns;
-	clear_live(p);
-	fprintf(p->f, "case %d/%d: %s (%d rank%s)\n", k, ncases, name, nranks,
-		nranks == 1 ? "" : "s");
-	fflush(p->f);
 }
 
 /* "12.3s", "4m05s", "1h02m" */
@@ -62,19 +47,14 @@ void progress_format(char *buf, size_t len, int k, int ncases, const char *what,
 		 ncases, what, i, n, 100 * (done > 1 ? 1 : done < 0 ? 0 : done), el, eta);
 }
 
-void progress_tick(struct progress *p, const char *what, int i, int n, double done)
+/* The live line from the stored state; the caller holds the lock. */
+static void draw(struct progress *p, uint64_t now)
 {
-	uint64_t now;
 	char line[256];
 
-	if (!p->enabled)
-		return;
-	now = time_now_ns();
-	if (now - p->last_ns < (p->tty ? PROGRESS_TTY_NS : PROGRESS_PLAIN_NS))
-		return;
 	p->last_ns = now;
-	progress_format(line, sizeof(line), p->case_k, p->ncases, what, i, n,
-			(now - p->case_t0_ns) / 1e9, done);
+	progress_format(line, sizeof(line), p->case_k, p->ncases, p->what, p->i, p->n,
+			(now - p->case_t0_ns) / 1e9, p->done);
 	if (p->tty) {
 		fprintf(p->f, "\r\033[K%s", line);
 		p->live_shown = true;
@@ -84,16 +64,116 @@ void progress_tick(struct progress *p, const char *what, int i, int n, double do
 	fflush(p->f);
 }
 
+/* Redraws the live line when the main thread has not for an interval (a long iteration). */
+static void *ticker(void *arg)
+{
+	struct progress *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		uint64_t now = time_now_ns(), due = p->last_ns + interval(p);
+		struct timespec ts;
+
+		if (p->have_state && now >= due) {
+			draw(p, now);
+			continue;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)(interval(p) / 2);
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+void progress_init(struct progress *p, FILE *f, bool enabled)
+{
+	memset(p, 0, sizeof(*p));
+	p->f = f ? f : stderr;
+	p->enabled = enabled;
+	p->tty = enabled && isatty(fileno(p->f));
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	/* without the ticker, lines still come with every tick */
+	if (enabled)
+		p->ticker = pthread_create(&p->tid, NULL, ticker, p) == 0;
+}
+
+void progress_fini(struct progress *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	if (p->ticker)
+		pthread_join(p->tid, NULL);
+	p->ticker = false;
+	if (p->enabled) {
+		clear_live(p);
+		fflush(p->f);
+	}
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+}
+
+void progress_case(struct progress *p, int k, int ncases, const char *name, int nranks)
+{
+	if (!p->enabled)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->case_k = k;
+	p->ncases = ncases;
+	p->case_t0_ns = time_now_ns();
+	p->last_ns = p->case_t0_ns;
+	p->have_state = false;
+	clear_live(p);
+	fprintf(p->f, "case %d/%d: %s (%d rank%s)\n", k, ncases, name, nranks,
+		nranks == 1 ? "" : "s");
+	fflush(p->f);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void progress_tick(struct progress *p, const char *what, int i, int n, double done)
+{
+	uint64_t now;
+
+	if (!p->enabled)
+		return;
+	pthread_mutex_lock(&p->lock);
+	snprintf(p->what, sizeof(p->what), "%s", what);
+	p->i = i;
+	p->n = n;
+	p->done = done;
+	p->have_state = true;
+	now = time_now_ns();
+	if (now - p->last_ns >= interval(p))
+		draw(p, now);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void progress_idle(struct progress *p)
+{
+	if (!p->enabled)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->have_state = false;
+	pthread_mutex_unlock(&p->lock);
+}
+
 void progress_row(struct progress *p, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (!p->enabled)
 		return;
+	pthread_mutex_lock(&p->lock);
 	clear_live(p);
 	va_start(ap, fmt);
 	vfprintf(p->f, fmt, ap);
 	va_end(ap);
 	fputc('\n', p->f);
 	fflush(p->f);
+	pthread_mutex_unlock(&p->lock);
 }

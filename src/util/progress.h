@@ -2,13 +2,16 @@
  * Live progress of a run on rank 0 (fio / nccl-tests style), on stderr so that the
  * report table on stdout stays clean: a line per case, a live line (case k/N, size,
  * iteration, elapsed, ETA) redrawn in place on a terminal and printed as plain lines
- * otherwise, at most PROGRESS_PLAIN_NS apart while ticks come, and permanent rows
- * (each size as soon as it is measured). Disabled, every call is a no-op: ranks other
- * than 0 and -q pass enabled = false.
+ * otherwise, and permanent rows (each size as soon as it is measured). A ticker thread
+ * redraws the live line from the last state progress_tick() stored, so a line comes at
+ * least every PROGRESS_PLAIN_NS even while one iteration runs for longer. Disabled,
+ * every call is a no-op and no thread exists: ranks other than 0 and -q pass
+ * enabled = false. Calls are thread-safe (one mutex around state and output).
  */
 #ifndef GS_UTIL_PROGRESS_H
 #define GS_UTIL_PROGRESS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,13 +24,24 @@ struct progress {
 	bool enabled;
 	bool tty;
 	bool live_shown;        /* a live line is on screen (terminal only) */
+	bool have_state;        /* a tick came since the case began */
+	bool ticker;            /* the ticker thread runs */
+	bool stop;
+	pthread_t tid;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 	uint64_t case_t0_ns;    /* when the current case began */
 	uint64_t last_ns;       /* last live line */
 	int case_k, ncases;     /* 1-based case number, number of cases */
+	char what[48];          /* last tick: what runs, iteration i of n, share done */
+	int i, n;
+	double done;
 };
 
-/* f NULL = stderr; tty is probed with isatty(). */
+/* f NULL = stderr; tty is probed with isatty(); starts the ticker when enabled. */
 void progress_init(struct progress *p, FILE *f, bool enabled);
+/* Stops the ticker and clears a live line. */
+void progress_fini(struct progress *p);
 /* "case k/N: name (n ranks)" and the start of the case's clock. */
 void progress_case(struct progress *p, int k, int ncases, const char *name, int nranks);
 /*
@@ -35,6 +49,8 @@ void progress_case(struct progress *p, int k, int ncases, const char *name, int 
  * the case done (0..1, for the ETA); prints only when the interval has passed.
  */
 void progress_tick(struct progress *p, const char *what, int i, int n, double done);
+/* The case is between ticks' subjects (measured, gathering): the ticker stays quiet. */
+void progress_idle(struct progress *p);
 /* A permanent line (a measured size's row, a header); clears the live line first. */
 void progress_row(struct progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The live line text into buf: pure, for tests. */

@@ -51,6 +51,43 @@ for row in rep["cases"][0]["collective"]:
     assert rk["mean_us"][2] < min(rk["mean_us"][0], rk["mean_us"][1]), rk
 PY
 
+# A live line at least every 2 s, even while one iteration takes 3 s (rank 1 is late
+# by 3 s at each AllReduce): rank 0's ticker redraws it from the last state.
+cat >"$T/long.ini" <<INI
+[experiment]
+name = long
+output_dir = $T/results
+[collective]
+sizes = 4KiB
+iterations = 2
+warmup = 0
+[transport]
+transport = tcp
+[launch]
+local_ranks = 2
+timeout = 60s
+[report]
+formats = json
+INI
+python3 - "$G" "$T/long.ini" <<'PY' || fail "live line gaps"
+import os, subprocess, sys, time
+env = dict(os.environ, GRADSYNC_TEST_DELAY="1:3000000")
+p = subprocess.Popen([sys.argv[1], "run", sys.argv[2]], stdout=subprocess.DEVNULL,
+                     stderr=subprocess.PIPE, text=True, env=env)
+stamps = []
+for line in p.stderr:
+    stamps.append((time.monotonic(), line.rstrip()))
+assert p.wait() == 0, stamps
+live = [t for t, l in stamps if " iteration " in l and "ETA" in l]
+assert len(live) >= 4, stamps
+first = live[0]
+row = [t for t, l in stamps if l.lstrip().startswith("4KiB")][0]
+ts = [t for t, l in stamps if first <= t <= row]
+gap = max(b - a for a, b in zip(ts, ts[1:]))
+print("lines:", len(ts), "longest gap: %.2fs" % gap)
+assert gap <= 2.0, gap
+PY
+
 # -q: no progress at all (a warning may still come: 3 ranks on 2 cores can really
 # have a straggler, so none is asserted absent here).
 "$G" -q run "$T/s.ini" >"$T/out" 2>"$T/err" || fail "quiet run: exit $?"
