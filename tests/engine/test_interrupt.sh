@@ -82,7 +82,7 @@ if start kill9; then
 	"$G" report "$dir" >"$T/rep.out" 2>"$T/rep.err" || fail "kill -9: gradsync report DIR failed"
 	grep -q "no report.json: the run did not finish (status: running" "$T/rep.err" ||
 		{ fail "kill -9: report does not say the run did not finish"; cat "$T/rep.err"; }
-	grep -q "^  streams=1 *ok" "$T/rep.out" || { fail "kill -9: case 0 not shown"; cat "$T/rep.out"; }
+	grep -q "^  *[0-9]*  *streams=1 *ok" "$T/rep.out" || { fail "kill -9: case 0 not shown"; cat "$T/rep.out"; }
 	echo "kill -9: $(ls "$dir/cases" | wc -l) finished cases kept, gradsync report reads them"
 fi
 
@@ -99,8 +99,8 @@ if start noreport; then
 	grep -q "write $dir/cases/0002.json: .*this case's results follow" "$T/noreport.err" ||
 		{ fail "unwritable case file: no error naming it"; tail -n 5 "$T/noreport.err"; }
 	# case 2's figures come from its rank 0, the others from the driver's table
-	grep -q "^  streams=1 *ok" "$T/noreport.out" && grep -q "^  streams=3 *ok" "$T/noreport.out" &&
-		grep -q "^  streams=4 *ok" "$T/noreport.out" ||
+	grep -q "^  *[0-9]*  *streams=1 *ok" "$T/noreport.out" && grep -q "^  *[0-9]*  *streams=3 *ok" "$T/noreport.out" &&
+		grep -q "^  *[0-9]*  *streams=4 *ok" "$T/noreport.out" ||
 		{ fail "unwritable report: the terminal lacks figures"; cat "$T/noreport.out"; }
 	grep -q "^failed" "$dir/status" || fail "unwritable report: status: $(cat "$dir/status")"
 	echo "unwritable report.json and case file: every case on the terminal; $(cat "$dir/status")"
