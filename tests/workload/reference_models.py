@@ -1,8 +1,9 @@
 """The PyTorch reference module of every gradsync model (torchvision / transformers).
 
-build(name, device, llama_layers=None) returns (module, note, gradsync_extra_args) or
-raises SkipModel.
-Modules are built in training mode with dropout off; device may be "meta" (shapes
+build(name, device, llama_layers=None, dropout=False) returns (module, note,
+gradsync_extra_args) or raises SkipModel.
+Modules are built in training mode with dropout off (dropout=True: each library's default
+probabilities, as a user trains them); device may be "meta" (shapes
 only, no memory), "cpu" or "cuda". Llama presets can be reduced to `llama_layers`
 decoder layers (same family, same shapes per layer) to keep memory sane.
 """
@@ -53,7 +54,7 @@ def _transformers():
         raise SkipModel("transformers not importable (%s): BERT/GPT-2/Llama skipped" % e)
 
 
-def build(name, device="cpu", llama_layers=None):
+def build(name, device="cpu", llama_layers=None, dropout=False):
     """(module, note, extra gradsync plan arguments describing the same shape)."""
     note, extra = "", []
     with _device_ctx(device):
@@ -65,14 +66,15 @@ def build(name, device="cpu", llama_layers=None):
             model = getattr(torchvision.models, name)(weights=None)
         elif name in BERT:
             tf = _transformers()
+            drop = {} if dropout else dict(hidden_dropout_prob=0.0,
+                                           attention_probs_dropout_prob=0.0)
             cfg = tf.BertConfig(vocab_size=30522, max_position_embeddings=512,
-                                type_vocab_size=2, hidden_dropout_prob=0.0,
-                                attention_probs_dropout_prob=0.0, **BERT[name])
+                                type_vocab_size=2, **drop, **BERT[name])
             model = tf.BertForPreTraining(cfg)
         elif name in GPT2:
             tf = _transformers()
-            cfg = tf.GPT2Config(vocab_size=50257, n_positions=1024, resid_pdrop=0.0,
-                                embd_pdrop=0.0, attn_pdrop=0.0, **GPT2[name])
+            drop = {} if dropout else dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+            cfg = tf.GPT2Config(vocab_size=50257, n_positions=1024, **drop, **GPT2[name])
             model = tf.GPT2LMHeadModel(cfg)
         elif name in LLAMA:
             tf = _transformers()
