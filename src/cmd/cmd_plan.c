@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "config/experiment.h"
+#include "config/keys.h"
 #include "util/common.h"
 #include "util/dtype.h"
 #include "util/units.h"
@@ -16,63 +17,71 @@
 #include "workload/workload.h"
 
 
-enum {
-	OPT_MODEL = 256,
-	OPT_BUCKET_CAP,
-	OPT_FIRST_BUCKET_CAP,
-	OPT_GRAD_DTYPE,
-	OPT_BATCH,
-	OPT_SEQ_LEN,
-	OPT_IMAGE_SIZE,
-	OPT_HIDDEN,
-	OPT_LAYERS_N,
-	OPT_HEADS,
-	OPT_KV_HEADS,
-	OPT_FFN,
-	OPT_VOCAB,
-	OPT_LAYERS,
-	OPT_TFLOPS,
-	OPT_JSON,
-	OPT_TENSORS,
-	OPT_LIST,
-	OPT_HELP,
+/*
+ * Every value flag is a key of the table (config/keys.c), parsed and bounded by it:
+ * --bucket-cap 25MiB is [workload] bucket_cap = 25MiB, --gpu-profile is [gpu] profile.
+ */
+struct plan_flag {
+	const char *flag;
+	const char *section;
+	const char *key;
 };
 
-static const struct option plan_options[] = {
-	{ "model", required_argument, NULL, OPT_MODEL },
-	{ "bucket-cap", required_argument, NULL, OPT_BUCKET_CAP },
-	{ "first-bucket-cap", required_argument, NULL, OPT_FIRST_BUCKET_CAP },
-	{ "grad-dtype", required_argument, NULL, OPT_GRAD_DTYPE },
-	{ "batch", required_argument, NULL, OPT_BATCH },
-	{ "seq-len", required_argument, NULL, OPT_SEQ_LEN },
-	{ "image-size", required_argument, NULL, OPT_IMAGE_SIZE },
-	{ "hidden-size", required_argument, NULL, OPT_HIDDEN },
-	{ "num-layers", required_argument, NULL, OPT_LAYERS_N },
-	{ "num-heads", required_argument, NULL, OPT_HEADS },
-	{ "num-kv-heads", required_argument, NULL, OPT_KV_HEADS },
-	{ "ffn-size", required_argument, NULL, OPT_FFN },
-	{ "vocab-size", required_argument, NULL, OPT_VOCAB },
-	{ "layers", required_argument, NULL, OPT_LAYERS },
-	{ "gpu-tflops", required_argument, NULL, OPT_TFLOPS },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "tensors", no_argument, NULL, OPT_TENSORS },
-	{ "list", no_argument, NULL, OPT_LIST },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ NULL, 0, NULL, 0 },
+static const struct plan_flag plan_flags[] = {
+	{ "model", "workload", "model" },
+	{ "bucket-cap", "workload", "bucket_cap" },
+	{ "first-bucket-cap", "workload", "first_bucket_cap" },
+	{ "grad-dtype", "workload", "grad_dtype" },
+	{ "batch", "workload", "batch" },
+	{ "seq-len", "workload", "seq_len" },
+	{ "image-size", "workload", "image_size" },
+	{ "hidden-size", "workload", "hidden_size" },
+	{ "num-layers", "workload", "num_layers" },
+	{ "num-heads", "workload", "num_heads" },
+	{ "num-kv-heads", "workload", "num_kv_heads" },
+	{ "ffn-size", "workload", "ffn_size" },
+	{ "vocab-size", "workload", "vocab_size" },
+	{ "layers", "workload", "layers" },
+	{ "gpu-tflops", "workload", "gpu_tflops" },
+	{ "precision", "workload", "precision" },
+	{ "launch-gap", "workload", "launch_gap" },
+	{ "gpu-profile", "gpu", "profile" },
 };
+
+enum { OPT_JSON = 256, OPT_TENSORS, OPT_OPS, OPT_LIST, OPT_HELP, OPT_FLAG0 };
+
+#define NFLAGS ARRAY_SIZE(plan_flags)
+
+static void plan_options(struct option *o)
+{
+	size_t i;
+
+	for (i = 0; i < NFLAGS; i++)
+		o[i] = (struct option){ plan_flags[i].flag, required_argument, NULL,
+					(int)(OPT_FLAG0 + i) };
+	o[i++] = (struct option){ "json", no_argument, NULL, OPT_JSON };
+	o[i++] = (struct option){ "tensors", no_argument, NULL, OPT_TENSORS };
+	o[i++] = (struct option){ "ops", no_argument, NULL, OPT_OPS };
+	o[i++] = (struct option){ "list", no_argument, NULL, OPT_LIST };
+	o[i++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	o[i] = (struct option){ NULL, 0, NULL, 0 };
+}
 
 static void plan_usage(FILE *f)
 {
-	fputs("usage: gradsync plan --model NAME [--bucket-cap 25MiB] [--first-bucket-cap 1MiB]\n"
-	      "         [--grad-dtype f32|bf16|f16|f64] [--batch N] [--seq-len N]\n"
-	      "         [--image-size N]\n"
-	      "         [--hidden-size N --num-layers N --num-heads N --num-kv-heads N\n"
-	      "          --ffn-size N --vocab-size N] [--layers \"name:params[:gflops],...\"]\n"
-	      "         [--gpu-tflops X] [--json] [--tensors]\n"
+	fputs("usage: gradsync plan [FILE.ini] [--model NAME] [--KEY VALUE ...] [--json] [--tensors]\n"
+	      "         [--ops]\n"
 	      "       gradsync plan --list\n"
-	      "Prints the model's parameter tensors and PyTorch DDP's bucket plan (as rebuilt\n"
-	      "after the first iteration). Zero or absent shape options mean the model's own.\n",
-	      f);
+	      "Prints the model's parameter tensors, PyTorch DDP's bucket plan (as rebuilt\n"
+	      "after the first iteration) and the modelled step: forward and backward time,\n"
+	      "gradient-ready order and each bucket's ready time (--ops: every operator).\n"
+	      "Flags are [workload] / [gpu] keys, with the key table's bounds and help:\n", f);
+	for (size_t i = 0; i < NFLAGS; i++) {
+		const struct cfg_key *k = cfg_key_find(plan_flags[i].section, plan_flags[i].key);
+
+		fprintf(f, "  --%-17s %s.%s: %s\n", plan_flags[i].flag, plan_flags[i].section,
+			plan_flags[i].key, k ? k->help : "");
+	}
 }
 
 static void plan_list(FILE *f)
@@ -86,121 +95,47 @@ static void plan_list(FILE *f)
 	}
 }
 
-static int bad(const char *opt, const char *val, const char *what)
+/* One flag into c through the key table; 0 or an exit code. */
+static int plan_opt(size_t i, const char *arg, struct cfg *c)
 {
-	fprintf(stderr, "gradsync plan: --%s '%s': %s\n", opt, val, what);
-	return GS_EXIT_USAGE;
-}
+	const struct plan_flag *pf = &plan_flags[i];
+	const struct cfg_key *k = cfg_key_find(pf->section, pf->key);
+	char err[256];
 
-static int parse_pos_int(const char *opt, const char *val, int *out)
-{
-	long long v;
-
-	if (units_parse_int(val, &v) || v < 0 || v > INT_MAX)
-		return bad(opt, val, "expected a non-negative integer");
-	*out = (int)v;
+	if (!k || cfg_value_set(c, k, arg, err, sizeof(err))) {
+		fprintf(stderr, "gradsync plan: --%s '%s': %s\n", pf->flag, arg,
+			k ? err : "no such key");
+		return GS_EXIT_USAGE;
+	}
 	return 0;
 }
 
-static int parse_dtype(const char *val, int *out)
-{
-	int d;
-
-	for (d = 0; d < DT_COUNT; d++) {
-		if (strcmp(dtype_name((enum dtype)d), val) == 0) {
-			*out = d;
-			return 0;
-		}
-	}
-	return bad("grad-dtype", val, "expected f32, bf16, f16 or f64");
-}
-
-/* One option into w; 0 or an exit code. */
-static int plan_opt(int c, const char *arg, struct workload_opts *w)
-{
-	const char *name = plan_options[c - OPT_MODEL].name;
-	double tf;
-
-	switch (c) {
-	case OPT_MODEL:
-		if (strlen(arg) >= sizeof(w->model) || !model_find(arg))
-			return bad(name, arg, "unknown model (gradsync plan --list)");
-		snprintf(w->model, sizeof(w->model), "%s", arg);
-		return 0;
-	case OPT_BUCKET_CAP:
-		if (units_parse_size(arg, &w->bucket_cap))
-			return bad(name, arg, "expected a size");
-		return 0;
-	case OPT_FIRST_BUCKET_CAP:
-		if (units_parse_size(arg, &w->first_bucket_cap))
-			return bad(name, arg, "expected a size");
-		return 0;
-	case OPT_GRAD_DTYPE:
-		return parse_dtype(arg, &w->grad_dtype);
-	case OPT_BATCH:
-		return parse_pos_int(name, arg, &w->batch);
-	case OPT_SEQ_LEN:
-		return parse_pos_int(name, arg, &w->seq_len);
-	case OPT_IMAGE_SIZE:
-		return parse_pos_int(name, arg, &w->image_size);
-	case OPT_HIDDEN:
-		return parse_pos_int(name, arg, &w->hidden_size);
-	case OPT_LAYERS_N:
-		return parse_pos_int(name, arg, &w->num_layers);
-	case OPT_HEADS:
-		return parse_pos_int(name, arg, &w->num_heads);
-	case OPT_KV_HEADS:
-		return parse_pos_int(name, arg, &w->num_kv_heads);
-	case OPT_FFN:
-		return parse_pos_int(name, arg, &w->ffn_size);
-	case OPT_VOCAB:
-		return parse_pos_int(name, arg, &w->vocab_size);
-	case OPT_LAYERS:
-		if (strlen(arg) >= sizeof(w->layers))
-			return bad(name, arg, "too long");
-		snprintf(w->layers, sizeof(w->layers), "%s", arg);
-		return 0;
-	case OPT_TFLOPS:
-		if (units_parse_double(arg, &tf) || tf <= 0)
-			return bad(name, arg, "expected a positive number");
-		w->gpu_tflops = tf;
-		return 0;
-	default:
-		return GS_EXIT_USAGE;
-	}
-}
-
-/* The workload options before the command-line overrides: FILE.ini's first case or, with
+/* The configuration before the command-line overrides: FILE.ini's first case or, with
  * no file, the key table's defaults. */
-static int plan_base(const char *path, struct workload_opts *w)
+static int plan_base(const char *path, struct cfg *c)
 {
 	struct experiment *exp;
 	char err[EXP_ERR_MAX];
-	struct cfg *c;
 
-	if (!path) {
-		c = malloc(sizeof(*c));
-		if (!c || cfg_defaults(c, err, sizeof(err))) {
-			free(c);
-			return GS_EXIT_FAIL;
-		}
-		*w = c->workload;
-		free(c);
-		return 0;
-	}
+	if (!path)
+		return cfg_defaults(c, err, sizeof(err)) ? GS_EXIT_FAIL : 0;
 	exp = experiment_open(path);
 	if (!exp)
 		return GS_EXIT_USAGE;
 	/* the plan of the first case; a swept model or cap shows with --model/--bucket-cap */
-	*w = exp->cases[0].cfg.workload;
+	*c = exp->cases[0].cfg;
 	experiment_delete(exp);
 	return 0;
 }
 
+static int plan_run(const struct workload_opts *wp, bool list, bool json, bool tensors,
+		    bool ops);
+
 int cmd_plan(int argc, char **argv)
 {
-	bool json = false, tensors = false, list = false;
-	struct workload_opts w;
+	bool json = false, tensors = false, ops = false, list = false;
+	struct option options[NFLAGS + 6];
+	struct cfg *cfg;
 	struct {
 		int opt;
 		char *arg;
@@ -210,13 +145,17 @@ int cmd_plan(int argc, char **argv)
 	/* one getopt pass: options are kept, then applied over FILE.ini or the defaults */
 	optind = 0; /* glibc: restart scanning, main() may have used getopt already */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", plan_options, NULL)) != -1) {
+	plan_options(options);
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			json = true;
 			break;
 		case OPT_TENSORS:
 			tensors = true;
+			break;
+		case OPT_OPS:
+			ops = true;
 			break;
 		case OPT_LIST:
 			list = true;
@@ -246,11 +185,23 @@ int cmd_plan(int argc, char **argv)
 			argv[optind + 1]);
 		return GS_EXIT_USAGE;
 	}
-	ret = plan_base(optind < argc ? argv[optind] : NULL, &w);
+	cfg = malloc(sizeof(*cfg));
+	if (!cfg)
+		return GS_EXIT_FAIL;
+	ret = plan_base(optind < argc ? argv[optind] : NULL, cfg);
 	for (i = 0; !ret && i < nover; i++)
-		ret = plan_opt(over[i].opt, over[i].arg, &w);
-	if (ret)
-		return ret;
+		ret = plan_opt((size_t)(over[i].opt - OPT_FLAG0), over[i].arg, cfg);
+	if (!ret)
+		ret = plan_run(&cfg->workload, list, json, tensors, ops);
+	free(cfg);
+	return ret;
+}
+
+static int plan_run(const struct workload_opts *wp, bool list, bool json, bool tensors, bool ops)
+{
+	struct workload_opts w = *wp;
+	int ret;
+
 	if (list) {
 		plan_list(stdout);
 		return GS_EXIT_OK;
@@ -259,7 +210,7 @@ int cmd_plan(int argc, char **argv)
 		fprintf(stderr, "gradsync plan: give FILE.ini with a [workload] model, or --model NAME (see --list)\n");
 		return GS_EXIT_USAGE;
 	}
-	ret = plan_print(stdout, &w, json, tensors);
+	ret = plan_print(stdout, &w, json, tensors, ops);
 	if (ret == -EINVAL || ret == -ENOENT)
 		return GS_EXIT_USAGE; /* the model's builder logged the one-line reason */
 	if (ret) {

@@ -10,6 +10,7 @@
 #include "config/keys.h"
 #include "config/vocab.h"
 #include "util/common.h"
+#include "workload/costmodel.h"
 
 #define FIELD(sec, f) .offset = offsetof(struct cfg, sec.f), .size = sizeof(((struct cfg *)0)->sec.f)
 #define LISTFIELD(sec, f, n)                                                                  \
@@ -58,6 +59,14 @@ static const struct cfg_choice compute_choices[] = {
 	{ "sleep", COMPUTE_SLEEP, "replay the modelled compute timeline by sleeping (CPU-only nodes)" },
 	{ "gemm", COMPUTE_GEMM, "our tensor-core GEMM sized to each layer (GPU)" },
 	{ "spin", COMPUTE_SPIN, "a kernel occupying the SMs for the modelled time (GPU)" },
+};
+
+static const struct cfg_choice precision_choices[] = {
+	{ "fp32", PREC_FP32, "fp32 everywhere, TF32 off (torch.backends ... allow_tf32 = False)" },
+	{ "tf32", PREC_TF32, "fp32 tensors, TF32 tensor cores for matmul and convolution" },
+	{ "amp_bf16", PREC_AMP_BF16, "torch.autocast(bfloat16) over fp32 parameters" },
+	{ "amp_fp16", PREC_AMP_FP16, "torch.autocast(float16) over fp32 parameters" },
+	{ "bf16", PREC_BF16, "bf16 parameters and activations, no autocast" },
 };
 
 static const struct cfg_choice mtu_choices[] = {
@@ -131,15 +140,22 @@ static const struct cfg_key keys[] = {
 	  FIELD(workload, image_size), .help = "image side of vision models" },
 	{ "workload", "bucket_cap", CFG_SIZE, "25MiB", "bytes", 1024, 17179869184.0,
 	  .sweepable = true, FIELD(workload, bucket_cap),
+	  .set_offset = offsetof(struct cfg, workload.bucket_cap_set),
 	  .help = "DDP bucket_cap_mb: a bucket closes when it reaches this size" },
-	{ "workload", "first_bucket_cap", CFG_SIZE, "1MiB", "bytes", 0, 17179869184.0,
-	  .sweepable = true, FIELD(workload, first_bucket_cap),
-	  .help = "cap of the first bucket (DDP's default 1MiB, kept when buckets are rebuilt); 0 = same as bucket_cap" },
+	{ "workload", "first_bucket_cap", CFG_SIZE, "auto", "bytes", 1024, 17179869184.0,
+	  .sweepable = true, .size_auto = true, FIELD(workload, first_bucket_cap),
+	  .help = "cap of the first bucket; auto = DDP's rule: 1MiB while bucket_cap is left unset, bucket_cap once it is given" },
 	{ "workload", "grad_dtype", CFG_ENUM, "f32", "", UNBOUNDED, CHOICES(grad_dtype_choices),
 	  .sweepable = true, FIELD(workload, grad_dtype), .help = "gradient element type" },
 	{ "workload", "compute", CFG_ENUM, "sleep", "", UNBOUNDED, CHOICES(compute_choices),
 	  .sweepable = true, FIELD(workload, compute), .help = "how forward/backward compute is played" },
-	{ "workload", "gpu_tflops", CFG_FLOAT, "100", "TFLOP/s", 0, 100000, .sweepable = true,
+	{ "workload", "precision", CFG_ENUM, "fp32", "", UNBOUNDED, CHOICES(precision_choices),
+	  .sweepable = true, FIELD(workload, precision),
+	  .help = "training precision the compute model prices (matrix rates, activation bytes, casts, ready order)" },
+	{ "workload", "launch_gap", CFG_DURATION, "auto", "ns", 0, 1e9, .size_auto = true,
+	  .sweepable = true, FIELD(workload, launch_gap_ns),
+	  .help = "host time per eager kernel; auto = the GPU profile's (PyTorch eager), 0 = CUDA graphs" },
+	{ "workload", "gpu_tflops", CFG_FLOAT, "0", "TFLOP/s", 0, 100000, .sweepable = true,
 	  FIELD(workload, gpu_tflops),
 	  .help = "achieved throughput of the compute model; 0 = calibrate our GEMM on the rank's GPU" },
 	{ "workload", "overlap", CFG_BOOL, "on", "", UNBOUNDED, CHOICES(bool_choices),
@@ -230,6 +246,9 @@ static const struct cfg_key keys[] = {
 	{ "gpu", "device", CFG_STRING, "none", "", UNBOUNDED, .check = vocab_check_gpu_device,
 	  FIELD(gpu, device),
 	  .help = "auto (local rank -> GPU), none (host buffers), or a list '0,1' by local rank" },
+	{ "gpu", "profile", CFG_STRING, "h200", "", UNBOUNDED, .sweepable = true,
+	  FIELD(workload, gpu_profile),
+	  .help = "GPU of the compute model: h200 (measured), h100, a100, b200 (datasheets) or a profile FILE" },
 	{ "gpu", "gdr", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(tristate_choices),
 	  .sweepable = true, FIELD(gpu, gdr), .help = "GPUDirect RDMA for GPU buffers over ib/roce" },
 	{ "gpu", "gdr_level", CFG_ENUM, "PXB", "", UNBOUNDED, CHOICES(gdr_level_choices),

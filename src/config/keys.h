@@ -76,10 +76,12 @@ struct cfg_key {
 	int (*check)(const char *value, char *err, size_t errlen);
 	bool sweepable;           /* may appear in [matrix] */
 	bool secret;              /* CFG_STRING: shown as LAUNCH_REDACTED wherever it is echoed */
-	bool size_auto;           /* CFG_SIZE: "auto" is accepted and stored as 0 */
+	bool size_auto;           /* CFG_SIZE: "auto" is accepted and stored as 0;
+				   * CFG_DURATION: stored as CFG_DURATION_AUTO */
 	size_t offset;            /* where the value lives in struct cfg */
 	size_t size;              /* bytes of that field (strings: capacity) */
 	size_t count_offset;      /* lists: offset of the element count (int) */
+	size_t set_offset;        /* non-zero: a bool in struct cfg set when a value is given */
 	const char *help;
 };
 
@@ -114,5 +116,8 @@ int cfg_defaults(struct cfg *c, char *err, size_t errlen);
 
 /* `gradsync keys` and the README reference, generated from the table. */
 void cfg_keys_print(FILE *out, const char *section, bool markdown);
+
+/* The value of an "auto" duration (a key whose size_auto is set). */
+#define CFG_DURATION_AUTO UINT64_MAX
 
 #endif

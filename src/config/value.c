@@ -260,8 +260,22 @@ static int names_parse(const struct cfg_key *k, struct cfg *c, const char *value
 	return 0;
 }
 
+static int value_set(struct cfg *c, const struct cfg_key *k, const char *value, char *err,
+		     size_t errlen);
+
 int cfg_value_set(struct cfg *c, const struct cfg_key *k, const char *value, char *err,
 		  size_t errlen)
+{
+	int ret = value_set(c, k, value, err, errlen);
+
+	/* keys whose defaults depend on whether the user gave them record that they did */
+	if (!ret && k->set_offset)
+		*(bool *)((char *)c + k->set_offset) = true;
+	return ret;
+}
+
+static int value_set(struct cfg *c, const struct cfg_key *k, const char *value, char *err,
+		     size_t errlen)
 {
 	void *p = FIELD_PTR(c, k);
 	char exp[512];
@@ -311,6 +325,17 @@ int cfg_value_set(struct cfg *c, const struct cfg_key *k, const char *value, cha
 			*(uint64_t *)p = uv;
 		return ret;
 	case CFG_DURATION:
+		if (k->size_auto && strcasecmp(value, "auto") == 0) {
+			*(uint64_t *)p = CFG_DURATION_AUTO;
+			return 0;
+		}
+		if (strcmp(value, "0") == 0) { /* no unit needed for nothing */
+			uv = 0;
+			ret = check_bounds(k, 0, value, err, errlen);
+			if (!ret)
+				*(uint64_t *)p = 0;
+			return ret;
+		}
 		if (units_parse_duration(value, &uv)) {
 			snprintf(err, errlen, "bad duration '%s' (expected e.g. 500us, 2ms, 10s, 5m)",
 				 value);
@@ -390,7 +415,10 @@ void cfg_value_format(const struct cfg *c, const struct cfg_key *k, char *buf, s
 			units_fmt_size(*(const uint64_t *)p, buf, len);
 		break;
 	case CFG_DURATION:
-		units_fmt_duration(*(const uint64_t *)p, buf, len);
+		if (k->size_auto && *(const uint64_t *)p == CFG_DURATION_AUTO)
+			snprintf(buf, len, "auto");
+		else
+			units_fmt_duration(*(const uint64_t *)p, buf, len);
 		break;
 	case CFG_BOOL:
 		snprintf(buf, len, "%s", *(const bool *)p ? "on" : "off");
@@ -436,7 +464,8 @@ int cfg_defaults(struct cfg *c, char *err, size_t errlen)
 
 		if (k->type == CFG_INTS && !*k->def)
 			continue; /* empty list */
-		if (cfg_value_set(c, k, k->def, e, sizeof(e))) {
+		/* value_set: a default is not a value the user gave (set_offset stays false) */
+		if (value_set(c, k, k->def, e, sizeof(e))) {
 			snprintf(err, errlen, "default of %s.%s: %s", k->section, k->name, e);
 			return -EINVAL;
 		}

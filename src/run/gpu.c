@@ -1,6 +1,6 @@
 /*
  * The rank's GPU in `gradsync run`: opened by the first case that asks for one (never in
- * the driver, which forks the ranks), calibrated when gpu_tflops = 0, the path of the
+ * the driver, which forks the ranks), calibrated for compute = gemm / spin, the path of the
  * case's GPU buffers (gdr.c) and those buffers: device memory registered directly for
  * GPUDirect RDMA, or device memory with a pinned host mirror the transports use.
  */
@@ -80,14 +80,10 @@ int run_gpu_case_open(struct run_rank *rr)
 			rr->ecase->name, w->compute == COMPUTE_GEMM ? "gemm" : "spin");
 		return -ENODEV;
 	}
-	if (workload && w->compute != COMPUTE_NONE && w->gpu_tflops <= 0) {
-		if (!(rr->gpu && case_wants_gpu(rr))) {
-			log_err(LOG_WORKLOAD, "case %s: gpu_tflops = 0 (calibrate) needs a GPU: set [gpu] device = auto or give gpu_tflops",
-				rr->ecase->name);
-			return -ENODEV;
-		}
+	/* compute = gemm / spin plays the modelled times on our own kernels: their rate on
+	 * this GPU turns seconds into work */
+	if (workload && gpu_compute)
 		ret = calibrate(rr);
-	}
 	return ret;
 }
 

@@ -360,6 +360,8 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	struct bucket_plan plan = { 0 };
 	struct compute_timeline ct = { 0 };
 	struct ddp_result res = { 0 }, *all = NULL;
+	struct gpu_profile prof;
+	struct cost_params cp;
 	int ret, r;
 
 	*out = NULL;
@@ -369,11 +371,13 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		log_err(LOG_WORKLOAD, "build model %s: %s", w->model, strerror(-ret));
 		goto out_tl;
 	}
-	ret = bucket_plan_build(&tl, w->bucket_cap, w->first_bucket_cap, w->grad_dtype, &plan);
+	ret = bucket_plan_build(&tl, w->bucket_cap,
+				bucket_first_cap(w->bucket_cap, w->first_bucket_cap, w->bucket_cap_set), w->grad_dtype, &plan);
 	if (ret)
 		goto out_tl;
-	ret = compute_timeline_build(&tl, &plan, w->gpu_tflops > 0 ? w->gpu_tflops
-								   : rr->gpu_tflops_cal, &ct);
+	ret = compute_params_resolve(w, 0, &prof, &cp);
+	if (!ret)
+		ret = compute_timeline_build(&tl, &plan, &cp, &ct);
 	if (ret)
 		goto out_plan;
 	ret = run_dbuf_alloc(rc, &wc.grads, plan.bytes, GPU_MIRROR_DATA);
@@ -395,7 +399,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		ops.check = wl_check;
 	}
 	if (w->compute == COMPUTE_GEMM || w->compute == COMPUTE_SPIN) {
-		ret = wl_gpu_init(&wc.gpu, rc->gpu, w->compute, &ct, ct.gpu_tflops);
+		ret = wl_gpu_init(&wc.gpu, rc->gpu, w->compute, &ct, rr->gpu_tflops_cal);
 		if (ret)
 			goto out_scratch;
 		ops.compute = wl_compute;
@@ -410,7 +414,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	if (!ret && rr->li.rank == 0) {
 		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks);
 		if (*out)
-			wl_gpu_json(&wc.gpu, rr->gpu_tflops_cal, ct.gpu_tflops, *out);
+			wl_gpu_json(&wc.gpu, rr->gpu_tflops_cal, rr->gpu_tflops_cal, *out);
 		if (write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks))
 			log_warn(LOG_WORKLOAD, "write trace of case %d failed", rr->case_index);
 		for (r = 0; r < rr->li.nranks; r++)

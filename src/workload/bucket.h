@@ -57,4 +57,11 @@ static inline enum dtype tensor_grad_dtype(const struct tensor *t, enum dtype gr
 	return t->dtype == TENSOR_DTYPE_GRAD ? grad_dtype : (enum dtype)t->dtype;
 }
 
+/* DDP's first bucket: first if given, else 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES)
+ * while the cap is DDP's default and the cap itself once the user set bucket_cap_mb. */
+static inline uint64_t bucket_first_cap(uint64_t cap, uint64_t first, bool cap_given)
+{
+	return first ? first : cap_given ? cap : (uint64_t)1 << 20;
+}
+
 #endif

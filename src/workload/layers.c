@@ -1,25 +1,131 @@
-/* Layer kinds of the model zoo: parameter registration and analytic FLOPs. */
+/* Layer kinds of the model zoo: parameters, analytic FLOPs and the eager operators. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "workload/layers.h"
 
 #define NORM_FLOPS_PER_ELEM 5.0
+#define ATTN_BWD_FACTOR 2.5 /* FlashAttention's backward recomputes the scores */
+#define F32 4               /* bytes of an fp32 element */
 
-int ly_linear(struct tensor_list *tl, const char *name, int64_t in, int64_t out, bool bias,
-	      double positions)
+void ly_scope(struct tensor_list *tl, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tl->scope, sizeof(tl->scope), fmt, ap);
+	va_end(ap);
+	if ((n < 0 || n >= (int)sizeof(tl->scope)) && !tl->err)
+		tl->err = -ENAMETOOLONG;
+}
+
+/* "<scope>.<name>" (or name alone) into buf. */
+static const char *full(const struct tensor_list *tl, const char *name, char *buf)
+{
+	snprintf(buf, TENSOR_NAME_MAX, tl->scope[0] ? "%s.%s" : "%.0s%s", tl->scope, name);
+	return buf;
+}
+
+int ly_act_bytes(const struct tensor_list *tl)
+{
+	return precision_act_bytes(tl->precision);
+}
+
+int ly_res_bytes(const struct tensor_list *tl)
+{
+	return precision_is_amp(tl->precision) ? F32 : ly_act_bytes(tl);
+}
+
+static void op(struct tensor_list *tl, int layer, int bwd, int cls, int kernels, double flops,
+	       double bytes, int64_t align, const char *what)
+{
+	struct op o = { .cls = (uint8_t)cls, .bwd = (uint8_t)bwd, .kernels = (uint16_t)kernels,
+			.flops = flops, .bytes = bytes, .align_dim = align, .what = what };
+
+	tl_op(tl, layer, &o);
+}
+
+static int last(const struct tensor_list *tl)
+{
+	return tl->err || !tl->nlayers ? -1 : (int)tl->nlayers - 1;
+}
+
+/*
+ * A weight used by a matrix op under autocast is cast to 16 bits in forward and its
+ * gradient cast back in backward (ToCopyBackward); an fp32 activation (a norm's
+ * output) likewise. bias: the bias is cast too.
+ */
+static void amp_casts(struct tensor_list *tl, int l, double wnumel, double in_elems)
+{
+	if (!precision_is_amp(tl->precision))
+		return;
+	op(tl, l, 0, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight");
+	op(tl, l, 1, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight.bwd");
+	if (tl->in_f32 && in_elems > 0) {
+		op(tl, l, 0, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input");
+		op(tl, l, 1, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input.bwd");
+	}
+	tl->in_f32 = false;
+}
+
+/* out = x[rows, in] W^T: forward GEMM, data-grad and weight-grad GEMMs, bias column sum. */
+static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, int64_t out,
+		       bool bias, bool first)
+{
+	double f = 2.0 * rows * (double)in * (double)out;
+	int e = ly_act_bytes(tl);
+	double io = e * (rows * (double)(in + out) + (double)in * out);
+
+	op(tl, l, 0, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm");
+	if (!first)
+		op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
+	op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad");
+	if (bias)
+		op(tl, l, 1, OPC_REDUCE, 1, 0, e * rows * (double)out, 0, "bias.grad");
+}
+
+void ly_tied_linear_ops(struct tensor_list *tl, int layer, double rows, int64_t in,
+			int64_t out, bool bias)
+{
+	amp_casts(tl, layer, (double)in * out + (bias ? out : 0), rows * in);
+	matmul_ops(tl, layer, rows, in, out, bias, false);
+}
+
+int ly_linear_as(struct tensor_list *tl, const char *name, const char *weight,
+		 const char *bias, int64_t in, int64_t out, double positions)
 {
 	double fwd = 2.0 * (double)in * (double)out * positions;
 	int64_t w[2] = { out, in }, b[1] = { out };
+	char n[TENSOR_NAME_MAX], pn[TENSOR_NAME_MAX];
 	int l;
 
 	if (bias)
 		fwd += (double)out * positions;
-	l = tl_layer(tl, fwd, 2.0 * fwd, "%s", name);
-	tl_param(tl, l, 2, w, "%s.weight", name);
+	l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
+	tl_param(tl, l, 2, w, "%s", full(tl, weight, pn));
+	amp_casts(tl, l, (double)in * out + (bias ? out : 0), positions * in);
+	matmul_ops(tl, l, positions, in, out, bias, false);
 	if (bias) {
-		tl_param(tl, l, 1, b, "%s.bias", name);
+		tl_param(tl, l, 1, b, "%s", full(tl, bias, pn));
+		/* addmm(bias, x, W^T): the bias is a direct input of AddmmBackward, the weight
+		 * comes through TBackward: bias first. Under autocast both come through a cast
+		 * node and the weight's is created first: weight first, as PyTorch does. */
 		if (l >= 0)
-			tl->layers[l].ready_reversed = true;
+			tl->layers[l].ready_reversed = !precision_is_amp(tl->precision);
 	}
 	return l;
+}
+
+int ly_linear(struct tensor_list *tl, const char *name, int64_t in, int64_t out, bool bias,
+	      double positions)
+{
+	char w[TENSOR_NAME_MAX], b[TENSOR_NAME_MAX];
+
+	snprintf(w, sizeof(w), "%s.weight", name);
+	snprintf(b, sizeof(b), "%s.bias", name);
+	return ly_linear_as(tl, name, w, bias ? b : NULL, in, out, positions);
 }
 
 int ly_conv1d(struct tensor_list *tl, const char *name, int64_t in, int64_t out,
@@ -27,13 +133,16 @@ int ly_conv1d(struct tensor_list *tl, const char *name, int64_t in, int64_t out,
 {
 	double fwd = 2.0 * (double)in * (double)out * positions + (double)out * positions;
 	int64_t w[2] = { in, out }, b[1] = { out };
-	int l = tl_layer(tl, fwd, 2.0 * fwd, "%s", name);
+	char n[TENSOR_NAME_MAX];
+	int l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
 
-	tl_param(tl, l, 2, w, "%s.weight", name);
-	tl_param(tl, l, 1, b, "%s.bias", name);
+	tl_param(tl, l, 2, w, "%s.weight", n);
+	tl_param(tl, l, 1, b, "%s.bias", n);
+	amp_casts(tl, l, (double)in * out + out, positions * in);
+	matmul_ops(tl, l, positions, in, out, true, false);
 	/* addmm(bias, x, weight): both are direct inputs of AddmmBackward, whose outputs are
 	 * pushed in argument order (bias first) onto autograd's ready queue, where they tie
-	 * at the highest priority; the earlier push wins. */
+	 * at the highest priority; the earlier push wins (with or without autocast). */
 	if (l >= 0)
 		tl->layers[l].ready_reversed = true;
 	return l;
@@ -51,15 +160,31 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 	int out = ly_conv_out(*hw, k, stride, pad);
 	double pos = (double)batch * out * out;
 	double fwd = 2.0 * (double)cin * k * k * (double)cout * pos;
+	double in_el = (double)batch * cin * *hw * *hw, out_el = pos * cout;
+	double wn = (double)cout * cin * k * k;
+	int e = ly_act_bytes(tl), fp32 = tl->precision == PREC_FP32;
+	char n[TENSOR_NAME_MAX];
 	int l;
 
 	if (bias)
 		fwd += (double)cout * pos;
-	l = tl_layer(tl, fwd, first ? fwd : 2.0 * fwd, "%s", name);
-	tl_param(tl, l, 4, w, "%s.weight", name);
+	l = tl_layer(tl, fwd, first ? fwd : 2.0 * fwd, "%s", full(tl, name, n));
+	tl_param(tl, l, 4, w, "%s.weight", n);
 	/* ConvolutionBackward outputs (input, weight, bias) at once: weight, then bias. */
 	if (bias)
-		tl_param(tl, l, 1, b, "%s.bias", name);
+		tl_param(tl, l, 1, b, "%s.bias", n);
+	/* the network's input (the image) is fp32: autocast casts it */
+	if (first)
+		tl->in_f32 = true;
+	amp_casts(tl, l, wn + (bias ? cout : 0), in_el);
+	/* cuDNN on NCHW tensor-core paths transposes to NHWC and back: more kernels */
+	op(tl, l, 0, OPC_CONV, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, "conv");
+	if (!first)
+		op(tl, l, 1, OPC_CONV, fp32 ? 2 : 3, fwd, e * (in_el + out_el + wn), cout,
+		   "conv.dgrad");
+	op(tl, l, 1, OPC_CONV, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, "conv.wgrad");
+	if (bias)
+		op(tl, l, 1, OPC_REDUCE, 1, 0, e * out_el, 0, "bias.grad");
 	*hw = out;
 	return l;
 }
@@ -68,12 +193,35 @@ int ly_norm(struct tensor_list *tl, const char *name, int64_t dim, bool bias, do
 {
 	double fwd = NORM_FLOPS_PER_ELEM * elems;
 	int64_t s[1] = { dim };
-	int l = tl_layer(tl, fwd, 2.0 * fwd, "%s", name);
+	char n[TENSOR_NAME_MAX];
+	int l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
+	/* autocast runs norms in fp32: input (the fp32 residual stream) and output */
+	int e = ly_res_bytes(tl);
 
 	/* Native{Batch,Layer}NormBackward outputs (input, weight, bias): weight first. */
-	tl_param(tl, l, 1, s, "%s.weight", name);
+	tl_param(tl, l, 1, s, "%s.weight", n);
 	if (bias)
-		tl_param(tl, l, 1, s, "%s.bias", name);
+		tl_param(tl, l, 1, s, "%s.bias", n);
+	op(tl, l, 0, OPC_NORM, 1, 0, 2.0 * e * elems, 0, "norm");
+	op(tl, l, 1, OPC_NORM, 2, 0, 3.0 * e * elems, 0, "norm.bwd");
+	if (precision_is_amp(tl->precision))
+		tl->in_f32 = true;
+	return l;
+}
+
+int ly_batchnorm(struct tensor_list *tl, const char *name, int64_t c, double elems)
+{
+	double fwd = NORM_FLOPS_PER_ELEM * elems;
+	int64_t s[1] = { c };
+	char n[TENSOR_NAME_MAX];
+	int l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
+	int e = ly_act_bytes(tl), wide = e == 2;
+
+	tl_param(tl, l, 1, s, "%s.weight", n);
+	tl_param(tl, l, 1, s, "%s.bias", n);
+	/* statistics pass + normalise pass; 16-bit inputs take cuDNN's slower path */
+	op(tl, l, 0, OPC_BN, wide ? 4 : 2, 0, 2.0 * e * elems, 0, "bn");
+	op(tl, l, 1, OPC_BN, 1, 0, 3.0 * e * elems, 0, "bn.bwd");
 	return l;
 }
 
@@ -81,15 +229,109 @@ int ly_embedding(struct tensor_list *tl, const char *name, int64_t num, int64_t 
 		 double positions)
 {
 	int64_t s[2] = { num, dim };
-	int l = tl_layer(tl, 0.0, (double)dim * positions, "%s", name);
+	char n[TENSOR_NAME_MAX];
+	int l = tl_layer(tl, 0.0, (double)dim * positions, "%s", full(tl, name, n));
 
-	tl_param(tl, l, 2, s, "%s.weight", name);
+	tl_param(tl, l, 2, s, "%s.weight", n);
+	/* weights stay fp32 under autocast: a gather forward; backward zero-fills the whole
+	 * gradient, sorts the indices and scatter-adds the rows */
+	op(tl, l, 0, OPC_EMBED, 1, 0, 2.0 * F32 * positions * dim, 0, "embedding");
+	op(tl, l, 1, OPC_EMBED, 6, 0, F32 * ((double)num * dim + 2.0 * positions * dim), 0,
+	   "embedding.bwd");
 	return l;
 }
 
 int ly_compute(struct tensor_list *tl, const char *name, double fwd_flops)
 {
-	return tl_layer(tl, fwd_flops, 2.0 * fwd_flops, "%s", name);
+	char n[TENSOR_NAME_MAX];
+	int l = tl_layer(tl, fwd_flops, 2.0 * fwd_flops, "%s", full(tl, name, n));
+
+	op(tl, l, 0, OPC_GEMM, 1, fwd_flops, 0, 0, "gemm");
+	op(tl, l, 1, OPC_GEMM, 1, fwd_flops, 0, 0, "gemm.dgrad");
+	op(tl, l, 1, OPC_GEMM, 1, fwd_flops, 0, 0, "gemm.wgrad");
+	return l;
+}
+
+int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
+		 bool causal)
+{
+	double f = ly_attention_flops(batch, seq, width, causal);
+	double qkvo = 4.0 * batch * (double)seq * (double)width * ly_act_bytes(tl);
+	char n[TENSOR_NAME_MAX];
+	int l = tl_layer(tl, f, ATTN_BWD_FACTOR * f, "%s", full(tl, name, n));
+
+	op(tl, l, 0, OPC_ATTN, 1, f, qkvo, 0, "attention");
+	op(tl, l, 1, OPC_ATTN, 2, ATTN_BWD_FACTOR * f, 2.0 * qkvo, 0, "attention.bwd");
+	return l;
+}
+
+int ly_plain(struct tensor_list *tl, const char *name)
+{
+	char n[TENSOR_NAME_MAX];
+
+	return tl_layer(tl, 0, 0, "%s", full(tl, name, n));
+}
+
+void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, int kernels)
+{
+	int l = last(tl);
+
+	op(tl, l, 0, OPC_ELEM, kernels, 0, kernels * 2.0 * ebytes * elems, 0, what);
+	/* backward of a k-kernel formula: about 1.5x the kernels, each reading two inputs */
+	op(tl, l, 1, OPC_ELEM, kernels > 1 ? kernels + kernels / 2 : 1, 0,
+	   (kernels > 1 ? kernels + kernels / 2 : 1) * 3.0 * ebytes * elems, 0, what);
+}
+
+void ly_add(struct tensor_list *tl, double elems, int ebytes)
+{
+	int l = last(tl);
+
+	op(tl, l, 0, OPC_ELEM, 1, 0, 3.0 * ebytes * elems, 0, "add");
+	/* the fork's two gradients are summed where the branches met */
+	op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * ebytes * elems, 0, "add.bwd");
+}
+
+void ly_dropout(struct tensor_list *tl, double elems, int ebytes, double p)
+{
+	int l = last(tl);
+
+	if (!(p > 0))
+		return;
+	/* native_dropout writes the output and a byte mask; backward reads both */
+	op(tl, l, 0, OPC_ELEM, 1, 0, (2.0 * ebytes + 1) * elems, 0, "dropout");
+	op(tl, l, 1, OPC_ELEM, 1, 0, (2.0 * ebytes + 1) * elems, 0, "dropout.bwd");
+}
+
+void ly_pool(struct tensor_list *tl, const char *what, double in_elems, double out_elems,
+	     int ebytes, bool indices)
+{
+	int l = last(tl);
+	double idx = indices ? 8.0 * out_elems : 0;
+
+	op(tl, l, 0, OPC_REDUCE, 1, 0, ebytes * (in_elems + out_elems) + idx, 0, what);
+	/* backward zero-fills the input gradient, then scatters into it */
+	op(tl, l, 1, OPC_REDUCE, indices ? 2 : 1, 0, ebytes * (2.0 * in_elems + out_elems) + idx,
+	   0, what);
+}
+
+void ly_loss(struct tensor_list *tl, double rows, int64_t classes)
+{
+	int l = ly_plain(tl, "loss");
+	double n = rows * (double)classes;
+
+	if (precision_is_amp(tl->precision)) {
+		op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits");
+		op(tl, l, 1, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits.bwd");
+	}
+	op(tl, l, 0, OPC_SOFTMAX, 1, 0, 2.0 * F32 * n, 0, "log_softmax");
+	op(tl, l, 0, OPC_REDUCE, 2, 0, F32 * rows, 0, "nll");
+	op(tl, l, 1, OPC_ELEM, 2, 0, F32 * n, 0, "nll.bwd");
+	op(tl, l, 1, OPC_SOFTMAX, 1, 0, 3.0 * F32 * n, 0, "log_softmax.bwd");
+}
+
+void ly_input_f32(struct tensor_list *tl)
+{
+	tl->in_f32 = precision_is_amp(tl->precision);
 }
 
 double ly_attention_flops(int batch, int seq, int64_t width, bool causal)

@@ -1,15 +1,22 @@
 /*
  * The layer kinds the model zoo is made of: each registers its parameters with
- * PyTorch's names and shapes and charges its analytic FLOPs.
+ * PyTorch's names and shapes, charges its analytic FLOPs and emits the operators
+ * PyTorch eager runs for it, forward and backward (workload/costmodel.h), for the
+ * precision the list is built for (tl->precision).
+ *
+ * Names: every helper takes the layer's name relative to the current scope
+ * (ly_scope(tl, "bert.encoder.layer.%d", i) then ly_linear(tl, "attention.self.query",
+ * ...)); an empty scope means top-level names.
  *
  * FLOP model (per rank, per iteration; a multiply-add is 2 FLOPs):
  *  - linear / conv: 2 * in * out * positions (+ positions * out for the bias);
  *  - normalisation (BatchNorm, LayerNorm, RMSNorm): 5 FLOPs per element;
  *  - attention scores and weighted sum: 4 * batch * seq^2 * width (half when causal,
- *    as FlashAttention skips the masked half);
+ *    as FlashAttention skips the masked half); its backward 2.5x (it recomputes);
  *  - embeddings: no forward FLOPs; backward is a scatter-add, 1 FLOP per element.
  * Backward = 2x forward for a layer whose input needs a gradient (data gradient plus
  * weight gradient), 1x for the first layer of a network (weight gradient only).
+ * Bytes (memory-bound operators) count each tensor read or written once.
  */
 #ifndef GS_WORKLOAD_LAYERS_H
 #define GS_WORKLOAD_LAYERS_H
@@ -17,11 +24,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/common.h"
 #include "workload/tensor_list.h"
+
+/* Set the name prefix of the following helpers (printf format; "" = none). */
+void ly_scope(struct tensor_list *tl, const char *fmt, ...) GS_PRINTF(2, 3);
 
 /* nn.Linear(in, out): "<name>.weight" [out, in], "<name>.bias" [out]; positions = rows. */
 int ly_linear(struct tensor_list *tl, const char *name, int64_t in, int64_t out, bool bias,
 	      double positions);
+/* The same with its own parameter names (relative to the scope); bias NULL = none.
+ * MultiheadAttention's packed in_proj_weight / in_proj_bias are one. */
+int ly_linear_as(struct tensor_list *tl, const char *name, const char *weight,
+		 const char *bias, int64_t in, int64_t out, double positions);
+/* The operators of a linear layer whose weight is tied to another parameter (an LM
+ * head on the embedding), added to `layer`. */
+void ly_tied_linear_ops(struct tensor_list *tl, int layer, double rows, int64_t in,
+			int64_t out, bool bias);
 /* GPT-2's Conv1D(nf=out, nx=in): weight [in, out] used directly by addmm, bias [out]. */
 int ly_conv1d(struct tensor_list *tl, const char *name, int64_t in, int64_t out,
 	      double positions);
@@ -31,13 +50,40 @@ int ly_conv1d(struct tensor_list *tl, const char *name, int64_t in, int64_t out,
  */
 int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cout, int k,
 	      int stride, int pad, bool bias, int batch, int *hw, bool first);
-/* BatchNorm / LayerNorm (weight, bias) or RMSNorm (weight only) over `elems` elements. */
+/* LayerNorm (weight, bias) or RMSNorm (weight only) over `elems` elements of rows of dim. */
 int ly_norm(struct tensor_list *tl, const char *name, int64_t dim, bool bias, double elems);
+/* BatchNorm2d(c) in training mode over `elems` elements. */
+int ly_batchnorm(struct tensor_list *tl, const char *name, int64_t c, double elems);
 /* nn.Embedding(num, dim) looked up `positions` times. */
 int ly_embedding(struct tensor_list *tl, const char *name, int64_t num, int64_t dim,
 		 double positions);
-/* A layer that only computes (no parameters): forward FLOPs, backward = 2x. */
+/* A layer that only computes (no parameters): forward FLOPs, backward = 2x, as GEMMs. */
 int ly_compute(struct tensor_list *tl, const char *name, double fwd_flops);
+/* Fused scaled-dot-product attention of one layer: width = heads * head_dim. */
+int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
+		 bool causal);
+/* A parameterless layer to hang operators on (loss, pooling). */
+int ly_plain(struct tensor_list *tl, const char *name);
+
+/*
+ * Operators added to the most recent layer (they run right after it and their backward
+ * runs before its own). elems = elements of the activation, ebytes = its element size.
+ * kernels: the eager kernels of one forward call (HF's gelu_new is seven).
+ */
+void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, int kernels);
+void ly_add(struct tensor_list *tl, double elems, int ebytes);
+void ly_dropout(struct tensor_list *tl, double elems, int ebytes, double p);
+void ly_pool(struct tensor_list *tl, const char *what, double in_elems, double out_elems,
+	     int ebytes, bool indices);
+/* Cross-entropy over rows x classes logits (log-softmax + nll, fp32 under autocast). */
+void ly_loss(struct tensor_list *tl, double rows, int64_t classes);
+/* Autocast: the next linear's input is an fp32 activation (a norm's output, again). */
+void ly_input_f32(struct tensor_list *tl);
+/* Bytes of an activation element of this list's precision; of the fp32 residual stream
+ * of autocast transformers (4 under autocast, else the activation's). */
+int ly_act_bytes(const struct tensor_list *tl);
+int ly_res_bytes(const struct tensor_list *tl);
+
 /* Attention scores + weighted sum of one layer: width = heads * head_dim. */
 double ly_attention_flops(int batch, int seq, int64_t width, bool causal);
 

@@ -75,6 +75,7 @@ int model_build(const struct workload_opts *w, struct tensor_list *out)
 	tensor_list_init(out);
 	out->model = m->name;
 	out->family = m->family;
+	out->precision = w->precision;
 	ret = m->build(m, w, out);
 	if (!ret)
 		ret = tl_finish(out);

@@ -38,31 +38,31 @@ const struct bert_preset bert_large_preset = { 24, 16, 1024, 4096 };
 #define BERT_BATCH 32
 #define BERT_SEQ 128
 
+#define BERT_DROPOUT 0.1 /* hidden_dropout_prob; attention's runs inside SDPA */
+
 static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_t h,
 		       int64_t ffn)
 {
 	double pos = (double)batch * seq;
-	char pre[48], n[TENSOR_NAME_MAX];
+	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
 
-	snprintf(pre, sizeof(pre), "bert.encoder.layer.%d", i);
-	snprintf(n, sizeof(n), "%s.attention.self.query", pre);
-	ly_linear(tl, n, h, h, true, pos);
-	snprintf(n, sizeof(n), "%s.attention.self.key", pre);
-	ly_linear(tl, n, h, h, true, pos);
-	snprintf(n, sizeof(n), "%s.attention.self.value", pre);
-	ly_linear(tl, n, h, h, true, pos);
-	snprintf(n, sizeof(n), "%s.attention.self.core", pre);
-	ly_compute(tl, n, ly_attention_flops(batch, seq, h, false));
-	snprintf(n, sizeof(n), "%s.attention.output.dense", pre);
-	ly_linear(tl, n, h, h, true, pos);
-	snprintf(n, sizeof(n), "%s.attention.output.LayerNorm", pre);
-	ly_norm(tl, n, h, true, pos * h);
-	snprintf(n, sizeof(n), "%s.intermediate.dense", pre);
-	ly_linear(tl, n, h, ffn, true, pos);
-	snprintf(n, sizeof(n), "%s.output.dense", pre);
-	ly_linear(tl, n, ffn, h, true, pos);
-	snprintf(n, sizeof(n), "%s.output.LayerNorm", pre);
-	ly_norm(tl, n, h, true, pos * h);
+	ly_scope(tl, "bert.encoder.layer.%d", i);
+	ly_linear(tl, "attention.self.query", h, h, true, pos);
+	ly_input_f32(tl);
+	ly_linear(tl, "attention.self.key", h, h, true, pos);
+	ly_input_f32(tl);
+	ly_linear(tl, "attention.self.value", h, h, true, pos);
+	ly_attention(tl, "attention.self.core", batch, seq, h, false);
+	ly_linear(tl, "attention.output.dense", h, h, true, pos);
+	ly_dropout(tl, pos * h, e, BERT_DROPOUT);
+	ly_add(tl, pos * h, r);
+	ly_norm(tl, "attention.output.LayerNorm", h, true, pos * h);
+	ly_linear(tl, "intermediate.dense", h, ffn, true, pos);
+	ly_act(tl, "gelu", pos * ffn, e, 1);
+	ly_linear(tl, "output.dense", ffn, h, true, pos);
+	ly_dropout(tl, pos * h, e, BERT_DROPOUT);
+	ly_add(tl, pos * h, r);
+	ly_norm(tl, "output.LayerNorm", h, true, pos * h);
 }
 
 int model_build_bert(const struct model_info *m, const struct workload_opts *w,
@@ -89,24 +89,34 @@ int model_build_bert(const struct model_info *m, const struct workload_opts *w,
 		return -EINVAL;
 	}
 	/* Registration: word, position, token_type; execution: word, token_type, position. */
-	l_word = ly_embedding(tl, "bert.embeddings.word_embeddings", vocab, h, pos);
-	l_pos = ly_embedding(tl, "bert.embeddings.position_embeddings", BERT_POSITIONS, h, pos);
-	l_type = ly_embedding(tl, "bert.embeddings.token_type_embeddings", BERT_TYPES, h, pos);
+	ly_scope(tl, "%s", "bert.embeddings");
+	l_word = ly_embedding(tl, "word_embeddings", vocab, h, pos);
+	l_pos = ly_embedding(tl, "position_embeddings", BERT_POSITIONS, h, pos);
+	ly_add(tl, pos * h, 4);
+	l_type = ly_embedding(tl, "token_type_embeddings", BERT_TYPES, h, pos);
+	ly_add(tl, pos * h, 4);
 	tl_exec_after(tl, l_type, l_word);
-	l_ln = ly_norm(tl, "bert.embeddings.LayerNorm", h, true, pos * h);
+	l_ln = ly_norm(tl, "LayerNorm", h, true, pos * h);
+	ly_dropout(tl, pos * h, 4, BERT_DROPOUT);
 	(void)l_pos;
 	(void)l_ln;
 	for (i = 0; i < layers; i++)
 		bert_layer(tl, i, batch, seq, h, ffn);
+	ly_scope(tl, "%s", "");
 	ly_linear(tl, "bert.pooler.dense", h, h, true, batch);
+	ly_act(tl, "tanh", (double)batch * h, ly_act_bytes(tl), 1);
 
-	/* The decoder: its FLOPs use the tied weight; it owns only cls.predictions.bias. */
+	/* The decoder: its FLOPs use the tied weight; it owns only cls.predictions.bias.
+	 * Its GEMM runs over the 30522-word vocabulary (not a multiple of 8). */
 	l_dec = tl_layer(tl, 2.0 * h * vocab * pos + vocab * pos, 2.0 * (2.0 * h * vocab * pos),
 			 "cls.predictions.decoder");
 	tl_param(tl, l_dec, 1, vb, "cls.predictions.bias");
+	ly_tied_linear_ops(tl, l_dec, pos, h, vocab, true);
 	ly_linear(tl, "cls.predictions.transform.dense", h, h, true, pos);
+	ly_act(tl, "gelu", pos * h, ly_act_bytes(tl), 1);
 	i = ly_norm(tl, "cls.predictions.transform.LayerNorm", h, true, pos * h);
 	tl_exec_after(tl, l_dec, i);
 	ly_linear(tl, "cls.seq_relationship", h, 2, true, batch);
+	ly_loss(tl, pos, vocab);
 	return tl->err;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "workload/layers.h"
 #include "workload/model.h"
 
 /* Trim [*s, *e) of blanks. */
@@ -90,7 +91,7 @@ static int custom_entry(struct tensor_list *tl, const char *s, const char *e)
 		return -EINVAL;
 	if (c2 && parse_gflops(c2 + 1, e, &gflops))
 		return -EINVAL;
-	l = tl_layer(tl, gflops * 1e9, 2.0 * gflops * 1e9, "%s", name);
+	l = ly_compute(tl, name, gflops * 1e9);
 	tl_param(tl, l, 1, &count, "%s", name);
 	return tl->err;
 }

@@ -32,27 +32,28 @@ const struct gpt2_preset gpt2_xl_preset = { 48, 25, 1600 };
 #define GPT2_BATCH 8
 #define GPT2_SEQ 1024
 
+#define GPT2_DROPOUT 0.1 /* resid_pdrop, embd_pdrop; attn_pdrop runs inside SDPA */
+#define GELU_NEW_KERNELS 7 /* HF's gelu_new is a Python formula: pow, mul, add, tanh... */
+
 static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_t h,
 		       int64_t ffn)
 {
 	double pos = (double)batch * seq;
-	char pre[48], n[TENSOR_NAME_MAX];
+	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
 
-	snprintf(pre, sizeof(pre), "transformer.h.%d", i);
-	snprintf(n, sizeof(n), "%s.ln_1", pre);
-	ly_norm(tl, n, h, true, pos * h);
-	snprintf(n, sizeof(n), "%s.attn.c_attn", pre);
-	ly_conv1d(tl, n, h, 3 * h, pos);
-	snprintf(n, sizeof(n), "%s.attn.core", pre);
-	ly_compute(tl, n, ly_attention_flops(batch, seq, h, true));
-	snprintf(n, sizeof(n), "%s.attn.c_proj", pre);
-	ly_conv1d(tl, n, h, h, pos);
-	snprintf(n, sizeof(n), "%s.ln_2", pre);
-	ly_norm(tl, n, h, true, pos * h);
-	snprintf(n, sizeof(n), "%s.mlp.c_fc", pre);
-	ly_conv1d(tl, n, h, ffn, pos);
-	snprintf(n, sizeof(n), "%s.mlp.c_proj", pre);
-	ly_conv1d(tl, n, ffn, h, pos);
+	ly_scope(tl, "transformer.h.%d", i);
+	ly_norm(tl, "ln_1", h, true, pos * h);
+	ly_conv1d(tl, "attn.c_attn", h, 3 * h, pos);
+	ly_attention(tl, "attn.core", batch, seq, h, true);
+	ly_conv1d(tl, "attn.c_proj", h, h, pos);
+	ly_dropout(tl, pos * h, e, GPT2_DROPOUT);
+	ly_add(tl, pos * h, r);
+	ly_norm(tl, "ln_2", h, true, pos * h);
+	ly_conv1d(tl, "mlp.c_fc", h, ffn, pos);
+	ly_act(tl, "gelu_new", pos * ffn, e, GELU_NEW_KERNELS);
+	ly_conv1d(tl, "mlp.c_proj", ffn, h, pos);
+	ly_dropout(tl, pos * h, e, GPT2_DROPOUT);
+	ly_add(tl, pos * h, r);
 }
 
 int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
@@ -79,9 +80,17 @@ int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
 	}
 	ly_embedding(tl, "transformer.wte", vocab, h, pos);
 	ly_embedding(tl, "transformer.wpe", GPT2_POSITIONS, h, pos);
+	ly_add(tl, pos * h, 4);
+	ly_dropout(tl, pos * h, 4, GPT2_DROPOUT);
 	for (i = 0; i < layers; i++)
 		gpt2_block(tl, i, batch, seq, h, ffn);
+	ly_scope(tl, "%s", "");
 	ly_norm(tl, "transformer.ln_f", h, true, pos * h);
-	ly_compute(tl, "lm_head", 2.0 * h * vocab * pos);
+	/* the head's weight is wte's: its GEMMs over the 50257-word vocabulary (odd) */
+	i = tl_layer(tl, 2.0 * h * vocab * pos, 4.0 * h * vocab * pos, "lm_head");
+	ly_tied_linear_ops(tl, i, pos, h, vocab, false);
+	/* HF upcasts the logits (logits.float()) and shifts them before the loss */
+	ly_act(tl, "logits.float", pos * vocab, 3, 1);
+	ly_loss(tl, pos, vocab);
 	return tl->err;
 }

@@ -33,35 +33,35 @@ const struct llama_preset llama3_8b_preset = { 4096, 32, 32, 8, 14336, 128256, 8
 
 #define LLAMA_BATCH 1
 
+#define ROTARY_KERNELS 10 /* HF's apply_rotary_pos_emb: slices, neg, cat, mul, add on q and k */
+
 /* One decoder layer; returns the index of its last layer in execution order. */
 static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int seq, int64_t h,
 		       int64_t kv, int64_t ffn)
 {
 	double pos = (double)batch * seq;
-	char pre[48], n[TENSOR_NAME_MAX];
+	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
 	int o, down, ln1, ln2;
 
-	snprintf(pre, sizeof(pre), "model.layers.%d", i);
-	snprintf(n, sizeof(n), "%s.self_attn.q_proj", pre);
-	ly_linear(tl, n, h, h, false, pos);
-	snprintf(n, sizeof(n), "%s.self_attn.k_proj", pre);
-	ly_linear(tl, n, h, kv, false, pos);
-	snprintf(n, sizeof(n), "%s.self_attn.v_proj", pre);
-	ly_linear(tl, n, h, kv, false, pos);
-	snprintf(n, sizeof(n), "%s.self_attn.core", pre);
-	ly_compute(tl, n, ly_attention_flops(batch, seq, h, true));
-	snprintf(n, sizeof(n), "%s.self_attn.o_proj", pre);
-	o = ly_linear(tl, n, h, h, false, pos);
-	snprintf(n, sizeof(n), "%s.mlp.gate_proj", pre);
-	ly_linear(tl, n, h, ffn, false, pos);
-	snprintf(n, sizeof(n), "%s.mlp.up_proj", pre);
-	ly_linear(tl, n, h, ffn, false, pos);
-	snprintf(n, sizeof(n), "%s.mlp.down_proj", pre);
-	down = ly_linear(tl, n, ffn, h, false, pos);
-	snprintf(n, sizeof(n), "%s.input_layernorm", pre);
-	ln1 = ly_norm(tl, n, h, false, pos * h);
-	snprintf(n, sizeof(n), "%s.post_attention_layernorm", pre);
-	ln2 = ly_norm(tl, n, h, false, pos * h);
+	ly_scope(tl, "model.layers.%d", i);
+	ly_linear(tl, "self_attn.q_proj", h, h, false, pos);
+	ly_input_f32(tl);
+	ly_linear(tl, "self_attn.k_proj", h, kv, false, pos);
+	ly_input_f32(tl);
+	ly_linear(tl, "self_attn.v_proj", h, kv, false, pos);
+	ly_act(tl, "rotary", pos * (h + kv), e, ROTARY_KERNELS);
+	ly_attention(tl, "self_attn.core", batch, seq, h, true);
+	o = ly_linear(tl, "self_attn.o_proj", h, h, false, pos);
+	ly_add(tl, pos * h, r);
+	ly_input_f32(tl);
+	ly_linear(tl, "mlp.gate_proj", h, ffn, false, pos);
+	ly_input_f32(tl);
+	ly_linear(tl, "mlp.up_proj", h, ffn, false, pos);
+	ly_act(tl, "silu_mul", pos * ffn, e, 2);
+	down = ly_linear(tl, "mlp.down_proj", ffn, h, false, pos);
+	ly_add(tl, pos * h, r);
+	ln1 = ly_norm(tl, "input_layernorm", h, false, pos * h);
+	ln2 = ly_norm(tl, "post_attention_layernorm", h, false, pos * h);
 	tl_exec_after(tl, ln1, prev);
 	tl_exec_after(tl, ln2, o);
 	return down;
@@ -92,7 +92,10 @@ int model_build_llama(const struct model_info *m, const struct workload_opts *w,
 	prev = ly_embedding(tl, "model.embed_tokens", vocab, h, pos);
 	for (i = 0; i < layers; i++)
 		prev = llama_layer(tl, i, prev, batch, seq, h, h / heads * kv_heads, ffn);
+	ly_scope(tl, "%s", "");
 	ly_norm(tl, "model.norm", h, false, pos * h);
 	ly_linear(tl, "lm_head", h, vocab, false, pos);
+	ly_act(tl, "logits.float", pos * vocab, 3, 1);
+	ly_loss(tl, pos, vocab);
 	return tl->err;
 }

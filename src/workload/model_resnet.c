@@ -30,42 +30,42 @@ const struct resnet_preset resnet152_preset = { true, { 3, 8, 36, 3 } };
 #define RESNET_BATCH 32
 #define RESNET_IMAGE 224
 
-/* conv + batchnorm pair "<p>.conv<i>", "<p>.bn<i>". */
+/* conv + batchnorm pair "conv<i>", "bn<i>" of the current scope; relu after the bn. */
 static void conv_bn(struct tensor_list *tl, const char *conv, const char *bn, int64_t cin,
-		    int64_t cout, int k, int stride, int batch, int *hw)
+		    int64_t cout, int k, int stride, int batch, int *hw, bool relu)
 {
+	double elems;
+
 	ly_conv2d(tl, conv, cin, cout, k, stride, k / 2, false, batch, hw, false);
-	ly_norm(tl, bn, cout, true, (double)batch * cout * *hw * *hw);
+	elems = (double)batch * cout * *hw * *hw;
+	ly_batchnorm(tl, bn, cout, elems);
+	if (relu)
+		ly_act(tl, "relu", elems, ly_act_bytes(tl), 1);
 }
 
 static void block(struct tensor_list *tl, const struct resnet_preset *p, const char *pre,
 		  int64_t inplanes, int64_t planes, int stride, int batch, int *hw)
 {
 	int64_t outplanes = p->bottleneck ? planes * 4 : planes;
-	char c[TENSOR_NAME_MAX], b[TENSOR_NAME_MAX];
 	int in_hw = *hw;
+	double out_el;
 
-	snprintf(c, sizeof(c), "%s.conv1", pre);
-	snprintf(b, sizeof(b), "%s.bn1", pre);
+	ly_scope(tl, "%s", pre);
 	if (p->bottleneck) {
-		conv_bn(tl, c, b, inplanes, planes, 1, 1, batch, hw);
-		snprintf(c, sizeof(c), "%s.conv2", pre);
-		snprintf(b, sizeof(b), "%s.bn2", pre);
-		conv_bn(tl, c, b, planes, planes, 3, stride, batch, hw);
-		snprintf(c, sizeof(c), "%s.conv3", pre);
-		snprintf(b, sizeof(b), "%s.bn3", pre);
-		conv_bn(tl, c, b, planes, outplanes, 1, 1, batch, hw);
+		conv_bn(tl, "conv1", "bn1", inplanes, planes, 1, 1, batch, hw, true);
+		conv_bn(tl, "conv2", "bn2", planes, planes, 3, stride, batch, hw, true);
+		conv_bn(tl, "conv3", "bn3", planes, outplanes, 1, 1, batch, hw, false);
 	} else {
-		conv_bn(tl, c, b, inplanes, planes, 3, stride, batch, hw);
-		snprintf(c, sizeof(c), "%s.conv2", pre);
-		snprintf(b, sizeof(b), "%s.bn2", pre);
-		conv_bn(tl, c, b, planes, planes, 3, 1, batch, hw);
+		conv_bn(tl, "conv1", "bn1", inplanes, planes, 3, stride, batch, hw, true);
+		conv_bn(tl, "conv2", "bn2", planes, planes, 3, 1, batch, hw, false);
 	}
-	if (stride != 1 || inplanes != outplanes) {
-		snprintf(c, sizeof(c), "%s.downsample.0", pre);
-		snprintf(b, sizeof(b), "%s.downsample.1", pre);
-		conv_bn(tl, c, b, inplanes, outplanes, 1, stride, batch, &in_hw);
-	}
+	if (stride != 1 || inplanes != outplanes)
+		conv_bn(tl, "downsample.0", "downsample.1", inplanes, outplanes, 1, stride, batch,
+			&in_hw, false);
+	/* out += identity; relu */
+	out_el = (double)batch * outplanes * *hw * *hw;
+	ly_add(tl, out_el, ly_act_bytes(tl));
+	ly_act(tl, "relu", out_el, ly_act_bytes(tl), 1);
 }
 
 int model_build_resnet(const struct model_info *m, const struct workload_opts *w,
@@ -85,8 +85,12 @@ int model_build_resnet(const struct model_info *m, const struct workload_opts *w
 		return -EINVAL;
 	}
 	ly_conv2d(tl, "conv1", 3, 64, 7, 2, 3, false, batch, &hw, true);
-	ly_norm(tl, "bn1", 64, true, (double)batch * 64 * hw * hw);
-	hw = ly_conv_out(hw, 3, 2, 1); /* maxpool */
+	ly_batchnorm(tl, "bn1", 64, (double)batch * 64 * hw * hw);
+	ly_act(tl, "relu", (double)batch * 64 * hw * hw, ly_act_bytes(tl), 1);
+	i = hw;
+	hw = ly_conv_out(hw, 3, 2, 1);
+	ly_pool(tl, "maxpool", (double)batch * 64 * i * i, (double)batch * 64 * hw * hw,
+		ly_act_bytes(tl), true);
 	for (s = 0; s < 4; s++) {
 		int64_t planes = 64LL << s;
 
@@ -96,6 +100,10 @@ int model_build_resnet(const struct model_info *m, const struct workload_opts *w
 			inplanes = planes * exp;
 		}
 	}
+	ly_scope(tl, "%s", "");
+	ly_pool(tl, "avgpool", (double)batch * 512 * exp * hw * hw, (double)batch * 512 * exp,
+		ly_act_bytes(tl), false);
 	ly_linear(tl, "fc", 512 * exp, RESNET_CLASSES, true, batch);
+	ly_loss(tl, batch, RESNET_CLASSES);
 	return tl->err;
 }

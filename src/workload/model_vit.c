@@ -38,30 +38,21 @@ static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int
 			  int64_t mlp)
 {
 	double pos = (double)batch * seq;
-	int64_t w[2] = { 3 * d, d }, b[1] = { 3 * d };
-	char pre[48], n[TENSOR_NAME_MAX];
-	double fwd;
-	int l;
+	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
 
-	snprintf(pre, sizeof(pre), "encoder.layers.encoder_layer_%d", i);
-	snprintf(n, sizeof(n), "%s.ln_1", pre);
-	ly_norm(tl, n, d, true, pos * d);
-	fwd = 2.0 * (double)d * 3 * d * pos + 3.0 * d * pos;
-	l = tl_layer(tl, fwd, 2.0 * fwd, "%s.self_attention.in_proj", pre);
-	tl_param(tl, l, 2, w, "%s.self_attention.in_proj_weight", pre);
-	tl_param(tl, l, 1, b, "%s.self_attention.in_proj_bias", pre);
-	if (l >= 0)
-		tl->layers[l].ready_reversed = true;
-	snprintf(n, sizeof(n), "%s.self_attention.core", pre);
-	ly_compute(tl, n, ly_attention_flops(batch, seq, d, false));
-	snprintf(n, sizeof(n), "%s.self_attention.out_proj", pre);
-	ly_linear(tl, n, d, d, true, pos);
-	snprintf(n, sizeof(n), "%s.ln_2", pre);
-	ly_norm(tl, n, d, true, pos * d);
-	snprintf(n, sizeof(n), "%s.mlp.0", pre);
-	ly_linear(tl, n, d, mlp, true, pos);
-	snprintf(n, sizeof(n), "%s.mlp.3", pre);
-	ly_linear(tl, n, mlp, d, true, pos);
+	ly_scope(tl, "encoder.layers.encoder_layer_%d", i);
+	ly_norm(tl, "ln_1", d, true, pos * d);
+	/* MultiheadAttention's packed projection: F.linear(x, in_proj_weight, in_proj_bias) */
+	ly_linear_as(tl, "self_attention.in_proj", "self_attention.in_proj_weight",
+		     "self_attention.in_proj_bias", d, 3 * d, pos);
+	ly_attention(tl, "self_attention.core", batch, seq, d, false);
+	ly_linear(tl, "self_attention.out_proj", d, d, true, pos);
+	ly_add(tl, pos * d, r);
+	ly_norm(tl, "ln_2", d, true, pos * d);
+	ly_linear(tl, "mlp.0", d, mlp, true, pos);
+	ly_act(tl, "gelu", pos * mlp, e, 1);
+	ly_linear(tl, "mlp.3", mlp, d, true, pos);
+	ly_add(tl, pos * d, r);
 }
 
 int model_build_vit(const struct model_info *m, const struct workload_opts *w,
@@ -89,15 +80,20 @@ int model_build_vit(const struct model_info *m, const struct workload_opts *w,
 	tl->seq_len = seq;
 	pe[1] = seq;
 
-	l_cls = tl_layer(tl, 0, 0, "class_token");
+	l_cls = ly_plain(tl, "class_token");
 	tl_param(tl, l_cls, 3, ct, "class_token");
 	l_conv = ly_conv2d(tl, "conv_proj", 3, d, p->patch, p->patch, 0, true, batch, &hw, true);
 	tl_exec_after(tl, l_cls, l_conv);
-	l_pos = tl_layer(tl, 0, 0, "encoder.pos_embedding");
+	/* torch.cat of the class token and the patches */
+	ly_act(tl, "cat", (double)batch * seq * d, ly_act_bytes(tl), 1);
+	l_pos = ly_plain(tl, "encoder.pos_embedding");
 	tl_param(tl, l_pos, 3, pe, "encoder.pos_embedding");
+	ly_add(tl, (double)batch * seq * d, ly_res_bytes(tl));
 	for (i = 0; i < layers; i++)
 		encoder_layer(tl, i, batch, seq, d, mlp);
+	ly_scope(tl, "%s", "");
 	ly_norm(tl, "encoder.ln", d, true, (double)batch * seq * d);
 	ly_linear(tl, "heads.head", d, VIT_CLASSES, true, batch);
+	ly_loss(tl, batch, VIT_CLASSES);
 	return tl->err;
 }

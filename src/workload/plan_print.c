@@ -226,8 +226,8 @@ int plan_print_text(FILE *out, const struct tensor_list *tl, const struct bucket
 	fprintf(out, "  compute per iteration: forward %.4g GFLOP, backward %.4g GFLOP\n",
 		tl->fwd_flops / 1e9, tl->bwd_flops / 1e9);
 	if (ct)
-		fprintf(out, "  at %.4g TFLOP/s: forward %.4g ms, backward %.4g ms\n",
-			ct->gpu_tflops, ct->fwd_s * 1e3, ct->bwd_s * 1e3);
+		fprintf(out, "  modelled step: forward %.4g ms, backward %.4g ms (%u operators)\n",
+			ct->fwd_s * 1e3, ct->bwd_s * 1e3, tl->nops);
 	units_fmt_size(p->cap, cap, sizeof(cap));
 	if (p->first_cap)
 		units_fmt_size(p->first_cap, first, sizeof(first));
@@ -265,9 +265,64 @@ int plan_print_text(FILE *out, const struct tensor_list *tl, const struct bucket
 	return ferror(out) ? -EIO : 0;
 }
 
-int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors)
+/* Every operator with its modelled GPU time, in the order the timeline plays them. */
+static json_t *ops_json(const struct tensor_list *tl, const struct cost_params *cp)
+{
+	json_t *arr = json_array();
+
+	for (int bwd = 0; arr && bwd < 2; bwd++) {
+		for (uint32_t n = 0; n < tl->nlayers; n++) {
+			uint32_t i = bwd ? tl->nlayers - 1 - n : n;
+			const struct layer *l = &tl->layers[i];
+
+			for (uint32_t k = l->op_first; k < l->op_first + l->nops; k++) {
+				const struct op *o = &tl->ops[k];
+				json_t *j;
+
+				if (o->bwd != bwd)
+					continue;
+				j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:f}", "layer",
+					      l->name, "phase", bwd ? "bwd" : "fwd", "class",
+					      op_class_name(o->cls), "op", o->what, "kernels",
+					      (int)o->kernels, "flops", o->flops, "bytes", o->bytes,
+					      "gpu_s", cost_op_gpu_s(cp, o));
+				if (!push(arr, j)) {
+					json_decref(arr);
+					return NULL;
+				}
+			}
+		}
+	}
+	return arr;
+}
+
+static void print_ops(FILE *out, const struct tensor_list *tl, const struct cost_params *cp)
+{
+	fprintf(out, "\n%-3s %-48s %-18s %-11s %3s %10s %10s %9s\n", "ph", "layer", "op", "class",
+		"k", "GFLOP", "MB", "gpu_us");
+	for (int bwd = 0; bwd < 2; bwd++) {
+		for (uint32_t n = 0; n < tl->nlayers; n++) {
+			const struct layer *l = &tl->layers[bwd ? tl->nlayers - 1 - n : n];
+
+			for (uint32_t k = l->op_first; k < l->op_first + l->nops; k++) {
+				const struct op *o = &tl->ops[k];
+
+				if (o->bwd != bwd)
+					continue;
+				fprintf(out, "%-3s %-48s %-18s %-11s %3u %10.4f %10.3f %9.2f\n",
+					bwd ? "bwd" : "fwd", l->name, o->what,
+					op_class_name(o->cls), o->kernels, o->flops / 1e9,
+					o->bytes / 1e6, cost_op_gpu_s(cp, o) * 1e6);
+			}
+		}
+	}
+}
+
+int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors, bool ops)
 {
 	struct compute_timeline ct;
+	struct cost_params cp;
+	struct gpu_profile g;
 	struct tensor_list tl;
 	struct bucket_plan p;
 	json_t *doc;
@@ -280,19 +335,27 @@ int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors
 	ret = model_build(w, &tl);
 	if (ret)
 		return ret;
-	ret = bucket_plan_build(&tl, w->bucket_cap, w->first_bucket_cap,
+	ret = bucket_plan_build(&tl, w->bucket_cap,
+				bucket_first_cap(w->bucket_cap, w->first_bucket_cap, w->bucket_cap_set),
 				(enum dtype)w->grad_dtype, &p);
 	if (ret)
 		goto out_list;
 	memset(&ct, 0, sizeof(ct));
-	if (w->gpu_tflops > 0) {
-		ret = compute_timeline_build(&tl, &p, w->gpu_tflops, &ct);
-		if (ret)
-			goto out_plan;
-	}
+	ret = compute_params_resolve(w, 0, &g, &cp);
+	if (ret)
+		goto out_plan;
+	ret = compute_timeline_build(&tl, &p, &cp, &ct);
+	if (ret)
+		goto out_plan;
 	if (json) {
-		doc = plan_to_json(&tl, &p, w->gpu_tflops > 0 ? &ct : NULL, tensors);
-		if (!doc) {
+		doc = plan_to_json(&tl, &p, &ct, tensors);
+		if (!doc || !set(doc, "precision", json_string(precision_name(w->precision))) ||
+		    !set(doc, "gpu_profile", json_string(g.name)) ||
+		    !set(doc, "launch_gap_s",
+			 json_real((cp.launch_gap_us >= 0 ? cp.launch_gap_us : g.launch_gap_us) *
+				   1e-6)) ||
+		    (ops && !set(doc, "ops", ops_json(&tl, &cp)))) {
+			json_decref(doc);
 			ret = -ENOMEM;
 			goto out_timeline;
 		}
@@ -301,7 +364,11 @@ int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors
 			ret = -EIO;
 		json_decref(doc);
 	} else {
-		ret = plan_print_text(out, &tl, &p, w->gpu_tflops > 0 ? &ct : NULL, tensors);
+		fprintf(out, "precision %s, gpu profile %s (%s)\n", precision_name(w->precision),
+			g.name, g.source);
+		ret = plan_print_text(out, &tl, &p, &ct, tensors);
+		if (!ret && ops)
+			print_ops(out, &tl, &cp);
 	}
 out_timeline:
 	compute_timeline_free(&ct);

@@ -18,10 +18,13 @@
 
 /*
  * Build w's model, its bucket plan (w->bucket_cap, w->first_bucket_cap, w->grad_dtype)
- * and, if w->gpu_tflops > 0, its compute timeline; print them to out.
- * Returns 0, -ENOENT (unknown model), -EINVAL (bad options, logged), -ENOMEM or -EIO.
+ * and its compute timeline (w's precision, GPU profile, launch gap); print them to out,
+ * with ops: every operator and its modelled time. JSON adds precision, gpu_profile,
+ * launch_gap_s and (ops) ops [{layer, phase, class, op, kernels, flops, bytes, gpu_s}].
+ * Returns 0, -ENOENT (unknown model or profile), -EINVAL (bad options, logged), -ENOMEM
+ * or -EIO.
  */
-int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors);
+int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors, bool ops);
 
 /*
  * JSON document of a built plan; ct may be NULL. Keys: model, family, batch, seq_len,

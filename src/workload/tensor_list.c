@@ -19,6 +19,7 @@ void tensor_list_free(struct tensor_list *tl)
 	free(tl->layers);
 	free(tl->ready);
 	free(tl->exec);
+	free(tl->ops);
 	tensor_list_init(tl);
 }
 
@@ -126,6 +127,50 @@ int tl_param(struct tensor_list *tl, int layer, int ndim, const int64_t *shape, 
 	return (int)tl->n++;
 }
 
+int tl_op(struct tensor_list *tl, int layer, const struct op *o)
+{
+	if (tl->err || layer < 0)
+		return -1;
+	if ((uint32_t)layer >= tl->nlayers)
+		return tl_fail(tl, -EINVAL), -1;
+	if (!grow(tl, (void **)&tl->ops, &tl->cap_o, tl->nops + 1, sizeof(*tl->ops)))
+		return -1;
+	tl->ops[tl->nops] = *o;
+	tl->ops[tl->nops].layer = (uint32_t)layer;
+	tl->nops++;
+	return 0;
+}
+
+/* Group the ops by layer (now in execution order), forward before backward, keeping
+ * their order of addition within each group. */
+static int group_ops(struct tensor_list *tl)
+{
+	struct op *sorted;
+	uint32_t i, k = 0, l;
+	int bwd;
+
+	if (!tl->nops)
+		return 0;
+	sorted = malloc((size_t)tl->nops * sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	/* nops is small (a few thousand): a pass per layer and phase is simple and enough */
+	for (l = 0; l < tl->nlayers; l++) {
+		tl->layers[l].op_first = k;
+		for (bwd = 0; bwd < 2; bwd++) {
+			for (i = 0; i < tl->nops; i++) {
+				if (tl->ops[i].layer == l && tl->ops[i].bwd == bwd)
+					sorted[k++] = tl->ops[i];
+			}
+		}
+		tl->layers[l].nops = k - tl->layers[l].op_first;
+	}
+	free(tl->ops);
+	tl->ops = sorted;
+	tl->cap_o = tl->nops;
+	return 0;
+}
+
 void tl_exec_after(struct tensor_list *tl, int layer, int after)
 {
 	uint32_t i, from = UINT32_MAX, to = UINT32_MAX;
@@ -174,12 +219,18 @@ int tl_finish(struct tensor_list *tl)
 	}
 	free(tl->layers);
 	tl->layers = sorted;
+	sorted = NULL;
 	tl->cap_l = tl->nlayers;
 	for (i = 0; i < tl->n; i++)
 		tl->t[i].layer = newidx[tl->t[i].layer];
+	for (i = 0; i < tl->nops; i++)
+		tl->ops[i].layer = newidx[tl->ops[i].layer];
 	for (i = 0; i < tl->nlayers; i++)
 		tl->exec[i] = i;
 	free(newidx);
+	newidx = NULL;
+	if (group_ops(tl))
+		goto out_nomem;
 
 	/* Backward runs the layers in reverse execution order; a layer's gradients become
 	 * ready when its backward completes. */

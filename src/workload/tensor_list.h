@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "util/common.h"
+#include "workload/costmodel.h"
 
 #define TENSOR_NAME_MAX 96
 #define TENSOR_NDIM_MAX 4
@@ -40,6 +41,10 @@ struct layer {
 	uint32_t ntensors;
 	/* its tensors in registration order (= ready order unless ready_reversed) */
 	uint32_t tensors[LAYER_TENSORS_MAX];
+	/* its operators (after tl_finish): ops[op_first .. op_first + nops), forward ones in
+	 * execution order, then backward ones in execution order */
+	uint32_t op_first;
+	uint32_t nops;
 };
 
 /*
@@ -54,6 +59,7 @@ struct tensor_list {
 	int batch;          /* resolved values the FLOPs were computed with */
 	int seq_len;
 	int image_size;
+	int precision;      /* enum precision the operators were emitted for */
 
 	struct tensor *t;
 	uint32_t n;
@@ -65,11 +71,17 @@ struct tensor_list {
 	double fwd_flops;
 	double bwd_flops;
 
+	struct op *ops; /* every operator, grouped by layer in execution order (tl_finish) */
+	uint32_t nops;
+
 	/* builder state */
 	uint32_t cap_t;
 	uint32_t cap_l;
+	uint32_t cap_o;
 	uint32_t *exec; /* layer indices in execution order while building */
 	int err;        /* first error of a builder call; later calls do nothing */
+	char scope[TENSOR_NAME_MAX]; /* prefix of the names layer helpers register */
+	bool in_f32;    /* autocast: the next linear reads an fp32 activation (a norm's) */
 };
 
 void tensor_list_init(struct tensor_list *tl);
@@ -85,6 +97,8 @@ int tl_layer(struct tensor_list *tl, double fwd_flops, double bwd_flops, const c
 /* Register a parameter of `layer` (shape of ndim dims); returns its index or -1. */
 int tl_param(struct tensor_list *tl, int layer, int ndim, const int64_t *shape, const char *fmt,
 	     ...) GS_PRINTF(5, 6);
+/* Add an operator to `layer` (creation index; phase and costs in *o). 0 or -1. */
+int tl_op(struct tensor_list *tl, int layer, const struct op *o);
 /* Execution order differs from creation order: run `layer` right after `after`. */
 void tl_exec_after(struct tensor_list *tl, int layer, int after);
 /* Reorder layers into execution order, derive the ready order and totals. 0 or -errno. */

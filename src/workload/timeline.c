@@ -1,4 +1,4 @@
-/* Backward timeline from layer FLOPs: when each gradient and each bucket becomes ready. */
+/* The compute timeline: operators through the eager pipeline, gradient and bucket ready times. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -6,18 +6,52 @@
 
 #include "workload/timeline.h"
 
-int compute_timeline_build(const struct tensor_list *tl, const struct bucket_plan *plan,
-			   double gpu_tflops, struct compute_timeline *out)
+int compute_params_resolve(const struct workload_opts *w, double calibrated_tflops,
+			   struct gpu_profile *g, struct cost_params *cp)
 {
-	double t = 0;
+	double tf = w->gpu_tflops > 0 ? w->gpu_tflops : calibrated_tflops;
+	int ret = gpu_profile_load(w->gpu_profile[0] ? w->gpu_profile : "h200", g);
+
+	if (ret)
+		return ret;
+	if (tf > 0) {
+		/* a given GEMM rate is the 16-bit one; the other units keep their ratio */
+		double scale = tf / g->matrix_tflops[precision_matrix(w->precision)];
+
+		for (int i = 0; i < MX_COUNT; i++)
+			g->matrix_tflops[i] *= scale;
+	}
+	cp->gpu = g;
+	cp->precision = w->precision;
+	cp->launch_gap_us = w->launch_gap_ns == UINT64_MAX ? -1 : w->launch_gap_ns / 1e3;
+	return 0;
+}
+
+/* Play layer l's ops of one phase; returns the GPU clock after them. */
+static double play(const struct cost_params *cp, const struct tensor_list *tl, uint32_t l,
+		   int bwd, double *host, double *gpu)
+{
+	const struct layer *ly = &tl->layers[l];
+
+	for (uint32_t k = ly->op_first; k < ly->op_first + ly->nops; k++) {
+		if (tl->ops[k].bwd == bwd)
+			cost_issue(cp, &tl->ops[k], host, gpu);
+	}
+	return *gpu;
+}
+
+int compute_timeline_build(const struct tensor_list *tl, const struct bucket_plan *plan,
+			   const struct cost_params *cp, struct compute_timeline *out)
+{
+	double host = 0, gpu = 0, prev = 0, t0;
 	uint32_t i, j;
 
 	memset(out, 0, sizeof(*out));
-	if (!(gpu_tflops > 0) || !isfinite(gpu_tflops) || !tl->nlayers)
+	if (!cp || !cp->gpu || !tl->nlayers)
 		return -EINVAL;
 	if (plan && plan->ntensors != tl->n)
 		return -EINVAL;
-	out->gpu_tflops = gpu_tflops;
+	out->gpu_tflops = cp->gpu->matrix_tflops[precision_matrix(cp->precision)];
 	out->nlayers = tl->nlayers;
 	out->ntensors = tl->n;
 	out->nbuckets = plan ? plan->nbuckets : 0;
@@ -32,19 +66,28 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 		return -ENOMEM;
 	}
 	for (i = 0; i < tl->nlayers; i++) {
-		out->layer_fwd_s[i] = compute_time_s(tl->layers[i].fwd_flops, gpu_tflops);
-		out->layer_bwd_s[i] = compute_time_s(tl->layers[i].bwd_flops, gpu_tflops);
-		out->fwd_s += out->layer_fwd_s[i];
+		double end = play(cp, tl, i, 0, &host, &gpu);
+
+		out->layer_fwd_s[i] = end - prev;
+		prev = end;
 	}
+	/* the step's forward ends when both the GPU and the host are through it */
+	out->fwd_s = fmax(gpu, host);
+	gpu = t0 = out->fwd_s;
+	if (out->fwd_s > prev && tl->nlayers)
+		out->layer_fwd_s[tl->nlayers - 1] += out->fwd_s - prev;
+	prev = t0;
 	for (i = tl->nlayers; i-- > 0;) {
 		const struct layer *l = &tl->layers[i];
+		double end = play(cp, tl, i, 1, &host, &gpu);
 
-		t += out->layer_bwd_s[i];
-		out->layer_bwd_end[i] = t;
+		out->layer_bwd_s[i] = end - prev;
+		prev = end;
+		out->layer_bwd_end[i] = end - t0;
 		for (j = 0; j < l->ntensors; j++)
-			out->tensor_ready[l->tensors[j]] = t;
+			out->tensor_ready[l->tensors[j]] = end - t0;
 	}
-	out->bwd_s = t;
+	out->bwd_s = fmax(gpu, host) - t0;
 	for (i = 0; i < out->nbuckets; i++) {
 		const struct bucket *b = &plan->b[i];
 		double r = 0;

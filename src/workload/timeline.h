@@ -1,7 +1,10 @@
 /*
- * The compute model: each layer takes FLOPs / (gpu_tflops * 1e12) seconds. Backward
- * runs the layers in reverse execution order; a gradient is ready when its owning
- * layer's backward ends, and a bucket is ready when its last gradient is.
+ * The compute timeline: the model's operators played through the eager pipeline of the
+ * cost model (workload/costmodel.h), forward in execution order, then backward in
+ * reverse layer order. A layer's time is what the GPU's clock advanced while its
+ * operators ran (waits for the host included), so layer times add up to fwd_s and
+ * bwd_s. A gradient is ready when its owning layer's backward ends, a bucket when its
+ * last gradient is. Backward times count from the end of forward, as DDP's do.
  */
 #ifndef GS_WORKLOAD_TIMELINE_H
 #define GS_WORKLOAD_TIMELINE_H
@@ -9,11 +12,13 @@
 #include <stdint.h>
 
 #include "workload/bucket.h"
+#include "workload/gpu_profile.h"
 #include "workload/tensor_list.h"
+#include "workload/workload.h"
 
 /* All times in seconds. Pure data; compute_timeline_free() releases the arrays. */
 struct compute_timeline {
-	double gpu_tflops;
+	double gpu_tflops;     /* the matrix rate of the precision (for compute = gemm) */
 	double fwd_s;          /* whole forward pass */
 	double bwd_s;          /* whole backward pass */
 	uint32_t nlayers;
@@ -26,18 +31,20 @@ struct compute_timeline {
 	double *bucket_ready;  /* per bucket of the plan, since backward start */
 };
 
-/* Seconds for `flops` at `gpu_tflops` TFLOP/s. */
-static inline double compute_time_s(double flops, double gpu_tflops)
-{
-	return flops / (gpu_tflops * 1e12);
-}
+/*
+ * The cost parameters of w: its [gpu] profile (a row or a file, loaded into *g), its
+ * precision and launch gap; w->gpu_tflops > 0 replaces the profile's matrix rates, and
+ * calibrated_tflops > 0 (gpu_tflops = 0 with a GPU) likewise. 0, -ENOENT or -EINVAL.
+ */
+int compute_params_resolve(const struct workload_opts *w, double calibrated_tflops,
+			   struct gpu_profile *g, struct cost_params *cp);
 
 /*
  * Fill *out for the list and a plan built from it (plan may be NULL: no bucket times).
- * Returns 0, -EINVAL (gpu_tflops <= 0, plan not of this list) or -ENOMEM.
+ * Returns 0, -EINVAL (no profile, plan not of this list) or -ENOMEM.
  */
 int compute_timeline_build(const struct tensor_list *tl, const struct bucket_plan *plan,
-			   double gpu_tflops, struct compute_timeline *out);
+			   const struct cost_params *cp, struct compute_timeline *out);
 void compute_timeline_free(struct compute_timeline *ct);
 
 #endif

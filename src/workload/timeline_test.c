@@ -1,4 +1,4 @@
-/* Compute timeline: layer times from FLOPs, gradient and bucket ready times. */
+/* Compute timeline: operators through the eager pipeline, gradient and bucket ready times. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,8 +21,27 @@ static void build_custom(const char *layers, struct tensor_list *tl)
 	assert_int_equal(model_build(&w, tl), 0);
 }
 
+/* A GPU of 1 TFLOP/s fp32 GEMMs and nothing else: no floor, no fixed cost, no host gap. */
+static struct gpu_profile unit_gpu(double tflops)
+{
+	struct gpu_profile g;
+
+	memset(&g, 0, sizeof(g));
+	for (int i = 0; i < MX_COUNT; i++)
+		g.matrix_tflops[i] = tflops;
+	g.hbm_gbps = 1000;
+	return g;
+}
+
+static struct cost_params params(const struct gpu_profile *g, double gap_us)
+{
+	return (struct cost_params){ .gpu = g, .precision = PREC_FP32, .launch_gap_us = gap_us };
+}
+
 static void test_hand_timeline(void **state)
 {
+	struct gpu_profile g1 = unit_gpu(1.0), g4 = unit_gpu(4.0), gh = unit_gpu(1.0);
+	struct cost_params c1 = params(&g1, 0), c4 = params(&g4, 0), bad = { 0 };
 	struct compute_timeline ct;
 	struct tensor_list tl;
 	struct bucket_plan p;
@@ -33,7 +52,7 @@ static void test_hand_timeline(void **state)
 	/* ready c, b, a (400 B each): cap 800 -> [c, b], [a] */
 	assert_int_equal(bucket_plan_build(&tl, 800, 0, DT_F32, &p), 0);
 	assert_int_equal(p.nbuckets, 2);
-	assert_int_equal(compute_timeline_build(&tl, &p, 1.0, &ct), 0);
+	assert_int_equal(compute_timeline_build(&tl, &p, &c1, &ct), 0);
 	assert_float_equal(ct.fwd_s, 6e-3, 1e-12);
 	assert_float_equal(ct.bwd_s, 12e-3, 1e-12);
 	assert_float_equal(ct.layer_fwd_s[1], 2e-3, 1e-12);
@@ -47,18 +66,27 @@ static void test_hand_timeline(void **state)
 	compute_timeline_free(&ct);
 
 	/* 4 TFLOP/s: everything 4x faster */
-	assert_int_equal(compute_timeline_build(&tl, &p, 4.0, &ct), 0);
+	assert_int_equal(compute_timeline_build(&tl, &p, &c4, &ct), 0);
 	assert_float_equal(ct.bucket_ready[0], 2.5e-3, 1e-12);
 	compute_timeline_free(&ct);
 
 	/* no plan: layer and tensor times only */
-	assert_int_equal(compute_timeline_build(&tl, NULL, 1.0, &ct), 0);
+	assert_int_equal(compute_timeline_build(&tl, NULL, &c1, &ct), 0);
 	assert_int_equal(ct.nbuckets, 0);
 	assert_float_equal(ct.tensor_ready[0], 12e-3, 1e-12);
 	compute_timeline_free(&ct);
 
-	assert_int_equal(compute_timeline_build(&tl, &p, 0.0, &ct), -EINVAL);
-	assert_int_equal(compute_timeline_build(&tl, &p, -1.0, &ct), -EINVAL);
+	/* a host gap of 5 ms per kernel: the GPU waits for the host; forward's three
+	 * kernels are issued at 5, 10, 15 ms, backward's six from there on */
+	{
+		struct cost_params ch = params(&gh, 5000);
+
+		assert_int_equal(compute_timeline_build(&tl, &p, &ch, &ct), 0);
+		assert_float_equal(ct.fwd_s, 15e-3 + 3e-3, 1e-12);
+		assert_float_equal(ct.bwd_s, 45e-3 + 1e-3 - 18e-3, 1e-12);
+		compute_timeline_free(&ct);
+	}
+	assert_int_equal(compute_timeline_build(&tl, &p, &bad, &ct), -EINVAL);
 	bucket_plan_free(&p);
 	tensor_list_free(&tl);
 }
@@ -72,18 +100,24 @@ static void test_model_timeline(void **state)
 	uint32_t i;
 
 	(void)state;
+	struct gpu_profile g;
+	struct cost_params cp;
+
 	memset(&w, 0, sizeof(w));
 	snprintf(w.model, sizeof(w.model), "resnet50");
+	w.launch_gap_ns = 0;
 	assert_int_equal(model_build(&w, &tl), 0);
 	assert_int_equal(bucket_plan_build(&tl, 25ull << 20, 1ull << 20, DT_F32, &p), 0);
-	assert_int_equal(compute_timeline_build(&tl, &p, 100.0, &ct), 0);
+	assert_int_equal(compute_params_resolve(&w, 0, &g, &cp), 0);
+	assert_string_equal(g.name, "h200");
+	assert_int_equal(compute_timeline_build(&tl, &p, &cp, &ct), 0);
 	/* buckets become ready in launch order, the last one when backward ends */
 	for (i = 1; i < p.nbuckets; i++)
 		assert_true(ct.bucket_ready[i] >= ct.bucket_ready[i - 1]);
-	assert_float_equal(ct.bucket_ready[p.nbuckets - 1], ct.bwd_s, 1e-15);
-	assert_float_equal(ct.bwd_s, tl.bwd_flops / 100e12, 1e-12);
-	/* backward is about twice forward (the stem conv has no data gradient) */
-	assert_true(ct.bwd_s > 1.9 * ct.fwd_s && ct.bwd_s <= 2.0 * ct.fwd_s);
+	assert_true(ct.bucket_ready[p.nbuckets - 1] <= ct.bwd_s);
+	/* with no host gap the GPU time is at least the matrix work at the profile's rate */
+	assert_true(ct.fwd_s > tl.fwd_flops / (g.matrix_tflops[MX_FP32] * 1e12));
+	assert_true(ct.bwd_s > 1.5 * ct.fwd_s && ct.bwd_s < 3.0 * ct.fwd_s);
 	compute_timeline_free(&ct);
 	bucket_plan_free(&p);
 	tensor_list_free(&tl);

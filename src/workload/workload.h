@@ -21,12 +21,17 @@ struct workload_opts {
 	int seq_len;               /* transformers: tokens per sample */
 	int image_size;            /* vision models: pixels per side */
 	uint64_t bucket_cap;       /* bytes, DDP's bucket_cap_mb */
-	/* bytes, 0 = none. DDP's rebuilt buckets start with a 1 MiB bucket when bucket_cap_mb
-	 * is left unset, and with no special first bucket (recent PyTorch) when it is set. */
+	bool bucket_cap_set;       /* bucket_cap was given (file, sweep or flag) */
+	/* bytes, 0 = auto: DDP's rebuilt buckets start with a 1 MiB bucket when bucket_cap_mb
+	 * is left unset, and with no special first bucket (recent PyTorch) when it is set;
+	 * bucket_first_cap() resolves it. */
 	uint64_t first_bucket_cap;
 	int grad_dtype;            /* enum dtype */
 	int compute;               /* enum compute_mode */
-	double gpu_tflops;         /* achieved TFLOP/s the compute model assumes */
+	double gpu_tflops;         /* > 0: GEMM TFLOP/s replacing the profile's matrix rate */
+	int precision;             /* enum precision (workload/costmodel.h) */
+	uint64_t launch_gap_ns;    /* host time per eager kernel; UINT64_MAX = the profile's */
+	char gpu_profile[256];     /* [gpu] profile: a built-in row or a profile FILE */
 	bool overlap;              /* launch each bucket when ready (DDP) vs after backward */
 	int iterations;
 	int warmup;

@@ -30,7 +30,7 @@ CONFIGS = [
     ["--bucket-cap", "25MiB", "--first-bucket-cap", "1MiB"],
     ["--bucket-cap", "1MiB", "--grad-dtype", "bf16"],
     ["--bucket-cap", "100MiB", "--first-bucket-cap", "4MiB", "--grad-dtype", "f16"],
-    ["--bucket-cap", "0"],
+    ["--bucket-cap", "1KiB"],
 ]
 
 

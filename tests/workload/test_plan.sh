@@ -35,6 +35,19 @@ expect 2 plan --model resnet50 --bogus
 expect 2 plan --model resnet50 extra-argument
 expect 2 plan --model vit_b_16 --image-size 250
 expect 2 plan --model custom --layers "a:b:c"
+# the flags are the key table's keys, with its bounds (issue 14)
+expect 2 plan --model resnet50 --grad-dtype f64
+expect 2 plan --model resnet50 --batch 0
+expect 2 plan --model resnet50 --bucket-cap 0
+expect 2 plan --model resnet50 --precision fp8
+expect 2 plan --model resnet50 --gpu-profile nosuch-gpu
+expect 0 plan --model resnet50 --precision amp_bf16 --gpu-profile a100 --ops
+expect 0 plan --model gpt2 --precision tf32 --launch-gap 0 --json --ops
+# DDP's first bucket: 1 MiB while bucket_cap is unset, the cap itself once it is given
+first() { "$GRADSYNC" plan --model resnet50 --json "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_bucket_cap"])'; }
+[ "$(first)" = 1048576 ] || { echo "FAIL: default first bucket $(first)"; fail=1; }
+[ "$(first --bucket-cap 25MiB)" = 26214400 ] || { echo "FAIL: --bucket-cap 25MiB first bucket $(first --bucket-cap 25MiB)"; fail=1; }
+[ "$(first --bucket-cap 25MiB --first-bucket-cap 2MiB)" = 2097152 ] || { echo "FAIL: explicit first bucket"; fail=1; }
 msg=$("$GRADSYNC" plan --model nosuch 2>&1 >/dev/null)
 [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || { echo "FAIL: usage error is not one line: $msg"; fail=1; }
 python3 "$HERE/plan_selfcheck.py" "$GRADSYNC" || fail=1

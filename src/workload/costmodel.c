@@ -1,0 +1,114 @@
+/* The per-operator cost model: pure functions of an op, a GPU profile and a precision. */
+#include <math.h>
+#include <string.h>
+
+#include "util/common.h"
+#include "workload/costmodel.h"
+
+static const char *const precision_names[PREC_COUNT] = {
+	[PREC_FP32] = "fp32", [PREC_TF32] = "tf32", [PREC_AMP_BF16] = "amp_bf16",
+	[PREC_AMP_FP16] = "amp_fp16", [PREC_BF16] = "bf16",
+};
+
+static const char *const class_names[OPC_COUNT] = {
+	[OPC_GEMM] = "gemm", [OPC_CONV] = "conv", [OPC_ATTN] = "attention",
+	[OPC_ELEM] = "elementwise", [OPC_NORM] = "norm", [OPC_BN] = "batchnorm",
+	[OPC_SOFTMAX] = "softmax", [OPC_REDUCE] = "reduce", [OPC_EMBED] = "embedding",
+	[OPC_CAST] = "cast",
+};
+
+const char *precision_name(int p)
+{
+	return p >= 0 && p < PREC_COUNT ? precision_names[p] : "?";
+}
+
+int precision_find(const char *name)
+{
+	for (int p = 0; p < PREC_COUNT; p++) {
+		if (strcmp(precision_names[p], name) == 0)
+			return p;
+	}
+	return -1;
+}
+
+const char *op_class_name(int cls)
+{
+	return cls >= 0 && cls < OPC_COUNT ? class_names[cls] : "?";
+}
+
+bool precision_is_amp(int p)
+{
+	return p == PREC_AMP_BF16 || p == PREC_AMP_FP16;
+}
+
+int precision_act_bytes(int p)
+{
+	return p == PREC_FP32 || p == PREC_TF32 ? 4 : 2;
+}
+
+enum matrix_kind precision_matrix(int p)
+{
+	switch (p) {
+	case PREC_TF32:
+		return MX_TF32;
+	case PREC_AMP_BF16:
+	case PREC_BF16:
+		return MX_BF16;
+	case PREC_AMP_FP16:
+		return MX_FP16;
+	default:
+		return MX_FP32;
+	}
+}
+
+/* Tensor-core paths want rows aligned to 16 bytes; cuBLAS falls back to 4-byte (even
+ * 16-bit dims) or 2-byte (odd) loads otherwise. fp32 SIMT does not care. */
+static double align_share(const struct gpu_profile *g, enum matrix_kind mx, int64_t dim)
+{
+	if (dim <= 0 || mx == MX_FP32 || dim % (mx == MX_TF32 ? 4 : 8) == 0)
+		return 1;
+	return (mx != MX_TF32 && dim % 2 == 0) ? g->align2_eff[mx] : g->align1_eff[mx];
+}
+
+double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
+{
+	const struct gpu_profile *g = cp->gpu;
+	enum matrix_kind mx = precision_matrix(cp->precision);
+	int wide = precision_act_bytes(cp->precision) == 2;
+	double floor_s = (o->kernels ? o->kernels : 1) * g->floor_us * 1e-6;
+	double mat = 0, mem = 0, rate, eff;
+
+	if (o->flops > 0 && (o->cls == OPC_GEMM || o->cls == OPC_CONV || o->cls == OPC_ATTN)) {
+		rate = g->matrix_tflops[mx] * 1e12;
+		if (o->cls == OPC_CONV)
+			rate *= g->conv_eff[mx];
+		else if (o->cls == OPC_ATTN)
+			rate *= g->attn_eff[mx];
+		else
+			rate *= align_share(g, mx, o->align_dim);
+		if (rate > 0)
+			mat = g->matrix_t0_us[mx] * 1e-6 + o->flops / rate;
+	}
+	if (o->bytes > 0) {
+		eff = g->mem_eff[o->cls < OPC_COUNT ? o->cls : OPC_ELEM][wide];
+		if (!(eff > 0))
+			eff = 1;
+		mem = o->bytes / (g->hbm_gbps * 1e9 * eff);
+	}
+	return floor_s + fmax(mat, mem);
+}
+
+double cost_op_host_s(const struct cost_params *cp, const struct op *o)
+{
+	double gap = cp->launch_gap_us >= 0 ? cp->launch_gap_us : cp->gpu->launch_gap_us;
+
+	return (o->kernels ? o->kernels : 1) * gap * 1e-6;
+}
+
+double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
+		  double *gpu_t)
+{
+	*host_t += cost_op_host_s(cp, o);
+	*gpu_t = fmax(*gpu_t, *host_t) + cost_op_gpu_s(cp, o);
+	return *gpu_t;
+}

@@ -1,0 +1,105 @@
+/*
+ * The per-operator cost model: how long PyTorch eager takes for each operator a model
+ * emits, forward and backward, on a GPU described by a profile (workload/gpu_profile.h).
+ *
+ * Time of one operator on the GPU:
+ *   matrix ops (gemm, conv, attention):
+ *       t_mat = t0(precision) + flops / (rate(class, precision) * align)
+ *   memory-bound ops: t_mem = bytes / (hbm * eff(class, activation width))
+ *   t = kernels * floor + max(t_mat, t_mem)   (floor: the shortest kernel's duration) `align` is the penalty cuBLAS pays when an
+ * inner dimension is not a multiple of 8 (16-bit) or 4 (tf32) elements: the tensor-core
+ * paths need aligned rows (GPT-2's 50257-word head runs at an eighth of the rate).
+ * The host issues the kernels: each costs launch_gap of CPU time before the GPU may
+ * start it, so small kernels run at the host's pace and big ones at the GPU's
+ * (the eager pipeline: start = max(GPU free, host issued)). launch_gap = 0 imitates
+ * CUDA graphs.
+ */
+#ifndef GS_WORKLOAD_COSTMODEL_H
+#define GS_WORKLOAD_COSTMODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum precision {
+	PREC_FP32 = 0, /* fp32 everywhere, TF32 off (cuBLAS and cuDNN) */
+	PREC_TF32,     /* fp32 tensors, TF32 tensor cores for matmul and conv */
+	PREC_AMP_BF16, /* autocast(bfloat16) over fp32 parameters */
+	PREC_AMP_FP16, /* autocast(float16) over fp32 parameters */
+	PREC_BF16,     /* parameters and activations in bf16, no autocast */
+	PREC_COUNT,
+};
+
+/* The matrix unit a precision runs on: index into the profile's rate tables. */
+enum matrix_kind { MX_FP32 = 0, MX_TF32, MX_BF16, MX_FP16, MX_COUNT };
+
+enum op_class {
+	OPC_GEMM = 0, /* cuBLAS matmul */
+	OPC_CONV,     /* cuDNN convolution (and its layout transforms) */
+	OPC_ATTN,     /* fused scaled-dot-product attention */
+	OPC_ELEM,     /* element-wise: activations, adds, dropout */
+	OPC_NORM,     /* LayerNorm / RMSNorm, row-wise */
+	OPC_BN,       /* BatchNorm, two passes over NCHW */
+	OPC_SOFTMAX,  /* row softmax / log-softmax of the loss */
+	OPC_REDUCE,   /* column sums (bias gradients), pooling */
+	OPC_EMBED,    /* embedding gather / scatter-add */
+	OPC_CAST,     /* AMP dtype casts */
+	OPC_COUNT,
+};
+
+struct op {
+	uint32_t layer;   /* the layer it belongs to (forward: runs in it; backward: its grads) */
+	uint8_t cls;      /* enum op_class */
+	uint8_t bwd;      /* 0 forward, 1 backward */
+	uint16_t kernels; /* CUDA kernels it launches */
+	double flops;
+	double bytes;     /* read + written once */
+	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
+	const char *what; /* static: "gemm", "gemm.dgrad", "bn.bwd", ... */
+};
+
+/* What one GPU does: a row of the profile table or a file (workload/gpu_profile.h). */
+struct gpu_profile {
+	char name[32];
+	char source[96];                    /* "measured ..." or "datasheet ..." */
+	double matrix_tflops[MX_COUNT];     /* achieved dense GEMM rate */
+	double matrix_t0_us[MX_COUNT];      /* fixed cost of a GEMM (ramp, tail wave) */
+	double conv_eff[MX_COUNT];          /* cuDNN conv rate as a share of the GEMM rate */
+	double attn_eff[MX_COUNT];          /* fused attention rate as a share of GEMM */
+	double align2_eff[MX_COUNT];        /* GEMM share when align_dim is even, unaligned */
+	double align1_eff[MX_COUNT];        /* GEMM share when align_dim is odd */
+	double hbm_gbps;                    /* streaming bandwidth, GB/s */
+	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
+	double floor_us;                    /* shortest kernel */
+	double launch_gap_us;               /* host time per kernel in eager mode */
+};
+
+/* How a run is costed: the profile, the precision and the host gap (< 0: profile's). */
+struct cost_params {
+	const struct gpu_profile *gpu;
+	int precision;      /* enum precision */
+	double launch_gap_us;
+};
+
+const char *precision_name(int precision);
+/* -1 if unknown */
+int precision_find(const char *name);
+bool precision_is_amp(int precision);
+/* bytes of an activation element (2 under autocast and bf16, else 4) */
+int precision_act_bytes(int precision);
+enum matrix_kind precision_matrix(int precision);
+const char *op_class_name(int cls);
+
+/* GPU seconds of one operator (no host gap). Pure. */
+double cost_op_gpu_s(const struct cost_params *cp, const struct op *o);
+
+/* Host seconds to issue one operator. */
+double cost_op_host_s(const struct cost_params *cp, const struct op *o);
+
+/*
+ * The eager pipeline over a sequence of ops: *gpu_t and *host_t advance (seconds).
+ * Returns the op's end on the GPU.
+ */
+double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
+		  double *gpu_t);
+
+#endif

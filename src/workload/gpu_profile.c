@@ -1,0 +1,240 @@
+/* The GPU profile table and the profile file format (one field table feeds both). */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/common.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include "workload/gpu_profile.h"
+
+/*
+ * h200: fitted to PyTorch 2.11 eager on one H200 (tests/workload/ref/h200_torch_*.json:
+ * library kernels by shape, and the fit cases named in tests/workload/fit_cases.txt).
+ * Matrix rates are what cuBLAS reached (8k x 1-4k x 1-4k products), HBM what a copy
+ * streams; launch_gap is that node's host time per eager kernel.
+ * h100 (SXM), a100 (SXM 80GB), b200: the h200's achieved share of its datasheet peak
+ * applied to their datasheet peaks (dense matrix rates, HBM bandwidth); class shares and
+ * the host gap are the h200's. Not measured: calibrate on the node for real numbers.
+ */
+#define H200_MEM_EFF                                                                       \
+	{ [OPC_GEMM] = { 0.8, 0.8 }, [OPC_CONV] = { 0.8, 0.8 }, [OPC_ATTN] = { 0.8, 0.8 },  \
+	  [OPC_ELEM] = { 0.92, 0.85 }, [OPC_NORM] = { 0.45, 0.45 },                         \
+	  [OPC_BN] = { 0.42, 0.16 }, [OPC_SOFTMAX] = { 0.65, 0.5 },                         \
+	  [OPC_REDUCE] = { 0.6, 0.6 }, [OPC_EMBED] = { 0.3, 0.3 },                          \
+	  [OPC_CAST] = { 0.7, 0.7 } }
+
+static const struct gpu_profile profiles[] = {
+	{
+		.name = "h200",
+		.source = "measured: H200, PyTorch 2.11 eager (tests/workload/ref)",
+		.matrix_tflops = { 51, 400, 780, 780 },
+		.matrix_t0_us = { 8, 5, 3, 3 },
+		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
+		.attn_eff = { 0.5, 0.5, 0.45, 0.45 },
+		.align2_eff = { 1, 1, 0.33, 0.33 },
+		.align1_eff = { 1, 0.31, 0.12, 0.12 },
+		.hbm_gbps = 4300,
+		.mem_eff = H200_MEM_EFF,
+		.floor_us = 1.0,
+		.launch_gap_us = 35,
+	},
+	{
+		.name = "h100",
+		.source = "datasheet: H100 SXM (989 TFLOP/s bf16, 3.35 TB/s), h200 shares",
+		.matrix_tflops = { 51, 400, 780, 780 },
+		.matrix_t0_us = { 8, 5, 3, 3 },
+		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
+		.attn_eff = { 0.5, 0.5, 0.45, 0.45 },
+		.align2_eff = { 1, 1, 0.33, 0.33 },
+		.align1_eff = { 1, 0.31, 0.12, 0.12 },
+		.hbm_gbps = 3000,
+		.mem_eff = H200_MEM_EFF,
+		.floor_us = 1.0,
+		.launch_gap_us = 35,
+	},
+	{
+		.name = "a100",
+		.source = "datasheet: A100 SXM 80GB (312 TFLOP/s bf16, 2.04 TB/s), h200 shares",
+		.matrix_tflops = { 14.8, 126, 246, 246 },
+		.matrix_t0_us = { 10, 6, 4, 4 },
+		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
+		.attn_eff = { 0.5, 0.5, 0.45, 0.45 },
+		.align2_eff = { 1, 1, 0.33, 0.33 },
+		.align1_eff = { 1, 0.31, 0.12, 0.12 },
+		.hbm_gbps = 1830,
+		.mem_eff = H200_MEM_EFF,
+		.floor_us = 1.5,
+		.launch_gap_us = 35,
+	},
+	{
+		.name = "b200",
+		.source = "datasheet: B200 (2250 TFLOP/s bf16, 8 TB/s), h200 shares",
+		.matrix_tflops = { 61, 890, 1775, 1775 },
+		.matrix_t0_us = { 8, 5, 3, 3 },
+		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
+		.attn_eff = { 0.5, 0.5, 0.45, 0.45 },
+		.align2_eff = { 1, 1, 0.33, 0.33 },
+		.align1_eff = { 1, 0.31, 0.12, 0.12 },
+		.hbm_gbps = 7200,
+		.mem_eff = H200_MEM_EFF,
+		.floor_us = 1.0,
+		.launch_gap_us = 35,
+	},
+};
+
+/* The file format's keys: a field of doubles each. */
+struct profile_field {
+	const char *key;
+	size_t offset;
+	int count;
+	const char *help;
+};
+
+#define PF(f, n, h) { #f, offsetof(struct gpu_profile, f), n, h }
+#define PF_CLASS(c, name)                                                                   \
+	{ "mem_eff." name, offsetof(struct gpu_profile, mem_eff) + (c) * 2 * sizeof(double),    \
+	  2, "share of hbm_gbps, 32-bit and 16-bit activations" }
+
+static const struct profile_field fields[] = {
+	PF(matrix_tflops, MX_COUNT, "achieved GEMM TFLOP/s: fp32 tf32 bf16 fp16"),
+	PF(matrix_t0_us, MX_COUNT, "fixed microseconds of a GEMM"),
+	PF(conv_eff, MX_COUNT, "convolution rate as a share of the GEMM rate"),
+	PF(attn_eff, MX_COUNT, "fused attention rate as a share of the GEMM rate"),
+	PF(align2_eff, MX_COUNT, "GEMM share for even, unaligned inner dimensions"),
+	PF(align1_eff, MX_COUNT, "GEMM share for odd inner dimensions"),
+	PF(hbm_gbps, 1, "streaming bandwidth, GB/s"),
+	PF(floor_us, 1, "shortest kernel, microseconds"),
+	PF(launch_gap_us, 1, "host microseconds per eager kernel"),
+	PF_CLASS(OPC_ELEM, "elementwise"),
+	PF_CLASS(OPC_NORM, "norm"),
+	PF_CLASS(OPC_BN, "batchnorm"),
+	PF_CLASS(OPC_SOFTMAX, "softmax"),
+	PF_CLASS(OPC_REDUCE, "reduce"),
+	PF_CLASS(OPC_EMBED, "embedding"),
+	PF_CLASS(OPC_CAST, "cast"),
+};
+
+size_t gpu_profile_count(void)
+{
+	return ARRAY_SIZE(profiles);
+}
+
+const struct gpu_profile *gpu_profile_at(size_t i)
+{
+	return i < ARRAY_SIZE(profiles) ? &profiles[i] : NULL;
+}
+
+const struct gpu_profile *gpu_profile_find(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(profiles); i++) {
+		if (strcmp(profiles[i].name, name) == 0)
+			return &profiles[i];
+	}
+	return NULL;
+}
+
+static const struct profile_field *field_find(const char *key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		if (strcmp(fields[i].key, key) == 0)
+			return &fields[i];
+	}
+	return NULL;
+}
+
+/* One "key = v..." line into g; 0 or -EINVAL (logged). */
+static int parse_line(const char *path, int lineno, char *line, struct gpu_profile *g)
+{
+	char *eq = strchr(line, '='), *key = line, *val, *end;
+	const struct profile_field *f;
+	double *dst;
+	int i;
+
+	if (!eq) {
+		log_err(LOG_WORKLOAD, "%s:%d: expected 'key = value', got '%s'", path, lineno, line);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	key = str_trim(key);
+	val = eq + 1;
+	if (strcmp(key, "name") == 0 || strcmp(key, "source") == 0) {
+		val = str_trim(val);
+		snprintf(strcmp(key, "name") == 0 ? g->name : g->source,
+			 strcmp(key, "name") == 0 ? sizeof(g->name) : sizeof(g->source), "%s", val);
+		return 0;
+	}
+	f = field_find(key);
+	if (!f) {
+		log_err(LOG_WORKLOAD, "%s:%d: unknown profile key '%s'", path, lineno, key);
+		return -EINVAL;
+	}
+	dst = (double *)((char *)g + f->offset);
+	for (i = 0; i < f->count; i++) {
+		double v = strtod(val, &end);
+
+		if (end == val || !(v >= 0)) {
+			log_err(LOG_WORKLOAD, "%s:%d: %s: expected %d non-negative numbers",
+				path, lineno, key, f->count);
+			return -EINVAL;
+		}
+		dst[i] = v;
+		val = end;
+	}
+	if (*str_trim(val)) {
+		log_err(LOG_WORKLOAD, "%s:%d: %s: expected %d numbers, more given", path, lineno,
+			key, f->count);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gpu_profile_load(const char *name, struct gpu_profile *out)
+{
+	const struct gpu_profile *row = gpu_profile_find(name);
+	char line[512];
+	int lineno = 0, ret = 0;
+	FILE *f;
+
+	if (row) {
+		*out = *row;
+		return 0;
+	}
+	f = fopen(name, "r");
+	if (!f) {
+		log_err(LOG_WORKLOAD, "gpu profile '%s': not a built-in row (h200, h100, a100, b200) and not a readable file: %s",
+			name, strerror(errno));
+		return -ENOENT;
+	}
+	*out = profiles[0];
+	snprintf(out->name, sizeof(out->name), "file");
+	snprintf(out->source, sizeof(out->source), "file %s", name);
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *s, *hash = strchr(line, '#');
+
+		lineno++;
+		if (hash)
+			*hash = '\0';
+		s = str_trim(line);
+		if (*s)
+			ret = parse_line(name, lineno, s, out);
+	}
+	fclose(f);
+	return ret;
+}
+
+int gpu_profile_write(FILE *f, const struct gpu_profile *g)
+{
+	fprintf(f, "# gradsync GPU profile (the cost model's; see README, Compute model)\n");
+	fprintf(f, "name = %s\nsource = %s\n", g->name, g->source);
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		const double *v = (const double *)((const char *)g + fields[i].offset);
+
+		fprintf(f, "# %s\n%s =", fields[i].help, fields[i].key);
+		for (int j = 0; j < fields[i].count; j++)
+			fprintf(f, " %.6g", v[j]);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * GPU profiles of the cost model: built-in rows (h200 measured on the device with
+ * PyTorch's own kernels, the others scaled from datasheets) and profile files.
+ *
+ * File format (what `gradsync gpu --calibrate --write FILE` writes, what
+ * `[gpu] profile = FILE` and `plan --gpu-profile FILE` read): one `key = value...` a line,
+ * '#' comments; keys are the field names of gpu_profile_fields (matrix values in the
+ * order fp32 tf32 bf16 fp16, class values as `mem_eff.CLASS = share32 share16`).
+ * Keys left out keep the h200 row's values; an unknown key or a bad number is an error
+ * naming file:line.
+ */
+#ifndef GS_WORKLOAD_GPU_PROFILE_H
+#define GS_WORKLOAD_GPU_PROFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "workload/costmodel.h"
+
+size_t gpu_profile_count(void);
+const struct gpu_profile *gpu_profile_at(size_t i);
+/* A built-in row by name, or NULL. */
+const struct gpu_profile *gpu_profile_find(const char *name);
+
+/*
+ * name: a built-in row or a file path (contains '/' or ends in .ini/.profile, or is
+ * not a row name). Fills *out; 0, -ENOENT (no such row or file) or -EINVAL (bad file,
+ * logged with file:line).
+ */
+int gpu_profile_load(const char *name, struct gpu_profile *out);
+/* Write *g in the file format. 0 or -EIO. */
+int gpu_profile_write(FILE *f, const struct gpu_profile *g);
+
+#endif

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Hold gradsync's cost model against the committed PyTorch measurements.
+
+usage: check_costmodel.py GRADSYNC_BINARY [--ref ref/h200_torch_steps.json] [--profile h200]
+                          [--max-err 0.15] [--max-median 0.08] [--max-fwd-err 0.20]
+                          [--max-ready-err 0.15] [--enforce]
+
+For every measured case (model, batch, seq, precision) it runs
+`gradsync plan --model M --batch B --seq-len S --precision P --gpu-profile G --json --tensors`
+and compares forward (fwd_s), forward+backward (fwd_s + bwd_s) and each bucket's ready time
+(the latest measured ready time of its members, relative to the end of forward) with the
+table. Cases are split into the fit set (tests/workload/fit_cases.txt: the cases the h200
+profile's parameters were chosen on) and the held-out rest; both are reported apart.
+Prints one line per case and a summary; with --enforce exits 1 when a threshold is missed.
+Exits 0 otherwise (77 when the binary is missing).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def plan(binary, c, profile):
+    cmd = [binary, "plan", "--model", c["model"], "--batch", str(c["batch"]),
+           "--precision", c["precision"], "--gpu-profile", profile, "--json", "--tensors"]
+    if c["seq"]:
+        cmd += ["--seq-len", str(c["seq"])]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def fit_set():
+    path = os.path.join(HERE, "fit_cases.txt")
+    keys = set()
+    with open(path) as f:
+        for line in f:
+            line = line.split("#")[0].split()
+            if line:
+                keys.add(tuple(line))
+    return keys
+
+
+def case_key(c):
+    return (c["model"], str(c["batch"]), str(c["seq"]), c["precision"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--ref", default=os.path.join(HERE, "ref", "h200_torch_steps.json"))
+    ap.add_argument("--profile", default="h200")
+    ap.add_argument("--max-err", type=float, default=0.15)
+    ap.add_argument("--max-median", type=float, default=0.08)
+    ap.add_argument("--max-fwd-err", type=float, default=0.20)
+    ap.add_argument("--max-ready-err", type=float, default=0.15)
+    ap.add_argument("--enforce", action="store_true")
+    o = ap.parse_args()
+    if not os.access(o.binary, os.X_OK):
+        print("no binary %s" % o.binary)
+        return 77
+    ref = json.load(open(o.ref))
+    fits = fit_set()
+    rows = {"fit": [], "held-out": []}
+    print("%-12s %5s %5s %-9s %-8s %9s %9s %7s %7s %7s" % (
+        "model", "batch", "seq", "precision", "set", "real_ms", "model_ms", "err",
+        "fwd_err", "ready"))
+    for c in ref["cases"]:
+        p = plan(o.binary, c, o.profile)
+        step = (p["fwd_s"] + p["bwd_s"]) * 1e3
+        err = step / c["step_ms"] - 1
+        ferr = p["fwd_s"] * 1e3 / c["fwd_ms"] - 1
+        names = [t["name"] for t in p["tensors"]]
+        rerrs = []
+        for b in p["buckets"]:
+            real = max(c["ready_ms"].get(names[t], 0) for t in b["tensors"])
+            if real > 0.05 * c["bwd_ms"]:  # tiny early buckets: relative error is noise
+                rerrs.append(abs(b["ready_s"] * 1e3 / real - 1))
+        rmax = max(rerrs) if rerrs else 0
+        s = "fit" if case_key(c) in fits else "held-out"
+        rows[s].append((abs(err), abs(ferr), rmax))
+        print("%-12s %5d %5d %-9s %-8s %9.2f %9.2f %+6.1f%% %+6.1f%% %6.1f%%" % (
+            c["model"], c["batch"], c["seq"], c["precision"], s, c["step_ms"], step,
+            100 * err, 100 * ferr, 100 * rmax))
+    ok = True
+    for s, r in rows.items():
+        if not r:
+            continue
+        worst = max(x[0] for x in r)
+        med = statistics.median(x[0] for x in r)
+        fw = max(x[1] for x in r)
+        rd = max(x[2] for x in r)
+        within = sum(1 for x in r if x[0] <= o.max_err)
+        print("%s: %d cases, %d within %.0f%%, median |err| %.1f%%, worst %.1f%%, "
+              "worst fwd %.1f%%, worst bucket ready %.1f%%" % (
+                  s, len(r), within, 100 * o.max_err, 100 * med, 100 * worst, 100 * fw,
+                  100 * rd))
+        ok = ok and worst <= o.max_err and med <= o.max_median and fw <= o.max_fwd_err \
+            and rd <= o.max_ready_err
+    print("thresholds %s" % ("met" if ok else "missed"))
+    return 1 if (o.enforce and not ok) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
