@@ -3,12 +3,14 @@
  * matching, SMs, memory, dma-buf and GPUDirect RDMA support) and, with --calibrate, the
  * TFLOP/s our GEMM reaches on each: the figure [workload] gpu_tflops = 0 would use.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "gpu/gpu.h"
 #include "util/common.h"
+#include "workload/gpu_profile.h"
 
 #define CALIBRATE_TIMEOUT_MS 60000
 
@@ -45,18 +47,49 @@ out_line:
 	return rc;
 }
 
+/* `gradsync gpu --profile NAME --write FILE`: a cost-model profile as a file to edit. */
+static int write_profile(const char *name, const char *path)
+{
+	struct gpu_profile g;
+	FILE *f;
+	int ret;
+
+	if (gpu_profile_load(name, &g))
+		return GS_EXIT_USAGE;
+	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "gradsync gpu: %s: %s\n", path, strerror(errno));
+		return GS_EXIT_FAIL;
+	}
+	ret = gpu_profile_write(f, &g);
+	if (f != stdout && fclose(f))
+		ret = -EIO;
+	return ret ? GS_EXIT_FAIL : GS_EXIT_OK;
+}
+
 int cmd_gpu(int argc, char **argv)
 {
+	const char *profile = NULL, *write = NULL;
 	bool calibrate = false;
 	int n = 0, failed = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--calibrate") == 0) {
 			calibrate = true;
+		} else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc) {
+			profile = argv[++i];
+		} else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc) {
+			write = argv[++i];
 		} else {
-			fprintf(stderr, "usage: gradsync gpu [--calibrate]\n");
+			fprintf(stderr, "usage: gradsync gpu [--calibrate] | --profile NAME|FILE --write FILE|-\n");
 			return GS_EXIT_USAGE;
 		}
+	}
+	if (write && !calibrate)
+		return write_profile(profile ? profile : "h200", write);
+	if (write || profile) {
+		fprintf(stderr, "gradsync gpu: --calibrate --write is not built yet: our kernels cover GEMM only; write a profile with --profile NAME --write FILE and edit it\n");
+		return GS_EXIT_USAGE;
 	}
 	/* without a driver or a CUDA build the GPU layer has already said why, once */
 	if (!gpu_available() || gpu_device_count(&n) || n < 1) {

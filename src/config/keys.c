@@ -157,7 +157,7 @@ static const struct cfg_key keys[] = {
 	  .help = "host time per eager kernel; auto = the GPU profile's (PyTorch eager), 0 = CUDA graphs" },
 	{ "workload", "gpu_tflops", CFG_FLOAT, "0", "TFLOP/s", 0, 100000, .sweepable = true,
 	  FIELD(workload, gpu_tflops),
-	  .help = "achieved throughput of the compute model; 0 = calibrate our GEMM on the rank's GPU" },
+	  .help = "> 0: GEMM TFLOP/s of the precision, replacing the GPU profile's (other units keep their ratio); 0 = the profile's" },
 	{ "workload", "overlap", CFG_BOOL, "on", "", UNBOUNDED, CHOICES(bool_choices),
 	  .sweepable = true, FIELD(workload, overlap),
 	  .help = "start each bucket's AllReduce when ready (DDP) instead of after backward" },

@@ -80,8 +80,11 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 
 	if (o->flops > 0 && (o->cls == OPC_GEMM || o->cls == OPC_CONV || o->cls == OPC_ATTN)) {
 		rate = g->matrix_tflops[mx] * 1e12;
-		if (o->cls == OPC_CONV)
-			rate *= g->conv_eff[mx];
+		if (o->cls == OPC_CONV) {
+			rate *= o->bwd ? g->conv_bwd_eff[mx] : g->conv_eff[mx];
+			if (o->window == 3 && g->conv3_gain[mx] > 0)
+				rate *= g->conv3_gain[mx];
+		}
 		else if (o->cls == OPC_ATTN)
 			rate *= g->attn_eff[mx];
 		else
@@ -102,6 +105,8 @@ double cost_op_host_s(const struct cost_params *cp, const struct op *o)
 {
 	double gap = cp->launch_gap_us >= 0 ? cp->launch_gap_us : cp->gpu->launch_gap_us;
 
+	if (o->bwd && cp->gpu->bwd_gap_share > 0)
+		gap *= cp->gpu->bwd_gap_share;
 	return (o->kernels ? o->kernels : 1) * gap * 1e-6;
 }
 

@@ -51,6 +51,7 @@ struct op {
 	uint8_t cls;      /* enum op_class */
 	uint8_t bwd;      /* 0 forward, 1 backward */
 	uint16_t kernels; /* CUDA kernels it launches */
+	uint8_t window;   /* convolutions: the kernel side (3: cuDNN's Winograd paths) */
 	double flops;
 	double bytes;     /* read + written once */
 	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
@@ -64,13 +65,18 @@ struct gpu_profile {
 	double matrix_tflops[MX_COUNT];     /* achieved dense GEMM rate */
 	double matrix_t0_us[MX_COUNT];      /* fixed cost of a GEMM (ramp, tail wave) */
 	double conv_eff[MX_COUNT];          /* cuDNN conv rate as a share of the GEMM rate */
+	double conv_bwd_eff[MX_COUNT];      /* the same for data and weight gradients */
+	double conv3_gain[MX_COUNT];        /* 3x3 windows: Winograd's fewer multiplies */
 	double attn_eff[MX_COUNT];          /* fused attention rate as a share of GEMM */
 	double align2_eff[MX_COUNT];        /* GEMM share when align_dim is even, unaligned */
 	double align1_eff[MX_COUNT];        /* GEMM share when align_dim is odd */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
 	double floor_us;                    /* shortest kernel */
-	double launch_gap_us;               /* host time per kernel in eager mode */
+	double launch_gap_us;               /* host time per forward kernel in eager mode */
+	double bwd_gap_share;               /* backward's host time per kernel, as a share
+					     * of launch_gap (the C++ autograd engine issues
+					     * them, no Python modules) */
 };
 
 /* How a run is costed: the profile, the precision and the host gap (< 0: profile's). */

@@ -38,13 +38,22 @@ int ly_res_bytes(const struct tensor_list *tl)
 	return precision_is_amp(tl->precision) ? F32 : ly_act_bytes(tl);
 }
 
-static void op(struct tensor_list *tl, int layer, int bwd, int cls, int kernels, double flops,
-	       double bytes, int64_t align, const char *what)
+static struct op *op(struct tensor_list *tl, int layer, int bwd, int cls, int kernels,
+		     double flops, double bytes, int64_t align, const char *what)
 {
 	struct op o = { .cls = (uint8_t)cls, .bwd = (uint8_t)bwd, .kernels = (uint16_t)kernels,
 			.flops = flops, .bytes = bytes, .align_dim = align, .what = what };
 
-	tl_op(tl, layer, &o);
+	return tl_op(tl, layer, &o) ? NULL : &tl->ops[tl->nops - 1];
+}
+
+static void conv_op(struct tensor_list *tl, int l, int bwd, int kernels, double flops,
+		    double bytes, int64_t cout, int k, const char *what)
+{
+	struct op *o = op(tl, l, bwd, OPC_CONV, kernels, flops, bytes, cout, what);
+
+	if (o)
+		o->window = (uint8_t)(k < 255 ? k : 255);
 }
 
 static int last(const struct tensor_list *tl)
@@ -57,12 +66,17 @@ static int last(const struct tensor_list *tl)
  * gradient cast back in backward (ToCopyBackward); an fp32 activation (a norm's
  * output) likewise. bias: the bias is cast too.
  */
-static void amp_casts(struct tensor_list *tl, int l, double wnumel, double in_elems)
+static void amp_casts(struct tensor_list *tl, int l, double wnumel, double bias,
+		      double in_elems)
 {
 	if (!precision_is_amp(tl->precision))
 		return;
 	op(tl, l, 0, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight");
 	op(tl, l, 1, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight.bwd");
+	if (bias > 0) { /* a kernel of its own each way, however small */
+		op(tl, l, 0, OPC_CAST, 1, 0, bias * 6, 0, "cast.bias");
+		op(tl, l, 1, OPC_CAST, 1, 0, bias * 6, 0, "cast.bias.bwd");
+	}
 	if (tl->in_f32 && in_elems > 0) {
 		op(tl, l, 0, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input");
 		op(tl, l, 1, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input.bwd");
@@ -89,7 +103,7 @@ static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, i
 void ly_tied_linear_ops(struct tensor_list *tl, int layer, double rows, int64_t in,
 			int64_t out, bool bias)
 {
-	amp_casts(tl, layer, (double)in * out + (bias ? out : 0), rows * in);
+	amp_casts(tl, layer, (double)in * out, bias ? (double)out : 0, rows * in);
 	matmul_ops(tl, layer, rows, in, out, bias, false);
 }
 
@@ -105,7 +119,7 @@ int ly_linear_as(struct tensor_list *tl, const char *name, const char *weight,
 		fwd += (double)out * positions;
 	l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
 	tl_param(tl, l, 2, w, "%s", full(tl, weight, pn));
-	amp_casts(tl, l, (double)in * out + (bias ? out : 0), positions * in);
+	amp_casts(tl, l, (double)in * out, bias ? (double)out : 0, positions * in);
 	matmul_ops(tl, l, positions, in, out, bias, false);
 	if (bias) {
 		tl_param(tl, l, 1, b, "%s", full(tl, bias, pn));
@@ -138,7 +152,7 @@ int ly_conv1d(struct tensor_list *tl, const char *name, int64_t in, int64_t out,
 
 	tl_param(tl, l, 2, w, "%s.weight", n);
 	tl_param(tl, l, 1, b, "%s.bias", n);
-	amp_casts(tl, l, (double)in * out + out, positions * in);
+	amp_casts(tl, l, (double)in * out, (double)out, positions * in);
 	matmul_ops(tl, l, positions, in, out, true, false);
 	/* addmm(bias, x, weight): both are direct inputs of AddmmBackward, whose outputs are
 	 * pushed in argument order (bias first) onto autograd's ready queue, where they tie
@@ -176,13 +190,13 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 	/* the network's input (the image) is fp32: autocast casts it */
 	if (first)
 		tl->in_f32 = true;
-	amp_casts(tl, l, wn + (bias ? cout : 0), in_el);
+	amp_casts(tl, l, wn, bias ? (double)cout : 0, in_el);
 	/* cuDNN on NCHW tensor-core paths transposes to NHWC and back: more kernels */
-	op(tl, l, 0, OPC_CONV, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, "conv");
+	conv_op(tl, l, 0, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k, "conv");
 	if (!first)
-		op(tl, l, 1, OPC_CONV, fp32 ? 2 : 3, fwd, e * (in_el + out_el + wn), cout,
-		   "conv.dgrad");
-	op(tl, l, 1, OPC_CONV, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, "conv.wgrad");
+		conv_op(tl, l, 1, fp32 ? 2 : 3, fwd, e * (in_el + out_el + wn), cout, k,
+			"conv.dgrad");
+	conv_op(tl, l, 1, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k, "conv.wgrad");
 	if (bias)
 		op(tl, l, 1, OPC_REDUCE, 1, 0, e * out_el, 0, "bias.grad");
 	*hw = out;
@@ -220,7 +234,7 @@ int ly_batchnorm(struct tensor_list *tl, const char *name, int64_t c, double ele
 	tl_param(tl, l, 1, s, "%s.weight", n);
 	tl_param(tl, l, 1, s, "%s.bias", n);
 	/* statistics pass + normalise pass; 16-bit inputs take cuDNN's slower path */
-	op(tl, l, 0, OPC_BN, wide ? 4 : 2, 0, 2.0 * e * elems, 0, "bn");
+	op(tl, l, 0, OPC_BN, wide ? 3 : 2, 0, 2.0 * e * elems, 0, "bn");
 	op(tl, l, 1, OPC_BN, 1, 0, 3.0 * e * elems, 0, "bn.bwd");
 	return l;
 }
@@ -253,15 +267,22 @@ int ly_compute(struct tensor_list *tl, const char *name, double fwd_flops)
 }
 
 int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
-		 bool causal)
+		 bool causal, int copies_fwd, int copies_bwd)
 {
 	double f = ly_attention_flops(batch, seq, width, causal);
-	double qkvo = 4.0 * batch * (double)seq * (double)width * ly_act_bytes(tl);
+	double act = (double)batch * seq * (double)width * ly_act_bytes(tl);
 	char n[TENSOR_NAME_MAX];
 	int l = tl_layer(tl, f, ATTN_BWD_FACTOR * f, "%s", full(tl, name, n));
 
-	op(tl, l, 0, OPC_ATTN, 1, f, qkvo, 0, "attention");
-	op(tl, l, 1, OPC_ATTN, 2, ATTN_BWD_FACTOR * f, 2.0 * qkvo, 0, "attention.bwd");
+	op(tl, l, 0, OPC_ATTN, 1, f, 4.0 * act, 0, "attention");
+	op(tl, l, 1, OPC_ATTN, 2, ATTN_BWD_FACTOR * f, 8.0 * act, 0, "attention.bwd");
+	/* head split / merge: .contiguous() of transposed views, each a copy of one
+	 * activation (and its gradient's in backward) */
+	if (copies_fwd)
+		op(tl, l, 0, OPC_CAST, copies_fwd, 0, copies_fwd * 2.0 * act, 0, "layout.copy");
+	if (copies_bwd)
+		op(tl, l, 1, OPC_CAST, copies_bwd, 0, copies_bwd * 2.0 * act, 0,
+		   "layout.copy.bwd");
 	return l;
 }
 

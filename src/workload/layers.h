@@ -59,9 +59,13 @@ int ly_embedding(struct tensor_list *tl, const char *name, int64_t num, int64_t 
 		 double positions);
 /* A layer that only computes (no parameters): forward FLOPs, backward = 2x, as GEMMs. */
 int ly_compute(struct tensor_list *tl, const char *name, double fwd_flops);
-/* Fused scaled-dot-product attention of one layer: width = heads * head_dim. */
+/*
+ * Fused scaled-dot-product attention of one layer: width = heads * head_dim. copies_*:
+ * the layout copies (head split and merge, gradients of transposed views) the module's
+ * implementation launches around it, forward and backward, each of one activation.
+ */
 int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
-		 bool causal);
+		 bool causal, int copies_fwd, int copies_bwd);
 /* A parameterless layer to hang operators on (loss, pooling). */
 int ly_plain(struct tensor_list *tl, const char *name);
 

@@ -38,6 +38,9 @@ const struct bert_preset bert_large_preset = { 24, 16, 1024, 4096 };
 #define BERT_BATCH 32
 #define BERT_SEQ 128
 
+/* HF BertSelfAttention: heads are permuted views, SDPA's backward makes their gradients
+ * contiguous (the profiler's count per layer, torch 2.11) */
+#define BERT_COPIES_BWD 10
 #define BERT_DROPOUT 0.1 /* hidden_dropout_prob; attention's runs inside SDPA */
 
 static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_t h,
@@ -52,7 +55,7 @@ static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_linear(tl, "attention.self.key", h, h, true, pos);
 	ly_input_f32(tl);
 	ly_linear(tl, "attention.self.value", h, h, true, pos);
-	ly_attention(tl, "attention.self.core", batch, seq, h, false);
+	ly_attention(tl, "attention.self.core", batch, seq, h, false, 0, BERT_COPIES_BWD);
 	ly_linear(tl, "attention.output.dense", h, h, true, pos);
 	ly_dropout(tl, pos * h, e, BERT_DROPOUT);
 	ly_add(tl, pos * h, r);

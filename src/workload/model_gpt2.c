@@ -32,6 +32,9 @@ const struct gpt2_preset gpt2_xl_preset = { 48, 25, 1600 };
 #define GPT2_BATCH 8
 #define GPT2_SEQ 1024
 
+/* HF GPT2Attention's split / merge of heads: copies per layer (profiler, torch 2.11) */
+#define GPT2_COPIES_FWD 3
+#define GPT2_COPIES_BWD 12
 #define GPT2_DROPOUT 0.1 /* resid_pdrop, embd_pdrop; attn_pdrop runs inside SDPA */
 #define GELU_NEW_KERNELS 7 /* HF's gelu_new is a Python formula: pow, mul, add, tanh... */
 
@@ -44,7 +47,7 @@ static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_scope(tl, "transformer.h.%d", i);
 	ly_norm(tl, "ln_1", h, true, pos * h);
 	ly_conv1d(tl, "attn.c_attn", h, 3 * h, pos);
-	ly_attention(tl, "attn.core", batch, seq, h, true);
+	ly_attention(tl, "attn.core", batch, seq, h, true, GPT2_COPIES_FWD, GPT2_COPIES_BWD);
 	ly_conv1d(tl, "attn.c_proj", h, h, pos);
 	ly_dropout(tl, pos * h, e, GPT2_DROPOUT);
 	ly_add(tl, pos * h, r);

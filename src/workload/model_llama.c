@@ -33,6 +33,9 @@ const struct llama_preset llama3_8b_preset = { 4096, 32, 32, 8, 14336, 128256, 8
 
 #define LLAMA_BATCH 1
 
+/* HF LlamaAttention's head split / merge, as GPT-2's (not measured on Llama) */
+#define GPT2_COPIES_FWD 3
+#define GPT2_COPIES_BWD 12
 #define ROTARY_KERNELS 10 /* HF's apply_rotary_pos_emb: slices, neg, cat, mul, add on q and k */
 
 /* One decoder layer; returns the index of its last layer in execution order. */
@@ -50,7 +53,7 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_input_f32(tl);
 	ly_linear(tl, "self_attn.v_proj", h, kv, false, pos);
 	ly_act(tl, "rotary", pos * (h + kv), e, ROTARY_KERNELS);
-	ly_attention(tl, "self_attn.core", batch, seq, h, true);
+	ly_attention(tl, "self_attn.core", batch, seq, h, true, GPT2_COPIES_FWD, GPT2_COPIES_BWD);
 	o = ly_linear(tl, "self_attn.o_proj", h, h, false, pos);
 	ly_add(tl, pos * h, r);
 	ly_input_f32(tl);

@@ -31,6 +31,10 @@ const struct vit_preset vit_l_16_preset = { 16, 24, 16, 1024, 4096 };
 const struct vit_preset vit_h_14_preset = { 14, 32, 16, 1280, 5120 };
 
 #define VIT_CLASSES 1000
+/* F.multi_head_attention_forward's layout copies per layer, forward and backward, as the
+ * profiler shows them (torch 2.11): q/k/v split and head transposes, their gradients */
+#define MHA_COPIES_FWD 7
+#define MHA_COPIES_BWD 29
 #define VIT_BATCH 32
 #define VIT_IMAGE 224
 
@@ -45,7 +49,8 @@ static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int
 	/* MultiheadAttention's packed projection: F.linear(x, in_proj_weight, in_proj_bias) */
 	ly_linear_as(tl, "self_attention.in_proj", "self_attention.in_proj_weight",
 		     "self_attention.in_proj_bias", d, 3 * d, pos);
-	ly_attention(tl, "self_attention.core", batch, seq, d, false);
+	ly_attention(tl, "self_attention.core", batch, seq, d, false, MHA_COPIES_FWD,
+		     MHA_COPIES_BWD);
 	ly_linear(tl, "self_attention.out_proj", d, d, true, pos);
 	ly_add(tl, pos * d, r);
 	ly_norm(tl, "ln_2", d, true, pos * d);

@@ -4,6 +4,7 @@
 usage: check_costmodel.py GRADSYNC_BINARY [--ref ref/h200_torch_steps.json] [--profile h200]
                           [--max-err 0.15] [--max-median 0.08] [--max-fwd-err 0.20]
                           [--max-ready-err 0.15] [--enforce]
+                          [--guard-median M] [--guard-worst W]
 
 For every measured case (model, batch, seq, precision) it runs
 `gradsync plan --model M --batch B --seq-len S --precision P --gpu-profile G --json --tensors`
@@ -11,7 +12,13 @@ and compares forward (fwd_s), forward+backward (fwd_s + bwd_s) and each bucket's
 (the latest measured ready time of its members, relative to the end of forward) with the
 table. Cases are split into the fit set (tests/workload/fit_cases.txt: the cases the h200
 profile's parameters were chosen on) and the held-out rest; both are reported apart.
-Prints one line per case and a summary; with --enforce exits 1 when a threshold is missed.
+The gradient-ready order of every case must equal the order PyTorch's hooks recorded
+(always enforced). Bucket ready times are compared as measured with hooks on (which slow
+a host-bound step) and as a share of the backward pass (ready / last ready), which the
+hooks' uniform stretch does not change.
+Prints one line per case and a summary; with --enforce exits 1 when a threshold is missed;
+--guard-median / --guard-worst are the regression guard CI runs (held-out cases: the
+median and the worst |error| of forward+backward may not grow past them).
 Exits 0 otherwise (77 when the binary is missing).
 """
 
@@ -59,6 +66,8 @@ def main():
     ap.add_argument("--max-fwd-err", type=float, default=0.20)
     ap.add_argument("--max-ready-err", type=float, default=0.15)
     ap.add_argument("--enforce", action="store_true")
+    ap.add_argument("--guard-median", type=float, default=None)
+    ap.add_argument("--guard-worst", type=float, default=None)
     o = ap.parse_args()
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
@@ -66,26 +75,32 @@ def main():
     ref = json.load(open(o.ref))
     fits = fit_set()
     rows = {"fit": [], "held-out": []}
-    print("%-12s %5s %5s %-9s %-8s %9s %9s %7s %7s %7s" % (
+    order_bad = []
+    print("%-12s %5s %5s %-9s %-8s %9s %9s %7s %7s %7s %7s" % (
         "model", "batch", "seq", "precision", "set", "real_ms", "model_ms", "err",
-        "fwd_err", "ready"))
+        "fwd_err", "ready", "share"))
     for c in ref["cases"]:
         p = plan(o.binary, c, o.profile)
         step = (p["fwd_s"] + p["bwd_s"]) * 1e3
         err = step / c["step_ms"] - 1
         ferr = p["fwd_s"] * 1e3 / c["fwd_ms"] - 1
         names = [t["name"] for t in p["tensors"]]
-        rerrs = []
+        if [names[i] for i in p["ready_order"]] != c["ready_order"]:
+            order_bad.append(case_key(c))
+        rerrs, rshare = [], []
+        last = max(c["ready_ms"].values())
         for b in p["buckets"]:
             real = max(c["ready_ms"].get(names[t], 0) for t in b["tensors"])
             if real > 0.05 * c["bwd_ms"]:  # tiny early buckets: relative error is noise
                 rerrs.append(abs(b["ready_s"] * 1e3 / real - 1))
+                rshare.append(abs((b["ready_s"] / p["bwd_s"]) / (real / last) - 1))
         rmax = max(rerrs) if rerrs else 0
+        smax = max(rshare) if rshare else 0
         s = "fit" if case_key(c) in fits else "held-out"
-        rows[s].append((abs(err), abs(ferr), rmax))
-        print("%-12s %5d %5d %-9s %-8s %9.2f %9.2f %+6.1f%% %+6.1f%% %6.1f%%" % (
+        rows[s].append((abs(err), abs(ferr), rmax, smax))
+        print("%-12s %5d %5d %-9s %-8s %9.2f %9.2f %+6.1f%% %+6.1f%% %6.1f%% %6.1f%%" % (
             c["model"], c["batch"], c["seq"], c["precision"], s, c["step_ms"], step,
-            100 * err, 100 * ferr, 100 * rmax))
+            100 * err, 100 * ferr, 100 * rmax, 100 * smax))
     ok = True
     for s, r in rows.items():
         if not r:
@@ -94,14 +109,24 @@ def main():
         med = statistics.median(x[0] for x in r)
         fw = max(x[1] for x in r)
         rd = max(x[2] for x in r)
+        sh = max(x[3] for x in r)
         within = sum(1 for x in r if x[0] <= o.max_err)
         print("%s: %d cases, %d within %.0f%%, median |err| %.1f%%, worst %.1f%%, "
-              "worst fwd %.1f%%, worst bucket ready %.1f%%" % (
+              "worst fwd %.1f%%, worst bucket ready %.1f%% (as share of backward %.1f%%)" % (
                   s, len(r), within, 100 * o.max_err, 100 * med, 100 * worst, 100 * fw,
-                  100 * rd))
+                  100 * rd, 100 * sh))
         ok = ok and worst <= o.max_err and med <= o.max_median and fw <= o.max_fwd_err \
             and rd <= o.max_ready_err
-    print("thresholds %s" % ("met" if ok else "missed"))
+        if s == "held-out" and ((o.guard_median is not None and med > o.guard_median) or
+                                (o.guard_worst is not None and worst > o.guard_worst)):
+            print("FAIL: held-out median %.1f%% / worst %.1f%% past the guard %s / %s" % (
+                100 * med, 100 * worst, o.guard_median, o.guard_worst))
+            order_bad.append("guard")
+    print("issue thresholds %s" % ("met" if ok else "missed"))
+    if order_bad:
+        print("FAIL: ready order differs from PyTorch's (or guard): %s" % order_bad)
+        return 1
+    print("ready order equals PyTorch's in all %d cases" % len(ref["cases"]))
     return 1 if (o.enforce and not ok) else 0
 
 

@@ -3,16 +3,20 @@
 
 usage: check_ddp_buckets.py GRADSYNC_BINARY [--models a,b,...] [--device cpu|cuda]
                             [--bucket-cap-mb MB] [--iters N] [--llama-layers N]
+                            [--precision fp32|tf32|amp_bf16]
 
 Runs torch DistributedDataParallel with 2 ranks (gloo) on CPU (or both ranks on the
 one GPU), a few training iterations so the Reducer rebuilds its buckets in
 gradient-ready order, then reads _get_ddp_logging_data(): rebuilt_bucket_sizes,
 rebuilt_per_bucket_param_indices and prev_iteration_grad_ready_order_indices. Each is
-compared with `gradsync plan --model X --json --tensors --bucket-cap C
---first-bucket-cap F`, where C and F are the caps this DDP version used:
-bucket_cap_mb unset -> 25 MiB with dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB) first;
-set -> that cap, and a first bucket of the same cap on versions that have
-bucket_bytes_cap_default (older versions always use 1 MiB).
+compared with `gradsync plan --model X --json --tensors --precision P`, with plan's own
+bucket rules: bucket_cap_mb unset -> no cap flags (plan's defaults: 25 MiB, 1 MiB first,
+as dist._DEFAULT_FIRST_BUCKET_BYTES); set -> --bucket-cap C alone, and plan's first-bucket
+rule must give what this DDP version used (a first bucket of the same cap on versions
+that have bucket_bytes_cap_default; older versions always use 1 MiB, then
+--first-bucket-cap 1MiB is passed). --precision amp_bf16 runs forward under
+torch.autocast(bfloat16) (on the CPU too), tf32 turns TF32 on: the ready order then
+follows autocast's cast nodes.
 
 Memory: fp32 parameters + gradients (gradient_as_bucket_view) per rank, two ranks.
 Llama presets are reduced to --llama-layers decoder layers (default 2; same shapes
@@ -87,9 +91,17 @@ def one_model(name, opts, rank, device):
         for p in model.parameters():
             hooks.append(p.register_post_accumulate_grad_hook(
                 lambda t, i=index[id(p)]: hook_order.append(i)))
+    import contextlib
+    amp = opts["precision"] == "amp_bf16"
+    if hasattr(torch.backends, "cuda"):
+        torch.backends.cuda.matmul.allow_tf32 = opts["precision"] == "tf32"
+    torch.backends.cudnn.allow_tf32 = opts["precision"] == "tf32"
     for _ in range(opts["iters"]):
         hook_order.clear()
-        loss = loss_of(ddp(*args, **kw))
+        ctx = torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
+                             dtype=torch.bfloat16) if amp else contextlib.nullcontext()
+        with ctx:
+            loss = loss_of(ddp(*args, **kw))
         loss.backward()
     # The logger records rebuilt buckets in forward 2 and the previous backward's ready
     # order in each later forward: with 3 iterations, the order of backward 2.
@@ -143,16 +155,23 @@ def first_diff(a, b):
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
-def compare(gradsync, res):
+def compare(gradsync, res, opts):
     """Returns (row, problems) for one model's DDP result."""
-    plan = run_plan(gradsync, res["model"], res["extra"] + [
-        "--bucket-cap", str(res["cap"]), "--first-bucket-cap", str(res["first_cap"]),
-        "--grad-dtype", "f32"])
+    caps = []
+    if opts["bucket_cap_mb"] is not None:
+        caps = ["--bucket-cap", str(res["cap"])]
+        if res["first_cap"] != res["cap"]:  # an older DDP: always 1 MiB first
+            caps += ["--first-bucket-cap", str(res["first_cap"])]
+    plan = run_plan(gradsync, res["model"], res["extra"] + caps + [
+        "--grad-dtype", "f32", "--precision", opts["precision"]])
+    problems = []
+    if plan["bucket_cap"] != res["cap"] or plan["first_bucket_cap"] != res["first_cap"]:
+        problems.append("caps differ: ours %d/%d, DDP %d/%d" % (
+            plan["bucket_cap"], plan["first_bucket_cap"], res["cap"], res["first_cap"]))
     ours_sizes = [b["bytes"] for b in plan["buckets"]]
     ours_idx = [b["tensors"] for b in plan["buckets"]]
     ours_ready = plan["ready_order"]
     names = res["names"]
-    problems = []
     if not res["has_rebuilt"] or not res["sizes"]:
         problems.append("DDP did not report rebuilt buckets")
     if ours_sizes != res["sizes"]:
@@ -187,6 +206,7 @@ def main():
                     help="DDP bucket_cap_mb (default: unset, DDP's 25 MiB + 1 MiB first)")
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--llama-layers", type=int, default=2)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "amp_bf16"])
     args = ap.parse_args()
     try:
         import torch
@@ -201,10 +221,10 @@ def main():
     if args.device == "cuda" and not torch.cuda.is_available():
         print("SKIP: --device cuda but no CUDA device")
         return 77
-    print("torch %s, 2 ranks, gloo, %s" % (torch.__version__, args.device))
+    print("torch %s, 2 ranks, gloo, %s, %s" % (torch.__version__, args.device, args.precision))
     opts = dict(models=[m for m in args.models.split(",") if m], device=args.device,
                 bucket_cap_mb=args.bucket_cap_mb, iters=max(3, args.iters),
-                llama_layers=args.llama_layers)
+                llama_layers=args.llama_layers, precision=args.precision)
     fd, outfile = tempfile.mkstemp(prefix="gradsync_ddp_", suffix=".json")
     os.close(fd)
     try:
@@ -223,7 +243,7 @@ def main():
             print("ERROR %s: %s\n%s" % (res["model"], res["error"], res.get("trace", "")))
             failed.append(res["model"])
             continue
-        row, problems = compare(args.gradsync, res)
+        row, problems = compare(args.gradsync, res, opts)
         rows.append(row)
         for p in problems:
             print("  %s: %s" % (res["model"], p))
