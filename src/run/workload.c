@@ -209,6 +209,22 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 	json_object_set_new(j, "first_wrong", json_integer(first_wrong));
 	json_object_set_new(j, "scaling_efficiency", json_null());
 	json_object_set_new(j, "bucket_timeline", bucket_timeline_json(plan, &res[0], n));
+	{
+		/* the numbers ddp._get_ddp_logging_data() gives a real job (rank 0, ns) */
+		struct ddp_logging lg;
+
+		ddp_logging_fields(&res[0], &lg);
+		json_object_set_new(j, "ddp_logging",
+				    json_pack("{s:f, s:f, s:f, s:f}", "avg_forward_compute_time",
+					      lg.avg_forward_compute_time, "avg_backward_compute_time",
+					      lg.avg_backward_compute_time, "avg_backward_comm_time",
+					      lg.avg_backward_comm_time,
+					      "avg_backward_compute_comm_overlap_time",
+					      lg.avg_backward_compute_comm_overlap_time));
+		json_object_set_new(j, "precision", json_string(precision_name(w->precision)));
+		json_object_set_new(j, "gpu_profile",
+				    json_string(w->gpu_profile[0] ? w->gpu_profile : "h200"));
+	}
 	/* run_stats_json sorts its input: derived sums are taken above */
 	json_object_set_new(j, "iter_ms", run_stats_json(it, iters, 1e-6, "mean"));
 	json_object_set_new(j, "fwd_ms", run_stats_json(fw, iters, 1e-6, "mean"));

@@ -298,3 +298,32 @@ void ddp_result_free(struct ddp_result *res)
 	res->iter = NULL;
 	res->bucket = NULL;
 }
+
+void ddp_logging_fields(const struct ddp_result *res, struct ddp_logging *out)
+{
+	int n = res->iterations;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < n; i++) {
+		const struct ddp_iter *it = &res->iter[i];
+		const struct ddp_bucket_times *bt = &res->bucket[(size_t)i * res->nbuckets];
+		double comm_start = 0, comm_end = 0;
+
+		for (uint32_t b = 0; b < res->nbuckets; b++) {
+			if (!b || (double)bt[b].start < comm_start)
+				comm_start = (double)bt[b].start;
+			if ((double)bt[b].end > comm_end)
+				comm_end = (double)bt[b].end;
+		}
+		out->avg_forward_compute_time += (double)it->fwd_end;
+		out->avg_backward_compute_time += (double)it->bwd_end - (double)it->fwd_end;
+		out->avg_backward_comm_time += comm_end - comm_start;
+		out->avg_backward_compute_comm_overlap_time += (double)it->bwd_end - comm_start;
+	}
+	if (n > 0) {
+		out->avg_forward_compute_time /= n;
+		out->avg_backward_compute_time /= n;
+		out->avg_backward_comm_time /= n;
+		out->avg_backward_compute_comm_overlap_time /= n;
+	}
+}

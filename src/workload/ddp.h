@@ -77,4 +77,23 @@ int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 	    int nranks, uint64_t seed, int verify, struct ddp_result *res);
 void ddp_result_free(struct ddp_result *res);
 
+/*
+ * The fields of PyTorch DDP's logging (ddp._get_ddp_logging_data()), averaged over the
+ * measured iterations of one rank, in ns, with DDP's definitions:
+ *   avg_forward_compute_time   forward start .. backward start
+ *   avg_backward_compute_time  backward start .. last gradient ready
+ *   avg_backward_comm_time     first bucket's AllReduce start .. last one's end
+ *   avg_backward_compute_comm_overlap_time  first AllReduce start .. last gradient ready
+ *                              (negative when communication starts after backward, as
+ *                              DDP's own number would be with overlap off)
+ */
+struct ddp_logging {
+	double avg_forward_compute_time;
+	double avg_backward_compute_time;
+	double avg_backward_comm_time;
+	double avg_backward_compute_comm_overlap_time;
+};
+
+void ddp_logging_fields(const struct ddp_result *res, struct ddp_logging *out);
+
 #endif

@@ -43,14 +43,13 @@ static void conv_bn(struct tensor_list *tl, const char *conv, const char *bn, in
 		ly_act(tl, "relu", elems, ly_act_bytes(tl), 1);
 }
 
-static void block(struct tensor_list *tl, const struct resnet_preset *p, const char *pre,
-		  int64_t inplanes, int64_t planes, int stride, int batch, int *hw)
+/* One block in the current scope ("layer<s>.<i>"). */
+static void block(struct tensor_list *tl, const struct resnet_preset *p, int64_t inplanes,
+		  int64_t planes, int stride, int batch, int *hw)
 {
 	int64_t outplanes = p->bottleneck ? planes * 4 : planes;
 	int in_hw = *hw;
 	double out_el;
-
-	ly_scope(tl, "%s", pre);
 	if (p->bottleneck) {
 		conv_bn(tl, "conv1", "bn1", inplanes, planes, 1, 1, batch, hw, true);
 		conv_bn(tl, "conv2", "bn2", planes, planes, 3, stride, batch, hw, true);
@@ -75,7 +74,6 @@ int model_build_resnet(const struct model_info *m, const struct workload_opts *w
 	int batch = model_pick(w->batch, RESNET_BATCH);
 	int hw = model_pick(w->image_size, RESNET_IMAGE);
 	int64_t inplanes = 64, exp = p->bottleneck ? 4 : 1;
-	char pre[48];
 	int s, i;
 
 	tl->batch = batch;
@@ -95,8 +93,8 @@ int model_build_resnet(const struct model_info *m, const struct workload_opts *w
 		int64_t planes = 64LL << s;
 
 		for (i = 0; i < p->blocks[s]; i++) {
-			snprintf(pre, sizeof(pre), "layer%d.%d", s + 1, i);
-			block(tl, p, pre, inplanes, planes, (s > 0 && i == 0) ? 2 : 1, batch, &hw);
+			ly_scope(tl, "layer%d.%d", s + 1, i);
+			block(tl, p, inplanes, planes, (s > 0 && i == 0) ? 2 : 1, batch, &hw);
 			inplanes = planes * exp;
 		}
 	}

@@ -49,6 +49,13 @@ for name, c in cases.items():
     assert abs(w["samples_per_s"] - 16 * w["ranks"] * 1000 / it["mean"]) < 0.02 * w["samples_per_s"]
     for b in w["bucket_timeline"]:
         assert b["start_ms"] >= b["ready_ms"] - 0.5 and b["end_ms"] >= b["start_ms"], b
+    # DDP's own logging fields (rank 0, ns) agree with the report's forward time
+    lg = w["ddp_logging"]
+    assert 0.5 * w["fwd_ms"]["min"] <= lg["avg_forward_compute_time"] / 1e6 <= \
+        w["fwd_ms"]["max"] * 1.05, (lg, w["fwd_ms"])
+    assert lg["avg_backward_comm_time"] > 0, lg
+    assert lg["avg_backward_compute_comm_overlap_time"] <= lg["avg_backward_compute_time"] + 1, lg
+    assert w["precision"] == "fp32" and w["gpu_profile"] == "h200", (w["precision"], w["gpu_profile"])
     trace = json.load(open(d + "/trace-%04d.json" % c["index"]))
     ev = trace["traceEvents"]
     assert any(e["ph"] == "M" and e["name"] == "process_name" for e in ev)

@@ -1,0 +1,206 @@
+/* The cost model's pure functions, the profile table and file format, AMP's ready order. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "workload/costmodel.h"
+#include "workload/ddp.h"
+#include "workload/gpu_profile.h"
+#include "workload/model.h"
+
+static struct gpu_profile flat(void)
+{
+	struct gpu_profile g;
+
+	memset(&g, 0, sizeof(g));
+	for (int i = 0; i < MX_COUNT; i++) {
+		g.matrix_tflops[i] = 100;
+		g.align1_eff[i] = 0.1;
+		g.align2_eff[i] = 0.5;
+		g.conv_eff[i] = 0.5;
+		g.conv_bwd_eff[i] = 0.25;
+		g.attn_eff[i] = 0.5;
+	}
+	g.matrix_tflops[MX_BF16] = 1000;
+	g.hbm_gbps = 1000;
+	g.floor_us = 2;
+	g.launch_gap_us = 10;
+	g.bwd_gap_share = 0.5;
+	return g;
+}
+
+static void test_op_times(void **state)
+{
+	struct gpu_profile g = flat();
+	struct cost_params fp32 = { &g, PREC_FP32, -1 }, amp = { &g, PREC_AMP_BF16, -1 };
+	struct op gemm = { .cls = OPC_GEMM, .kernels = 1, .flops = 1e12, .align_dim = 4096 };
+	struct op mem = { .cls = OPC_ELEM, .kernels = 2, .bytes = 1e9 };
+	double host = 0, gpu = 0;
+
+	(void)state;
+	/* 1 TFLOP at 100 TFLOP/s = 10 ms, plus the 2 us floor */
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	/* bf16 unit: 1 ms; an odd inner dimension takes the 2-byte path (0.1), an even
+	 * unaligned one the 4-byte path (0.5); fp32 SIMT does not care */
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 1e-3 + 2e-6, 1e-12);
+	gemm.align_dim = 50257;
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 10e-3 + 2e-6, 1e-12);
+	gemm.align_dim = 30522;
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 2e-3 + 2e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	/* 1 GB at 1000 GB/s (share 0 = 1): 1 ms, two kernels' floors */
+	assert_float_equal(cost_op_gpu_s(&fp32, &mem), 1e-3 + 4e-6, 1e-12);
+	g.mem_eff[OPC_ELEM][0] = 0.5;
+	g.mem_eff[OPC_ELEM][1] = 0.25;
+	assert_float_equal(cost_op_gpu_s(&fp32, &mem), 2e-3 + 4e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&amp, &mem), 4e-3 + 4e-6, 1e-12);
+	/* host: 10 us per forward kernel, half that in backward; the GPU waits for it */
+	assert_float_equal(cost_op_host_s(&fp32, &mem), 20e-6, 1e-15);
+	mem.bwd = 1;
+	assert_float_equal(cost_op_host_s(&fp32, &mem), 10e-6, 1e-15);
+	mem.bytes = 0;
+	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu), 10e-6 + 4e-6, 1e-15);
+	assert_float_equal(host, 10e-6, 1e-15);
+	/* an explicit gap of 0 (CUDA graphs): no host time */
+	fp32.launch_gap_us = 0;
+	assert_float_equal(cost_op_host_s(&fp32, &mem), 0, 1e-15);
+}
+
+static void test_precision_names(void **state)
+{
+	(void)state;
+	for (int p = 0; p < PREC_COUNT; p++)
+		assert_int_equal(precision_find(precision_name(p)), p);
+	assert_int_equal(precision_find("fp8"), -1);
+	assert_true(precision_is_amp(PREC_AMP_BF16));
+	assert_false(precision_is_amp(PREC_BF16));
+	assert_int_equal(precision_act_bytes(PREC_TF32), 4);
+	assert_int_equal(precision_act_bytes(PREC_BF16), 2);
+	assert_int_equal(precision_matrix(PREC_AMP_FP16), MX_FP16);
+}
+
+static void test_profiles(void **state)
+{
+	char path[] = "/tmp/gs_profile_XXXXXX";
+	struct gpu_profile g, back;
+	int fd;
+	FILE *f;
+
+	(void)state;
+	assert_true(gpu_profile_count() >= 4);
+	for (size_t i = 0; i < gpu_profile_count(); i++) {
+		const struct gpu_profile *p = gpu_profile_at(i);
+
+		assert_true(p->hbm_gbps > 0 && p->floor_us > 0 && p->launch_gap_us > 0);
+		for (int m = 0; m < MX_COUNT; m++)
+			assert_true(p->matrix_tflops[m] > 0 && p->conv_eff[m] > 0 &&
+				    p->attn_eff[m] > 0);
+		assert_non_null(strstr(p->source, i ? "datasheet" : "measured"));
+	}
+	assert_null(gpu_profile_find("h300"));
+	assert_int_equal(gpu_profile_load("a100", &g), 0);
+	/* round trip through the file format */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_int_equal(gpu_profile_write(f, &g), 0);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back), 0);
+	assert_float_equal(back.hbm_gbps, g.hbm_gbps, 1e-9);
+	assert_float_equal(back.matrix_tflops[MX_BF16], g.matrix_tflops[MX_BF16], 1e-9);
+	assert_float_equal(back.mem_eff[OPC_BN][1], g.mem_eff[OPC_BN][1], 1e-9);
+	/* errors: unknown key, too few numbers, a negative one */
+	f = fopen(path, "w");
+	fputs("hbm_gbps = 100\nmatrix_tflop = 1 2 3 4\n", f);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back), -EINVAL);
+	f = fopen(path, "w");
+	fputs("matrix_tflops = 1 2\n", f);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back), -EINVAL);
+	f = fopen(path, "w");
+	fputs("floor_us = -1\n", f);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back), -EINVAL);
+	unlink(path);
+	assert_int_equal(gpu_profile_load("/nonexistent/profile", &back), -ENOENT);
+}
+
+/* Under autocast a linear layer readies its weight first; fp32 and bf16 its bias first;
+ * GPT-2's Conv1D (addmm with the bias first) always bias first. */
+static void test_amp_ready_order(void **state)
+{
+	static const struct {
+		const char *model;
+		int precision;
+		const char *first, *second;
+	} cases[] = {
+		{ "vit_b_16", PREC_FP32, "heads.head.bias", "heads.head.weight" },
+		{ "vit_b_16", PREC_AMP_BF16, "heads.head.weight", "heads.head.bias" },
+		{ "vit_b_16", PREC_BF16, "heads.head.bias", "heads.head.weight" },
+		{ "resnet50", PREC_AMP_BF16, "fc.weight", "fc.bias" },
+		{ "bert_base", PREC_AMP_BF16, "cls.seq_relationship.weight",
+		  "cls.seq_relationship.bias" },
+		{ "gpt2", PREC_AMP_BF16, "transformer.ln_f.weight", "transformer.ln_f.bias" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct workload_opts w;
+		struct tensor_list tl;
+
+		memset(&w, 0, sizeof(w));
+		snprintf(w.model, sizeof(w.model), "%s", cases[i].model);
+		w.precision = cases[i].precision;
+		assert_int_equal(model_build(&w, &tl), 0);
+		assert_string_equal(tl.t[tl.ready[0]].name, cases[i].first);
+		assert_string_equal(tl.t[tl.ready[1]].name, cases[i].second);
+		/* every layer's operators are in one group, forward ones first */
+		for (uint32_t l = 0; l < tl.nlayers; l++) {
+			for (uint32_t k = 1; k < tl.layers[l].nops; k++)
+				assert_true(tl.ops[tl.layers[l].op_first + k].bwd >=
+					    tl.ops[tl.layers[l].op_first + k - 1].bwd);
+		}
+		tensor_list_free(&tl);
+	}
+}
+
+/* DDP's logging fields from two iterations of two buckets (ns since iteration start). */
+static void test_ddp_logging(void **state)
+{
+	struct ddp_iter it[2] = { { .fwd_end = 100, .bwd_end = 300, .end = 400 },
+				  { .fwd_end = 120, .bwd_end = 320, .end = 380 } };
+	struct ddp_bucket_times bt[4] = { { 150, 160, 250 }, { 300, 300, 400 },
+					  { 170, 180, 260 }, { 320, 330, 380 } };
+	struct ddp_result r = { .iterations = 2, .nbuckets = 2, .iter = it, .bucket = bt };
+	struct ddp_logging lg;
+
+	(void)state;
+	ddp_logging_fields(&r, &lg);
+	assert_float_equal(lg.avg_forward_compute_time, 110, 1e-9);
+	assert_float_equal(lg.avg_backward_compute_time, 200, 1e-9);
+	/* comm: 160..400 and 180..380 */
+	assert_float_equal(lg.avg_backward_comm_time, (240 + 200) / 2.0, 1e-9);
+	/* overlap: 160..300 and 180..320 */
+	assert_float_equal(lg.avg_backward_compute_comm_overlap_time, 140, 1e-9);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_op_times),
+		cmocka_unit_test(test_precision_names),
+		cmocka_unit_test(test_profiles),
+		cmocka_unit_test(test_amp_ready_order),
+		cmocka_unit_test(test_ddp_logging),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
