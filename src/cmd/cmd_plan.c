@@ -42,6 +42,7 @@ static const struct plan_flag plan_flags[] = {
 	{ "ffn-size", "workload", "ffn_size" },
 	{ "vocab-size", "workload", "vocab_size" },
 	{ "layers", "workload", "layers" },
+	{ "op-trace", "workload", "op_trace" },
 	{ "gpu-tflops", "workload", "gpu_tflops" },
 	{ "precision", "workload", "precision" },
 	{ "launch-gap", "workload", "launch_gap" },

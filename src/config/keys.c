@@ -177,6 +177,9 @@ static const struct cfg_key keys[] = {
 	  .help = "transformer models: MLP intermediate size (0 = preset)" },
 	{ "workload", "vocab_size", CFG_INT, "0", "", 0, 4194304, FIELD(workload, vocab_size),
 	  .help = "transformer models: vocabulary size (0 = preset)" },
+	{ "workload", "op_trace", CFG_STRING, "", "", UNBOUNDED, .sweepable = true,
+	  FIELD(workload, op_trace),
+	  .help = "model = trace: a step recorded by tests/workload/record_op_trace.py, replayed as recorded" },
 	{ "workload", "layers", CFG_STRING, "", "", UNBOUNDED, FIELD(workload, layers),
 	  .help = "model = custom: layers as 'name:params[:gflops], ...' in registration order" },
 

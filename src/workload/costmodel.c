@@ -78,6 +78,8 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 	double floor_s = (o->kernels ? o->kernels : 1) * g->floor_us * 1e-6;
 	double mat = 0, mem = 0, rate, eff;
 
+	if (o->fixed_s > 0)
+		return o->fixed_s;
 	if (o->flops > 0 && (o->cls == OPC_GEMM || o->cls == OPC_CONV || o->cls == OPC_ATTN)) {
 		rate = g->matrix_tflops[mx] * 1e12;
 		if (o->cls == OPC_CONV) {
@@ -105,6 +107,8 @@ double cost_op_host_s(const struct cost_params *cp, const struct op *o)
 {
 	double gap = cp->launch_gap_us >= 0 ? cp->launch_gap_us : cp->gpu->launch_gap_us;
 
+	if (o->fixed_s > 0)
+		return 0; /* a recorded segment already holds its host time */
 	if (o->bwd && cp->gpu->bwd_gap_share > 0)
 		gap *= cp->gpu->bwd_gap_share;
 	return (o->kernels ? o->kernels : 1) * gap * 1e-6;

@@ -55,6 +55,7 @@ struct op {
 	double flops;
 	double bytes;     /* read + written once */
 	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
+	double fixed_s;   /* > 0: a recorded duration (op_trace), played as is, no host gap */
 	const char *what; /* static: "gemm", "gemm.dgrad", "bn.bwd", ... */
 };
 

@@ -38,6 +38,8 @@ static const struct model_info models[] = {
 	  model_build_llama, &llama2_7b_preset },
 	{ "llama3_8b", "llama", "Llama-3 8B decoder (HF LlamaForCausalLM), 8.03B params",
 	  model_build_llama, &llama3_8b_preset },
+	{ "trace", "trace", "replay [workload] op_trace = FILE (tests/workload/record_op_trace.py)",
+	  model_build_trace, NULL },
 	{ "custom", "custom", "layers from [workload] layers = \"name:params[:gflops], ...\"",
 	  model_build_custom, NULL },
 };

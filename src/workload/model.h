@@ -47,6 +47,8 @@ int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
 		     struct tensor_list *out);
 int model_build_llama(const struct model_info *m, const struct workload_opts *w,
 		      struct tensor_list *out);
+int model_build_trace(const struct model_info *m, const struct workload_opts *w,
+		      struct tensor_list *out);
 int model_build_custom(const struct model_info *m, const struct workload_opts *w,
 		       struct tensor_list *out);
 

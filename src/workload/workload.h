@@ -32,6 +32,7 @@ struct workload_opts {
 	int precision;             /* enum precision (workload/costmodel.h) */
 	uint64_t launch_gap_ns;    /* host time per eager kernel; UINT64_MAX = the profile's */
 	char gpu_profile[256];     /* [gpu] profile: a built-in row or a profile FILE */
+	char op_trace[256];        /* model = trace: the recorded step to replay */
 	bool overlap;              /* launch each bucket when ready (DDP) vs after backward */
 	int iterations;
 	int warmup;

@@ -159,7 +159,9 @@ def main():
             return loss_fn(model(*args, **kwargs))
 
     f, b = record(model, step, o.out, iters=o.iters,
-                  note="%s batch %d seq %d %s" % (o.model, o.batch, o.seq, o.precision))
+                  note="%s batch %d%s %s" % (o.model, o.batch,
+                                            "" if o.model.startswith(("resnet", "vit"))
+                                            else " seq %d" % o.seq, o.precision))
     print("%s: forward %.1f us, backward %.1f us -> %s" % (o.model, f, b, o.out))
     return 0
 

@@ -29,6 +29,39 @@ t() { "$GRADSYNC" plan --model bert_large --batch 8 --seq-len 512 --precision "$
 g0=$("$GRADSYNC" plan --model resnet50 --batch 8 --launch-gap 0 --json | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(int((d["fwd_s"] + d["bwd_s"]) * 1e6))')
 g1=$("$GRADSYNC" plan --model resnet50 --batch 8 --json | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(int((d["fwd_s"] + d["bwd_s"]) * 1e6))')
 [ "$g0" -lt "$g1" ] || { echo "FAIL: launch_gap 0 step $g0 us not below eager $g1 us"; fail=1; }
+# op_trace: a recorded step replays as recorded (forward and backward totals, ready times)
+tr=$HERE/ref/resnet50_b32_amp_bf16.trace
+"$GRADSYNC" plan --model trace --op-trace "$tr" --json --tensors | "$PY" -c '
+import json, sys
+p = json.load(sys.stdin)
+fwd = bwd = 0.0
+ready, t = {}, 0.0
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f and f[0] == "fwd":
+        fwd += float(f[1])
+    elif f and f[0] == "bwd":
+        bwd += float(f[1])
+        t += float(f[1])
+        for n in f[3:]:
+            ready[n] = t
+assert abs(p["fwd_s"] * 1e6 - fwd) < 1e-3 * fwd, (p["fwd_s"], fwd)
+assert abs(p["bwd_s"] * 1e6 - bwd) < 1e-3 * bwd, (p["bwd_s"], bwd)
+names = [x["name"] for x in p["tensors"]]
+assert p["num_params"] == 25557032, p["num_params"]
+for b in p["buckets"]:
+    want = max(ready[names[i]] for i in b["tensors"])
+    assert abs(b["ready_s"] * 1e6 - want) < 1e-3 * want + 1e-3, (b["index"], b["ready_s"], want)
+print("op_trace: forward %.2f ms, backward %.2f ms replayed" % (fwd / 1e3, bwd / 1e3))
+' "$tr" || fail=1
+tmp=$(mktemp)
+printf 'gradsync_op_trace 1\nparam a.weight 4,4\nbwd 10 a\nbwd x y z\n' >"$tmp"
+msg=$("$GRADSYNC" plan --model trace --op-trace "$tmp" 2>&1 >/dev/null)
+case "$msg" in *:4:*"bad bwd line"*) ;; *) echo "FAIL: bad trace message: $msg"; fail=1 ;; esac
+printf 'gradsync_op_trace 1\nparam a.weight 4,4\nparam b.weight 4\nbwd 10 a a.weight\n' >"$tmp"
+msg=$("$GRADSYNC" plan --model trace --op-trace "$tmp" 2>&1 >/dev/null)
+case "$msg" in *"b.weight is in no bwd line"*) ;; *) echo "FAIL: unused parameter message: $msg"; fail=1 ;; esac
+rm -f "$tmp"
 # Debian's python3-torch lives in the system interpreter, which may not be first on PATH
 TPY=
 for p in "$PY" /usr/bin/python3; do

@@ -1,0 +1,228 @@
+/*
+ * model = trace: replay a training step recorded from a real model
+ * ([workload] op_trace = FILE, written by tests/workload/record_op_trace.py; the format is
+ * in that script and in the README, "Compute model").
+ *
+ * The trace's parameters become the tensor list (registration order, shapes, gradient
+ * dtypes); each backward segment becomes a layer whose backward takes the recorded
+ * microseconds and readies the parameters it lists, so buckets fill exactly as in the
+ * recorded job. Forward segments are played, in order, by the first layer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/dtype.h"
+#include "util/log.h"
+#include "util/strutil.h"
+#include "workload/model.h"
+
+#define TRACE_LINE_MAX 4096
+
+struct seg {
+	double us;
+	char label[TENSOR_NAME_MAX];
+	int nparams;
+	char params[LAYER_TENSORS_MAX][TENSOR_NAME_MAX];
+};
+
+struct trace {
+	struct seg *fwd, *bwd;
+	int nfwd, nbwd, cap_f, cap_b;
+};
+
+static int push(struct seg **a, int *n, int *cap, const struct seg *s)
+{
+	if (*n == *cap) {
+		int nc = *cap ? *cap * 2 : 256;
+		struct seg *p = realloc(*a, (size_t)nc * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*a = p;
+		*cap = nc;
+	}
+	(*a)[(*n)++] = *s;
+	return 0;
+}
+
+static int parse_dtype(const char *s, int *out)
+{
+	if (!s || !strcmp(s, "f32"))
+		*out = DT_F32;
+	else if (!strcmp(s, "bf16"))
+		*out = DT_BF16;
+	else if (!strcmp(s, "f16"))
+		*out = DT_F16;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* "param NAME D0,D1,... [DTYPE]": registered on layer 0 for now, moved later. */
+static int parse_param(struct tensor_list *tl, char *rest)
+{
+	char *name = strtok(rest, " \t"), *dims = strtok(NULL, " \t"), *dt = strtok(NULL, " \t");
+	int64_t shape[TENSOR_NDIM_MAX];
+	int nd = 0, dtype, t;
+	char *d, *end;
+
+	if (!name || !dims || parse_dtype(dt, &dtype))
+		return -EINVAL;
+	for (d = strtok(dims, ","); d; d = strtok(NULL, ",")) {
+		long long v = strtoll(d, &end, 10);
+
+		if (*end || v <= 0)
+			return -EINVAL;
+		if (nd == TENSOR_NDIM_MAX) /* fold extra dimensions into the last */
+			shape[nd - 1] *= v;
+		else
+			shape[nd++] = v;
+	}
+	if (!nd)
+		return -EINVAL;
+	t = tl_param(tl, 0, nd, shape, "%s", name);
+	if (t < 0)
+		return tl->err ? tl->err : -EINVAL;
+	/* tl_param caps a layer at LAYER_TENSORS_MAX: the placeholder layer is reset below */
+	tl->layers[0].ntensors = 0;
+	tl->t[t].dtype = dtype == DT_F32 ? TENSOR_DTYPE_GRAD : dtype;
+	return 0;
+}
+
+static int parse_seg(char *rest, struct seg *s)
+{
+	char *us = strtok(rest, " \t"), *label = strtok(NULL, " \t"), *p, *end;
+
+	memset(s, 0, sizeof(*s));
+	if (!us || !label)
+		return -EINVAL;
+	s->us = strtod(us, &end);
+	if (*end || !(s->us >= 0))
+		return -EINVAL;
+	snprintf(s->label, sizeof(s->label), "%s", label);
+	while ((p = strtok(NULL, " \t"))) {
+		if (s->nparams == LAYER_TENSORS_MAX)
+			return -E2BIG;
+		snprintf(s->params[s->nparams++], TENSOR_NAME_MAX, "%s", p);
+	}
+	return 0;
+}
+
+static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr)
+{
+	char line[TRACE_LINE_MAX];
+	int lineno = 0, ret = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		log_err(LOG_WORKLOAD, "op_trace %s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	/* a placeholder layer holds the parameters while they are read */
+	tl_layer(tl, 0, 0, "trace.params");
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *s, *hash = strchr(line, '#'), *kw;
+		struct seg seg;
+
+		lineno++;
+		if (hash)
+			*hash = '\0';
+		s = str_trim(line);
+		if (!*s)
+			continue;
+		kw = strtok(s, " \t");
+		s = kw + strlen(kw) + 1;
+		if (lineno == 1 || !strcmp(kw, "gradsync_op_trace")) {
+			if (strcmp(kw, "gradsync_op_trace") || atoi(s) != 1) {
+				log_err(LOG_WORKLOAD, "%s:%d: not a gradsync_op_trace 1 file", path,
+					lineno);
+				ret = -EINVAL;
+			}
+			continue;
+		}
+		if (!strcmp(kw, "param"))
+			ret = parse_param(tl, s);
+		else if (!strcmp(kw, "fwd") || !strcmp(kw, "bwd"))
+			ret = parse_seg(s, &seg) ?: (kw[0] == 'f' ?
+				push(&tr->fwd, &tr->nfwd, &tr->cap_f, &seg) :
+				push(&tr->bwd, &tr->nbwd, &tr->cap_b, &seg));
+		else
+			ret = -EINVAL;
+		if (ret && ret != -ENOMEM)
+			log_err(LOG_WORKLOAD, "%s:%d: bad %s line (expected param NAME DIMS [DTYPE], fwd US LABEL or bwd US LABEL [PARAM...]; at most %d parameters a line)",
+				path, lineno, kw, LAYER_TENSORS_MAX);
+	}
+	fclose(f);
+	if (!ret && (!tl->n || !tr->nbwd)) {
+		log_err(LOG_WORKLOAD, "op_trace %s: no parameters or no backward segments", path);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+int model_build_trace(const struct model_info *m, const struct workload_opts *w,
+		      struct tensor_list *tl)
+{
+	struct trace tr = { 0 };
+	uint8_t *seen = NULL;
+	int ret, k, j;
+
+	(void)m;
+	if (!w->op_trace[0]) {
+		log_err(LOG_WORKLOAD, "model trace: set [workload] op_trace = FILE (tests/workload/record_op_trace.py records one)");
+		return -EINVAL;
+	}
+	ret = read_trace(w->op_trace, tl, &tr);
+	if (ret)
+		goto out;
+	seen = calloc(tl->n, 1);
+	if (!seen) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* backward segment k (in backward order) is layer nbwd - k in forward order: the
+	 * placeholder (layer 0) plays forward and, last in backward, nothing */
+	for (k = tr.nbwd - 1; k >= 0; k--) {
+		const struct seg *s = &tr.bwd[k];
+		struct op o = { .cls = OPC_ELEM, .bwd = 1, .kernels = 1, .fixed_s = s->us * 1e-6,
+				.what = "trace.bwd" };
+		int l = tl_layer(tl, 0, 0, "%s", s->label);
+
+		tl_op(tl, l, &o);
+		for (j = 0; l >= 0 && j < s->nparams; j++) {
+			int t = tensor_list_find(tl, s->params[j]);
+
+			if (t < 0 || seen[t]) {
+				log_err(LOG_WORKLOAD, "op_trace %s: bwd %s: parameter %s %s", w->op_trace,
+					s->label, s->params[j], t < 0 ? "not declared" : "listed twice");
+				ret = -EINVAL;
+				goto out;
+			}
+			seen[t] = 1;
+			tl->t[t].layer = (uint32_t)l;
+			tl->layers[l].tensors[tl->layers[l].ntensors++] = (uint32_t)t;
+		}
+	}
+	for (uint32_t t = 0; t < tl->n; t++) {
+		if (!seen[t]) {
+			log_err(LOG_WORKLOAD, "op_trace %s: parameter %s is in no bwd line (unused parameters cannot be replayed)",
+				w->op_trace, tl->t[t].name);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	for (k = 0; k < tr.nfwd; k++) {
+		struct op o = { .cls = OPC_ELEM, .kernels = 1, .fixed_s = tr.fwd[k].us * 1e-6,
+				.what = "trace.fwd" };
+
+		tl_op(tl, 0, &o);
+	}
+	ret = tl->err;
+out:
+	free(seen);
+	free(tr.fwd);
+	free(tr.bwd);
+	return ret;
+}
