@@ -1,7 +1,10 @@
 /*
- * `gradsync gpu [--calibrate]`: the GPUs this node shows (name, PCI bus id for topology
- * matching, SMs, memory, dma-buf and GPUDirect RDMA support) and, with --calibrate, the
- * TFLOP/s our GEMM reaches on each: the figure [workload] gpu_tflops = 0 would use.
+ * `gradsync gpu [--calibrate [--write FILE]]`: the GPUs this node shows (name, PCI bus id
+ * for topology matching, SMs, memory, dma-buf and GPUDirect RDMA support) and, with
+ * --calibrate, the TFLOP/s our GEMM reaches on each (compute = gemm sizes its work with
+ * it); --write FILE also measures GPU 0's streaming bandwidth and writes the cost model's
+ * profile of this node ([gpu] profile = FILE). --profile NAME --write FILE writes a
+ * built-in row as a file to edit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +17,8 @@
 
 #define CALIBRATE_TIMEOUT_MS 60000
 
-static int show_device(int dev, bool calibrate)
+/* One GPU's line; with calibrate, our kernels' rates, and with write, GPU 0's profile. */
+static int show_device(int dev, bool calibrate, const char *write)
 {
 	struct gpu_stream *s;
 	struct gpu_props p;
@@ -38,9 +42,29 @@ static int show_device(int dev, bool calibrate)
 			goto out_line;
 		}
 		rc = gpu_calibrate(s, CALIBRATE_TIMEOUT_MS, &tflops);
-		gpu_stream_destroy(s);
 		if (!rc)
 			printf(", gemm bf16 %.0f TFLOP/s", tflops);
+		if (!rc && write && !dev) {
+			double gbps = 0, floor_us = 0;
+			struct gpu_profile g;
+			FILE *f;
+
+			rc = gpu_calibrate_memory(s, CALIBRATE_TIMEOUT_MS, &gbps, &floor_us);
+			if (!rc) {
+				printf(", stream %.0f GB/s, kernel pace %.2f us", gbps, floor_us);
+				gpu_profile_calibrated(tflops, gbps, floor_us, p.name, &g);
+				f = strcmp(write, "-") ? fopen(write, "w") : stdout;
+				rc = f ? 0 : -errno;
+				if (f) {
+					fprintf(f, "# our kernels here: gemm %.1f TFLOP/s, stream %.0f GB/s, pace %.2f us\n",
+						tflops, gbps, floor_us);
+					rc = gpu_profile_write(f, &g);
+					if (f != stdout && fclose(f))
+						rc = -EIO;
+				}
+			}
+		}
+		gpu_stream_destroy(s);
 	}
 out_line:
 	printf("\n");
@@ -81,14 +105,14 @@ int cmd_gpu(int argc, char **argv)
 		} else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc) {
 			write = argv[++i];
 		} else {
-			fprintf(stderr, "usage: gradsync gpu [--calibrate] | --profile NAME|FILE --write FILE|-\n");
+			fprintf(stderr, "usage: gradsync gpu [--calibrate [--write FILE|-]] | --profile NAME|FILE --write FILE|-\n");
 			return GS_EXIT_USAGE;
 		}
 	}
 	if (write && !calibrate)
 		return write_profile(profile ? profile : "h200", write);
-	if (write || profile) {
-		fprintf(stderr, "gradsync gpu: --calibrate --write is not built yet: our kernels cover GEMM only; write a profile with --profile NAME --write FILE and edit it\n");
+	if (profile) {
+		fprintf(stderr, "gradsync gpu: --profile goes with --write FILE (without --calibrate)\n");
 		return GS_EXIT_USAGE;
 	}
 	/* without a driver or a CUDA build the GPU layer has already said why, once */
@@ -97,6 +121,6 @@ int cmd_gpu(int argc, char **argv)
 		return GS_EXIT_FAIL;
 	}
 	for (int dev = 0; dev < n; dev++)
-		failed |= show_device(dev, calibrate) != 0;
+		failed |= show_device(dev, calibrate, write) != 0;
 	return failed ? GS_EXIT_FAIL : GS_EXIT_OK;
 }

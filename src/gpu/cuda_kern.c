@@ -213,3 +213,60 @@ out_free:
 	gpu_free(a);
 	return rc;
 }
+
+/* Time reps launches of gpu_reduce over count f32 elements; ms of one launch. */
+static int time_reduce(void *d, const void *a, const void *b, size_t count, int reps,
+		       struct gpu_stream *s, int timeout_ms, double *ms_one)
+{
+	struct gpu_event *e0 = gpu_event_create(true), *e1 = gpu_event_create(true);
+	double ms = 0;
+	int rc = -ENOMEM;
+
+	if (!e0 || !e1)
+		goto out_events;
+	rc = gpu_reduce(d, a, b, count, DT_F32, 1.0, s);
+	if (!rc)
+		rc = gpu_event_record(e0, s);
+	for (int i = 0; i < reps && !rc; i++)
+		rc = gpu_reduce(d, a, b, count, DT_F32, 1.0, s);
+	if (!rc)
+		rc = gpu_event_record(e1, s);
+	if (!rc)
+		rc = gpu_event_sync(e1, timeout_ms);
+	if (!rc)
+		rc = gpu_event_elapsed_ms(e0, e1, &ms);
+	if (!rc)
+		*ms_one = ms / reps;
+out_events:
+	gpu_event_destroy(e1);
+	gpu_event_destroy(e0);
+	return rc;
+}
+
+int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, double *gbps, double *floor_us)
+{
+	const size_t count = (size_t)64 << 20; /* 256 MiB per operand: far past the L2 */
+	void *a = gpu_alloc(count * 4), *b = gpu_alloc(count * 4), *d = gpu_alloc(count * 4);
+	double ms = 0, tiny = 0;
+	int rc = -ENOMEM;
+
+	if (!a || !b || !d)
+		goto out_free;
+	rc = gpu_memset_async(a, 0, count * 4, s);
+	if (!rc)
+		rc = gpu_memset_async(b, 0, count * 4, s);
+	if (!rc)
+		rc = time_reduce(d, a, b, count, 5, s, timeout_ms, &ms);
+	/* back-to-back launches of a 256-element reduce: the shortest kernel's pace */
+	if (!rc)
+		rc = time_reduce(d, a, b, 256, 200, s, timeout_ms, &tiny);
+	if (!rc && ms > 0) {
+		*gbps = 3.0 * count * 4 / (ms * 1e-3) / 1e9; /* two reads and a write */
+		*floor_us = tiny * 1e3;
+	}
+out_free:
+	gpu_free(d);
+	gpu_free(b);
+	gpu_free(a);
+	return rc;
+}

@@ -278,3 +278,9 @@ int gpu_mem_range(const void *p GS_UNUSED, void **base GS_UNUSED, size_t *bytes 
 {
 	return stub();
 }
+
+int gpu_calibrate_memory(struct gpu_stream *s GS_UNUSED, int timeout_ms GS_UNUSED,
+			 double *gbps GS_UNUSED, double *floor_us GS_UNUSED)
+{
+	return stub();
+}

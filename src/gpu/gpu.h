@@ -261,4 +261,11 @@ int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s);
  */
 int gpu_calibrate(struct gpu_stream *s, int timeout_ms, double *tflops);
 
+/*
+ * Streaming bandwidth of our reduce kernel (two reads and a write of 256 MiB f32
+ * operands, GB/s) and the pace of back-to-back tiny kernels (the floor, us), for
+ * `gradsync gpu --calibrate --write`. Allocates and frees 768 MiB.
+ */
+int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, double *gbps, double *floor_us);
+
 #endif

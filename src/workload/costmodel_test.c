@@ -131,6 +131,17 @@ static void test_profiles(void **state)
 	assert_int_equal(gpu_profile_load(path, &back), -EINVAL);
 	unlink(path);
 	assert_int_equal(gpu_profile_load("/nonexistent/profile", &back), -ENOENT);
+	/* calibrated with the H200's own figures: the h200 row; twice the GEMM rate: twice
+	 * every matrix rate, the rest as measured */
+	gpu_profile_calibrated(371, 3826, 3.81, "H200", &back);
+	assert_float_equal(back.matrix_tflops[MX_BF16], gpu_profile_find("h200")->matrix_tflops[MX_BF16],
+			   1e-9);
+	assert_float_equal(back.hbm_gbps, gpu_profile_find("h200")->hbm_gbps, 1e-9);
+	gpu_profile_calibrated(742, 1913, 3.81, "X", &back);
+	assert_float_equal(back.matrix_tflops[MX_FP32],
+			   2 * gpu_profile_find("h200")->matrix_tflops[MX_FP32], 1e-9);
+	assert_float_equal(back.hbm_gbps, gpu_profile_find("h200")->hbm_gbps / 2, 1e-9);
+	assert_non_null(strstr(back.source, "calibrated on X"));
 }
 
 /* Under autocast a linear layer readies its weight first; fp32 and bf16 its bias first;

@@ -131,6 +131,26 @@ static const struct profile_field fields[] = {
 	PF_CLASS(OPC_CAST, "cast"),
 };
 
+/* Our kernels on the lent H200 (gradsync gpu --calibrate --write, tests/workload/ref):
+ * the reference the calibrated profiles are scaled from. */
+#define H200_OUR_GEMM_TFLOPS 371.0
+#define H200_OUR_STREAM_GBPS 3826.0
+#define H200_OUR_FLOOR_US 3.81
+
+void gpu_profile_calibrated(double gemm_tflops, double stream_gbps, double floor_us,
+			    const char *gpu_name, struct gpu_profile *out)
+{
+	double mx = gemm_tflops / H200_OUR_GEMM_TFLOPS;
+
+	*out = profiles[0];
+	snprintf(out->name, sizeof(out->name), "calibrated");
+	snprintf(out->source, sizeof(out->source), "calibrated on %s (h200 shares)", gpu_name);
+	for (int i = 0; i < MX_COUNT; i++)
+		out->matrix_tflops[i] *= mx;
+	out->hbm_gbps *= stream_gbps / H200_OUR_STREAM_GBPS;
+	out->floor_us *= floor_us / H200_OUR_FLOOR_US;
+}
+
 size_t gpu_profile_count(void)
 {
 	return ARRAY_SIZE(profiles);

@@ -28,6 +28,15 @@ const struct gpu_profile *gpu_profile_find(const char *name);
  * logged with file:line).
  */
 int gpu_profile_load(const char *name, struct gpu_profile *out);
+/*
+ * The profile of a node measured with our own kernels: the h200 row scaled by how this
+ * GPU's figures compare with the same kernels' figures on the H200 (GEMM TFLOP/s for
+ * the matrix rates, streaming GB/s for HBM, the tiny-kernel pace for the floor). Class
+ * shares and the host gap stay the h200's (our kernels do not imitate cuDNN or Python).
+ */
+void gpu_profile_calibrated(double gemm_tflops, double stream_gbps, double floor_us,
+			    const char *gpu_name, struct gpu_profile *out);
+
 /* Write *g in the file format. 0 or -EIO. */
 int gpu_profile_write(FILE *f, const struct gpu_profile *g);
 
