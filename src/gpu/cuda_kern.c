@@ -149,9 +149,29 @@ int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s)
 	return 0;
 }
 
-/* Best TFLOP/s of reps products of size^3 after one warm-up. */
-static int time_gemm(void *c, const void *a, const void *b, int size, int reps,
-		     struct gpu_stream *s, int timeout_ms, double *tflops)
+/* A launch to time: one GEMM of size^3, or n reduces of count f32 elements. */
+struct timed {
+	void *c;
+	const void *a, *b;
+	int size;      /* > 0: GEMM */
+	size_t count;  /* reduce elements */
+	int n;         /* reduces per timed batch */
+};
+
+static int timed_launch(const struct timed *t, struct gpu_stream *s)
+{
+	int rc = 0;
+
+	if (t->size > 0)
+		return gpu_gemm(t->c, t->a, t->b, t->size, t->size, t->size, s);
+	for (int i = 0; i < t->n && !rc; i++)
+		rc = gpu_reduce(t->c, t->a, t->b, t->count, DT_F32, 1.0, s);
+	return rc;
+}
+
+/* Shortest of reps timed batches of t after one warm-up, in ms. */
+static int time_best(const struct timed *t, int reps, struct gpu_stream *s, int timeout_ms,
+		     double *best_ms)
 {
 	struct gpu_event *e0 = gpu_event_create(true), *e1 = gpu_event_create(true);
 	double ms, best = 0;
@@ -159,27 +179,36 @@ static int time_gemm(void *c, const void *a, const void *b, int size, int reps,
 
 	if (!e0 || !e1)
 		goto out_events;
-	rc = gpu_gemm(c, a, b, size, size, size, s);
+	rc = timed_launch(t, s);
 	for (int i = 0; i < reps && !rc; i++) {
 		rc = gpu_event_record(e0, s);
 		if (!rc)
-			rc = gpu_gemm(c, a, b, size, size, size, s);
+			rc = timed_launch(t, s);
 		if (!rc)
 			rc = gpu_event_record(e1, s);
 		if (!rc)
 			rc = gpu_event_sync(e1, timeout_ms);
 		if (!rc)
 			rc = gpu_event_elapsed_ms(e0, e1, &ms);
-		if (!rc && ms > 0) {
-			double t = 2.0 * size * size * (double)size / (ms * 1e-3) / 1e12;
-
-			best = t > best ? t : best;
-		}
+		if (!rc && ms > 0 && (!best || ms < best))
+			best = ms;
 	}
-	*tflops = best;
+	*best_ms = best;
 out_events:
 	gpu_event_destroy(e1);
 	gpu_event_destroy(e0);
+	return rc;
+}
+
+/* Best TFLOP/s of reps products of size^3 after one warm-up. */
+static int time_gemm(void *c, const void *a, const void *b, int size, int reps,
+		     struct gpu_stream *s, int timeout_ms, double *tflops)
+{
+	struct timed t = { .c = c, .a = a, .b = b, .size = size };
+	double ms = 0;
+	int rc = time_best(&t, reps, s, timeout_ms, &ms);
+
+	*tflops = !rc && ms > 0 ? 2.0 * size * size * (double)size / (ms * 1e-3) / 1e12 : 0;
 	return rc;
 }
 
@@ -214,32 +243,15 @@ out_free:
 	return rc;
 }
 
-/* Time reps launches of gpu_reduce over count f32 elements; ms of one launch. */
+/* ms of one gpu_reduce over count f32 elements: the best batch of reps launches. */
 static int time_reduce(void *d, const void *a, const void *b, size_t count, int reps,
 		       struct gpu_stream *s, int timeout_ms, double *ms_one)
 {
-	struct gpu_event *e0 = gpu_event_create(true), *e1 = gpu_event_create(true);
+	struct timed t = { .c = d, .a = a, .b = b, .count = count, .n = reps };
 	double ms = 0;
-	int rc = -ENOMEM;
+	int rc = time_best(&t, 3, s, timeout_ms, &ms);
 
-	if (!e0 || !e1)
-		goto out_events;
-	rc = gpu_reduce(d, a, b, count, DT_F32, 1.0, s);
-	if (!rc)
-		rc = gpu_event_record(e0, s);
-	for (int i = 0; i < reps && !rc; i++)
-		rc = gpu_reduce(d, a, b, count, DT_F32, 1.0, s);
-	if (!rc)
-		rc = gpu_event_record(e1, s);
-	if (!rc)
-		rc = gpu_event_sync(e1, timeout_ms);
-	if (!rc)
-		rc = gpu_event_elapsed_ms(e0, e1, &ms);
-	if (!rc)
-		*ms_one = ms / reps;
-out_events:
-	gpu_event_destroy(e1);
-	gpu_event_destroy(e0);
+	*ms_one = ms / reps;
 	return rc;
 }
 
