@@ -2,8 +2,8 @@
 # The cost model against the PyTorch steps measured on the H200 (ref/h200_torch_steps.json):
 # the ready order must equal PyTorch's in every case, and the held-out error may not grow
 # past the guard (the targets are reported, see README "Compute model"). Then, where
-# torch is installed, DDP itself on the CPU: buckets and ready order under fp32 and bf16
-# autocast (resnet18), and plan --bucket-cap 25MiB against DDP(bucket_cap_mb=25) (resnet50).
+# torch is installed, DDP itself on the CPU (resnet18): buckets and ready order under bf16
+# autocast, and plan --bucket-cap 25MiB against DDP(bucket_cap_mb=25) in fp32.
 set -u
 GRADSYNC=${GRADSYNC:-build/gradsync}
 HERE=$(dirname "$0")
@@ -68,9 +68,9 @@ for p in "$PY" /usr/bin/python3; do
 	if "$p" -c 'import torch, torchvision' >/dev/null 2>&1; then TPY=$p; break; fi
 done
 if [ -n "$TPY" ]; then
-	"$TPY" "$HERE/check_ddp_buckets.py" "$GRADSYNC" --models resnet18 --precision fp32 || fail=1
+	# the smallest model keeps CI short; all models ran on the GPU (RESULTS.md)
 	"$TPY" "$HERE/check_ddp_buckets.py" "$GRADSYNC" --models resnet18 --precision amp_bf16 || fail=1
-	"$TPY" "$HERE/check_ddp_buckets.py" "$GRADSYNC" --models resnet50 --bucket-cap-mb 25 || fail=1
+	"$TPY" "$HERE/check_ddp_buckets.py" "$GRADSYNC" --models resnet18 --bucket-cap-mb 25 || fail=1
 else
 	echo "torch / torchvision not importable: the DDP checks on the CPU are skipped"
 fi
