@@ -1,7 +1,7 @@
 /*
- * Reference for tests/bench/bench_vs_mpi.sh: MPI_Allreduce (float sum, in place) busbw
- * over a size sweep, timed like gradsync (back to back, per iteration, slowest rank,
- * averaged).
+ * Peer for tests/bench/bench_peers.sh: MPI_Allreduce (float sum, in place) busbw over a
+ * size sweep, timed like gradsync (back to back, per iteration, slowest rank, averaged).
+ *   mpi_allreduce [LO_BYTES [HI_BYTES [ITERS [FACTOR]]]]   (sizes LO, LO*FACTOR, .. HI)
  * Prints "size_bytes avg_us busbw_GBps" lines on rank 0.
  */
 #include <mpi.h>
@@ -12,7 +12,8 @@
 int main(int argc, char **argv)
 {
 	long lo = argc > 1 ? atol(argv[1]) : 1 << 20, hi = argc > 2 ? atol(argv[2]) : 256 << 20;
-	int iters = argc > 3 ? atoi(argv[3]) : 10, warm = 3, rank, n;
+	int iters = argc > 3 ? atoi(argv[3]) : 10, factor = argc > 4 ? atoi(argv[4]) : 2;
+	int warm = 3, rank, n;
 	float *buf;
 	double *dt, *worst;
 	long s;
@@ -26,7 +27,9 @@ int main(int argc, char **argv)
 	if (!buf || !dt || !worst)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	memset(buf, 0, hi); /* touch every page before timing */
-	for (s = lo; s <= hi; s *= 2) {
+	if (factor < 2)
+		factor = 2;
+	for (s = lo; s <= hi; s *= factor) {
 		long count = s / sizeof(float), i;
 		double sum = 0;
 

@@ -1,0 +1,133 @@
+#!/bin/sh
+# Benchmark (not a test): our tcp and shm AllReduce beside the peers a performance engineer
+# would run on the same host, each tuned as that engineer would, in one run:
+#   mpi-stock  Open MPI's MPI_Allreduce (pml ob1; btl tcp,self on lo, or vader,self) as
+#              installed;
+#   mpi-tuned  the same with glibc's malloc told to keep what it maps (MALLOC_MMAP_MAX_=0,
+#              MALLOC_TRIM_THRESHOLD_=-1, passed with mpirun -x): stock Open MPI mallocs and
+#              frees a temporary buffer per call, and every fresh page costs a first-touch
+#              fault (~15 us on this VM), so its busbw collapses above 32 MiB;
+#   gloo       torch.distributed's Gloo (Debian's python3-torch, /usr/bin/python3), TCP on
+#              lo, the same malloc settings.
+# Ours runs as a user would: the defaults (algorithm = auto, chunk_size = auto, ...).
+# Every program times alike: warm-up, iterations back to back, per iteration the slowest
+# rank, averaged (busbw = size / time x 2(n-1)/n). Repetitions interleave every program,
+# so a busy machine slows all of them alike; the table shows medians per point and ours
+# over the best peer of the transport (tcp: Open MPI tcp and Gloo; shm: Open MPI vader and
+# Gloo).
+#   usage: tests/bench/bench_peers.sh [OUTDIR]
+#   env:   RANKS="2 4" REPS=3 SIZES=small,large ITERS=10 SMALL_ITERS=200
+#          PEERS="ours mpi-stock mpi-tuned gloo" GRADSYNC=build/gradsync
+# Writes OUTDIR/raw.tsv (rep ranks transport program size avg_us) and OUTDIR/table.md,
+# prints the table.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+G=$(readlink -f "${GRADSYNC:-build/gradsync}")
+RANKS=${RANKS:-2 4}
+REPS=${REPS:-3}
+SIZES=${SIZES:-small,large}
+ITERS=${ITERS:-10}
+SMALL_ITERS=${SMALL_ITERS:-200}
+PEERS=${PEERS:-ours mpi-stock mpi-tuned gloo}
+OUT=${1:-results/bench-peers-$(date -u +%Y%m%dT%H%M%S)}
+mkdir -p "$OUT"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+command -v mpicc >/dev/null || { echo "install Debian packages openmpi-bin libopenmpi-dev"; exit 77; }
+mpicc -O2 "$here/mpi_allreduce.c" -o "$T/mpi_allreduce"
+MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+TUNED="MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=-1"
+RAW=$OUT/raw.tsv
+: >"$RAW"
+
+# the size groups: small ones need many iterations to rise above the clock's noise
+group() {
+	case $1 in
+	small) echo "4096 262144 $SMALL_ITERS 4KiB..256KiB" ;;
+	large) echo "1048576 268435456 $ITERS 1MiB..256MiB" ;;
+	esac
+}
+
+# raw: "size avg_us busbw" lines on stdin -> rows of raw.tsv
+emit() {
+	awk -v rep="$1" -v n="$2" -v tp="$3" -v prog="$4" \
+		'NF == 3 { printf "%s\t%s\t%s\t%s\t%s\t%s\n", rep, n, tp, prog, $1, $2 }' >>"$RAW"
+}
+
+ours() { # rep n lo hi iters span
+	cat >"$T/ours.ini" <<INI
+[experiment]
+name = bench
+output_dir = $T/results
+[collective]
+sizes = $6 x4
+iterations = $5
+warmup = 3
+verify = off
+[launch]
+local_ranks = $2
+[report]
+formats = json
+[matrix]
+transport = tcp, shm
+INI
+	rm -rf "$T/results"
+	"$G" -q run "$T/ours.ini" >/dev/null
+	for tp in tcp shm; do
+		/usr/bin/python3 - "$T" "$tp" <<'PY' | emit "$1" "$2" "$tp" ours
+import glob, json, sys
+rep = json.load(open(glob.glob(sys.argv[1] + "/results/bench-*/report.json")[0]))
+for c in rep["cases"]:
+    if c["config"]["transport.transport"] == sys.argv[2]:
+        for r in c["collective"]:
+            print(r["size"], r["time_us"]["avg"], r["busbw_GBps"])
+PY
+	done
+}
+
+mpi() { # rep n lo hi iters env-or-empty prog
+	for tp in tcp shm; do
+		if [ "$tp" = tcp ]; then
+			btl="--mca btl tcp,self --mca btl_tcp_if_include lo"
+		else
+			btl="--mca btl vader,self"
+		fi
+		xs=""
+		for kv in $6; do
+			xs="$xs -x $kv"
+		done
+		# shellcheck disable=SC2086
+		$MPIRUN -np "$2" --mca pml ob1 $btl $xs "$T/mpi_allreduce" "$3" "$4" "$5" 4 |
+			emit "$1" "$2" "$tp" "$7"
+	done
+}
+
+gloo() { # rep n lo hi iters
+	# shellcheck disable=SC2086
+	env $TUNED /usr/bin/python3 "$here/gloo_allreduce.py" "$2" "$3" "$4" "$5" \
+		$((29600 + $1 * 10 + $2)) | emit "$1" "$2" tcp gloo
+}
+
+rep=1
+while [ "$rep" -le "$REPS" ]; do
+	for n in $RANKS; do
+		for g in $(echo "$SIZES" | tr , ' '); do
+			set -- $(group "$g")
+			lo=$1 hi=$2 it=$3 span=$4
+			# alternate the order between repetitions: no program always runs first
+			order=$PEERS
+			[ $((rep % 2)) -eq 0 ] && order=$(echo "$PEERS" | tr ' ' '\n' | tac | tr '\n' ' ')
+			for p in $order; do
+				case $p in
+				ours) ours "$rep" "$n" "$lo" "$hi" "$it" "$span" ;;
+				mpi-stock) mpi "$rep" "$n" "$lo" "$hi" "$it" "" mpi-stock ;;
+				mpi-tuned) mpi "$rep" "$n" "$lo" "$hi" "$it" "$TUNED" mpi-tuned ;;
+				gloo) gloo "$rep" "$n" "$lo" "$hi" "$it" ;;
+				esac
+			done
+			echo "rep $rep: $n ranks, $span done" >&2
+		done
+	done
+	rep=$((rep + 1))
+done
+/usr/bin/python3 "$here/bench_peers_table.py" "$RAW" | tee "$OUT/table.md"

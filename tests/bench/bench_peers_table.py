@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""The table of tests/bench/bench_peers.sh from its raw.tsv (rep ranks transport program
+size avg_us): busbw (size / time x 2(n-1)/n), medians over repetitions per point, ours over the best peer of the
+transport (tcp: Open MPI's tcp BTL and Gloo; shm: Open MPI's vader BTL and Gloo, which
+has no shared-memory transport), and the points under the issue's targets
+(>= 1.0x everywhere, >= 1.5x at 64 MiB).
+
+  bench_peers_table.py raw.tsv
+"""
+import collections
+import statistics
+import sys
+
+PEERS = ("mpi-stock", "mpi-tuned", "gloo")
+
+
+def size_name(s):
+    return f"{s >> 20} MiB" if s >= 1 << 20 else f"{s >> 10} KiB"
+
+
+def main(path):
+    runs = collections.defaultdict(list)
+    for line in open(path):
+        f = line.split()
+        if len(f) == 6:
+            n, s, us = int(f[1]), int(f[4]), float(f[5])
+            if us > 0:
+                runs[(n, f[2], f[3], s)].append(s / us / 1e3 * 2.0 * (n - 1) / n)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    reps = max((len(v) for v in runs.values()), default=0)
+
+    def peer(n, tp, prog, s):
+        # Gloo runs over TCP only: it is a peer of both transports
+        return med.get((n, "tcp" if prog == "gloo" else tp, prog, s))
+
+    print(f"busbw GB/s, median of {reps} interleaved repetitions; ratio = ours / best peer\n")
+    print("| ranks | transport | size | ours | mpi-stock | mpi-tuned | gloo | best peer | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    misses = []
+    for n in sorted({k[0] for k in med}):
+        for tp in ("tcp", "shm"):
+            for s in sorted({k[3] for k in med if k[0] == n and k[1] == tp}):
+                o = med.get((n, tp, "ours", s))
+                ps = {p: peer(n, tp, p, s) for p in PEERS}
+                have = {p: v for p, v in ps.items() if v is not None}
+                best = max(have, key=have.get) if have else None
+                r = o / have[best] if o and best else None
+                cells = " | ".join("-" if ps[p] is None else f"{ps[p]:.3g}" for p in PEERS)
+                rs = f"{r:.2f}" if r else "-"
+                target = 1.5 if s == 64 << 20 else 1.0
+                if r is not None and r < target:
+                    misses.append(f"{n} ranks {tp} {size_name(s)}: {r:.2f} (target {target})")
+                    rs = f"**{rs}**"
+                print(f"| {n} | {tp} | {size_name(s)} | {o:.3g} | {cells} | {best or '-'} | {rs} |"
+                      if o else f"| {n} | {tp} | {size_name(s)} | - | {cells} | {best or '-'} | - |")
+    print()
+    print("below target: " + ("; ".join(misses) if misses else "none"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
