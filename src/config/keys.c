@@ -86,6 +86,12 @@ static const struct cfg_choice progress_choices[] = {
 	{ "inline", TP_PROGRESS_INLINE, "the collective's polling thread drives the sockets itself" },
 };
 
+static const struct cfg_choice shm_copy_choices[] = {
+	{ "auto", TP_SHM_COPY_AUTO, "direct from 16KiB where the peer's buffer can be mapped, else slots (measured crossover)" },
+	{ "direct", TP_SHM_COPY_DIRECT, "the receiver reduces or copies straight from the sender's buffer, mapped (one pass); connect fails when it cannot map it" },
+	{ "slots", TP_SHM_COPY_SLOTS, "through the ring's slots: the sender copies in, the receiver copies or reduces out" },
+};
+
 static const struct cfg_choice tristate_choices[] = {
 	{ "auto", GPU_AUTO, "use it when possible, else fall back and say why" },
 	{ "on", GPU_ON, "require it; fail clearly when impossible" },
@@ -223,6 +229,8 @@ static const struct cfg_key keys[] = {
 	  FIELD(transport, tcp_interface), .help = "tcp: interface name or address to use, empty = any" },
 	{ "transport", "shm_ring", CFG_SIZE, "8MiB", "bytes", 65536, 1073741824.0, .sweepable = true,
 	  FIELD(transport, shm_ring), .help = "shm: bytes of each directional ring" },
+	{ "transport", "shm_copy", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(shm_copy_choices),
+	  .sweepable = true, FIELD(transport, shm_copy), .help = "shm: how a message's bytes cross" },
 	{ "transport", "slot_size", CFG_SIZE, "1MiB", "bytes", 4096, 268435456.0, .sweepable = true,
 	  FIELD(transport, slot_size), .help = "bytes of one ring slot or bounce buffer" },
 	{ "transport", "device", CFG_STRING, "auto", "", UNBOUNDED, .check = vocab_check_ibdev,

@@ -13,6 +13,7 @@
 #include "gpu/memops.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/shmem.h"
 
 #define RUN_GPU_TIMEOUT_MS 60000
 
@@ -189,11 +190,18 @@ void run_gpu_comm_close(struct run_comm *rc)
 	rc->gmem = NULL;
 }
 
+/*
+ * Host buffers are shmem allocations where possible: shm peers then reduce and copy
+ * straight from them (one pass instead of two through the ring's slots). Pinned mirrors
+ * of GPU buffers cannot be (the driver allocates them) and go through slots.
+ */
 static int host_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes)
 {
 	if (rc->gpu) {
 		b->host = gpu_host_alloc(bytes ? bytes : 1); /* pinned and touched */
 		b->pinned = b->host != NULL;
+	} else if ((b->host = shmem_alloc(bytes))) {
+		b->shared = true; /* touched too */
 	} else if (posix_memalign(&b->host, 4096, bytes ? bytes : 1)) {
 		b->host = NULL;
 	} else {
@@ -207,9 +215,12 @@ static void host_free(struct run_dbuf *b)
 {
 	if (b->pinned)
 		gpu_host_free(b->host);
+	else if (b->shared)
+		shmem_free(b->host);
 	else
 		free(b->host);
 	b->host = NULL;
+	b->pinned = b->shared = false;
 }
 
 /* Staged through host: the data always; scratch unless the NIC writes GPU memory. */

@@ -90,6 +90,7 @@ struct run_dbuf {
 	void *dev;           /* device memory, NULL for a host buffer */
 	void *host;          /* the pinned mirror, or the host buffer; NULL when direct */
 	bool pinned;
+	bool shared;         /* host is a shmem allocation (util/shmem.h) */
 };
 
 /* Per-iteration wall times of one size on one rank, gathered to rank 0. */

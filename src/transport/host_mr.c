@@ -16,6 +16,7 @@ int host_mr_reg(struct transport *t, void *addr, size_t len, enum mem_kind kind,
 		return -ENOMEM;
 	m->addr = addr;
 	m->len = len;
+	m->shared = shmem_find(addr, len, &m->share);
 	*mr = m;
 	return 0;
 }

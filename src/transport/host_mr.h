@@ -9,10 +9,13 @@
 #include <stddef.h>
 
 #include "transport/transport.h"
+#include "util/shmem.h"
 
 struct tp_mr {
 	char *addr;
 	size_t len;
+	bool shared;		/* the region lies in a shmem_alloc allocation (shm maps it) */
+	struct shmem_loc share; /* where, when shared */
 };
 
 /* transport_ops.mr_reg / mr_dereg for host memory; MEM_CUDA is -ENOTSUP. */

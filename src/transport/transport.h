@@ -66,6 +66,13 @@ enum tp_progress {
 	TP_PROGRESS_INLINE,   /* the caller of post/poll does the socket work itself */
 };
 
+/* shm: how a message's bytes cross (shm_progress.c's protocol) */
+enum tp_shm_copy {
+	TP_SHM_COPY_AUTO = 0, /* direct from SHM_DIRECT_MIN bytes where possible, else slots */
+	TP_SHM_COPY_DIRECT,   /* direct whenever the sender's buffer is shareable */
+	TP_SHM_COPY_SLOTS,    /* always through the ring's slots */
+};
+
 /* [transport] section of an experiment, as resolved by config/ (read-only here). */
 struct transport_opts {
 	int kind;                          /* enum transport_kind */
@@ -73,6 +80,7 @@ struct transport_opts {
 	uint64_t sockbuf;                  /* tcp: SO_SNDBUF/SO_RCVBUF bytes, 0 = kernel default */
 	char tcp_interface[TRANSPORT_NAME_MAX]; /* tcp: interface name or address, "" = any */
 	uint64_t shm_ring;                 /* shm: bytes of each directional ring */
+	int shm_copy;                      /* shm: enum tp_shm_copy */
 	char device[TRANSPORT_NAME_MAX];   /* verbs: "mlx5_0:1" or "auto" */
 	int gid_index;                     /* verbs: -1 = auto */
 	int mtu;                           /* verbs: 0 = port's active MTU, else 256..4096 */

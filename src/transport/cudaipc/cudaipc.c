@@ -233,7 +233,7 @@ static int cipc_post_send(struct transport *t, int peer, uint64_t tag, struct tp
 {
 	if (!mr)
 		return -EINVAL;
-	return shm_pair_post_send(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie);
+	return shm_pair_post_send(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, NULL);
 }
 
 static int cipc_path_info(struct transport *t, struct tp_path_info *info)

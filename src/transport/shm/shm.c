@@ -1,12 +1,17 @@
 /*
  * shm transport: ranks on one host exchange through POSIX shared-memory rings, one
- * per directed pair (setup in shm_pair.h, data protocol in shm_progress.c). No thread:
- * progress happens in poll().
+ * per directed pair (setup in shm_pair.h, data protocol in shm_progress.c), and from
+ * SHM_DIRECT_MIN bytes straight from the sender's buffer when it is a shmem allocation
+ * the receiver can map. No thread: progress happens in poll().
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "transport/host_mr.h"
 #include "transport/shm/shm_priv.h"
@@ -71,7 +76,13 @@ static void shm_close(struct transport *t)
 
 	if (!s)
 		return;
+	for (size_t i = 0; s->maps && i < (size_t)s->c.env->nranks * SHM_MAPS; i++)
+		if (s->maps[i].id)
+			munmap((void *)s->maps[i].ptr, s->maps[i].size);
 	shm_pair_fini(&s->c);
+	free(s->maps);
+	free(s->direct);
+	free(s->src);
 	free(s);
 	t->priv = NULL;
 }
@@ -96,7 +107,11 @@ static int shm_open_t(struct transport *t, const struct transport_env *env)
 	t->env = env;
 	s->slot_size = (uint32_t)slot;
 	s->nslots = (uint32_t)GS_MAX(ring / slot, 2);
-	err = shm_pair_init(&s->c, env, &shm_proto);
+	s->copy = o ? o->shm_copy : TP_SHM_COPY_AUTO;
+	s->src = calloc(SHM_PAIR_NREQS, sizeof(*s->src));
+	s->direct = calloc((size_t)env->nranks, sizeof(*s->direct));
+	s->maps = calloc((size_t)env->nranks * SHM_MAPS, sizeof(*s->maps));
+	err = s->src && s->direct && s->maps ? shm_pair_init(&s->c, env, &shm_proto) : -ENOMEM;
 	if (!err)
 		err = shm_pair_create(&s->c,
 				      seg_data_off(s->nslots) + (size_t)s->nslots * s->slot_size);
@@ -131,9 +146,62 @@ static int shm_post_recv_reduce(struct transport *t, int peer, uint64_t tag, str
 static int shm_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
 			 size_t len, uint64_t cookie)
 {
+	struct shm_priv *s = t->priv;
+	struct shm_pair_req *r;
+	struct shm_src *src;
+	int err;
+
 	if (!mr)
 		return -EINVAL;
-	return shm_pair_post_send(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie);
+	err = shm_pair_post_send(&s->c, peer, tag, mr->addr, mr->len, off, len, cookie, &r);
+	if (err)
+		return err;
+	src = &s->src[pair_req_index(&s->c, r)];
+	src->shared = mr->shared;
+	if (mr->shared) {
+		src->loc = mr->share;
+		src->loc.off += off;
+	}
+	return 0;
+}
+
+/*
+ * As the receiver of every peer: may we take its descriptors (pidfd_getfd wants ptrace
+ * rights over it)? An fd number nobody has answers EBADF once the rights are checked.
+ * direct_ok tells the peer; shm_copy = direct without it fails here.
+ */
+static int shm_connect(struct transport *t, const void *eps)
+{
+	struct shm_priv *s = t->priv;
+	int err = shm_pair_connect(t, eps);
+
+	for (int p = 0; !err && p < s->c.env->nranks; p++) {
+		struct shm_pair_link *l = &s->c.links[p];
+		int fd, why = ENOSYS;
+
+		if (!l->active || s->copy == TP_SHM_COPY_SLOTS)
+			continue;
+		if (l->pidfd >= 0) {
+			fd = (int)syscall(SYS_pidfd_getfd, l->pidfd, INT_MAX, 0);
+			why = fd < 0 ? errno : 0;
+			if (fd >= 0)
+				close(fd);
+		}
+		if (why == EBADF) {
+			atomic_store_explicit(&shm_hdr(&l->rx)->direct_ok, 1, memory_order_release);
+			continue;
+		}
+		if (s->copy == TP_SHM_COPY_DIRECT) {
+			/* pidfd_getfd needs ptrace rights over the peer and Linux >= 5.6 */
+			log_err(LOG_TRANSPORT,
+				"shm connect peer=%d: shm_copy = direct: pidfd_getfd: %s", p,
+				strerror(why));
+			return -EPERM;
+		}
+		log_dbg(LOG_TRANSPORT, "shm connect peer=%d: slots only (pidfd_getfd: %s)", p,
+			strerror(why));
+	}
+	return err;
 }
 
 static int shm_path_info(struct transport *t, struct tp_path_info *info)
@@ -154,7 +222,7 @@ const struct transport_ops shm_ops = {
     .can_connect = shm_pair_on_host,
     .open = shm_open_t,
     .endpoint = shm_pair_endpoint,
-    .connect = shm_pair_connect,
+    .connect = shm_connect,
     .mr_reg = host_mr_reg,
     .mr_dereg = host_mr_dereg,
     .post_send = shm_post_send,

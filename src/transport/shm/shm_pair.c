@@ -78,7 +78,7 @@ int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 }
 
 int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
-		       size_t off, size_t len, uint64_t cookie)
+		       size_t off, size_t len, uint64_t cookie, struct shm_pair_req **out)
 {
 	struct shm_pair_link *l;
 	struct shm_pair_req *r, *e;
@@ -94,6 +94,8 @@ int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *ad
 				   .cookie = cookie,
 				   .len = len,
 				   .buf = addr + off};
+	if (out)
+		*out = r;
 	e = pair_q_take(&l->cts, tag, false);
 	if (e) {
 		r->seq = e->seq;

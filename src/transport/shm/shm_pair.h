@@ -213,14 +213,15 @@ int shm_pair_stats(struct transport *t, struct tp_stats *st);
 /*
  * Posts: the caller checked the region is non-NULL; these check the rest (fatal state,
  * peer, bounds against mr_len). A receive announces `where` (NULL: none) with its CTS;
- * with red (shm) its bytes are added into the buffer as dt elements.
+ * with red (shm) its bytes are added into the buffer as dt elements. A send's request is
+ * left in *out (out may be NULL) for the transport's own per-request state.
  * 0, -EINVAL, -EAGAIN (no free request) or the fatal error.
  */
 int shm_pair_post_recv(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
 		       size_t off, size_t len, uint64_t cookie, const struct shm_pair_where *where,
 		       tp_reduce_fn red, enum dtype dt);
 int shm_pair_post_send(struct shm_pair_core *c, int peer, uint64_t tag, char *addr, size_t mr_len,
-		       size_t off, size_t len, uint64_t cookie);
+		       size_t off, size_t len, uint64_t cookie, struct shm_pair_req **out);
 
 /* R: announce queued receives, at most CTS_CAP beyond *cts_floor; they move to posted. */
 void shm_pair_flush_cts(struct shm_pair_core *c, struct shm_pair_link *l);

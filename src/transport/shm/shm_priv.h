@@ -1,7 +1,8 @@
 /*
  * shm transport internals shared by shm.c (ops, setup) and shm_progress.c (moving bytes
- * through the slot ring): the layout of a directed pair's segment beyond the common
- * part (shm_pair.h) and the transport state. The protocol opens shm_progress.c.
+ * through the slot ring or straight from the sender's buffer): the layout of a directed
+ * pair's segment beyond the common part (shm_pair.h), the transport state and the
+ * direct-or-slots policy. The protocol opens shm_progress.c.
  */
 #ifndef GS_TRANSPORT_SHM_PRIV_H
 #define GS_TRANSPORT_SHM_PRIV_H
@@ -10,9 +11,21 @@
 #include <stdint.h>
 
 #include "transport/shm/shm_pair.h"
+#include "util/shmem.h"
 
-#define SHM_SEG_MAGIC	  0x67736d72696e6732ull /* "gsmring2" */
+#define SHM_SEG_MAGIC	  0x67736d72696e6733ull /* "gsmring3" */
 #define SHM_DESC_MISMATCH 1u
+#define SHM_DESC_DIRECT	  2u /* no slot data: the message lies in the sender's buffer */
+/* Peer allocations a receiver keeps mapped per sender (data, scratch, a spare). */
+#define SHM_MAPS 4
+
+/*
+ * Smallest message sent direct under shm_copy = auto. Measured on the 2-core VM
+ * (tests/bench/RESULTS.md, "shm direct against slots", 2 and 4 ranks, 4KiB..256MiB):
+ * direct is ahead from 16KiB messages on; below, the sender's slot copy is cheaper than
+ * holding its send until the receiver has read it.
+ */
+#define SHM_DIRECT_MIN (16u << 10)
 
 struct shm_desc {
 	uint64_t tag;
@@ -20,6 +33,13 @@ struct shm_desc {
 	uint64_t off;
 	uint32_t len;
 	uint32_t flags;
+	/* SHM_DESC_DIRECT: the sender's allocation (its descriptor number, unique id, size)
+	 * and the message's offset in it; the receiver maps it through the sender's pidfd */
+	int32_t src_fd;
+	uint32_t pad;
+	uint64_t src_id;
+	uint64_t src_size;
+	uint64_t src_off;
 };
 
 /* One directed pair's segment: the common header, the slot ring, then the slots. */
@@ -27,17 +47,45 @@ struct shm_seg_hdr {
 	struct shm_pair_hdr pair;
 	uint32_t nslots;
 	uint32_t slot_size;
-	uint64_t data_off;		     /* bytes from the segment start to slot 0 */
+	uint64_t data_off;	    /* bytes from the segment start to slot 0 */
+	_Atomic uint32_t direct_ok; /* set by R: it can map S's buffers (S may send direct) */
 	_Alignas(64) _Atomic uint64_t head;  /* slots published by the sender */
 	_Alignas(64) _Atomic uint64_t tail;  /* slots released by the receiver */
 	_Alignas(64) struct shm_desc desc[]; /* nslots entries */
+};
+
+/* A sender's allocation mapped read-only by this receiver. */
+struct shm_map {
+	uint64_t id; /* the sender's shmem id; 0 = unused */
+	const char *ptr;
+	size_t size;
+	uint64_t stamp; /* last use, for eviction */
+};
+
+/* Per send request (parallel to the core's requests): where its bytes lie for direct. */
+struct shm_src {
+	bool shared;
+	struct shmem_loc loc; /* of the message's first byte */
+	uint64_t slot;	      /* direct, once published: its desc's ring index */
 };
 
 struct shm_priv {
 	struct shm_pair_core c; /* first: progress gets the core and casts back */
 	uint32_t nslots;
 	uint32_t slot_size;
+	int copy;		   /* enum tp_shm_copy */
+	struct shm_src *src;	   /* SHM_PAIR_NREQS */
+	struct shm_pair_q *direct; /* per peer: direct sends waiting for the receiver */
+	struct shm_map *maps;	   /* per peer: SHM_MAPS of its allocations */
+	uint64_t stamp;
 };
+
+/*
+ * Send len bytes direct (the receiver reads them from our buffer) rather than through
+ * slots? copy: enum tp_shm_copy; shared: our buffer is mappable; reachable: the receiver
+ * said it can map it. Pure (shm_test.c).
+ */
+bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable);
 
 static inline struct shm_seg_hdr *shm_hdr(const struct shm_pair_seg *s)
 {

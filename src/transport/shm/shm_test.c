@@ -8,8 +8,10 @@
 #include <pwd.h>
 #include <sys/mman.h>
 
-#include "transport/shm/shm_pair.h"
+#include "transport/host_mr.h"
+#include "transport/shm/shm_priv.h"
 #include "transport/tp_test_cases.h"
+#include "util/shmem.h"
 #include "util/test_capture.h"
 
 extern const struct transport_ops shm_ops;
@@ -146,6 +148,140 @@ static void test_can_connect(void **state)
 	assert_int_equal(tpt_count_segments(), 0);
 }
 
+/* The policy: slots below the crossover and whenever either side cannot map. */
+static void test_use_direct(void **state)
+{
+	static const struct {
+		int copy;
+		uint64_t len;
+		bool shared, reachable, want;
+	} cases[] = {
+	    {TP_SHM_COPY_AUTO, SHM_DIRECT_MIN, true, true, true},
+	    {TP_SHM_COPY_AUTO, SHM_DIRECT_MIN - 4, true, true, false},
+	    {TP_SHM_COPY_AUTO, 64u << 20, false, true, false},
+	    {TP_SHM_COPY_AUTO, 64u << 20, true, false, false},
+	    {TP_SHM_COPY_DIRECT, 4, true, true, true},
+	    {TP_SHM_COPY_DIRECT, 4, false, true, false},
+	    {TP_SHM_COPY_DIRECT, 0, true, true, false},
+	    {TP_SHM_COPY_SLOTS, 64u << 20, true, true, false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(shm_use_direct(cases[i].copy, cases[i].len, cases[i].shared,
+						cases[i].reachable),
+				 cases[i].want);
+}
+
+static void red_f32(void *dst, const void *src, uint64_t count, enum dtype dt)
+{
+	float *d = dst;
+	const float *s = src;
+
+	(void)dt;
+	for (uint64_t i = 0; i < count; i++)
+		d[i] += s[i];
+}
+
+#define DIRECT_NSIZES 4
+static const size_t direct_sizes[DIRECT_NSIZES] = {4096, 20000, 65536, 1u << 20};
+
+/*
+ * Every rank sends each size to every peer from a shmem buffer, received half by copy and
+ * half by reduce into a private one; then checks the values and how many descs each
+ * message took in its ring (1 direct, len / slot through slots): arg is the expected mode.
+ */
+static int body_direct(struct tpt_rank *r, void *arg)
+{
+	int copy = *(int *)arg, me = r->rank, n = r->nranks, ncs = 0;
+	int want = 2 * (n - 1) * DIRECT_NSIZES;
+	size_t per_peer = 0, offs[DIRECT_NSIZES];
+	struct tp_completion *cs = calloc((size_t)want + 8, sizeof(*cs));
+	struct shm_priv *s = r->t.priv;
+	struct tp_mr *smr, *rmr;
+	float *sbuf, *rbuf;
+	uint64_t descs = 0, end;
+
+	for (int k = 0; k < DIRECT_NSIZES; k++) {
+		offs[k] = per_peer;
+		per_peer += direct_sizes[k] / sizeof(float);
+	}
+	sbuf = shmem_alloc(per_peer * n * sizeof(float));
+	rbuf = calloc(per_peer * n, sizeof(float));
+	TP_CHECK(sbuf && rbuf && cs);
+	for (size_t i = 0; i < per_peer * n; i++) {
+		sbuf[i] = (float)(me * 1000 + (int)(i % 977));
+		rbuf[i] = 0.5f;
+	}
+	TP_CHECK(r->t.ops->mr_reg(&r->t, sbuf, per_peer * n * sizeof(float), MEM_HOST, &smr) == 0);
+	TP_CHECK(r->t.ops->mr_reg(&r->t, rbuf, per_peer * n * sizeof(float), MEM_HOST, &rmr) == 0);
+	TP_CHECK(smr->shared && !rmr->shared);
+	for (int p = 0; p < n; p++)
+		for (int k = 0; p != me && k < DIRECT_NSIZES; k++) {
+			size_t off = (p * per_peer + offs[k]) * sizeof(float),
+			       len = direct_sizes[k];
+
+			if (k % 2)
+				TP_CHECK(r->t.ops->post_recv_reduce(&r->t, p, 40 + k, rmr, off, len,
+								    DT_F32, red_f32, 1) == 0);
+			else
+				TP_CHECK(r->t.ops->post_recv(&r->t, p, 40 + k, rmr, off, len, 1) ==
+					 0);
+			off = (p * per_peer + offs[k]) * sizeof(float);
+			TP_CHECK(r->t.ops->post_send(&r->t, p, 40 + k, smr, off, len, 2) == 0);
+			descs += shm_use_direct(copy, len, true, true)
+				     ? 1
+				     : len / s->slot_size + !!(len % s->slot_size);
+		}
+	end = time_now_ns() + 20000000000ull;
+	while (ncs < want) {
+		int got = r->t.ops->poll(&r->t, cs + ncs, want - ncs);
+
+		TP_CHECK(got >= 0 && time_now_ns() < end);
+		ncs += got;
+	}
+	for (int i = 0; i < want; i++)
+		TP_CHECK(cs[i].status == 0);
+	for (int p = 0; p < n; p++)
+		for (int k = 0; p != me && k < DIRECT_NSIZES; k++)
+			for (size_t i = 0; i < direct_sizes[k] / sizeof(float); i++) {
+				/* the sender's element at our offset: rank p's value of index j */
+				size_t j = me * per_peer + offs[k] + i;
+				float v = (float)(p * 1000 + (int)(j % 977));
+
+				TP_CHECK(rbuf[p * per_peer + offs[k] + i] ==
+					 (k % 2 ? v + 0.5f : v));
+			}
+	/* what we sent went through our tx rings in `descs` descs */
+	for (int p = 0; p < n; p++)
+		if (p != me)
+			descs -= atomic_load(&shm_hdr(&s->c.links[p].tx)->head);
+	TP_CHECK(descs == 0);
+	r->t.ops->mr_dereg(&r->t, smr);
+	r->t.ops->mr_dereg(&r->t, rmr);
+	shmem_free(sbuf);
+	free(rbuf);
+	free(cs);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static void test_direct(void **state)
+{
+	static const int copies[] = {TP_SHM_COPY_AUTO, TP_SHM_COPY_DIRECT, TP_SHM_COPY_SLOTS};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
+		struct transport_opts o = {.kind = TP_SHM,
+					   .shm_ring = 64u << 10,
+					   .slot_size = 4096,
+					   .shm_copy = copies[i]};
+		int copy = copies[i];
+
+		run_ok(3, &o, body_direct, &copy);
+	}
+	assert_int_equal(tpt_count_segments(), 0);
+}
+
 static void test_bandwidth(void **state)
 {
 	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 8u << 20, .slot_size = 1u << 20};
@@ -269,6 +405,7 @@ int main(void)
 	    cmocka_unit_test(test_msgsize),	cmocka_unit_test(test_held_tag),
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_can_connect),
+	    cmocka_unit_test(test_use_direct),	cmocka_unit_test(test_direct),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),
 	    cmocka_unit_test(test_squatted_name),
 	};
