@@ -120,13 +120,26 @@ static int shm_open_t(struct transport *t, const struct transport_env *env)
 	return err;
 }
 
+/* A receive posted its CTS: the sender may sleep waiting for it (shm_wait.c). */
+static int recv_posted(struct shm_priv *s, int peer, int err)
+{
+	struct shm_seg_hdr *rx;
+
+	if (err)
+		return err;
+	rx = shm_hdr(&s->c.links[peer].rx);
+	shm_bell_ring(&rx->bell_s, &rx->s_sleeps);
+	return 0;
+}
+
 static int shm_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
 			 size_t len, uint64_t cookie)
 {
 	if (!mr)
 		return -EINVAL;
-	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, NULL,
-				  NULL, DT_F32);
+	return recv_posted(t->priv, peer,
+			   shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len,
+					      cookie, NULL, NULL, DT_F32));
 }
 
 /* Slots are reduced straight into the buffer: no copy into the executor's scratch. */
@@ -139,8 +152,9 @@ static int shm_post_recv_reduce(struct transport *t, int peer, uint64_t tag, str
 	if (!mr || !red || (unsigned)dt >= DT_COUNT || len % dtype_size(dt) ||
 	    s->slot_size % dtype_size(dt))
 		return -EINVAL;
-	return shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len, cookie, NULL,
-				  red, dt);
+	return recv_posted(s, peer,
+			   shm_pair_post_recv(t->priv, peer, tag, mr->addr, mr->len, off, len,
+					      cookie, NULL, red, dt));
 }
 
 static int shm_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
@@ -229,6 +243,7 @@ const struct transport_ops shm_ops = {
     .post_recv = shm_post_recv,
     .post_recv_reduce = shm_post_recv_reduce,
     .poll = shm_pair_poll,
+    .wait = shm_wait,
     .path_info = shm_path_info,
     .stats = shm_pair_stats,
     .close = shm_close,

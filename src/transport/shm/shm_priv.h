@@ -51,6 +51,12 @@ struct shm_seg_hdr {
 	_Atomic uint32_t direct_ok; /* set by R: it can map S's buffers (S may send direct) */
 	_Alignas(64) _Atomic uint64_t head;  /* slots published by the sender */
 	_Alignas(64) _Atomic uint64_t tail;  /* slots released by the receiver */
+	/* doorbells (shm_wait.c): a side that published bumps the other side's bell, and
+	 * wakes it when it sleeps on the bell */
+	_Alignas(64) _Atomic uint32_t bell_r; /* rung by S: slots published, CTS consumed */
+	_Atomic uint32_t r_sleeps;	      /* R waits on bell_r */
+	_Alignas(64) _Atomic uint32_t bell_s; /* rung by R: CTS posted, slots released */
+	_Atomic uint32_t s_sleeps;	      /* S waits on bell_s */
 	_Alignas(64) struct shm_desc desc[]; /* nslots entries */
 };
 
@@ -79,6 +85,11 @@ struct shm_priv {
 	struct shm_map *maps;	   /* per peer: SHM_MAPS of its allocations */
 	uint64_t stamp;
 };
+
+/* Bump a bell; wake its side when it sleeps on it (shm_wait.c). */
+void shm_bell_ring(_Atomic uint32_t *bell, _Atomic uint32_t *sleeps);
+/* transport_ops.wait: sleep until a peer rings one of our bells, or timeout_ms. */
+int shm_wait(struct transport *t, int timeout_ms);
 
 /*
  * Send len bytes direct (the receiver reads them from our buffer) rather than through

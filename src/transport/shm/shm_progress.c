@@ -250,16 +250,25 @@ int shm_progress(struct shm_pair_core *c)
 
 	for (int p = 0; p < c->env->nranks; p++) {
 		struct shm_pair_link *l = &c->links[p];
-		bool moved;
+		struct shm_seg_hdr *tx = shm_hdr(&l->tx), *rx = shm_hdr(&l->rx);
+		bool moved, rx_moved = false;
 		int err;
 
 		if (!l->active)
 			continue;
-		if (l->cts_wait.head)
+		if (l->cts_wait.head) {
 			shm_pair_flush_cts(c, l);
+			rx_moved = true;
+		}
 		moved = shm_pair_take_cts(c, l, p);
 		moved |= progress_tx(s, l, p);
-		err = progress_rx(s, l, p, &moved);
+		/* the peer may sleep waiting for what we published (shm_wait.c) */
+		if (moved)
+			shm_bell_ring(&tx->bell_r, &tx->r_sleeps);
+		err = progress_rx(s, l, p, &rx_moved);
+		if (rx_moved)
+			shm_bell_ring(&rx->bell_s, &rx->s_sleeps);
+		moved |= rx_moved;
 		if (!err)
 			err = shm_pair_watch(c, l, p, moved, &now);
 		if (err)

@@ -282,6 +282,52 @@ static void test_direct(void **state)
 	assert_int_equal(tpt_count_segments(), 0);
 }
 
+/*
+ * wait() sleeps until the peer rings: rank 0 waits for a message rank 1 sends 100 ms
+ * later, with a 20 s timeout; it must wake long before that. Then the reverse direction
+ * with rank 1 waiting for its send's CTS-less completion.
+ */
+static int body_wait(struct tpt_rank *r, void *arg)
+{
+	static char buf[1 << 16];
+	struct tp_completion cp;
+	struct tp_mr *mr;
+	uint64_t t0;
+	int got = 0;
+
+	(void)arg;
+	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, sizeof(buf), MEM_HOST, &mr) == 0);
+	if (r->rank == 0) {
+		TP_CHECK(r->t.ops->post_recv(&r->t, 1, 5, mr, 0, sizeof(buf), 1) == 0);
+		t0 = time_now_ns();
+		while (!got && time_now_ns() - t0 < 20000000000ull) {
+			TP_CHECK(r->t.ops->wait(&r->t, 20000) == 0);
+			got = r->t.ops->poll(&r->t, &cp, 1);
+			TP_CHECK(got >= 0);
+		}
+		/* one sleep, woken by the data: far under the 20 s timeout */
+		TP_CHECK(got == 1 && cp.status == 0 && time_now_ns() - t0 < 10000000000ull);
+		TP_CHECK(buf[100] == 42);
+	} else {
+		struct timespec ts = {0, 100000000};
+
+		nanosleep(&ts, NULL);
+		memset(buf, 42, sizeof(buf));
+		TP_CHECK(r->t.ops->post_send(&r->t, 0, 5, mr, 0, sizeof(buf), 2) == 0);
+		TP_CHECK(tpt_wait1(r, &cp, 20000) == 1 && cp.status == 0);
+	}
+	r->t.ops->mr_dereg(&r->t, mr);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static void test_wait(void **state)
+{
+	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 1u << 20, .slot_size = 4096};
+
+	(void)state;
+	run_ok(2, &o, body_wait, NULL);
+}
+
 static void test_bandwidth(void **state)
 {
 	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 8u << 20, .slot_size = 1u << 20};
@@ -406,6 +452,7 @@ int main(void)
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_can_connect),
 	    cmocka_unit_test(test_use_direct),	cmocka_unit_test(test_direct),
+	    cmocka_unit_test(test_wait),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),
 	    cmocka_unit_test(test_squatted_name),
 	};

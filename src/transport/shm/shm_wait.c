@@ -1,0 +1,98 @@
+/*
+ * shm transport waits: a rank with nothing to do sleeps in futex_waitv on its bells
+ * (shm_priv.h), one per direction of every pair, instead of spinning or napping; the
+ * peer that publishes rings the bell and wakes it only when it sleeps. On a host with
+ * more ranks than CPUs the CPU then goes at once to the ranks that have work, and a
+ * sleeper runs again as soon as its data is there.
+ *
+ * No lost wake-up: the waiter reads each bell's value before it last looks for news,
+ * then says it sleeps and waits for the bell to differ from that value; a publisher
+ * bumps the bell after publishing, then reads the sleep flag (both sequentially
+ * consistent): either the waiter sees the news, or the kernel sees a bumped bell, or
+ * the publisher sees the flag and wakes it.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport/shm/shm_priv.h"
+#include "util/common.h"
+
+/* futex_waitv's limit: two bells per peer */
+#define SHM_WAIT_MAX FUTEX_WAITV_MAX
+
+void shm_bell_ring(_Atomic uint32_t *bell, _Atomic uint32_t *sleeps)
+{
+	atomic_fetch_add(bell, 1);
+	if (atomic_load(sleeps))
+		syscall(SYS_futex, bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static void set_sleeps(struct shm_pair_core *c, uint32_t v)
+{
+	for (int p = 0; p < c->env->nranks; p++) {
+		struct shm_pair_link *l = &c->links[p];
+
+		if (!l->active)
+			continue;
+		atomic_store(&shm_hdr(&l->rx)->r_sleeps, v);
+		atomic_store(&shm_hdr(&l->tx)->s_sleeps, v);
+	}
+}
+
+int shm_wait(struct transport *t, int timeout_ms)
+{
+	struct shm_pair_core *c = t->priv;
+	struct futex_waitv w[SHM_WAIT_MAX];
+	uint64_t moved;
+	struct timespec until;
+	int n = 0, err;
+
+	if (c->fatal)
+		return c->fatal;
+	for (int p = 0; p < c->env->nranks; p++) {
+		struct shm_pair_link *l = &c->links[p];
+		struct shm_seg_hdr *rx, *tx;
+
+		if (!l->active)
+			continue;
+		if (n + 2 > SHM_WAIT_MAX)
+			return -EOPNOTSUPP; /* more peers than one futex_waitv watches */
+		rx = shm_hdr(&l->rx);
+		tx = shm_hdr(&l->tx);
+		w[n++] = (struct futex_waitv){.val = atomic_load(&rx->bell_r),
+					      .uaddr = (uintptr_t)&rx->bell_r,
+					      .flags = FUTEX_32};
+		w[n++] = (struct futex_waitv){.val = atomic_load(&tx->bell_s),
+					      .uaddr = (uintptr_t)&tx->bell_s,
+					      .flags = FUTEX_32};
+	}
+	if (!n)
+		return -EOPNOTSUPP;
+	/* the last look for news, after reading the bells */
+	moved = c->bytes_sent + c->bytes_recv;
+	err = c->proto->progress(c);
+	if (err) {
+		c->fatal = err;
+		return err;
+	}
+	if (c->done.head || c->bytes_sent + c->bytes_recv != moved)
+		return 0;
+	set_sleeps(c, 1);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	/* EAGAIN (a bell moved), ETIMEDOUT and EINTR all mean: poll again */
+	if (syscall(SYS_futex_waitv, w, n, 0, &until, CLOCK_MONOTONIC) < 0 && errno == ENOSYS) {
+		set_sleeps(c, 0);
+		return -EOPNOTSUPP;
+	}
+	set_sleeps(c, 0);
+	return 0;
+}
