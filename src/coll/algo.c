@@ -24,12 +24,14 @@ static int build_hier(struct sched *s)
 }
 
 static const struct algo_row algo_table[ALGO_COUNT] = {
-    [ALGO_AUTO] = {"auto", "pick by ranks and size (ring, or rhd/tree up to 256 KiB)", NULL, 0},
+    [ALGO_AUTO] = {"auto", "pick by ranks and size (ring; rd up to 16 KiB, rhd/tree up to 256 KiB)", NULL, 0},
     [ALGO_RING] = {"ring", "ring reduce-scatter + all-gather, 2(n-1) steps", sched_build_ring, 0},
     [ALGO_TREE] = {"tree", "double binary tree (as NCCL), 2 ceil(log2 n) steps", sched_build_tree,
 		   2},
     [ALGO_RHD] = {"rhd", "recursive halving-doubling (Rabenseifner), folds non-power-of-2",
 		  sched_build_rhd, 2},
+    [ALGO_RD] = {"rd", "recursive doubling: log2 n steps of the whole buffer, folds non-power-of-2",
+		 sched_build_rd, 1},
     [ALGO_HIERARCHICAL] = {"hierarchical",
 			   "intra-node ring reduce-scatter, inter-node ring allreduce, intra-node "
 			   "all-gather; needs ranks in equal host blocks (else ring)",
@@ -229,6 +231,8 @@ int sched_pick(int nranks, uint64_t bytes)
 {
 	if (nranks <= 2)
 		return ALGO_RING;
+	if (bytes <= SCHED_AUTO_RD && is_pow2(nranks))
+		return ALGO_RD;
 	if (bytes <= SCHED_AUTO_SMALL)
 		return is_pow2(nranks) ? ALGO_RHD : ALGO_TREE;
 	return ALGO_RING;
@@ -327,6 +331,13 @@ int sched_cost_on(int algo, int nranks, int local_size, struct sched_cost *cost)
 		p = 1 << log2_floor(nranks);
 		cost->steps = 2 * log2_floor(nranks) + (p != nranks ? 2 : 0);
 		cost->wire_factor = 2.0 * (p - 1) / p + (p != nranks ? 1.0 : 0.0);
+		return 0;
+	case ALGO_RD:
+		/* the fold's first and last steps around log2 p whole-buffer exchanges; the
+		 * folding ranks send the whole buffer once more */
+		p = 1 << log2_floor(nranks);
+		cost->steps = log2_floor(nranks) + (p != nranks ? 2 : 0);
+		cost->wire_factor = log2_floor(nranks) + (p != nranks ? 1.0 : 0.0);
 		return 0;
 	case ALGO_HIERARCHICAL:
 		/* 2(L-1)/L intra + 2(N-1)/N of a 1/L chunk inter: 2(n-1)/n as a ring, in

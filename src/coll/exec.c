@@ -112,7 +112,8 @@ static int post_one(struct run *r, struct comm_slot *sl, int chan, const struct 
 		ret = t->ops->post_send(t, x->peer, tag, r->buf->mr[ti],
 					r->off + (sl->base + x->off) * r->es, len, cookie);
 	else if (x->mode == SCHED_RECV_REDUCE && t->ops->post_recv_reduce &&
-		 c->mem == &coll_host_memops && r->buf->kind == MEM_HOST) {
+		 c->mem == &coll_host_memops && r->buf->kind == MEM_HOST &&
+		 !sl->s->steps[sl->step].overlap) {
 		/* the transport adds the bytes in place as they arrive: no scratch copy */
 		ret = t->ops->post_recv_reduce(t, x->peer, tag, r->buf->mr[ti],
 					       r->off + (sl->base + x->off) * r->es, len, r->dt,
@@ -188,6 +189,22 @@ static int mem_call_scale(struct run *r, struct comm_slot *sl, int chan,
 	return ret;
 }
 
+static int mem_call_reduce(struct run *r, struct comm_slot *sl, int chan, int idx)
+{
+	const struct sched_xfer *x = &sl->s->steps[sl->step].recv[idx];
+	const struct coll_memops *m = r->c->mem;
+	uint64_t t0 = time_now_ns();
+	int ret = m->reduce(m->ctx, chan, r->data + (sl->base + x->off) * r->es,
+			    (char *)r->scratch->ptr + sl->scratch_off + sl->rscratch[idx], x->count,
+			    r->dt);
+
+	r->st->mem_ns += time_now_ns() - t0;
+	if (ret)
+		log_err(LOG_COLL, "memops %s reduce piece=%llu step=%u: %s", m->name,
+			(unsigned long long)sl->piece, sl->step, strerror(-ret));
+	return ret;
+}
+
 /* The memops work a slot waited on is done: enter the next phase or step. */
 static int slot_next(struct run *r, struct comm_slot *sl, int chan)
 {
@@ -229,6 +246,14 @@ static int slot_advance(struct run *r, struct comm_slot *sl, int chan, bool *pro
 			}
 			if (sl->done != all)
 				return 0;
+			/* overlap step: its sends are out of buf, the reductions may go in now */
+			for (int i = 0; st->overlap && i < st->nrecv; i++) {
+				if (st->recv[i].mode != SCHED_RECV_REDUCE)
+					continue;
+				ret = mem_call_reduce(r, sl, chan, i);
+				if (ret)
+					return ret;
+			}
 			if (r->op == REDOP_AVG && st->scale_count) {
 				ret = mem_call_scale(r, sl, chan, st);
 				if (ret)
@@ -276,19 +301,13 @@ static int on_completion(struct run *r, const struct tp_completion *cp)
 			is_send ? "send to" : "recv from", x->peer, strerror(-cp->status));
 		return cp->status;
 	}
-	if (!is_send && x->mode == SCHED_RECV_REDUCE && !(sl->fused & bit)) {
-		const struct coll_memops *m = r->c->mem;
-		uint64_t t0 = time_now_ns();
-		int ret = m->reduce(m->ctx, chan, r->data + (sl->base + x->off) * r->es,
-				    (char *)r->scratch->ptr + sl->scratch_off + sl->rscratch[idx],
-				    x->count, r->dt);
+	/* an overlap step reduces once its sends are done too (slot_advance) */
+	if (!is_send && x->mode == SCHED_RECV_REDUCE && !(sl->fused & bit) &&
+	    !sl->s->steps[sl->step].overlap) {
+		int ret = mem_call_reduce(r, sl, chan, idx);
 
-		r->st->mem_ns += time_now_ns() - t0;
-		if (ret) {
-			log_err(LOG_COLL, "memops %s reduce piece=%llu step=%u: %s", m->name,
-				(unsigned long long)piece, sl->step, strerror(-ret));
+		if (ret)
 			return ret;
-		}
 	}
 	sl->done |= bit;
 	return 0;

@@ -255,7 +255,8 @@ static struct job *job_new(int n, uint64_t buf_bytes, uint64_t scratch_bytes, in
 
 /* ---- correctness matrix ---- */
 
-static const int matrix_algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_HIERARCHICAL, ALGO_AUTO};
+static const int matrix_algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD, ALGO_HIERARCHICAL,
+				   ALGO_AUTO};
 static const uint64_t matrix_counts[] = {1, 2, 7, 13, 1000, 4099};
 static const uint64_t matrix_chunks[] = {24, 1000, 1 << 16};
 #define MATRIX_OFF 24 /* bytes: the collective runs inside a bigger registered buffer */
@@ -354,7 +355,7 @@ static void test_matrix_shallow_queue(void **state)
 
 static void staged_body(struct rank_ctx *rc)
 {
-	const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD};
+	const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD};
 	uint64_t first;
 
 	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {

@@ -25,7 +25,7 @@ struct sim_msg {
 	uint32_t *data;
 };
 
-static const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD};
+static const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD};
 
 static bool overlap(const struct sched_xfer *a, const struct sched_xfer *b)
 {
@@ -45,7 +45,8 @@ static void check_step(const struct sched *s, const struct sched_step *st)
 		assert_true(x->count > 0);
 		assert_true(x->off + x->count <= s->count);
 		for (int j = 0; j < st->nrecv; j++)
-			assert_false(overlap(x, &st->recv[j]));
+			assert_false(overlap(x, &st->recv[j]) &&
+				     !(st->overlap && st->recv[j].mode == SCHED_RECV_REDUCE));
 	}
 	for (int i = 0; i < st->nrecv; i++) {
 		const struct sched_xfer *x = &st->recv[i];
@@ -389,7 +390,9 @@ static void test_pick_and_cost(void **state)
 
 	(void)state;
 	assert_int_equal(sched_pick(2, 1), ALGO_RING);
-	assert_int_equal(sched_pick(8, 4096), ALGO_RHD);
+	assert_int_equal(sched_pick(8, 4096), ALGO_RD);
+	assert_int_equal(sched_pick(4, SCHED_AUTO_RD), ALGO_RD);
+	assert_int_equal(sched_pick(4, SCHED_AUTO_RD + 1), ALGO_RHD);
 	assert_int_equal(sched_pick(6, 4096), ALGO_TREE);
 	assert_int_equal(sched_pick(8, 64ull << 20), ALGO_RING);
 	assert_int_equal(sched_pick(8, SCHED_AUTO_SMALL + 1), ALGO_RING);
@@ -399,6 +402,12 @@ static void test_pick_and_cost(void **state)
 	assert_int_equal(sched_cost(ALGO_RHD, 6, &c), 0);
 	assert_int_equal(c.steps, 6);
 	assert_true(c.wire_factor == 2.0 * 3 / 4 + 1);
+	assert_int_equal(sched_cost(ALGO_RD, 8, &c), 0);
+	assert_int_equal(c.steps, 3);
+	assert_true(c.wire_factor == 3);
+	assert_int_equal(sched_cost(ALGO_RD, 6, &c), 0);
+	assert_int_equal(c.steps, 4);
+	assert_true(c.wire_factor == 3);
 	assert_int_equal(sched_cost(ALGO_TREE, 8, &c), 0);
 	assert_int_equal(c.steps, 6);
 	/* 1000 ns per step, 1 ns per byte: ring 14 steps + 1.75 * 1000 bytes. */

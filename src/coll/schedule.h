@@ -9,6 +9,9 @@
  *  - a send reads buf[off, off+count) as it stands after the previous step completed;
  *  - a receive with SCHED_RECV_REDUCE lands in scratch, then buf[off..] = op(buf, scratch);
  *    with SCHED_RECV_COPY it overwrites buf[off, off+count) directly;
+ *  - in an overlap step (step.overlap) sends may name the ranges the step's REDUCE
+ *    receives reduce into: those receives stay in scratch until every send of the step
+ *    completed (its bytes are out of buf), then the step's reductions are applied;
  *  - step k+1 starts when every transfer and reduction of step k is complete.
  * Offsets and counts are in elements. A transfer with count 0 is never emitted.
  * The executor pipelines by running the schedule over independent pieces of the
@@ -20,9 +23,10 @@
  *    empty steps). When a step holds several sends to one peer, the i-th of them pairs
  *    with that peer's i-th receive from this rank in the same step; `ord` is that i,
  *    and the executor puts it in the tag. Paired transfers have equal counts.
- *  - within a step, no send range overlaps a receive range, and a COPY receive
- *    overlaps no other receive (REDUCE receives may overlap each other: the op is
- *    commutative and the executor applies them one at a time);
+ *  - within a step, no send range overlaps a receive range unless the step is an
+ *    overlap step and the receive is a REDUCE one; a COPY receive overlaps no other
+ *    receive (REDUCE receives may overlap each other: the op is commutative and the
+ *    executor applies them one at a time);
  *  - no transfer names the rank itself;
  *  - each element is reduced exactly once over all ranks, and for REDOP_AVG the
  *    step holding the element's last reduction names it in scale_off/scale_count:
@@ -50,6 +54,7 @@ enum coll_algo {
 	ALGO_RING,
 	ALGO_TREE,         /* double binary tree */
 	ALGO_RHD,          /* recursive halving-doubling, any nranks */
+	ALGO_RD,           /* recursive doubling, any nranks (small messages) */
 	ALGO_HIERARCHICAL, /* intra-node reduce-scatter, inter-node allreduce, intra-node allgather */
 	ALGO_COUNT,
 };
@@ -74,6 +79,7 @@ struct sched_step {
 	struct sched_xfer recv[SCHED_MAX_XFER];
 	uint64_t scale_off;   /* REDOP_AVG: divide [scale_off, +scale_count) by nranks */
 	uint64_t scale_count; /* after this step's reductions; 0 = nothing to scale */
+	bool overlap;         /* sends may overlap REDUCE receives (see the step semantics) */
 };
 
 struct sched {
@@ -125,11 +131,14 @@ int sched_algo_by_name(const char *name);
 /*
  * ALGO_AUTO's choice for an AllReduce of `bytes` per rank over nranks ranks:
  *   nranks <= 2                          -> ring (2 steps, every algorithm moves the same bytes)
+ *   bytes <= SCHED_AUTO_RD (16 KiB)      -> rd when nranks is a power of two (log2 n steps
+ *                                           of the whole buffer: the fewest rounds)
  *   bytes <= SCHED_AUTO_SMALL (256 KiB)  -> rhd when nranks is a power of two, else tree
  *                                           (latency: 2 log2 n steps instead of 2(n-1); tree
  *                                           avoids rhd's two full-buffer fold steps)
  *   otherwise                            -> ring (bandwidth optimal, 2(n-1)/n S per rank)
  */
+#define SCHED_AUTO_RD	 (16ull << 10)
 #define SCHED_AUTO_SMALL (256ull << 10)
 int sched_pick(int nranks, uint64_t bytes);
 
@@ -179,6 +188,7 @@ void sched_set_scale(struct sched *s, uint32_t step, uint64_t off, uint64_t coun
 int sched_build_ring(struct sched *s);
 int sched_build_tree(struct sched *s);
 int sched_build_rhd(struct sched *s);
+int sched_build_rd(struct sched *s);
 /* hier.c: the hierarchical steps for s->rank/nranks/count, local_size already validated */
 int sched_build_hier_steps(struct sched *s, int local_size);
 /* Double binary tree (as NCCL): parent and children of rank in tree t (0/1); -1 = none. */
