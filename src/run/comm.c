@@ -251,6 +251,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 		env->numa_node = -1;
 		env->abort_flag = bootstrap_abort_flag(rr->bs);
 		env->gpu_buffers = gpu_buffers;
+		env->crowded = cpus_crowded(cpus_host_ranks(rr->host_of_rank, n, me), 1);
 	}
 	/* who can reach whom, by each transport's own predicate */
 	for (p = 0; p < n; p++) {

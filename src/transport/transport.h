@@ -113,6 +113,7 @@ struct transport_env {
 	volatile const int *abort_flag;  /* set by the launcher when the job is aborting */
 	bool gpu_buffers;                /* this case's buffers are GPU memory on every rank of a
 					  * single host: cudaipc may volunteer under auto */
+	bool crowded;                    /* this host's ranks outnumber its CPUs */
 	/* receives into MEM_CUDA regions are flushed with a loopback RDMA READ before
 	 * completion (GPUs before Hopper) */
 	bool gdr_flush;

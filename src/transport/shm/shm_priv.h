@@ -20,12 +20,17 @@
 #define SHM_MAPS 4
 
 /*
- * Smallest message sent direct under shm_copy = auto. Measured on the 2-core VM
- * (tests/bench/RESULTS.md, "shm direct against slots", 2 and 4 ranks, 4KiB..256MiB):
- * direct is ahead from 16KiB messages on; below, the sender's slot copy is cheaper than
- * holding its send until the receiver has read it.
+ * Smallest message sent direct under shm_copy = auto, by whether the host is crowded
+ * (more ranks than CPUs). Measured on the 2-core VM, slots against direct interleaved,
+ * medians of 5 (tests/bench/RESULTS.md, "shm: direct against slots"): with 2 ranks
+ * slots were ahead up to 128 KiB messages (0.62-0.73x) and direct from 512 KiB
+ * (1.18-3.5x); with 4 ranks direct was ahead at every size (1.2-6.6x). A direct send
+ * completes only once the receiver has read it, one more hand-over per message: it pays
+ * where the copy it saves is big, or where a crowded host makes every step wait for the
+ * scheduler anyway.
  */
-#define SHM_DIRECT_MIN (16u << 10)
+#define SHM_DIRECT_MIN	       (256u << 10)
+#define SHM_DIRECT_MIN_CROWDED 1u
 
 struct shm_desc {
 	uint64_t tag;
@@ -94,9 +99,9 @@ int shm_wait(struct transport *t, int timeout_ms);
 /*
  * Send len bytes direct (the receiver reads them from our buffer) rather than through
  * slots? copy: enum tp_shm_copy; shared: our buffer is mappable; reachable: the receiver
- * said it can map it. Pure (shm_test.c).
+ * said it can map it; crowded: more ranks than CPUs here. Pure (shm_test.c).
  */
-bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable);
+bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable, bool crowded);
 
 static inline struct shm_seg_hdr *shm_hdr(const struct shm_pair_seg *s)
 {

@@ -34,11 +34,12 @@
 #include "util/common.h"
 #include "util/log.h"
 
-bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable)
+bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable, bool crowded)
 {
 	if (!shared || !reachable || !len || copy == TP_SHM_COPY_SLOTS)
 		return false;
-	return copy == TP_SHM_COPY_DIRECT || len >= SHM_DIRECT_MIN;
+	return copy == TP_SHM_COPY_DIRECT ||
+	       len >= (crowded ? SHM_DIRECT_MIN_CROWDED : SHM_DIRECT_MIN);
 }
 
 /* Sender side: complete direct sends the receiver is done with. */
@@ -77,7 +78,7 @@ static bool progress_tx(struct shm_priv *s, struct shm_pair_link *l, int p)
 		d->off = r->done;
 		d->flags = r->len != r->cts_len ? SHM_DESC_MISMATCH : 0;
 		if (!d->flags && !r->done &&
-		    shm_use_direct(s->copy, r->len, src->shared, reachable)) {
+		    shm_use_direct(s->copy, r->len, src->shared, reachable, c->env->crowded)) {
 			d->flags = SHM_DESC_DIRECT;
 			d->len = 0;
 			d->src_fd = src->loc.fd;
