@@ -18,6 +18,8 @@
 #   usage: tests/bench/bench_peers.sh [OUTDIR]
 #   env:   RANKS="2 4" REPS=3 SIZES=small,large ITERS=10 SMALL_ITERS=200
 #          PEERS="ours mpi-stock mpi-tuned gloo" GRADSYNC=build/gradsync
+#          REP0=1 (number of the first repetition: runs of one bench can be split and
+#          their raw.tsv files handed together to bench_peers_table.py)
 # Writes OUTDIR/raw.tsv (rep ranks transport program size avg_us) and OUTDIR/table.md,
 # prints the table.
 set -eu
@@ -108,8 +110,8 @@ gloo() { # rep n lo hi iters
 		$((29600 + $1 * 10 + $2)) | emit "$1" "$2" tcp gloo
 }
 
-rep=1
-while [ "$rep" -le "$REPS" ]; do
+rep=${REP0:-1}
+while [ "$rep" -lt "$((${REP0:-1} + REPS))" ]; do
 	for n in $RANKS; do
 		for g in $(echo "$SIZES" | tr , ' '); do
 			set -- $(group "$g")

@@ -5,7 +5,7 @@ transport (tcp: Open MPI's tcp BTL and Gloo; shm: Open MPI's vader BTL and Gloo,
 has no shared-memory transport), and the points under the issue's targets
 (>= 1.0x everywhere, >= 1.5x at 64 MiB).
 
-  bench_peers_table.py raw.tsv
+  bench_peers_table.py raw.tsv [raw.tsv...]   (several: the repetitions of split runs)
 """
 import collections
 import statistics
@@ -18,9 +18,9 @@ def size_name(s):
     return f"{s >> 20} MiB" if s >= 1 << 20 else f"{s >> 10} KiB"
 
 
-def main(path):
+def main(paths):
     runs = collections.defaultdict(list)
-    for line in open(path):
+    for line in (l for p in paths for l in open(p)):
         f = line.split()
         if len(f) == 6:
             n, s, us = int(f[1]), int(f[4]), float(f[5])
@@ -58,4 +58,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])
