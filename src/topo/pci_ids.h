@@ -14,4 +14,8 @@ bool pci_is_gpu(int vendor, int class16);
 /* Model name from the table, else "NVIDIA device 0x2bb5" / "AMD device 0x74a1". */
 void pci_gpu_model(uint16_t vendor, uint16_t device, char *buf, size_t len);
 
+/* Compute capability major of a known NVIDIA part (7 Volta/Turing ... 10 Blackwell), 0 unknown:
+ * what the doctor judges GPUDirect by when no driver is loaded. */
+int pci_gpu_cc_major(uint16_t vendor, uint16_t device);
+
 #endif
