@@ -20,6 +20,7 @@ static const struct verb verbs[] = {
 	{ "check", cmd_check, "parse and validate an experiment file, print its case matrix" },
 	{ "plan", cmd_plan, "a model's tensors and DDP bucket plan (FILE.ini or --model NAME)" },
 	{ "predict", cmd_predict, "project a measured workload to other rank counts (alpha-beta fit)" },
+	{ "doctor", cmd_doctor, "what on this node stops the fast path: checks with pass/warn/fail and the fix" },
 	{ "topo", cmd_topo, "GPUs, RDMA NICs, NUMA nodes and their PCIe path classes" },
 	{ "report", cmd_report, "compare runs: tables, Markdown, CSV, HTML with charts" },
 	{ "keys", cmd_keys, "reference of every experiment key (section, type, default, range, help)" },

@@ -16,5 +16,6 @@ int cmd_report(int argc, char **argv);
 int cmd_rendezvous(int argc, char **argv);
 int cmd_gpu(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif

@@ -1,0 +1,116 @@
+/*
+ * `gradsync doctor [--json] [--sysfs-root DIR] [--gdr-level L] [--checks]`: argv only; the
+ * checks live in src/doctor/. Exit 0 when nothing failed, 1 when a check failed.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "doctor/doctor.h"
+#include "gpu/gpu.h"
+#include "topo/topo_print.h"
+#include "util/common.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gradsync doctor [--json] [--sysfs-root DIR] [--gdr-level LOC|PIX|PXB|PHB|SYS]\n"
+		   "                      [--checks]\n"
+		   "  Checks this node for what stops the fast path (RDMA ports, MTU, GIDs, ulimit -l,\n"
+		   "  GPUDirect RDMA, PCIe ACS, IOMMU, relaxed ordering, degraded links, GPU-NIC\n"
+		   "  distance, CPU governor, huge pages) and says what transport = auto and gdr = auto\n"
+		   "  would pick per GPU. Each finding is pass, warn, fail or skip, with the fix.\n"
+		   "  Reads sysfs (and verbs / CUDA when present); needs no GPU driver.\n"
+		   "  --sysfs-root DIR  read a captured tree (tests/fixtures/sysfs/capture.sh)\n"
+		   "  --gdr-level L     the [gpu] gdr_level GPU-NIC paths are judged against (PXB)\n"
+		   "  --checks          list the checks and exit\n"
+		   "  exit status: 0 no check failed, 1 a check failed, 2 usage\n");
+}
+
+static void list_checks(void)
+{
+	size_t n;
+	const struct doc_check *c = doctor_checks(&n);
+
+	for (size_t i = 0; i < n; i++)
+		printf("%-17s %s\n", c[i].name, c[i].title);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "sysfs-root", required_argument, NULL, 'r' },
+		{ "gdr-level", required_argument, NULL, 'g' },
+		{ "checks", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *root = "/sys";
+	int gdr_level = GDR_PXB, json = 0, c, rc;
+	struct doctor_node *node;
+	struct doc_report r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jr:g:ch", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'r':
+			root = optarg;
+			break;
+		case 'g':
+			if (topo_gdr_level_parse(optarg, &gdr_level)) {
+				fprintf(stderr, "gradsync doctor: --gdr-level '%s': expected LOC, PIX, "
+						"PXB, PHB or SYS\n", optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			list_checks();
+			return GS_EXIT_OK;
+		case 'h':
+			usage(stdout);
+			return GS_EXIT_OK;
+		default:
+			usage(stderr);
+			return GS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gradsync doctor: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return GS_EXIT_USAGE;
+	}
+	node = doctor_node_collect(root, gdr_level, true);
+	if (!node)
+		return GS_EXIT_FAIL; /* logged which root and why */
+	if (doctor_run(&node->in, &r)) {
+		fprintf(stderr, "gradsync doctor: out of memory\n");
+		doctor_node_free(node);
+		return GS_EXIT_FAIL;
+	}
+	if (json) {
+		json_t *j = doctor_json(&r);
+
+		if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF) {
+			fprintf(stderr, "gradsync doctor: writing JSON failed\n");
+			json_decref(j);
+			doctor_report_free(&r);
+			doctor_node_free(node);
+			return GS_EXIT_FAIL;
+		}
+		json_decref(j);
+	} else {
+		printf("gradsync doctor: %s (%d GPUs, %d RDMA devices, kernel %s)\n\n", root,
+		       node->topo->n_gpus, node->topo->n_nics,
+		       node->topo->kernel[0] ? node->topo->kernel : "?");
+		doctor_print(stdout, &r);
+	}
+	rc = doctor_verdict(&r) == DOC_FAIL ? GS_EXIT_FAIL : GS_EXIT_OK;
+	doctor_report_free(&r);
+	doctor_node_free(node);
+	return rc;
+}

@@ -1,0 +1,121 @@
+/*
+ * `gradsync doctor`: what on this node stops the fast path, before anyone trusts a number.
+ * Each check (one row of the table in doctor.c, one concept per doctor_*.c file) reads the
+ * sysfs tree under in->root (the live /sys, or a captured fixture in tests), the topology
+ * topo/ built from it, and optional facts from verbs and CUDA when they are present; it
+ * adds findings with a level and, unless it passed, the fix. Nothing here needs a GPU
+ * driver or an RDMA device; nothing here changes the machine.
+ */
+#ifndef GS_DOCTOR_DOCTOR_H
+#define GS_DOCTOR_DOCTOR_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
+
+#include "topo/topo.h"
+#include "util/common.h"
+
+/* Severity order: a report's verdict is its worst finding. */
+enum doc_level {
+	DOC_PASS = 0, /* checked and fine */
+	DOC_SKIP,     /* not applicable or not readable here (says why) */
+	DOC_WARN,     /* works, but slower or fragile; the fix says how */
+	DOC_FAIL,     /* stops a fast path or makes a number untrustworthy */
+	DOC_LEVELS,
+};
+
+struct doc_finding {
+	const char *check;  /* the check table's row name ("rdma_port") */
+	enum doc_level level;
+	char subject[64];   /* what it is about: "mlx5_0:1", "GPU 0000:1b:00.0", "host" */
+	char what[400];     /* the finding, with its numbers */
+	char fix[320];      /* what to do; "" when it passed */
+};
+
+/* What CUDA says about a GPU when a driver is there (the doctor never needs it). */
+struct doc_gpu_fact {
+	int topo_index;     /* into topo->gpus */
+	bool dmabuf;        /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
+	int cc_major, cc_minor;
+};
+
+/* What verbs says about a port (sysfs shows no IB MTU). */
+struct doc_port_fact {
+	char dev[32];
+	int port;
+	int active_mtu, max_mtu; /* bytes */
+};
+
+struct doc_input {
+	const char *root;          /* sysfs root the topology was read from */
+	const struct topo *topo;
+	int gdr_level;             /* enum gdr_level the GPU-NIC paths are judged against */
+	long long memlock;         /* RLIMIT_MEMLOCK bytes; -1 unlimited, -2 unknown */
+	long long mem_total;       /* host memory bytes, 0 unknown */
+	char cmdline[1024];        /* kernel command line, "" unknown */
+	const struct doc_gpu_fact *gpus;
+	int n_gpus;                /* 0: no driver (facts inferred from sysfs) */
+	const struct doc_port_fact *ports;
+	int n_ports;               /* 0: no verbs */
+};
+
+struct doc_report {
+	struct doc_finding *f;
+	int n, cap;
+	int count[DOC_LEVELS];
+};
+
+/* One row per check: the vocabulary of `doctor --checks`, the JSON and the README. */
+struct doc_check {
+	const char *name;
+	const char *title;
+	int (*run)(const struct doc_input *in, struct doc_report *r); /* 0 or -ENOMEM */
+};
+
+const struct doc_check *doctor_checks(size_t *n);
+
+/* Run every check into *r (zeroed first); 0 or -ENOMEM. Free with doctor_report_free(). */
+int doctor_run(const struct doc_input *in, struct doc_report *r);
+void doctor_report_free(struct doc_report *r);
+/* Add a finding; fix may be NULL. 0 or -ENOMEM. */
+int doctor_add(struct doc_report *r, const char *check, enum doc_level lv, const char *subject,
+	       const char *fix, const char *fmt, ...) GS_PRINTF(6, 7);
+enum doc_level doctor_verdict(const struct doc_report *r);
+const char *doctor_level_name(enum doc_level lv);
+/* Findings of one check about one subject (tests, and callers that summarise). */
+const struct doc_finding *doctor_find(const struct doc_report *r, const char *check,
+				      const char *subject);
+
+/*
+ * Facts from outside sysfs for root: on the live /sys, getrlimit(RLIMIT_MEMLOCK),
+ * /proc/meminfo and /proc/cmdline; for a fixture, <root>/memlock ("unlimited" or bytes),
+ * <root>/meminfo_total (bytes) and <root>/cmdline, like topo's <root>/osrelease.
+ */
+void doctor_host_facts(const char *root, struct doc_input *in);
+
+#define DOC_MAX_PORTS 64
+
+/* Everything the checks read about one node, gathered once. */
+struct doctor_node {
+	struct topo *topo;
+	struct doc_gpu_fact gpus[TOPO_MAX_GPUS];
+	struct doc_port_fact ports[DOC_MAX_PORTS];
+	struct doc_input in;
+};
+
+/*
+ * Gather the node under root: the topology, the host facts, and with ask_drivers (the
+ * live /sys only) what CUDA says about each GPU when the NVIDIA module is loaded and what
+ * verbs says about each port. NULL on failure (logged). Free with doctor_node_free().
+ */
+struct doctor_node *doctor_node_collect(const char *root, int gdr_level, bool ask_drivers);
+void doctor_node_free(struct doctor_node *n);
+/* Collect, run and return the JSON form: what every report.json embeds ("doctor"). */
+json_t *doctor_node_json(const char *root, int gdr_level);
+
+/* Terminal and JSON forms ({"verdict", "counts", "findings": [...]}). */
+void doctor_print(FILE *f, const struct doc_report *r);
+json_t *doctor_json(const struct doc_report *r);
+
+#endif
