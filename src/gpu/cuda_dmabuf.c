@@ -37,7 +37,7 @@ int gpu_dmabuf_export(const void *ptr, size_t bytes, struct gpu_dmabuf *out)
 	PFN_cuDeviceGetAttribute_v2000 get_attr;
 	struct cudaPointerAttributes pa;
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t addr = (uintptr_t)ptr, base;
+	uintptr_t addr = (uintptr_t)ptr;
 	CUdevice cudev;
 	CUresult cr;
 	cudaError_t e;
@@ -71,11 +71,8 @@ int gpu_dmabuf_export(const void *ptr, size_t bytes, struct gpu_dmabuf *out)
 		return -ENOTSUP;
 	}
 	/* NCCL's rule: both ends on host pages; cudaMalloc ranges are 2 MiB-granular. */
-	base = addr & ~(page - 1);
-	out->offset = addr - base;
-	out->len = (out->offset + bytes + page - 1) & ~(uint64_t)(page - 1);
-	out->base = (void *)base;
-	cr = get_handle(&fd, (CUdeviceptr)base, out->len, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+	gpu_dmabuf_range(addr, bytes, page, out);
+	cr = get_handle(&fd, (CUdeviceptr)(uintptr_t)out->base, out->len, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	if (cr != CUDA_SUCCESS) {
 		log_err(LOG_GPU, "cuMemGetHandleForAddressRange base=%p len=%llu: CUresult %d",
 			out->base, (unsigned long long)out->len, (int)cr);

@@ -185,6 +185,12 @@ struct gpu_dmabuf {
  */
 int gpu_mem_range(const void *p, void **base, size_t *bytes);
 
+/*
+ * The range above for [addr, addr + bytes) and a host page size (a power of two): what
+ * NCCL (net.cc + reg.cc) and perftest's --use_cuda_dmabuf export. Pure; fd untouched.
+ */
+void gpu_dmabuf_range(uintptr_t addr, uint64_t bytes, uint64_t page, struct gpu_dmabuf *out);
+
 /* -ENOTSUP (logged with the reason) when the device or driver cannot export dma-bufs. */
 int gpu_dmabuf_export(const void *ptr, size_t bytes, struct gpu_dmabuf *out);
 void gpu_dmabuf_close(struct gpu_dmabuf *d);

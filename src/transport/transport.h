@@ -117,6 +117,9 @@ struct transport_env {
 	/* receives into MEM_CUDA regions are flushed with a loopback RDMA READ before
 	 * completion (GPUs before Hopper) */
 	bool gdr_flush;
+	/* verbs: the NIC (ibdev name) this rank's traffic should leave through when
+	 * [transport] device = auto, its rail (topo/rail.h); "" = the first ACTIVE port */
+	char rail[32];
 };
 
 struct tp_completion {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "gpu/gpu.h"
 #include "transport/verbs/verbs.h"
@@ -176,8 +177,21 @@ static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr
 	return ret;
 }
 
-/* remote read: the receive flush READs received regions (over a QP of our own) */
-#define VERBS_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+/* data MRs: Relaxed Ordering like NCCL and perftest (verbs_policy.h) */
+#define VERBS_MR_ACCESS verbs_mr_access(true)
+
+/* "; ulimit -l is 64 KiB ..." when a host registration failed under a memlock limit. */
+static void memlock_hint(int e, char *buf, size_t len)
+{
+	struct rlimit rl;
+
+	buf[0] = '\0';
+	if ((e == ENOMEM || e == EFAULT || e == EPERM) && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		snprintf(buf, len,
+			 " (ulimit -l is %llu KiB: raise it to unlimited, see gradsync doctor)",
+			 (unsigned long long)rl.rlim_cur >> 10);
+}
 
 /*
  * GPU memory for GPUDirect RDMA: a dma-buf of the range when the GPU and driver export one
@@ -193,6 +207,8 @@ static struct ibv_mr *reg_cuda(struct verbs_state *s, void *addr, size_t len)
 	int e;
 
 	if (gpu_dmabuf_export(addr, len, &d) == 0) {
+		/* NCCL's form: the fd covers the page-rounded range, offset 0 into it, and the
+		 * iova is the range's device address, so addr's bytes are at iova + d.offset */
 		mr = ibv_reg_dmabuf_mr(s->pd, 0, d.len, (uint64_t)(uintptr_t)d.base, d.fd,
 				       VERBS_MR_ACCESS);
 		e = errno;
@@ -227,11 +243,14 @@ static int v_mr_reg(struct transport *t, void *addr, size_t len, enum mem_kind k
 	else
 		m->mr = ibv_reg_mr(s->pd, addr, len, VERBS_MR_ACCESS);
 	if (!m->mr) {
+		char hint[128];
+
 		e = errno ? errno : EINVAL;
+		memlock_hint(e, hint, sizeof(hint));
 		log_err(LOG_TRANSPORT, "ibv_reg_mr %s %s %p+%zu: %s%s", s->dev.name,
 			kind == MEM_CUDA ? "cuda" : "host", addr, len, strerror(e),
 			kind == MEM_CUDA ? " (GPUDirect RDMA needs dma-buf support or nvidia-peermem)"
-					 : "");
+					 : hint);
 		free(m);
 		return -e;
 	}

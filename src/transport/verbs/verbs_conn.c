@@ -152,6 +152,23 @@ static int alloc_peers(struct verbs_state *s)
 	return npeers;
 }
 
+/*
+ * Fork safety, as NCCL's init: ibv_fork_init() before the first registration keeps a
+ * child's copy-on-write away from pinned pages. On kernels that copy pinned pages at fork
+ * (5.13+) libibverbs reports it unneeded and nothing is done.
+ */
+static void fork_init(void)
+{
+	int e;
+
+	if (ibv_is_fork_initialized() != IBV_FORK_DISABLED)
+		return;
+	e = ibv_fork_init();
+	if (e)
+		log_warn(LOG_TRANSPORT, "ibv_fork_init: %s (a fork() while MRs exist may corrupt them)",
+			 strerror(e));
+}
+
 int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 {
 	const struct transport_opts *o = env->opts;
@@ -163,9 +180,10 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 	if (!s)
 		return -ENOMEM;
 	t->priv = s;
+	fork_init();
 	s->env = env;
 	s->kind = kind;
-	ret = verbs_dev_open(&s->dev, o,
+	ret = verbs_dev_open(&s->dev, o, env->rail,
 			     kind == TP_IB ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET);
 	if (ret)
 		return ret;
@@ -343,7 +361,7 @@ int verbs_qp_rtr_rts(struct verbs_state *s, struct ibv_qp *qp, const struct verb
 	    .dest_qp_num = d->qpn,
 	    .rq_psn = d->psn,
 	    .max_dest_rd_atomic = d->rd_atomic,
-	    .min_rnr_timer = 12,
+	    .min_rnr_timer = VERBS_QP_MIN_RNR_TIMER,
 	    .ah_attr =
 		{
 		    .dlid = d->lid,
@@ -353,11 +371,12 @@ int verbs_qp_rtr_rts(struct verbs_state *s, struct ibv_qp *qp, const struct verb
 	};
 	int e;
 
-	if (s->dev.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		/* RoCEv2: routed on the GID, never on a LID */
+	/* RoCE: routed on the GID, never on a LID; IB: on the LID inside a subnet, with a GRH
+	 * (GID index 0) toward another subnet or where the port demands one, as NCCL */
+	if (verbs_ah_global(s->dev.link_layer, s->dev.gid.raw, d->gid, s->dev.pattr.flags)) {
 		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.sgid_index = s->dev.gid_index;
-		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.grh.sgid_index = s->dev.gid_index >= 0 ? s->dev.gid_index : 0;
+		a.ah_attr.grh.hop_limit = VERBS_QP_HOP_LIMIT;
 		a.ah_attr.grh.traffic_class = o->traffic_class;
 		memcpy(a.ah_attr.grh.dgid.raw, d->gid, 16);
 	}
@@ -395,8 +414,8 @@ static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_h
 		.psn = h->psn,
 		.lid = h->lid,
 		.mtu = GS_MIN(s->dev.mtu, (enum ibv_mtu)h->mtu),
-		.rd_atomic = 1,
-		.rd_init = 1,
+		.rd_atomic = VERBS_QP_RD_ATOMIC,
+		.rd_init = VERBS_QP_RD_ATOMIC,
 	};
 	char who[24];
 	int ret;

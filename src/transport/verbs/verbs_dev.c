@@ -8,6 +8,8 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "transport/rdma_policy.h"
+#include "transport/verbs/verbs_policy.h"
 #include "transport/verbs/verbs_priv.h"
 #include "util/log.h"
 
@@ -75,34 +77,24 @@ static bool gid_is_zero(const union ibv_gid *g)
 	return !memcmp(g->raw, zero, 16);
 }
 
-static bool gid_is_v4mapped(const union ibv_gid *g)
+/* The verbs GID entry in rdma_policy's terms (its choice is NCCL's, shared with doctor). */
+static struct rdma_gid gid_of(const struct ibv_gid_entry *e)
 {
-	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	struct rdma_gid g = {
+	    .index = (int)e->gid_index,
+	    .type = e->gid_type == IBV_GID_TYPE_ROCE_V2	  ? RDMA_GID_ROCE_V2
+		    : e->gid_type == IBV_GID_TYPE_ROCE_V1 ? RDMA_GID_ROCE_V1
+							  : RDMA_GID_IB,
+	};
 
-	return !memcmp(g->raw, pfx, 12);
-}
-
-static bool gid_is_linklocal(const union ibv_gid *g)
-{
-	return g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80;
-}
-
-/* Score a RoCE GID like NCCL: RoCEv2 IPv4-mapped > RoCEv2 global IPv6 > RoCEv1 > none. */
-static int gid_score(const struct ibv_gid_entry *e)
-{
-	if (gid_is_zero(&e->gid))
-		return 0;
-	if (e->gid_type == IBV_GID_TYPE_ROCE_V2) {
-		if (gid_is_v4mapped(&e->gid))
-			return 4;
-		return gid_is_linklocal(&e->gid) ? 2 : 3;
-	}
-	return 1;
+	memcpy(g.raw, e->gid.raw, 16);
+	return g;
 }
 
 static int select_gid(struct verbs_dev *d, int want, bool quiet)
 {
 	struct ibv_gid_entry e, best = {0};
+	struct rdma_gid g;
 	int i, sc, best_sc = 0;
 
 	if (want >= 0) {
@@ -126,7 +118,8 @@ static int select_gid(struct verbs_dev *d, int want, bool quiet)
 		for (i = 0; i < d->pattr.gid_tbl_len; i++) {
 			if (ibv_query_gid_ex(d->ctx, d->port, i, &e, 0))
 				continue;
-			sc = gid_score(&e);
+			g = gid_of(&e);
+			sc = rdma_gid_score(&g);
 			if (sc > best_sc) {
 				best_sc = sc;
 				best = e;
@@ -273,12 +266,24 @@ static int dev_select(struct verbs_dev *d, const char *spec, int want_ll, bool q
 	return ret ? ret : -ENODEV;
 }
 
-int verbs_dev_open(struct verbs_dev *d, const struct transport_opts *o, int want_ll)
+int verbs_dev_open(struct verbs_dev *d, const struct transport_opts *o, const char *rail,
+		   int want_ll)
 {
+	bool is_auto = !o->device[0] || !strcmp(o->device, "auto");
 	enum ibv_mtu want;
-	int ret;
+	int ret = -ENODEV;
 
-	ret = dev_select(d, o->device, want_ll, false);
+	/* device = auto: the rank's rail first (the NIC closest to its GPU, as NCCL), then
+	 * the first ACTIVE port of the link layer anywhere */
+	if (is_auto && rail && rail[0]) {
+		ret = dev_select(d, rail, want_ll, true);
+		if (ret)
+			log_info(LOG_TRANSPORT,
+				 "verbs: rail %s has no ACTIVE %s port; using the first one found",
+				 rail, verbs_ll_name(want_ll));
+	}
+	if (ret)
+		ret = dev_select(d, o->device, want_ll, false);
 	if (ret)
 		return ret;
 	ret = select_gid(d, o->gid_index, false);
@@ -286,17 +291,13 @@ int verbs_dev_open(struct verbs_dev *d, const struct transport_opts *o, int want
 		goto out_close;
 	d->mtu = d->pattr.active_mtu;
 	if (o->mtu) {
-		want = o->mtu >= 4096	? IBV_MTU_4096
-		       : o->mtu >= 2048 ? IBV_MTU_2048
-		       : o->mtu >= 1024 ? IBV_MTU_1024
-		       : o->mtu >= 512	? IBV_MTU_512
-					: IBV_MTU_256;
+		want = verbs_mtu_enum(o->mtu);
 		if (want > d->pattr.active_mtu)
 			log_warn(LOG_TRANSPORT,
 				 "verbs %s port %d: mtu %d above the active %d; "
 				 "using %d",
-				 d->name, d->port, o->mtu, 128 << d->pattr.active_mtu,
-				 128 << d->pattr.active_mtu);
+				 d->name, d->port, o->mtu, verbs_mtu_bytes(d->pattr.active_mtu),
+				 verbs_mtu_bytes(d->pattr.active_mtu));
 		else
 			d->mtu = want;
 	}
@@ -382,7 +383,7 @@ int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info)
 	info->rate_bps = (uint64_t)mbps * lanes * 1000000ull;
 	snprintf(info->rate, sizeof(info->rate), "%g Gb/s (%dX %s)", mbps * lanes / 1000.0, lanes,
 		 sname);
-	info->mtu = 128 << d->mtu;
+	info->mtu = verbs_mtu_bytes(d->mtu);
 	info->gid_index = d->gid_index;
 	snprintf(info->gid_type, sizeof(info->gid_type), "%s",
 		 d->gid_index < 0 ? "" : gid_type_name(d->gid_type));

@@ -12,6 +12,7 @@
 #include <infiniband/verbs.h>
 
 #include "transport/transport.h"
+#include "transport/verbs/verbs_policy.h" /* QP attributes, access flags */
 
 #define VERBS_MAX_QPS	   16	       /* qps_per_peer upper bound */
 #define VERBS_DEF_DEPTH	   128	       /* qp_depth when the option is 0 */
@@ -19,9 +20,6 @@
 #define VERBS_RID_IDX_BITS 10	       /* log2(VERBS_REQ_MAX): the rest of a rid is a generation */
 #define VERBS_CREDIT_MAX   127	       /* credits one immediate can return (7 bits) */
 #define VERBS_EP_MAGIC	   0x67735652u /* "gsVR" */
-#define VERBS_QP_TIMEOUT   18	       /* 4.096us * 2^18 = 1.07 s a try (NCCL_IB_TIMEOUT) */
-#define VERBS_QP_RETRY	   6	       /* rxe reads 7 as "forever": a dead peer would hang */
-#define VERBS_QP_RNR_RETRY 7 /* infinite: credits keep RNR away, this only guards the window */
 #define VERBS_FLUSH_BYTES  4 /* bytes one flush READ fetches */
 
 /* Immediate data of a data write: [31] length mismatch, [30:24] credits, [23:0] rid. */
@@ -197,7 +195,9 @@ struct verbs_state {
 
 /* verbs_dev.c */
 const char *verbs_ll_name(int link_layer);
-int verbs_dev_open(struct verbs_dev *d, const struct transport_opts *o, int want_ll);
+/* rail: the ibdev preferred for device = auto ("" none, see transport_env.rail) */
+int verbs_dev_open(struct verbs_dev *d, const struct transport_opts *o, const char *rail,
+		   int want_ll);
 void verbs_dev_close(struct verbs_dev *d);
 bool verbs_dev_usable(const char *device, int want_ll);
 int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info);

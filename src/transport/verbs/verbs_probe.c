@@ -33,8 +33,8 @@ int verbs_probe_ports(struct verbs_port_probe *out, int max)
 				snprintf(out[n].dev, sizeof(out[n].dev), "%s",
 					 ibv_get_device_name(list[i]));
 				out[n].port = p;
-				out[n].active_mtu = 128 << pa.active_mtu;
-				out[n].max_mtu = 128 << pa.max_mtu;
+				out[n].active_mtu = verbs_mtu_bytes(pa.active_mtu);
+				out[n].max_mtu = verbs_mtu_bytes(pa.max_mtu);
 				out[n].state = pa.state;
 				out[n].link_layer = pa.link_layer;
 				n++;

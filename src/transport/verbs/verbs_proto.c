@@ -380,9 +380,13 @@ static int handle_wc(struct verbs_state *s, const struct ibv_wc *wc)
 	if (kind == WR_FLUSH)
 		return verbs_flush_wc(s, wc);
 	if (wc->status != IBV_WC_SUCCESS || !pp) {
-		log_err(LOG_TRANSPORT, "verbs %s %s peer=%d qpn=0x%x: %s (vendor_err 0x%x)",
-			s->dev.name, wr_kind_name(kind), peer, wc->qp_num,
-			ibv_wc_status_str(wc->status), wc->vendor_err);
+		const char *hint = verbs_wc_hint(wc->status);
+
+		/* one line with what NCCL's names too: peer, QP, status, vendor code, the hint */
+		log_err(LOG_TRANSPORT, "verbs %s port %d %s peer=%d qpn=0x%x: %s (status %d, vendor_err 0x%x)%s%s",
+			s->dev.name, s->dev.port, wr_kind_name(kind), peer, wc->qp_num,
+			pp ? ibv_wc_status_str(wc->status) : "completion for an unknown peer",
+			wc->status, wc->vendor_err, hint[0] ? ": " : "", hint);
 		return -EIO;
 	}
 	switch (kind) {
