@@ -84,7 +84,7 @@ int cmd_doctor(int argc, char **argv)
 		usage(stderr);
 		return GS_EXIT_USAGE;
 	}
-	node = doctor_node_collect(root, gdr_level, true);
+	node = doctor_node_collect(root, gdr_level, DOC_ASK_VERBS | DOC_ASK_CUDA);
 	if (!node)
 		return GS_EXIT_FAIL; /* logged which root and why */
 	if (doctor_run(&node->in, &r)) {

@@ -104,14 +104,21 @@ struct doctor_node {
 	struct doc_input in;
 };
 
+/* What doctor_node_collect() may ask beyond sysfs (only on the live /sys). */
+enum doc_ask {
+	DOC_ASK_VERBS = 1u << 0, /* verbs: each port's MTU */
+	DOC_ASK_CUDA = 1u << 1,  /* CUDA, when the NVIDIA module is loaded: dma-buf per GPU;
+				  * never in a launcher that forks ranks later (gpu/gpu.h) */
+};
+
 /*
- * Gather the node under root: the topology, the host facts, and with ask_drivers (the
- * live /sys only) what CUDA says about each GPU when the NVIDIA module is loaded and what
- * verbs says about each port. NULL on failure (logged). Free with doctor_node_free().
+ * Gather the node under root: the topology, the host facts, and what the ask flags allow.
+ * NULL on failure (logged). Free with doctor_node_free().
  */
-struct doctor_node *doctor_node_collect(const char *root, int gdr_level, bool ask_drivers);
+struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask);
 void doctor_node_free(struct doctor_node *n);
-/* Collect, run and return the JSON form: what every report.json embeds ("doctor"). */
+/* Collect (verbs only, no CUDA: safe in any process), run, and return the JSON form:
+ * what every report.json embeds as "doctor". NULL on failure. */
 json_t *doctor_node_json(const char *root, int gdr_level);
 
 /* Terminal and JSON forms ({"verdict", "counts", "findings": [...]}). */

@@ -51,7 +51,7 @@ static void verbs_facts(struct doctor_node *n)
 	n->in.n_ports = k > 0 ? k : 0;
 }
 
-struct doctor_node *doctor_node_collect(const char *root, int gdr_level, bool ask_drivers)
+struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask)
 {
 	struct doctor_node *n = calloc(1, sizeof(*n));
 
@@ -68,9 +68,11 @@ struct doctor_node *doctor_node_collect(const char *root, int gdr_level, bool as
 	n->in.gpus = n->gpus;
 	n->in.ports = n->ports;
 	doctor_host_facts(root, &n->in);
-	if (ask_drivers && sys_is_live(root)) {
-		cuda_facts(n);
-		verbs_facts(n);
+	if (sys_is_live(root)) {
+		if (ask & DOC_ASK_CUDA)
+			cuda_facts(n);
+		if (ask & DOC_ASK_VERBS)
+			verbs_facts(n);
 	}
 	return n;
 out_free:
@@ -88,7 +90,7 @@ void doctor_node_free(struct doctor_node *n)
 
 json_t *doctor_node_json(const char *root, int gdr_level)
 {
-	struct doctor_node *n = doctor_node_collect(root, gdr_level, true);
+	struct doctor_node *n = doctor_node_collect(root, gdr_level, DOC_ASK_VERBS);
 	struct doc_report r;
 	json_t *j = NULL;
 

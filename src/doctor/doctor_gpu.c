@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/run_gpu.h"
+#include "run/gpu.h"
 #include "doctor/doctor_priv.h"
 #include "topo/pci_ids.h"
 #include "transport/transport.h"

@@ -84,7 +84,7 @@ static const struct expect expects[] = {
 
 static struct doctor_node *collect(const char *name, int gdr_level)
 {
-	struct doctor_node *n = doctor_node_collect(fixture(name), gdr_level, false);
+	struct doctor_node *n = doctor_node_collect(fixture(name), gdr_level, 0);
 
 	assert_non_null(n);
 	return n;

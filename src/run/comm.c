@@ -14,6 +14,7 @@
 
 #include "run/run.h"
 #include "gpu/memops.h"
+#include "topo/rail.h"
 #include "util/common.h"
 #include "util/cpus.h"
 #include "util/log.h"
@@ -193,6 +194,18 @@ const char *run_comm_algo_name(const struct run_comm *rc, int algo)
 	return rc->nccl ? "nccl" : sched_algo_name(algo);
 }
 
+/* The NIC this rank leaves through for device = auto: its GPU's closest, as NCCL. */
+static void comm_rail(const struct run_rank *rr, char *buf, size_t len)
+{
+	bool gpu = rr->gpu && strcmp(rr->ecase->cfg.gpu.device, "none");
+	int n = rr->topo ? topo_rail_nic(rr->topo, gpu ? rr->gpu_index : -1, -1, rr->li.local_rank)
+			 : -ENOENT;
+
+	buf[0] = '\0';
+	if (n >= 0)
+		snprintf(buf, len, "%s", rr->topo->nics[n].name);
+}
+
 int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 {
 	int n = rr->li.nranks, me = rr->li.rank, want = rr->ecase->cfg.transport.kind;
@@ -252,6 +265,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 		env->abort_flag = bootstrap_abort_flag(rr->bs);
 		env->gpu_buffers = gpu_buffers;
 		env->crowded = cpus_crowded(cpus_host_ranks(rr->host_of_rank, n, me), 1);
+		comm_rail(rr, env->rail, sizeof(env->rail));
 	}
 	/* who can reach whom, by each transport's own predicate */
 	for (p = 0; p < n; p++) {

@@ -166,6 +166,15 @@ int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc)
 			kind = k;
 	}
 	case_nic(rr, nic, sizeof(nic));
+	/* device = auto: judge GDR on the NIC the verbs transport opened (the rank's rail, or
+	 * the first ACTIVE port when the rail had none), not on a NIC it does not use */
+	if ((!nic[0] || !strcmp(nic, "auto")) && kind >= 0 && rc->open[kind] &&
+	    (kind == TP_IB || kind == TP_ROCE)) {
+		struct tp_path_info pi;
+
+		if (!rc->tp[kind].ops->path_info(&rc->tp[kind], &pi))
+			snprintf(nic, sizeof(nic), "%s", pi.device);
+	}
 	ret = run_gdr_decide(rr->topo, &f, kind < 0 ? TP_TCP : kind, nic, &c->gpu, &rc->gpath);
 	if (ret) {
 		log_err(LOG_GPU, "case %s: %s (GPU %s)", rr->ecase->name, rc->gpath.reason,

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "doctor/doctor.h"
 #include "run/run.h"
 #include "report/report.h"
 #include "config.h"
@@ -226,6 +227,8 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	json_object_set_new(root, "finished", json_string(when));
 	json_object_set_new(root, "launcher", json_string(li ? li->launcher : "local"));
 	json_object_set_new(root, "fingerprint", run_env_fingerprint());
+	/* what on this node (rank 0's) stops the fast path, judged at the experiment's gdr_level */
+	json_object_set_new(root, "doctor", doctor_node_json("/sys", exp->base.gpu.gdr_level));
 	json_object_set_new(root, "env", run_env_vars());
 	json_object_set_new(root, "baseline",
 			    exp->baseline_case >= 0 ? json_string(exp->cases[exp->baseline_case].name)

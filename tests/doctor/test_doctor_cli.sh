@@ -59,5 +59,12 @@ grep -q "expected LOC, PIX, PXB, PHB or SYS" "$T/err" || fail "--gdr-level XYZ m
 "$G" doctor extra >/dev/null 2>&1
 [ $? = 2 ] || fail "extra argument: want exit 2"
 
+# the README's check table is the check table
+"$G" doctor --checks | awk '{n = $1; $1 = ""; sub(/^ /, ""); printf "| `%s` | %s |\n", n, $0}' \
+	>"$T/checks.md"
+sed -n '/<!-- doctor:checks:begin -->/,/<!-- doctor:checks:end -->/p' README.md | sed '1d;$d' \
+	>"$T/readme.md"
+cmp -s "$T/checks.md" "$T/readme.md" || fail "README doctor table differs from doctor --checks: $(diff "$T/checks.md" "$T/readme.md" | head -5)"
+
 [ $fails = 0 ] && echo "doctor cli: all checks passed"
 [ $fails = 0 ]

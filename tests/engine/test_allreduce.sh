@@ -35,6 +35,10 @@ bad = [c["name"] for c in cases if c["status"] != "ok"
 print(f"{name}: {len(cases)} cases, failing: {bad}")
 assert not bad, bad
 assert len(cases) == want, len(cases)
+# every report carries the doctor's findings for rank 0's node
+doc = rep["doctor"]
+assert doc["verdict"] in ("pass", "warn", "fail"), doc
+assert any(f["check"] == "auto_path" for f in doc["findings"]), doc["findings"]
 exec(extra)
 PY
 	[ $st = 0 ] || { echo "gradsync run exited $st"; tail -n 20 "$T/err"; exit 1; }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "transport/rdma_policy.h"
 #include "transport/verbs/verbs_priv.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -413,7 +414,9 @@ static int qp_ready(struct verbs_state *s, int p, int q, const struct verbs_ep_h
 		.qpn = rqpn,
 		.psn = h->psn,
 		.lid = h->lid,
-		.mtu = GS_MIN(s->dev.mtu, (enum ibv_mtu)h->mtu),
+		/* min(ours, the peer's), as NCCL; ours is already lowered to [transport] mtu */
+		.mtu = verbs_mtu_enum(rdma_path_mtu(verbs_mtu_bytes(s->dev.mtu),
+						    verbs_mtu_bytes((enum ibv_mtu)h->mtu), 0)),
 		.rd_atomic = VERBS_QP_RD_ATOMIC,
 		.rd_init = VERBS_QP_RD_ATOMIC,
 	};
