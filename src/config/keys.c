@@ -248,6 +248,8 @@ static const struct cfg_key keys[] = {
 	  FIELD(transport, qps_per_peer), .help = "ib/roce: queue pairs per peer, messages striped" },
 	{ "transport", "qp_depth", CFG_INT, "256", "", 16, 32768, FIELD(transport, qp_depth),
 	  .help = "ib/roce: work requests per queue" },
+	{ "transport", "qp_timeout", CFG_INT, "20", "", 1, 31, FIELD(transport, qp_timeout),
+	  .help = "ib/roce: ACK timeout, 4.096us x 2^N a try (NCCL_IB_TIMEOUT; 20 = 4.3 s)" },
 	{ "transport", "inline_threshold", CFG_SIZE, "64", "bytes", 0, 1024,
 	  FIELD(transport, inline_threshold), .help = "ib/roce: messages up to this size go inline" },
 	{ "transport", "cq_mode", CFG_ENUM, "poll", "", UNBOUNDED, CHOICES(cq_choices),

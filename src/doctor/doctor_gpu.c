@@ -57,13 +57,16 @@ int doc_gdr_mechanism(const struct doc_input *in, struct doc_report *r)
 		bool cuda, dmabuf;
 
 		doc_gpu_subject(t, g, subj, sizeof(subj));
-		if (!t->n_nics) {
-			e = doctor_add(r, "gdr_mechanism", DOC_SKIP, subj, NULL,
-				       "no RDMA NIC: GPUDirect RDMA not applicable");
-			continue;
-		}
 		gpu_facts(in, g, &f, &cuda);
 		dmabuf = f.dmabuf_supported && t->dmabuf_kernel;
+		if (!t->n_nics) {
+			/* still worth knowing before a NIC is added */
+			e = doctor_add(r, "gdr_mechanism", DOC_SKIP, subj, NULL,
+				       "no RDMA NIC: GPUDirect RDMA not applicable (dma-buf %s, %s)",
+				       dmabuf ? "possible" : "not possible",
+				       t->peermem[0] ? t->peermem : "no nvidia_peermem");
+			continue;
+		}
 		if (dmabuf)
 			snprintf(mech, sizeof(mech), "dma-buf (kernel %s, %s)", t->kernel,
 				 cuda ? "CUDA says supported" : "open kernel module");

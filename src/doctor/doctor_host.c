@@ -189,9 +189,7 @@ int doc_cpu_governor(const struct doc_input *in, struct doc_report *r)
 	free(cpus);
 	if (!have)
 		return doctor_add(r, "cpu_governor", DOC_SKIP, "host", NULL,
-				  "no cpufreq governor (%d CPUs): frequency managed by firmware or a "
-				  "hypervisor",
-				  n > 0 ? n : 0);
+				  "no cpufreq governor: frequency managed by firmware or a hypervisor");
 	if (!slow)
 		e = doctor_add(r, "cpu_governor", DOC_PASS, "host", NULL,
 			       "performance on all %d CPUs", have);

@@ -93,68 +93,72 @@ static const struct doc_port_fact *port_fact(const struct doc_input *in, const c
 	return NULL;
 }
 
-int doc_rdma_mtu(const struct doc_input *in, struct doc_report *r)
+/* A check of one ACTIVE port; subj is "mlx5_0:1". 0 or -ENOMEM. */
+typedef int (*port_check)(const struct doc_input *in, struct doc_report *r,
+			  const struct topo_nic *n, const struct topo_ib_port *pt, const char *subj);
+
+/* Run fn on every ACTIVE port (only Ethernet ones with eth_only), until an error. */
+static int each_active_port(const struct doc_input *in, struct doc_report *r, bool eth_only,
+			    port_check fn)
 {
 	const struct topo *t = in->topo;
 	int e = 0;
 
 	for (int i = 0; i < t->n_nics && !e; i++) {
-		const struct topo_nic *n = &t->nics[i];
-
-		for (int p = 0; p < n->n_ports && !e; p++) {
-			const struct topo_ib_port *pt = &n->ports[p];
-			const struct doc_port_fact *vf = port_fact(in, n->name, pt->num);
+		for (int p = 0; p < t->nics[i].n_ports && !e; p++) {
+			const struct topo_ib_port *pt = &t->nics[i].ports[p];
 			char subj[64];
-			int mtu;
 
-			if (atoi(pt->state) != 4)
+			if (atoi(pt->state) != 4 || (eth_only && !is_ethernet(pt)))
 				continue;
-			snprintf(subj, sizeof(subj), "%s:%d", n->name, pt->num);
-			if (is_ethernet(pt)) {
-				const char *nd = n->n_netdevs ? n->netdevs[0] : "";
-				int nm = nd[0] ? netdev_mtu(t, nd) : 0;
-
-				mtu = vf ? vf->active_mtu : rdma_iboe_mtu(nm);
-				if (!nm && !vf) {
-					e = doctor_add(r, "rdma_mtu", DOC_SKIP, subj, NULL,
-						       "no netdev found for the RoCE port");
-					continue;
-				}
-				if (mtu >= 4096)
-					e = doctor_add(r, "rdma_mtu", DOC_PASS, subj, NULL,
-						       "RoCE path MTU %d (netdev %s MTU %d)", mtu, nd,
-						       nm);
-				else
-					e = doctor_add(
-					    r, "rdma_mtu", DOC_WARN, subj,
-					    "raise the netdev MTU to 9000 (`ip link set dev IF mtu "
-					    "9000`, and on the switch ports): RoCE packets then carry "
-					    "4096 bytes",
-					    "RoCE path MTU %d: netdev %s has MTU %d (4096 needs >= "
-					    "4184)",
-					    mtu, nd, nm);
-				continue;
-			}
-			if (!vf) {
-				e = doctor_add(r, "rdma_mtu", DOC_SKIP, subj, NULL,
-					       "InfiniBand MTU is not in sysfs; verbs shows it on the "
-					       "node itself (`ibv_devinfo`: active_mtu)");
-				continue;
-			}
-			if (vf->active_mtu >= 4096)
-				e = doctor_add(r, "rdma_mtu", DOC_PASS, subj, NULL,
-					       "InfiniBand active MTU %d (port max %d)", vf->active_mtu,
-					       vf->max_mtu);
-			else
-				e = doctor_add(r, "rdma_mtu", DOC_WARN, subj,
-					       "set the subnet's MTU to 4096 (opensm partitions.conf: "
-					       "'Default=0x7fff, ipoib, mtu=5 : ALL=full;')",
-					       "InfiniBand active MTU %d of max %d: our path MTU, like "
-					       "NCCL's, follows the active MTU",
-					       vf->active_mtu, vf->max_mtu);
+			snprintf(subj, sizeof(subj), "%s:%d", t->nics[i].name, pt->num);
+			e = fn(in, r, &t->nics[i], pt, subj);
 		}
 	}
 	return e;
+}
+
+static int port_mtu(const struct doc_input *in, struct doc_report *r, const struct topo_nic *n,
+		    const struct topo_ib_port *pt, const char *subj)
+{
+	const struct doc_port_fact *vf = port_fact(in, n->name, pt->num);
+
+	if (is_ethernet(pt)) {
+		const char *nd = n->n_netdevs ? n->netdevs[0] : "";
+		int nm = nd[0] ? netdev_mtu(in->topo, nd) : 0;
+		int mtu = vf ? vf->active_mtu : rdma_iboe_mtu(nm);
+
+		if (!nm && !vf)
+			return doctor_add(r, "rdma_mtu", DOC_SKIP, subj, NULL,
+					  "no netdev found for the RoCE port");
+		if (mtu >= 4096)
+			return doctor_add(r, "rdma_mtu", DOC_PASS, subj, NULL,
+					  "RoCE path MTU %d (netdev %s MTU %d)", mtu, nd, nm);
+		return doctor_add(r, "rdma_mtu", DOC_WARN, subj,
+				  "raise the netdev MTU to 9000 (`ip link set dev IF mtu 9000`, and "
+				  "on the switch ports): RoCE packets then carry 4096 bytes",
+				  "RoCE path MTU %d: netdev %s has MTU %d (4096 needs >= 4184)", mtu,
+				  nd, nm);
+	}
+	if (!vf)
+		return doctor_add(r, "rdma_mtu", DOC_SKIP, subj, NULL,
+				  "InfiniBand MTU is not in sysfs; verbs shows it on the node itself "
+				  "(`ibv_devinfo`: active_mtu)");
+	if (vf->active_mtu >= 4096)
+		return doctor_add(r, "rdma_mtu", DOC_PASS, subj, NULL,
+				  "InfiniBand active MTU %d (port max %d)", vf->active_mtu,
+				  vf->max_mtu);
+	return doctor_add(r, "rdma_mtu", DOC_WARN, subj,
+			  "set the subnet's MTU to 4096 (opensm partitions.conf: 'Default=0x7fff, "
+			  "ipoib, mtu=5 : ALL=full;')",
+			  "InfiniBand active MTU %d of max %d: our path MTU, like NCCL's, follows "
+			  "the active MTU",
+			  vf->active_mtu, vf->max_mtu);
+}
+
+int doc_rdma_mtu(const struct doc_input *in, struct doc_report *r)
+{
+	return each_active_port(in, r, false, port_mtu);
 }
 
 /* "fe80:0000:0000:0000:0a00:27ff:fe8e:1c6d" -> 16 bytes; false if malformed. */
@@ -213,117 +217,99 @@ static int read_gids(const char *root, const char *dev, int port, struct rdma_gi
 	return k;
 }
 
-int doc_roce_gid(const struct doc_input *in, struct doc_report *r)
+static int port_gid(const struct doc_input *in, struct doc_report *r, const struct topo_nic *n,
+		    const struct topo_ib_port *pt, const char *subj)
 {
 	static const char *const kind[] = {"empty", "RoCE v1", "RoCE v2 link-local",
 					   "RoCE v2 IPv6", "RoCE v2 IPv4"};
-	const struct topo *t = in->topo;
-	int e = 0;
+	const char *nd = n->n_netdevs ? n->netdevs[0] : "its netdev";
+	char fix[160], addr[64] = "";
+	struct rdma_gid *g;
+	int ng, best, sc, e;
 
-	for (int i = 0; i < t->n_nics && !e; i++) {
-		const struct topo_nic *n = &t->nics[i];
-
-		for (int p = 0; p < n->n_ports && !e; p++) {
-			const struct topo_ib_port *pt = &n->ports[p];
-			const char *nd = n->n_netdevs ? n->netdevs[0] : "its netdev";
-			struct rdma_gid *g;
-			char subj[64], fix[160], addr[64];
-			int ng, best, sc;
-
-			if (!is_ethernet(pt) || atoi(pt->state) != 4)
-				continue;
-			snprintf(subj, sizeof(subj), "%s:%d", n->name, pt->num);
-			snprintf(fix, sizeof(fix),
-				 "configure an IPv4 address on %s (RoCE v2 GIDs follow its "
-				 "addresses), or set [transport] gid_index",
-				 nd);
-			ng = read_gids(in->root, n->name, pt->num, &g);
-			if (ng < 0 && ng != -ENOENT)
-				return ng == -ENOMEM ? ng : doctor_add(r, "roce_gid", DOC_SKIP, subj,
-								       NULL, "GID table unreadable: %s",
-								       strerror(-ng));
-			best = ng > 0 ? rdma_gid_pick(g, ng) : -1;
-			sc = best >= 0 ? rdma_gid_score(&g[best]) : 0;
-			if (best >= 0)
-				rdma_gid_str(g[best].raw, addr, sizeof(addr));
-			if (sc == 4)
-				e = doctor_add(r, "roce_gid", DOC_PASS, subj, NULL,
-					       "gid_index = auto picks %d (%s %s) of %d GIDs, as "
-					       "NCCL_IB_GID_INDEX=-1 would",
-					       g[best].index, kind[sc], addr, ng);
-			else if (sc > 0)
-				e = doctor_add(r, "roce_gid", DOC_WARN, subj, fix,
-					       "no RoCE v2 IPv4 GID: auto picks %d (%s %s)%s",
-					       g[best].index, kind[sc], addr,
-					       sc <= 2 ? ", which does not route beyond one L2 segment"
-						       : "");
-			else
-				e = doctor_add(r, "roce_gid", DOC_FAIL, subj, fix,
-					       "no usable GID (%d entries): roce cannot connect", ng > 0 ? ng : 0);
-			free(g);
-		}
-	}
+	snprintf(fix, sizeof(fix),
+		 "configure an IPv4 address on %s (RoCE v2 GIDs follow its addresses), or set "
+		 "[transport] gid_index",
+		 nd);
+	ng = read_gids(in->root, n->name, pt->num, &g);
+	if (ng == -ENOMEM)
+		return ng;
+	if (ng < 0 && ng != -ENOENT)
+		return doctor_add(r, "roce_gid", DOC_SKIP, subj, NULL, "GID table unreadable: %s",
+				  strerror(-ng));
+	best = ng > 0 ? rdma_gid_pick(g, ng) : -1;
+	sc = best >= 0 ? rdma_gid_score(&g[best]) : 0;
+	if (best >= 0)
+		rdma_gid_str(g[best].raw, addr, sizeof(addr));
+	if (sc == 4)
+		e = doctor_add(r, "roce_gid", DOC_PASS, subj, NULL,
+			       "gid_index = auto picks %d (%s %s) of %d GIDs, as NCCL_IB_GID_INDEX=-1 "
+			       "would",
+			       g[best].index, kind[sc], addr, ng);
+	else if (sc > 0)
+		e = doctor_add(r, "roce_gid", DOC_WARN, subj, fix,
+			       "no RoCE v2 IPv4 GID: auto picks %d (%s %s)%s", g[best].index,
+			       kind[sc], addr,
+			       sc <= 2 ? ", which does not route beyond one L2 segment" : "");
+	else
+		e = doctor_add(r, "roce_gid", DOC_FAIL, subj, fix,
+			       "no usable GID (%d entries): roce cannot connect", ng > 0 ? ng : 0);
+	free(g);
 	return e;
+}
+
+int doc_roce_gid(const struct doc_input *in, struct doc_report *r)
+{
+	return each_active_port(in, r, true, port_gid);
+}
+
+static int port_qos(const struct doc_input *in, struct doc_report *r, const struct topo_nic *n,
+		    const struct topo_ib_port *pt, const char *subj)
+{
+	const char *nd = n->n_netdevs ? n->netdevs[0] : NULL;
+	char tc[32] = "", prios[32] = "", fix[320];
+	int np = 0, rp = 0;
+	size_t off = 0;
+	bool ecn_known;
+
+	if (!nd)
+		return 0;
+	/* mlx5 shows the default traffic class of the port and ECN per priority */
+	sys_read_str(in->root, tc, sizeof(tc), "class/infiniband/%s/tc/%d/traffic_class", n->name,
+		     pt->num);
+	ecn_known = sys_exists(in->root, "class/net/%s/ecn/roce_np/enable", nd);
+	for (int prio = 0; prio < 8 && ecn_known; prio++) {
+		bool a = sys_read_long(in->root, 0, "class/net/%s/ecn/roce_np/enable/%d", nd, prio) == 1;
+		bool b = sys_read_long(in->root, 0, "class/net/%s/ecn/roce_rp/enable/%d", nd, prio) == 1;
+
+		np += a;
+		rp += b;
+		if (a && b)
+			off += (size_t)snprintf(prios + off, sizeof(prios) - off, "%s%d",
+						off ? "," : "", prio);
+	}
+	snprintf(fix, sizeof(fix),
+		 "enable ECN on the RoCE priority (echo 1 > /sys/class/net/%s/ecn/roce_np/enable/3 "
+		 "and roce_rp/enable/3) and check PFC on it (`mlnx_qos -i %s` or `dcb pfc show dev "
+		 "%s`)",
+		 nd, nd, nd);
+	if (!ecn_known)
+		return doctor_add(r, "roce_qos", DOC_SKIP, subj, NULL,
+				  "ECN and PFC are not in sysfs for this driver; check `dcb pfc show "
+				  "dev %s` enables PFC on the priority of [transport] traffic_class "
+				  "(DSCP << 2)%s%s",
+				  nd, tc[0] ? "; port traffic class " : "", tc);
+	if (!off)
+		return doctor_add(r, "roce_qos", DOC_WARN, subj, fix,
+				  "ECN off on every priority of %s (notification point on %d, reaction "
+				  "point on %d): congestion becomes PFC pauses or drops%s%s",
+				  nd, np, rp, tc[0] ? "; port traffic class " : "", tc);
+	return doctor_add(r, "roce_qos", DOC_PASS, subj, NULL,
+			  "ECN on priorities %s of %s; PFC is not in sysfs (`dcb pfc show dev %s`)%s%s",
+			  prios, nd, nd, tc[0] ? "; port traffic class " : "", tc);
 }
 
 int doc_roce_qos(const struct doc_input *in, struct doc_report *r)
 {
-	const struct topo *t = in->topo;
-	int e = 0;
-
-	for (int i = 0; i < t->n_nics && !e; i++) {
-		const struct topo_nic *n = &t->nics[i];
-
-		for (int p = 0; p < n->n_ports && !e; p++) {
-			const struct topo_ib_port *pt = &n->ports[p];
-			const char *nd = n->n_netdevs ? n->netdevs[0] : NULL;
-			char subj[64], tc[32] = "", prios[32] = "", fix[320];
-			int np = 0, rp = 0;
-			size_t off = 0;
-			bool ecn_known;
-
-			if (!is_ethernet(pt) || atoi(pt->state) != 4 || !nd)
-				continue;
-			snprintf(subj, sizeof(subj), "%s:%d", n->name, pt->num);
-			/* mlx5 shows the default traffic class of the port and ECN per priority */
-			sys_read_str(in->root, tc, sizeof(tc), "class/infiniband/%s/tc/%d/traffic_class",
-				     n->name, pt->num);
-			ecn_known = sys_exists(in->root, "class/net/%s/ecn/roce_np/enable", nd);
-			for (int prio = 0; prio < 8 && ecn_known; prio++) {
-				bool a = sys_read_long(in->root, 0, "class/net/%s/ecn/roce_np/enable/%d",
-						       nd, prio) == 1;
-				bool b = sys_read_long(in->root, 0, "class/net/%s/ecn/roce_rp/enable/%d",
-						       nd, prio) == 1;
-
-				np += a;
-				rp += b;
-				if (a && b)
-					off += (size_t)snprintf(prios + off, sizeof(prios) - off,
-								"%s%d", off ? "," : "", prio);
-			}
-			snprintf(fix, sizeof(fix),
-				 "enable ECN on the RoCE priority (echo 1 > /sys/class/net/%s/ecn/"
-				 "roce_np/enable/3 and roce_rp/enable/3) and check PFC on it "
-				 "(`mlnx_qos -i %s` or `dcb pfc show dev %s`)",
-				 nd, nd, nd);
-			if (!ecn_known)
-				e = doctor_add(r, "roce_qos", DOC_SKIP, subj, NULL,
-					       "ECN and PFC are not in sysfs for this driver; check "
-					       "`dcb pfc show dev %s` enables PFC on the priority of "
-					       "[transport] traffic_class (DSCP << 2)%s%s",
-					       nd, tc[0] ? "; port traffic class " : "", tc);
-			else if (!off)
-				e = doctor_add(r, "roce_qos", DOC_WARN, subj, fix,
-					       "ECN off on every priority of %s (notification point on "
-					       "%d, reaction point on %d): congestion becomes PFC pauses "
-					       "or drops%s%s",
-					       nd, np, rp, tc[0] ? "; port traffic class " : "", tc);
-			else
-				e = doctor_add(r, "roce_qos", DOC_PASS, subj, NULL,
-					       "ECN on priorities %s of %s; PFC is not in sysfs (`dcb "
-					       "pfc show dev %s`)%s%s",
-					       prios, nd, nd, tc[0] ? "; port traffic class " : "", tc);
-		}
-	}
-	return e;
+	return each_active_port(in, r, true, port_qos);
 }

@@ -88,6 +88,7 @@ struct transport_opts {
 	int service_level;
 	int qps_per_peer;
 	int qp_depth;                      /* verbs: send/recv queue depth */
+	int qp_timeout;                    /* verbs: ACK timeout exponent, 0 = NCCL's 20 */
 	uint64_t inline_threshold;         /* verbs: bytes sent inline */
 	int cq_mode;                       /* enum tp_cq_mode */
 	int progress;                      /* tcp: enum tp_progress */

@@ -59,6 +59,16 @@ grep -q "expected LOC, PIX, PXB, PHB or SYS" "$T/err" || fail "--gdr-level XYZ m
 "$G" doctor extra >/dev/null 2>&1
 [ $? = 2 ] || fail "extra argument: want exit 2"
 
+# a capture of /sys (capture.sh) gives the same findings as /sys itself (CUDA and verbs
+# facts aside: this machine has neither a GPU driver nor an RDMA device)
+if "$FX/capture.sh" "$T/cap" >"$T/caplog" 2>&1; then
+	"$G" doctor | sed 1d >"$T/a"
+	"$G" doctor --sysfs-root "$T/cap" | sed 1d >"$T/b"
+	diff "$T/a" "$T/b" >"$T/diff" || fail "doctor on a capture of /sys differs: $(cat "$T/diff")"
+else
+	fail "capture.sh: $(cat "$T/caplog")"
+fi
+
 # the README's check table is the check table
 "$G" doctor --checks | awk '{n = $1; $1 = ""; sub(/^ /, ""); printf "| `%s` | %s |\n", n, $0}' \
 	>"$T/checks.md"

@@ -8,8 +8,7 @@ SR_CACHE=${SR_CACHE:-$SR_DIR/cache}
 SR_KPKG_META=linux-image-amd64          # depends on the current linux-image-6.1.0-N-amd64
 SR_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci failover
 net_failover virtio_net crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs rdma_rxe"
-SR_VM_TIMEOUT=${SR_VM_TIMEOUT:-300}     # seconds one VM may live (TCG on a loaded host; the
-                                        # peer-death case alone waits ~31 s: NCCL_IB_TIMEOUT 20)
+SR_VM_TIMEOUT=${SR_VM_TIMEOUT:-150}     # seconds one VM may live (TCG on a loaded host)
 SR_PIDS=()                              # qemu wrappers we started, killed on exit
 SR_LOGDIR=""
 

@@ -516,6 +516,7 @@ int main(int argc, char **argv)
 		  .gid_index = -1,
 		  .qps_per_peer = 1,
 		  .qp_depth = 64,
+		  .qp_timeout = 18, /* as the bed's INI files: rxe recovers a drop after it */
 		  .inline_threshold = 128,
 		  .kind = TP_ROCE},
 	};

@@ -391,7 +391,7 @@ int verbs_qp_rtr_rts(struct verbs_state *s, struct ibv_qp *qp, const struct verb
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = VERBS_QP_TIMEOUT;
+	a.timeout = o->qp_timeout > 0 ? o->qp_timeout : VERBS_QP_TIMEOUT;
 	a.retry_cnt = VERBS_QP_RETRY;
 	a.rnr_retry = VERBS_QP_RNR_RETRY;
 	a.sq_psn = s->psn;

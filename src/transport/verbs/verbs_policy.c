@@ -28,7 +28,7 @@ const char *verbs_wc_hint(enum ibv_wc_status st)
 	case IBV_WC_REM_ACCESS_ERR:
 		return "the peer's region or rkey no longer matches (deregistered too early?)";
 	case IBV_WC_RETRY_EXC_ERR:
-		return "no ACK within timeout x retries (about 30 s): the peer or a link on the "
+		return "no ACK within qp_timeout x retries (~30 s at the default 20): the peer or a link on the "
 		       "way is gone, or the fabric drops (RoCE without PFC/ECN: gradsync doctor "
 		       "roce_qos)";
 	case IBV_WC_RNR_RETRY_EXC_ERR:

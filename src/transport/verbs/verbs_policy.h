@@ -15,7 +15,8 @@
 #endif
 #include <infiniband/verbs.h>
 
-/* RTS attributes, NCCL's defaults: NCCL_IB_TIMEOUT 20 (4.096 us x 2^20 = 4.3 s a try),
+/* RTS attributes, NCCL's defaults: NCCL_IB_TIMEOUT 20 (4.096 us x 2^20 = 4.3 s a try; the
+ * [transport] qp_timeout key, default 20, sets it per case),
  * rnr_retry 7 (infinite; our credits keep RNR away), min_rnr_timer 12, one READ in flight.
  * retry_cnt stays 6, not NCCL's 7: rxe reads 7 as "retry forever", and a dead peer must
  * end in a completion error (6 x 4.3 s < the 60 s default [launch] timeout). */
