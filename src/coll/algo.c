@@ -222,6 +222,23 @@ int sched_build_on(int algo, int rank, int nranks, int local_size, uint64_t coun
 	return 0;
 }
 
+int sched_add_fold(struct sched *s, int rem, uint32_t last, bool *away)
+{
+	int r = s->rank, ret = 0;
+
+	*away = r < 2 * rem && !(r & 1);
+	if (*away) {
+		ret = sched_add_send(s, 0, r + 1, 0, s->count);
+		return ret ? ret : sched_add_recv(s, last, r + 1, SCHED_RECV_COPY, 0, s->count);
+	}
+	if (r < 2 * rem) {
+		ret = sched_add_recv(s, 0, r - 1, SCHED_RECV_REDUCE, 0, s->count);
+		if (!ret)
+			ret = sched_add_send(s, last, r - 1, 0, s->count);
+	}
+	return ret;
+}
+
 static bool is_pow2(int n)
 {
 	return n > 0 && !(n & (n - 1));

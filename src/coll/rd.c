@@ -10,16 +10,12 @@
  */
 #include "coll/schedule.h"
 
-static int rd_real(int v, int rem)
-{
-	return v < rem ? 2 * v + 1 : v + rem;
-}
-
 int sched_build_rd(struct sched *s)
 {
-	int n = s->nranks, r = s->rank, p = 1, lg = 0, rem, v, ret;
+	int n = s->nranks, p = 1, lg = 0, rem, v, ret;
 	uint64_t count = s->count;
 	uint32_t first, nsteps;
+	bool away;
 
 	while (2 * p <= n) {
 		p *= 2;
@@ -31,21 +27,12 @@ int sched_build_rd(struct sched *s)
 	ret = sched_alloc(s, nsteps);
 	if (ret || n == 1)
 		return ret;
-	if (r < 2 * rem && !(r & 1)) {
-		/* Folded-away rank: contribute, then collect the result. */
-		ret = sched_add_send(s, 0, r + 1, 0, count);
-		return ret ? ret : sched_add_recv(s, nsteps - 1, r + 1, SCHED_RECV_COPY, 0, count);
-	}
-	if (r < 2 * rem) {
-		ret = sched_add_recv(s, 0, r - 1, SCHED_RECV_REDUCE, 0, count);
-		if (!ret)
-			ret = sched_add_send(s, nsteps - 1, r - 1, 0, count);
-		if (ret)
-			return ret;
-	}
-	v = r < 2 * rem ? r / 2 : r - rem;
+	ret = sched_add_fold(s, rem, nsteps - 1, &away);
+	if (ret || away)
+		return ret;
+	v = sched_fold_index(s->rank, rem);
 	for (int j = 0; j < lg; j++) {
-		int peer = rd_real(v ^ (1 << j), rem);
+		int peer = sched_fold_rank(v ^ (1 << j), rem);
 		uint32_t step = first + (uint32_t)j;
 
 		ret = sched_add_send(s, step, peer, 0, count);

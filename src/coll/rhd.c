@@ -11,17 +11,13 @@
  */
 #include "coll/schedule.h"
 
-static int rhd_real(int v, int rem)
-{
-	return v < rem ? 2 * v + 1 : v + rem;
-}
-
 int sched_build_rhd(struct sched *s)
 {
-	int n = s->nranks, r = s->rank, p = 1, lg = 0, rem, v;
+	int n = s->nranks, p = 1, lg = 0, rem, v;
 	uint32_t first, nsteps;
 	uint64_t count = s->count;
 	int lo, hi, ret;
+	bool away;
 
 	while (2 * p <= n) {
 		p *= 2;
@@ -33,25 +29,14 @@ int sched_build_rhd(struct sched *s)
 	ret = sched_alloc(s, nsteps);
 	if (ret || n == 1)
 		return ret;
-	if (r < 2 * rem && !(r & 1)) {
-		/* Folded-away rank: contribute, then collect the result. */
-		ret = sched_add_send(s, 0, r + 1, 0, count);
-		if (!ret)
-			ret = sched_add_recv(s, nsteps - 1, r + 1, SCHED_RECV_COPY, 0, count);
+	ret = sched_add_fold(s, rem, nsteps - 1, &away);
+	if (ret || away)
 		return ret;
-	}
-	if (r < 2 * rem) {
-		ret = sched_add_recv(s, 0, r - 1, SCHED_RECV_REDUCE, 0, count);
-		if (!ret)
-			ret = sched_add_send(s, nsteps - 1, r - 1, 0, count);
-		if (ret)
-			return ret;
-	}
-	v = r < 2 * rem ? r / 2 : r - rem;
+	v = sched_fold_index(s->rank, rem);
 	lo = 0;
 	hi = p;
 	for (int j = 0; j < lg; j++) {
-		int dist = p >> (j + 1), mid = (lo + hi) / 2, peer = rhd_real(v ^ dist, rem);
+		int dist = p >> (j + 1), mid = (lo + hi) / 2, peer = sched_fold_rank(v ^ dist, rem);
 		int keep_lo = (v & dist) ? mid : lo, keep_hi = (v & dist) ? hi : mid;
 		int send_lo = (v & dist) ? lo : mid, send_hi = (v & dist) ? mid : hi;
 		uint64_t so = sched_chunk_off(count, p, send_lo);
@@ -73,7 +58,7 @@ int sched_build_rhd(struct sched *s)
 		sched_set_scale(s, first + lg - 1, o, sched_chunk_off(count, p, v + 1) - o);
 	}
 	for (int j = 0; j < lg; j++) {
-		int dist = 1 << j, peer = rhd_real(v ^ dist, rem);
+		int dist = 1 << j, peer = sched_fold_rank(v ^ dist, rem);
 		/* The partner owns the same-sized range on the other side of this split. */
 		int plo = (v & dist) ? lo - (hi - lo) : hi, phi = plo + (hi - lo);
 		uint64_t so = sched_chunk_off(count, p, lo), po = sched_chunk_off(count, p, plo);

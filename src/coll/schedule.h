@@ -185,6 +185,23 @@ int sched_add_recv(struct sched *s, uint32_t step, int peer, int mode, uint64_t 
 		   uint64_t count);
 void sched_set_scale(struct sched *s, uint32_t step, uint64_t off, uint64_t count);
 
+/*
+ * MPICH's fold for n = p + rem ranks, p a power of two (rhd.c, rd.c): the first 2*rem
+ * ranks pair up; each even one hands its whole buffer to its odd neighbour in step 0 and
+ * takes the result back in step `last`; *away: this rank has nothing else to do.
+ * Participant v of the p runs on rank sched_fold_rank(v, rem). 0 or -EOVERFLOW.
+ */
+int sched_add_fold(struct sched *s, int rem, uint32_t last, bool *away);
+static inline int sched_fold_rank(int v, int rem)
+{
+	return v < rem ? 2 * v + 1 : v + rem;
+}
+/* The participant index of a rank that is not folded away. */
+static inline int sched_fold_index(int rank, int rem)
+{
+	return rank < 2 * rem ? rank / 2 : rank - rem;
+}
+
 int sched_build_ring(struct sched *s);
 int sched_build_tree(struct sched *s);
 int sched_build_rhd(struct sched *s);

@@ -298,6 +298,7 @@ static int body_wait(struct tpt_rank *r, void *arg)
 	int got = 0;
 
 	(void)arg;
+	r->env.crowded = true; /* wait() sleeps only where ranks outnumber CPUs */
 	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, sizeof(buf), MEM_HOST, &mr) == 0);
 	if (r->rank == 0) {
 		TP_CHECK(r->t.ops->post_recv(&r->t, 1, 5, mr, 0, sizeof(buf), 1) == 0);
@@ -328,6 +329,23 @@ static void test_wait(void **state)
 
 	(void)state;
 	run_ok(2, &o, body_wait, NULL);
+}
+
+/* With a CPU per rank wait() declines: the caller spins (comm_idle). */
+static int body_wait_uncrowded(struct tpt_rank *r, void *arg)
+{
+	(void)arg;
+	r->env.crowded = false;
+	TP_CHECK(r->t.ops->wait(&r->t, 1000) == -EOPNOTSUPP);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static void test_wait_uncrowded(void **state)
+{
+	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 1u << 20, .slot_size = 4096};
+
+	(void)state;
+	run_ok(2, &o, body_wait_uncrowded, NULL);
 }
 
 static void test_bandwidth(void **state)
@@ -454,7 +472,7 @@ int main(void)
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_can_connect),
 	    cmocka_unit_test(test_use_direct),	cmocka_unit_test(test_direct),
-	    cmocka_unit_test(test_wait),
+	    cmocka_unit_test(test_wait),	cmocka_unit_test(test_wait_uncrowded),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),
 	    cmocka_unit_test(test_squatted_name),
 	};
