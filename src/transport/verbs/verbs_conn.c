@@ -207,11 +207,11 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 	s->max_inline =
 	    GS_MAX((uint32_t)GS_MIN(o->inline_threshold, 4096), (uint32_t)sizeof(struct verbs_msg));
 	/* one write WR carries at most slot_size bytes: the unit striped over QPs */
-	s->max_chunk = GS_MIN((uint64_t)s->dev.pattr.max_msg_sz, 1ull << 30);
+	s->max_write = GS_MIN((uint64_t)s->dev.pattr.max_msg_sz, 1ull << 30);
 	if (o->slot_size)
-		s->max_chunk = GS_MIN(s->max_chunk, o->slot_size);
-	if (!s->max_chunk)
-		s->max_chunk = 1ull << 30;
+		s->max_write = GS_MIN(s->max_write, o->slot_size);
+	if (!s->max_write)
+		s->max_write = 1ull << 30;
 	if (getrandom(&s->psn, sizeof(s->psn), 0) != sizeof(s->psn))
 		s->psn = (uint32_t)time_now_ns();
 	s->psn &= 0xffffff;

@@ -395,11 +395,11 @@ int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info)
 		inet_ntop(AF_INET6, d->gid.raw, addr, sizeof(addr));
 		snprintf(info->note, sizeof(info->note),
 			 "gid %s, qp depth %d, inline %u, writes <= %llu B", addr, s->depth,
-			 s->max_inline, (unsigned long long)s->max_chunk);
+			 s->max_inline, (unsigned long long)s->max_write);
 	} else {
 		snprintf(info->note, sizeof(info->note),
 			 "lid %u, qp depth %d, inline %u, writes <= %llu B", d->pattr.lid, s->depth,
-			 s->max_inline, (unsigned long long)s->max_chunk);
+			 s->max_inline, (unsigned long long)s->max_write);
 	}
 	if (s->fl.qp) {
 		size_t n = strlen(info->note);

@@ -31,7 +31,7 @@
 enum verbs_wr_kind {
 	WR_RECV = 1,  /* a control receive buffer (also consumed by data immediates) */
 	WR_CTRL = 2,  /* a control send */
-	WR_DATA = 3,  /* one chunk write of a send request */
+	WR_DATA = 3,  /* one stripe write of a send request */
 	WR_FLUSH = 4, /* a loopback RDMA READ flushing a receive (verbs_flush.c) */
 };
 #define WRID(k, peer, q, idx)                                                                      \
@@ -92,7 +92,7 @@ struct verbs_rreq {
 	size_t off;
 };
 
-/* One posted send; matched with a CTS it becomes active and issues chunk writes. */
+/* One posted send; matched with a CTS it becomes active and issues stripe writes. */
 struct verbs_sreq {
 	uint64_t tag, cookie;
 	int peer;
@@ -102,7 +102,7 @@ struct verbs_sreq {
 	uint64_t raddr;
 	uint32_t rkey, rid;
 	size_t issued;	/* bytes posted so far */
-	int chunks_out; /* posted, not yet completed */
+	int writes_out; /* posted, not yet completed */
 	bool all_issued;
 	int next_qp;
 	struct verbs_sreq *next_active;
@@ -177,14 +177,14 @@ struct verbs_state {
 	int depth; /* send and receive depth of each QP */
 	int nqp;
 	uint32_t max_inline;
-	uint64_t max_chunk;
+	uint64_t max_write;
 	uint32_t psn;
 	void *ctrl; /* all peers' receive rings and send buffers */
 	size_t ctrl_len;
 	struct ibv_mr *ctrl_mr;
 	struct verbs_peer **peers; /* nranks entries, NULL for peers not connected */
 	struct tp_mr *mrs;
-	struct verbs_sreq *act_head, *act_tail; /* matched sends with chunks left */
+	struct verbs_sreq *act_head, *act_tail; /* matched sends with stripes left */
 	struct tp_completion *done;		/* completions not yet returned */
 	int done_head, done_n, done_cap;
 	int fatal;	     /* 0, or the sticky -errno every later post and poll returns */
@@ -208,7 +208,7 @@ void verbs_done_push(struct verbs_state *s, uint64_t cookie, int status, int pee
 struct verbs_peer *verbs_peer_of(struct verbs_state *s, int peer); /* NULL: not connected */
 int verbs_flush_cts(struct verbs_state *s, int peer); /* send queued CTS as credits allow */
 void verbs_activate(struct verbs_state *s, struct verbs_sreq *r, const struct verbs_msg *m);
-int verbs_progress_sends(struct verbs_state *s);	 /* post chunks of matched sends */
+int verbs_progress_sends(struct verbs_state *s);	 /* post stripes of matched sends */
 int verbs_find_cts(struct verbs_peer *pp, uint64_t tag); /* oldest stashed CTS or -1 */
 int verbs_drain(struct verbs_state *s);			 /* handle CQ entries: count or -errno */
 int verbs_progress(struct verbs_state *s);		 /* pending credits, CTS and sends */

@@ -7,13 +7,13 @@
  *      message {T, rid, addr, rkey, len} on QP 0 (inline when the QP allows).
  *   2. A post_send(B, T, ...) and the CTS for T meet, in either order (a CTS that arrives
  *      first is stashed; a send posted first waits); matching is FIFO per (peer, tag).
- *   3. A writes the bytes with RDMA WRITE WITH IMM, split into chunks of at most the
+ *   3. A writes the bytes with RDMA WRITE WITH IMM, split into stripes of at most the
  *      port's max message size and striped round-robin over qps_per_peer QPs; every
- *      chunk's immediate is [31] mismatch | [30:24] credits | [23:0] rid.
+ *      stripe's immediate is [31] mismatch | [30:24] credits | [23:0] rid.
  *   4. B's receive completes when the immediates have brought len bytes; A's send
- *      completes when all its chunk writes completed. Lengths that differ: A writes one
- *      0-byte chunk with the mismatch bit and both sides complete with -EMSGSIZE.
- * Credits: every QP pre-posts qp_depth receive buffers; each CTS, CREDIT and chunk
+ *      completes when all its stripe writes completed. Lengths that differ: A writes one
+ *      0-byte write with the mismatch bit and both sides complete with -EMSGSIZE.
+ * Credits: every QP pre-posts qp_depth receive buffers; each CTS, CREDIT and stripe
  * consumes one at the peer. A sender holds cred[q] (peer buffers it may still consume)
  * and keeps the last one for a CREDIT message; the receiver reposts at once and returns
  * them piggybacked (CTS header, immediate bits) or, past qp_depth/2 owed, in a CREDIT.
@@ -171,25 +171,30 @@ static int flush_credits(struct verbs_state *s, int peer)
 	return 0;
 }
 
-static size_t chunk_size(const struct verbs_state *s, size_t len)
+/*
+ * Bytes per RDMA WRITE of a send of len bytes: striped over the peer's QPs (page-aligned
+ * stripes) when there are several, bounded by the device's largest write. Not the
+ * executor's [collective] chunk_size: that cut the message before it got here.
+ */
+static size_t qp_stripe(const struct verbs_state *s, size_t len)
 {
 	size_t c = len;
 
 	if (s->nqp > 1 && len >= (size_t)s->nqp * 4096)
 		c = GS_ALIGN_UP(GS_DIV_ROUND_UP(len, (size_t)s->nqp), 4096);
-	return GS_MIN(c, s->max_chunk);
+	return GS_MIN(c, s->max_write);
 }
 
-/* Post as many chunk writes of sreq as queues and credits allow; true when all posted. */
+/* Post as many stripe writes of sreq as queues and credits allow; true when all posted. */
 static int issue_send(struct verbs_state *s, int peer, struct verbs_sreq *r, bool *all)
 {
 	struct verbs_peer *pp = s->peers[peer];
-	size_t csz = chunk_size(s, r->len);
+	size_t stripe = qp_stripe(s, r->len);
 	int ret;
 
 	while (!r->all_issued) {
 		int q = r->next_qp;
-		size_t n = r->mismatch ? 0 : GS_MIN(csz, r->len - r->issued);
+		size_t n = r->mismatch ? 0 : GS_MIN(stripe, r->len - r->issued);
 		uint32_t imm;
 		struct ibv_sge sge = {
 		    .addr = (uintptr_t)r->mr->addr + r->off + r->issued,
@@ -217,7 +222,7 @@ static int issue_send(struct verbs_state *s, int peer, struct verbs_sreq *r, boo
 		if (ret)
 			return ret;
 		r->issued += n;
-		r->chunks_out++;
+		r->writes_out++;
 		r->next_qp = (q + 1) % s->nqp;
 		if (r->mismatch || r->issued == r->len)
 			r->all_issued = true;
@@ -416,7 +421,7 @@ static int handle_wc(struct verbs_state *s, const struct ibv_wc *wc)
 		struct verbs_sreq *r = &pp->sreq[idx];
 
 		pp->sq_used[q]--;
-		if (--r->chunks_out == 0 && r->all_issued) {
+		if (--r->writes_out == 0 && r->all_issued) {
 			verbs_done_push(s, r->cookie, r->mismatch ? -EMSGSIZE : 0, peer,
 					r->mismatch ? 0 : r->len, true);
 			r->used = false;
