@@ -22,7 +22,8 @@
 static void predict_usage(FILE *f)
 {
 	fprintf(f, "usage: gradsync predict RUN|report.json|FILE.ini... [--compare RUN]... [--hosts 2,4,8]\n"
-		   "                        [--ranks-per-host 1,2] [--ranks 16,64] [--size 64MiB] [--case NAME] [--force]\n"
+		   "                        [--ranks-per-host 1,2] [--ranks 16,64] [--size 64MiB] [--fit-from 1MiB]\n"
+		   "                        [--case NAME] [--force]\n"
 		   "Fit a two-tier alpha-beta model (inside a host, between hosts) on the runs' AllReduce\n"
 		   "sweeps and project to other layouts (hosts x ranks per host): AllReduce time and busbw\n"
 		   "per algorithm (ring, tree, rhd, hierarchical), and each workload case's iteration,\n"
@@ -30,7 +31,9 @@ static void predict_usage(FILE *f)
 		   "their measurements are shown beside the projection, with the error. Prints each\n"
 		   "tier's alpha, beta and fit error; warns when a fit is poor and refuses to project\n"
 		   "from one whose error is above 35%% (exit 1) unless --force. --ranks N projects N\n"
-		   "ranks at each --ranks-per-host count. FILE.ini uses the newest run of that experiment.\n");
+		   "ranks at each --ranks-per-host count. --fit-from leaves smaller sizes out of the fit (a\n"
+		   "link whose shaper lets a burst through, sizes bound by something else than the link).\n"
+		   "FILE.ini uses the newest run of that experiment.\n");
 }
 
 /* Newest OUTPUT_DIR/NAME-* directory holding a report.json. */
@@ -126,14 +129,15 @@ static int predict_parse(int argc, char **argv, struct predict_args *a)
 			a->cmp[a->ncmp++] = argv[++i];
 		} else if (val && !strcmp(arg, "--case")) {
 			a->po.case_name = argv[++i];
-		} else if (val && !strcmp(arg, "--size")) {
+		} else if (val && (!strcmp(arg, "--size") || !strcmp(arg, "--fit-from"))) {
 			uint64_t b;
 
 			if (units_parse_size(argv[++i], &b) || !b) {
-				fprintf(stderr, "gradsync predict: --size: '%s' is not a size (e.g. 64MiB)\n", val);
+				fprintf(stderr, "gradsync predict: %s: '%s' is not a size (e.g. 64MiB)\n",
+					arg, val);
 				return -EINVAL;
 			}
-			a->po.size = (double)b;
+			*(!strcmp(arg, "--size") ? &a->po.size : &a->po.min_size) = (double)b;
 		} else if (val && !strcmp(arg, "--hosts")) {
 			if ((a->nhosts = int_list(arg, argv[++i], a->hosts, PROJECT_MAX_LAYOUTS)) < 0)
 				return -EINVAL;

@@ -142,6 +142,14 @@ static void test_project_doc(void **state)
 	/* hierarchical at one rank per host is a ring: no row of its own */
 	assert_null(strstr(buf, "4x1"));
 	free(buf);
+	/* --fit-from: the fit sees only the largest sizes (fixture: 4KiB..1GiB x4) */
+	o.min_size = 64 << 20;
+	buf = project_text(&s, &o, &ret);
+	assert_non_null(strstr(buf, "Fitted on sizes of 64.0 MiB and more"));
+	assert_non_null(strstr(buf, "inside a host  tcp"));
+	assert_null(strstr(buf, "      10     10  overlap=on"));
+	free(buf);
+	o.min_size = 0;
 	/* a run given for comparison only fits nothing */
 	o.fit_run = &compare_only;
 	buf = project_text(&s, &o, &ret);

@@ -125,8 +125,8 @@ static void fit_from(const struct report_set *s, const struct samples *a, struct
 }
 
 /* Case i's AllReduce rows as samples on its layout; its class (CLS_*) or -1 when unusable. */
-static int case_samples(const struct report_set *s, int i, struct samples *a, double *largest,
-			double *smallest)
+static int case_samples(const struct report_set *s, int i, double min_size, struct samples *a,
+			double *largest, double *smallest)
 {
 	const json_t *c = s->cases[i].json, *r;
 	struct tier_layout lay;
@@ -147,7 +147,8 @@ static int case_samples(const struct report_set *s, int i, struct samples *a, do
 		};
 
 		if (strcmp(jget_str(r, "op"), "allreduce") || x.algo <= ALGO_AUTO ||
-		    !(x.bytes > 0) || !(x.time_s > 0) || jget_num(r, "wrong") > 0)
+		    !(x.bytes > 0) || x.bytes < min_size || !(x.time_s > 0) ||
+		    jget_num(r, "wrong") > 0)
 			continue;
 		ret = samples_add(&a[cls], &x, i);
 		if (ret)
@@ -166,7 +167,7 @@ int project_fit_case(const struct report_set *s, int i, struct tier_fit *f)
 
 	for (k = 0; k < CLS_COUNT; k++)
 		a[k] = (struct samples){ .first = -1, .last_case = -1 };
-	cls = case_samples(s, i, a, &big, &small);
+	cls = case_samples(s, i, 0, a, &big, &small);
 	ret = cls < 0 ? (cls == -1 ? -ENOENT : cls) :
 	      tier_fit_samples(cls == CLS_INTRA ? TIER_INTRA : TIER_INTER, a[cls].v, a[cls].n,
 			       NULL, f) ? -ENOENT : 0;
@@ -176,7 +177,7 @@ int project_fit_case(const struct report_set *s, int i, struct tier_fit *f)
 }
 
 int project_fit(const struct report_set *s, const bool *fit_run, const char *transport,
-		struct tier_model *m, double *largest, double *smallest)
+		double min_size, struct tier_model *m, double *largest, double *smallest)
 {
 	struct samples a[CLS_COUNT];
 	int i, k, ret = 0, nt = 0;
@@ -189,7 +190,7 @@ int project_fit(const struct report_set *s, const bool *fit_run, const char *tra
 	for (i = 0; i < s->ncases && !ret; i++) {
 		if (!is_fit(s, fit_run, i) || strcmp(case_transport(s->cases[i].json), transport))
 			continue;
-		k = case_samples(s, i, a, largest, smallest);
+		k = case_samples(s, i, min_size, a, largest, smallest);
 		ret = k < -1 ? k : 0;
 	}
 	if (!ret && !tier_fit_samples(TIER_INTRA, a[CLS_INTRA].v, a[CLS_INTRA].n, NULL,
@@ -519,6 +520,7 @@ int project_doc(const struct report_set *s, const struct project_opts *o, struct
 		struct tier_model m;
 		double largest, smallest, sizes[2];
 		struct tier_pipe pipe = case_pipe(s->cases[i].json);
+		char why_buf[64];
 		int w = FIT_GOOD;
 
 		/* each transport once, at its first fit case */
@@ -527,7 +529,7 @@ int project_doc(const struct report_set *s, const struct project_opts *o, struct
 			    !strcmp(case_transport(s->cases[j].json), tr))
 				break;
 		if (j < i || !is_fit(s, o->fit_run, i) ||
-		    project_fit(s, o->fit_run, tr, &m, &largest, &smallest) <= 0)
+		    project_fit(s, o->fit_run, tr, o->min_size, &m, &largest, &smallest) <= 0)
 			continue;
 		sizes[0] = o->size > 0 ? o->size : largest;
 		sizes[1] = smallest;
@@ -540,6 +542,9 @@ int project_doc(const struct report_set *s, const struct project_opts *o, struct
 			 "counting; the steps are the algorithms' own schedules at each layout "
 			 "(hosts x ranks per host).");
 		/* the experiment's pipelining, as the first fit case of the transport ran it */
+		if (o->min_size > 0)
+			doc_text(d, RB_PARA, "Fitted on sizes of %s MiB and more (--fit-from).",
+				 fmt_num(o->min_size / 1048576.0, why_buf, sizeof(why_buf)));
 		tiers_table(d, &m, o, sizes, pipe, &w);
 		tier_model_fill(&m);
 		assumed_notes(d, &m, o);

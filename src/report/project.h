@@ -22,20 +22,21 @@ struct project_opts {
 	struct tier_layout lays[PROJECT_MAX_LAYOUTS]; /* where to project */
 	int nlays;
 	double size;               /* AllReduce bytes to project; 0 = the largest the fit measured */
+	double min_size;           /* fit only rows of at least this many bytes (0 = all) */
 	const char *case_name;     /* only this workload case; NULL = all */
 	bool force;                /* project even from an unusable fit */
 };
 
 /*
  * Fit the model for one transport (the cases' configured transport.transport) on the
- * fit runs' AllReduce rows (p50 times): the inside-a-host tier on one-host cases, the
+ * fit runs' AllReduce rows of min_size bytes or more (p50 times): the inside-a-host tier on one-host cases, the
  * between-hosts tier on one-rank-per-host cases, or, when no run had that layout, on
  * cases with several ranks on several hosts (their intra-only steps taken from the
  * intra fit). *largest and *smallest get the sizes fitted. Returns the number of
  * tiers fitted (tier_model_fill not applied), or -ENOMEM.
  */
 int project_fit(const struct report_set *s, const bool *fit_run, const char *transport,
-		struct tier_model *m, double *largest, double *smallest);
+		double min_size, struct tier_model *m, double *largest, double *smallest);
 
 /*
  * The fit of one case alone, on the tier its layout is limited by (inside a host for
