@@ -136,6 +136,23 @@ static const char *host_name(const json_t *root, int r)
 
 #define LINKS_MAX 4096
 
+/* Host index per rank of a run (host_index, else the rank itself); NULL on ENOMEM. */
+static int *hosts_of(const json_t *root, int nr)
+{
+	int *h = calloc(nr > 0 ? (size_t)nr : 1, sizeof(*h));
+
+	for (int j = 0; h && j < nr; j++) {
+		double hi = jget_num(json_array_get(jget(root, "hosts"), (size_t)j), "host_index");
+
+		h[j] = isfinite(hi) ? (int)hi : j;
+	}
+	return h;
+}
+
+/*
+ * Only links between hosts are judged: inside one host a "link" is two ranks sharing
+ * cores and memory, and a slow one is a slow rank, which the per-rank results name.
+ */
 void section_links(const struct report_set *s, struct rdoc *d)
 {
 	static struct link_obs obs[LINKS_MAX];
@@ -145,7 +162,7 @@ void section_links(const struct report_set *s, struct rdoc *d)
 
 	for (i = 0; i < s->ncases; i++) {
 		const json_t *c = s->cases[i].json, *root = s->runs[s->cases[i].run].root, *r, *big = NULL;
-		int nr = (int)json_array_size(jget(root, "hosts")), *host_of, n, k, common;
+		int nr = (int)json_array_size(jget(root, "hosts")), *host_of, n, m = 0, k, common;
 		char a[64], b[64];
 		size_t j;
 
@@ -153,57 +170,55 @@ void section_links(const struct report_set *s, struct rdoc *d)
 			if (json_array_size(jget(r, "links")) &&
 			    (!big || jget_num(r, "size") >= jget_num(big, "size")))
 				big = r;
-		if (!big)
+		host_of = big ? hosts_of(root, nr) : NULL;
+		if (!host_of)
 			continue;
 		n = links_from_json(big, obs, LINKS_MAX);
-		k = links_find_slow(obs, n, slow, 8);
+		for (k = 0; k < n; k++)
+			if (obs[k].from >= 0 && obs[k].from < nr && obs[k].to >= 0 && obs[k].to < nr &&
+			    host_of[obs[k].from] != host_of[obs[k].to])
+				obs[m++] = obs[k];
+		if (!m) {
+			free(host_of);
+			continue;
+		}
+		k = links_find_slow(obs, m, slow, 8);
 		if (!any) {
 			doc_text(d, RB_H2, "Links");
-			doc_text(d, RB_PARA, "Per link r -> p, at each case's largest size: its rate = bytes / "
-				 "the time both its ends waited on it (r with a send to p outstanding, p "
+			doc_text(d, RB_PARA, "Per link r -> p between hosts, at each case's largest size: its rate = "
+				 "bytes / the time both its ends waited on it (r with a send to p outstanding, p "
 				 "with a receive from r). A link below 1/%.0f of the median link is named.",
 				 LINK_SLOW_FACTOR);
 			any = true;
 		}
 		if (!k) {
 			int used;
-			double med = links_median(obs, n, &used);
+			double med = links_median(obs, m, &used);
 
 			doc_text(d, RB_ITEM, "%s: no slow link among %d (median %s MB/s)%s",
 				 s->cases[i].name, used, fmt_num(med / 1e6, a, sizeof(a)),
 				 used < 3 ? ": too few links to compare" : "");
+			free(host_of);
 			continue;
 		}
 		for (j = 0; j < (size_t)k; j++) {
 			const char *hf = host_name(root, slow[j].from), *ht = host_name(root, slow[j].to);
 			char where[160];
 
-			if (strcmp(hf, ht))
-				snprintf(where, sizeof(where), "%s's link out or %s's link in", hf, ht);
-			else
-				snprintf(where, sizeof(where), "inside host %s", hf);
+			snprintf(where, sizeof(where), "%s's link out or %s's link in", hf, ht);
 			doc_text(d, RB_ITEM, "%s: SLOW LINK rank %d (%s) -> rank %d (%s): %s MB/s, median link %s MB/s (%.1fx slower): %s",
 				 s->cases[i].name, slow[j].from, hf, slow[j].to, ht,
 				 fmt_num(slow[j].rate_Bps / 1e6, a, sizeof(a)),
 				 fmt_num(slow[j].median_Bps / 1e6, b, sizeof(b)),
 				 slow[j].median_Bps / slow[j].rate_Bps, where);
 		}
-		host_of = calloc(nr > 0 ? (size_t)nr : 1, sizeof(*host_of));
-		if (!host_of)
-			continue;
-		for (j = 0; j < (size_t)nr; j++) {
-			double hi = jget_num(json_array_get(jget(root, "hosts"), j), "host_index");
-
-			host_of[j] = isfinite(hi) ? (int)hi : (int)j;
-		}
 		common = links_common_host(slow, k, host_of, nr);
-		if (common >= 0)
-			for (j = 0; j < (size_t)nr; j++)
-				if (host_of[j] == common) {
-					doc_text(d, RB_ITEM, "%s: every slow link has host %s at one end: its link is the slow one",
-						 s->cases[i].name, host_name(root, (int)j));
-					break;
-				}
+		for (j = 0; common >= 0 && j < (size_t)nr; j++)
+			if (host_of[j] == common) {
+				doc_text(d, RB_ITEM, "%s: every slow link has host %s at one end: its link is the slow one",
+					 s->cases[i].name, host_name(root, (int)j));
+				break;
+			}
 		free(host_of);
 	}
 }
