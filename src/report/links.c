@@ -49,20 +49,29 @@ double links_median(const struct link_obs *l, int n, int *nused)
 int links_find_slow(const struct link_obs *l, int n, struct link_slow *out, int max)
 {
 	struct link_slow *all = calloc(n > 0 ? (size_t)n : 1, sizeof(*all));
-	int m, k = 0, i;
-	double med = links_median(l, n, &m);
+	struct link_obs *others = calloc(n > 0 ? (size_t)n : 1, sizeof(*others));
+	int k = 0, i, j, m, used;
 
-	if (!all)
-		return 0;
-	for (i = 0; i < n && m >= 3; i++) {
-		double rate = link_rate(&l[i]);
+	if (!all || !others)
+		goto out_free;
+	for (i = 0; i < n; i++) {
+		double rate = link_rate(&l[i]), med;
 
-		if (rate > 0 && rate * LINK_SLOW_FACTOR < med)
+		if (!(rate > 0))
+			continue;
+		/* against the other links: the slow ones must not drag their own yardstick */
+		for (j = 0, m = 0; j < n; j++)
+			if (j != i)
+				others[m++] = l[j];
+		med = links_median(others, m, &used);
+		if (used >= 2 && rate * LINK_SLOW_FACTOR < med)
 			all[k++] = (struct link_slow){ l[i].from, l[i].to, rate, med };
 	}
 	qsort(all, (size_t)k, sizeof(*all), cmp_slow);
 	k = k < max ? k : max;
 	memcpy(out, all, (size_t)k * sizeof(*out));
+out_free:
+	free(others);
 	free(all);
 	return k;
 }
@@ -166,8 +175,10 @@ void section_links(const struct report_set *s, struct rdoc *d)
 		char a[64], b[64];
 		size_t j;
 
+		/* ring only: in a tree or rhd, links off the critical path keep one end
+		 * waiting long and the other not at all, and read as slow or fast by turns */
 		json_array_foreach(jget(c, "collective"), j, r)
-			if (json_array_size(jget(r, "links")) &&
+			if (json_array_size(jget(r, "links")) && !strcmp(jget_str(r, "algo"), "ring") &&
 			    (!big || jget_num(r, "size") >= jget_num(big, "size")))
 				big = r;
 		host_of = big ? hosts_of(root, nr) : NULL;
@@ -185,10 +196,10 @@ void section_links(const struct report_set *s, struct rdoc *d)
 		k = links_find_slow(obs, m, slow, 8);
 		if (!any) {
 			doc_text(d, RB_H2, "Links");
-			doc_text(d, RB_PARA, "Per link r -> p between hosts, at each case's largest size: its rate = "
-				 "bytes / the time both its ends waited on it (r with a send to p outstanding, p "
-				 "with a receive from r). A link below 1/%.0f of the median link is named.",
-				 LINK_SLOW_FACTOR);
+			doc_text(d, RB_PARA, "Per link r -> p between hosts, at each ring case's largest size: its "
+				 "rate = bytes / the time both its ends waited on it (r with a send to p "
+				 "outstanding, p with a receive from r). A link below 1/%.0f of the median of "
+				 "the other links is named.", LINK_SLOW_FACTOR);
 			any = true;
 		}
 		if (!k) {

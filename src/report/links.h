@@ -14,7 +14,7 @@
 #include "report/doc.h"
 #include "report/report.h"
 
-/* A link is slow below median / LINK_SLOW_FACTOR. */
+/* A link is slow below the median of the other links / LINK_SLOW_FACTOR. */
 #define LINK_SLOW_FACTOR 3.0
 
 struct link_obs {
@@ -37,8 +37,9 @@ double link_rate(const struct link_obs *l);
 double links_median(const struct link_obs *l, int n, int *nused);
 
 /*
- * The slow links among n (at least 3 links carrying bytes are needed to have a median
- * to compare with), slowest first, at most max. Returns how many.
+ * The slow links among n, each against the median of the others (at least two others
+ * carrying bytes), slowest first, at most max; median_Bps is that median. Returns how
+ * many. Meant for a ring's links, where every link carries the same bytes.
  */
 int links_find_slow(const struct link_obs *l, int n, struct link_slow *out, int max);
 
@@ -53,7 +54,7 @@ json_t *links_json(const struct link_obs *l, int n);
 /* Parse a row's "links" back; returns the count (at most max), 0 when absent. */
 int links_from_json(const json_t *row, struct link_obs *l, int max);
 
-/* The report's "Slow links" section: every case's largest AllReduce size, by name. */
+/* The report's "Links" section: every ring case's largest AllReduce size, between hosts. */
 void section_links(const struct report_set *s, struct rdoc *d);
 
 #endif

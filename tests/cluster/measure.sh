@@ -28,5 +28,5 @@ cmp=
 for d in "$O"/4x1/* "$O"/8x1/* "$O"/2x2/*; do cmp="$cmp --compare $d"; done
 # shellcheck disable=SC2086
 "$G" predict "$O"/1x2/* "$O"/2x1/* $cmp --hosts 2,4,8,16 --ranks-per-host 1,2 \
-	--size 64MiB >"$O/predict.txt" 2>&1 || true
+	--size 64MiB --fit-from 1MiB >"$O/predict.txt" 2>&1 || true
 cat "$O/predict.txt"
