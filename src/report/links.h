@@ -15,7 +15,10 @@
 #include "report/report.h"
 
 /* A link is slow below the median of the other links / LINK_SLOW_FACTOR. */
-#define LINK_SLOW_FACTOR 3.0
+/* 4: a link shaped to a tenth read 5-10x below the others; on an even cluster the link
+ * that happened to limit the ring read up to 4.1x below links that only one end waited on
+ * (tests/cluster/RESULTS.md). */
+#define LINK_SLOW_FACTOR 4.0
 
 struct link_obs {
 	int from, to;
