@@ -1,4 +1,6 @@
 /* Runtime dispatch of the CPU reduction: the widest ISA the CPU supports, chosen once. */
+#include <cpuid.h>
+
 #include "coll/reduce.h"
 
 static const struct {
@@ -10,6 +12,14 @@ static const struct {
     [REDUCE_ISA_AVX512] = {"avx512f", &reduce_avx512_kernels},
 };
 
+/* CPUID.1:ECX.F16C, asked directly: clang's __builtin_cpu_supports() has no "f16c". */
+static bool cpu_has_f16c(void)
+{
+	unsigned int a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
 bool reduce_isa_supported(int isa)
 {
 	__builtin_cpu_init();
@@ -17,7 +27,7 @@ bool reduce_isa_supported(int isa)
 	case REDUCE_ISA_SCALAR:
 		return true;
 	case REDUCE_ISA_AVX2:
-		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+		return __builtin_cpu_supports("avx2") && cpu_has_f16c();
 	case REDUCE_ISA_AVX512:
 		return __builtin_cpu_supports("avx512f");
 	default:

@@ -223,12 +223,13 @@ static void case_name(const struct experiment *exp, const int *idx, char *buf, s
 		return;
 	}
 	buf[0] = '\0';
-	for (i = 0; i < exp->naxes && n < len; i++) {
+	for (i = 0; i < exp->naxes; i++) {
 		char label[128];
 
 		experiment_key_label(exp->axes[i].key, label, sizeof(label));
-		n += snprintf(buf + n, len - n, "%s%s=%s", i ? "," : "", label,
-			      exp->axes[i].values[idx[i]]);
+		if (str_appendf(buf, len, &n, "%s%s=%s", i ? "," : "", label,
+				exp->axes[i].values[idx[i]]))
+			break;
 	}
 }
 

@@ -1,7 +1,7 @@
 /*
- * Reading experiment files with inih: line tracking, section checks, includes with
- * cycle detection, ${ENV} expansion, duplicate keys, and one-line errors that name
- * FILE:LINE and section.key.
+ * Reading experiment files with inih: our own bounded line reader (line and file size caps,
+ * NUL and bare-CR checks), section checks, includes of regular files with cycle detection,
+ * ${ENV} expansion, duplicate keys, and one-line errors that name FILE:LINE and section.key.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -10,14 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
+#include <unistd.h>
 #include <ini.h>
 
 #include "config/experiment.h"
 #include "util/common.h"
+#include "util/fsutil.h"
+#include "util/strutil.h"
 
+/* Characters in one line, without its line ending. */
 #define PARSE_MAX_LINE 4000
 #define PARSE_MAX_DEPTH 16
 #define PARSE_MAX_SEEN 1024
+/* An experiment file is a page of text; these stop /dev/zero-like inputs early. */
+#define PARSE_MAX_FILE (1u << 20)
+#define PARSE_MAX_TOTAL (16u << 20) /* all files of one experiment, includes counted */
+#define PARSE_MAX_FILES 256         /* files opened by one experiment, includes counted */
 
 /* One file being read; files form a stack through includes. */
 struct parse_file {
@@ -25,8 +33,8 @@ struct parse_file {
 	char real[PATH_MAX];        /* canonical, for cycle detection */
 	FILE *f;
 	int line;
-	char *buf;                  /* getline buffer */
-	size_t cap;
+	size_t bytes;               /* read so far from this file */
+	char buf[PARSE_MAX_LINE + 1];
 	struct parse_file *parent;
 };
 
@@ -36,12 +44,20 @@ struct parse_state {
 	char *err;
 	size_t errlen;
 	int failed;                 /* first error recorded; everything after is ignored */
+	size_t total_bytes;         /* read from every file so far */
+	/*
+	 * Canonical names of every file read, owned here: a key's first setter must stay
+	 * nameable after its include has been closed (its parse_file is gone by then).
+	 */
+	char *files[PARSE_MAX_FILES];
+	size_t nfiles;
 	size_t nseen;
 	struct {
 		const struct cfg_key *key;
-		const char *file;   /* parse_file.real of the file that set it */
+		size_t file;        /* index into files[] of the file that set it */
 		int line;
 	} seen[PARSE_MAX_SEEN];
+	size_t cur_file;            /* index into files[] of st->cur */
 };
 
 static int parse_file_run(struct parse_state *st, const char *path, struct parse_file *parent);
@@ -50,21 +66,22 @@ GS_PRINTF(3, 4)
 static void parse_fail(struct parse_state *st, const char *what, const char *fmt, ...)
 {
 	va_list ap;
-	size_t n;
+	size_t n = 0;
 
 	if (st->failed)
 		return;
 	st->failed = 1;
-	n = snprintf(st->err, st->errlen, "%s:%d: %s%s", st->cur->path, st->cur->line,
-		     what ? what : "", what ? ": " : "");
-	if (n >= st->errlen)
-		return;
+	str_appendf(st->err, st->errlen, &n, "%s:%d: %s%s", st->cur->path, st->cur->line,
+		    what ? what : "", what ? ": " : "");
 	va_start(ap, fmt);
-	vsnprintf(st->err + n, st->errlen - n, fmt, ap);
+	str_vappendf(st->err, st->errlen, &n, fmt, ap);
 	va_end(ap);
 }
 
-/* Check a "[section]" line as the reader sees it: inih says nothing about empty sections. */
+/*
+ * Check a "[section]" line as the reader sees it: inih says nothing about unknown sections
+ * and silently drops what follows the ']' ("[experiment] name = x" would lose the key).
+ */
 static void check_section_line(struct parse_state *st, const char *line)
 {
 	const char *p = line, *end;
@@ -86,6 +103,13 @@ static void check_section_line(struct parse_state *st, const char *line)
 	}
 	memcpy(name, p + 1, end - p - 1);
 	name[end - p - 1] = '\0';
+	for (p = end + 1; isspace((unsigned char)*p); p++)
+		;
+	if (*p && *p != ';' && *p != '#') {
+		parse_fail(st, NULL, "text after [%s] (a section header stands alone on its line)",
+			   name);
+		return;
+	}
 	if (cfg_section_known(name) || strcmp(name, "matrix") == 0)
 		return;
 	sug = cfg_section_suggest(name);
@@ -97,28 +121,74 @@ static void check_section_line(struct parse_state *st, const char *line)
 			   name);
 }
 
-/* fgets-like reader for inih: counts lines, rejects NUL bytes and overlong lines. */
+/* Count one byte read against the file and experiment caps: false (and the error) past them. */
+static bool parse_count_byte(struct parse_state *st, struct parse_file *pf)
+{
+	pf->bytes++;
+	st->total_bytes++;
+	if (pf->bytes > PARSE_MAX_FILE) {
+		parse_fail(st, NULL, "file larger than %u KiB (an experiment file is text)",
+			   PARSE_MAX_FILE >> 10);
+		return false;
+	}
+	if (st->total_bytes > PARSE_MAX_TOTAL) {
+		parse_fail(st, NULL, "the experiment and its includes exceed %u MiB",
+			   PARSE_MAX_TOTAL >> 20);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * fgets-like reader for inih. It reads at most PARSE_MAX_LINE characters of a line, so an
+ * overlong line is refused without being read whole; it counts lines, takes LF and CRLF
+ * endings, and refuses NUL bytes and a CR without LF (CR-only files would otherwise be
+ * one long line whose keys inih drops).
+ */
 static char *parse_reader(char *str, int num, void *stream)
 {
 	struct parse_state *st = stream;
 	struct parse_file *pf = st->cur;
-	ssize_t n;
+	size_t n = 0, max = GS_MIN((size_t)PARSE_MAX_LINE, (size_t)num - 1);
+	int c;
 
 	if (st->failed)
 		return NULL;
-	n = getline(&pf->buf, &pf->cap, pf->f);
-	if (n < 0)
+	c = getc(pf->f);
+	if (c == EOF) {
+		if (ferror(pf->f))
+			parse_fail(st, NULL, "read error: %s", strerror(errno));
 		return NULL;
+	}
 	pf->line++;
-	if ((size_t)n != strlen(pf->buf)) {
-		parse_fail(st, NULL, "NUL byte in line (the file is not text)");
+	for (; c != EOF && c != '\n'; c = getc(pf->f)) {
+		if (!parse_count_byte(st, pf))
+			return NULL;
+		if (c == '\0') {
+			parse_fail(st, NULL, "NUL byte in line (the file is not text)");
+			return NULL;
+		}
+		if (c == '\r') {
+			c = getc(pf->f);
+			if (c != '\n') {
+				parse_fail(st, NULL, "carriage return without a line feed (CR-only line endings? convert the file to LF or CRLF)");
+				return NULL;
+			}
+			break;
+		}
+		if (n >= max) {
+			parse_fail(st, NULL, "line too long (more than %zu characters)", max);
+			return NULL;
+		}
+		pf->buf[n++] = (char)c;
+	}
+	if (c == '\n' && !parse_count_byte(st, pf))
+		return NULL;
+	if (c == EOF && ferror(pf->f)) {
+		parse_fail(st, NULL, "read error: %s", strerror(errno));
 		return NULL;
 	}
-	if (n > PARSE_MAX_LINE || n >= num - 2) {
-		parse_fail(st, NULL, "line too long (%zd characters, at most %d)", n,
-			   GS_MIN(PARSE_MAX_LINE, num - 3));
-		return NULL;
-	}
+	pf->buf[n] = '\0';
 	check_section_line(st, pf->buf);
 	if (st->failed)
 		return NULL;
@@ -158,16 +228,14 @@ static int expand_env(struct parse_state *st, const char *what, const char *in, 
 					   var, var);
 				return -EINVAL;
 			}
-			n += snprintf(out + n, n < len ? len - n : 0, "%s", val);
+			str_appendf(out, len, &n, "%s", val);
 			in = end + 1;
 			continue;
 		}
-		if (n + 1 < len)
-			out[n] = *in;
-		n++;
+		str_appendf(out, len, &n, "%c", *in);
 		in++;
 	}
-	if (n >= len) {
+	if (str_truncated(len, n)) {
 		parse_fail(st, what, "value too long after ${ENV} expansion");
 		return -EINVAL;
 	}
@@ -197,18 +265,18 @@ static bool check_duplicate(struct parse_state *st, const struct cfg_key *k, con
 	for (i = 0; i < st->nseen; i++) {
 		if (st->seen[i].key != k)
 			continue;
-		if (strcmp(st->seen[i].file, st->cur->real) == 0) {
+		if (strcmp(st->files[st->seen[i].file], st->cur->real) == 0) {
 			parse_fail(st, what, "duplicate key (first set at line %d)", st->seen[i].line);
 			return false;
 		}
-		/* a later file (the includer) overrides an included one */
-		st->seen[i].file = st->cur->real;
+		/* a later file (the includer, or a later include) overrides an earlier one */
+		st->seen[i].file = st->cur_file;
 		st->seen[i].line = st->cur->line;
 		return true;
 	}
 	if (st->nseen < PARSE_MAX_SEEN) {
 		st->seen[st->nseen].key = k;
-		st->seen[st->nseen].file = st->cur->real;
+		st->seen[st->nseen].file = st->cur_file;
 		st->seen[st->nseen].line = st->cur->line;
 		st->nseen++;
 	}
@@ -305,49 +373,86 @@ static int parse_handler(void *user, const char *section, const char *name, cons
 	return 1;
 }
 
+/* A file that cannot be opened: FILE:LINE: include: ... inside an include, FILE: ... at the top. */
+static void parse_fail_open(struct parse_state *st, const struct parse_file *parent,
+			    const char *path, const char *why)
+{
+	if (parent) {
+		parse_fail(st, "include", "cannot read '%s': %s", path, why);
+	} else {
+		snprintf(st->err, st->errlen, "%s: cannot read: %s", path, why);
+		st->failed = 1;
+	}
+}
+
 static int parse_file_run(struct parse_state *st, const char *path, struct parse_file *parent)
 {
-	struct parse_file pf = { .path = path, .parent = parent };
-	struct parse_file *p;
-	int depth = 0, ret;
+	struct parse_file *pf, *p;
+	size_t saved_file = st->cur_file;
+	char why[256];
+	int depth = 0, ret, fd;
 
-	if (!realpath(path, pf.real)) {
-		if (parent) {
-			parse_fail(st, "include", "cannot read '%s': %s", path, strerror(errno));
-		} else {
-			snprintf(st->err, st->errlen, "%s: cannot read: %s", path, strerror(errno));
-			st->failed = 1;
-		}
-		return -ENOENT;
+	pf = calloc(1, sizeof(*pf));
+	if (!pf) {
+		parse_fail_open(st, parent, path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	pf->path = path;
+	pf->parent = parent;
+	if (!realpath(path, pf->real)) {
+		ret = -errno;
+		parse_fail_open(st, parent, path, strerror(errno));
+		goto out_free;
 	}
 	for (p = parent; p; p = p->parent, depth++) {
-		if (strcmp(p->real, pf.real) == 0) {
+		if (strcmp(p->real, pf->real) == 0) {
 			parse_fail(st, "include", "include cycle: '%s' is already being read", path);
-			return -ELOOP;
+			ret = -ELOOP;
+			goto out_free;
 		}
 	}
 	if (depth >= PARSE_MAX_DEPTH) {
 		parse_fail(st, "include", "includes nested deeper than %d", PARSE_MAX_DEPTH);
-		return -ELOOP;
+		ret = -ELOOP;
+		goto out_free;
 	}
-	pf.f = fopen(path, "r");
-	if (!pf.f) {
-		if (parent) {
-			parse_fail(st, "include", "cannot read '%s': %s", path, strerror(errno));
-		} else {
-			snprintf(st->err, st->errlen, "%s: cannot read: %s", path, strerror(errno));
-			st->failed = 1;
-		}
-		return -errno;
+	if (st->nfiles >= PARSE_MAX_FILES) {
+		parse_fail(st, "include", "more than %d files included", PARSE_MAX_FILES);
+		ret = -EMFILE;
+		goto out_free;
 	}
-	st->cur = &pf;
+	fd = fs_open_regular(path, PARSE_MAX_FILE, why, sizeof(why));
+	if (fd < 0) {
+		ret = fd;
+		parse_fail_open(st, parent, path, why);
+		goto out_free;
+	}
+	pf->f = fdopen(fd, "r");
+	if (!pf->f) {
+		ret = -errno;
+		close(fd);
+		parse_fail_open(st, parent, path, strerror(-ret));
+		goto out_free;
+	}
+	st->files[st->nfiles] = strdup(pf->real);
+	if (!st->files[st->nfiles]) {
+		ret = -ENOMEM;
+		parse_fail_open(st, parent, path, strerror(ENOMEM));
+		goto out_fclose;
+	}
+	st->cur_file = st->nfiles++;
+	st->cur = pf;
 	ret = ini_parse_stream(parse_reader, st, parse_handler, st);
 	if (ret > 0 && !st->failed)
 		parse_fail(st, NULL, "syntax error (expected 'key = value', '[section]' or a comment)");
 	st->cur = parent;
-	free(pf.buf);
-	fclose(pf.f);
-	return st->failed ? -EINVAL : 0;
+	st->cur_file = saved_file;
+	ret = st->failed ? -EINVAL : 0;
+out_fclose:
+	fclose(pf->f);
+out_free:
+	free(pf);
+	return ret;
 }
 
 int experiment_load(const char *path, struct experiment *exp, char *err, size_t errlen)
@@ -365,7 +470,10 @@ int experiment_load(const char *path, struct experiment *exp, char *err, size_t 
 	ini_allow_multiline = false;
 	ini_stop_on_first_error = true;
 	ini_use_stack = false;
+	/* without realloc inih's line buffer is ini_initial_alloc bytes, whatever ini_max_line says */
 	ini_max_line = PARSE_MAX_LINE + 3;
+	ini_initial_alloc = PARSE_MAX_LINE + 3;
+	ini_allow_realloc = false;
 	ini_allow_inline_comments = true;
 	ini_inline_comment_prefixes = ";#";
 
@@ -376,6 +484,8 @@ int experiment_load(const char *path, struct experiment *exp, char *err, size_t 
 	st->err = err;
 	st->errlen = errlen;
 	ret = parse_file_run(st, path, NULL);
+	for (size_t i = 0; i < st->nfiles; i++)
+		free(st->files[i]);
 	free(st);
 	if (ret)
 		return ret;

@@ -72,8 +72,9 @@ static void choices_expected(const struct cfg_key *k, char *buf, size_t len)
 	size_t i, n = 0;
 
 	buf[0] = '\0';
-	for (i = 0; cfg_key_choice(k, i, &c) && n + 1 < len; i++)
-		n += snprintf(buf + n, len - n, "%s%s", i ? ", " : "", c.name);
+	for (i = 0; cfg_key_choice(k, i, &c); i++)
+		if (str_appendf(buf, len, &n, "%s%s", i ? ", " : "", c.name))
+			break;
 }
 
 static int find_choice(const struct cfg_key *k, const char *v, struct cfg_choice *out)
@@ -247,12 +248,12 @@ static int names_parse(const struct cfg_key *k, struct cfg *c, const char *value
 			snprintf(err, errlen, "unknown value '%s' (expected a list of: %s)", item, exp);
 			return -EINVAL;
 		}
-		n += snprintf(out + n, sizeof(out) - n, "%s%s", n ? "," : "", ch.name);
+		str_appendf(out, sizeof(out), &n, "%s%s", n ? "," : "", ch.name);
 		p += l;
 		if (*p == ',')
 			p++;
 	}
-	if (n >= k->size) {
+	if (str_truncated(sizeof(out), n) || n >= k->size) {
 		snprintf(err, errlen, "value too long (at most %zu characters)", k->size - 1);
 		return -ERANGE;
 	}
@@ -440,14 +441,14 @@ void cfg_value_format(const struct cfg *c, const struct cfg_key *k, char *buf, s
 	case CFG_SIZES:
 	case CFG_INTS:
 		cnt = *(const int *)((const char *)c + k->count_offset);
-		for (i = 0; i < (size_t)cnt && n + 1 < len; i++) {
+		for (i = 0; i < (size_t)cnt && !str_truncated(len, n); i++) {
 			char one[32];
 
 			if (k->type == CFG_SIZES)
 				units_fmt_size(((const uint64_t *)p)[i], one, sizeof(one));
 			else
 				snprintf(one, sizeof(one), "%d", ((const int *)p)[i]);
-			n += snprintf(buf + n, len - n, "%s%s", i ? "," : "", one);
+			str_appendf(buf, len, &n, "%s%s", i ? "," : "", one);
 		}
 		break;
 	}

@@ -7,6 +7,7 @@
 #include "report/fairness.h"
 #include "report/jget.h"
 #include "util/common.h"
+#include "util/strutil.h"
 
 #define LABEL_LEN 200
 #define VALUE_LEN 640
@@ -35,12 +36,6 @@ static void fair_add(struct fair_list *l, const char *what, const char *detail)
 	l->n++;
 }
 
-/* Bytes left in a buffer of len once off bytes are (or would have been) written. */
-static size_t room(size_t off, size_t len)
-{
-	return off < len ? len - off : 0;
-}
-
 /*
  * One item when the values differ: "v1 (label, label); v2 (label)", values in
  * order of first appearance. Empty values read "(none)".
@@ -65,15 +60,14 @@ static void diff_values(struct fair_list *l, const char *what, char **labels, ch
 			seen = strcmp(values[j], values[i]) == 0;
 		if (seen)
 			continue;
-		off += (size_t)snprintf(detail + off, room(off, sizeof(detail)), "%s%s (",
-					i ? "; " : "", *values[i] ? values[i] : "(none)");
+		str_appendf(detail, sizeof(detail), &off, "%s%s (", i ? "; " : "",
+			    *values[i] ? values[i] : "(none)");
 		for (j = i, k = 0; j < n; j++) {
 			if (strcmp(values[j], values[i]) != 0)
 				continue;
-			off += (size_t)snprintf(detail + off, room(off, sizeof(detail)), "%s%s",
-						k++ ? ", " : "", labels[j]);
+			str_appendf(detail, sizeof(detail), &off, "%s%s", k++ ? ", " : "", labels[j]);
 		}
-		off += (size_t)snprintf(detail + off, room(off, sizeof(detail)), ")");
+		str_appendf(detail, sizeof(detail), &off, ")");
 	}
 	fair_add(l, what, detail);
 }
@@ -91,8 +85,8 @@ static void join_array(const json_t *o, const char *path, const char *label, con
 		jget_text(e, field, v, sizeof(v));
 		if (label)
 			jget_text(e, label, l, sizeof(l));
-		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s%s%s",
-					i ? ", " : "", label ? l : "", label ? " " : "", v);
+		str_appendf(buf, len, &off, "%s%s%s%s", i ? ", " : "", label ? l : "",
+			    label ? " " : "", v);
 	}
 }
 

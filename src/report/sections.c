@@ -12,6 +12,7 @@
 #include "report/project.h"
 #include "report/sections.h"
 #include "util/units.h"
+#include "util/strutil.h"
 
 char *fmt_num(double v, char *buf, size_t len)
 {
@@ -79,15 +80,13 @@ static void path_text(const json_t *c, char *buf, size_t len)
 	for (i = 0; i < 3; i++) {
 		const char *v = jget_str(c, parts[i]);
 
-		if (*v && off < len)
-			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " " : "", v);
+		if (*v)
+			str_appendf(buf, len, &off, "%s%s", off ? " " : "", v);
 	}
-	if (jget_num(c, "path.mtu") > 0 && off < len)
-		off += (size_t)snprintf(buf + off, len - off, "%sMTU %.0f", off ? ", " : "",
-					jget_num(c, "path.mtu"));
-	if (*jget_str(c, "path.gpu_path") && off < len)
-		snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
-			 jget_str(c, "path.gpu_path"));
+	if (jget_num(c, "path.mtu") > 0)
+		str_appendf(buf, len, &off, "%sMTU %.0f", off ? ", " : "", jget_num(c, "path.mtu"));
+	if (*jget_str(c, "path.gpu_path"))
+		str_appendf(buf, len, &off, "%s%s", off ? ", " : "", jget_str(c, "path.gpu_path"));
 }
 
 /* Where each case ran: the path, NUMA placement and the bound its percentages use. */

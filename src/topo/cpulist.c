@@ -3,6 +3,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include "topo/cpulist.h"
+#include "util/strutil.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -83,11 +84,10 @@ char *cpulist_format(const cpu_set_t *set, char *buf, size_t len)
 			continue;
 		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
 			e++;
-		int n = e > c ? snprintf(buf + off, len - off, "%s%d-%d", off ? "," : "", c, e)
-			      : snprintf(buf + off, len - off, "%s%d", off ? "," : "", c);
-		if (n < 0 || (size_t)n >= len - off)
+		int ret = e > c ? str_appendf(buf, len, &off, "%s%d-%d", off ? "," : "", c, e)
+				: str_appendf(buf, len, &off, "%s%d", off ? "," : "", c);
+		if (ret)
 			break;  /* truncated: keep what fits */
-		off += (size_t)n;
 		c = e;
 	}
 	return buf;

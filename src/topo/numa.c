@@ -18,6 +18,7 @@
 #include "topo/topo.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/strutil.h"
 
 static const struct {
 	const char *name;
@@ -255,11 +256,12 @@ static void describe(const char *bind, int gpu_numa, struct numa_plan *p)
 	if (p->pin_cpus)
 		mask_str(p->cpumask, cpus, sizeof(cpus));
 	mask_str(p->nodemask, nodes, sizeof(nodes));
-	off = (size_t)snprintf(p->requested, sizeof(p->requested), "cpus %s, memory %s%s%s", cpus,
-			       mem_names[p->mem], nodes[0] ? " " : "", nodes);
-	if (p->kind == NUMA_BIND_REMOTE && off < sizeof(p->requested))
-		snprintf(p->requested + off, sizeof(p->requested) - off, " (remote from node %d)",
-			 gpu_numa);
+	off = 0;
+	str_appendf(p->requested, sizeof(p->requested), &off, "cpus %s, memory %s%s%s", cpus,
+		    mem_names[p->mem], nodes[0] ? " " : "", nodes);
+	if (p->kind == NUMA_BIND_REMOTE)
+		str_appendf(p->requested, sizeof(p->requested), &off, " (remote from node %d)",
+			    gpu_numa);
 }
 
 int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gpu_numa,
@@ -416,17 +418,16 @@ static int sample_pages(void *buf, size_t len, struct numa_actual *out)
 		else
 			out->pages_absent++;
 	}
-	for (int i = 0; i < (int)ARRAY_SIZE(out->pages_on_node) && off < sizeof(out->mem); i++) {
+	for (int i = 0; i < (int)ARRAY_SIZE(out->pages_on_node); i++) {
 		if (out->pages_on_node[i])
-			off += (size_t)snprintf(out->mem + off, sizeof(out->mem) - off, "%snode%d %d",
-						off ? ", " : "", i, out->pages_on_node[i]);
+			str_appendf(out->mem, sizeof(out->mem), &off, "%snode%d %d",
+				    off ? ", " : "", i, out->pages_on_node[i]);
 	}
-	if (off < sizeof(out->mem))
-		off += (size_t)snprintf(out->mem + off, sizeof(out->mem) - off, "%s of %d sampled pages",
-					off ? "" : "none", n);
-	if (out->pages_absent && off < sizeof(out->mem))
-		snprintf(out->mem + off, sizeof(out->mem) - off, ", %d not faulted in",
-			 out->pages_absent);
+	str_appendf(out->mem, sizeof(out->mem), &off, "%s of %d sampled pages", off ? "" : "none",
+		    n);
+	if (out->pages_absent)
+		str_appendf(out->mem, sizeof(out->mem), &off, ", %d not faulted in",
+			    out->pages_absent);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "gpu/gpu.h"
 #include "topo/pci_ids.h"
 #include "util/common.h"
+#include "util/strutil.h"
 
 static const char *const gdr_level_names[] = {
 	[GDR_LOC] = "LOC", [GDR_PIX] = "PIX", [GDR_PXB] = "PXB", [GDR_PHB] = "PHB", [GDR_SYS] = "SYS",
@@ -73,11 +74,11 @@ void topo_gdr_pair(const struct topo *t, int gpu, int nic, int gdr_level, struct
 	out->peermem = t->peermem[0] && t->gpus[gpu].vendor == PCI_VENDOR_NVIDIA;
 	out->possible = out->level_ok && (out->dmabuf || out->peermem);
 	if (out->dmabuf)
-		off += (size_t)snprintf(out->mechanism, sizeof(out->mechanism),
-					"dmabuf (needs driver support, probed at run time)");
+		str_appendf(out->mechanism, sizeof(out->mechanism), &off,
+			    "dmabuf (needs driver support, probed at run time)");
 	if (out->peermem)
-		snprintf(out->mechanism + off, sizeof(out->mechanism) - off, "%s%s loaded",
-			 off ? ", " : "", t->peermem);
+		str_appendf(out->mechanism, sizeof(out->mechanism), &off, "%s%s loaded",
+			    off ? ", " : "", t->peermem);
 	if (!out->dmabuf && !out->peermem)
 		snprintf(out->mechanism, sizeof(out->mechanism),
 			 "none: kernel %s below 5.12 and no nvidia_peermem/nv_peer_mem module",

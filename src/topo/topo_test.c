@@ -19,6 +19,7 @@
 #include "topo/topo.h"
 #include "topo/topo_print.h"
 #include "util/common.h"
+#include "util/strutil.h"
 
 /* tests/fixtures/sysfs/<name> from the cwd (tests/run.sh runs in the repository) or a parent. */
 static const char *fixture(const char *name)
@@ -59,7 +60,7 @@ static void row(const struct topo *t, int i, int c0, int c1, char *buf, size_t l
 	buf[0] = '\0';
 	for (int j = c0; j < c1; j++) {
 		topo_cell(t, i, j, cell, sizeof(cell));
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", j > c0 ? " " : "", cell);
+		str_appendf(buf, len, &off, "%s%s", j > c0 ? " " : "", cell);
 	}
 }
 

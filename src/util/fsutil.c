@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/fsutil.h"
+#include "util/units.h"
 
 int fs_write_atomic(const char *path, const void *data, size_t len)
 {
@@ -87,4 +88,61 @@ int fs_make_unique_dir(const char *parent, const char *name, char *out, size_t l
 			return -errno;
 	}
 	return -EEXIST;
+}
+
+static const char *fs_kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+int fs_open_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen)
+{
+	struct stat st;
+	int fd, ret, fl;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(why, whylen, "fstat: %s", strerror(errno));
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		snprintf(why, whylen, "is %s, not a regular file", fs_kind(st.st_mode));
+		goto out_close;
+	}
+	if ((uint64_t)st.st_size > max_bytes) {
+		char a[32], b[32];
+
+		ret = -EFBIG;
+		snprintf(why, whylen, "is %s, larger than the %s limit",
+			 units_fmt_size((uint64_t)st.st_size, a, sizeof(a)),
+			 units_fmt_size(max_bytes, b, sizeof(b)));
+		goto out_close;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		ret = -errno;
+		snprintf(why, whylen, "fcntl: %s", strerror(errno));
+		goto out_close;
+	}
+	return fd;
+out_close:
+	close(fd);
+	return ret;
 }

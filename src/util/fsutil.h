@@ -1,13 +1,24 @@
-/* Files and directories: atomic writes, mkdir -p, fresh result directories. */
+/* Files and directories: atomic writes, mkdir -p, fresh result directories, safe input files. */
 #ifndef GS_UTIL_FSUTIL_H
 #define GS_UTIL_FSUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Write data to path through a temporary file and rename(): readers never see half a file. */
 int fs_write_atomic(const char *path, const void *data, size_t len);
 int fs_mkdir_p(const char *path);
 /* Create PARENT/NAME-YYYYmmdd-HHMMSS (or -2, -3, ... if taken); never reuses one. */
 int fs_make_unique_dir(const char *parent, const char *name, char *out, size_t len);
+
+/*
+ * Open an input file (an include, a report) for reading, only if it is a regular file of at
+ * most max_bytes: a FIFO, a device such as /dev/zero, a socket or a directory is refused
+ * before a byte is read, and the open itself never blocks (O_NONBLOCK until fstat() has shown
+ * a regular file). Returns the fd, or -errno with why filled in with the reason
+ * ("is a FIFO, not a regular file", "is 2.1GiB, larger than the 1MiB limit", strerror).
+ * Callers still bound what they read: the file may grow after fstat().
+ */
+int fs_open_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen);
 
 #endif

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/strutil.h"
 
 /* Logging state is process-wide by nature (stderr is); it holds no options of a run. */
 static enum log_level log_level_max = LOG_INFO;
@@ -42,13 +43,13 @@ void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...)
 	if (!log_enabled(level, subsys))
 		return;
 	if (log_rank >= 0)
-		n += snprintf(line + n, sizeof(line) - n, "gradsync[rank %d]: ", log_rank);
+		str_appendf(line, sizeof(line), &n, "gradsync[rank %d]: ", log_rank);
 	else
-		n += snprintf(line + n, sizeof(line) - n, "gradsync: ");
+		str_appendf(line, sizeof(line), &n, "gradsync: ");
 	if (level != LOG_INFO)
-		n += snprintf(line + n, sizeof(line) - n, "%s: ", log_level_names[level]);
+		str_appendf(line, sizeof(line), &n, "%s: ", log_level_names[level]);
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	str_vappendf(line, sizeof(line), &n, fmt, ap);
 	va_end(ap);
 	if (level == LOG_ERR && !first_error[0])
 		snprintf(first_error, sizeof(first_error), "%s", line + n);

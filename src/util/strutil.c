@@ -1,5 +1,7 @@
-/* String helpers shared by the config layer and the command line. */
+/* String helpers shared by every layer: trimming, splitting, bounded appending. */
 #include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/strutil.h"
@@ -32,4 +34,36 @@ size_t str_split(char *s, char sep, char **items, size_t max)
 			return n;
 		s = next + 1;
 	}
+}
+
+int str_vappendf(char *buf, size_t len, size_t *off, const char *fmt, va_list ap)
+{
+	size_t room;
+	int n;
+
+	if (*off >= len)
+		return -ENOSPC;
+	room = len - *off;
+	n = vsnprintf(buf + *off, room, fmt, ap);
+	if (n < 0) {
+		buf[*off] = '\0';
+		return -EINVAL;
+	}
+	if ((size_t)n >= room) {
+		*off = len;
+		return -ENOSPC;
+	}
+	*off += (size_t)n;
+	return 0;
+}
+
+int str_appendf(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = str_vappendf(buf, len, off, fmt, ap);
+	va_end(ap);
+	return ret;
 }

@@ -108,10 +108,19 @@ int units_parse_rate(const char *s, double *bytes_per_s)
 
 int units_parse_int(const char *s, long long *v)
 {
+	const char *p = s;
 	char *end;
+	int base = 10;
 
+	/* decimal, or hexadecimal with 0x: a leading zero is not octal (seed = 010 is ten) */
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '+' || *p == '-')
+		p++;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		base = 16;
 	errno = 0;
-	*v = strtoll(s, &end, 0);
+	*v = strtoll(s, &end, base);
 	if (end == s)
 		return -EINVAL;
 	while (isspace((unsigned char)*end))

@@ -7,6 +7,7 @@
 #include "util/units.h"
 #include "workload/model.h"
 #include "workload/plan_print.h"
+#include "util/strutil.h"
 
 /* Per-tensor bucket index and position in the ready order; caller frees both. */
 static int tensor_maps(const struct tensor_list *tl, const struct bucket_plan *p,
@@ -190,9 +191,9 @@ static void shape_str(const struct tensor *t, char *buf, size_t len)
 	int d;
 
 	buf[0] = '\0';
-	for (d = 0; d < t->ndim && n < len; d++)
-		n += (size_t)snprintf(buf + n, len - n, d ? "x%lld" : "%lld",
-				      (long long)t->shape[d]);
+	for (d = 0; d < t->ndim; d++)
+		if (str_appendf(buf, len, &n, d ? "x%lld" : "%lld", (long long)t->shape[d]))
+			break;
 }
 
 static void print_tensors(FILE *out, const struct tensor_list *tl, const uint32_t *bucket_of,

@@ -48,6 +48,7 @@ static bool grow(struct tensor_list *tl, void **arr, uint32_t *cap, uint32_t nee
 	return true;
 }
 
+GS_PRINTF(3, 0)
 static bool vname(struct tensor_list *tl, char *dst, const char *fmt, va_list ap)
 {
 	int n = vsnprintf(dst, TENSOR_NAME_MAX, fmt, ap);

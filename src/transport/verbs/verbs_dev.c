@@ -12,6 +12,7 @@
 #include "transport/verbs/verbs_policy.h"
 #include "transport/verbs/verbs_priv.h"
 #include "util/log.h"
+#include "util/strutil.h"
 
 const char *verbs_ll_name(int link_layer)
 {
@@ -190,6 +191,7 @@ static int dev_select(struct verbs_dev *d, const char *spec, int want_ll, bool q
 {
 	struct ibv_device **list;
 	char name[64], have[256] = "";
+	size_t have_len = 0;
 	int i, n, port, p, e, ret = -ENODEV;
 	bool named;
 
@@ -214,8 +216,7 @@ static int dev_select(struct verbs_dev *d, const char *spec, int want_ll, bool q
 	for (i = 0; i < n; i++) {
 		const char *dn = ibv_get_device_name(list[i]);
 
-		snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
-			 have[0] ? ", " : "", dn);
+		str_appendf(have, sizeof(have), &have_len, "%s%s", have[0] ? ", " : "", dn);
 		if (named && strcmp(dn, name))
 			continue;
 		d->ctx = ibv_open_device(list[i]);
@@ -404,8 +405,8 @@ int verbs_path_info(const struct verbs_state *s, struct tp_path_info *info)
 	if (s->fl.qp) {
 		size_t n = strlen(info->note);
 
-		snprintf(info->note + n, sizeof(info->note) - n, ", flushes %llu",
-			 (unsigned long long)s->fl.reads_done);
+		str_appendf(info->note, sizeof(info->note), &n, ", flushes %llu",
+			    (unsigned long long)s->fl.reads_done);
 	}
 	return 0;
 }
