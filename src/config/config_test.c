@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/experiment.h"
@@ -24,6 +26,26 @@ static void write_file(const char *name, const char *text, size_t len)
 	assert_non_null(f);
 	assert_int_equal(fwrite(text, 1, len, f), len);
 	fclose(f);
+}
+
+/* Inputs of issue 16: a FIFO, a directory, an oversized file, sibling includes. */
+static void write_special_files(void)
+{
+	char path[512], *big = malloc(1049600);
+
+	snprintf(path, sizeof(path), "%s/fifo.ini", tmpdir);
+	if (access(path, F_OK))
+		assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof(path), "%s/adir", tmpdir);
+	if (access(path, F_OK))
+		assert_int_equal(mkdir(path, 0700), 0);
+	assert_non_null(big);
+	memset(big, '\n', 1049600);
+	write_file("big.ini", big, 1049600);
+	free(big);
+	write_file("sib_a.ini", "[workload]\n\niterations = 5\n", 27);
+	write_file("sib_b.ini", "[workload]\n\n\niterations = 7\n", 28);
+	write_file("sib_dup.ini", "[workload]\n\niterations = 7\niterations = 8\n", 41);
 }
 
 static void write_base(void)
@@ -143,6 +165,15 @@ static const struct value_case value_cases[] = {
 	{ "report.formats", "pdf", -22, "unknown value 'pdf'" },
 	{ "report.project_ranks", "2, 4,16", 0, "2,4,16" },
 	{ "experiment.name", "my run", -22, "bad name" },
+	/* issue 16: integers are decimal (a leading zero is not octal), hex only with 0x */
+	{ "experiment.seed", "010", 0, "10" },
+	{ "experiment.seed", "0x10", 0, "16" },
+	{ "experiment.seed", "08", 0, "8" },
+	/* issue 16: check refuses the custom layers that run refuses, with run's words */
+	{ "workload.layers", "a:-5", -22, "layers entry 1 'a:-5': expected name:params" },
+	{ "workload.layers", "a:10, b", -22, "layers entry 2 'b'" },
+	{ "workload.layers", "a:10, a:20", -22, "layer names must be unique" },
+	{ "workload.layers", "a:10:1.5, b:2k", 0, "a:10:1.5, b:2k" },
 };
 
 static void test_values(void **state)
@@ -221,6 +252,30 @@ static const struct file_case file_cases[] = {
 	{ "include = missing.ini\n", "t.ini:1: include: cannot read", 0 },
 	{ "include = self.ini\n", "self.ini:1: include: include cycle", 0 },
 	{ "include = base.ini\n[launch]\nlocal_ranks = 3\n", NULL, 2 },
+	/* issue 16, finding 10: nothing is silently dropped */
+	{ "[workload] junk\n", "t.ini:1: text after [workload] (a section header stands alone", 0 },
+	{ "[workload] iterations = 3\n", "t.ini:1: text after [workload]", 0 },
+	{ "[workload] ; a comment\niterations = 3\n", NULL, 1 },
+	{ "[workload]\rmodel = none\riterations = 3\r",
+	  "t.ini:1: carriage return without a line feed (CR-only line endings?", 0 },
+	{ "[workload]\r\nmodel = none\r\niterations = 3\r\n", NULL, 1 },
+	{ "[workload]\nmodel = custom\n",
+	  "t.ini: case base: workload: model custom: layers is empty", 0 },
+	{ "[workload]\nmodel = custom\nlayers = a:-5\n",
+	  "t.ini:3: workload.layers: model custom: layers entry 1 'a:-5'", 0 },
+	{ "[workload]\nmodel = bert_base\nseq_len = 4096\n",
+	  "case base: workload: model bert_base: seq_len 4096 above 512 positions", 0 },
+	{ "[workload]\nmodel = custom\n[matrix]\nlayers = a:1, b:-1\n",
+	  "t.ini:4: matrix.layers", 0 },
+	/* finding 9: includes are regular files, refused before a byte is read */
+	{ "include = /dev/zero\n", "t.ini:1: include: cannot read '/dev/zero': is a character device, not a regular file", 0 },
+	{ "include = fifo.ini\n", "t.ini:1: include: cannot read '/tmp/", 0 },
+	{ "include = adir\n", "adir': is a directory, not a regular file", 0 },
+	{ "include = big.ini\n", "big.ini': is 1025KiB, larger than the 1MiB limit", 0 },
+	/* finding 2: sibling includes, the later one overrides; a duplicate names its own file */
+	{ "include = sib_a.ini\ninclude = sib_b.ini\n", NULL, 1 },
+	{ "include = sib_a.ini\ninclude = sib_dup.ini\n",
+	  "sib_dup.ini:4: workload.iterations: duplicate key (first set at line 3)", 0 },
 };
 
 static void test_files(void **state)
@@ -230,6 +285,7 @@ static void test_files(void **state)
 	setenv("GS_TEST_DEV", "mlx5_2:1", 1);
 	write_file("self.ini", "include = self.ini\n", 19);
 	write_base();
+	write_special_files();
 	for (i = 0; i < ARRAY_SIZE(file_cases); i++) {
 		const struct file_case *fc = &file_cases[i];
 		struct experiment *exp = calloc(1, sizeof(*exp));
@@ -250,6 +306,47 @@ static void test_files(void **state)
 		experiment_free(exp);
 		free(exp);
 	}
+}
+
+/* Issue 16, finding 2: the duplicate tracker kept a pointer into a finished include's frame. */
+static void test_sibling_includes(void **state)
+{
+	struct experiment *exp = calloc(1, sizeof(*exp));
+	char err[EXP_ERR_MAX];
+
+	write_special_files();
+	assert_int_equal(load_text("include = sib_a.ini\ninclude = sib_b.ini\n", exp, err,
+				   sizeof(err)),
+			 0);
+	assert_int_equal(exp->cases[0].cfg.workload.iterations, 7);
+	experiment_free(exp);
+	/* the includer still overrides both */
+	assert_int_equal(load_text("include = sib_a.ini\ninclude = sib_b.ini\n[workload]\n"
+				   "iterations = 9\n",
+				   exp, err, sizeof(err)),
+			 0);
+	assert_int_equal(exp->cases[0].cfg.workload.iterations, 9);
+	experiment_free(exp);
+	free(exp);
+}
+
+/* Issue 16, finding 1: 600 list items overflowed names_parse's 512-byte buffer. */
+static void test_long_list(void **state)
+{
+	const struct cfg_key *k = cfg_key_find_dotted("report.formats");
+	size_t n = 600 * 6;
+	char *v = malloc(n + 1), err[512] = "";
+	struct cfg c;
+
+	assert_non_null(k);
+	assert_non_null(v);
+	for (size_t i = 0; i < 600; i++)
+		memcpy(v + i * 6, "table,", 6);
+	v[n - 1] = '\0';
+	assert_int_equal(cfg_defaults(&c, err, sizeof(err)), 0);
+	assert_int_equal(cfg_value_set(&c, k, v, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "value too long"));
+	free(v);
 }
 
 static void test_matrix_names_and_override(void **state)
@@ -290,7 +387,16 @@ static void test_bad_bytes(void **state)
 	big[sizeof(big) - 2] = '\n';
 	big[sizeof(big) - 1] = '\0';
 	assert_int_not_equal(load_text(big, exp, err, sizeof(err)), 0);
-	assert_non_null(strstr(err, "t.ini:2: line too long"));
+	assert_non_null(strstr(err, "t.ini:2: line too long (more than 4000 characters)"));
+	experiment_free(exp);
+
+	/* lines up to the limit load: inih's own buffer used to cut them at 197 */
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "[experiment]\n; ", 15);
+	big[13 + 4000] = '\n';
+	memcpy(big + 13 + 4001, "seed = 3\n", 10);
+	assert_int_equal(load_text(big, exp, err, sizeof(err)), 0);
+	assert_int_equal(exp->base.experiment.seed, 3);
 	experiment_free(exp);
 
 	snprintf(path, sizeof(path), "%s/absent.ini", tmpdir);
@@ -322,6 +428,8 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_matrix_names_and_override),
+		cmocka_unit_test(test_sibling_includes),
+		cmocka_unit_test(test_long_list),
 		cmocka_unit_test(test_bad_bytes),
 		cmocka_unit_test(test_conf_examples_parse),
 	};

@@ -186,7 +186,8 @@ static const struct cfg_key keys[] = {
 	{ "workload", "op_trace", CFG_STRING, "", "", UNBOUNDED, .sweepable = true,
 	  FIELD(workload, op_trace),
 	  .help = "model = trace: a step recorded by tests/workload/record_op_trace.py, replayed as recorded" },
-	{ "workload", "layers", CFG_STRING, "", "", UNBOUNDED, FIELD(workload, layers),
+	{ "workload", "layers", CFG_STRING, "", "", UNBOUNDED, .check = vocab_check_layers,
+	  FIELD(workload, layers),
 	  .help = "model = custom: layers as 'name:params[:gflops], ...' in registration order" },
 
 	/* [collective] */

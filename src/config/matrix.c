@@ -11,6 +11,7 @@
 #include "config/experiment.h"
 #include "util/common.h"
 #include "util/strutil.h"
+#include "workload/model.h"
 
 const char *experiment_key_label(const struct cfg_key *k, char *buf, size_t len)
 {
@@ -233,11 +234,32 @@ static void case_name(const struct experiment *exp, const int *idx, char *buf, s
 	}
 }
 
+/*
+ * What `run` would refuse when it builds the case's model (a bad custom layers string, a
+ * seq_len past the model's positions, ...) is refused here, so `check` passes only what runs.
+ * Consecutive cases with the same workload are checked once.
+ */
+static int case_check_workload(const struct experiment *exp, const struct exp_case *c,
+			       const struct exp_case *prev, char *err, size_t errlen)
+{
+	char e[512];
+	int ret;
+
+	if (!strcmp(c->cfg.workload.model, "none"))
+		return 0;
+	if (prev && !memcmp(&prev->cfg.workload, &c->cfg.workload, sizeof(c->cfg.workload)))
+		return 0;
+	ret = model_check(&c->cfg.workload, e, sizeof(e));
+	if (ret)
+		snprintf(err, errlen, "%s: case %s: workload: %s", exp->path, c->name, e);
+	return ret;
+}
+
 int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 {
 	int idx[EXP_MAX_AXES] = { 0 };
 	size_t total = 1, n = 0, t;
-	int i;
+	int i, ret;
 
 	for (i = 0; i < exp->naxes; i++) {
 		total *= exp->axes[i].nvalues;
@@ -271,6 +293,9 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 			excluded = cond_matches(&exp->exclude[j], &c->cfg);
 		if (!excluded) {
 			case_name(exp, idx, c->name, sizeof(c->name));
+			ret = case_check_workload(exp, c, n ? &exp->cases[n - 1] : NULL, err, errlen);
+			if (ret)
+				return ret;
 			if (exp->has_baseline && exp->baseline_case < 0 &&
 			    cond_matches(&exp->baseline, &c->cfg))
 				exp->baseline_case = (int)n;

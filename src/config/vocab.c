@@ -146,3 +146,17 @@ bool vocab_algo_at(size_t i, struct cfg_choice *out)
 	*out = (struct cfg_choice){ sched_algo_name((int)i), (int)i, sched_algo_help((int)i) };
 	return true;
 }
+
+int vocab_check_layers(const char *value, char *err, size_t errlen)
+{
+	struct workload_opts *w = calloc(1, sizeof(*w));
+	int ret;
+
+	if (!w)
+		return -ENOMEM;
+	snprintf(w->model, sizeof(w->model), "custom");
+	snprintf(w->layers, sizeof(w->layers), "%s", value);
+	ret = model_check(w, err, errlen);
+	free(w);
+	return ret;
+}

@@ -6,9 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* report.json of the largest matrix is a few MiB; far past that it is not a report */
+#define REPORT_MAX_FILE (256ull << 20)
+
 #include "report/report.h"
 #include "report/jget.h"
 #include "util/common.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 
 /* Run name from a path: "results/quick-2026/report.json" -> "quick-2026", "a/x.json" -> "x". */
@@ -65,11 +69,11 @@ int report_set_add_json(struct report_set *s, const char *name, json_t *root)
 
 int report_set_add_path(struct report_set *s, const char *path)
 {
-	char file[600], name[128];
+	char file[600], name[128], why[256];
 	json_error_t jerr;
 	struct stat st;
 	json_t *root;
-	int ret;
+	int ret, fd;
 
 	if (stat(path, &st)) {
 		log_err(LOG_REPORT, "stat %s: %s", path, strerror(errno));
@@ -79,12 +83,25 @@ int report_set_add_path(struct report_set *s, const char *path)
 		snprintf(file, sizeof(file), "%s/report.json", path);
 	else
 		snprintf(file, sizeof(file), "%s", path);
-	root = json_load_file(file, 0, &jerr);
-	if (!root && S_ISDIR(st.st_mode) && access(file, F_OK))
+	if (S_ISDIR(st.st_mode) && access(file, F_OK)) {
 		root = report_partial_run(path); /* killed or unwritable: what cases/ holds */
+		if (!root) {
+			log_err(LOG_REPORT, "%s: no report.json and no readable cases/", path);
+			return -ENOENT;
+		}
+	} else {
+		/* a FIFO would block and /dev/zero never end: regular files of a sane size only */
+		fd = fs_open_regular(file, REPORT_MAX_FILE, why, sizeof(why));
+		if (fd < 0) {
+			log_err(LOG_REPORT, "%s: cannot read: %s", file, why);
+			return fd == -ENOENT ? -ENOENT : -EINVAL;
+		}
+		root = json_loadfd(fd, 0, &jerr);
+		close(fd);
+	}
 	if (!root) {
 		log_err(LOG_REPORT, "json_load_file %s: line %d: %s", file, jerr.line, jerr.text);
-		return access(file, R_OK) ? -ENOENT : -EINVAL;
+		return -EINVAL;
 	}
 	run_name_from_path(file, name, sizeof(name));
 	ret = report_set_add_json(s, name, root);

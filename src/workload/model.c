@@ -1,5 +1,6 @@
 /* The model table: names, families, one-line help and builders. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/log.h"
@@ -65,16 +66,18 @@ const struct model_info *model_find(const char *name)
 	return NULL;
 }
 
-int model_build(const struct workload_opts *w, struct tensor_list *out)
+/* Build w's model into out; on failure out is freed and err says why (nothing logged). */
+static int model_build_quiet(const struct workload_opts *w, struct tensor_list *out, char *err,
+			     size_t errlen)
 {
 	const struct model_info *m = model_find(w->model);
 	int ret;
 
+	tensor_list_init(out);
 	if (!m) {
-		log_err(LOG_WORKLOAD, "model '%s': unknown", w->model);
+		snprintf(err, errlen, "model '%s': unknown", w->model);
 		return -ENOENT;
 	}
-	tensor_list_init(out);
 	out->model = m->name;
 	out->family = m->family;
 	out->precision = w->precision;
@@ -82,9 +85,31 @@ int model_build(const struct workload_opts *w, struct tensor_list *out)
 	if (!ret)
 		ret = tl_finish(out);
 	if (ret) {
-		if (ret != -EINVAL)
-			log_err(LOG_WORKLOAD, "model '%s': %s", w->model, strerror(-ret));
+		if (out->why[0])
+			snprintf(err, errlen, "%s", out->why);
+		else
+			snprintf(err, errlen, "model '%s': %s", w->model, strerror(-ret));
 		tensor_list_free(out);
 	}
+	return ret;
+}
+
+int model_build(const struct workload_opts *w, struct tensor_list *out)
+{
+	char err[sizeof(out->why)];
+	int ret = model_build_quiet(w, out, err, sizeof(err));
+
+	if (ret)
+		log_err(LOG_WORKLOAD, "%s", err);
+	return ret;
+}
+
+int model_check(const struct workload_opts *w, char *err, size_t errlen)
+{
+	struct tensor_list tl;
+	int ret = model_build_quiet(w, &tl, err, errlen);
+
+	if (!ret)
+		tensor_list_free(&tl);
 	return ret;
 }

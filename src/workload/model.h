@@ -33,8 +33,13 @@ size_t model_count(void);
 const struct model_info *model_at(size_t i);
 const struct model_info *model_find(const char *name);
 
-/* Look w->model up and build it; -ENOENT for an unknown name. */
+/* Look w->model up and build it; -ENOENT for an unknown name. A refusal is logged once. */
 int model_build(const struct workload_opts *w, struct tensor_list *out);
+/*
+ * What `check` asks: would model_build() accept w? Builds and frees the model; 0, or
+ * -errno with the reason (the same words run logs) in err. Pure apart from memory.
+ */
+int model_check(const struct workload_opts *w, char *err, size_t errlen);
 
 /* Builders, one file each (model_<family>.c); presets live beside them. */
 int model_build_resnet(const struct model_info *m, const struct workload_opts *w,

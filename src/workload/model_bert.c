@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "util/log.h"
 #include "workload/layers.h"
 #include "workload/model.h"
 
@@ -86,10 +85,9 @@ int model_build_bert(const struct model_info *m, const struct workload_opts *w,
 	tl->batch = batch;
 	tl->seq_len = seq;
 	if (seq > BERT_POSITIONS || h % heads) {
-		log_err(LOG_WORKLOAD, "model %s: seq_len %d above %d positions, or hidden %lld "
+		return tl_reject(tl, "model %s: seq_len %d above %d positions, or hidden %lld "
 			"not a multiple of heads %d", m->name, seq, BERT_POSITIONS,
 			(long long)h, heads);
-		return -EINVAL;
 	}
 	/* Registration: word, position, token_type; execution: word, token_type, position. */
 	ly_scope(tl, "%s", "bert.embeddings");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/common.h"
 #include "util/log.h"
 #include "workload/layers.h"
 #include "workload/model.h"
@@ -113,23 +114,21 @@ int model_build_custom(const struct model_info *m, const struct workload_opts *w
 			e = end;
 		ret = custom_entry(tl, s, e);
 		if (ret == -EINVAL) {
-			log_err(LOG_WORKLOAD,
-				"layers entry %d '%.*s': expected name:params[:gflops]", idx,
-				(int)(e - s), s);
-			return ret;
+			const char *ts = s, *te = e;
+
+			trim(&ts, &te);
+			return tl_reject(tl,
+					 "model custom: layers entry %d '%.*s': expected name:params[:gflops] (params a whole number >= 1, k/M/G allowed; gflops >= 0)",
+					 idx + 1, (int)GS_MIN(te - ts, 64), ts);
 		}
 		if (ret)
 			return ret;
 		idx++;
 		s = e + 1;
 	}
-	if (!idx) {
-		log_err(LOG_WORKLOAD, "model custom: layers is empty");
-		return -EINVAL;
-	}
-	if (tensor_list_has_duplicates(tl)) {
-		log_err(LOG_WORKLOAD, "model custom: layer names must be unique");
-		return -EINVAL;
-	}
+	if (!idx)
+		return tl_reject(tl, "model custom: layers is empty");
+	if (tensor_list_has_duplicates(tl))
+		return tl_reject(tl, "model custom: layer names must be unique");
 	return 0;
 }

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "util/log.h"
 #include "workload/layers.h"
 #include "workload/model.h"
 
@@ -76,10 +75,9 @@ int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
 	tl->batch = batch;
 	tl->seq_len = seq;
 	if (seq > GPT2_POSITIONS || h % heads) {
-		log_err(LOG_WORKLOAD, "model %s: seq_len %d above %d positions, or hidden %lld "
+		return tl_reject(tl, "model %s: seq_len %d above %d positions, or hidden %lld "
 			"not a multiple of heads %d", m->name, seq, GPT2_POSITIONS,
 			(long long)h, heads);
-		return -EINVAL;
 	}
 	ly_embedding(tl, "transformer.wte", vocab, h, pos);
 	ly_embedding(tl, "transformer.wpe", GPT2_POSITIONS, h, pos);

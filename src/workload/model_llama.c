@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "util/log.h"
 #include "workload/layers.h"
 #include "workload/model.h"
 
@@ -88,9 +87,8 @@ int model_build_llama(const struct model_info *m, const struct workload_opts *w,
 	tl->batch = batch;
 	tl->seq_len = seq;
 	if (h % heads || heads % kv_heads) {
-		log_err(LOG_WORKLOAD, "model %s: hidden %lld not a multiple of heads %d, or heads "
+		return tl_reject(tl, "model %s: hidden %lld not a multiple of heads %d, or heads "
 			"not a multiple of kv_heads %d", m->name, (long long)h, heads, kv_heads);
-		return -EINVAL;
 	}
 	prev = ly_embedding(tl, "model.embed_tokens", vocab, h, pos);
 	for (i = 0; i < layers; i++)

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "util/log.h"
 #include "workload/layers.h"
 #include "workload/model.h"
 
@@ -79,8 +78,7 @@ int model_build_resnet(const struct model_info *m, const struct workload_opts *w
 	tl->batch = batch;
 	tl->image_size = hw;
 	if (hw < 32) {
-		log_err(LOG_WORKLOAD, "model %s: image_size %d below 32", m->name, hw);
-		return -EINVAL;
+		return tl_reject(tl, "model %s: image_size %d below 32", m->name, hw);
 	}
 	ly_conv2d(tl, "conv1", 3, 64, 7, 2, 3, false, batch, &hw, true);
 	ly_batchnorm(tl, "bn1", 64, (double)batch * 64 * hw * hw);

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "util/log.h"
 #include "workload/layers.h"
 #include "workload/model.h"
 
@@ -76,10 +75,9 @@ int model_build_vit(const struct model_info *m, const struct workload_opts *w,
 	tl->batch = batch;
 	tl->image_size = image;
 	if (image % p->patch || d % heads) {
-		log_err(LOG_WORKLOAD, "model %s: image_size %d not a multiple of patch %d, or "
+		return tl_reject(tl, "model %s: image_size %d not a multiple of patch %d, or "
 			"hidden %lld not a multiple of heads %d", m->name, image, p->patch,
 			(long long)d, heads);
-		return -EINVAL;
 	}
 	seq = (image / p->patch) * (image / p->patch) + 1;
 	tl->seq_len = seq;

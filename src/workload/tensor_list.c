@@ -48,6 +48,19 @@ static bool grow(struct tensor_list *tl, void **arr, uint32_t *cap, uint32_t nee
 	return true;
 }
 
+int tl_reject(struct tensor_list *tl, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!tl->why[0]) {
+		va_start(ap, fmt);
+		vsnprintf(tl->why, sizeof(tl->why), fmt, ap);
+		va_end(ap);
+	}
+	tl_fail(tl, -EINVAL);
+	return -EINVAL;
+}
+
 GS_PRINTF(3, 0)
 static bool vname(struct tensor_list *tl, char *dst, const char *fmt, va_list ap)
 {

@@ -82,6 +82,7 @@ struct tensor_list {
 	int err;        /* first error of a builder call; later calls do nothing */
 	char scope[TENSOR_NAME_MAX]; /* prefix of the names layer helpers register */
 	bool in_f32;    /* autocast: the next linear reads an fp32 activation (a norm's) */
+	char why[256];  /* what tl_reject() refused, in words ("" if nothing was) */
 };
 
 void tensor_list_init(struct tensor_list *tl);
@@ -101,6 +102,12 @@ int tl_param(struct tensor_list *tl, int layer, int ndim, const int64_t *shape, 
 int tl_op(struct tensor_list *tl, int layer, const struct op *o);
 /* Execution order differs from creation order: run `layer` right after `after`. */
 void tl_exec_after(struct tensor_list *tl, int layer, int after);
+/*
+ * A builder refusing its input (a bad shape, a bad layers string): records the reason in
+ * tl->why (the first one wins) and returns -EINVAL. Nothing is logged here, so the same
+ * builder serves `run` (which logs it) and `check` (which names the file and the case).
+ */
+int tl_reject(struct tensor_list *tl, const char *fmt, ...) GS_PRINTF(2, 3);
 /* Reorder layers into execution order, derive the ready order and totals. 0 or -errno. */
 int tl_finish(struct tensor_list *tl);
 
