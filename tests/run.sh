@@ -36,6 +36,7 @@ run_one() {
 		{ echo "--- sanitizer reports:"; cat "$SANDIR"/*; } >>"$log"
 		rm -f "$SANDIR"/*
 		case $st in 0|77) st=99 ;; esac
+		grep -m 3 -E '^SUMMARY: |runtime error:' "$log" | sed 's/^/      /'
 	fi
 	case $st in
 	0) pass=$((pass + 1)); echo "PASS  $name (${dur}s)" ;;

@@ -246,16 +246,19 @@ static int expand_env(struct parse_state *st, const char *what, const char *in, 
 static int handle_include(struct parse_state *st, const char *value)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
-	int ret;
+	size_t n = 0;
 
 	if (value[0] == '/') {
-		snprintf(path, sizeof(path), "%s", value);
+		str_appendf(path, sizeof(path), &n, "%s", value);
 	} else {
 		snprintf(dir, sizeof(dir), "%s", st->cur->path);
-		snprintf(path, sizeof(path), "%s/%s", dirname(dir), value);
+		str_appendf(path, sizeof(path), &n, "%s/%s", dirname(dir), value);
 	}
-	ret = parse_file_run(st, path, st->cur);
-	return ret;
+	if (str_truncated(sizeof(path), n)) {
+		parse_fail(st, "include", "path longer than %d characters", PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	return parse_file_run(st, path, st->cur);
 }
 
 static bool check_duplicate(struct parse_state *st, const struct cfg_key *k, const char *what)

@@ -44,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (experiment_load(path, exp, err, sizeof(err)) == 0) {
 		experiment_write_resolved(devnull, exp);
-		for (i = 0; i < exp->ncases; i++)
+		/* a few cases suffice: the others go through the same code, only slower */
+		for (i = 0; i < exp->ncases && i < 16; i++)
 			experiment_write_case_ini(devnull, exp, &exp->cases[i]);
 	} else if (!memchr(err, '\0', sizeof(err)) || !err[0]) {
 		abort(); /* a failed load always says why, in one terminated line */

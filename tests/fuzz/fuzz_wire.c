@@ -79,6 +79,9 @@ static void decode_socket(const uint8_t *p, size_t n)
 			break;
 		if (bs_hdr_unpack(hdr, &h, &why))
 			break;
+		/* a header may announce 64 MiB; what can arrive is at most what was written */
+		if (h.len > n)
+			break;
 		payload = malloc(h.len ? h.len : 1);
 		if (!payload)
 			abort();

@@ -16,11 +16,29 @@ mkdir -p "$L"
 export ASAN_OPTIONS=halt_on_error=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
+# The INI harness gets a dictionary of the language's words: sections, keys, choices, units.
+G=${GRADSYNC:-build/gradsync}
+dict=
+if [ -x "$G" ]; then
+	"$G" keys | awk '
+		/^\[/ { printf "\"%s\"\n", $1; next }
+		/^  [a-z_]+ / { printf "\"%s = \"\n", $1
+			for (i = 1; i <= NF; i++) if ($i == "allowed")
+				for (j = i + 1; j <= NF; j++) { w = $j; gsub(/[,"]/, "", w)
+					if (w != "" && w !~ /^\(/) printf "\"%s\"\n", w } }
+		END { printf "\"include = \"\n\"${\"\n\":-\"\n\"..\"\n\"KiB\"\n\"MiB\"\n\"[matrix]\"\n\"baseline = \"\n\"exclude = \"\n" }' \
+		| sed 's/\\/\\\\/g' | sort -u >"$L/ini.dict"
+	dict=-dict=$L/ini.dict
+fi
+
 # max_len per harness: an experiment file of a few KiB; a wire stream of a few frames
 for h in ini:8192 wire:65536; do
 	name=${h%%:*}
 	cp -r "tests/fuzz/corpus/$name" "$L/corpus-$name"
-	nice "$B/fuzz/fuzz_$name" -max_total_time="$secs" -max_len="${h#*:}" -timeout=10 \
+	d=
+	[ "$name" = ini ] && d=$dict
+	# shellcheck disable=SC2086
+	nice "$B/fuzz/fuzz_$name" $d -max_total_time="$secs" -max_len="${h#*:}" -timeout=10 \
 		-rss_limit_mb=2048 -artifact_prefix="$L/$name-" -print_final_stats=1 \
 		"$L/corpus-$name" >"$L/$name.log" 2>&1 &
 	echo $! >"$L/$name.pid"

@@ -11,8 +11,8 @@ cflags="-std=gnu11 -O2 -Wall -Wextra -Werror -Isrc -I$cuda/include"
 mkdir -p "$out/obj"
 objs=""
 pids=""
-for f in src/util/log.c src/coll/verify.c src/gpu/select.c src/gpu/cuda.c src/gpu/cuda_mem.c \
-	src/gpu/cuda_dmabuf.c src/gpu/cuda_kern.c; do
+for f in src/util/log.c src/util/strutil.c src/coll/verify.c src/gpu/select.c src/gpu/cuda.c \
+	src/gpu/cuda_mem.c src/gpu/cuda_dmabuf.c src/gpu/cuda_kern.c; do
 	o="$out/obj/$(basename "$f" .c).o"
 	$cc $cflags -c "$f" -o "$o" &
 	pids="$pids $!"

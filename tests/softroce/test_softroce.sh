@@ -28,7 +28,8 @@ PP=$SR_LOGDIR/verbs_pingpong
 VSRC=$(ls "$ROOT"/src/transport/verbs/verbs*.c | grep -v '_stub\.c$\|_test\.c$')
 # shellcheck disable=SC2086
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -DRDMA_STATIC_PROVIDERS=all -I"$ROOT/src" \
-	$VSRC "$ROOT"/src/transport/rdma_policy.c "$ROOT"/src/util/log.c "$ROOT"/src/gpu/cuda_stub.c "$SR_DIR/verbs_pingpong.c" \
+	$VSRC "$ROOT"/src/transport/rdma_policy.c "$ROOT"/src/util/log.c "$ROOT"/src/util/strutil.c \
+	"$ROOT"/src/gpu/cuda_stub.c "$SR_DIR/verbs_pingpong.c" \
 	-Wl,-Bstatic $(pkg-config --static --libs libibverbs | sed 's/-lpthread//g') \
 	-Wl,-Bdynamic -lpthread -o "$PP" 2>"$SR_LOGDIR/cc.log" ||
 	{ cat "$SR_LOGDIR/cc.log"; sr_fail "verbs_pingpong does not build"; }
