@@ -102,7 +102,7 @@ static int spawn_local(int argc, char **argv, const struct rdv_args *a)
 {
 	char **child_argv = launch_child_argv(argc, argv), token[LAUNCH_TOKEN_MAX + 1];
 	const char *from;
-	int ret, signo;
+	int ret, signo = 0;
 
 	if (!child_argv)
 		return GS_EXIT_FAIL;

@@ -2,7 +2,7 @@
  * libFuzzer harness for the bootstrap wire decoder (src/launch/bootstrap_wire.c): what a
  * stranger can send to rank 0's port. The first input byte picks the path:
  *   0: the rest is a byte stream read as frames (header decode, length bound, payload
- *      consumed, HELLO and ABORT payloads decoded) from a buffer;
+ *      consumed, HELLO decoded and its proof computed, ABORT checked) from a buffer;
  *   1: the same stream written into a socketpair and read back frame by frame with the
  *      deadline-bounded reader, as rank 0 reads a connection;
  *   2: the rest is a rendezvous address for bs_split_addr().
@@ -25,12 +25,14 @@ static void check_frame(const struct bs_hdr *h, const uint8_t *payload, size_t l
 	    h->len > BS_MAX_PAYLOAD)
 		abort();
 	if (h->type == BS_HELLO) {
-		uint64_t token;
+		uint8_t nonce[BS_NONCE_LEN], zero[BS_NONCE_LEN] = { 0 }, mac[BS_MAC_LEN];
 		uint32_t rank, nranks;
 
 		if (len != BS_HELLO_LEN)
 			abort();
-		bs_hello_unpack(payload, &token, &rank, &nranks);
+		bs_hello_unpack(payload, &rank, &nranks, nonce);
+		/* what rank 0 computes next from a stranger's HELLO */
+		bs_auth_mac("fuzz-token", 10, BS_ROLE_RANK, rank, nranks, nonce, zero, mac);
 	}
 	if (h->type == BS_ABORT && len < 4)
 		abort();
