@@ -37,7 +37,7 @@ bool log_enabled(enum log_level level, enum log_subsys subsys)
 void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...)
 {
 	char line[1024];
-	size_t n = 0;
+	size_t n = 0, msg;
 	va_list ap;
 
 	if (!log_enabled(level, subsys))
@@ -48,11 +48,12 @@ void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...)
 		str_appendf(line, sizeof(line), &n, "gradsync: ");
 	if (level != LOG_INFO)
 		str_appendf(line, sizeof(line), &n, "%s: ", log_level_names[level]);
+	msg = n; /* the message without the prefix is what a report keeps */
 	va_start(ap, fmt);
 	str_vappendf(line, sizeof(line), &n, fmt, ap);
 	va_end(ap);
 	if (level == LOG_ERR && !first_error[0])
-		snprintf(first_error, sizeof(first_error), "%s", line + n);
+		snprintf(first_error, sizeof(first_error), "%s", line + msg);
 	n = strlen(line);
 	if (n == sizeof(line) - 1)
 		n--;
