@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int vpath(char *out, size_t len, const char *root, const char *fmt, va_list ap)
+static int GS_PRINTF(4, 0) vpath(char *out, size_t len, const char *root, const char *fmt, va_list ap)
 {
 	int n = snprintf(out, len, "%s/", root), m;
 
@@ -48,7 +48,7 @@ static ssize_t read_bytes(const char *path, void *buf, size_t len)
 	return (ssize_t)n;
 }
 
-static int vread_str(const char *root, char *buf, size_t len, const char *fmt, va_list ap)
+static int GS_PRINTF(4, 0) vread_str(const char *root, char *buf, size_t len, const char *fmt, va_list ap)
 {
 	char path[PATH_MAX];
 	ssize_t n;
