@@ -18,4 +18,7 @@ int cmd_gpu(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
+/* --gdr-level ARG of verb: 0 and *level set, or -EINVAL after one line naming the verb. */
+int cmd_gdr_level_arg(const char *verb, const char *arg, int *level);
+
 #endif

@@ -62,11 +62,8 @@ int cmd_doctor(int argc, char **argv)
 			root = optarg;
 			break;
 		case 'g':
-			if (topo_gdr_level_parse(optarg, &gdr_level)) {
-				fprintf(stderr, "gradsync doctor: --gdr-level '%s': expected LOC, PIX, "
-						"PXB, PHB or SYS\n", optarg);
+			if (cmd_gdr_level_arg("doctor", optarg, &gdr_level))
 				return GS_EXIT_USAGE;
-			}
 			break;
 		case 'c':
 			list_checks();

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cmd/cmd.h"
 #include "gpu/gpu.h"
 #include "topo/numa.h"
 #include "topo/topo.h"
@@ -72,6 +73,15 @@ static int bind_check(const struct topo *t, const char *bind, int gpu, char *lin
 	return 0;
 }
 
+int cmd_gdr_level_arg(const char *verb, const char *arg, int *level)
+{
+	if (!topo_gdr_level_parse(arg, level))
+		return 0;
+	fprintf(stderr, "gradsync %s: --gdr-level '%s': expected LOC, PIX, PXB, PHB or SYS\n",
+		verb, arg);
+	return -EINVAL;
+}
+
 int cmd_topo(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -98,11 +108,8 @@ int cmd_topo(int argc, char **argv)
 			root = optarg;
 			break;
 		case 'g':
-			if (topo_gdr_level_parse(optarg, &gdr_level)) {
-				fprintf(stderr, "gradsync topo: --gdr-level '%s': expected LOC, PIX, "
-						"PXB, PHB or SYS\n", optarg);
+			if (cmd_gdr_level_arg("topo", optarg, &gdr_level))
 				return GS_EXIT_USAGE;
-			}
 			break;
 		case 'b':
 			bind = optarg;
