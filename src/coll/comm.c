@@ -82,6 +82,7 @@ struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
 	c->max_channels = cfg->max_channels;
 	c->local_size = cfg->local_size;
 	c->crowded = cfg->crowded;
+	c->chunk_size = cfg->chunk_size;
 	for (int p = 0; p < cfg->nranks; p++) {
 		int i;
 
@@ -160,6 +161,20 @@ void coll_peer_busy(const struct coll_comm *c, struct coll_peer_busy *out)
 						  .send_bytes = w->bytes[1],
 						  .recv_bytes = w->bytes[0] };
 	}
+}
+
+uint64_t coll_comm_chunk(const struct coll_comm *c, uint64_t bytes)
+{
+	uint64_t chunk = 0;
+
+	if (c->chunk_size)
+		return c->chunk_size;
+	for (int i = 0; i < c->ntp; i++) {
+		uint64_t hint = c->tps[i]->ops->chunk_auto(bytes, c->nranks);
+
+		chunk = chunk ? GS_MIN(chunk, hint) : hint;
+	}
+	return chunk ? chunk : TP_CHUNK_DEFAULT;
 }
 
 int coll_comm_ntransports(const struct coll_comm *c)
@@ -257,7 +272,7 @@ int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
 		return -ETIMEDOUT;
 	if (*spins < UINT32_MAX)
 		++*spins;
-	if (c->ntp == 1 && c->mem == &coll_host_memops && c->tps[0]->ops->wait &&
+	if (c->ntp == 1 && c->mem == &coll_host_memops &&
 	    (c->crowded ? *spins > COMM_SPINS_BEFORE_WAIT : idle > COMM_WAIT_AFTER_NS) &&
 	    c->tps[0]->ops->wait(c->tps[0], COMM_WAIT_MS) != -EOPNOTSUPP)
 		return 0;

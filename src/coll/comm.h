@@ -76,6 +76,7 @@ struct coll_comm {
 	int max_channels;
 	int local_size; /* node layout for hierarchical (coll_comm_cfg) */
 	bool crowded;   /* coll_comm_cfg */
+	uint64_t chunk_size; /* coll_comm_cfg: 0 = auto */
 	struct comm_slot *slots;
 	struct comm_peer_wait *wait; /* nranks entries */
 	uint32_t seq; /* collective sequence number, same on every rank */

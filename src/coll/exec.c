@@ -97,6 +97,33 @@ static int slot_start(struct run *r, struct comm_slot *sl, int chan)
 	return slot_hook(r, sl, chan, r->c->mem->piece_start, "piece_start");
 }
 
+/*
+ * A receive that reduces: added into buf by the transport as the bytes arrive where it
+ * can (host memory, host memops), saving the copy into scratch; a transport without
+ * post_recv_reduce says -EOPNOTSUPP (its registry stub) and the bytes land in scratch
+ * for the memops' reduce. An overlap step's sends still read buf, so it reduces from
+ * scratch once they are done.
+ */
+static int post_reduce(struct run *r, struct comm_slot *sl, struct transport *t, int ti,
+		       const struct sched_xfer *x, uint64_t tag, size_t len, int idx,
+		       uint64_t cookie)
+{
+	int ret = -EOPNOTSUPP;
+
+	if (r->c->mem == &coll_host_memops && r->buf->kind == MEM_HOST &&
+	    !sl->s->steps[sl->step].overlap) {
+		ret = t->ops->post_recv_reduce(t, x->peer, tag, r->buf->mr[ti],
+					       r->off + (sl->base + x->off) * r->es, len, r->dt,
+					       reduce_sum, cookie);
+		if (!ret)
+			sl->fused |= (uint8_t)(1u << idx);
+	}
+	if (ret == -EOPNOTSUPP)
+		ret = t->ops->post_recv(t, x->peer, tag, r->scratch->mr[ti],
+					sl->scratch_off + sl->rscratch[idx], len, cookie);
+	return ret;
+}
+
 static int post_one(struct run *r, struct comm_slot *sl, int chan, const struct sched_xfer *x,
 		    bool is_send, int idx)
 {
@@ -111,18 +138,8 @@ static int post_one(struct run *r, struct comm_slot *sl, int chan, const struct 
 	if (is_send)
 		ret = t->ops->post_send(t, x->peer, tag, r->buf->mr[ti],
 					r->off + (sl->base + x->off) * r->es, len, cookie);
-	else if (x->mode == SCHED_RECV_REDUCE && t->ops->post_recv_reduce &&
-		 c->mem == &coll_host_memops && r->buf->kind == MEM_HOST &&
-		 !sl->s->steps[sl->step].overlap) {
-		/* the transport adds the bytes in place as they arrive: no scratch copy */
-		ret = t->ops->post_recv_reduce(t, x->peer, tag, r->buf->mr[ti],
-					       r->off + (sl->base + x->off) * r->es, len, r->dt,
-					       reduce_sum, cookie);
-		if (!ret)
-			sl->fused |= (uint8_t)(1u << idx);
-	} else if (x->mode == SCHED_RECV_REDUCE)
-		ret = t->ops->post_recv(t, x->peer, tag, r->scratch->mr[ti],
-					sl->scratch_off + sl->rscratch[idx], len, cookie);
+	else if (x->mode == SCHED_RECV_REDUCE)
+		ret = post_reduce(r, sl, t, ti, x, tag, len, idx, cookie);
 	else
 		ret = t->ops->post_recv(t, x->peer, tag, r->buf->mr[ti],
 					r->off + (sl->base + x->off) * r->es, len, cookie);

@@ -72,6 +72,7 @@ struct coll_comm_cfg {
 	int local_size;			  /* ranks per host in equal consecutive blocks
 					     (sched_local_size), -1 = not blocks, 0 = unknown:
 					     hierarchical needs it (schedule.h) */
+	uint64_t chunk_size;		  /* [collective] chunk_size; 0 = auto (coll_comm_chunk) */
 };
 
 struct coll_comm;
@@ -79,6 +80,13 @@ struct coll_comm;
 /* NULL on a bad configuration or out of memory (one log line says which). */
 struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg);
 void coll_comm_destroy(struct coll_comm *c);
+/*
+ * The chunk of an AllReduce of bytes on this comm, the one place [collective] chunk_size
+ * is resolved: the configured size, or with auto the smallest that the comm's transports
+ * choose for bytes (transport_ops.chunk_auto; never smaller for more bytes, so scratch
+ * sized with a case's largest bytes fits every call of the case).
+ */
+uint64_t coll_comm_chunk(const struct coll_comm *c, uint64_t bytes);
 /* The distinct transports of the comm, indexed as coll_buf.mr is. */
 int coll_comm_ntransports(const struct coll_comm *c);
 struct transport *coll_comm_transport(const struct coll_comm *c, int i);

@@ -68,6 +68,9 @@ struct job {
 	struct rank_ctx ranks[MAXR];
 };
 
+/* The loop transport as the registry would hand it out: unset ops filled with stubs. */
+static struct transport_ops loop_ops;
+
 static int fake_reduce(void *ctx, int chan, void *dst, const void *src, uint64_t count,
 		       enum dtype dt)
 {
@@ -152,16 +155,16 @@ static int setup_rank(struct rank_ctx *rc)
 		    .numa_node = -1,
 		    .abort_flag = &j->abort_flag,
 		};
-		rc->tp[i].ops = &loop_transport_ops;
+		rc->tp[i].ops = &loop_ops;
 		rc->tp[i].env = &rc->env[i];
-		if (loop_transport_ops.open(&rc->tp[i], &rc->env[i]))
+		if (loop_ops.open(&rc->tp[i], &rc->env[i]))
 			return -1;
-		if (loop_transport_ops.endpoint(&rc->tp[i], j->eps[i][rc->rank], &len))
+		if (loop_ops.endpoint(&rc->tp[i], j->eps[i][rc->rank], &len))
 			return -1;
 	}
 	pthread_barrier_wait(&j->bar);
 	for (int i = 0; i < NTP; i++)
-		if (loop_transport_ops.connect(&rc->tp[i], j->eps[i]))
+		if (loop_ops.connect(&rc->tp[i], j->eps[i]))
 			return -1;
 	for (int p = 0; p < j->n; p++)
 		peer_tp[p] = p == rc->rank ? NULL : &rc->tp[(p + rc->rank) % NTP];
@@ -200,7 +203,7 @@ static void teardown_rank(struct rank_ctx *rc)
 	coll_buf_deregister(rc->c, &rc->scratch);
 	coll_comm_destroy(rc->c);
 	for (int i = 0; i < NTP; i++)
-		loop_transport_ops.close(&rc->tp[i]);
+		loop_ops.close(&rc->tp[i]);
 	free(rc->mem);
 	free(rc->smem);
 	free(rc->fd.dev);
@@ -599,5 +602,6 @@ int main(void)
 	    cmocka_unit_test(test_matrix),
 	};
 
+	transport_ops_complete(&loop_ops, &loop_transport_ops);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

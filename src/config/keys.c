@@ -208,8 +208,9 @@ static const struct cfg_key keys[] = {
 	  .help = "untimed iterations per size" },
 	{ "collective", "chunk_size", CFG_SIZE, "auto", "bytes", 4096, 1073741824.0,
 	  .sweepable = true, .size_auto = true, FIELD(collective, chunk_size),
-	  .help = "bytes per message, the executor's pipelining unit; auto = the transport's "
-		  "(tcp 512KiB, cudaipc size/(2 ranks) in 4..64MiB, others 1MiB)" },
+	  .help = "bytes per message, the executor's pipelining unit; auto = what the case's "
+		  "transports choose for the size (the smallest of them); each row's chunk_bytes "
+		  "says which" },
 	{ "collective", "channels", CFG_INT, "2", "", 1, 64, .sweepable = true,
 	  FIELD(collective, channels), .help = "pipeline pieces in flight at once" },
 	{ "collective", "window", CFG_INT, "64", "", 1, 4096, .sweepable = true,

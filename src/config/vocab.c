@@ -16,26 +16,14 @@
 #include "workload/model.h"
 #include "coll/schedule.h"
 
-/* Transport names: the config vocabulary of enum transport_kind, one row per kind. */
-static const struct cfg_choice transport_choices[] = {
-	{ "auto", TP_AUTO, "per peer: cudaipc for GPU buffers on one host, else shm on the same host, verbs if a port is up, else tcp" },
-	{ "tcp", TP_TCP, "TCP sockets, several streams per peer" },
-	{ "shm", TP_SHM, "POSIX shared-memory rings between ranks of one host" },
-	{ "ib", TP_IB, "RDMA verbs over InfiniBand (LID routing)" },
-	{ "roce", TP_ROCE, "RDMA verbs over Ethernet (RoCEv2, GID routing)" },
-	{ "cudaipc", TP_CUDAIPC,
-	  "CUDA IPC between GPUs of one host, device to device (NVLink/PCIe P2P); "
-	  "GPU buffers only, never picked by auto" },
-	{ "nccl", TP_NCCL,
-	  "reference: hand each bucket to libnccl.so.2 (loaded at run time; one GPU per rank, "
-	  "NVLS off)" },
-};
-
+/* Transport names: the transport layer's table of enum transport_kind (transport.c). */
 bool vocab_transport_at(size_t i, struct cfg_choice *out)
 {
-	if (i >= ARRAY_SIZE(transport_choices))
+	const struct transport_kind_row *k = transport_kind_at(i);
+
+	if (!k)
 		return false;
-	*out = transport_choices[i];
+	*out = (struct cfg_choice){ k->name, k->kind, k->help };
 	return true;
 }
 

@@ -1,12 +1,11 @@
 /*
  * The GPU layer of a build without CUDA: the same API, every call logs once that
- * GPUs are unavailable and returns -ENOTSUP (or NULL / false); memops.h included.
+ * GPUs are unavailable and returns -ENOTSUP (or NULL / false).
  */
 #include <errno.h>
 #include <pthread.h>
 
 #include "gpu/gpu.h"
-#include "gpu/memops.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -245,33 +244,6 @@ int gpu_calibrate(struct gpu_stream *s GS_UNUSED, int timeout_ms GS_UNUSED,
 		  double *tflops GS_UNUSED)
 {
 	return stub();
-}
-
-struct gpu_memops *gpu_memops_create(int channels GS_UNUSED)
-{
-	stub();
-	return NULL;
-}
-
-void gpu_memops_destroy(struct gpu_memops *m GS_UNUSED)
-{
-}
-
-const struct coll_memops *gpu_memops_ops(struct gpu_memops *m GS_UNUSED)
-{
-	return NULL;
-}
-
-int gpu_memops_mirror(struct gpu_memops *m GS_UNUSED, enum gpu_mirror which GS_UNUSED,
-		      void *host GS_UNUSED, void *dev GS_UNUSED, uint64_t bytes GS_UNUSED)
-{
-	return stub();
-}
-
-void gpu_memops_traffic(const struct gpu_memops *m GS_UNUSED, uint64_t *d2h, uint64_t *h2d)
-{
-	*d2h = 0;
-	*h2d = 0;
 }
 
 int gpu_mem_range(const void *p GS_UNUSED, void **base GS_UNUSED, size_t *bytes GS_UNUSED)

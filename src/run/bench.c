@@ -17,7 +17,7 @@
 
 #include "run/run.h"
 #include "coll/verify.h"
-#include "gpu/memops.h"
+#include "coll/gpu_memops.h"
 #include "util/common.h"
 #include "util/cpus.h"
 #include "util/log.h"
@@ -280,7 +280,7 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 				samples_host_cpu(rr, s, h0);
 			run_comm_stats(rc, &t1);
 			s->cpu_ns = cpu + (t1.cpu_ns - t0.cpu_ns);
-			ret = collect_row(rr, rc, s, n > 1 ? 2.0 * (n - 1) / n : 0.0, "allreduce",
+			ret = collect_row(rr, rc, s, coll_busbw_factor(co->op, n), "allreduce",
 					  run_comm_algo_name(rc, cs.algo), rows);
 			if (!ret)
 				ret = run_links_collect(rr, rc, snap,
@@ -379,7 +379,8 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 		}
 		/* ranks beyond 1 take no part: their zero samples must not win the max */
 		if (!ret)
-			ret = collect_row(rr, rc, s, 1.0, bw ? "write_bw" : "write_lat", "p2p", rows);
+			ret = collect_row(rr, rc, s, coll_busbw_factor(co->op, rr->li.nranks),
+					  bw ? "write_bw" : "write_lat", "p2p", rows);
 		free(s);
 	}
 	return ret;
@@ -470,13 +471,6 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 	*results = NULL;
 	for (si = 0; si < co->nsizes; si++)
 		bb.max = GS_MAX(bb.max, co->sizes[si]);
-	if (co->op != COLL_OP_ALLREDUCE && rc->gpu) {
-		/* perftest-style modes move bytes with no memops: they measure host buffers */
-		rc->gpu = NULL;
-		rc->gpath.mode = RUN_GPU_HOST;
-		snprintf(rc->gpath.reason, sizeof(rc->gpath.reason),
-			 "write_bw/write_lat use host buffers");
-	}
 	bb.pristine = rc->gpu ? gpu_alloc(bb.max) : malloc(bb.max);
 	if (!bb.pristine) {
 		ret = -ENOMEM;
@@ -491,7 +485,7 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 	if (bb.work.host)
 		run_node_verify(rr, bb.work.host, bb.max);
 	ret = run_dbuf_alloc(rc, &bb.scratch,
-			     coll_scratch_bytes(run_comm_chunk(rc, co, bb.max), co->channels),
+			     coll_scratch_bytes(run_comm_chunk(rc, bb.max), co->channels),
 			     GPU_MIRROR_SCRATCH);
 	if (ret)
 		goto out_work;

@@ -13,69 +13,43 @@
 #include <string.h>
 
 #include "run/run.h"
-#include "gpu/memops.h"
+#include "coll/gpu_memops.h"
 #include "topo/rail.h"
+#include "transport/transport_select.h"
 #include "util/common.h"
 #include "util/cpus.h"
 #include "util/log.h"
 
-/* Kinds considered, in registry (preference) order. */
-static int candidate_kinds(int want, int *kinds, int max)
-{
-	size_t i;
-	int n = 0;
-
-	for (i = 0; i < transport_count() && n < max; i++) {
-		const struct transport_ops *ops = transport_at(i);
-
-		if (want == TP_AUTO) {
-			/* never the reference; cudaipc only says yes for GPU buffers (gpu_buffers) */
-			if (ops->kind == TP_NCCL)
-				continue;
-		} else if (ops->kind != want) {
-			continue;
-		}
-		kinds[n++] = ops->kind;
-	}
-	return n;
-}
-
+/* Every pair's transport from the all-gathered matrix; this rank's peers and the kinds
+ * used anywhere (each takes part in one endpoint exchange). */
 static int choose_peers(struct run_rank *rr, struct run_comm *rc, const uint32_t *can,
 			bool *used_global)
 {
 	int n = rr->li.nranks, me = rr->li.rank, want = rr->ecase->cfg.transport.kind;
-	int kinds[TP_KIND_COUNT], nk = candidate_kinds(want, kinds, TP_KIND_COUNT);
-	int a, b, i;
+	int kinds[TP_KIND_COUNT], nk = transport_select_candidates(want, kinds, TP_KIND_COUNT);
+	int *pair = malloc((size_t)n * n * sizeof(*pair));
+	int a = -1, b = -1, p, ret;
 
-	for (a = 0; a < n; a++) {
-		for (b = a + 1; b < n; b++) {
-			int chosen = -1;
-
-			for (i = 0; i < nk && chosen < 0; i++) {
-				uint32_t bit = 1u << kinds[i];
-
-				if ((can[(size_t)a * n + b] & bit) && (can[(size_t)b * n + a] & bit))
-					chosen = kinds[i];
-			}
-			if (chosen < 0) {
-				log_err(LOG_TRANSPORT,
-					"transport %s cannot connect rank %d (%s) and rank %d (%s)%s",
-					transport_kind_name(want), a, rr->hosts[a].hostname, b,
-					rr->hosts[b].hostname,
-					want == TP_SHM ? ": shm needs both ranks on one host; use transport = tcp"
-						       : (want == TP_IB || want == TP_ROCE)
-							 ? ": no usable RDMA port; use transport = tcp"
-							 : "");
-				return -EHOSTUNREACH;
-			}
-			used_global[chosen] = true;
-			if (a == me)
-				rc->peer_kind[b] = chosen;
-			else if (b == me)
-				rc->peer_kind[a] = chosen;
-		}
+	if (!pair)
+		return -ENOMEM;
+	ret = transport_select_pairs(kinds, nk, n, can, pair, &a, &b);
+	if (ret) {
+		log_err(LOG_TRANSPORT, "transport %s cannot connect rank %d (%s) and rank %d (%s)%s",
+			transport_kind_name(want), a, rr->hosts[a].hostname, b,
+			rr->hosts[b].hostname,
+			want == TP_SHM ? ": shm needs both ranks on one host; use transport = tcp"
+			: (want == TP_IB || want == TP_ROCE) ? ": no usable RDMA port; use transport = tcp"
+							     : "");
+		goto out;
 	}
-	return 0;
+	for (p = 0; p < (int)((size_t)n * n); p++)
+		if (pair[p] >= 0)
+			used_global[pair[p]] = true;
+	for (p = 0; p < n; p++)
+		rc->peer_kind[p] = pair[(size_t)me * n + p];
+out:
+	free(pair);
+	return ret;
 }
 
 static int comm_open_one(struct run_comm *rc, int k, void *ep, size_t *eplen)
@@ -110,6 +84,7 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 		.local_size = sched_local_size(rr->host_of_rank, rr->li.nranks),
 		.crowded = cpus_crowded(cpus_host_ranks(rr->host_of_rank, rr->li.nranks,
 							rr->li.rank), 1),
+		.chunk_size = c->collective.chunk_size,
 	};
 	int p;
 
@@ -147,24 +122,9 @@ static int comm_nccl_open(struct run_rank *rr, struct run_comm *rc)
 	return ret;
 }
 
-uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co, uint64_t bytes)
+uint64_t run_comm_chunk(const struct run_comm *rc, uint64_t bytes)
 {
-	uint64_t chunk = 0;
-
-	if (co->chunk_size)
-		return co->chunk_size;
-	for (int k = 0; k < TP_KIND_COUNT; k++) {
-		const struct transport_ops *ops = rc->tp[k].ops;
-		uint64_t hint;
-
-		if (!rc->open[k])
-			continue;
-		hint = ops->chunk_auto	  ? ops->chunk_auto(bytes, rc->nranks)
-		       : ops->chunk_hint ? ops->chunk_hint
-					 : TP_CHUNK_DEFAULT;
-		chunk = chunk ? GS_MIN(chunk, hint) : hint;
-	}
-	return chunk ? chunk : TP_CHUNK_DEFAULT;
+	return rc->coll ? coll_comm_chunk(rc->coll, bytes) : 0;
 }
 
 int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t off,
@@ -175,16 +135,15 @@ int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t
 
 	if (!rc->nccl)
 		return coll_allreduce(rc->coll, &buf->cb, off, &scratch->cb, count, dt, op, co->algo,
-				      run_comm_chunk(rc, co, count * dtype_size(dt)), co->channels, cs);
+				      run_comm_chunk(rc, count * dtype_size(dt)), co->channels, cs);
 	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu->comm);
 	if (!ret)
 		ret = gpu_stream_sync(rc->gpu->comm, rc->timeout_ms);
 	if (cs) {
 		memset(cs, 0, sizeof(*cs));
-		/* NCCL's ring moves 2(n-1)/n of the buffer per rank */
-		cs->bytes_sent = rc->nranks > 1 ? count * dtype_size(dt) * 2 * (rc->nranks - 1) /
-							 rc->nranks
-						: 0;
+		/* NCCL's ring moves the bus factor's share of the buffer per rank */
+		cs->bytes_sent = (uint64_t)(count * dtype_size(dt) *
+					    coll_busbw_factor(COLL_OP_ALLREDUCE, rc->nranks));
 	}
 	return ret;
 }
@@ -236,6 +195,8 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 	if (want == TP_NCCL) {
 		ret = comm_nccl_open(rr, rc);
 		if (!ret)
+			ret = run_gpu_path_setup(rr, rc);
+		if (!ret)
 			ret = run_gpu_comm_setup(rr, rc);
 		goto out;
 	}
@@ -283,14 +244,21 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 	ret = bootstrap_allgather(rr->bs, mine, can, n * sizeof(*mine));
 	if (ret)
 		goto out;
-	for (p = 0; p < n; p++)
-		rc->peer_kind[p] = -1;
 	ret = choose_peers(rr, rc, can, used_global);
 	if (ret)
 		goto out;
 	for (p = 0; p < n; p++)
 		if (rc->peer_kind[p] >= 0)
 			rc->use_peer[rc->peer_kind[p]][p] = true;
+	/* the GPU path is fixed before any transport opens: the env they get is final */
+	ret = run_gpu_path_setup(rr, rc);
+	if (ret)
+		goto out;
+	if (rc->gpath.flush) {
+		/* read by the verbs transports when GPU buffers are registered */
+		rc->env[TP_IB].gdr_flush = true;
+		rc->env[TP_ROCE].gdr_flush = true;
+	}
 
 	/* one endpoint exchange per transport in use anywhere, in kind order on every rank */
 	for (k = 0; k < TP_KIND_COUNT; k++) {

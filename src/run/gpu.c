@@ -1,8 +1,7 @@
 /*
  * The rank's GPU in `gradsync run`: opened by the first case that asks for one (never in
- * the driver, which forks the ranks), calibrated for compute = gemm / spin, the path of the
- * case's GPU buffers (gdr.c) and those buffers: device memory registered directly for
- * GPUDirect RDMA, or device memory with a pinned host mirror the transports use.
+ * the driver, which forks the ranks), calibrated for compute = gemm / spin, and the path
+ * of the case's GPU buffers (decided by topo/gdr.c before the transports open).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,10 +9,9 @@
 #include <string.h>
 
 #include "run/run.h"
-#include "gpu/memops.h"
+#include "coll/gpu_memops.h"
 #include "util/common.h"
 #include "util/log.h"
-#include "util/shmem.h"
 
 #define RUN_GPU_TIMEOUT_MS 60000
 
@@ -124,6 +122,13 @@ json_t *run_gpu_json(const struct run_rank *rr)
 			 p->dmabuf_supported, "gdr", p->gdr_supported, "topo_index", rr->gpu_index);
 }
 
+json_t *run_gpu_path_json(const struct gdr_path *p)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "mode", gdr_path_mode_name(p->mode),
+			 "mechanism", p->mechanism, "gpu_nic_path", p->gpu_nic_path, "gdr_level",
+			 p->gdr_level, "flush", p->flush, "reason", p->reason);
+}
+
 /* The RDMA NIC the case names (transport.device = NAME[:PORT]), "" for auto. */
 static void case_nic(const struct run_rank *rr, char *name, size_t len)
 {
@@ -131,12 +136,49 @@ static void case_nic(const struct run_rank *rr, char *name, size_t len)
 	name[strcspn(name, ":")] = '\0';
 }
 
-int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc)
+/* What carries the case's bytes for the GPU path: the slowest wire decides (any tcp/shm
+ * peer stages the buffers). */
+static enum gdr_wire case_wire(const struct run_comm *rc)
+{
+	bool used[TP_KIND_COUNT] = { false };
+	int p;
+
+	for (p = 0; p < rc->nranks; p++)
+		if (rc->peer_kind[p] >= 0)
+			used[rc->peer_kind[p]] = true;
+	if (used[TP_TCP] || used[TP_SHM])
+		return GDR_WIRE_HOST;
+	if (used[TP_IB] || used[TP_ROCE])
+		return GDR_WIRE_RDMA;
+	return used[TP_CUDAIPC] ? GDR_WIRE_IPC : GDR_WIRE_HOST;
+}
+
+/* The verbs transport the case's RDMA peers use, -1 for none. */
+static int case_rdma_kind(const struct run_comm *rc)
+{
+	int p, k = -1;
+
+	for (p = 0; p < rc->nranks; p++)
+		if (rc->peer_kind[p] == TP_IB || rc->peer_kind[p] == TP_ROCE)
+			k = rc->peer_kind[p];
+	return k;
+}
+
+static void rank_gdr_gpu(const struct run_rank *rr, struct gdr_gpu *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->gpu_index = rr->gpu_index;
+	g->dmabuf_supported = rr->gpu->props.dmabuf_supported;
+	g->cc_major = rr->gpu->props.cc_major;
+	g->cc_minor = rr->gpu->props.cc_minor;
+}
+
+int run_gpu_path_setup(struct run_rank *rr, struct run_comm *rc)
 {
 	const struct cfg *c = &rr->ecase->cfg;
-	struct run_gpu_facts f = { .gpu_index = rr->gpu_index };
+	struct gdr_gpu g;
 	char nic[64];
-	int k, kind = -1, ret;
+	int ret, k;
 
 	rc->gpu = NULL;
 	memset(&rc->gpath, 0, sizeof(rc->gpath));
@@ -144,52 +186,97 @@ int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc)
 		 case_wants_gpu(rr) ? "no GPU on this rank" : "[gpu] device = none");
 	if (!rr->gpu || !case_wants_gpu(rr))
 		return 0;
+	if (c->collective.op != COLL_OP_ALLREDUCE && !rc->nccl) {
+		/* perftest-style modes move bytes with no memops: they measure host buffers */
+		snprintf(rc->gpath.reason, sizeof(rc->gpath.reason),
+			 "write_bw/write_lat use host buffers");
+		return 0;
+	}
 	rc->gpu = rr->gpu;
 	if (rc->nccl) {
 		/* the reference: NCCL takes the GPU buffers and chooses its own path */
-		rc->gpath.mode = RUN_GPU_NCCL;
+		rc->gpath.mode = GDR_PATH_NCCL;
 		snprintf(rc->gpath.reason, sizeof(rc->gpath.reason),
 			 "transport = nccl: libnccl moves GPU buffers itself");
-		rc->gmem = gpu_memops_create(c->collective.channels);
-		return rc->gmem ? 0 : -ENOMEM;
+		return 0;
 	}
-	f.dmabuf_supported = rr->gpu->props.dmabuf_supported;
-	f.cc_major = rr->gpu->props.cc_major;
-	f.cc_minor = rr->gpu->props.cc_minor;
-	/* the slowest path decides: any tcp/shm peer stages the buffers */
-	for (k = 0; k < TP_KIND_COUNT; k++) {
-		bool used = false;
-
-		for (int p = 0; p < rc->nranks; p++)
-			used |= rc->peer_kind[p] == k;
-		if (used && (kind < 0 || k == TP_TCP || k == TP_SHM))
-			kind = k;
-	}
+	rank_gdr_gpu(rr, &g);
 	case_nic(rr, nic, sizeof(nic));
-	/* device = auto: judge GDR on the NIC the verbs transport opened (the rank's rail, or
-	 * the first ACTIVE port when the rail had none), not on a NIC it does not use */
-	if ((!nic[0] || !strcmp(nic, "auto")) && kind >= 0 && rc->open[kind] &&
-	    (kind == TP_IB || kind == TP_ROCE)) {
-		struct tp_path_info pi;
-
-		if (!rc->tp[kind].ops->path_info(&rc->tp[kind], &pi))
-			snprintf(nic, sizeof(nic), "%s", pi.device);
-	}
-	ret = run_gdr_decide(rr->topo, &f, kind < 0 ? TP_TCP : kind, nic, &c->gpu, &rc->gpath);
+	/* device = auto: judge GDR on the NIC verbs opens first, the rank's rail
+	 * (path_confirm checks the one it opened) */
+	k = case_rdma_kind(rc);
+	if ((!nic[0] || !strcmp(nic, "auto")) && k >= 0 && rc->env[k].rail[0])
+		snprintf(nic, sizeof(nic), "%s", rc->env[k].rail);
+	snprintf(rc->gdr_nic, sizeof(rc->gdr_nic), "%s", nic);
+	ret = gdr_decide(rr->topo, &g, case_wire(rc), nic, &c->gpu, &rc->gpath);
 	if (ret) {
 		log_err(LOG_GPU, "case %s: %s (GPU %s)", rr->ecase->name, rc->gpath.reason,
 			rr->gpu->props.name);
 		return ret;
 	}
-	if (rc->gpath.mode == RUN_GPU_STAGED && strstr(rc->gpath.reason, "auto, staged"))
+	if (rc->gpath.fallback)
 		log_warn(LOG_GPU, "case %s: %s", rr->ecase->name, rc->gpath.reason);
-	/* read by the open verbs transports when GPU buffers are registered, after this */
-	if (rc->gpath.flush &&
-	    (rc->gpath.mode == RUN_GPU_GDR_WRITE || rc->gpath.mode == RUN_GPU_GDR_RW)) {
-		rc->env[TP_IB].gdr_flush = true;
-		rc->env[TP_ROCE].gdr_flush = true;
+	return 0;
+}
+
+/*
+ * device = auto and the rail had no ACTIVE port: verbs opened another NIC, and GDR is
+ * judged again on that one before any buffer exists. The transports were opened with
+ * their receive flush fixed, so a NIC that would need one it was not given stages.
+ */
+static int path_confirm(struct run_rank *rr, struct run_comm *rc)
+{
+	const struct cfg *c = &rr->ecase->cfg;
+	int k = case_rdma_kind(rc), ret;
+	struct tp_path_info pi;
+	struct gdr_path p;
+	struct gdr_gpu g;
+	char nic[64];
+
+	case_nic(rr, nic, sizeof(nic));
+	if (rc->nccl || case_wire(rc) != GDR_WIRE_RDMA || (nic[0] && strcmp(nic, "auto")) ||
+	    k < 0 || !rc->open[k] || rc->tp[k].ops->path_info(&rc->tp[k], &pi) ||
+	    !strcmp(pi.device, rc->gdr_nic))
+		return 0;
+	rank_gdr_gpu(rr, &g);
+	ret = gdr_decide(rr->topo, &g, GDR_WIRE_RDMA, pi.device, &c->gpu, &p);
+	if (!ret && p.flush && !rc->env[k].gdr_flush) {
+		if (c->gpu.gdr == GPU_ON) {
+			snprintf(p.reason, sizeof(p.reason),
+				 "gdr = on impossible: verbs opened NIC %s (not the rail %s), which needs receive flushes",
+				 pi.device, rc->gdr_nic[0] ? rc->gdr_nic : "auto");
+			ret = -EOPNOTSUPP;
+		} else {
+			p.mode = GDR_PATH_STAGED;
+			p.flush = false;
+			p.fallback = true;
+			p.mechanism[0] = '\0';
+			snprintf(p.reason, sizeof(p.reason),
+				 "gdr = auto, staged: verbs opened NIC %s (not the rail %s), which needs receive flushes",
+				 pi.device, rc->gdr_nic[0] ? rc->gdr_nic : "auto");
+		}
 	}
-	rc->gmem = gpu_memops_create(c->collective.channels);
+	rc->gpath = p;
+	snprintf(rc->gdr_nic, sizeof(rc->gdr_nic), "%s", pi.device);
+	if (ret) {
+		log_err(LOG_GPU, "case %s: %s (GPU %s)", rr->ecase->name, p.reason, rr->gpu->props.name);
+		return ret;
+	}
+	if (p.fallback)
+		log_warn(LOG_GPU, "case %s: %s", rr->ecase->name, p.reason);
+	return 0;
+}
+
+int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc)
+{
+	int ret;
+
+	if (!rc->gpu)
+		return 0;
+	ret = path_confirm(rr, rc);
+	if (ret)
+		return ret;
+	rc->gmem = gpu_memops_create(rr->ecase->cfg.collective.channels);
 	return rc->gmem ? 0 : -ENOMEM;
 }
 
@@ -197,117 +284,4 @@ void run_gpu_comm_close(struct run_comm *rc)
 {
 	gpu_memops_destroy(rc->gmem);
 	rc->gmem = NULL;
-}
-
-/*
- * Host buffers are shmem allocations where possible: shm peers then reduce and copy
- * straight from them (one pass instead of two through the ring's slots). Pinned mirrors
- * of GPU buffers cannot be (the driver allocates them) and go through slots.
- */
-static int host_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes)
-{
-	if (rc->gpu) {
-		b->host = gpu_host_alloc(bytes ? bytes : 1); /* pinned and touched */
-		b->pinned = b->host != NULL;
-	} else if ((b->host = shmem_alloc(bytes))) {
-		b->shared = true; /* touched too */
-	} else if (posix_memalign(&b->host, 4096, bytes ? bytes : 1)) {
-		b->host = NULL;
-	} else {
-		/* touch every page now: a first touch on the data path costs ~15 us a page */
-		memset(b->host, 0, bytes);
-	}
-	return b->host ? 0 : -ENOMEM;
-}
-
-static void host_free(struct run_dbuf *b)
-{
-	if (b->pinned)
-		gpu_host_free(b->host);
-	else if (b->shared)
-		shmem_free(b->host);
-	else
-		free(b->host);
-	b->host = NULL;
-	b->pinned = b->shared = false;
-}
-
-/* Staged through host: the data always; scratch unless the NIC writes GPU memory. */
-/* With transport = nccl there is no comm of ours: the buffer is only described. */
-static int dbuf_register(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes)
-{
-	void *p = b->host ? b->host : b->dev;
-	enum mem_kind kind = b->host ? MEM_HOST : MEM_CUDA;
-
-	if (rc->coll)
-		return coll_buf_register(rc->coll, &b->cb, p, bytes, kind);
-	memset(&b->cb, 0, sizeof(b->cb));
-	b->cb.ptr = p;
-	b->cb.bytes = bytes;
-	b->cb.kind = kind;
-	return 0;
-}
-
-static void dbuf_deregister(struct run_comm *rc, struct run_dbuf *b)
-{
-	if (rc->coll)
-		coll_buf_deregister(rc->coll, &b->cb);
-}
-
-static bool staged(const struct run_comm *rc, int which)
-{
-	return rc->gpath.mode == RUN_GPU_STAGED ||
-	       (rc->gpath.mode == RUN_GPU_GDR_WRITE && which == GPU_MIRROR_DATA);
-}
-
-int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int which)
-{
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	if (rc->gpu) {
-		b->dev = gpu_alloc(bytes ? bytes : 1);
-		if (!b->dev)
-			return -ENOMEM;
-		ret = gpu_memset_async(b->dev, 0, bytes, rc->gpu->comm);
-		if (!ret)
-			ret = gpu_stream_sync(rc->gpu->comm, RUN_GPU_TIMEOUT_MS);
-		if (ret)
-			goto out_dev;
-	}
-	if (!rc->gpu || staged(rc, which)) {
-		ret = host_alloc(rc, b, bytes);
-		if (ret)
-			goto out_dev;
-	}
-	ret = dbuf_register(rc, b, bytes);
-	if (ret) {
-		log_err(LOG_TRANSPORT, "register %llu bytes of %s memory with the case's transports: %s",
-			(unsigned long long)bytes, b->host ? "host" : "GPU", strerror(-ret));
-		goto out_host;
-	}
-	if (rc->gpu && b->host)
-		ret = gpu_memops_mirror(rc->gmem, which, b->host, b->dev, bytes);
-	if (!ret)
-		return 0;
-	dbuf_deregister(rc, b);
-out_host:
-	host_free(b);
-out_dev:
-	gpu_free(b->dev);
-	b->dev = NULL;
-	return ret;
-}
-
-void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which)
-{
-	if (!b->cb.ptr)
-		return;
-	if (rc->gmem)
-		gpu_memops_mirror(rc->gmem, which, NULL, NULL, 0);
-	dbuf_deregister(rc, b);
-	host_free(b);
-	gpu_free(b->dev);
-	b->dev = NULL;
-	b->cb.ptr = NULL;
 }

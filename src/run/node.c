@@ -168,13 +168,13 @@ json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc)
 		}
 	}
 	/* GPU to GPU (cudaipc, NCCL) runs over NVLink or PCIe P2P: sysfs shows neither rate */
-	if (rc->gpu && (rc->gpath.mode == RUN_GPU_IPC || rc->gpath.mode == RUN_GPU_NCCL))
+	if (rc->gpu && (rc->gpath.mode == GDR_PATH_IPC || rc->gpath.mode == GDR_PATH_NCCL))
 		return json_pack("{s:s, s:f, s:s}", "kind", "none", "Bps", 0.0, "desc",
 				 "GPU to GPU (NVLink or PCIe P2P): link rate not known to gradsync");
 	/* staged GPU buffers cross the GPU's PCIe link both ways: it bounds them too */
-	if (rc->gpu && rc->gpath.mode != RUN_GPU_GDR_RW && best >= 0) {
+	if (rc->gpu && rc->gpath.mode != GDR_PATH_RW && best >= 0) {
 		char pdesc[80];
-		double pcie = run_gpu_pcie_Bps(rr->topo, rr->gpu_index, pdesc, sizeof(pdesc));
+		double pcie = topo_gpu_pcie_Bps(rr->topo, rr->gpu_index, pdesc, sizeof(pdesc));
 
 		if (pcie > 0 && (best == 0 || pcie < best)) {
 			best = pcie;

@@ -183,7 +183,7 @@ int run_rank_case(struct run_rank *rr)
 			char gp[64];
 
 			/* the report's path column shows the mode; the object has the why */
-			snprintf(gp, sizeof(gp), "%s%s%s%s", run_gpu_mode_name(rc.gpath.mode),
+			snprintf(gp, sizeof(gp), "%s%s%s%s", gdr_path_mode_name(rc.gpath.mode),
 				 *rc.gpath.mechanism ? " (" : "", rc.gpath.mechanism,
 				 *rc.gpath.mechanism ? ")" : "");
 			json_object_set_new(path, "gpu_path", json_string(gp));

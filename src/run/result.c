@@ -201,7 +201,7 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 				    bytes > 0 && host_cpu > 0 ? json_real(host_cpu / bytes) : json_null());
 		if (!rc->nccl) /* NCCL cuts its own chunks */
 			json_object_set_new(row, "chunk_bytes",
-					    json_integer((json_int_t)run_comm_chunk(rc, co, per_rank[0]->size)));
+					    json_integer((json_int_t)run_comm_chunk(rc, per_rank[0]->size)));
 		if (strcmp(op, "allreduce") != 0) {
 			/* write_bw/lat: the configured messages (round trips) per measurement,
 			 * and how many measurements the times summarise; times are per message */

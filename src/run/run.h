@@ -15,12 +15,13 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#include "run/gpu.h"
 #include "coll/exec.h"
 #include "coll/nccl_ref.h"
 #include "config/experiment.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
+#include "gpu/gpu.h"
+#include "topo/gdr.h"
 #include "topo/numa.h"
 #include "topo/topo.h"
 #include "transport/transport.h"
@@ -81,7 +82,9 @@ struct run_comm {
 	int nranks;
 	struct gpu_ctx *gpu;             /* the case's GPU, NULL = host buffers */
 	struct gpu_memops *gmem;         /* the executor's memops for GPU buffers */
-	struct run_gpu_path gpath;       /* how GPU buffers reach the wire */
+	struct gdr_path gpath;           /* how GPU buffers reach the wire, fixed before the
+					  * transports open */
+	char gdr_nic[64];                /* the NIC gpath was judged on, "" = auto */
 };
 
 /* A data buffer of a case: GPU memory (with a pinned host mirror when staged) or host. */
@@ -120,9 +123,9 @@ int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t
 		       const struct coll_opts *co, struct coll_stats *cs);
 /* The algorithm an AllReduce ran, for reports ("nccl" under the reference). */
 const char *run_comm_algo_name(const struct run_comm *rc, int algo);
-/* [collective] chunk_size, or with auto the smallest chunk the open transports choose
- * for an AllReduce of bytes (scratch is sized with the largest bytes of a case) */
-uint64_t run_comm_chunk(const struct run_comm *rc, const struct coll_opts *co, uint64_t bytes);
+/* The chunk of an AllReduce of bytes (coll_comm_chunk: resolved there, once); 0 under
+ * transport = nccl, which cuts its own. */
+uint64_t run_comm_chunk(const struct run_comm *rc, uint64_t bytes);
 /* Sum of stats over the open transports. */
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
 /* The path facts of the case: the transport most peers use; *all gets every open one. */
@@ -140,16 +143,26 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out);
  */
 int run_gpu_case_open(struct run_rank *rr);
 void run_gpu_close(struct run_rank *rr);
-/* Decide the case's GPU path and create the memops (rc->coll not yet created). */
+/*
+ * Decide the case's GPU path once the peers' transports are chosen (rc->peer_kind) and
+ * before any transport opens, so the env each is opened with is final (gdr_flush).
+ */
+int run_gpu_path_setup(struct run_rank *rr, struct run_comm *rc);
+/*
+ * After the transports open, before any buffer: with device = auto, the GPU path judged
+ * again if verbs opened another NIC than the rail; then the executor's memops for the
+ * case's GPU buffers (rc->coll not yet created).
+ */
 int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc);
 void run_gpu_comm_close(struct run_comm *rc);
 /* The case's GPU facts for its JSON (rank side: may call gpu_*), NULL without a GPU. */
 json_t *run_gpu_json(const struct run_rank *rr);
+json_t *run_gpu_path_json(const struct gdr_path *p);
 /*
  * Allocate (and touch), then register with the case's comm, a buffer of the case's data
  * (which = GPU_MIRROR_DATA) or receive scratch (GPU_MIRROR_SCRATCH): host memory without a
  * GPU; with one, device memory plus, where rc->gpath stages it, a pinned host mirror
- * that the transports use and rc->gmem copies (gpu/memops.h).
+ * that the transports use and rc->gmem copies (coll/gpu_memops.h).
  */
 int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int which);
 void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which);

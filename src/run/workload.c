@@ -10,7 +10,7 @@
 
 #include "run/run.h"
 #include "run/wl_gpu.h"
-#include "gpu/memops.h"
+#include "coll/gpu_memops.h"
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -405,7 +405,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	if (wc.grads.host)
 		run_node_verify(rr, wc.grads.host, plan.bytes);
 	ret = run_dbuf_alloc(rc, &wc.scratch,
-			     coll_scratch_bytes(run_comm_chunk(rc, &cfg->collective, plan.bytes),
+			     coll_scratch_bytes(run_comm_chunk(rc, plan.bytes),
 					cfg->collective.channels),
 			     GPU_MIRROR_SCRATCH);
 	if (ret)

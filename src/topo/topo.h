@@ -162,5 +162,10 @@ const char *topo_path_name(enum topo_path cls);
 bool topo_is_bdf(const char *s, size_t n);
 /* PCIe generation from GT/s (2.5 -> 1 ... 64 -> 6), 0 unknown. */
 int topo_pcie_gen(double gts);
+/*
+ * Bytes/s of the GPU's PCIe link in one direction (GT/s x lanes x line coding), the bound
+ * of a staged path; 0 when topo does not know the link. *desc: "PCIe Gen5 x16 63.0 GB/s".
+ */
+double topo_gpu_pcie_Bps(const struct topo *t, int gpu_index, char *desc, size_t len);
 
 #endif

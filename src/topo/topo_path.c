@@ -295,3 +295,21 @@ bool topo_gdr_allowed(enum topo_path cls, int gdr_level)
 		return false;
 	return cls <= level_max[gdr_level];
 }
+
+double topo_gpu_pcie_Bps(const struct topo *t, int gpu_index, char *desc, size_t len)
+{
+	const struct topo_pcie_link *l;
+	int gen;
+	double Bps;
+
+	if (gpu_index < 0 || gpu_index >= t->n_gpus)
+		return 0;
+	l = &t->gpus[gpu_index].link;
+	gen = topo_pcie_gen(l->cur_gts);
+	if (!gen || l->cur_width < 1)
+		return 0;
+	/* 8b/10b up to Gen2, 128b/130b from Gen3 (Gen6's FLIT mode is close to it) */
+	Bps = l->cur_gts * 1e9 * l->cur_width * (gen >= 3 ? 128.0 / 130.0 : 0.8) / 8.0;
+	snprintf(desc, len, "GPU PCIe Gen%d x%d %.1f GB/s", gen, l->cur_width, Bps / 1e9);
+	return Bps;
+}

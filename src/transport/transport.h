@@ -161,11 +161,10 @@ struct transport;
 struct transport_ops {
 	const char *name;
 	int kind;                              /* enum transport_kind */
-	/* [collective] chunk_size = auto: the message size this transport moves best
-	 * (0 = TP_CHUNK_DEFAULT), or chunk_auto's answer for an AllReduce of bytes over
-	 * nranks when it has one (never smaller for more bytes); a case over several
-	 * transports takes the smallest */
-	uint64_t chunk_hint;
+	/* [collective] chunk_size = auto: the message size this transport moves best in an
+	 * AllReduce of bytes over nranks (never smaller for more bytes; unset:
+	 * TP_CHUNK_DEFAULT); a comm over several transports takes the smallest
+	 * (coll_comm_chunk) */
 	uint64_t (*chunk_auto)(uint64_t bytes, int nranks);
 	/* May this transport reach peer? Pure predicate on env (same host, device present). */
 	bool (*can_connect)(const struct transport_env *env, int peer);
@@ -181,8 +180,8 @@ struct transport_ops {
 	int (*post_recv)(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
 			 size_t len, uint64_t cookie);
 	int (*poll)(struct transport *t, struct tp_completion *c, int max);
-	/* Optional: post_recv whose bytes are added into the region instead of replacing
-	 * it: red(dst, src, count, dt) with count elements of dt at a time, called from
+	/* Optional (-EOPNOTSUPP when unset): post_recv whose bytes are added into the
+	 * region instead of replacing it: red(dst, src, count, dt) with count elements of dt at a time, called from
 	 * post/poll as pieces arrive (host memory only; len a multiple of the element).
 	 * Saves the executor's copy into scratch before its own reduce. */
 	int (*post_recv_reduce)(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr,
@@ -211,13 +210,26 @@ struct transport {
  */
 int transport_sweep_job(uint64_t job_id);
 
-/* The registry: every compiled-in transport in preference order (verbs, shm, tcp, ...). */
+/*
+ * The registry: every compiled-in transport in preference order (cudaipc, shm, verbs,
+ * tcp). The tables it hands out are complete: every op it lacks is a stub (-ENOTSUP,
+ * -EOPNOTSUPP for the optional ones, TP_CHUNK_DEFAULT for chunk_auto), so callers never
+ * test an op for NULL.
+ */
 const struct transport_ops *transport_find(int kind);
 const struct transport_ops *transport_by_name(const char *name);
 size_t transport_count(void);
 const struct transport_ops *transport_at(size_t i);
-/* Fill unset ops with stubs returning -ENOTSUP so callers never NULL-check. */
+/* Fill unset ops of src with the stubs into dst (the registry does it for its own). */
 void transport_ops_complete(struct transport_ops *dst, const struct transport_ops *src);
+
+/* The config vocabulary of enum transport_kind: one row per kind, auto and nccl too. */
+struct transport_kind_row {
+	int kind;
+	const char *name;
+	const char *help;
+};
+const struct transport_kind_row *transport_kind_at(size_t i); /* NULL past the end */
 const char *transport_kind_name(int kind);
 
 #endif

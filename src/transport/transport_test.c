@@ -32,6 +32,19 @@ static void test_lookup(void **state)
 	assert_string_equal(transport_kind_name(TP_ROCE), "roce");
 	assert_string_equal(transport_kind_name(-1), "unknown");
 	assert_string_equal(transport_kind_name(TP_KIND_COUNT), "unknown");
+	/* one vocabulary: every kind has one row with a name and help */
+	for (int k = 0; k < TP_KIND_COUNT; k++) {
+		size_t i, nrows = 0;
+
+		for (i = 0; transport_kind_at(i); i++) {
+			if (transport_kind_at(i)->kind != k)
+				continue;
+			nrows++;
+			assert_string_equal(transport_kind_at(i)->name, transport_kind_name(k));
+			assert_true(strlen(transport_kind_at(i)->help) > 0);
+		}
+		assert_int_equal(nrows, 1);
+	}
 }
 
 static void test_order(void **state)
@@ -46,6 +59,11 @@ static void test_order(void **state)
 		assert_non_null(o);
 		assert_non_null(o->open);
 		assert_non_null(o->poll);
+		/* complete at registration: callers never test an op for NULL */
+		assert_non_null(o->chunk_auto);
+		assert_non_null(o->post_recv_reduce);
+		assert_non_null(o->wait);
+		assert_non_null(o->path_info);
 		if (o->kind == TP_SHM)
 			shm = i;
 		if (o->kind == TP_TCP)
@@ -81,6 +99,10 @@ static void test_complete_stubs(void **state)
 	assert_int_equal(full.poll(&t, &c, 1), -ENOTSUP);
 	assert_int_equal(full.path_info(&t, NULL), -ENOTSUP);
 	assert_int_equal(full.stats(&t, &st), -ENOTSUP);
+	/* optional ops say "not this transport"; chunk_auto gives the default */
+	assert_int_equal(full.post_recv_reduce(&t, 1, 0, mr, 0, 0, DT_F32, NULL, 0), -EOPNOTSUPP);
+	assert_int_equal(full.wait(&t, 1), -EOPNOTSUPP);
+	assert_int_equal(full.chunk_auto(1 << 20, 2), TP_CHUNK_DEFAULT);
 	full.close(&t);
 	/* complete ops are kept as they are */
 	transport_ops_complete(&full, transport_find(TP_TCP));

@@ -332,12 +332,17 @@ static int tcp_stats(struct transport *t, struct tp_stats *st)
 	return 0;
 }
 
+/* measured on loopback (2 and 4 ranks): 512KiB x 2 channels keeps a rank's messages in
+ * flight inside its L2 between the kernel's copy and the reduce */
+static uint64_t tcp_chunk_auto(uint64_t bytes GS_UNUSED, int nranks GS_UNUSED)
+{
+	return 512u << 10;
+}
+
 const struct transport_ops tcp_ops = {
     .name = "tcp",
     .kind = TP_TCP,
-    /* measured on loopback (2 and 4 ranks): 512KiB x 2 channels keeps a rank's
-     * messages in flight inside its L2 between the kernel's copy and the reduce */
-    .chunk_hint = 512u << 10,
+    .chunk_auto = tcp_chunk_auto,
     .can_connect = tcp_can_connect,
     .open = tcp_open,
     .endpoint = tcp_endpoint,

@@ -1,50 +1,38 @@
-/*
- * Which path GPU buffers take: GPUDirect RDMA when the transport is ib/roce, the GPU-NIC
- * PCIe path class is within [gpu] gdr_level (NCCL_NET_GDR_LEVEL) and a registration
- * mechanism exists (dma-buf or nvidia-peermem), else staged through host memory.
- */
+/* The path GPU buffers take to the wire, from the topology alone (contract in gdr.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "run/gpu.h"
-#include "transport/transport.h"
+#include "topo/gdr.h"
 #include "util/common.h"
 
-const char *run_gdr_level_name(int level)
+const char *gdr_level_name(int level)
 {
 	static const char *const names[] = { "LOC", "PIX", "PXB", "PHB", "SYS" };
 
 	return level >= 0 && level < (int)ARRAY_SIZE(names) ? names[level] : "?";
 }
 
-const char *run_gpu_mode_name(enum run_gpu_mode m)
+const char *gdr_path_mode_name(enum gdr_path_mode m)
 {
 	switch (m) {
-	case RUN_GPU_STAGED:
+	case GDR_PATH_STAGED:
 		return "staged";
-	case RUN_GPU_GDR_WRITE:
+	case GDR_PATH_WRITE:
 		return "gdr write, staged sends";
-	case RUN_GPU_GDR_RW:
+	case GDR_PATH_RW:
 		return "gdr read+write";
-	case RUN_GPU_IPC:
+	case GDR_PATH_IPC:
 		return "gpu memory (cudaipc)";
-	case RUN_GPU_NCCL:
+	case GDR_PATH_NCCL:
 		return "gpu memory (nccl)";
 	default:
 		return "host memory";
 	}
 }
 
-json_t *run_gpu_path_json(const struct run_gpu_path *p)
-{
-	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "mode", run_gpu_mode_name(p->mode),
-			 "mechanism", p->mechanism, "gpu_nic_path", p->gpu_nic_path, "gdr_level",
-			 p->gdr_level, "flush", p->flush, "reason", p->reason);
-}
-
 /* The mechanism gdr_mode asks for and the node has, or NULL with *missing set. */
-static const char *mechanism(const struct topo *t, const struct run_gpu_facts *g, int mode,
+static const char *mechanism(const struct topo *t, const struct gdr_gpu *g, int mode,
 			     char *missing, size_t len)
 {
 	bool dmabuf = g->dmabuf_supported && t->dmabuf_kernel;
@@ -65,8 +53,8 @@ static const char *mechanism(const struct topo *t, const struct run_gpu_facts *g
 	return NULL;
 }
 
-int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_kind,
-		   const char *nic, const struct gpu_opts *o, struct run_gpu_path *out)
+int gdr_decide(const struct topo *t, const struct gdr_gpu *g, enum gdr_wire wire,
+	       const char *nic, const struct gpu_opts *o, struct gdr_path *out)
 {
 	enum topo_path cls = TOPO_PATH_UNKNOWN;
 	const char *gpu_pci = g->gpu_index >= 0 && g->gpu_index < t->n_gpus
@@ -76,14 +64,14 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 	int n = -ENOENT;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(out->gdr_level, sizeof(out->gdr_level), "%s", run_gdr_level_name(o->gdr_level));
-	out->mode = RUN_GPU_STAGED;
-	if (tp_kind == TP_CUDAIPC) {
-		out->mode = RUN_GPU_IPC;
+	snprintf(out->gdr_level, sizeof(out->gdr_level), "%s", gdr_level_name(o->gdr_level));
+	out->mode = GDR_PATH_STAGED;
+	if (wire == GDR_WIRE_IPC) {
+		out->mode = GDR_PATH_IPC;
 		snprintf(out->reason, sizeof(out->reason), "cudaipc moves GPU buffers GPU to GPU");
 		return 0;
 	}
-	if (tp_kind != TP_IB && tp_kind != TP_ROCE) {
+	if (wire != GDR_WIRE_RDMA) {
 		snprintf(out->reason, sizeof(out->reason), "tcp/shm always stage GPU buffers");
 		return 0;
 	}
@@ -118,14 +106,15 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 			return -EOPNOTSUPP;
 		}
 		snprintf(out->reason, sizeof(out->reason), "gdr = auto, staged: %s", what);
+		out->fallback = true;
 		return 0;
 	}
 	snprintf(out->mechanism, sizeof(out->mechanism), "%s", mech);
 	/* sends read GPU memory unless told not to (auto: on, as NCCL from Ampere) */
 	if (o->gdr_read == GPU_OFF)
-		out->mode = RUN_GPU_GDR_WRITE;
+		out->mode = GDR_PATH_WRITE;
 	else
-		out->mode = RUN_GPU_GDR_RW;
+		out->mode = GDR_PATH_RW;
 	/* before Hopper, data the NIC wrote must be flushed before a kernel reads it: the
 	 * verbs transport reads from the region over a loopback QP (transport_env.gdr_flush) */
 	out->flush = g->cc_major < 9;
@@ -137,20 +126,7 @@ int run_gdr_decide(const struct topo *t, const struct run_gpu_facts *g, int tp_k
 	return 0;
 }
 
-double run_gpu_pcie_Bps(const struct topo *t, int gpu_index, char *desc, size_t len)
+bool gdr_path_staged(const struct gdr_path *p, bool scratch)
 {
-	const struct topo_pcie_link *l;
-	int gen;
-	double Bps;
-
-	if (gpu_index < 0 || gpu_index >= t->n_gpus)
-		return 0;
-	l = &t->gpus[gpu_index].link;
-	gen = topo_pcie_gen(l->cur_gts);
-	if (!gen || l->cur_width < 1)
-		return 0;
-	/* 8b/10b up to Gen2, 128b/130b from Gen3 (Gen6's FLIT mode is close to it) */
-	Bps = l->cur_gts * 1e9 * l->cur_width * (gen >= 3 ? 128.0 / 130.0 : 0.8) / 8.0;
-	snprintf(desc, len, "GPU PCIe Gen%d x%d %.1f GB/s", gen, l->cur_width, Bps / 1e9);
-	return Bps;
+	return p->mode == GDR_PATH_STAGED || (p->mode == GDR_PATH_WRITE && !scratch);
 }

@@ -1,10 +1,10 @@
-/* The executor's memops on the GPU: kernels and staging copies per channel stream (memops.h). */
+/* The executor's memops on the GPU: kernels and staging copies per channel stream (gpu_memops.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
-#include "gpu/memops.h"
+#include "coll/gpu_memops.h"
 #include "util/log.h"
 
 struct mirror {

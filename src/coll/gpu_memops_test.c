@@ -6,7 +6,7 @@
 #include <cmocka.h>
 
 #include "gpu/gpu.h"
-#include "gpu/memops.h"
+#include "coll/gpu_memops.h"
 
 static void test_no_gpu(void **state)
 {

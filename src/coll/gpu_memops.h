@@ -1,5 +1,6 @@
 /*
- * The collective executor's memops (coll/exec.h) for gradients in GPU memory: reductions
+ * The collective executor's memops (coll/exec.h) for gradients in GPU memory, the adapter
+ * between the executor and gpu/ (which knows nothing of collectives): reductions
  * and avg's division run as our kernels on one stream per pipeline channel, completion is
  * an event per channel, and nothing blocks.
  *
@@ -15,10 +16,10 @@
  * Contract: an element is never reduced after a plain receive landed in it (true of every
  * AllReduce schedule: copies carry final values), so the device copy of a reduced block is
  * current when the next reduce of it is queued.
- * Built with CUDA in cuda_memops.c; cuda_stub.c's gpu_memops_create() returns NULL.
+ * Built from gpu/'s API only: without a GPU (or CUDA) gpu_memops_create() returns NULL.
  */
-#ifndef GS_GPU_MEMOPS_H
-#define GS_GPU_MEMOPS_H
+#ifndef GS_COLL_GPU_MEMOPS_H
+#define GS_COLL_GPU_MEMOPS_H
 
 #include <stdint.h>
 
