@@ -1,20 +1,20 @@
 /*
  * GPU checks: the GPUDirect RDMA mechanism per GPU, the GPU-NIC distance and NUMA against
  * gdr_level, and what transport = auto and gdr = auto would pick (the runtime's own GDR
- * decision, run_gdr_decide(), fed with what sysfs or CUDA says about the GPU).
+ * decision, topo/gdr.c gdr_decide(), fed with what sysfs or CUDA says about the GPU).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "run/gpu.h"
 #include "doctor/doctor_priv.h"
+#include "topo/gdr.h"
 #include "topo/pci_ids.h"
 #include "transport/transport.h"
 #include "util/sysread.h"
 
 /* What the GDR decision needs about GPU g: from CUDA when a driver answered, else sysfs. */
-static void gpu_facts(const struct doc_input *in, int g, struct run_gpu_facts *f, bool *cuda)
+static void gpu_facts(const struct doc_input *in, int g, struct gdr_gpu *f, bool *cuda)
 {
 	const struct topo *t = in->topo;
 	char taint[16] = "";
@@ -52,7 +52,7 @@ int doc_gdr_mechanism(const struct doc_input *in, struct doc_report *r)
 	int e = 0;
 
 	for (int g = 0; g < t->n_gpus && !e; g++) {
-		struct run_gpu_facts f;
+		struct gdr_gpu f;
 		char subj[64], mech[160] = "";
 		bool cuda, dmabuf;
 
@@ -128,17 +128,17 @@ int doc_gpu_nic_path(const struct doc_input *in, struct doc_report *r)
 				       "closest NIC %s is %s, beyond gdr_level %s: GPUDirect RDMA off, "
 				       "buffers staged; %s",
 				       t->nics[n].name, topo_path_name(cls),
-				       run_gdr_level_name(in->gdr_level), numa);
+				       gdr_level_name(in->gdr_level), numa);
 		else if (cross)
 			e = doctor_add(r, "gpu_nic_path", DOC_WARN, subj,
 				       "[numa] bind = gpu keeps each rank's threads and host buffers by "
 				       "its GPU",
 				       "closest NIC %s is %s within gdr_level %s, but %s", t->nics[n].name,
-				       topo_path_name(cls), run_gdr_level_name(in->gdr_level), numa);
+				       topo_path_name(cls), gdr_level_name(in->gdr_level), numa);
 		else
 			e = doctor_add(r, "gpu_nic_path", DOC_PASS, subj, NULL,
 				       "closest NIC %s is %s, within gdr_level %s; %s", t->nics[n].name,
-				       topo_path_name(cls), run_gdr_level_name(in->gdr_level), numa);
+				       topo_path_name(cls), gdr_level_name(in->gdr_level), numa);
 	}
 	return e;
 }
@@ -190,8 +190,8 @@ int doc_auto_path(const struct doc_input *in, struct doc_report *r)
 				  nic >= 0 ? t->nics[nic].name : "");
 	}
 	for (int g = 0; g < t->n_gpus && !e; g++) {
-		struct run_gpu_facts f;
-		struct run_gpu_path p;
+		struct gdr_gpu f;
+		struct gdr_path p;
 		enum topo_path cls;
 		char subj[64];
 		bool cuda, gdr;
@@ -202,8 +202,9 @@ int doc_auto_path(const struct doc_input *in, struct doc_report *r)
 		nic = -1;
 		/* the rail: the NIC closest to the GPU, as the GDR decision judges it */
 		kind = cross_host_kind(t, rail, &nic);
-		ret = run_gdr_decide(t, &f, kind, nic >= 0 ? t->nics[nic].name : "", &o, &p);
-		gdr = !ret && (p.mode == RUN_GPU_GDR_RW || p.mode == RUN_GPU_GDR_WRITE);
+		ret = gdr_decide(t, &f, kind == TP_IB || kind == TP_ROCE ? GDR_WIRE_RDMA : GDR_WIRE_HOST,
+				 nic >= 0 ? t->nics[nic].name : "", &o, &p);
+		gdr = !ret && (p.mode == GDR_PATH_RW || p.mode == GDR_PATH_WRITE);
 		e = doctor_add(r, "auto_path",
 			       (kind == TP_IB || kind == TP_ROCE) && (!gdr || nic != rail) ? DOC_WARN
 											   : DOC_PASS,
@@ -212,7 +213,7 @@ int doc_auto_path(const struct doc_input *in, struct doc_report *r)
 			       transport_kind_name(kind), nic >= 0 ? " over " : " (no ACTIVE RDMA port)",
 			       nic >= 0 ? t->nics[nic].name : "",
 			       nic >= 0 && nic != rail ? ", not its rail (the closest NIC has no ACTIVE port of that link layer)" : "",
-			       run_gpu_mode_name(p.mode), p.reason,
+			       gdr_path_mode_name(p.mode), p.reason,
 			       cuda ? "" : "; GPU facts from sysfs, no driver asked");
 	}
 	return e;
