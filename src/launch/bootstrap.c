@@ -323,12 +323,8 @@ static void bs_free(struct bootstrap *b)
 		if (p->fd >= 0)
 			close(p->fd);
 		bs_msg_free(p->rx.msg);
-		while (p->head) {
-			struct bs_msg *m = p->head;
-
-			p->head = m->next;
-			bs_msg_free(m);
-		}
+		for (struct fifo_link *x; (x = fifo_pop(&p->queue));)
+			bs_msg_free(fifo_entry(x, struct bs_msg, link));
 		pthread_mutex_destroy(&p->wlock);
 	}
 	if (b->listen_fd >= 0)

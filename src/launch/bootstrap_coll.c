@@ -41,15 +41,9 @@ static bool cond_wait_until(struct bootstrap *b, uint64_t deadline_ns)
 
 static struct bs_msg *pop(struct bs_peer *p)
 {
-	struct bs_msg *m = p->head;
+	struct fifo_link *x = fifo_pop(&p->queue);
 
-	if (m) {
-		p->head = m->next;
-		if (!p->head)
-			p->tail = NULL;
-		m->next = NULL;
-	}
-	return m;
+	return x ? fifo_entry(x, struct bs_msg, link) : NULL;
 }
 
 /* Rank 0: one UP {op, seq} from every other rank into msgs[1..n-1]. */

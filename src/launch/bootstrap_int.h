@@ -17,6 +17,7 @@
 
 #include "launch/bootstrap.h"
 #include "launch/bootstrap_wire.h"
+#include "util/fifo.h"
 
 /* Handshakes rank 0 holds at once; a newcomer beyond displaces one (bs_pending_victim). */
 #define BS_MAX_PENDING 64
@@ -36,7 +37,7 @@
 #define BS_WAKE_STOP 'x'
 
 struct bs_msg {
-	struct bs_msg *next;
+	struct fifo_link link; /* on its peer's queue */
 	struct bs_hdr h;
 	uint8_t *data; /* malloc'd, h.len bytes (NULL when empty); owner: whoever popped it */
 };
@@ -52,7 +53,7 @@ struct bs_peer {
 	int fd; /* -1: not connected (yet); closed in bootstrap_close only */
 	pthread_mutex_t wlock;
 	struct bs_rx rx;
-	struct bs_msg *head, *tail;
+	struct fifo queue; /* bs_msg: complete frames not yet taken, in arrival order */
 	bool bye;  /* said goodbye: its EOF is a clean close */
 	bool gone; /* EOF or error seen; no more reads */
 };

@@ -86,11 +86,7 @@ static int dispatch(struct bootstrap *b, int r, struct bs_msg *m, const char **w
 
 	if (m->h.type == want) {
 		pthread_mutex_lock(&b->lock);
-		if (p->tail)
-			p->tail->next = m;
-		else
-			p->head = m;
-		p->tail = m;
+		fifo_push(&p->queue, &m->link);
 		pthread_cond_broadcast(&b->cond);
 		pthread_mutex_unlock(&b->lock);
 		return 0;

@@ -16,6 +16,7 @@
 
 #include "transport/host_mr.h"
 #include "transport/loop/loop.h"
+#include "util/fifo.h"
 #include "util/log.h"
 
 #define LOOP_MAGIC	   0x6c6f6f7074702031ull
@@ -25,7 +26,7 @@
 struct loop_rank;
 
 struct loop_req {
-	struct loop_req *next;
+	struct fifo_link link; /* on a rank's posted or unexpected list */
 	int peer; /* the other side's rank */
 	uint64_t tag;
 	char *addr; /* receive: destination; held send: the sender's bytes */
@@ -35,14 +36,10 @@ struct loop_req {
 	char *eager;		 /* buffered copy of an eager send, else NULL */
 };
 
-struct loop_list {
-	struct loop_req *head, *tail;
-};
-
 struct loop_rank {
 	pthread_mutex_t lock; /* posted, unexpected */
-	struct loop_list posted;
-	struct loop_list unexpected;
+	struct fifo posted;     /* loop_req */
+	struct fifo unexpected; /* loop_req */
 	pthread_mutex_t cq_lock; /* leaf: never held while taking another lock */
 	struct tp_completion *cq;
 	uint32_t cq_cap, cq_head, cq_n;
@@ -62,45 +59,32 @@ struct loop_ep {
 	uint64_t addr;
 };
 
-static void list_push(struct loop_list *l, struct loop_req *r)
-{
-	r->next = NULL;
-	if (l->tail)
-		l->tail->next = r;
-	else
-		l->head = r;
-	l->tail = r;
-}
-
 /* Remove and return the first request from peer with tag, or NULL. */
-static struct loop_req *list_take(struct loop_list *l, int peer, uint64_t tag)
+static struct loop_req *list_take(struct fifo *l, int peer, uint64_t tag)
 {
-	struct loop_req *prev = NULL;
+	struct fifo_link *prev = NULL;
 
-	for (struct loop_req *r = l->head; r; prev = r, r = r->next) {
-		if (r->peer != peer || r->tag != tag)
-			continue;
-		if (prev)
-			prev->next = r->next;
-		else
-			l->head = r->next;
-		if (l->tail == r)
-			l->tail = prev;
-		return r;
+	for (struct fifo_link *x = l->head; x; prev = x, x = x->next) {
+		struct loop_req *r = fifo_entry(x, struct loop_req, link);
+
+		if (r->peer == peer && r->tag == tag) {
+			fifo_unlink(l, prev, x);
+			return r;
+		}
 	}
 	return NULL;
 }
 
-static void list_free(struct loop_list *l)
+static void list_free(struct fifo *l)
 {
-	while (l->head) {
-		struct loop_req *r = l->head;
+	struct fifo_link *x;
 
-		l->head = r->next;
+	while ((x = fifo_pop(l))) {
+		struct loop_req *r = fifo_entry(x, struct loop_req, link);
+
 		free(r->eager);
 		free(r);
 	}
-	l->tail = NULL;
 }
 
 /* Queue a completion on rank lr; room is guaranteed by the depth bound. */
@@ -249,7 +233,7 @@ static int loop_post_send(struct transport *t, int peer, uint64_t tag, struct tp
 	}
 	/* Once queued, q belongs to the receiver: it may be freed as soon as we unlock. */
 	if (!r)
-		list_push(&dst->unexpected, q);
+		fifo_push(&dst->unexpected, &q->link);
 	pthread_mutex_unlock(&dst->lock);
 
 	if (r) {
@@ -285,7 +269,7 @@ static int loop_post_recv(struct transport *t, int peer, uint64_t tag, struct tp
 	pthread_mutex_lock(&lr->lock);
 	q = list_take(&lr->unexpected, peer, tag);
 	if (!q)
-		list_push(&lr->posted, r);
+		fifo_push(&lr->posted, &r->link);
 	pthread_mutex_unlock(&lr->lock);
 	if (!q)
 		return 0;

@@ -13,6 +13,7 @@
 
 #include "transport/transport.h"
 #include "transport/verbs/verbs_policy.h" /* QP attributes, access flags */
+#include "util/fifo.h"
 
 #define VERBS_MAX_QPS	   16	       /* qps_per_peer upper bound */
 #define VERBS_DEF_DEPTH	   128	       /* qp_depth when the option is 0 */
@@ -105,7 +106,7 @@ struct verbs_sreq {
 	int writes_out; /* posted, not yet completed */
 	bool all_issued;
 	int next_qp;
-	struct verbs_sreq *next_active;
+	struct fifo_link active; /* on verbs_state.active while matched with stripes left */
 };
 
 /* A CTS that arrived before its send was posted. */
@@ -184,7 +185,7 @@ struct verbs_state {
 	struct ibv_mr *ctrl_mr;
 	struct verbs_peer **peers; /* nranks entries, NULL for peers not connected */
 	struct tp_mr *mrs;
-	struct verbs_sreq *act_head, *act_tail; /* matched sends with stripes left */
+	struct fifo active; /* verbs_sreq: matched sends with stripes left, in match order */
 	struct tp_completion *done;		/* completions not yet returned */
 	int done_head, done_n, done_cap;
 	int fatal;	     /* 0, or the sticky -errno every later post and poll returns */

@@ -238,36 +238,27 @@ void verbs_activate(struct verbs_state *s, struct verbs_sreq *r, const struct ve
 	r->rkey = m->rkey;
 	r->rid = m->rid;
 	r->mismatch = m->len != r->len;
-	r->next_active = NULL;
-	if (s->act_tail)
-		s->act_tail->next_active = r;
-	else
-		s->act_head = r;
-	s->act_tail = r;
+	fifo_push(&s->active, &r->active);
 }
 
 /* Walk the active sends in order; those fully posted leave the list. */
 int verbs_progress_sends(struct verbs_state *s)
 {
-	struct verbs_sreq *r = s->act_head, *prev = NULL, *next;
+	struct fifo_link *x = s->active.head, *prev = NULL, *next;
 	bool all;
 	int ret;
 
-	for (; r; r = next) {
-		next = r->next_active;
+	for (; x; x = next) {
+		struct verbs_sreq *r = fifo_entry(x, struct verbs_sreq, active);
+
+		next = x->next;
 		ret = issue_send(s, r->peer, r, &all);
 		if (ret)
 			return ret;
-		if (!all) {
-			prev = r;
-			continue;
-		}
-		if (prev)
-			prev->next_active = next;
+		if (all)
+			fifo_unlink(&s->active, prev, x);
 		else
-			s->act_head = next;
-		if (s->act_tail == r)
-			s->act_tail = prev;
+			prev = x;
 	}
 	return 0;
 }

@@ -1,0 +1,60 @@
+/*
+ * The one FIFO list of the tree: intrusive and singly linked, O(1) push at the tail and
+ * pop at the head, unlink given the predecessor (what a FIFO match by tag needs). An
+ * element embeds a struct fifo_link and is on at most one list through it; fifo_entry()
+ * gets the element back. Not thread-safe: the owner's lock, if any, covers the list.
+ */
+#ifndef GS_UTIL_FIFO_H
+#define GS_UTIL_FIFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct fifo_link {
+	struct fifo_link *next;
+};
+
+struct fifo {
+	struct fifo_link *head, *tail;
+};
+
+#define fifo_entry(link, type, member) ((type *)((char *)(link) - offsetof(type, member)))
+
+static inline bool fifo_empty(const struct fifo *q)
+{
+	return !q->head;
+}
+
+static inline void fifo_push(struct fifo *q, struct fifo_link *l)
+{
+	l->next = NULL;
+	if (q->tail)
+		q->tail->next = l;
+	else
+		q->head = l;
+	q->tail = l;
+}
+
+/* Take l off q; prev is the link before it, NULL when l is the head. */
+static inline void fifo_unlink(struct fifo *q, struct fifo_link *prev, struct fifo_link *l)
+{
+	if (prev)
+		prev->next = l->next;
+	else
+		q->head = l->next;
+	if (q->tail == l)
+		q->tail = prev;
+	l->next = NULL;
+}
+
+/* The head, taken off q; NULL when q is empty. */
+static inline struct fifo_link *fifo_pop(struct fifo *q)
+{
+	struct fifo_link *l = q->head;
+
+	if (l)
+		fifo_unlink(q, NULL, l);
+	return l;
+}
+
+#endif

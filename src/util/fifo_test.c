@@ -1,0 +1,71 @@
+/* The FIFO list: order kept, unlink at the head, middle and tail keeps head and tail right. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "util/common.h"
+#include "util/fifo.h"
+
+struct item {
+	int v;
+	struct fifo_link link;
+};
+
+static int pop_value(struct fifo *q)
+{
+	struct fifo_link *l = fifo_pop(q);
+
+	return l ? fifo_entry(l, struct item, link)->v : -1;
+}
+
+static void test_order(void **state)
+{
+	struct item it[4] = { { .v = 0 }, { .v = 1 }, { .v = 2 }, { .v = 3 } };
+	struct fifo q = { 0 };
+
+	(void)state;
+	assert_true(fifo_empty(&q));
+	assert_null(fifo_pop(&q));
+	for (size_t i = 0; i < ARRAY_SIZE(it); i++)
+		fifo_push(&q, &it[i].link);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pop_value(&q), i);
+	assert_true(fifo_empty(&q));
+	assert_null(q.tail);
+	/* reusable after draining */
+	fifo_push(&q, &it[2].link);
+	assert_ptr_equal(q.head, q.tail);
+	assert_int_equal(pop_value(&q), 2);
+}
+
+static void test_unlink(void **state)
+{
+	struct item it[4] = { { .v = 0 }, { .v = 1 }, { .v = 2 }, { .v = 3 } };
+	struct fifo q = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(it); i++)
+		fifo_push(&q, &it[i].link);
+	fifo_unlink(&q, &it[0].link, &it[1].link); /* middle */
+	fifo_unlink(&q, &it[2].link, &it[3].link); /* tail: tail moves back */
+	assert_ptr_equal(q.tail, &it[2].link);
+	fifo_push(&q, &it[3].link);
+	fifo_unlink(&q, NULL, &it[0].link); /* head */
+	assert_int_equal(pop_value(&q), 2);
+	assert_int_equal(pop_value(&q), 3);
+	assert_int_equal(pop_value(&q), -1);
+	assert_null(q.head);
+	assert_null(q.tail);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_unlink),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
