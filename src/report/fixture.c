@@ -51,13 +51,14 @@ static json_t *fx_doc(const struct fx_run *r)
 		.finished = r->finished, .launcher = "local", .nranks = r->nranks,
 		.baseline = r->baseline, .argc = 3, .argv = argv,
 	};
-	json_t *doc = rj_doc_new(&m), *hosts = json_array();
+	json_t *doc = rj_doc_new(&m);
+	struct rj_host hosts[64];
 	int i;
 
-	for (i = 0; i < r->nranks; i++)
-		json_array_append_new(hosts, json_pack("{s:i,s:s,s:i}", "rank", i, "hostname",
-						       r->hostname, "local_rank", i));
-	rj_doc_set(doc, "hosts", hosts);
+	for (i = 0; i < r->nranks && i < (int)ARRAY_SIZE(hosts); i++)
+		hosts[i] = (struct rj_host){ .rank = i, .hostname = r->hostname, .host_index = 0,
+					     .pid = 4000 + i };
+	rj_doc_set(doc, "hosts", rj_hosts_json(hosts, i));
 	rj_doc_set(doc, "fingerprint",
 		   json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:I,s:s,s:s,s:[],s:[{s:s,s:s,s:s,s:i,s:s}]}",
 			     "hostname", r->hostname, "kernel", r->kernel, "os", "Debian 12",
@@ -97,6 +98,7 @@ static json_t *fx_case_new(const struct fx_case *c, int n, bool sweep)
 				"transport.transport", c->transport, "topo.numa", c->numa_req,
 				"workload.model", "none");
 	json_t *cs = rj_case_new(c->name, json_pack("{s:s}", c->swept_key, c->swept_val), cfg);
+	struct rj_host hosts[64];
 	double steps, factor, size;
 	int k = 0;
 
@@ -112,6 +114,11 @@ static json_t *fx_case_new(const struct fx_case *c, int n, bool sweep)
 	rj_case_set_bound(cs, &(struct rj_bound){ .kind = c->bound_kind, .Bps = c->bound_Bps,
 						  .desc = c->bound_desc });
 	rj_case_set_reduce_isa(cs, "avx2");
+	for (k = 0; k < n && k < (int)ARRAY_SIZE(hosts); k++)
+		hosts[k] = (struct rj_host){ .rank = k, .hostname = "node-a", .host_index = 0,
+					     .pid = 4000 + k };
+	rj_case_set_ranks(cs, 0, n, "local", rj_hosts_json(hosts, k));
+	k = 0;
 	if (c->fail) {
 		rj_case_fail(cs, c->fail);
 		return cs;
@@ -126,7 +133,8 @@ static json_t *fx_case_new(const struct fx_case *c, int n, bool sweep)
 			.time_us = { .avg = t, .p50 = t * 0.98, .p99 = t * 1.25, .min = t * 0.95,
 				     .max = t * 1.4 },
 			.algbw_GBps = size / (t * 1e3), .busbw_GBps = size * factor / (t * 1e3),
-			.wrong = 0, .cpu_s_per_GB = c->cpu_s_per_GB * wobble[(k + 3) % 10],
+			.wrong = 0, .first_wrong = -1, .chunk_bytes = 1 << 20,
+			.cpu_s_per_GB = c->cpu_s_per_GB * wobble[(k + 3) % 10],
 			.host_cpu_s_per_GB = 1.4 * c->cpu_s_per_GB * wobble[(k + 5) % 10],
 		};
 
@@ -251,8 +259,11 @@ static json_t *fx_resnet(void)
 		}
 		iter = fwd + fmax(bwd, end);
 		rj_case_set_workload(cs, &(struct rj_workload){
-			.model = "resnet50", .params = 25557032, .buckets = 4, .batch = 32,
-			.iterations = 20, .ranks = run.nranks,
+			.model = "resnet50", .params = 25557032, .tensors = 161, .buckets = 4,
+			.batch = 32, .iterations = 20, .compute = "sleep", .ranks = run.nranks,
+			.overlap = overlap, .grad_bytes = 102448768, .first_wrong = -1,
+			.gpu_tflops_calibrated = NAN, .gpu_tflops_used = 0, .precision = "fp32",
+			.gpu_profile = "h200",
 			.iter_ms = { iter, iter * 0.99, iter * 1.08, iter * 0.97, iter * 1.12 },
 			.fwd_ms = { fwd, fwd, fwd * 1.02, fwd * 0.99, fwd * 1.03 },
 			.bwd_ms = { bwd, bwd, bwd * 1.02, bwd * 0.99, bwd * 1.03 },
@@ -320,8 +331,10 @@ static json_t *fx_sweep(int n)
 				tl[k].busbw_GBps = 26214400 * 1.5 / (t * 1e6);
 			}
 			rj_case_set_workload(cs, &(struct rj_workload){
-				.model = "resnet50", .params = 25557032, .buckets = 6, .batch = 32,
-				.iterations = 20, .ranks = run.nranks,
+				.model = "resnet50", .params = 25557032, .tensors = 161, .buckets = 6,
+				.batch = 32, .iterations = 20, .compute = "sleep", .ranks = run.nranks,
+				.overlap = true, .grad_bytes = 102228128, .first_wrong = -1,
+				.gpu_tflops_calibrated = NAN, .precision = "fp32", .gpu_profile = "h200",
 				.iter_ms = { 20 + bwd + (end - bwd), 0, 0, 0, 0 },
 				.fwd_ms = { 20, 20, 20, 20, 20 }, .bwd_ms = { bwd, bwd, bwd, bwd, bwd },
 				.exposed_comm_ms = { end - bwd, end - bwd, end - bwd, end - bwd,

@@ -340,41 +340,41 @@ void run_comm_stats(struct run_comm *rc, struct tp_stats *st)
 	}
 }
 
-static json_t *path_json(struct run_comm *rc, int k)
+static void path_info(struct run_comm *rc, int k, struct tp_path_info *pi)
 {
-	struct tp_path_info pi = { 0 };
-
-	snprintf(pi.transport, sizeof(pi.transport), "%s", rc->tp[k].ops->name);
-	pi.gid_index = -1;
-	rc->tp[k].ops->path_info(&rc->tp[k], &pi);
-	return json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:i, s:i, s:s, s:i, s:s, s:s}", "transport",
-			 pi.transport, "device", pi.device, "port", pi.port, "link_layer",
-			 pi.link_layer, "rate", pi.rate, "rate_bps", (json_int_t)pi.rate_bps, "mtu",
-			 pi.mtu, "gid_index", pi.gid_index, "gid_type", pi.gid_type, "qps", pi.qps,
-			 "fw_ver", pi.fw_ver, "note", pi.note);
+	memset(pi, 0, sizeof(*pi));
+	snprintf(pi->transport, sizeof(pi->transport), "%s", rc->tp[k].ops->name);
+	pi->gid_index = -1;
+	rc->tp[k].ops->path_info(&rc->tp[k], pi);
 }
 
-json_t *run_comm_path_json(struct run_comm *rc, json_t **all)
+int run_comm_paths(struct run_comm *rc, struct tp_path_info *all, int *nall)
 {
 	int k, p, best = -1, best_peers = 0;
 
-	*all = json_array();
+	*nall = 0;
+	if (rc->nccl) {
+		memset(all, 0, sizeof(*all));
+		snprintf(all->transport, sizeof(all->transport), "nccl");
+		snprintf(all->device, sizeof(all->device), "libnccl.so.2");
+		snprintf(all->note, sizeof(all->note), "%s", nccl_ref_version(rc->nccl));
+		all->gid_index = -1;
+		return 0; /* the reference: no transport of ours is open */
+	}
 	for (k = 0; k < TP_KIND_COUNT; k++) {
 		int peers = 0;
 
 		if (!rc->open[k])
 			continue;
-		json_array_append_new(*all, path_json(rc, k));
+		path_info(rc, k, &all[*nall]);
 		for (p = 0; p < rc->nranks; p++)
 			peers += rc->peer_kind[p] == k;
 		/* the case's path: the transport most peers use; across hosts on ties */
 		if (peers > best_peers || (peers == best_peers && k != TP_SHM)) {
-			best = k;
+			best = *nall;
 			best_peers = peers;
 		}
+		++*nall;
 	}
-	if (rc->nccl)
-		return json_pack("{s:s, s:s, s:s}", "transport", "nccl", "device", "libnccl.so.2",
-				 "note", nccl_ref_version(rc->nccl));
-	return best >= 0 ? path_json(rc, best) : json_pack("{s:s}", "transport", "none");
+	return best;
 }

@@ -106,27 +106,22 @@ static void driver_version(char *out, size_t len)
 	out[strcspn(out, "\n")] = '\0';
 }
 
-json_t *run_gpu_json(const struct run_rank *rr)
+bool run_gpu_facts(const struct run_rank *rr, struct rj_gpu *g, char *drv, size_t drvlen,
+		   char *cc, size_t cclen)
 {
 	const struct gpu_props *p;
-	char drv[64], cc[16];
 
 	if (!rr->gpu || !case_wants_gpu(rr))
-		return json_null();
+		return false;
 	p = &rr->gpu->props;
-	driver_version(drv, sizeof(drv));
-	snprintf(cc, sizeof(cc), "%d.%d", p->cc_major, p->cc_minor);
-	return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:I, s:b, s:b, s:i}", "device", p->index,
-			 "name", p->name, "bus_id", p->pci_bus_id, "driver", drv, "cc", cc, "sm_count",
-			 p->sm_count, "mem_bytes", (json_int_t)p->mem_total, "dmabuf",
-			 p->dmabuf_supported, "gdr", p->gdr_supported, "topo_index", rr->gpu_index);
-}
-
-json_t *run_gpu_path_json(const struct gdr_path *p)
-{
-	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "mode", gdr_path_mode_name(p->mode),
-			 "mechanism", p->mechanism, "gpu_nic_path", p->gpu_nic_path, "gdr_level",
-			 p->gdr_level, "flush", p->flush, "reason", p->reason);
+	driver_version(drv, drvlen);
+	snprintf(cc, cclen, "%d.%d", p->cc_major, p->cc_minor);
+	*g = (struct rj_gpu){
+		.device = p->index, .name = p->name, .bus_id = p->pci_bus_id, .driver = drv,
+		.cc = cc, .sm_count = p->sm_count, .mem_bytes = p->mem_total,
+		.dmabuf = p->dmabuf_supported, .gdr = p->gdr_supported, .topo_index = rr->gpu_index,
+	};
+	return true;
 }
 
 /* The RDMA NIC the case names (transport.device = NAME[:PORT]), "" for auto. */

@@ -80,15 +80,10 @@ int run_node_bind(struct run_rank *rr)
 void run_node_verify(struct run_rank *rr, void *buf, size_t len)
 {
 	struct numa_actual act;
-	char desc[512];
 
 	if (numa_placement_verify(buf, len, &act))
 		return;
-	numa_describe(&rr->numa_plan, &act, desc, sizeof(desc));
-	json_decref(rr->numa_json);
-	rr->numa_json = json_pack("{s:s, s:s, s:s, s:b, s:s}", "requested", rr->ecase->cfg.numa.bind,
-				  "plan", rr->numa_plan.requested, "actual", desc, "applicable",
-				  rr->numa_plan.applicable, "note", rr->numa_plan.reason);
+	numa_describe(&rr->numa_plan, &act, rr->numa_actual, sizeof(rr->numa_actual));
 }
 
 /* Best of a few 64 MiB copies, buffers touched first: the shared-memory bound. */
@@ -124,13 +119,14 @@ double run_node_memcpy_Bps(void)
 	return v > 0 ? v : memcpy_measure();
 }
 
-json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc)
+void run_node_bound(struct run_rank *rr, struct run_comm *rc, struct rj_bound *b, char *desc,
+		    size_t len)
 {
 	double best = 0;
 	const char *kind = "none";
-	char desc[160] = "no bound known for this path";
 	int k;
 
+	snprintf(desc, len, "no bound known for this path");
 	/* the slowest path of the case bounds it */
 	for (k = 0; k < TP_KIND_COUNT; k++) {
 		struct tp_path_info pi = { 0 };
@@ -145,19 +141,18 @@ json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc)
 				rr->memcpy_Bps = run_node_memcpy_Bps();
 			bps = rr->memcpy_Bps;
 			kk = "memcpy";
-			snprintf(desc, sizeof(desc), "measured memcpy %.1f GB/s (best of %d 64 MiB "
+			snprintf(desc, len, "measured memcpy %.1f GB/s (best of %d 64 MiB "
 				 "copies, once per run before the first case)", bps / 1e9,
 				 RUN_MEMCPY_REPS);
 		} else if (pi.rate_bps) {
 			bps = pi.rate_bps / 8.0;
 			kk = k == TP_TCP ? "tcp_if" : "nic";
-			snprintf(desc, sizeof(desc), "%s %s line rate %.1f GB/s", pi.device, pi.rate,
-				 bps / 1e9);
+			snprintf(desc, len, "%s %s line rate %.1f GB/s", pi.device, pi.rate, bps / 1e9);
 		}
 		if (!kk) {
 			/* an unknown bound on one path leaves the case without one */
 			best = -1;
-			snprintf(desc, sizeof(desc), "%s on %s: speed unknown", pi.transport,
+			snprintf(desc, len, "%s on %s: speed unknown", pi.transport,
 				 *pi.device ? pi.device : "?");
 			kind = "none";
 			break;
@@ -168,9 +163,11 @@ json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc)
 		}
 	}
 	/* GPU to GPU (cudaipc, NCCL) runs over NVLink or PCIe P2P: sysfs shows neither rate */
-	if (rc->gpu && (rc->gpath.mode == GDR_PATH_IPC || rc->gpath.mode == GDR_PATH_NCCL))
-		return json_pack("{s:s, s:f, s:s}", "kind", "none", "Bps", 0.0, "desc",
-				 "GPU to GPU (NVLink or PCIe P2P): link rate not known to gradsync");
+	if (rc->gpu && (rc->gpath.mode == GDR_PATH_IPC || rc->gpath.mode == GDR_PATH_NCCL)) {
+		snprintf(desc, len, "GPU to GPU (NVLink or PCIe P2P): link rate not known to gradsync");
+		*b = (struct rj_bound){ .kind = "none", .Bps = 0.0, .desc = desc };
+		return;
+	}
 	/* staged GPU buffers cross the GPU's PCIe link both ways: it bounds them too */
 	if (rc->gpu && rc->gpath.mode != GDR_PATH_RW && best >= 0) {
 		char pdesc[80];
@@ -179,10 +176,10 @@ json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc)
 		if (pcie > 0 && (best == 0 || pcie < best)) {
 			best = pcie;
 			kind = "pcie";
-			snprintf(desc, sizeof(desc), "%s (staged GPU buffers)", pdesc);
+			snprintf(desc, len, "%s (staged GPU buffers)", pdesc);
 		}
 	}
-	return json_pack("{s:s, s:f, s:s}", "kind", kind, "Bps", best > 0 ? best : 0.0, "desc", desc);
+	*b = (struct rj_bound){ .kind = kind, .Bps = best > 0 ? best : 0.0, .desc = desc };
 }
 
 const char *run_node_reduce_isa(void)

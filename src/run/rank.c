@@ -113,18 +113,22 @@ static void rank_abort(struct run_rank *rr, int err)
 /* Where each rank ran: the report's per-rank hostnames. */
 static json_t *hosts_json(const struct run_rank *rr)
 {
-	json_t *arr = json_array();
+	struct rj_host *h = calloc(rr->li.nranks ? rr->li.nranks : 1, sizeof(*h));
+	json_t *arr;
 	int r;
 
+	if (!h)
+		return NULL;
 	for (r = 0; rr->hosts && r < rr->li.nranks; r++)
-		json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i}", "rank", r, "hostname",
-						     rr->hosts[r].hostname, "host_index",
-						     rr->host_of_rank[r], "pid", rr->hosts[r].pid));
+		h[r] = (struct rj_host){ .rank = r, .hostname = rr->hosts[r].hostname,
+					 .host_index = rr->host_of_rank[r], .pid = rr->hosts[r].pid };
+	arr = rj_hosts_json(h, rr->hosts ? rr->li.nranks : 0);
+	free(h);
 	return arr;
 }
 
 /* Every key of the case, "section.key": "value", and the swept ones apart. */
-static void case_config_json(const struct run_rank *rr, json_t *c)
+static json_t *case_new(const struct run_rank *rr)
 {
 	json_t *cfg = json_object(), *swept = json_object();
 	size_t i;
@@ -139,22 +143,50 @@ static void case_config_json(const struct run_rank *rr, json_t *c)
 		if (experiment_key_swept(rr->exp, k))
 			json_object_set_new(swept, name, json_string(v));
 	}
-	json_object_set_new(c, "swept", swept);
-	json_object_set_new(c, "config", cfg);
+	return rj_case_new(rr->ecase->name, swept, cfg);
 }
 
-static int write_case_json(const struct run_rank *rr, json_t *c)
+static void rj_path_of(struct rj_path *o, const struct tp_path_info *pi, const char *gpu_path)
 {
-	char path[PATH_MAX + 32];
-	char *text = json_dumps(c, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
-	int ret;
+	*o = (struct rj_path){
+		.transport = pi->transport, .device = pi->device, .port = pi->port,
+		.link_layer = pi->link_layer, .rate = pi->rate, .rate_bps = pi->rate_bps,
+		.mtu = pi->mtu, .gid_index = pi->gid_index, .gid_type = pi->gid_type,
+		.qps = pi->qps, .fw_ver = pi->fw_ver, .note = pi->note, .gpu_path = gpu_path,
+	};
+}
 
-	if (!text)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "%s/cases/%04d.json", rr->run_dir, rr->case_index);
-	ret = fs_write_atomic(path, text, strlen(text));
-	free(text);
-	return ret;
+/* Rank 0, the case's transports still open: what carried it and what bounds it. */
+static void case_paths(struct run_rank *rr, struct run_comm *rc, json_t *c)
+{
+	struct tp_path_info all[TP_KIND_COUNT];
+	struct rj_path rp;
+	struct rj_bound b;
+	struct rj_gpu g;
+	char gp[64], desc[160], drv[64], cc[16];
+	int n, i, best = run_comm_paths(rc, all, &n);
+
+	/* the report's path column shows the mode; the gpu_path object has the why */
+	snprintf(gp, sizeof(gp), "%s%s%s%s", gdr_path_mode_name(rc->gpath.mode),
+		 *rc->gpath.mechanism ? " (" : "", rc->gpath.mechanism,
+		 *rc->gpath.mechanism ? ")" : "");
+	if (best >= 0 || rc->nccl) {
+		rj_path_of(&rp, &all[best >= 0 ? best : 0], gp);
+	} else {
+		rp = (struct rj_path){ .transport = "none", .gid_index = -1, .gpu_path = gp };
+	}
+	rj_case_set_path(c, &rp);
+	for (i = 0; i < n; i++) {
+		rj_path_of(&rp, &all[i], "");
+		rj_case_add_path(c, &rp);
+	}
+	run_node_bound(rr, rc, &b, desc, sizeof(desc));
+	rj_case_set_bound(c, &b);
+	rj_case_set_gpu(c, run_gpu_facts(rr, &g, drv, sizeof(drv), cc, sizeof(cc)) ? &g : NULL);
+	rj_case_set_gpu_path(c, &(struct rj_gpu_path){
+		.mode = gdr_path_mode_name(rc->gpath.mode), .mechanism = rc->gpath.mechanism,
+		.gpu_nic_path = rc->gpath.gpu_nic_path, .gdr_level = rc->gpath.gdr_level,
+		.flush = rc->gpath.flush, .reason = rc->gpath.reason });
 }
 
 int run_rank_case(struct run_rank *rr)
@@ -163,13 +195,18 @@ int run_rank_case(struct run_rank *rr)
 	json_t *results = NULL, *workload = NULL, *c = NULL;
 	bool bench = !strcmp(rr->ecase->cfg.workload.model, "none");
 	const char *abort_why;
+	char path[PATH_MAX + 32];
 	int ret, werr, me = rr->li.rank;
 
 	log_first_error_reset();
 	progress_case(&rr->progress, rr->case_index + 1, (int)rr->exp->ncases, rr->ecase->name,
 		      rr->li.nranks);
-	json_decref(rr->numa_json);
-	rr->numa_json = NULL;
+	rr->numa_actual[0] = '\0';
+	if (me == 0) {
+		c = case_new(rr);
+		if (!c)
+			return -ENOMEM;
+	}
 	ret = run_gpu_case_open(rr);
 	if (!ret)
 		ret = run_node_bind(rr);
@@ -178,61 +215,39 @@ int run_rank_case(struct run_rank *rr)
 	if (!ret) {
 		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
 		progress_idle(&rr->progress);
-		if (me == 0) {
-			json_t *paths, *path = run_comm_path_json(&rc, &paths);
-			char gp[64];
-
-			/* the report's path column shows the mode; the object has the why */
-			snprintf(gp, sizeof(gp), "%s%s%s%s", gdr_path_mode_name(rc.gpath.mode),
-				 *rc.gpath.mechanism ? " (" : "", rc.gpath.mechanism,
-				 *rc.gpath.mechanism ? ")" : "");
-			json_object_set_new(path, "gpu_path", json_string(gp));
-			c = json_object();
-			json_object_set_new(c, "path", path);
-			json_object_set_new(c, "paths", paths);
-			json_object_set_new(c, "bound", run_node_bound(rr, &rc));
-			json_object_set_new(c, "gpu", run_gpu_json(rr));
-			json_object_set_new(c, "gpu_path", run_gpu_path_json(&rc.gpath));
-		}
+		if (me == 0)
+			case_paths(rr, &rc, c);
 		run_comm_close(&rc);
 	}
 	if (ret)
 		wait_abort_reason(rr);
 	if (me != 0)
 		return ret;
-	if (!c)
-		c = json_object();
-	json_object_set_new(c, "name", json_string(rr->ecase->name));
-	json_object_set_new(c, "index", json_integer(rr->case_index));
-	json_object_set_new(c, "nranks", json_integer(rr->li.nranks));
-	json_object_set_new(c, "launcher", json_string(rr->li.launcher));
-	json_object_set_new(c, "hosts", hosts_json(rr));
-	case_config_json(rr, c);
-	json_object_set_new(c, "status", json_string(ret ? "failed" : "ok"));
+	rj_case_set_ranks(c, rr->case_index, rr->li.nranks, rr->li.launcher, hosts_json(rr));
 	if (ret) {
 		/* the first cause: another rank's (it aborted the job), else our first
 		 * logged error, else the errno that came up */
 		abort_why = bootstrap_abort_reason(rr->bs);
 		if (!abort_why || !*abort_why)
 			abort_why = *log_first_error() ? log_first_error() : strerror(-ret);
-		json_object_set_new(c, "error", json_string(abort_why));
+		rj_case_fail(c, abort_why);
 	}
-	json_object_set_new(c, "numa", rr->numa_json ? json_incref(rr->numa_json)
-						    : json_pack("{s:s, s:s, s:b, s:s}", "requested",
-								rr->ecase->cfg.numa.bind, "actual", "",
-								"applicable", rr->numa_plan.applicable,
-								"note", rr->numa_plan.reason));
-	json_object_set_new(c, "reduce_isa", json_string(run_node_reduce_isa()));
-	json_object_set_new(c, "collective", results ? results : json_array());
-	json_object_set_new(c, "workload", workload ? workload : json_null());
-	werr = write_case_json(rr, c);
+	rj_case_set_numa(c, &(struct rj_numa){
+		.requested = rr->ecase->cfg.numa.bind,
+		.plan = *rr->numa_actual ? rr->numa_plan.requested : "",
+		.actual = rr->numa_actual, .applicable = rr->numa_plan.applicable,
+		.note = rr->numa_plan.reason });
+	rj_case_set_reduce_isa(c, run_node_reduce_isa());
+	rj_case_set_collective(c, results);
+	rj_case_set_workload_json(c, workload);
+	snprintf(path, sizeof(path), "%s/cases/%04d.json", rr->run_dir, rr->case_index);
+	werr = rj_save(path, c);
 	if (werr) {
 		/* disk full, read-only: the figures must reach the terminal at least */
 		json_t *one = json_pack("{s:s, s:[O]}", "schema", REPORT_SCHEMA, "cases", c);
 		struct report_opts term = {.formats = "table"};
 
-		log_err(LOG_MAIN, "write %s/cases/%04d.json: %s; this case's results follow",
-			rr->run_dir, rr->case_index, strerror(-werr));
+		log_err(LOG_MAIN, "write %s: %s; this case's results follow", path, strerror(-werr));
 		if (one)
 			report_write_all(rr->run_dir, one, &term);
 		json_decref(one);
@@ -337,7 +352,6 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	oc->signo = stop_signo;
 	bootstrap_close(rr.bs);
 	run_gpu_close(&rr);
-	json_decref(rr.numa_json);
 	run_node_fini(&rr);
 	progress_fini(&rr.progress);
 	free(rr.hosts);

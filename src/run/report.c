@@ -15,6 +15,7 @@
 #include "doctor/doctor.h"
 #include "run/run.h"
 #include "report/report.h"
+#include "report/rjson.h"
 #include "config.h"
 #include "util/common.h"
 #include "util/fsutil.h"
@@ -23,20 +24,7 @@
 
 int run_report_write(const char *dir, json_t *root, const struct report_opts *o);
 
-static json_t *gradsync_json(void)
-{
-	char cuda[128];
-
-	if (GS_HAVE_CUDA)
-		snprintf(cuda, sizeof(cuda), "on %s", GS_CUDA_ARCHS);
-	else
-		snprintf(cuda, sizeof(cuda), "off");
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "version", GS_VERSION, "commit",
-			 GS_COMMIT, "build_date", GS_BUILD_DATE, "compiler", GS_COMPILER, "cuda", cuda,
-			 "verbs_providers", GS_HAVE_VERBS ? GS_VERBS_PROVIDERS : "off");
-}
-
-/* The resolved experiment as INI text (malloc'd), and its hash. */
+/* The resolved experiment as INI text (malloc'd). */
 static char *resolved_text(const struct experiment *exp, size_t *len)
 {
 	char *text = NULL;
@@ -47,24 +35,6 @@ static char *resolved_text(const struct experiment *exp, size_t *len)
 	experiment_write_resolved(f, exp);
 	fclose(f);
 	return text;
-}
-
-static json_t *experiment_json(const struct experiment *exp)
-{
-	char hash[24];
-	size_t len = 0;
-	char *text = resolved_text(exp, &len);
-	json_t *j;
-
-	if (!text)
-		return NULL;
-	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)hash_fnv1a64(text, len));
-	j = json_pack("{s:s, s:s, s:s, s:s}", "name", exp->base.experiment.name, "file", exp->path,
-		      "hash", hash, "resolved", text);
-	if (j)
-		json_object_set_new(j, "description", json_string(exp->base.experiment.description));
-	free(text);
-	return j;
 }
 
 int run_status_write(const char *dir, const char *state, const char *detail)
@@ -111,11 +81,14 @@ void run_iso_time(char *buf, size_t len)
 /* A case whose ranks never wrote results (crashed, killed, timed out). */
 static json_t *missing_case(const struct experiment *exp, size_t i)
 {
-	return json_pack("{s:s, s:i, s:s, s:s, s:[], s:n}", "name", exp->cases[i].name, "index",
-			 (int)i, "status", "failed", "error",
-			 "no results file: the case's ranks failed before writing it, or the write "
-			 "failed (see the log)",
-			 "collective", "workload");
+	json_t *c = rj_case_new(exp->cases[i].name, NULL, NULL);
+
+	if (c) {
+		rj_case_set_ranks(c, (int)i, 0, "", NULL);
+		rj_case_fail(c, "no results file: the case's ranks failed before writing it, or the "
+				"write failed (see the log)");
+	}
+	return c;
 }
 
 /* Exit status contribution of one case: failed or wrong results make the run fail. */
@@ -199,40 +172,61 @@ static json_t *run_hosts(json_t *cases)
 /* The case a signal stopped: it has no results, and that is not its fault. */
 static json_t *interrupted_case(const struct experiment *exp, size_t i, int signo)
 {
+	json_t *c = rj_case_new(exp->cases[i].name, NULL, NULL);
 	char why[96];
 
 	snprintf(why, sizeof(why), "interrupted by %s before it finished", strsignal(signo));
-	return json_pack("{s:s, s:i, s:s, s:s, s:[], s:n}", "name", exp->cases[i].name, "index",
-			 (int)i, "status", "interrupted", "error", why, "collective", "workload");
+	if (c) {
+		rj_case_set_ranks(c, (int)i, 0, "", NULL);
+		rj_case_set_status(c, "interrupted", why);
+	}
+	return c;
 }
 
 int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
 			int only_case, int argc, char **argv, const struct launch_info *li,
 			const struct run_outcome *oc)
 {
-	json_t *root = json_object(), *cases = json_array(), *jargv = json_array();
-	char path[PATH_MAX + 32], when[32], detail[256];
+	char path[PATH_MAX + 32], when[32], detail[256], cuda[128], hash[24];
+	char **jargv = calloc((size_t)argc + 1, sizeof(*jargv)), *resolved;
 	int i, st, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
-	size_t c;
+	size_t c, len = 0;
+	json_t *root, *cases;
 
-	json_object_set_new(root, "schema", json_string("gradsync-report/1"));
-	json_object_set_new(root, "gradsync", gradsync_json());
-	json_array_append_new(jargv, json_string("gradsync"));
+	resolved = resolved_text(exp, &len);
+	if (!jargv || !resolved) {
+		free(jargv);
+		free(resolved);
+		return GS_EXIT_FAIL;
+	}
+	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)hash_fnv1a64(resolved, len));
+	jargv[0] = "gradsync";
 	for (i = 0; i < argc; i++)
-		json_array_append_new(jargv, json_string(argv[i]));
-	json_object_set_new(root, "argv", jargv);
-	json_object_set_new(root, "experiment", experiment_json(exp));
-	json_object_set_new(root, "started", json_string(started));
+		jargv[i + 1] = argv[i];
+	if (GS_HAVE_CUDA)
+		snprintf(cuda, sizeof(cuda), "on %s", GS_CUDA_ARCHS);
+	else
+		snprintf(cuda, sizeof(cuda), "off");
 	run_iso_time(when, sizeof(when));
-	json_object_set_new(root, "finished", json_string(when));
-	json_object_set_new(root, "launcher", json_string(li ? li->launcher : "local"));
-	json_object_set_new(root, "fingerprint", run_env_fingerprint());
+	root = rj_doc_new(&(struct rj_meta){
+		.version = GS_VERSION, .commit = GS_COMMIT, .build_date = GS_BUILD_DATE,
+		.compiler = GS_COMPILER, .cuda = cuda,
+		.verbs_providers = GS_HAVE_VERBS ? GS_VERBS_PROVIDERS : "off",
+		.experiment = exp->base.experiment.name, .experiment_file = exp->path,
+		.experiment_hash = hash, .resolved = resolved,
+		.description = exp->base.experiment.description, .started = started,
+		.finished = when, .launcher = li ? li->launcher : "local",
+		.baseline = exp->baseline_case >= 0 ? exp->cases[exp->baseline_case].name : NULL,
+		.argc = argc + 1, .argv = jargv });
+	free(resolved);
+	free(jargv);
+	if (!root)
+		return GS_EXIT_FAIL;
+	rj_doc_set(root, "fingerprint", run_env_fingerprint());
 	/* what on this node (rank 0's) stops the fast path, judged at the experiment's gdr_level */
-	json_object_set_new(root, "doctor", doctor_node_json("/sys", exp->base.gpu.gdr_level));
-	json_object_set_new(root, "env", run_env_vars());
-	json_object_set_new(root, "baseline",
-			    exp->baseline_case >= 0 ? json_string(exp->cases[exp->baseline_case].name)
-						    : json_null());
+	rj_doc_set(root, "doctor", doctor_node_json("/sys", exp->base.gpu.gdr_level));
+	rj_doc_set(root, "env", run_env_vars());
+	cases = json_object_get(root, "cases");
 	for (c = 0; c < exp->ncases && c < oc->ncases; c++) {
 		json_error_t jerr;
 		json_t *cj;
@@ -251,20 +245,16 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			nfailed++;
 		}
 		nranks = GS_MAX(nranks, (int)json_integer_value(json_object_get(cj, "nranks")));
-		json_array_append_new(cases, cj);
+		rj_doc_add_case(root, cj);
 	}
 	fill_scaling(cases);
-	json_object_set_new(root, "hosts", run_hosts(cases));
-	json_object_set_new(root, "nranks", json_integer(nranks));
-	json_object_set_new(root, "cases", cases);
-	if (oc->signo) {
+	rj_doc_set(root, "hosts", run_hosts(cases));
+	rj_doc_set(root, "nranks", json_integer(nranks));
+	if (oc->signo)
 		snprintf(detail, sizeof(detail), "%s after %d of %zu cases", strsignal(oc->signo),
 			 nran, only_case >= 0 ? (size_t)1 : exp->ncases);
-		json_object_set_new(root, "status", json_string("interrupted"));
-		json_object_set_new(root, "interrupted", json_string(detail));
-	} else {
-		json_object_set_new(root, "status", json_string(nfailed ? "failed" : "done"));
-	}
+	rj_doc_set_status(root, oc->signo ? "interrupted" : nfailed ? "failed" : "done",
+			  oc->signo ? detail : NULL);
 	st = run_report_write(dir, root, &exp->base.report);
 	code = GS_MAX(code, st);
 	if (!oc->signo) {
@@ -318,16 +308,13 @@ int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 /* report.json, then the formats of [report] formats, then the pass/fail threshold. */
 int run_report_write(const char *dir, json_t *root, const struct report_opts *o)
 {
-	char path[PATH_MAX + 32], *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+	char path[PATH_MAX + 32];
 	struct report_set set = { 0 };
 	struct report_failure *fails = NULL;
 	int ret, nfail, i, code = GS_EXIT_OK;
 
-	if (!text)
-		return GS_EXIT_FAIL;
 	snprintf(path, sizeof(path), "%s/report.json", dir);
-	ret = fs_write_atomic(path, text, strlen(text));
-	free(text);
+	ret = rj_save(path, root);
 	if (ret) {
 		/* the figures must not be lost with the file: the table goes to the terminal */
 		struct report_opts term = *o;

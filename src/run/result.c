@@ -9,9 +9,20 @@
 #include <string.h>
 
 #include "run/run.h"
+#include "report/rjson.h"
 #include "util/common.h"
 #include "util/dtype.h"
 #include "util/log.h"
+
+/* mean/p50/p99/min/max of n samples (ns) scaled by scale, NAN when there are none */
+void run_stats(const double *v, size_t n, double scale, struct rj_stats *out)
+{
+	if (!n || rj_stats_from_samples(v, (int)n, out)) {
+		*out = (struct rj_stats){ NAN, NAN, NAN, NAN, NAN };
+		return;
+	}
+	rj_stats_scale(out, scale);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -20,33 +31,11 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double run_median(double *v, int n)
+double run_median(const double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n ? v[(n - 1) / 2] : 0;
-}
+	struct rj_stats s;
 
-/* Nearest-rank percentile of sorted v. */
-static double percentile(const double *v, size_t n, double p)
-{
-	size_t i = (size_t)ceil(p / 100.0 * n);
-
-	return v[i ? i - 1 : 0];
-}
-
-json_t *run_stats_json(double *v, size_t n, double scale, const char *mean_key)
-{
-	double sum = 0;
-	size_t i;
-
-	if (!n)
-		return json_null();
-	qsort(v, n, sizeof(*v), cmp_double);
-	for (i = 0; i < n; i++)
-		sum += v[i];
-	return json_pack("{s:f, s:f, s:f, s:f, s:f}", mean_key, sum / n * scale, "p50",
-			 percentile(v, n, 50) * scale, "p99", percentile(v, n, 99) * scale, "min",
-			 v[0] * scale, "max", v[n - 1] * scale);
+	return n > 0 && !rj_stats_from_samples(v, n, &s) ? s.p50 : 0;
 }
 
 /*
@@ -65,19 +54,22 @@ json_t *run_stats_json(double *v, size_t n, double scale, const char *mean_key)
 #define RUN_STRAGGLER_SHARE 0.75
 #define RUN_STRAGGLER_WAIT 0.1
 
-json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
-		       struct run_straggler *st)
+int run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
+		   struct rj_rank_stats *rs)
 {
-	int iters = per_rank[0]->iterations, i, r, best = 0;
+	int iters = per_rank[0]->iterations, i, r, best = 0, ret = -ENOMEM;
 	int *cnt = calloc((size_t)nranks, sizeof(*cnt));
 	double *ratio = calloc((size_t)iters + 1, sizeof(*ratio));
 	double *lead = calloc((size_t)iters + 1, sizeof(*lead));
 	double *col = calloc((size_t)nranks, sizeof(*col));
-	json_t *o = NULL, *means, *iter_us = NULL;
+	double *mean = calloc((size_t)nranks, sizeof(*mean)), *it = NULL;
 
-	memset(st, 0, sizeof(*st));
-	st->rank = -1;
-	if (!cnt || !ratio || !lead || !col || nranks < 1)
+	memset(rs, 0, sizeof(*rs));
+	rs->straggler.rank = -1;
+	if (nranks * iters <= RUN_RANK_ITERS_MAX)
+		it = calloc((size_t)nranks * iters + 1, sizeof(*it));
+	if (!cnt || !ratio || !lead || !col || !mean || nranks < 1 ||
+	    (nranks * iters <= RUN_RANK_ITERS_MAX && !it))
 		goto out;
 	for (i = 0; i < iters; i++) {
 		double lo = INFINITY, hi = 0;
@@ -102,47 +94,45 @@ json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *co
 	for (r = 1; r < nranks; r++)
 		if (cnt[r] > cnt[best])
 			best = r;
-	st->share = iters ? (double)cnt[best] / iters : 0;
-	st->lead = iters ? run_median(lead, iters) : 0;
-	o = json_object();
-	means = json_array();
-	if (nranks * iters <= RUN_RANK_ITERS_MAX)
-		iter_us = json_array();
 	for (r = 0; r < nranks; r++) {
 		double sum = 0;
-		json_t *a = iter_us ? json_array() : NULL;
 
 		for (i = 0; i < iters; i++) {
 			sum += per_rank[r]->ns[i] / 1e3;
-			if (a)
-				json_array_append_new(a, json_real(per_rank[r]->ns[i] / 1e3));
+			if (it)
+				it[(size_t)r * iters + i] = per_rank[r]->ns[i] / 1e3;
 		}
-		json_array_append_new(means, json_real(iters ? sum / iters : 0));
-		if (a)
-			json_array_append_new(iter_us, a);
+		mean[r] = iters ? sum / iters : 0;
 	}
-	json_object_set_new(o, "slowest", json_integer(best));
-	json_object_set_new(o, "slowest_share", json_real(st->share));
-	json_object_set_new(o, "spread", json_real(iters ? run_median(ratio, iters) : 1));
-	json_object_set_new(o, "wait_share", json_real(st->lead));
-	json_object_set_new(o, "mean_us", means);
-	json_object_set_new(o, "iter_us", iter_us ? iter_us : json_null());
-	if (nranks > 1 && iters >= RUN_STRAGGLER_ITERS && st->share >= RUN_STRAGGLER_SHARE &&
-	    st->lead >= RUN_STRAGGLER_WAIT) {
-		st->rank = best;
-		snprintf(st->host, sizeof(st->host), "%s", hosts ? hosts[best] : "");
-		json_object_set_new(o, "straggler",
-				    json_pack("{s:i, s:s, s:f, s:f}", "rank", best, "host", st->host,
-					      "share", st->share, "wait_share", st->lead));
-	} else {
-		json_object_set_new(o, "straggler", json_null());
-	}
+	*rs = (struct rj_rank_stats){
+		.nranks = nranks, .iterations = iters, .slowest = best,
+		.slowest_share = iters ? (double)cnt[best] / iters : 0,
+		.spread = iters ? run_median(ratio, iters) : 1,
+		.wait_share = iters ? run_median(lead, iters) : 0,
+		.mean_us = mean, .iter_us = it, .straggler = { .rank = -1 },
+	};
+	if (nranks > 1 && iters >= RUN_STRAGGLER_ITERS && rs->slowest_share >= RUN_STRAGGLER_SHARE &&
+	    rs->wait_share >= RUN_STRAGGLER_WAIT)
+		rs->straggler = (struct rj_straggler){ .rank = best, .host = hosts ? hosts[best] : "",
+						       .share = rs->slowest_share,
+						       .wait_share = rs->wait_share };
+	mean = it = NULL;
+	ret = 0;
 out:
 	free(cnt);
 	free(ratio);
 	free(lead);
 	free(col);
-	return o;
+	free(mean);
+	free(it);
+	return ret;
+}
+
+void run_rank_stats_free(struct rj_rank_stats *rs)
+{
+	free((void *)rs->mean_us);
+	free((void *)rs->iter_us);
+	rs->mean_us = rs->iter_us = NULL;
 }
 
 json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
@@ -153,9 +143,20 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 	int iters = per_rank[0]->iterations, i, r;
 	double *t = calloc(iters ? iters : 1, sizeof(*t));
 	double sum = 0, avg_s, algbw, cpu = 0, host_cpu = 0, bytes = 0;
-	uint64_t wrong = 0;
-	int64_t first_wrong = -1;
-	json_t *row;
+	bool p2p = strcmp(op, "allreduce") != 0;
+	struct rj_coll_row row = {
+		.op = op, .algo = algo, .dtype = dtype_name(co->dtype),
+		.redop = redop_name(co->redop), .size = per_rank[0]->size,
+		.count = per_rank[0]->size / dtype_size(co->dtype),
+		/* write_bw/lat: the configured messages (round trips) per measurement, and
+		 * how many measurements the times summarise; times are per message */
+		.iterations = p2p ? co->iterations : iters, .samples = p2p ? iters : 0,
+		.first_wrong = -1,
+		/* NCCL cuts its own chunks */
+		.chunk_bytes = rc->nccl ? 0 : run_comm_chunk(rc, per_rank[0]->size),
+	};
+	struct rj_rank_stats rs;
+	json_t *j;
 
 	if (!t)
 		return NULL;
@@ -165,52 +166,42 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		sum += t[i];
 	}
 	for (r = 0; r < nranks; r++) {
-		wrong += per_rank[r]->wrong;
+		row.wrong += per_rank[r]->wrong;
 		if (per_rank[r]->first_wrong >= 0 &&
-		    (first_wrong < 0 || per_rank[r]->first_wrong < first_wrong))
-			first_wrong = per_rank[r]->first_wrong;
+		    (row.first_wrong < 0 || per_rank[r]->first_wrong < row.first_wrong))
+			row.first_wrong = per_rank[r]->first_wrong;
 		cpu += per_rank[r]->cpu_ns / 1e9;
 		host_cpu += per_rank[r]->host_cpu_ns / 1e9 / GS_MAX(per_rank[r]->host_ranks, 1);
 		bytes += per_rank[r]->bytes_sent / 1e9;
 	}
 	avg_s = iters ? sum / iters / 1e9 : 0;
 	algbw = avg_s > 0 ? per_rank[0]->size / avg_s / 1e9 : 0;
-	row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:i, s:o, s:f, s:f, s:I, s:I}", "op", op,
-			"algo", algo, "dtype", dtype_name(co->dtype), "redop", redop_name(co->redop),
-			"size", (json_int_t)per_rank[0]->size, "count",
-			(json_int_t)(per_rank[0]->size / dtype_size(co->dtype)), "iterations", iters,
-			"time_us", run_stats_json(t, iters, 1e-3, "avg"), "algbw_GBps", algbw, "busbw_GBps",
-			algbw * bus_factor, "wrong", (json_int_t)wrong, "first_wrong",
-			(json_int_t)first_wrong);
-	if (row && nranks > 1 && strcmp(op, "allreduce") == 0) {
+	run_stats(t, iters, 1e-3, &row.time_us);
+	row.algbw_GBps = algbw;
+	row.busbw_GBps = algbw * bus_factor;
+	row.cpu_s_per_GB = bytes > 0 ? cpu / bytes : NAN;
+	row.host_cpu_s_per_GB = bytes > 0 && host_cpu > 0 ? host_cpu / bytes : NAN;
+	if (nranks > 1 && !p2p) {
 		const char **hosts = calloc((size_t)nranks, sizeof(*hosts));
-		struct run_straggler st;
 
 		for (r = 0; hosts && r < nranks; r++)
 			hosts[r] = rr->hosts ? rr->hosts[r].hostname : "";
-		json_object_set_new(row, "ranks", run_rank_stats(per_rank, nranks, hosts, &st));
-		free(hosts);
-		if (st.rank >= 0)
-			log_warn(LOG_COLL, "straggler at %llu bytes: rank %d (host %s) arrives last in %.0f%% of the iterations; the others wait %.0f%% of their time for it",
-				 (unsigned long long)per_rank[0]->size, st.rank, st.host,
-				 100 * st.share, 100 * st.lead);
-	}
-	if (row) {
-		json_object_set_new(row, "cpu_s_per_GB", bytes > 0 ? json_real(cpu / bytes) : json_null());
-		json_object_set_new(row, "host_cpu_s_per_GB",
-				    bytes > 0 && host_cpu > 0 ? json_real(host_cpu / bytes) : json_null());
-		if (!rc->nccl) /* NCCL cuts its own chunks */
-			json_object_set_new(row, "chunk_bytes",
-					    json_integer((json_int_t)run_comm_chunk(rc, per_rank[0]->size)));
-		if (strcmp(op, "allreduce") != 0) {
-			/* write_bw/lat: the configured messages (round trips) per measurement,
-			 * and how many measurements the times summarise; times are per message */
-			json_object_set_new(row, "iterations", json_integer(co->iterations));
-			json_object_set_new(row, "samples", json_integer(iters));
+		if (hosts && !run_rank_stats(per_rank, nranks, hosts, &rs)) {
+			row.ranks = &rs;
+			if (rs.straggler.rank >= 0)
+				log_warn(LOG_COLL, "straggler at %llu bytes: rank %d (host %s) arrives last in %.0f%% of the iterations; the others wait %.0f%% of their time for it",
+					 (unsigned long long)per_rank[0]->size, rs.straggler.rank,
+					 rs.straggler.host, 100 * rs.straggler.share,
+					 100 * rs.straggler.wait_share);
 		}
+		j = rj_coll_row_json(&row);
+		run_rank_stats_free(&rs);
+		free(hosts);
+	} else {
+		j = rj_coll_row_json(&row);
 	}
 	free(t);
-	return row;
+	return j;
 }
 
 /*
@@ -229,50 +220,44 @@ json_t *run_pairwise_row(const struct run_rank *rr, uint64_t size, int iteration
 	int n = rr->li.nranks, a, b, k;
 	double *bw = calloc((size_t)npairs + 1, sizeof(*bw));
 	double *lat = calloc((size_t)npairs + 1, sizeof(*lat));
-	double *sbw = calloc((size_t)npairs + 1, sizeof(*sbw));
-	double *slat = calloc((size_t)npairs + 1, sizeof(*slat));
-	double mbw, mlat;
-	json_t *row = NULL, *pairs, *slow;
+	struct rj_pair *pairs = calloc((size_t)npairs + 1, sizeof(*pairs));
+	struct rj_coll_row row = {
+		.op = "pairwise", .algo = "p2p", .dtype = dtype_name(co->dtype),
+		.redop = redop_name(co->redop), .size = size, .count = size / dtype_size(co->dtype),
+		.iterations = iterations, .first_wrong = -1, .cpu_s_per_GB = NAN,
+		.host_cpu_s_per_GB = NAN, .pairs = pairs, .npairs = npairs,
+	};
+	json_t *j = NULL;
 
-	if (!bw || !lat || !sbw || !slat)
+	if (!bw || !lat || !pairs)
 		goto out;
 	for (k = 0, a = 0; a < n; a++)
 		for (b = a + 1; b < n; b++, k++) {
-			bw[k] = sbw[k] = per_rank[a][2 * k];
-			lat[k] = slat[k] = per_rank[a][2 * k + 1];
+			bw[k] = per_rank[a][2 * k];
+			lat[k] = per_rank[a][2 * k + 1];
 		}
-	mbw = run_median(sbw, npairs);
-	mlat = run_median(slat, npairs);
-	pairs = json_array();
-	slow = json_array();
+	row.algbw_GBps = row.busbw_GBps = run_median(bw, npairs);
+	run_stats(lat, (size_t)npairs, 1, &row.time_us);
 	for (k = 0, a = 0; a < n; a++)
 		for (b = a + 1; b < n; b++, k++) {
-			const char *ha = rr->hosts ? rr->hosts[a].hostname : "";
-			const char *hb = rr->hosts ? rr->hosts[b].hostname : "";
-			bool is_slow = npairs > 2 && (bw[k] < RUN_PAIR_SLOW_BW * mbw ||
-						      lat[k] > RUN_PAIR_SLOW_LAT * mlat);
-			json_t *p = json_pack("{s:i, s:i, s:s, s:s, s:f, s:f, s:b}", "a", a, "b", b,
-					      "host_a", ha, "host_b", hb, "bw_GBps", bw[k],
-					      "lat_us", lat[k], "slow", is_slow);
+			struct rj_pair *p = &pairs[k];
 
-			if (is_slow) {
-				json_array_append(slow, p);
+			*p = (struct rj_pair){
+				.a = a, .b = b, .host_a = rr->hosts ? rr->hosts[a].hostname : "",
+				.host_b = rr->hosts ? rr->hosts[b].hostname : "",
+				.bw_GBps = bw[k], .lat_us = lat[k],
+				.slow = npairs > 2 && (bw[k] < RUN_PAIR_SLOW_BW * row.busbw_GBps ||
+						       lat[k] > RUN_PAIR_SLOW_LAT * row.time_us.p50),
+			};
+			if (p->slow)
 				log_warn(LOG_COLL, "slow pair at %llu bytes: ranks %d-%d (%s - %s) %.3f GB/s, %.2f us against the pairs' median %.3f GB/s, %.2f us",
-					 (unsigned long long)size, a, b, ha, hb, bw[k], lat[k], mbw, mlat);
-			}
-			json_array_append_new(pairs, p);
+					 (unsigned long long)size, a, b, p->host_a, p->host_b, bw[k],
+					 lat[k], row.busbw_GBps, row.time_us.p50);
 		}
-	row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:i, s:o, s:f, s:f, s:I, s:I, s:o, s:o}",
-			"op", "pairwise", "algo", "p2p", "dtype", dtype_name(co->dtype), "redop",
-			redop_name(co->redop), "size", (json_int_t)size, "count",
-			(json_int_t)(size / dtype_size(co->dtype)), "iterations", iterations,
-			"time_us", run_stats_json(lat, (size_t)npairs, 1, "avg"), "algbw_GBps", mbw,
-			"busbw_GBps", mbw, "wrong", (json_int_t)0, "first_wrong", (json_int_t)-1,
-			"pairs", pairs, "slow_pairs", slow);
+	j = rj_coll_row_json(&row);
 out:
 	free(bw);
 	free(lat);
-	free(sbw);
-	free(slat);
-	return row;
+	free(pairs);
+	return j;
 }

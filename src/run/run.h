@@ -20,6 +20,7 @@
 #include "config/experiment.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
+#include "report/rjson.h"
 #include "gpu/gpu.h"
 #include "topo/gdr.h"
 #include "topo/numa.h"
@@ -54,7 +55,7 @@ struct run_rank {
 	struct topo *topo;         /* discovered once per rank */
 	cpu_set_t cpus0;           /* affinity at start, restored before each case */
 	struct numa_plan numa_plan;
-	json_t *numa_json;         /* requested vs actual of the current case */
+	char numa_actual[512];     /* where the current case's buffer landed, "" = not checked */
 	double memcpy_Bps;         /* measured once, the shm bound */
 	int gpu_index;             /* this rank's GPU in topo->gpus, -1 = none */
 	struct gpu_ctx *gpu;       /* opened by the first case with [gpu] device (gpu.c) */
@@ -128,8 +129,12 @@ const char *run_comm_algo_name(const struct run_comm *rc, int algo);
 uint64_t run_comm_chunk(const struct run_comm *rc, uint64_t bytes);
 /* Sum of stats over the open transports. */
 void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
-/* The path facts of the case: the transport most peers use; *all gets every open one. */
-json_t *run_comm_path_json(struct run_comm *rc, json_t **all);
+/*
+ * The path facts of every open transport into all[0..*nall) (TP_KIND_COUNT entries), and
+ * the index of the case's path: the transport most peers use (across hosts on ties); -1
+ * when none is open. Under transport = nccl all[0] describes the reference, *nall = 0.
+ */
+int run_comm_paths(struct run_comm *rc, struct tp_path_info *all, int *nall);
 
 /* Collective sweep or point-to-point mode: results JSON array on rank 0 (NULL elsewhere). */
 int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results);
@@ -156,8 +161,10 @@ int run_gpu_path_setup(struct run_rank *rr, struct run_comm *rc);
 int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc);
 void run_gpu_comm_close(struct run_comm *rc);
 /* The case's GPU facts for its JSON (rank side: may call gpu_*), NULL without a GPU. */
-json_t *run_gpu_json(const struct run_rank *rr);
-json_t *run_gpu_path_json(const struct gdr_path *p);
+/* The case's GPU facts for its report (rank side: may call gpu_*); false without a GPU.
+ * g's strings point into drv and cc. */
+bool run_gpu_facts(const struct run_rank *rr, struct rj_gpu *g, char *drv, size_t drvlen,
+		   char *cc, size_t cclen);
 /*
  * Allocate (and touch), then register with the case's comm, a buffer of the case's data
  * (which = GPU_MIRROR_DATA) or receive scratch (GPU_MIRROR_SCRATCH): host memory without a
@@ -167,19 +174,13 @@ json_t *run_gpu_path_json(const struct gdr_path *p);
 int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int which);
 void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which);
 
-/* A rank the others persistently wait for (run_rank_stats); rank -1 = none. */
-struct run_straggler {
-	int rank;
-	char host[RUN_HOST_MAX];
-	double share;   /* of the iterations in which it was the slowest */
-	double lead;    /* median share of the others' time spent waiting for it */
-};
-
-/* The "ranks" object of a result row: slowest rank, spread, per-rank times, straggler. */
-json_t *run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
-		       struct run_straggler *st);
-/* Median of n values (sorted in place); 0 for none. */
-double run_median(double *v, int n);
+/* The "ranks" of a result row: slowest rank, spread, per-rank times, straggler; 0 or
+ * -ENOMEM. rs's arrays are allocated: run_rank_stats_free() releases them. */
+int run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
+		   struct rj_rank_stats *rs);
+void run_rank_stats_free(struct rj_rank_stats *rs);
+/* Median of n values (the stats' p50, rj_stats_from_samples); 0 for none. */
+double run_median(const double *v, int n);
 /* The row of a pairwise size from every rank's (bw GB/s, lat us) per pair (result.c). */
 json_t *run_pairwise_row(const struct run_rank *rr, uint64_t size, int iterations,
 			 double **per_rank, int npairs);
@@ -187,9 +188,8 @@ json_t *run_pairwise_row(const struct run_rank *rr, uint64_t size, int iteration
 json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		       struct run_samples **per_rank, int nranks, double bus_factor,
 		       const char *op, const char *algo);
-/* mean/p50/p99/min/max of v (sorted in place) as a JSON object, scaled by scale; the
- * report schema names the mean "avg" for collective times and "mean" for workload ones. */
-json_t *run_stats_json(double *v, size_t n, double scale, const char *mean_key);
+/* The figures of n samples times scale (report/rjson.h's routine); NAN without samples. */
+void run_stats(const double *v, size_t n, double scale, struct rj_stats *out);
 
 /* Node fingerprint (kernel, CPU, memory, glibc, NUMA nodes, hostname) and relevant env. */
 json_t *run_env_fingerprint(void);
@@ -202,7 +202,9 @@ void run_node_fini(struct run_rank *rr);
 int run_node_bind(struct run_rank *rr);
 /* After the case's main buffer is allocated and touched. */
 void run_node_verify(struct run_rank *rr, void *buf, size_t len);
-json_t *run_node_bound(struct run_rank *rr, struct run_comm *rc);
+/* The figure the case's bandwidth is held against; desc (len bytes) holds b->desc. */
+void run_node_bound(struct run_rank *rr, struct run_comm *rc, struct rj_bound *b, char *desc,
+		    size_t len);
 /*
  * The shm bound: RUN_MEMCPY_ENV when the driver measured it already (once per run, on
  * a quiet machine before the first case, so every case of the run has the same

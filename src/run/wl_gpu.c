@@ -114,11 +114,3 @@ void wl_gpu_fini(struct wl_gpu *g)
 	g->done = NULL;
 	g->gpu = NULL;
 }
-
-void wl_gpu_json(const struct wl_gpu *g, double calibrated, double used, json_t *out)
-{
-	json_object_set_new(out, "gpu_tflops_calibrated",
-			    calibrated > 0 ? json_real(calibrated) : json_null());
-	json_object_set_new(out, "gpu_tflops_used", json_real(used));
-	json_object_set_new(out, "gpu_kernels", json_integer((json_int_t)g->kernels));
-}

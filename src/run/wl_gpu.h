@@ -8,7 +8,6 @@
 #define GS_RUN_WL_GPU_H
 
 #include <stdint.h>
-#include <jansson.h>
 
 #include "gpu/gpu.h"
 #include "workload/timeline.h"
@@ -38,7 +37,5 @@ int wl_gpu_compute(struct wl_gpu *g, uint32_t layer, int backward, double second
 /* Wait until everything queued is done (ddp_ops.compute_wait), bounded. */
 int wl_gpu_wait(struct wl_gpu *g);
 void wl_gpu_fini(struct wl_gpu *g);
-/* gpu_tflops_calibrated (null when not calibrated), gpu_tflops_used, gpu_kernels. */
-void wl_gpu_json(const struct wl_gpu *g, double calibrated, double used, json_t *out);
 
 #endif

@@ -4,6 +4,7 @@
  * every rank's timings into the workload metrics and a Perfetto trace.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,17 +105,17 @@ static int wl_compute_wait(void *arg)
 	return wl_gpu_wait(&wc->gpu);
 }
 
-static json_t *bucket_timeline_json(const struct bucket_plan *plan, const struct ddp_result *r0,
-				    int nranks)
+/* The buckets' mean times over the iterations, since backward started (the report's
+ * convention); tl has plan->nbuckets entries. */
+static void bucket_timeline(const struct bucket_plan *plan, const struct ddp_result *r0,
+			    int nranks, struct rj_bucket *tl)
 {
-	json_t *arr = json_array();
 	uint32_t b;
 	int i;
 
 	for (b = 0; b < plan->nbuckets; b++) {
 		double ready = 0, start = 0, end = 0, dur;
 
-		/* the report's convention: times since backward started */
 		for (i = 0; i < r0->iterations; i++) {
 			const struct ddp_bucket_times *t = &r0->bucket[(size_t)i * plan->nbuckets + b];
 			double bwd0 = r0->iter[i].fwd_end / 1e6;
@@ -127,50 +128,68 @@ static json_t *bucket_timeline_json(const struct bucket_plan *plan, const struct
 		start /= r0->iterations;
 		end /= r0->iterations;
 		dur = end - start;
-		json_array_append_new(
-			arr, json_pack("{s:i, s:I, s:i, s:f, s:f, s:f, s:f}", "index", (int)b, "bytes",
-				       (json_int_t)plan->b[b].bytes, "tensors",
-				       (int)plan->b[b].ntensors, "ready_ms", ready, "start_ms", start,
-				       "end_ms", end, "busbw_GBps",
-				       dur > 0 ? plan->b[b].bytes / (dur / 1e3) / 1e9 * 2.0 *
-							 (nranks - 1) / nranks
-					       : 0.0));
+		tl[b] = (struct rj_bucket){
+			.index = (int)b, .bytes = plan->b[b].bytes, .tensors = (int)plan->b[b].ntensors,
+			.ready_ms = ready, .start_ms = start, .end_ms = end,
+			.busbw_GBps = dur > 0 ? plan->b[b].bytes / (dur / 1e3) / 1e9 *
+							coll_busbw_factor(COLL_OP_ALLREDUCE, nranks)
+					      : 0.0,
+		};
 	}
-	return arr;
+}
+
+static const char *compute_name(int compute)
+{
+	return compute == COMPUTE_NONE ? "none" : compute == COMPUTE_SLEEP ? "sleep"
+			: compute == COMPUTE_GEMM ? "gemm" : "spin";
 }
 
 /* Rank 0: the metrics of the workload from every rank's timings. */
 static json_t *workload_json(const struct run_rank *rr, const struct tensor_list *tl,
-			     const struct bucket_plan *plan, struct ddp_result *res, int n)
+			     const struct bucket_plan *plan, struct ddp_result *res, int n,
+			     const struct wl_gpu *g, double gpu_tflops_used)
 {
 	const struct workload_opts *w = &rr->ecase->cfg.workload;
 	int iters = res[0].iterations, i, r;
 	double *it = calloc(iters, sizeof(double)), *fw = calloc(iters, sizeof(double));
 	double *bw = calloc(iters, sizeof(double)), *ex = calloc(iters, sizeof(double));
 	double *ar = calloc((size_t)iters * plan->nbuckets, sizeof(double));
+	struct rj_bucket *btl = calloc(plan->nbuckets ? plan->nbuckets : 1, sizeof(*btl));
 	struct wl_iter_metrics *per = calloc(iters, sizeof(*per));
-	double sum_it = 0, sum_comm = 0, bytes_comm = 0, wrong = 0;
+	double sum_it = 0, sum_comm = 0, bytes_comm = 0;
 	struct wl_metrics sum;
-	int64_t first_wrong = -1;
+	struct ddp_logging lg;
+	struct rj_workload m = {
+		.model = w->model, .params = tl->numel, .tensors = (int)tl->n,
+		.buckets = (int)plan->nbuckets, .batch = tl->batch, .iterations = iters,
+		.compute = compute_name(w->compute), .ranks = n, .overlap = w->overlap,
+		.grad_bytes = plan->bytes, .first_wrong = -1,
+		.scaling_efficiency = NAN, /* filled against a 1-rank case by the report */
+		.timeline = btl, .ntimeline = (int)plan->nbuckets,
+		.gpu_tflops_calibrated = rr->gpu_tflops_cal > 0 ? rr->gpu_tflops_cal : NAN,
+		.gpu_tflops_used = gpu_tflops_used, .gpu_kernels = g->kernels,
+		.precision = precision_name(w->precision),
+		.gpu_profile = w->gpu_profile[0] ? w->gpu_profile : "h200",
+	};
 	json_t *j = NULL;
 	uint32_t b;
 
-	if (!it || !fw || !bw || !ex || !ar || !per)
+	if (!it || !fw || !bw || !ex || !ar || !btl || !per)
 		goto out;
 	/* One timeline per iteration, the critical rank's (workload/metrics.h): the parts
 	 * add up to the iteration and the shares are taken from the same spans. */
 	for (i = 0; i < iters; i++) {
-		struct wl_iter_metrics *m = &per[i];
+		struct wl_iter_metrics *pm = &per[i];
 
-		wl_metrics_iter(res, n, i, m);
-		it[i] = m->iter_ns;
-		fw[i] = m->fwd_ns;
-		bw[i] = m->bwd_ns;
-		ex[i] = m->exposed_ns;
+		wl_metrics_iter(res, n, i, pm);
+		it[i] = pm->iter_ns;
+		fw[i] = pm->fwd_ns;
+		bw[i] = pm->bwd_ns;
+		ex[i] = pm->exposed_ns;
 		sum_it += it[i];
 		for (b = 0; b < plan->nbuckets; b++) {
 			const struct ddp_bucket_times *t =
-				&res[m->critical_rank].bucket[(size_t)i * plan->nbuckets + b];
+				&res[pm->critical_rank].bucket[(size_t)i * plan->nbuckets + b];
 			double d = (double)(t->end - t->start);
 
 			ar[(size_t)i * plan->nbuckets + b] = d;
@@ -180,58 +199,31 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 	}
 	wl_metrics_sum(per, iters, n, &sum);
 	for (r = 0; r < n; r++) {
-		wrong += res[r].wrong;
-		if (res[r].first_wrong >= 0 && (first_wrong < 0 || res[r].first_wrong < first_wrong))
-			first_wrong = res[r].first_wrong;
+		m.wrong += res[r].wrong;
+		if (res[r].first_wrong >= 0 && (m.first_wrong < 0 || res[r].first_wrong < m.first_wrong))
+			m.first_wrong = res[r].first_wrong;
 	}
-	j = json_pack("{s:s, s:I, s:i, s:i, s:i, s:i, s:s}", "model", w->model, "params",
-		      (json_int_t)tl->numel, "tensors", (int)tl->n, "buckets", (int)plan->nbuckets,
-		      "batch", tl->batch, "iterations", iters, "compute",
-		      w->compute == COMPUTE_NONE ? "none" : w->compute == COMPUTE_SLEEP ? "sleep"
-						  : w->compute == COMPUTE_GEMM ? "gemm" : "spin");
-	json_object_set_new(j, "ranks", json_integer(n));
-	json_object_set_new(j, "overlap", json_boolean(w->overlap));
-	json_object_set_new(j, "grad_bytes", json_integer((json_int_t)plan->bytes));
-	json_object_set_new(j, "comm_wait_share", json_real(sum.comm_wait_share));
-	json_object_set_new(j, "overlap_efficiency", json_real(sum.overlap_efficiency));
-	json_object_set_new(j, "critical_rank",
-			    json_pack("{s:i, s:f}", "rank", sum.critical_rank, "share",
-				      sum.critical_share));
-	json_object_set_new(j, "samples_per_s",
-			    json_real(sum_it > 0 ? (double)tl->batch * n * iters / (sum_it / 1e9) : 0));
-	json_object_set_new(j, "samples_per_s_rank",
-			    json_real(sum_it > 0 ? (double)tl->batch * iters / (sum_it / 1e9) : 0));
-	json_object_set_new(j, "busbw_GBps",
-			    json_real(sum_comm > 0 ? bytes_comm / (sum_comm / 1e9) / 1e9 * 2.0 *
-							     (n - 1) / n
-						   : 0));
-	json_object_set_new(j, "wrong", json_integer((json_int_t)wrong));
-	json_object_set_new(j, "first_wrong", json_integer(first_wrong));
-	json_object_set_new(j, "scaling_efficiency", json_null());
-	json_object_set_new(j, "bucket_timeline", bucket_timeline_json(plan, &res[0], n));
-	{
-		/* the numbers ddp._get_ddp_logging_data() gives a real job (rank 0, ns) */
-		struct ddp_logging lg;
-
-		ddp_logging_fields(&res[0], &lg);
-		json_object_set_new(j, "ddp_logging",
-				    json_pack("{s:f, s:f, s:f, s:f}", "avg_forward_compute_time",
-					      lg.avg_forward_compute_time, "avg_backward_compute_time",
-					      lg.avg_backward_compute_time, "avg_backward_comm_time",
-					      lg.avg_backward_comm_time,
-					      "avg_backward_compute_comm_overlap_time",
-					      lg.avg_backward_compute_comm_overlap_time));
-		json_object_set_new(j, "precision", json_string(precision_name(w->precision)));
-		json_object_set_new(j, "gpu_profile",
-				    json_string(w->gpu_profile[0] ? w->gpu_profile : "h200"));
-	}
-	/* run_stats_json sorts its input: derived sums are taken above */
-	json_object_set_new(j, "iter_ms", run_stats_json(it, iters, 1e-6, "mean"));
-	json_object_set_new(j, "fwd_ms", run_stats_json(fw, iters, 1e-6, "mean"));
-	json_object_set_new(j, "bwd_ms", run_stats_json(bw, iters, 1e-6, "mean"));
-	json_object_set_new(j, "exposed_comm_ms", run_stats_json(ex, iters, 1e-6, "mean"));
-	json_object_set_new(j, "allreduce_ms",
-			    run_stats_json(ar, (size_t)iters * plan->nbuckets, 1e-6, "mean"));
+	m.comm_wait_share = sum.comm_wait_share;
+	m.overlap_efficiency = sum.overlap_efficiency;
+	m.critical_rank = sum.critical_rank;
+	m.critical_share = sum.critical_share;
+	ddp_logging_fields(&res[0], &lg);
+	m.avg_forward_compute_time = lg.avg_forward_compute_time;
+	m.avg_backward_compute_time = lg.avg_backward_compute_time;
+	m.avg_backward_comm_time = lg.avg_backward_comm_time;
+	m.avg_backward_compute_comm_overlap_time = lg.avg_backward_compute_comm_overlap_time;
+	m.samples_per_s = sum_it > 0 ? (double)tl->batch * n * iters / (sum_it / 1e9) : 0;
+	m.samples_per_s_rank = sum_it > 0 ? (double)tl->batch * iters / (sum_it / 1e9) : 0;
+	m.busbw_GBps = sum_comm > 0 ? bytes_comm / (sum_comm / 1e9) / 1e9 *
+					      coll_busbw_factor(COLL_OP_ALLREDUCE, n)
+				    : 0;
+	bucket_timeline(plan, &res[0], n, btl);
+	run_stats(it, iters, 1e-6, &m.iter_ms);
+	run_stats(fw, iters, 1e-6, &m.fwd_ms);
+	run_stats(bw, iters, 1e-6, &m.bwd_ms);
+	run_stats(ex, iters, 1e-6, &m.exposed_comm_ms);
+	run_stats(ar, (size_t)iters * plan->nbuckets, 1e-6, &m.allreduce_ms);
+	j = rj_workload_json(&m);
 out:
 	free(per);
 	free(it);
@@ -239,6 +231,7 @@ out:
 	free(bw);
 	free(ex);
 	free(ar);
+	free(btl);
 	return j;
 }
 
@@ -428,9 +421,8 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	if (!ret)
 		ret = gather_results(rr, &res, &all);
 	if (!ret && rr->li.rank == 0) {
-		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks);
-		if (*out)
-			wl_gpu_json(&wc.gpu, rr->gpu_tflops_cal, rr->gpu_tflops_cal, *out);
+		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks, &wc.gpu,
+				     rr->gpu_tflops_cal);
 		if (write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks))
 			log_warn(LOG_WORKLOAD, "write trace of case %d failed", rr->case_index);
 		for (r = 0; r < rr->li.nranks; r++)

@@ -1,0 +1,112 @@
+#!/bin/sh
+# report.json has one definition, src/report/report.schema.json: real `gradsync run`
+# output (size sweep, DDP workload, write_bw/write_lat, a failed case), its per-case
+# files and the checked-in fixtures all validate against it, and a document missing a
+# member or holding a wrong value does not.
+set -u
+G=${GRADSYNC:-build/gradsync}
+V=tests/report/validate_report.py
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+[ -x "$G" ] || { echo "no $G: build first"; exit 77; }
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||
+	{ echo "python3-jsonschema missing (./configure --install-deps installs it)"; exit 77; }
+
+cat >"$T/sweep.ini" <<INI
+[experiment]
+name = schema-sweep
+output_dir = $T/out
+[launch]
+local_ranks = 2
+[collective]
+sizes = 4KiB, 256KiB
+iterations = 3
+warmup = 1
+[workload]
+iterations = 2
+warmup = 1
+[matrix]
+model = none, resnet18
+transport = tcp, shm
+INI
+cat >"$T/p2p.ini" <<INI
+[experiment]
+name = schema-p2p
+output_dir = $T/out
+[launch]
+local_ranks = 2
+[collective]
+sizes = 8B, 64KiB
+iterations = 20
+warmup = 2
+[matrix]
+op = write_bw, write_lat
+transport = shm
+INI
+# a case that fails: no RDMA port here, so transport = ib cannot connect the ranks
+cat >"$T/fail.ini" <<INI
+[experiment]
+name = schema-fail
+output_dir = $T/out
+[launch]
+local_ranks = 2
+timeout = 20s
+[collective]
+sizes = 4KiB
+iterations = 2
+[matrix]
+transport = tcp, ib
+INI
+
+for e in sweep p2p fail; do
+	"$G" -q run "$T/$e.ini" >"$T/$e.out" 2>"$T/$e.err"
+	st=$?
+	want=0
+	[ $e = fail ] && want=1
+	[ $st = $want ] || fail "gradsync run $e.ini: exit $st, expected $want: $(tail -n 3 "$T/$e.err")"
+done
+n=$(ls "$T"/out/*/report.json 2>/dev/null | wc -l)
+[ "$n" = 3 ] || fail "expected 3 report.json, found $n"
+/usr/bin/python3 "$V" "$T"/out/*/report.json || fail "gradsync run's report.json does not match the schema"
+/usr/bin/python3 "$V" --case "$T"/out/*/cases/*.json || fail "a case file does not match the schema"
+/usr/bin/python3 "$V" tests/fixtures/reports/*.json || fail "a fixture does not match the schema"
+
+# what the runs covered, so the validation above means something
+/usr/bin/python3 - "$T"/out/*/report.json <<'PY' || fail "the runs did not cover every kind of case"
+import json, sys
+docs = [json.load(open(p)) for p in sys.argv[1:]]
+cases = [c for d in docs for c in d["cases"]]
+ops = {r["op"] for c in cases for r in c["collective"]}
+assert ops == {"allreduce", "write_bw", "write_lat"}, ops
+assert any(c["workload"] for c in cases), "no workload case"
+assert any(c["status"] == "failed" and c["error"] for c in cases), "no failed case"
+assert all("chunk_bytes" in r for c in cases for r in c["collective"])
+assert all(r.get("samples") for c in cases for r in c["collective"] if r["op"] != "allreduce")
+PY
+
+# the validator rejects what breaks the schema
+R=$(ls "$T"/out/*/report.json | head -n 1)
+/usr/bin/python3 - "$R" "$T/bad1.json" "$T/bad2.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+del d["cases"][0]["collective"][0]["first_wrong"]
+json.dump(d, open(sys.argv[2], "w"))
+d = json.load(open(sys.argv[1]))
+d["cases"][0]["status"] = "maybe"
+json.dump(d, open(sys.argv[3], "w"))
+PY
+for b in bad1 bad2; do
+	if /usr/bin/python3 "$V" "$T/$b.json" >"$T/$b.out"; then
+		fail "$b.json validates"
+	fi
+done
+grep -q "cases/0/collective/0: 'first_wrong' is a required property" "$T/bad1.out" ||
+	fail "missing member not named: $(cat "$T/bad1.out")"
+grep -q "cases/0/status: 'maybe' is not one of" "$T/bad2.out" ||
+	fail "wrong value not named: $(cat "$T/bad2.out")"
+
+[ $fails = 0 ] || exit 1
+echo "schema: 3 runs, their case files and the fixtures validate"
