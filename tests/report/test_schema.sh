@@ -1,6 +1,6 @@
 #!/bin/sh
 # report.json has one definition, src/report/report.schema.json: real `gradsync run`
-# output (size sweep, DDP workload, write_bw/write_lat, a failed case), its per-case
+# output (size sweep, DDP workload, write_bw/write_lat/pairwise, a failed case), its per-case
 # files and the checked-in fixtures all validate against it, and a document missing a
 # member or holding a wrong value does not.
 set -u
@@ -43,7 +43,7 @@ sizes = 8B, 64KiB
 iterations = 20
 warmup = 2
 [matrix]
-op = write_bw, write_lat
+op = write_bw, write_lat, pairwise
 transport = shm
 INI
 # a case that fails: no RDMA port here, so transport = ib cannot connect the ranks
@@ -80,11 +80,14 @@ import json, sys
 docs = [json.load(open(p)) for p in sys.argv[1:]]
 cases = [c for d in docs for c in d["cases"]]
 ops = {r["op"] for c in cases for r in c["collective"]}
-assert ops == {"allreduce", "write_bw", "write_lat"}, ops
+assert ops == {"allreduce", "write_bw", "write_lat", "pairwise"}, ops
 assert any(c["workload"] for c in cases), "no workload case"
 assert any(c["status"] == "failed" and c["error"] for c in cases), "no failed case"
-assert all("chunk_bytes" in r for c in cases for r in c["collective"])
-assert all(r.get("samples") for c in cases for r in c["collective"] if r["op"] != "allreduce")
+rows = [r for c in cases for r in c["collective"]]
+assert all("chunk_bytes" in r for r in rows if r["op"] != "pairwise")
+assert all(r.get("samples") for r in rows if r["op"].startswith("write_"))
+assert all(r["ranks"]["mean_us"] for r in rows if r["op"] == "allreduce")
+assert all(len(r["pairs"]) == 1 for r in rows if r["op"] == "pairwise")
 PY
 
 # the validator rejects what breaks the schema
