@@ -354,6 +354,8 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	memcpy(b->token, o->token ? o->token : "", b->token_len);
 	b->timeout_ms = o->timeout_ms;
 	b->timeout_ns = (uint64_t)o->timeout_ms * 1000000ull;
+	b->on_arrival = o->on_arrival;
+	b->arrival_ctx = o->arrival_ctx;
 	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
 	b->listen_fd = -1;
 	b->wake[0] = b->wake[1] = -1;
@@ -375,12 +377,15 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 {
 	bool *missing;
 	char list[256], reason[BS_REASON_LEN];
-	int ret = 0;
+	int ret = 0, shown = -1;
 
 	pthread_mutex_lock(&b->lock);
-	while (b->nconnected < b->nranks - 1 && !b->abort_flag)
-		if (!cond_wait_until(b, deadline_ns))
+	for (;;) {
+		bs_arrival(b, 1 + b->nconnected, &shown);
+		if (b->nconnected >= b->nranks - 1 || b->abort_flag ||
+		    !cond_wait_until(b, deadline_ns))
 			break;
+	}
 	if (b->abort_flag)
 		ret = -ECANCELED;
 	else if (b->nconnected < b->nranks - 1)

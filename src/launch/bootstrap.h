@@ -44,6 +44,12 @@ struct bootstrap_opts {
 	int timeout_ms;
 	int listen_fd;      /* rank 0: > 0 = listening socket already bound (launch_info.listen_fd),
 			     * adopted and closed by bootstrap; 0 = bind addr */
+	/* Optional, rank 0: told how many ranks (itself included) are there whenever the
+	 * count changes while it waits, in bootstrap_open for HELLOs and in every
+	 * collective for the others' contributions; called on the caller's thread with the
+	 * bootstrap's lock held, so it must not call back into the bootstrap. */
+	void (*on_arrival)(void *ctx, int arrived, int nranks);
+	void *arrival_ctx;
 };
 
 struct bootstrap;

@@ -51,7 +51,7 @@ static int gather_up(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 {
 	uint64_t deadline = time_now_ns() + b->timeout_ns;
 	char reason[BS_REASON_LEN], list[200];
-	int missing, left = -1, ret = 0;
+	int missing, left = -1, ret = 0, shown = -1;
 	size_t off;
 
 	pthread_mutex_lock(&b->lock);
@@ -66,6 +66,7 @@ static int gather_up(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 					left = r;
 			}
 		}
+		bs_arrival(b, b->nranks - missing, &shown);
 		if (b->abort_flag)
 			ret = -ECANCELED;
 		else if (!missing)

@@ -104,6 +104,8 @@ struct bootstrap {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* queues, connections, byes, abort */
 	int nconnected;	     /* rank 0: peers that completed the handshake */
+	void (*on_arrival)(void *ctx, int arrived, int nranks); /* bootstrap_opts' */
+	void *arrival_ctx;
 	bool closing;	     /* in bootstrap_close: EOFs are expected */
 	bool stop;	     /* reader thread: exit */
 	/* Held while an abort is raised and forwarded: close's BYE never overtakes it. */
@@ -147,5 +149,13 @@ void bs_admit_close_all(struct bootstrap *b);
  * is refused: every slot is a handshake in progress).
  */
 int bs_pending_victim(const struct bs_pending *p, int n, const char *source, uint64_t now_ns);
+
+/* Rank 0: tell the observer (bootstrap_opts.on_arrival) when arrived changed; lock held. */
+static inline void bs_arrival(struct bootstrap *b, int arrived, int *last)
+{
+	if (b->on_arrival && arrived != *last)
+		b->on_arrival(b->arrival_ctx, arrived, b->nranks);
+	*last = arrived;
+}
 
 #endif

@@ -210,9 +210,12 @@ int run_rank_case(struct run_rank *rr)
 	ret = run_gpu_case_open(rr);
 	if (!ret)
 		ret = run_node_bind(rr);
+	/* the live line counts the ranks that reached the connection's exchanges */
+	progress_wait(&rr->progress, "connecting", 1, rr->li.nranks);
 	if (!ret)
 		ret = run_comm_open(rr, &rc);
 	if (!ret) {
+		progress_wait(&rr->progress, "connected", rr->li.nranks, rr->li.nranks);
 		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
 		progress_idle(&rr->progress);
 		if (me == 0)
@@ -297,6 +300,12 @@ static void stop_signals_release(void)
 	stop_fd = -1;
 }
 
+/* rank 0's bootstrap observer: ranks that arrived show on the live line */
+static void ranks_arrived(void *ctx, int arrived, int nranks)
+{
+	progress_arrived(ctx, arrived, nranks);
+}
+
 int run_rank_main(const struct experiment *exp, const struct launch_info *li, int only_case,
 		  const char *run_dir, int argc, char **argv, struct run_outcome *oc)
 {
@@ -308,6 +317,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		.token = li->token,
 		.timeout_ms = (int)(exp->base.launch.timeout_ns / 1000000),
 		.listen_fd = li->listen_fd,
+		.on_arrival = ranks_arrived,
+		.arrival_ctx = &rr.progress,
 	};
 	size_t i;
 	int ret;
@@ -322,7 +333,10 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		progress_fini(&rr.progress);
 		return ret;
 	}
+	if (li->nranks > 1)
+		progress_wait(&rr.progress, "waiting for ranks", 1, li->nranks);
 	ret = bootstrap_open(&bo, &rr.bs);
+	progress_idle(&rr.progress);
 	if (ret) {
 		log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous, strerror(-ret));
 		run_node_fini(&rr);

@@ -47,14 +47,32 @@ void progress_format(char *buf, size_t len, int k, int ncases, const char *what,
 		 ncases, what, i, n, 100 * (done > 1 ? 1 : done < 0 ? 0 : done), el, eta);
 }
 
+void progress_format_wait(char *buf, size_t len, int k, int ncases, const char *what,
+			  int arrived, int n, double elapsed_s)
+{
+	char el[16];
+
+	fmt_dur(el, sizeof(el), elapsed_s);
+	if (k > 0)
+		snprintf(buf, len, "case %d/%d: %s, %d/%d ranks, %s", k, ncases, what, arrived, n,
+			 el);
+	else
+		snprintf(buf, len, "%s: %d/%d ranks, %s", what, arrived, n, el);
+}
+
 /* The live line from the stored state; the caller holds the lock. */
 static void draw(struct progress *p, uint64_t now)
 {
 	char line[256];
+	double el = (now - p->case_t0_ns) / 1e9;
 
 	p->last_ns = now;
-	progress_format(line, sizeof(line), p->case_k, p->ncases, p->what, p->i, p->n,
-			(now - p->case_t0_ns) / 1e9, p->done);
+	if (p->waiting)
+		progress_format_wait(line, sizeof(line), p->case_k, p->ncases, p->what, p->i,
+				     p->n, el);
+	else
+		progress_format(line, sizeof(line), p->case_k, p->ncases, p->what, p->i, p->n,
+				el, p->done);
 	if (p->tty) {
 		fprintf(p->f, "\r\033[K%s", line);
 		p->live_shown = true;
@@ -128,6 +146,7 @@ void progress_case(struct progress *p, int k, int ncases, const char *name, int 
 	p->case_t0_ns = time_now_ns();
 	p->last_ns = p->case_t0_ns;
 	p->have_state = false;
+	p->waiting = false;
 	clear_live(p);
 	fprintf(p->f, "case %d/%d: %s (%d rank%s)\n", k, ncases, name, nranks,
 		nranks == 1 ? "" : "s");
@@ -147,6 +166,7 @@ void progress_tick(struct progress *p, const char *what, int i, int n, double do
 	p->n = n;
 	p->done = done;
 	p->have_state = true;
+	p->waiting = false;
 	now = time_now_ns();
 	if (now - p->last_ns >= interval(p))
 		draw(p, now);
@@ -159,6 +179,36 @@ void progress_idle(struct progress *p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->have_state = false;
+	p->waiting = false;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void progress_wait(struct progress *p, const char *what, int arrived, int n)
+{
+	if (!p->enabled)
+		return;
+	pthread_mutex_lock(&p->lock);
+	snprintf(p->what, sizeof(p->what), "%s", what);
+	p->i = arrived;
+	p->n = n;
+	p->done = 0;
+	p->have_state = true;
+	p->waiting = true;
+	/* before the first case nothing set the clock: the wait starts it */
+	if (!p->case_k)
+		p->case_t0_ns = p->last_ns = time_now_ns();
+	pthread_mutex_unlock(&p->lock);
+}
+
+void progress_arrived(struct progress *p, int arrived, int n)
+{
+	if (!p->enabled)
+		return;
+	pthread_mutex_lock(&p->lock);
+	if (p->waiting) {
+		p->i = arrived;
+		p->n = n;
+	}
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -36,6 +36,7 @@ struct progress {
 	char what[48];          /* last tick: what runs, iteration i of n, share done */
 	int i, n;
 	double done;
+	bool waiting;           /* progress_wait: i of n ranks are there, no ETA */
 };
 
 /* f NULL = stderr; tty is probed with isatty(); starts the ticker when enabled. */
@@ -49,6 +50,15 @@ void progress_case(struct progress *p, int k, int ncases, const char *name, int 
  * the case done (0..1, for the ETA); prints only when the interval has passed.
  */
 void progress_tick(struct progress *p, const char *what, int i, int n, double done);
+/*
+ * Rank 0 waits on the other ranks ("connecting", before a case's first tick; "waiting
+ * for ranks" before the first case): the live line says how many of n ranks are there
+ * and how long it has waited, redrawn by the ticker. progress_arrived() updates the
+ * count and does nothing unless a wait is on (a barrier between iterations keeps the
+ * iteration's line); a tick, progress_idle() or the next case ends the wait.
+ */
+void progress_wait(struct progress *p, const char *what, int arrived, int n);
+void progress_arrived(struct progress *p, int arrived, int n);
 /* The case is between ticks' subjects (measured, gathering): the ticker stays quiet. */
 void progress_idle(struct progress *p);
 /* A permanent line (a measured size's row, a header); clears the live line first. */
@@ -56,5 +66,9 @@ void progress_row(struct progress *p, const char *fmt, ...) __attribute__((forma
 /* The live line text into buf: pure, for tests. */
 void progress_format(char *buf, size_t len, int k, int ncases, const char *what, int i, int n,
 		     double elapsed_s, double done);
+/* A wait's live line: "case 3/10: connecting, 2/4 ranks, 1.0s" (k 0: before any case,
+ * "waiting for ranks: 2/4 ranks, 1.0s"). Pure, for tests. */
+void progress_format_wait(char *buf, size_t len, int k, int ncases, const char *what,
+			  int arrived, int n, double elapsed_s);
 
 #endif

@@ -88,6 +88,29 @@ print("lines:", len(ts), "longest gap: %.2fs" % gap)
 assert gap <= 2.0, gap
 PY
 
+# Before the first case rank 0 waits for the others: a live line says how many ranks
+# are there, at least every 2 s, until the last one comes (rank 1 starts 2.5 s late).
+python3 - "$G" "$T/long.ini" <<'PY' || fail "waiting-for-ranks line"
+import subprocess, sys, threading, time
+args = ["run", sys.argv[2], "--world-size", "2", "--rendezvous", "127.0.0.1:%d" % (20000 + time.time_ns() % 20000), "--token", "t"]
+t0 = time.monotonic()
+p0 = subprocess.Popen([sys.argv[1]] + args + ["--rank", "0"], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.PIPE, text=True)
+late = []
+threading.Timer(2.5, lambda: late.append(subprocess.Popen(
+    [sys.argv[1]] + args + ["--rank", "1"], stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL))).start()
+stamps = [(time.monotonic(), l.rstrip()) for l in p0.stderr]
+assert p0.wait() == 0 and late and late[0].wait() == 0, stamps
+waits = [t for t, l in stamps if l.startswith("waiting for ranks: 1/2 ranks, ")]
+assert waits, stamps
+case = [t for t, l in stamps if l.startswith("case 1/1: ")][0]
+ts = [t0] + [t for t, l in stamps if t <= case]
+gap = max(b - a for a, b in zip(ts, ts[1:]))
+print("waiting lines:", len(waits), "longest gap before the case: %.2fs" % gap)
+assert gap <= 2.0, (gap, stamps)
+PY
+
 # -q: no progress at all (a warning may still come: 3 ranks on 2 cores can really
 # have a straggler, so none is asserted absent here).
 "$G" -q run "$T/s.ini" >"$T/out" 2>"$T/err" || fail "quiet run: exit $?"
