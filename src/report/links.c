@@ -7,6 +7,8 @@
 #include "report/jget.h"
 #include "report/links.h"
 #include "report/sections.h"
+#include "util/common.h"
+#include "util/units.h"
 
 double link_rate(const struct link_obs *l)
 {
@@ -73,6 +75,40 @@ int links_find_slow(const struct link_obs *l, int n, struct link_slow *out, int 
 out_free:
 	free(others);
 	free(all);
+	return k;
+}
+
+int links_slow_persistent(struct link_obs *const *obs, const int *nobs, int nsizes,
+			  struct link_slow *out, int max, double *min_factor)
+{
+	struct link_slow cand[64], at[64];
+	double fac[64], least = 0;
+	int k, m, i, j, z, f;
+
+	if (nsizes < 1)
+		return 0;
+	k = links_find_slow(obs[nsizes - 1], nobs[nsizes - 1], cand, (int)ARRAY_SIZE(cand));
+	for (i = 0; i < k; i++)
+		fac[i] = cand[i].median_Bps / cand[i].rate_Bps;
+	for (z = 0; z < nsizes - 1 && k; z++) {
+		m = links_find_slow(obs[z], nobs[z], at, (int)ARRAY_SIZE(at));
+		for (i = 0, j = 0; i < k; i++) {
+			for (f = 0; f < m; f++)
+				if (at[f].from == cand[i].from && at[f].to == cand[i].to)
+					break;
+			if (f == m)
+				continue; /* not slow at this size: not persistently slow */
+			fac[j] = fmin(fac[i], at[f].median_Bps / at[f].rate_Bps);
+			cand[j++] = cand[i];
+		}
+		k = j;
+	}
+	k = k < max ? k : max;
+	memcpy(out, cand, (size_t)k * sizeof(*out));
+	for (i = 0; i < k; i++)
+		least = i ? fmin(least, fac[i]) : fac[i];
+	if (min_factor)
+		*min_factor = least;
 	return k;
 }
 
@@ -143,10 +179,8 @@ static const char *host_name(const json_t *root, int r)
 	return *n ? n : "?";
 }
 
-#define LINKS_MAX 4096
 
-/* Host index per rank of a run (host_index, else the rank itself); NULL on ENOMEM. */
-static int *hosts_of(const json_t *root, int nr)
+int *links_hosts_of(const json_t *root, int nr)
 {
 	int *h = calloc(nr > 0 ? (size_t)nr : 1, sizeof(*h));
 
@@ -158,70 +192,122 @@ static int *hosts_of(const json_t *root, int nr)
 	return h;
 }
 
+/* Links between hosts of one row, at most max; 0 when it has none. */
+static int row_links(const json_t *row, const int *host_of, int nr, struct link_obs *obs, int max)
+{
+	int n = links_from_json(row, obs, max), m = 0;
+
+	for (int k = 0; k < n; k++)
+		if (obs[k].from >= 0 && obs[k].from < nr && obs[k].to >= 0 && obs[k].to < nr &&
+		    host_of[obs[k].from] != host_of[obs[k].to])
+			obs[m++] = obs[k];
+	return m;
+}
+
+#define LINK_SIZES_MAX 64
+
+/*
+ * The ring rows a case's verdict rests on, smallest size first: every size from
+ * LINK_MIN_SIZE up, or the largest alone when none is that big. Returns how many.
+ */
+static int ring_rows(const json_t *c, const json_t **rows)
+{
+	const json_t *r, *big = NULL;
+	int n = 0;
+	size_t j;
+
+	json_array_foreach(jget(c, "collective"), j, r) {
+		if (!json_array_size(jget(r, "links")) || strcmp(jget_str(r, "algo"), "ring"))
+			continue;
+		if (!big || jget_num(r, "size") >= jget_num(big, "size"))
+			big = r;
+		if (jget_num(r, "size") >= (double)LINK_MIN_SIZE && n < LINK_SIZES_MAX)
+			rows[n++] = r;
+	}
+	if (!n && big)
+		rows[n++] = big;
+	/* rows come in sweep order; the verdict wants the largest last */
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && jget_num(rows[b - 1], "size") > jget_num(rows[b], "size"); b--) {
+			const json_t *t = rows[b];
+
+			rows[b] = rows[b - 1];
+			rows[b - 1] = t;
+		}
+	return n;
+}
+
 /*
  * Only links between hosts are judged: inside one host a "link" is two ranks sharing
  * cores and memory, and a slow one is a slow rank, which the per-rank results name.
  */
 void section_links(const struct report_set *s, struct rdoc *d)
 {
-	static struct link_obs obs[LINKS_MAX];
 	struct link_slow slow[8];
 	bool any = false;
 	int i;
 
 	for (i = 0; i < s->ncases; i++) {
-		const json_t *c = s->cases[i].json, *root = s->runs[s->cases[i].run].root, *r, *big = NULL;
-		int nr = (int)json_array_size(jget(root, "hosts")), *host_of, n, m = 0, k, common;
-		char a[64], b[64];
+		const json_t *c = s->cases[i].json, *root = s->runs[s->cases[i].run].root;
+		const json_t *rows[LINK_SIZES_MAX];
+		struct link_obs *obs[LINK_SIZES_MAX] = { NULL };
+		int nobs[LINK_SIZES_MAX];
+		int nr = (int)json_array_size(jget(root, "hosts")), *host_of, nrows, k = 0, common, z;
+		char a[64], b[64], sz[32];
+		double least = 0;
+		bool ok = true;
 		size_t j;
 
 		/* ring only: in a tree or rhd, links off the critical path keep one end
 		 * waiting long and the other not at all, and read as slow or fast by turns */
-		json_array_foreach(jget(c, "collective"), j, r)
-			if (json_array_size(jget(r, "links")) && !strcmp(jget_str(r, "algo"), "ring") &&
-			    (!big || jget_num(r, "size") >= jget_num(big, "size")))
-				big = r;
-		host_of = big ? hosts_of(root, nr) : NULL;
+		nrows = ring_rows(c, rows);
+		host_of = nrows ? links_hosts_of(root, nr) : NULL;
 		if (!host_of)
 			continue;
-		n = links_from_json(big, obs, LINKS_MAX);
-		for (k = 0; k < n; k++)
-			if (obs[k].from >= 0 && obs[k].from < nr && obs[k].to >= 0 && obs[k].to < nr &&
-			    host_of[obs[k].from] != host_of[obs[k].to])
-				obs[m++] = obs[k];
-		if (!m) {
-			free(host_of);
-			continue;
+		for (z = 0; z < nrows && ok; z++) {
+			int cap = (int)json_array_size(jget(rows[z], "links"));
+
+			obs[z] = calloc((size_t)cap + 1, sizeof(*obs[z]));
+			ok = obs[z] != NULL;
+			if (ok)
+				nobs[z] = row_links(rows[z], host_of, nr, obs[z], cap);
+			ok = ok && nobs[z] > 0;
 		}
-		k = links_find_slow(obs, m, slow, 8);
+		if (ok)
+			k = links_slow_persistent(obs, nobs, nrows, slow, 8, &least);
+		if (!ok)
+			goto next;
 		if (!any) {
 			doc_text(d, RB_H2, "Links");
-			doc_text(d, RB_PARA, "Per link r -> p between hosts, at each ring case's largest size: its "
-				 "rate = bytes / the time both its ends waited on it (r with a send to p "
-				 "outstanding, p with a receive from r). A link below 1/%.0f of the median of "
-				 "the other links is named.", LINK_SLOW_FACTOR);
+			doc_text(d, RB_PARA, "Per link r -> p between hosts, at each ring case's sizes from %s up "
+				 "(the largest alone when none is that big): its rate = bytes / the time both its "
+				 "ends waited on it (r with a send to p outstanding, p with a receive from r). A "
+				 "link below 1/%.0f of the median of the other links at every one of those sizes "
+				 "is named; a bottleneck that moves from link to link between sizes is not a "
+				 "slow link.", units_fmt_size(LINK_MIN_SIZE, sz, sizeof(sz)), LINK_SLOW_FACTOR);
 			any = true;
 		}
+		units_fmt_size((uint64_t)jget_num(rows[nrows - 1], "size"), sz, sizeof(sz));
 		if (!k) {
 			int used;
-			double med = links_median(obs, m, &used);
+			double med = links_median(obs[nrows - 1], nobs[nrows - 1], &used);
 
-			doc_text(d, RB_ITEM, "%s: no slow link among %d (median %s MB/s)%s",
-				 s->cases[i].name, used, fmt_num(med / 1e6, a, sizeof(a)),
-				 used < 3 ? ": too few links to compare" : "");
-			free(host_of);
-			continue;
+			doc_text(d, RB_ITEM, "%s: no slow link among %d (median %s MB/s at %s, %d size%s judged)%s",
+				 s->cases[i].name, used, fmt_num(med / 1e6, a, sizeof(a)), sz, nrows,
+				 nrows == 1 ? "" : "s", used < 3 ? ": too few links to compare" : "");
+			goto next;
 		}
 		for (j = 0; j < (size_t)k; j++) {
 			const char *hf = host_name(root, slow[j].from), *ht = host_name(root, slow[j].to);
 			char where[160];
 
 			snprintf(where, sizeof(where), "%s's link out or %s's link in", hf, ht);
-			doc_text(d, RB_ITEM, "%s: SLOW LINK rank %d (%s) -> rank %d (%s): %s MB/s, median link %s MB/s (%.1fx slower): %s",
+			doc_text(d, RB_ITEM, "%s: SLOW LINK rank %d (%s) -> rank %d (%s): %s MB/s at %s, median link %s MB/s (%.1fx slower; at least %.1fx at each of %d size%s): %s",
 				 s->cases[i].name, slow[j].from, hf, slow[j].to, ht,
-				 fmt_num(slow[j].rate_Bps / 1e6, a, sizeof(a)),
+				 fmt_num(slow[j].rate_Bps / 1e6, a, sizeof(a)), sz,
 				 fmt_num(slow[j].median_Bps / 1e6, b, sizeof(b)),
-				 slow[j].median_Bps / slow[j].rate_Bps, where);
+				 slow[j].median_Bps / slow[j].rate_Bps, least, nrows,
+				 nrows == 1 ? "" : "s", where);
 		}
 		common = links_common_host(slow, k, host_of, nr);
 		for (j = 0; common >= 0 && j < (size_t)nr; j++)
@@ -230,6 +316,9 @@ void section_links(const struct report_set *s, struct rdoc *d)
 					 s->cases[i].name, host_name(root, (int)j));
 				break;
 			}
+next:
+		for (z = 0; z < nrows; z++)
+			free(obs[z]);
 		free(host_of);
 	}
 }

@@ -14,11 +14,15 @@
 #include "report/doc.h"
 #include "report/report.h"
 
-/* A link is slow below the median of the other links / LINK_SLOW_FACTOR. */
+/* A link is slow below the median of the other links / LINK_SLOW_FACTOR, at every size
+ * from LINK_MIN_SIZE up that the case measured (links_slow_persistent). */
 /* 4: a link shaped to a tenth read 5-10x below the others; on an even cluster the link
- * that happened to limit the ring read up to 4.1x below links that only one end waited on
- * (tests/cluster/RESULTS.md). */
+ * that happened to limit the ring read up to 4.1x below links that only one end waited
+ * on, at one size, a different link at the next (tests/cluster/RESULTS.md): a real slow
+ * link is slow at every size, a bottleneck that moves is not. */
 #define LINK_SLOW_FACTOR 4.0
+/* Below this a ring's chunk is a few round trips: the waits are latency, not rate. */
+#define LINK_MIN_SIZE (1ull << 20)
 
 struct link_obs {
 	int from, to;
@@ -47,10 +51,23 @@ double links_median(const struct link_obs *l, int n, int *nused);
 int links_find_slow(const struct link_obs *l, int n, struct link_slow *out, int max);
 
 /*
+ * The links slow at every one of nsizes sizes (size i's nobs[i] links in obs[i]), as
+ * links_find_slow judges each size; out gets their figures at the last size (give the
+ * largest last), and *min_factor (may be NULL) the smallest median / rate any of them
+ * showed over the sizes. nsizes 0: none. Returns how many, at most max.
+ */
+int links_slow_persistent(struct link_obs *const *obs, const int *nobs, int nsizes,
+			  struct link_slow *out, int max, double *min_factor);
+
+/*
  * The one host every slow link touches (from or to), given host_of_rank; -1 for fewer
  * than two links, none shared, or two shared (every link between the same two hosts).
  */
 int links_common_host(const struct link_slow *s, int n, const int *host_of_rank, int nranks);
+
+/* Host index per rank of a run's report root (hosts[].host_index, else the rank
+ * itself), nr entries, the caller frees it; NULL on ENOMEM. */
+int *links_hosts_of(const json_t *root, int nr);
 
 /* The "links" array of a report row: one object per link that carried bytes. */
 json_t *links_json(const struct link_obs *l, int n);

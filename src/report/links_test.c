@@ -51,6 +51,50 @@ static void test_rate_and_slow(void **state)
 	assert_true(link_rate(&l[0]) == 0);
 }
 
+/* An even ring whose bottleneck moves: at each size one link (a different one) reads
+ * 5x below the others, as the line rate against buffered sends. */
+static void even_moving(struct link_obs *l, int slow_from)
+{
+	for (int r = 0; r < 4; r++)
+		l[r] = (struct link_obs){ r, (r + 1) % 4, 10e6, r == slow_from ? 5 : 1,
+					  r == slow_from ? 5 : 1 };
+}
+
+static void test_persistent(void **state)
+{
+	struct link_obs a[4], b[4], c[4];
+	struct link_obs *obs[3] = { a, b, c };
+	int nobs[3] = { 4, 4, 4 };
+	struct link_slow s[4];
+	double least = -1;
+
+	(void)state;
+	/* the shaped link (host 2's, flows 1 -> 2 and 2 -> 3) is slow at every size */
+	ring4(a);
+	ring4(b);
+	ring4(c);
+	c[1].send_s = c[1].recv_s = 20; /* 0.6 MB/s at the largest size */
+	assert_int_equal(links_slow_persistent(obs, nobs, 3, s, 4, &least), 2);
+	assert_int_equal(s[0].from, 1); /* the slowest first, figures of the last size */
+	assert_true(fabs(s[0].rate_Bps - 0.6e6) < 1);
+	/* at the first sizes: the median of the others (12, 12, 1.2 MB/s) over 1.2 MB/s */
+	assert_true(fabs(least - (12e6 / 1.2e6)) < 1e-9);
+	/* a bottleneck that moves between sizes is named at none */
+	even_moving(a, 0);
+	even_moving(b, 2);
+	even_moving(c, 3);
+	assert_int_equal(links_find_slow(c, 4, s, 4), 1); /* one size alone would name it */
+	assert_int_equal(links_slow_persistent(obs, nobs, 3, s, 4, &least), 0);
+	assert_true(least == 0);
+	/* the same link at every size is named; one size is judged as links_find_slow */
+	even_moving(a, 3);
+	even_moving(b, 3);
+	assert_int_equal(links_slow_persistent(obs, nobs, 3, s, 4, NULL), 1);
+	assert_int_equal(s[0].from, 3);
+	assert_int_equal(links_slow_persistent(obs + 2, nobs, 1, s, 4, NULL), 1);
+	assert_int_equal(links_slow_persistent(obs, nobs, 0, s, 4, NULL), 0);
+}
+
 static void test_json_round_trip(void **state)
 {
 	struct link_obs l[4], back[4];
@@ -75,6 +119,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate_and_slow),
+		cmocka_unit_test(test_persistent),
 		cmocka_unit_test(test_json_round_trip),
 	};
 
