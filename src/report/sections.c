@@ -164,7 +164,9 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 		tbl_set(d, t, row, 7, "%s",
 			fmt_num(case_cpu_s_per_GB(j, "host_cpu_s_per_GB"), a, sizeof(a)));
 		if (!project_fit_case(s, i, &f)) {
-			tbl_set(d, t, row, 8, "%s", fmt_num(f.ab.alpha_s * 1e6, a, sizeof(a)));
+			/* held at 0 by the fit: no latency was seen, none was measured */
+			tbl_set(d, t, row, 8, "%s", f.ab.alpha_s > 0 ?
+				fmt_num(f.ab.alpha_s * 1e6, a, sizeof(a)) : "not resolved");
 			tbl_set(d, t, row, 9, "%s",
 				fmt_num(f.ab.beta_s_per_B > 0 ? 1e-9 / f.ab.beta_s_per_B : NAN, b,
 					sizeof(b)));
@@ -572,6 +574,43 @@ static void section_workload(const struct report_set *s, struct rdoc *d)
 		section_timeline(s, i, d);
 }
 
+/*
+ * The host every slow pair of a pairwise row has at one end, when there are two slow
+ * pairs or more and one such host: on a star of hosts that is the host's own link (or
+ * the host), not each pair's path.
+ */
+static void slow_pairs_host(const struct report_set *s, int i, const json_t *row, struct rdoc *d)
+{
+	const json_t *root = s->runs[s->cases[i].run].root, *p;
+	const json_t *slow = json_object_get(row, "slow_pairs");
+	int nr = (int)json_array_size(jget(root, "hosts")), n = (int)json_array_size(slow);
+	struct link_slow *ls;
+	int *host_of, h;
+	char sz[32];
+	size_t k;
+
+	if (n < 2 || nr < 3)
+		return;
+	ls = calloc((size_t)n, sizeof(*ls));
+	host_of = links_hosts_of(root, nr);
+	if (!ls || !host_of)
+		goto out_free;
+	json_array_foreach(slow, k, p)
+		ls[k] = (struct link_slow){ (int)jget_num(p, "a"), (int)jget_num(p, "b"), 0, 0 };
+	h = links_common_host(ls, n, host_of, nr);
+	for (int r = 0; h >= 0 && r < nr; r++)
+		if (host_of[r] == h) {
+			units_fmt_size((uint64_t)jget_num(row, "size"), sz, sizeof(sz));
+			doc_text(d, RB_ITEM, "%s, %s: every slow pair has host %s at one end: its "
+				 "link is the slow one", s->cases[i].name, sz,
+				 jget_str(json_array_get(jget(root, "hosts"), (size_t)r), "hostname"));
+			break;
+		}
+out_free:
+	free(ls);
+	free(host_of);
+}
+
 static bool stragglers_head(struct rdoc *d)
 {
 	doc_text(d, RB_H2, "Stragglers");
@@ -609,6 +648,7 @@ static void section_stragglers(const struct report_set *s, struct rdoc *d)
 					 jget_str(p, "host_b"), jget_num(p, "bw_GBps"),
 					 jget_num(p, "lat_us"), jget_num(r, "busbw_GBps"));
 			}
+			slow_pairs_host(s, i, r, d);
 			if (!json_is_object(st))
 				continue;
 			if (!head)
