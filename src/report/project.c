@@ -347,7 +347,11 @@ static void tiers_table(struct rdoc *d, const struct tier_model *m, const struct
 		row = tbl_row(d, t);
 		tbl_set(d, t, row, 0, "%s", tier_name(k));
 		tbl_set(d, t, row, 1, "%s", f->transport);
-		tbl_set(d, t, row, 2, "%s", fmt_num(f->ab.alpha_s * 1e6, a, sizeof(a)));
+		/* alpha held at 0 by the fit is no measurement of zero latency */
+		if (f->ab.alpha_s > 0)
+			tbl_set(d, t, row, 2, "%s", fmt_num(f->ab.alpha_s * 1e6, a, sizeof(a)));
+		else
+			tbl_set(d, t, row, 2, "not resolved");
 		tbl_set(d, t, row, 3, "%s", fmt_num(f->ab.beta_s_per_B > 0 ?
 						   1e-9 / f->ab.beta_s_per_B : NAN, b, sizeof(b)));
 		tbl_set(d, t, row, 4, "%.1f%%", 100 * f->ab.rel_rms);
@@ -375,6 +379,9 @@ static void tiers_table(struct rdoc *d, const struct tier_model *m, const struct
 				 why, o->force ? "projected anyway (--force)" :
 				 "nothing is projected from it (--force projects anyway)");
 		}
+		if (!(m->tier[k].ab.alpha_s > 0) && strncmp(why, "alpha", 5))
+			doc_text(d, RB_ITEM, "WARNING: α %s was not resolved (the fit held it at 0: the sizes show no per-step latency); its projections carry no latency term, so small sizes come out too fast",
+				 tier_name(k));
 		if ((int)v > *worst)
 			*worst = (int)v;
 	}

@@ -216,7 +216,7 @@ enum fit_verdict tier_fit_verdict(const struct tier_fit *f, char *why, size_t le
 		return FIT_POOR;
 	}
 	if (!(f->ab.alpha_s > 0)) {
-		snprintf(why, len, "alpha held at 0: the small sizes show no per-step latency (sweep smaller sizes)");
+		snprintf(why, len, "alpha held at 0, not resolved: the small sizes show no per-step latency (sweep smaller sizes)");
 		return FIT_POOR;
 	}
 	if (!(f->ab.beta_s_per_B > 0)) {
