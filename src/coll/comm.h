@@ -46,6 +46,7 @@ struct comm_slot {
 	uint8_t posted; /* bit i: recv i posted, bit 4+i: send i posted */
 	uint8_t done;	/* same bits: completed */
 	uint8_t fused;	/* bit i: recv i is reduced by the transport (post_recv_reduce) */
+	bool gated_in;	/* staggered schedule: admitted into the current step */
 	uint32_t step;
 	uint64_t piece;
 	uint64_t base; /* element offset of the piece within the call's range */

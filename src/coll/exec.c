@@ -16,6 +16,10 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
+/* Longest staggered schedule the gate covers (tree: 2 ceil(log2 n) steps, 4096 ranks
+ * need 24); longer ones run ungated. */
+#define EXEC_GATE_STEPS 64
+
 struct run {
 	struct coll_comm *c;
 	const struct coll_buf *buf;
@@ -37,6 +41,11 @@ struct run {
 	int channels;
 	uint64_t slot_bytes; /* scratch bytes per slot */
 	struct coll_stats *st;
+	/* staggered schedules (schedule.h): pieces enter step k in piece order, at most
+	 * gate_cap at once; gate_cap 0 = no gate */
+	uint32_t gate_cap;
+	uint8_t in_step[EXEC_GATE_STEPS];  /* slots inside step k */
+	uint64_t entered[EXEC_GATE_STEPS]; /* pieces that entered step k */
 };
 
 static uint64_t make_cookie(uint64_t piece, int slot, uint32_t step, bool is_send, int idx)
@@ -93,6 +102,7 @@ static int slot_start(struct run *r, struct comm_slot *sl, int chan)
 	sl->base = p * r->piece;
 	sl->s = (p == r->npieces - 1 && r->tail) ? r->tail : r->full;
 	sl->step = 0;
+	sl->gated_in = false;
 	sl->scratch_off = (uint64_t)chan * r->slot_bytes;
 	return slot_hook(r, sl, chan, r->c->mem->piece_start, "piece_start");
 }
@@ -230,6 +240,10 @@ static int slot_next(struct run *r, struct comm_slot *sl, int chan)
 		sl->phase = PHASE_STEPS;
 		sl->step = 0;
 	} else if (sl->phase == PHASE_STEPS) {
+		if (sl->gated_in) {
+			r->in_step[sl->step]--;
+			sl->gated_in = false;
+		}
 		sl->step++;
 	} else {
 		sl->active = false;
@@ -244,6 +258,25 @@ static int slot_next(struct run *r, struct comm_slot *sl, int chan)
 	return slot_hook(r, sl, chan, r->c->mem->piece_done, "piece_done");
 }
 
+/*
+ * May the slot work on its current step? Pieces enter each step of a staggered
+ * schedule in piece order (the lowest unfinished piece is never held back on any
+ * rank, so every rank's pieces keep moving) and at most gate_cap at a time.
+ */
+static bool gate_enter(struct run *r, struct comm_slot *sl)
+{
+	uint32_t k = sl->step;
+
+	if (!r->gate_cap || sl->gated_in)
+		return true;
+	if (r->entered[k] != sl->piece || r->in_step[k] >= r->gate_cap)
+		return false;
+	r->entered[k]++;
+	r->in_step[k]++;
+	sl->gated_in = true;
+	return true;
+}
+
 /* Move a slot along as far as it can go without waiting. */
 static int slot_advance(struct run *r, struct comm_slot *sl, int chan, bool *progress)
 {
@@ -256,6 +289,8 @@ static int slot_advance(struct run *r, struct comm_slot *sl, int chan, bool *pro
 			uint8_t all =
 			    (uint8_t)(((1u << st->nrecv) - 1) | (((1u << st->nsend) - 1) << 4));
 
+			if (!gate_enter(r, sl))
+				return 0;
 			if (sl->posted != all) {
 				ret = slot_post(r, sl, chan);
 				if (ret)
@@ -472,6 +507,13 @@ static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
 	}
 	for (int ch = 0; ch < r->channels; ch++)
 		c->slots[ch].active = false;
+	r->gate_cap = 0;
+	if (r->full->staggered && r->full->nsteps <= EXEC_GATE_STEPS &&
+	    (!r->tail || r->tail->nsteps == r->full->nsteps)) {
+		r->gate_cap = (uint32_t)GS_DIV_ROUND_UP(r->channels, r->full->nsteps);
+		memset(r->in_step, 0, sizeof(r->in_step));
+		memset(r->entered, 0, sizeof(r->entered));
+	}
 	return 0;
 }
 

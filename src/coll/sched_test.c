@@ -320,6 +320,30 @@ static void test_large_count(void **state)
 			simulate(algos[a], ns[i], 1000003);
 }
 
+/* Tree alone is staggered (its levels load different links), with the same number of
+ * steps for every count, so the executor's gate covers full and tail pieces alike. */
+static void test_staggered(void **state)
+{
+	const uint64_t counts[] = {1, 2, 7, 1000};
+
+	(void)state;
+	for (size_t a = 0; a < ARRAY_SIZE(algos); a++)
+		for (int n = 2; n <= SIM_MAX_RANKS; n++) {
+			uint32_t nsteps = 0;
+
+			for (size_t c = 0; c < ARRAY_SIZE(counts); c++) {
+				struct sched s;
+
+				assert_int_equal(sched_build(algos[a], n - 1, n, counts[c], &s), 0);
+				assert_true(s.staggered == (algos[a] == ALGO_TREE));
+				if (c && s.staggered)
+					assert_int_equal(s.nsteps, nsteps);
+				nsteps = s.nsteps;
+				sched_free(&s);
+			}
+		}
+}
+
 /* Pieces cut by sched_piece_count need at most SCHED_SCRATCH_CHUNKS chunks of scratch. */
 static void test_scratch_bound(void **state)
 {
@@ -420,6 +444,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table_and_errors),	  cmocka_unit_test(test_pick_and_cost),
 	    cmocka_unit_test(test_scratch_bound),	  cmocka_unit_test(test_all_algorithms),
+	    cmocka_unit_test(test_staggered),
 	    cmocka_unit_test(test_large_count),		  cmocka_unit_test(test_hierarchical),
 	    cmocka_unit_test(test_hierarchical_fallback), cmocka_unit_test(test_local_size),
 	};

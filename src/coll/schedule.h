@@ -15,7 +15,9 @@
  *  - step k+1 starts when every transfer and reduction of step k is complete.
  * Offsets and counts are in elements. A transfer with count 0 is never emitted.
  * The executor pipelines by running the schedule over independent pieces of the
- * buffer (chunk_size decides the piece), several pieces in flight.
+ * buffer (chunk_size decides the piece), several pieces in flight; for a staggered
+ * schedule (sched.staggered) pieces enter each step in piece order, a bounded number
+ * at a time, which cannot deadlock: the lowest unfinished piece is never held back.
  *
  * Guarantees every builder gives (sched_test.c checks them for n = 1..17):
  *  - step indices are global: every rank's schedule has the same nsteps, and a send
@@ -92,6 +94,11 @@ struct sched {
 	struct sched_step *steps;
 	uint64_t scratch_count; /* max elements of REDUCE receives in one step */
 	int local_size;         /* hierarchical: ranks per node it was built for, else 0 */
+	bool staggered;         /* its steps load different links (tree): the executor
+				   lets pieces into each step in piece order, at most
+				   ceil(channels / nsteps) at once (exec.c), so the pieces
+				   in flight spread over the steps and keep every link busy
+				   instead of moving in lockstep */
 };
 
 /*

@@ -84,6 +84,11 @@ int sched_build_tree(struct sched *s)
 	ret = sched_alloc(s, 2 * lr);
 	if (ret || n == 1)
 		return ret;
+	/* Level l's step loads only the links of level-l nodes: pieces in lockstep
+	 * leave the others idle (the busiest link carried 2.4-2.8 S in the time the
+	 * model gives 2 S); staggered, every level is busy at once, as NCCL's
+	 * pipelined chunks are. */
+	s->staggered = true;
 	for (int t = 0; t < 2; t++) {
 		uint64_t off = t ? half : 0, cnt = t ? s->count - half : half;
 		int up, c[2], lv[3];
