@@ -8,7 +8,41 @@
 
 #include "coll/schedule.h"
 #include "report/jget.h"
+#include "report/pipesim.h"
 #include "report/tier.h"
+
+/* Pieces the pipelining model runs (pipesim.h): enough for the steady state of 8 in
+ * flight over a tree's steps, few enough for a projection's many calls. */
+#define TIER_SIM_PIECES 32
+
+/*
+ * A staggered schedule's (tree's) bytes through the busiest port of tier t, as the
+ * executor pipelines it: the fluid model of pipesim.h with the other tier's ports left
+ * unlimited. x: one piece's transfers with ports for both tiers, bytes of the whole
+ * buffer; returns the model's time in bytes at one byte per unit, or < 0.
+ */
+static double tier_sim_bytes(const struct psim_xfer *x, int nx, int tier, int hosts, int n,
+			     int nsteps, double npieces, double inflight)
+{
+	struct psim_xfer *y = calloc(nx > 0 ? (size_t)nx : 1, sizeof(*y));
+	int pieces = (int)fmin(npieces, TIER_SIM_PIECES);
+	double t;
+
+	if (!y)
+		return -ENOMEM;
+	for (int j = 0; j < nx; j++) {
+		bool inter = x[j].port_out < 2 * hosts;
+
+		y[j] = x[j];
+		y[j].bytes = x[j].bytes / pieces;
+		if (inter != (tier == TIER_INTER))
+			y[j].port_out = y[j].port_in = -1;
+	}
+	t = psim_run(y, nx, n, nsteps, 2 * hosts + 2 * n, pieces,
+		     (int)fmin(inflight, pieces), true);
+	free(y);
+	return t;
+}
 
 const char *tier_name(int tier)
 {
@@ -33,8 +67,11 @@ int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, struct 
 {
 	int h = lay.hosts, lr = lay.ranks_per_host, n, r, t, ret = 0;
 	size_t width, k, j, nsteps = 0;
-	double *port = NULL, *total = NULL, sum[TIER_COUNT] = { 0 }, inflight;
+	double *port = NULL, *total = NULL, sum[TIER_COUNT] = { 0 }, inflight, npieces = 1e9;
 	uint64_t count, piece;
+	struct psim_xfer *xf = NULL;
+	int nxf = 0, capxf = 0;
+	bool staggered = false;
 
 	memset(l, 0, sizeof(*l));
 	if (h < 1 || lr < 1 || es == 0 || !(bytes >= 0) || pipe.channels < 1 || algo <= ALGO_AUTO ||
@@ -50,8 +87,10 @@ int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, struct 
 	inflight = pipe.channels;
 	piece = pipe.chunk_bytes >= (double)es ?
 		sched_piece_count_on(algo, n, lr, (uint64_t)(pipe.chunk_bytes / (double)es)) : 0;
-	if (piece)
-		inflight = fmin(inflight, ceil((double)count / (double)piece));
+	if (piece) {
+		npieces = ceil((double)count / (double)piece);
+		inflight = fmin(inflight, npieces);
+	}
 	width = 2 * (size_t)h + 2 * (size_t)n;
 	for (r = 0; r < n; r++) {
 		struct sched s;
@@ -69,6 +108,7 @@ int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, struct 
 			sched_free(&s);
 			goto out_free;
 		}
+		staggered = s.staggered;
 		for (i = 0; i < s.nsteps; i++) {
 			double *up = port + i * width, *down = up + h, *tx = down + h, *rx = tx + n;
 			const struct sched_step *st = &s.steps[i];
@@ -76,14 +116,30 @@ int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, struct 
 			for (int x = 0; x < st->nsend; x++) {
 				int p = st->send[x].peer;
 				double b = (double)st->send[x].count * (double)es;
+				bool intra = p / lr == r / lr;
 
-				if (p / lr == r / lr) {
+				if (intra) {
 					tx[r] += b;
 					rx[p] += b;
 				} else {
 					up[r / lr] += b;
 					down[p / lr] += b;
 				}
+				if (!staggered)
+					continue;
+				if (nxf == capxf) {
+					void *g = realloc(xf, (size_t)(capxf = capxf ? 2 * capxf : 64) * sizeof(*xf));
+
+					if (!g) {
+						ret = -ENOMEM;
+						sched_free(&s);
+						goto out_free;
+					}
+					xf = g;
+				}
+				/* ports as above: up[h], down[h], then tx[r], rx[r] */
+				xf[nxf++] = (struct psim_xfer){ r, p, (int)i,
+					intra ? 2 * h + r : r / lr, intra ? 2 * h + n + p : h + p / lr, b };
 			}
 		}
 		sched_free(&s);
@@ -109,11 +165,24 @@ int tier_load(int algo, struct tier_layout lay, double bytes, size_t es, struct 
 	}
 	for (j = 0; j < width; j++)
 		l->bytes[port_tier(j, h)] = fmax(l->bytes[port_tier(j, h)], total[j]);
-	for (t = 0; t < TIER_COUNT; t++)
-		if (l->steps[t] > 0)
+	for (t = 0; t < TIER_COUNT; t++) {
+		double simb;
+
+		if (!(l->steps[t] > 0))
+			continue;
+		/* a staggered schedule's levels load different ports in turn: how well the
+		 * pieces in flight fill them is what the executor's pipelining gives, not
+		 * the even spread the formula below assumes */
+		simb = staggered ? tier_sim_bytes(xf, nxf, t, h, n, (int)nsteps, npieces, inflight)
+				 : -1;
+		if (simb > 0)
+			l->bytes[t] = fmax(l->bytes[t], simb);
+		else
 			l->bytes[t] = fmax(l->bytes[t], sum[t] / fmin(inflight, l->steps[t]));
+	}
 	l->nsteps = (int)nsteps;
 out_free:
+	free(xf);
 	if (ret)
 		tier_load_free(l);
 	free(total);
