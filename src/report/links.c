@@ -137,23 +137,6 @@ int links_common_host(const struct link_slow *s, int n, const int *host_of_rank,
 	return found;
 }
 
-json_t *links_json(const struct link_obs *l, int n)
-{
-	json_t *a = json_array();
-	int i;
-
-	for (i = 0; i < n && a; i++) {
-		if (!(l[i].bytes > 0))
-			continue;
-		json_array_append_new(a, json_pack("{s:i,s:i,s:f,s:f,s:f,s:f}", "from", l[i].from,
-						   "to", l[i].to, "bytes", l[i].bytes,
-						   "send_wait_ms", l[i].send_s * 1e3,
-						   "recv_wait_ms", l[i].recv_s * 1e3,
-						   "rate_GBps", link_rate(&l[i]) / 1e9));
-	}
-	return a;
-}
-
 int links_from_json(const json_t *row, struct link_obs *l, int max)
 {
 	const json_t *a = jget(row, "links"), *x;

@@ -69,9 +69,8 @@ int links_common_host(const struct link_slow *s, int n, const int *host_of_rank,
  * itself), nr entries, the caller frees it; NULL on ENOMEM. */
 int *links_hosts_of(const json_t *root, int nr);
 
-/* The "links" array of a report row: one object per link that carried bytes. */
-json_t *links_json(const struct link_obs *l, int n);
-/* Parse a row's "links" back; returns the count (at most max), 0 when absent. */
+/* A row's "links" are written by rj_row_set_links() (report/rjson.h). Parse them back;
+ * returns the count (at most max), 0 when absent. */
 int links_from_json(const json_t *row, struct link_obs *l, int max);
 
 /* The report's "Links" section: every ring case's largest AllReduce size, between hosts. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "coll/schedule.h"
 #include "report/jget.h"
 #include "report/predict.h"
@@ -429,7 +430,7 @@ static void collective_table(struct rdoc *d, const struct report_set *s, const c
 		if (n < 2)
 			continue;
 		for (k = 0; k < 4; k++) {
-			double ts = tier_time(m, algos[k], l, size, 4, pipe), bf = 2.0 * (n - 1) / n;
+			double ts = tier_time(m, algos[k], l, size, 4, pipe), bf = coll_busbw_factor(COLL_OP_ALLREDUCE, n);
 			const char *name = sched_algo_name(algos[k]);
 			const json_t *r;
 			int row;

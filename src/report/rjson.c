@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "report/links.h"
 #include "report/report.h"
 #include "report/rjson.h"
 #include "util/log.h"
@@ -466,6 +467,23 @@ json_t *rj_coll_row_json(const struct rj_coll_row *r)
 		return NULL;
 	}
 	return o;
+}
+
+int rj_row_set_links(json_t *row, const struct link_obs *l, int n)
+{
+	json_t *a = json_array();
+	int i, err = 0;
+
+	for (i = 0; i < n && a; i++) {
+		if (!(l[i].bytes > 0))
+			continue;
+		err |= json_array_append_new(
+			a, json_pack("{s:i, s:i, s:o, s:o, s:o, s:o}", "from", l[i].from, "to", l[i].to,
+				     "bytes", jnum(l[i].bytes), "send_wait_ms", jnum(l[i].send_s * 1e3),
+				     "recv_wait_ms", jnum(l[i].recv_s * 1e3), "rate_GBps",
+				     jnum(link_rate(&l[i]) / 1e9)));
+	}
+	return err ? (json_decref(a), -ENOMEM) : set(row, "links", a);
 }
 
 int rj_case_add_coll(json_t *c, const struct rj_coll_row *r)

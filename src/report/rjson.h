@@ -195,6 +195,9 @@ int rj_case_add_coll(json_t *c, const struct rj_coll_row *r);
 /* The row / workload objects alone (a rank builds them before its case is written). */
 json_t *rj_coll_row_json(const struct rj_coll_row *r);
 json_t *rj_workload_json(const struct rj_workload *w);
+struct link_obs;
+/* A row's "links": one object per directed link that carried bytes (report/links.h). */
+int rj_row_set_links(json_t *row, const struct link_obs *l, int n);
 /* Replace "collective" with rows (an array, stolen) / "workload" with w (stolen). */
 int rj_case_set_collective(json_t *c, json_t *rows);
 int rj_case_set_workload_json(json_t *c, json_t *w);

@@ -56,7 +56,7 @@ int run_links_collect(struct run_rank *rr, const struct run_comm *rc,
 							      all[r][p].send_ns * 1e-9,
 							      all[p][r].recv_ns * 1e-9 };
 	if (obs && row)
-		json_object_set_new(row, "links", links_json(obs, k));
+		rj_row_set_links(row, obs, k);
 	free(obs);
 	for (r = 0; r < n; r++)
 		free(all[r]);
