@@ -40,8 +40,6 @@ static const struct {
 	{ "gpu", "gdr_mode", ON_VERBS, "ib/roce with GPU buffers" },
 };
 
-static const char *const tp_names[] = { "auto", "tcp", "shm", "ib", "roce", "cudaipc", "nccl" };
-
 static void add(struct lint_result *r, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -214,17 +212,17 @@ static void lint_scoped(const struct experiment *exp, struct lint_result *r)
 			if (gdr && !gpu_buffers(cfg))
 				used = false;
 		}
-		if (used || tp < 0 || tp >= (int)ARRAY_SIZE(tp_names))
+		if (used || tp < 0 || tp >= TP_KIND_COUNT)
 			continue;
 		where(exp, scoped[i].section, scoped[i].name, loc, sizeof(loc));
 		if (ax)
 			add(r, false, "%s: swept over %d values, but only %s reads it (transport = "
 			    "%s%s): the cases differ in name only", loc, ax->nvalues, scoped[i].who,
-			    tp_names[tp], gdr && !gpu_buffers(&exp->cases[0].cfg) ?
+			    transport_kind_name(tp), gdr && !gpu_buffers(&exp->cases[0].cfg) ?
 			    ", host buffers" : "");
 		else
 			add(r, false, "%s: set, but only %s reads it (transport = %s%s)", loc,
-			    scoped[i].who, tp_names[tp], gdr && !gpu_buffers(&exp->base) ?
+			    scoped[i].who, transport_kind_name(tp), gdr && !gpu_buffers(&exp->base) ?
 			    ", host buffers" : "");
 	}
 }
@@ -252,7 +250,7 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 			    "auto, or gdr = auto)", loc);
 		else if (tp != TP_AUTO && tp != TP_IB && tp != TP_ROCE)
 			add(r, true, "%s: on needs transport ib or roce (GPUDirect RDMA), case %s "
-			    "uses %s", loc, exp->cases[c].name, tp_names[tp]);
+			    "uses %s", loc, exp->cases[c].name, transport_kind_name(tp));
 	}
 }
 
