@@ -85,9 +85,16 @@ static int v_poll(struct transport *t, struct tp_completion *c, int max)
 	return n;
 }
 
-static int check_post(struct verbs_state *s, struct verbs_peer *pp, int peer, struct tp_mr *mr,
-		      size_t off, size_t len)
+/*
+ * What both posts check first: the transport is healthy, the peer connected, the range
+ * inside the region, room for one more completion. 0 with *sp and *ppp set, or -errno.
+ */
+static int post_begin(struct transport *t, int peer, struct tp_mr *mr, size_t off, size_t len,
+		      struct verbs_state **sp, struct verbs_peer **ppp)
 {
+	struct verbs_state *s = *sp = t->priv;
+	struct verbs_peer *pp = *ppp = verbs_peer_of(s, peer);
+
 	if (s->fatal)
 		return s->fatal;
 	if (!pp) {
@@ -105,14 +112,22 @@ static int check_post(struct verbs_state *s, struct verbs_peer *pp, int peer, st
 	return 0;
 }
 
+/* After a post moved the protocol on: a failure there ends the transport. */
+static int post_end(struct verbs_state *s, int ret)
+{
+	if (ret)
+		s->fatal = -EIO;
+	return ret;
+}
+
 static int v_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
 		       size_t len, uint64_t cookie)
 {
-	struct verbs_state *s = t->priv;
-	struct verbs_peer *pp = verbs_peer_of(s, peer);
+	struct verbs_state *s;
+	struct verbs_peer *pp;
 	struct verbs_rreq *r;
 	uint32_t i, n;
-	int ret = check_post(s, pp, peer, mr, off, len);
+	int ret = post_begin(t, peer, mr, off, len, &s, &pp);
 
 	if (ret)
 		return ret;
@@ -135,19 +150,16 @@ static int v_post_recv(struct transport *t, int peer, uint64_t tag, struct tp_mr
 	    .gen = pp->rgen++ & ((1u << (24 - VERBS_RID_IDX_BITS)) - 1),
 	};
 	pp->ctsq[pp->ctsq_tail++ % VERBS_REQ_MAX] = i;
-	ret = verbs_flush_cts(s, peer);
-	if (ret)
-		s->fatal = -EIO;
-	return ret;
+	return post_end(s, verbs_flush_cts(s, peer));
 }
 
 static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr *mr, size_t off,
 		       size_t len, uint64_t cookie)
 {
-	struct verbs_state *s = t->priv;
-	struct verbs_peer *pp = verbs_peer_of(s, peer);
+	struct verbs_state *s;
+	struct verbs_peer *pp;
 	struct verbs_sreq *r;
-	int i, c, ret = check_post(s, pp, peer, mr, off, len);
+	int i, c, ret = post_begin(t, peer, mr, off, len, &s, &pp);
 
 	if (ret)
 		return ret;
@@ -171,10 +183,7 @@ static int v_post_send(struct transport *t, int peer, uint64_t tag, struct tp_mr
 		return 0;
 	pp->cts[c].used = false;
 	verbs_activate(s, r, &pp->cts[c].m);
-	ret = verbs_progress_sends(s);
-	if (ret)
-		s->fatal = -EIO;
-	return ret;
+	return post_end(s, verbs_progress_sends(s));
 }
 
 /* data MRs: Relaxed Ordering like NCCL and perftest (verbs_policy.h) */
