@@ -38,13 +38,12 @@ static void tcp_close(struct transport *t)
 			if (st->rexp && st->rexp->req)
 				free(st->rexp);
 		}
-		for (struct tcp_unexp *u = tp->peers[p].unexp, *next; u; u = next) {
-			next = u->next;
-			free(u);
-		}
+		for (struct fifo_link *l; (l = fifo_pop(&tp->peers[p].unexp));)
+			free(fifo_entry(l, struct tcp_unexp, link));
 		free(tp->peers[p].streams);
-		for (struct tcp_cts *c = tp->peers[p].cts, *next; c; c = next) {
-			next = c->next;
+		for (struct fifo_link *l; (l = fifo_pop(&tp->peers[p].cts));) {
+			struct tcp_cts *c = fifo_entry(l, struct tcp_cts, link);
+
 			if (c < tp->cts_pool || c >= tp->cts_pool + TCP_NREQS)
 				free(c); /* heap overflow records (tcp_progress.c) */
 		}
@@ -134,10 +133,8 @@ static int tcp_open(struct transport *t, const struct transport_env *env)
 		goto out_close;
 	}
 	for (int i = TCP_NREQS - 1; i >= 0; i--) {
-		tp->reqs[i].next = tp->free;
-		tp->free = &tp->reqs[i];
-		tp->cts_pool[i].next = tp->cts_free;
-		tp->cts_free = &tp->cts_pool[i];
+		fifo_push(&tp->free, &tp->reqs[i].link);
+		fifo_push(&tp->cts_free, &tp->cts_pool[i].link);
 	}
 	err = peers_alloc(tp);
 	if (err)
@@ -182,13 +179,11 @@ static int tcp_post(struct transport *t, int kind, int peer, uint64_t tag, struc
 	    off > mr->len || len > mr->len - off)
 		return -EINVAL;
 	pthread_mutex_lock(&tp->lock);
-	r = tp->free;
-	if (!r) {
+	if (fifo_empty(&tp->free)) {
 		pthread_mutex_unlock(&tp->lock);
 		return -EAGAIN;
 	}
-	tp->free = r->next;
-	r->next = NULL;
+	r = fifo_entry(fifo_pop(&tp->free), struct tcp_req, link);
 	r->tag = tag;
 	r->cookie = cookie;
 	r->buf = mr->addr + off;
@@ -204,11 +199,7 @@ static int tcp_post(struct transport *t, int kind, int peer, uint64_t tag, struc
 		tcp_inline_post(tp, r);
 		return 0;
 	}
-	if (tp->ops_tail)
-		tp->ops_tail->next = r;
-	else
-		tp->ops = r;
-	tp->ops_tail = r;
+	fifo_push(&tp->ops, &r->link);
 	pthread_mutex_unlock(&tp->lock);
 	tcp_wake(tp);
 	return 0;
@@ -252,17 +243,14 @@ static int tcp_poll(struct transport *t, struct tp_completion *c, int max)
 		return fatal;
 	}
 	pthread_mutex_lock(&tp->lock);
-	while (n < max && (r = tp->done)) {
-		tp->done = r->next;
-		if (!tp->done)
-			tp->done_tail = NULL;
+	while (n < max && !fifo_empty(&tp->done)) {
+		r = fifo_entry(fifo_pop(&tp->done), struct tcp_req, link);
 		c[n++] = (struct tp_completion){.cookie = r->cookie,
 						.status = r->status,
 						.peer = r->peer,
 						.len = r->len,
 						.is_send = r->kind == TR_SEND};
-		r->next = tp->free;
-		tp->free = r;
+		fifo_push(&tp->free, &r->link);
 	}
 	atomic_fetch_sub(&tp->ndone, n);
 	pthread_mutex_unlock(&tp->lock);

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "transport/transport.h"
+#include "util/fifo.h"
 
 #define TCP_MAX_STREAMS 64
 #define TCP_MAX_CHUNKS	8	     /* a message is striped over at most this many streams */
@@ -41,7 +42,7 @@ struct tcp_req;
 
 /* One outgoing frame queued on a stream: header, then payload from the user buffer. */
 struct tcp_frame {
-	struct tcp_frame *next;
+	struct fifo_link link;       /* on its stream's txq */
 	struct tcp_frame_hdr hdr;
 	const char *payload;
 	size_t plen;
@@ -55,7 +56,7 @@ enum tcp_req_kind {
 };
 
 struct tcp_req {
-	struct tcp_req *next;
+	struct fifo_link link;  /* on tp's free, ops or done, or its peer's sends */
 	uint64_t tag;
 	uint64_t cookie;
 	char *buf;
@@ -70,14 +71,14 @@ struct tcp_req {
 			    recv: may still take a TF_EAGER frame (on its peer's erecv list) */
 	bool cts_seen;	 /* eager send: its CTS arrived (status set from its length) */
 	bool data_in;	 /* recv: bytes in (or failed); completes once its CTS is written */
-	struct tcp_req *enext; /* peer's esends / erecvs list */
+	struct fifo_link elink; /* on its peer's esends / erecvs */
 	struct tcp_frame frames[TCP_MAX_CHUNKS];
 };
 
 /* A TF_EAGER message that arrived before its receive was posted: held in a heap buffer
  * (only messages up to TCP_EAGER_MAX, only while they wait). */
 struct tcp_unexp {
-	struct tcp_unexp *next;
+	struct fifo_link link;  /* on its peer's unexp */
 	uint64_t tag;
 	size_t len;
 	bool filled;	     /* every payload byte is in buf */
@@ -87,7 +88,7 @@ struct tcp_unexp {
 
 /* A CTS the sender got before the matching send was posted (progress thread only). */
 struct tcp_cts {
-	struct tcp_cts *next;
+	struct fifo_link link;  /* on its peer's cts, or tp's cts_free */
 	uint64_t tag;
 	uint64_t len;
 	uint32_t rid;
@@ -98,7 +99,7 @@ struct tcp_stream {
 	int peer;
 	bool writable;
 	bool dead;
-	struct tcp_frame *txq, *txq_tail;
+	struct fifo txq;        /* struct tcp_frame: queued, oldest first */
 	char *stage;
 	size_t st_head, st_tail;
 	bool in_payload;
@@ -112,11 +113,11 @@ struct tcp_peer {
 	bool active;
 	struct tcp_stream *streams;	    /* nstreams */
 	unsigned int rr;		    /* next stream for a single-chunk frame */
-	struct tcp_req *sends, *sends_tail; /* posted sends without CTS */
-	struct tcp_cts *cts, *cts_tail;	    /* CTS without a send */
-	struct tcp_req *esends, *esends_tail; /* eager sends waiting for their CTS */
-	struct tcp_req *erecvs, *erecvs_tail; /* receives that may take an eager frame */
-	struct tcp_unexp *unexp, *unexp_tail; /* eager frames not yet taken */
+	struct fifo sends;		    /* tcp_req: posted sends without CTS */
+	struct fifo cts;		    /* tcp_cts: CTS without a send */
+	struct fifo esends;		    /* tcp_req (elink): eager sends waiting for their CTS */
+	struct fifo erecvs;		    /* tcp_req (elink): receives that may take an eager frame */
+	struct fifo unexp;		    /* tcp_unexp: eager frames not yet taken */
 	_Atomic int outstanding;	    /* posted, not completed */
 	bool closed;			    /* orderly EOF while idle */
 };
@@ -133,9 +134,9 @@ struct tcp_priv {
 	/* executor <-> progress thread: guarded by lock */
 	pthread_mutex_t lock;
 	struct tcp_req *reqs; /* TCP_NREQS, index = rid */
-	struct tcp_req *free;
-	struct tcp_req *ops, *ops_tail;	  /* posted, not yet seen by the thread */
-	struct tcp_req *done, *done_tail; /* completed, not yet returned by poll */
+	struct fifo free;   /* tcp_req */
+	struct fifo ops;    /* tcp_req: posted, not yet seen by the thread */
+	struct fifo done;   /* tcp_req: completed, not yet returned by poll */
 	_Atomic int ndone;
 	_Atomic int ops_pending;
 	_Atomic int sleeping;
@@ -151,7 +152,7 @@ struct tcp_priv {
 	int epfd;
 	int evfd;
 	struct tcp_cts *cts_pool; /* TCP_NREQS records */
-	struct tcp_cts *cts_free;
+	struct fifo cts_free;     /* tcp_cts */
 	_Atomic uint64_t bytes_sent, bytes_recv, cpu_ns;
 };
 

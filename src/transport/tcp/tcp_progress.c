@@ -46,32 +46,19 @@ static void set_fatal(struct tcp_priv *tp, int err)
 	atomic_compare_exchange_strong(&tp->fatal, &zero, err);
 }
 
-/* The peer lists of eager sends and receives (linked through enext). */
-static void elist_push(struct tcp_req **head, struct tcp_req **tail, struct tcp_req *r)
+/* The oldest request of q (linked through link, or elink when eager) with tag, or r
+ * itself when r is given: unlinked and returned; NULL when none. */
+static struct tcp_req *req_take(struct fifo *q, bool eager, uint64_t tag, struct tcp_req *r)
 {
-	r->enext = NULL;
-	if (*tail)
-		(*tail)->enext = r;
-	else
-		*head = r;
-	*tail = r;
-}
+	struct fifo_link *prev = NULL, *l;
 
-/* Unlink the first entry with tag (r == NULL) or r itself; returns it or NULL. */
-static struct tcp_req *elist_take(struct tcp_req **head, struct tcp_req **tail, uint64_t tag,
-				  struct tcp_req *r)
-{
-	struct tcp_req *prev = NULL, *e;
+	for (l = q->head; l; prev = l, l = l->next) {
+		struct tcp_req *e = eager ? fifo_entry(l, struct tcp_req, elink)
+					  : fifo_entry(l, struct tcp_req, link);
 
-	for (e = *head; e; prev = e, e = e->enext) {
 		if (r ? e != r : e->tag != tag)
 			continue;
-		if (prev)
-			prev->enext = e->enext;
-		else
-			*head = e->enext;
-		if (*tail == e)
-			*tail = prev;
+		fifo_unlink(q, prev, l);
 		return e;
 	}
 	return NULL;
@@ -81,31 +68,21 @@ static void complete(struct tcp_priv *tp, struct tcp_req *r)
 {
 	atomic_fetch_sub(&tp->peers[r->peer].outstanding, 1);
 	pthread_mutex_lock(&tp->lock);
-	r->next = NULL;
-	if (tp->done_tail)
-		tp->done_tail->next = r;
-	else
-		tp->done = r;
-	tp->done_tail = r;
+	fifo_push(&tp->done, &r->link);
 	atomic_fetch_add(&tp->ndone, 1);
 	pthread_mutex_unlock(&tp->lock);
 }
 
 static void queue_frame(struct tcp_stream *st, struct tcp_frame *f)
 {
-	f->next = NULL;
 	f->sent = 0;
-	if (st->txq_tail)
-		st->txq_tail->next = f;
-	else
-		st->txq = f;
-	st->txq_tail = f;
+	fifo_push(&st->txq, &f->link);
 }
 
 static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *call, int err)
 {
 	struct tcp_peer *pe = &tp->peers[st->peer];
-	bool owes = st->in_payload || st->txq;
+	bool owes = st->in_payload || !fifo_empty(&st->txq);
 
 	if (st->dead)
 		return;
@@ -154,15 +131,17 @@ static void recv_done(struct tcp_priv *tp, struct tcp_req *r)
 /* Write as many queued frames as the socket takes; complete sends whose last chunk went. */
 static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 {
-	while (st->txq && st->writable && !st->dead) {
+	while (!fifo_empty(&st->txq) && st->writable && !st->dead) {
 		struct iovec iov[TCP_IOV];
 		struct msghdr mh = {.msg_iov = iov};
+		struct fifo_link *l;
 		struct tcp_frame *f;
 		size_t hl = sizeof(struct tcp_frame_hdr);
 		ssize_t n;
 		int k = 0;
 
-		for (f = st->txq; f && k < TCP_IOV - 1; f = f->next) {
+		for (l = st->txq.head; l && k < TCP_IOV - 1; l = l->next) {
+			f = fifo_entry(l, struct tcp_frame, link);
 			if (f->sent < hl)
 				iov[k++] = (struct iovec){(char *)&f->hdr + f->sent, hl - f->sent};
 			if (f->plen) {
@@ -180,17 +159,18 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 				peer_lost(tp, st, "send", errno);
 			return;
 		}
-		while (n > 0 && (f = st->txq)) {
-			size_t left = hl + f->plen - f->sent;
-			size_t take = GS_MIN((size_t)n, left);
+		while (n > 0 && !fifo_empty(&st->txq)) {
+			size_t left, take;
+
+			f = fifo_entry(st->txq.head, struct tcp_frame, link);
+			left = hl + f->plen - f->sent;
+			take = GS_MIN((size_t)n, left);
 
 			f->sent += take;
 			n -= (ssize_t)take;
 			if (f->sent < hl + f->plen)
 				break;
-			st->txq = f->next;
-			if (!st->txq)
-				st->txq_tail = NULL;
+			fifo_pop(&st->txq);
 			atomic_fetch_add_explicit(&tp->bytes_sent, f->plen, memory_order_relaxed);
 			if (f->req && --f->req->chunks_left == 0)
 				frames_written(tp, f->req);
@@ -233,10 +213,10 @@ static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uin
 static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr *h)
 {
 	struct tcp_peer *pe = &tp->peers[peer];
-	struct tcp_req *prev = NULL, *r;
+	struct tcp_req *r;
 	struct tcp_cts *c;
 
-	r = elist_take(&pe->esends, &pe->esends_tail, h->tag, NULL);
+	r = req_take(&pe->esends, true, h->tag, NULL);
 	if (r) {
 		/* an eager send whose bytes went already: its CTS only settles it */
 		r->cts_seen = true;
@@ -246,26 +226,15 @@ static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr
 			complete(tp, r);
 		return;
 	}
-	for (r = pe->sends; r; prev = r, r = r->next) {
-		if (r->tag != h->tag)
-			continue;
-		if (prev)
-			prev->next = r->next;
-		else
-			pe->sends = r->next;
-		if (pe->sends_tail == r)
-			pe->sends_tail = prev;
+	r = req_take(&pe->sends, false, h->tag, NULL);
+	if (r) {
 		send_start(tp, r, h->rid, h->len);
 		return;
 	}
-	c = tp->cts_free; /* never empty: at most TCP_NREQS receives can be posted */
-	tp->cts_free = c->next;
+	/* never empty: at most TCP_NREQS receives can be posted */
+	c = fifo_entry(fifo_pop(&tp->cts_free), struct tcp_cts, link);
 	*c = (struct tcp_cts){.tag = h->tag, .len = h->len, .rid = h->rid};
-	if (pe->cts_tail)
-		pe->cts_tail->next = c;
-	else
-		pe->cts = c;
-	pe->cts_tail = c;
+	fifo_push(&pe->cts, &c->link);
 }
 
 /* An eager message (filled) meets its receive: copy it over, or fail both lengths. */
@@ -285,18 +254,31 @@ static void eager_deliver(struct tcp_priv *tp, struct tcp_req *r, struct tcp_une
 
 static struct tcp_unexp *unexp_take(struct tcp_peer *pe, uint64_t tag)
 {
-	struct tcp_unexp *prev = NULL, *u;
+	struct fifo_link *prev = NULL, *l;
 
-	for (u = pe->unexp; u; prev = u, u = u->next) {
+	for (l = pe->unexp.head; l; prev = l, l = l->next) {
+		struct tcp_unexp *u = fifo_entry(l, struct tcp_unexp, link);
+
 		if (u->tag != tag)
 			continue;
-		if (prev)
-			prev->next = u->next;
-		else
-			pe->unexp = u->next;
-		if (pe->unexp_tail == u)
-			pe->unexp_tail = prev;
+		fifo_unlink(&pe->unexp, prev, l);
 		return u;
+	}
+	return NULL;
+}
+
+/* The oldest CTS with tag, unlinked; NULL when none. */
+static struct tcp_cts *cts_take(struct tcp_peer *pe, uint64_t tag)
+{
+	struct fifo_link *prev = NULL, *l;
+
+	for (l = pe->cts.head; l; prev = l, l = l->next) {
+		struct tcp_cts *c = fifo_entry(l, struct tcp_cts, link);
+
+		if (c->tag != tag)
+			continue;
+		fifo_unlink(&pe->cts, prev, l);
+		return c;
 	}
 	return NULL;
 }
@@ -305,7 +287,7 @@ static struct tcp_unexp *unexp_take(struct tcp_peer *pe, uint64_t tag)
 static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 {
 	struct tcp_peer *pe = &tp->peers[r->peer];
-	struct tcp_cts *prev = NULL, *c;
+	struct tcp_cts *c;
 	struct tcp_unexp *u;
 
 	r->eager = false;
@@ -328,7 +310,7 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 		u = unexp_take(pe, r->tag);
 		if (!u) {
 			r->eager = true;
-			elist_push(&pe->erecvs, &pe->erecvs_tail, r);
+			fifo_push(&pe->erecvs, &r->elink);
 		} else if (u->filled) {
 			eager_deliver(tp, r, u);
 		} else {
@@ -336,17 +318,7 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 		}
 		return;
 	}
-	for (c = pe->cts; c; prev = c, c = c->next) {
-		if (c->tag != r->tag)
-			continue;
-		if (prev)
-			prev->next = c->next;
-		else
-			pe->cts = c->next;
-		if (pe->cts_tail == c)
-			pe->cts_tail = prev;
-		break;
-	}
+	c = cts_take(pe, r->tag);
 	if (r->len <= TCP_EAGER_MAX) {
 		/* Small messages always go eager on stream 0, even when their CTS came
 		 * first: the receiver matches eager frames by tag in arrival order, which a
@@ -363,27 +335,21 @@ static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 			if (c->len != r->len)
 				r->status = -EMSGSIZE;
 		} else {
-			elist_push(&pe->esends, &pe->esends_tail, r);
+			fifo_push(&pe->esends, &r->elink);
 		}
 	} else if (c) {
 		send_start(tp, r, c->rid, c->len);
 	}
 	if (c) {
 		if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS) {
-			c->next = tp->cts_free;
-			tp->cts_free = c;
+			fifo_push(&tp->cts_free, &c->link);
 		} else {
 			free(c);
 		}
 	}
 	if (c || r->len <= TCP_EAGER_MAX)
 		return;
-	r->next = NULL;
-	if (pe->sends_tail)
-		pe->sends_tail->next = r;
-	else
-		pe->sends = r;
-	pe->sends_tail = r;
+	fifo_push(&pe->sends, &r->link);
 }
 
 static struct tcp_req *rx_lookup(struct tcp_priv *tp, struct tcp_stream *st,
@@ -401,7 +367,7 @@ static struct tcp_req *rx_lookup(struct tcp_priv *tp, struct tcp_stream *st,
 	if (r->eager) { /* its sender took the CTS way: no eager frame is coming for it */
 		struct tcp_peer *pe = &tp->peers[st->peer];
 
-		elist_take(&pe->erecvs, &pe->erecvs_tail, 0, r);
+		req_take(&pe->erecvs, true, 0, r);
 		r->eager = false;
 	}
 	return r;
@@ -444,7 +410,7 @@ static bool rx_eager(struct tcp_priv *tp, struct tcp_stream *st, const struct tc
 		set_fatal(tp, -EPROTO);
 		return false;
 	}
-	r = elist_take(&pe->erecvs, &pe->erecvs_tail, h->tag, NULL);
+	r = req_take(&pe->erecvs, true, h->tag, NULL);
 	if (r)
 		r->eager = false;
 	st->rreq = NULL;
@@ -464,13 +430,8 @@ static bool rx_eager(struct tcp_priv *tp, struct tcp_stream *st, const struct tc
 			return false;
 		}
 		*u = (struct tcp_unexp){.tag = h->tag, .len = h->len, .req = r};
-		if (!r) {
-			if (pe->unexp_tail)
-				pe->unexp_tail->next = u;
-			else
-				pe->unexp = u;
-			pe->unexp_tail = u;
-		}
+		if (!r)
+			fifo_push(&pe->unexp, &u->link);
 		st->rexp = u;
 		st->rdst = u->buf;
 	}
@@ -563,26 +524,25 @@ static void stream_read(struct tcp_priv *tp, struct tcp_stream *st)
 
 static void drain_ops(struct tcp_priv *tp)
 {
-	struct tcp_req *r, *next;
+	struct fifo_link *l;
+	struct fifo ops;
 
 	if (!atomic_load(&tp->ops_pending))
 		return;
 	pthread_mutex_lock(&tp->lock);
-	r = tp->ops;
-	tp->ops = tp->ops_tail = NULL;
+	ops = tp->ops;
+	tp->ops = (struct fifo){ 0 };
 	atomic_store(&tp->ops_pending, 0);
 	pthread_mutex_unlock(&tp->lock);
-	for (; r; r = next) {
-		next = r->next;
-		handle_op(tp, r);
-	}
+	while ((l = fifo_pop(&ops)))
+		handle_op(tp, fifo_entry(l, struct tcp_req, link));
 }
 
 static void write_all(struct tcp_priv *tp)
 {
 	for (int p = 0; p < tp->env->nranks; p++)
 		for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++)
-			if (tp->peers[p].streams[s].txq)
+			if (!fifo_empty(&tp->peers[p].streams[s].txq))
 				stream_write(tp, &tp->peers[p].streams[s]);
 }
 
