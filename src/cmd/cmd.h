@@ -6,6 +6,9 @@
 #ifndef GS_CMD_CMD_H
 #define GS_CMD_CMD_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 int cmd_version(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
@@ -18,7 +21,25 @@ int cmd_gpu(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
+/* cmd_args.c: the argv steps verbs share. */
 /* --gdr-level ARG of verb: 0 and *level set, or -EINVAL after one line naming the verb. */
 int cmd_gdr_level_arg(const char *verb, const char *arg, int *level);
+
+/* The node options of doctor and topo; the caller sets the defaults (root "/sys"). */
+struct cmd_node_args {
+	const char *root;  /* --sysfs-root DIR */
+	int gdr_level;     /* --gdr-level L */
+	bool json;         /* --json */
+};
+/* getopt's c: 1 when it was one of the node options (a set), 0 when not, -1 after the
+ * error line. Their short letters are j, r: and g:. */
+int cmd_node_opt(const char *verb, int c, const char *arg, struct cmd_node_args *a);
+/* -h (usage on stdout, GS_EXIT_OK) or an option getopt refused (usage on stderr,
+ * GS_EXIT_USAGE): the exit code. */
+int cmd_opt_other(int c, void (*usage)(FILE *f));
+/* 0 when argv has no operand from first on, else -EINVAL after a line naming the first
+ * and the usage on stderr. */
+int cmd_no_operands(const char *verb, int argc, char **argv, int first,
+		    void (*usage)(FILE *f));
 
 #endif

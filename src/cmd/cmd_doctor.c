@@ -47,41 +47,26 @@ int cmd_doctor(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *root = "/sys";
-	int gdr_level = GDR_PXB, json = 0, c, rc;
+	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB };
 	struct doctor_node *node;
 	struct doc_report r;
+	int c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jr:g:ch", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'r':
-			root = optarg;
-			break;
-		case 'g':
-			if (cmd_gdr_level_arg("doctor", optarg, &gdr_level))
-				return GS_EXIT_USAGE;
-			break;
-		case 'c':
-			list_checks();
-			return GS_EXIT_OK;
-		case 'h':
-			usage(stdout);
-			return GS_EXIT_OK;
-		default:
-			usage(stderr);
+		rc = cmd_node_opt("doctor", c, optarg, &na);
+		if (rc < 0)
 			return GS_EXIT_USAGE;
-		}
+		if (rc)
+			continue;
+		if (c != 'c')
+			return cmd_opt_other(c, usage);
+		list_checks();
+		return GS_EXIT_OK;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "gradsync doctor: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
+	if (cmd_no_operands("doctor", argc, argv, optind, usage))
 		return GS_EXIT_USAGE;
-	}
-	node = doctor_node_collect(root, gdr_level, DOC_ASK_VERBS | DOC_ASK_CUDA);
+	node = doctor_node_collect(na.root, na.gdr_level, DOC_ASK_VERBS | DOC_ASK_CUDA);
 	if (!node)
 		return GS_EXIT_FAIL; /* logged which root and why */
 	if (doctor_run(&node->in, &r)) {
@@ -89,7 +74,7 @@ int cmd_doctor(int argc, char **argv)
 		doctor_node_free(node);
 		return GS_EXIT_FAIL;
 	}
-	if (json) {
+	if (na.json) {
 		json_t *j = doctor_json(&r);
 
 		if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF) {
@@ -101,7 +86,7 @@ int cmd_doctor(int argc, char **argv)
 		}
 		json_decref(j);
 	} else {
-		printf("gradsync doctor: %s (%d GPUs, %d RDMA devices, kernel %s)\n\n", root,
+		printf("gradsync doctor: %s (%d GPUs, %d RDMA devices, kernel %s)\n\n", na.root,
 		       node->topo->n_gpus, node->topo->n_nics,
 		       node->topo->kernel[0] ? node->topo->kernel : "?");
 		doctor_print(stdout, &r);

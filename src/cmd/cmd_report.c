@@ -109,12 +109,8 @@ int cmd_report(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			}
 			break;
-		case 'h':
-			usage(stdout);
-			return GS_EXIT_OK;
 		default:
-			usage(stderr);
-			return GS_EXIT_USAGE;
+			return cmd_opt_other(c, usage);
 		}
 	}
 	if (optind >= argc) {

@@ -73,15 +73,6 @@ static int bind_check(const struct topo *t, const char *bind, int gpu, char *lin
 	return 0;
 }
 
-int cmd_gdr_level_arg(const char *verb, const char *arg, int *level)
-{
-	if (!topo_gdr_level_parse(arg, level))
-		return 0;
-	fprintf(stderr, "gradsync %s: --gdr-level '%s': expected LOC, PIX, PXB, PHB or SYS\n",
-		verb, arg);
-	return -EINVAL;
-}
-
 int cmd_topo(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -93,56 +84,42 @@ int cmd_topo(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *root = "/sys", *bind = NULL;
-	int gdr_level = GDR_PXB, json = 0, gpu = 0, c, r;
+	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB };
+	const char *bind = NULL;
+	int gpu = 0, c, r;
 	char line[1024], *end;
 	struct topo *t;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jr:g:b:G:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'r':
-			root = optarg;
-			break;
-		case 'g':
-			if (cmd_gdr_level_arg("topo", optarg, &gdr_level))
-				return GS_EXIT_USAGE;
-			break;
-		case 'b':
+		r = cmd_node_opt("topo", c, optarg, &na);
+		if (r < 0)
+			return GS_EXIT_USAGE;
+		if (r)
+			continue;
+		if (c == 'b') {
 			bind = optarg;
-			break;
-		case 'G':
+		} else if (c == 'G') {
 			gpu = (int)strtol(optarg, &end, 10);
 			if (!*optarg || *end || gpu < 0) {
 				fprintf(stderr, "gradsync topo: --gpu '%s': expected a GPU index\n",
 					optarg);
 				return GS_EXIT_USAGE;
 			}
-			break;
-		case 'h':
-			usage(stdout);
-			return GS_EXIT_OK;
-		default:
-			usage(stderr);
-			return GS_EXIT_USAGE;
+		} else {
+			return cmd_opt_other(c, usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "gradsync topo: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
+	if (cmd_no_operands("topo", argc, argv, optind, usage))
 		return GS_EXIT_USAGE;
-	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		fprintf(stderr, "gradsync topo: out of memory\n");
 		return GS_EXIT_FAIL;
 	}
-	r = topo_discover(root, t);
+	r = topo_discover(na.root, t);
 	if (r) {
-		fprintf(stderr, "gradsync topo: cannot read topology under %s: %s\n", root,
+		fprintf(stderr, "gradsync topo: cannot read topology under %s: %s\n", na.root,
 			strerror(-r));
 		free(t);
 		return GS_EXIT_FAIL;
@@ -157,8 +134,8 @@ int cmd_topo(int argc, char **argv)
 			return r;
 		}
 	}
-	if (json) {
-		json_t *o = topo_to_json(t, gdr_level);
+	if (na.json) {
+		json_t *o = topo_to_json(t, na.gdr_level);
 
 		if (o && bind)
 			json_object_set_new(o, "numa_check",
@@ -173,7 +150,7 @@ int cmd_topo(int argc, char **argv)
 			return GS_EXIT_FAIL;
 		}
 	} else {
-		topo_print_text(stdout, t, gdr_level);
+		topo_print_text(stdout, t, na.gdr_level);
 		if (bind)
 			printf("\nNUMA binding check (bind=%s, this process):\n  %s\n", bind, line);
 	}

@@ -1,0 +1,56 @@
+/*
+ * The argv steps several verbs share: the node options of doctor and topo (--json,
+ * --sysfs-root, --gdr-level), -h and unknown options, and stray operands. One error
+ * line each, naming the verb.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "cmd/cmd.h"
+#include "topo/topo_print.h"
+#include "util/common.h"
+
+int cmd_gdr_level_arg(const char *verb, const char *arg, int *level)
+{
+	if (!topo_gdr_level_parse(arg, level))
+		return 0;
+	fprintf(stderr, "gradsync %s: --gdr-level '%s': expected LOC, PIX, PXB, PHB or SYS\n",
+		verb, arg);
+	return -EINVAL;
+}
+
+int cmd_node_opt(const char *verb, int c, const char *arg, struct cmd_node_args *a)
+{
+	switch (c) {
+	case 'j':
+		a->json = true;
+		return 1;
+	case 'r':
+		a->root = arg;
+		return 1;
+	case 'g':
+		return cmd_gdr_level_arg(verb, arg, &a->gdr_level) ? -1 : 1;
+	default:
+		return 0;
+	}
+}
+
+int cmd_opt_other(int c, void (*usage)(FILE *f))
+{
+	if (c == 'h') {
+		usage(stdout);
+		return GS_EXIT_OK;
+	}
+	usage(stderr); /* getopt named the option */
+	return GS_EXIT_USAGE;
+}
+
+int cmd_no_operands(const char *verb, int argc, char **argv, int first,
+		    void (*usage)(FILE *f))
+{
+	if (first >= argc)
+		return 0;
+	fprintf(stderr, "gradsync %s: unexpected argument '%s'\n", verb, argv[first]);
+	usage(stderr);
+	return -EINVAL;
+}
