@@ -32,3 +32,15 @@ while time.time() < end:
 sys.exit(1)
 PY
 }
+
+# The prologue of a test that starts ranks by hand: G (the binary, absolute), T (a
+# scratch directory), pids (the ranks started; killed at exit, T removed), fails and
+# fail(). Call it at the top level of the test, not in a subshell: it sets the EXIT trap.
+rank_test_begin() {
+	G=$(readlink -f "${GRADSYNC:-build/gradsync}")
+	T=$(mktemp -d)
+	pids=
+	trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
+	fails=0
+}
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }

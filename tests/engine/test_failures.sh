@@ -3,12 +3,8 @@
 # non-zero within the timeout with a message naming it; a stranger with garbage and
 # one with the wrong token at the rendezvous are refused while the run completes.
 set -u
-G=$(readlink -f "${GRADSYNC:-build/gradsync}")
-T=$(mktemp -d)
-pids=
-trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
-fails=0
 . "$(dirname "$0")/../lib_net.sh"
+rank_test_begin
 port=$(free_port $((20000 + $$ % 10000)))
 
 cat >"$T/long.ini" <<INI

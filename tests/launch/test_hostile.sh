@@ -6,13 +6,8 @@
 # modes; a launcher job without a token; shm names nobody can squat; no /dev/shm segment
 # left when a rank is killed during shm setup.
 set -u
-G=$(readlink -f "${GRADSYNC:-build/gradsync}")
-T=$(mktemp -d)
-pids=
-trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 . "$(dirname "$0")/../lib_net.sh"
+rank_test_begin
 port=$(free_port $((21000 + $$ % 9000)))
 
 cat >"$T/job.ini" <<INI
