@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
+#include "run/job.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -101,15 +102,12 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 static int spawn_local(int argc, char **argv, const struct rdv_args *a)
 {
 	char **child_argv = launch_child_argv(argc, argv), token[LAUNCH_TOKEN_MAX + 1];
-	const char *from;
 	int ret, signo = 0;
 
 	if (!child_argv)
 		return GS_EXIT_FAIL;
-	ret = launch_token_resolve(&a->opts, a->flags.token, token, sizeof(token), &from);
-	if (ret == 0)
-		ret = launch_token_random(token, sizeof(token));
-	if (ret >= 0)
+	ret = run_job_token(&a->opts, a->flags.token, token, sizeof(token));
+	if (!ret)
 		ret = launch_spawn_local(a->opts.local_ranks, child_argv,
 					 a->flags.rendezvous ? a->flags.rendezvous
 							     : a->opts.rendezvous,
@@ -147,14 +145,7 @@ static int check_table(const struct launch_info *info, const struct rdv_rec *all
 
 static int run_rank(const struct launch_info *info, const struct rdv_args *a)
 {
-	struct bootstrap_opts bo = {
-		.rank = info->rank,
-		.nranks = info->nranks,
-		.addr = info->rendezvous,
-		.token = info->token,
-		.timeout_ms = (int)GS_MIN(a->opts.timeout_ns / 1000000, 86400000ull),
-		.listen_fd = info->listen_fd,
-	};
+	struct bootstrap_opts bo;
 	struct rdv_rec mine = {.rank = info->rank,
 			       .nranks = info->nranks,
 			       .local_rank = info->local_rank,
@@ -167,6 +158,7 @@ static int run_rank(const struct launch_info *info, const struct rdv_args *a)
 
 	if (!all)
 		return -ENOMEM;
+	run_job_bootstrap_opts(info, a->opts.timeout_ns, &bo);
 	gethostname(mine.host, sizeof(mine.host) - 1);
 	snprintf(mine.launcher, sizeof(mine.launcher), "%s", info->launcher);
 	ret = bootstrap_open(&bo, &b);

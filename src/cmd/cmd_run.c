@@ -1,34 +1,15 @@
 /*
- * `gradsync run FILE.ini`: the command line and the driver. Without a launcher the
- * driver creates the results directory and, case by case, spawns the case's
- * local_ranks copies of itself (fresh processes per case, so rank counts may be
- * swept); under a launcher (Slurm, Open MPI, PMIx, torchrun, flags) every rank runs
- * every case in one job. Either way rank 0's case files become report.json.
+ * `gradsync run FILE.ini`: its command line. The job itself (the driver that spawns
+ * each case's ranks, or one rank of a launched job) is run/job.c.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "config/lint.h"
-#include "run/run.h"
+#include "run/job.h"
 #include "util/common.h"
-#include "util/fsutil.h"
-#include "util/log.h"
-#include "util/rand.h"
-
-struct run_args {
-	const char *file;
-	const char *out;
-	const char *replay;
-	int only_case;
-	struct launch_flags flags;
-	char token[LAUNCH_TOKEN_MAX + 1]; /* --token's value, moved out of argv */
-};
 
 static void run_usage(FILE *f)
 {
@@ -45,7 +26,7 @@ static void run_usage(FILE *f)
 		"Launchers detected from the environment: Slurm, Open MPI, PMIx, torchrun.\n");
 }
 
-static int parse_args(int argc, char **argv, struct run_args *a)
+static int parse_args(int argc, char **argv, struct run_job_args *a)
 {
 	int i;
 
@@ -105,248 +86,15 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	return 0;
 }
 
-static int make_run_dir(const struct experiment *exp, const struct run_args *a, char *dir,
-			size_t len)
-{
-	char cases[PATH_MAX + 8];
-	int ret;
-
-	ret = fs_make_unique_dir(a->out ? a->out : exp->base.experiment.output_dir,
-				 exp->base.experiment.name, dir, len);
-	if (ret) {
-		log_err(LOG_MAIN, "create run directory under %s: %s",
-			a->out ? a->out : exp->base.experiment.output_dir, strerror(-ret));
-		return ret;
-	}
-	snprintf(cases, sizeof(cases), "%s/cases", dir);
-	ret = fs_mkdir_p(cases);
-	if (ret)
-		log_err(LOG_MAIN, "mkdir %s: %s", cases, strerror(-ret));
-	return ret;
-}
-
-static bool may_use_shm(const struct experiment *exp)
-{
-	size_t i;
-
-	for (i = 0; i < exp->ncases; i++)
-		if (exp->cases[i].cfg.transport.kind == TP_SHM ||
-		    exp->cases[i].cfg.transport.kind == TP_AUTO)
-			return true;
-	return false;
-}
-
-/* A Ctrl-C or SIGTERM that arrived between two cases (both are blocked while we drive). */
-static int pending_stop(const sigset_t *stop)
-{
-	struct timespec zero = {0, 0};
-	int sig = sigtimedwait(stop, NULL, &zero);
-
-	return sig == SIGINT || sig == SIGTERM ? sig : 0;
-}
-
-/*
- * No launcher: spawn each case's ranks on this host, one job per case. SIGINT/SIGTERM
- * (blocked by the caller, in `stop`) end the run: the spawner forwards it and kills the
- * case's ranks within a second, no further case starts, oc says what ran.
- */
-static int drive_local(const struct experiment *exp, const struct run_args *a, const char *dir,
-		       int argc, char **argv, const sigset_t *stop, struct run_outcome *oc)
-{
-	char **cv, token[LAUNCH_TOKEN_MAX + 1];
-	const char *from;
-	size_t i;
-	int failed = 0, ret;
-
-	/* the user's token if one was given, else a random one nobody else can know */
-	ret = launch_token_resolve(&exp->base.launch, a->flags.token, token, sizeof(token), &from);
-	if (ret == 0)
-		ret = launch_token_random(token, sizeof(token));
-	if (ret < 0)
-		return ret;
-	cv = launch_child_argv(argc, argv);
-	if (!cv)
-		return -ENOMEM;
-	/* the shm bound, once for the whole run: measured between cases it moved 5x;
-	 * only when a case may use shm (it costs seconds on a small VM) */
-	if (!getenv(RUN_MEMCPY_ENV) && may_use_shm(exp)) {
-		char bps[32];
-
-		snprintf(bps, sizeof(bps), "%.0f", run_node_memcpy_Bps());
-		setenv(RUN_MEMCPY_ENV, bps, 1);
-	}
-	for (i = 0; i < exp->ncases && !oc->signo; i++) {
-		const struct cfg *c = &exp->cases[i].cfg;
-		char num[16], nonce_hex[24];
-		uint64_t nonce;
-		int st, swept;
-
-		if (a->only_case >= 0 && (int)i != a->only_case)
-			continue;
-		oc->signo = pending_stop(stop);
-		if (oc->signo)
-			break;
-		snprintf(num, sizeof(num), "%zu", i);
-		setenv("GRADSYNC_CASE", num, 1);
-		ret = rand_u64(&nonce);
-		if (ret)
-			break;
-		snprintf(nonce_hex, sizeof(nonce_hex), "%016llx", (unsigned long long)nonce);
-		setenv("GRADSYNC_JOB_NONCE", nonce_hex, 1);
-		setenv("GRADSYNC_RUN_DIR", dir, 1);
-		/* rank 0 of the case prints its "case k/N" line and its progress */
-		oc->ncases = i + 1;
-		st = launch_spawn_local(c->launch.local_ranks, cv,
-					*c->launch.rendezvous ? c->launch.rendezvous : NULL, token,
-					c->launch.timeout_ns, &oc->signo);
-		if (oc->signo) {
-			log_err(LOG_MAIN, "case %s interrupted by %s: stopping the run",
-				exp->cases[i].name, strsignal(oc->signo));
-		} else if (st) {
-			log_err(LOG_MAIN, "case %s failed (exit status %d)", exp->cases[i].name, st);
-			failed++;
-		}
-		/* ranks killed mid-setup cannot unlink their segments: we know the names */
-		swept = transport_sweep_job(nonce ^ ((uint64_t)i << 48));
-		if (swept)
-			log_warn(LOG_MAIN, "case %s: removed %d shared-memory segments its ranks left "
-				 "in /dev/shm", exp->cases[i].name, swept);
-	}
-	if (!oc->signo)
-		oc->signo = pending_stop(stop);
-	if (oc->signo) /* before the report: a second signal may kill us while we write it */
-		run_status_write(dir, "interrupted", strsignal(oc->signo));
-	unsetenv("GRADSYNC_CASE");
-	unsetenv("GRADSYNC_JOB_NONCE");
-	unsetenv("GRADSYNC_RUN_DIR");
-	free(cv);
-	memset(token, 0, sizeof(token));
-	if (ret < 0)
-		return ret;
-	return failed ? -EIO : 0;
-}
-
-static int load_experiment(const struct run_args *a, struct experiment *exp, char *tmpfile,
-			   size_t len)
-{
-	char err[EXP_ERR_MAX];
-	const char *path = a->file;
-	int ret;
-
-	tmpfile[0] = '\0';
-	if (a->replay) {
-		ret = run_report_extract_experiment(a->replay, tmpfile, len);
-		if (ret)
-			return ret;
-		path = tmpfile;
-	}
-	ret = experiment_load(path, exp, err, sizeof(err));
-	if (ret)
-		fprintf(stderr, "%s\n", err);
-	if (a->only_case >= 0 && !ret && (size_t)a->only_case >= exp->ncases) {
-		fprintf(stderr, "gradsync run: --case %d: the experiment has %zu cases\n",
-			a->only_case + 1, exp->ncases);
-		ret = -EINVAL;
-	}
-	return ret;
-}
-
-/* experiment_lint: 0, or -EINVAL when it found an error (printed when speak). */
-static int lint_experiment(const struct experiment *exp, bool speak)
-{
-	struct lint_result *lint = malloc(sizeof(*lint));
-	int ret;
-
-	if (!lint)
-		return -ENOMEM;
-	experiment_lint(exp, (int)sysconf(_SC_NPROCESSORS_ONLN), lint);
-	if (speak)
-		lint_print(stderr, lint);
-	ret = lint->nerrors ? -EINVAL : 0;
-	free(lint);
-	return ret;
-}
-
 int cmd_run(int argc, char **argv)
 {
-	struct experiment *exp = calloc(1, sizeof(*exp));
-	struct run_args a;
-	struct launch_info li;
-	char dir[PATH_MAX] = "", tmpfile[PATH_MAX], started[32];
-	const char *env_dir = getenv("GRADSYNC_RUN_DIR"), *env_case = getenv("GRADSYNC_CASE");
-	struct run_outcome oc = {0};
-	int ret, code = GS_EXIT_OK;
-	bool driven;
+	struct run_job_args a;
+	int ret;
 
-	if (!exp)
-		return GS_EXIT_FAIL;
-	run_iso_time(started, sizeof(started));
 	ret = parse_args(argc, argv, &a);
 	if (!ret && launch_argv_scrub_token(argc, argv, a.token, sizeof(a.token)))
 		ret = -EINVAL;
-	if (ret) {
-		free(exp);
-		return ret > 0 ? GS_EXIT_OK : GS_EXIT_USAGE;
-	}
-	if (load_experiment(&a, exp, tmpfile, sizeof(tmpfile))) {
-		free(exp);
-		return GS_EXIT_USAGE;
-	}
-	ret = launch_detect(&exp->base.launch, &a.flags, &li);
-	driven = ret == -ENOENT;
-	if (ret && !driven) {
-		code = GS_EXIT_USAGE;
-		goto out;
-	}
-	/* what `check` refuses, run refuses too; the driver or rank 0 says it, once */
-	if (lint_experiment(exp, driven || (li.rank == 0 && !li.spawned))) {
-		code = GS_EXIT_USAGE;
-		goto out;
-	}
-	if (!ret && li.spawned && env_dir && env_case) {
-		/* a rank of one case, started by the driver below */
-		ret = run_rank_main(exp, &li, atoi(env_case), env_dir, argc, argv, &oc);
-		code = ret ? GS_EXIT_FAIL : GS_EXIT_OK;
-		goto out;
-	}
-	if (driven || li.rank == 0) {
-		if (make_run_dir(exp, &a, dir, sizeof(dir))) {
-			code = GS_EXIT_FAIL;
-			goto out;
-		}
-		run_report_begin(dir, exp);
-		log_info(LOG_MAIN, "results: %s", dir);
-	}
-	oc.ncases = exp->ncases;
-	if (driven) {
-		sigset_t stop, old;
-
-		/* taken with sigtimedwait while driving; afterwards a new Ctrl-C kills at once */
-		sigemptyset(&stop);
-		sigaddset(&stop, SIGINT);
-		sigaddset(&stop, SIGTERM);
-		pthread_sigmask(SIG_BLOCK, &stop, &old);
-		oc.ncases = 0;
-		ret = drive_local(exp, &a, dir, argc, argv, &stop, &oc);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	} else {
-		ret = run_rank_main(exp, &li, a.only_case, dir, argc, argv, &oc);
-	}
 	if (ret)
-		code = GS_EXIT_FAIL;
-	if (*dir) {
-		int st = run_report_assemble(dir, started, exp, a.only_case, argc, argv,
-					     driven ? NULL : &li, &oc);
-
-		if (st && code == GS_EXIT_OK)
-			code = st;
-	}
-	if (oc.signo) /* as a shell reports a command a signal stopped: 130, 143 */
-		code = 128 + oc.signo;
-out:
-	if (*tmpfile)
-		unlink(tmpfile);
-	experiment_free(exp);
-	free(exp);
-	return code;
+		return ret > 0 ? GS_EXIT_OK : GS_EXIT_USAGE;
+	return run_job(&a, argc, argv);
 }

@@ -40,12 +40,12 @@ static int restore_input(struct run_comm *rc, struct bench_bufs *bb, uint64_t by
 {
 	int ret;
 
-	if (!rc->gpu) {
+	if (!rc->gpu.ctx) {
 		memcpy(bb->work.cb.ptr, bb->pristine, bytes);
 		return 0;
 	}
-	ret = gpu_memcpy_async(bb->work.dev, bb->pristine, bytes, GPU_COPY_D2D, rc->gpu->comm);
-	return ret ? ret : gpu_stream_sync(rc->gpu->comm, BENCH_GPU_TIMEOUT_MS);
+	ret = gpu_memcpy_async(bb->work.dev, bb->pristine, bytes, GPU_COPY_D2D, rc->gpu.ctx->comm);
+	return ret ? ret : gpu_stream_sync(rc->gpu.ctx->comm, BENCH_GPU_TIMEOUT_MS);
 }
 
 /* Wrong elements of the result (GPU: checked by our kernel where the data is). */
@@ -57,14 +57,14 @@ static int check_result(struct run_rank *rr, struct run_comm *rc, struct bench_b
 	unsigned char one[8];
 	int ret;
 
-	if (!rc->gpu) {
+	if (!rc->gpu.ctx) {
 		*bad = verify_check(bb->work.cb.ptr, count, 0, co->dtype, co->redop, seed,
 				    rr->li.nranks, first);
 		*got = *bad ? verify_value(bb->work.cb.ptr, *first, co->dtype) : 0;
 		return 0;
 	}
 	ret = gpu_verify(bb->work.dev, count, 0, co->dtype, co->redop, seed, rr->li.nranks,
-			 rc->gpu->comm, BENCH_GPU_TIMEOUT_MS, bad, first);
+			 rc->gpu.ctx->comm, BENCH_GPU_TIMEOUT_MS, bad, first);
 	if (ret || !*bad)
 		return ret;
 	ret = gpu_memcpy(one, (char *)bb->work.dev + *first * dtype_size(co->dtype),
@@ -177,11 +177,11 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 	size_t es = dtype_size(co->dtype);
 	int n = rr->li.nranks, si, i, ret = 0;
 
-	if (rc->gpu) {
+	if (rc->gpu.ctx) {
 		ret = gpu_fill(bb->pristine, bb->max / es, 0, co->dtype, cfg->experiment.seed,
-			       rr->li.rank, n, rc->gpu->comm);
+			       rr->li.rank, n, rc->gpu.ctx->comm);
 		if (!ret)
-			ret = gpu_stream_sync(rc->gpu->comm, BENCH_GPU_TIMEOUT_MS);
+			ret = gpu_stream_sync(rc->gpu.ctx->comm, BENCH_GPU_TIMEOUT_MS);
 	} else {
 		verify_fill(bb->pristine, bb->max / es, 0, co->dtype, co->redop,
 			    cfg->experiment.seed, rr->li.rank, n);
@@ -471,12 +471,12 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 	*results = NULL;
 	for (si = 0; si < co->nsizes; si++)
 		bb.max = GS_MAX(bb.max, co->sizes[si]);
-	bb.pristine = rc->gpu ? gpu_alloc(bb.max) : malloc(bb.max);
+	bb.pristine = rc->gpu.ctx ? gpu_alloc(bb.max) : malloc(bb.max);
 	if (!bb.pristine) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (!rc->gpu)
+	if (!rc->gpu.ctx)
 		memset(bb.pristine, 0, bb.max);
 	/* + 1: the point-to-point handshake byte lives past the largest message */
 	ret = run_dbuf_alloc(rc, &bb.work, bb.max + 1, GPU_MIRROR_DATA);
@@ -499,7 +499,7 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results)
 out_work:
 	run_dbuf_free(rc, &bb.work, GPU_MIRROR_DATA);
 out:
-	if (rc->gpu)
+	if (rc->gpu.ctx)
 		gpu_free(bb.pristine);
 	else
 		free(bb.pristine);

@@ -94,7 +94,7 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 	for (p = 0; p < rc->nranks; p++)
 		rc->peer_tp[p] = rc->peer_kind[p] >= 0 ? &rc->tp[rc->peer_kind[p]] : NULL;
 	cc.peer_tp = rc->peer_tp;
-	cc.mem = rc->gmem ? gpu_memops_ops(rc->gmem) : NULL;
+	cc.mem = rc->gpu.mem ? gpu_memops_ops(rc->gpu.mem) : NULL;
 	rc->coll = coll_comm_create(&cc);
 	return rc->coll ? 0 : -EINVAL;
 }
@@ -109,7 +109,7 @@ static int comm_nccl_open(struct run_rank *rr, struct run_comm *rc)
 {
 	int ret;
 
-	if (!rr->gpu) {
+	if (!rr->gpu.ctx) {
 		log_err(LOG_TRANSPORT,
 			"case %s: transport = nccl needs GPU buffers: set [gpu] device = auto (no GPU on rank %d)",
 			rr->ecase->name, rr->li.rank);
@@ -117,7 +117,7 @@ static int comm_nccl_open(struct run_rank *rr, struct run_comm *rc)
 	}
 	ret = nccl_ref_open(rr->li.rank, rr->li.nranks, rr->li.local_rank, bs_bcast, rr->bs,
 			    &rc->nccl);
-	if (!ret && !rr->gpu)
+	if (!ret && !rr->gpu.ctx)
 		ret = -ENODEV;
 	return ret;
 }
@@ -136,9 +136,9 @@ int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t
 	if (!rc->nccl)
 		return coll_allreduce(rc->coll, &buf->cb, off, &scratch->cb, count, dt, op, co->algo,
 				      run_comm_chunk(rc, count * dtype_size(dt)), co->channels, cs);
-	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu->comm);
+	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu.ctx->comm);
 	if (!ret)
-		ret = gpu_stream_sync(rc->gpu->comm, rc->timeout_ms);
+		ret = gpu_stream_sync(rc->gpu.ctx->comm, rc->timeout_ms);
 	if (cs) {
 		memset(cs, 0, sizeof(*cs));
 		/* NCCL's ring moves the bus factor's share of the buffer per rank */
@@ -156,13 +156,13 @@ const char *run_comm_algo_name(const struct run_comm *rc, int algo)
 /* The NIC this rank leaves through for device = auto: its GPU's closest, as NCCL. */
 static void comm_rail(const struct run_rank *rr, char *buf, size_t len)
 {
-	bool gpu = rr->gpu && strcmp(rr->ecase->cfg.gpu.device, "none");
-	int n = rr->topo ? topo_rail_nic(rr->topo, gpu ? rr->gpu_index : -1, -1, rr->li.local_rank)
+	bool gpu = rr->gpu.ctx && strcmp(rr->ecase->cfg.gpu.device, "none");
+	int n = rr->node.topo ? topo_rail_nic(rr->node.topo, gpu ? rr->gpu.index : -1, -1, rr->li.local_rank)
 			 : -ENOENT;
 
 	buf[0] = '\0';
 	if (n >= 0)
-		snprintf(buf, len, "%s", rr->topo->nics[n].name);
+		snprintf(buf, len, "%s", rr->node.topo->nics[n].name);
 }
 
 int run_comm_open(struct run_rank *rr, struct run_comm *rc)
@@ -180,7 +180,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 	 * may stage, and one buffer cannot be device memory for cudaipc and a host mirror for
 	 * tcp at once, so auto then keeps to shm/verbs/tcp.
 	 */
-	gpu_buffers = rr->gpu && strcmp(rr->ecase->cfg.gpu.device, "none");
+	gpu_buffers = rr->gpu.ctx && strcmp(rr->ecase->cfg.gpu.device, "none");
 	for (p = 0; p < n; p++)
 		gpu_buffers &= rr->host_of_rank[p] == rr->host_of_rank[0];
 	rc->peer_kind = calloc(n, sizeof(*rc->peer_kind));
@@ -254,7 +254,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 	ret = run_gpu_path_setup(rr, rc);
 	if (ret)
 		goto out;
-	if (rc->gpath.flush) {
+	if (rc->gpu.path.flush) {
 		/* read by the verbs transports when GPU buffers are registered */
 		rc->env[TP_IB].gdr_flush = true;
 		rc->env[TP_ROCE].gdr_flush = true;

@@ -22,7 +22,7 @@
  */
 static int host_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes)
 {
-	if (rc->gpu) {
+	if (rc->gpu.ctx) {
 		b->host = gpu_host_alloc(bytes ? bytes : 1); /* pinned and touched */
 		b->pinned = b->host != NULL;
 	} else if ((b->host = shmem_alloc(bytes))) {
@@ -74,17 +74,17 @@ int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int 
 	int ret;
 
 	memset(b, 0, sizeof(*b));
-	if (rc->gpu) {
+	if (rc->gpu.ctx) {
 		b->dev = gpu_alloc(bytes ? bytes : 1);
 		if (!b->dev)
 			return -ENOMEM;
-		ret = gpu_memset_async(b->dev, 0, bytes, rc->gpu->comm);
+		ret = gpu_memset_async(b->dev, 0, bytes, rc->gpu.ctx->comm);
 		if (!ret)
-			ret = gpu_stream_sync(rc->gpu->comm, RUN_DBUF_TIMEOUT_MS);
+			ret = gpu_stream_sync(rc->gpu.ctx->comm, RUN_DBUF_TIMEOUT_MS);
 		if (ret)
 			goto out_dev;
 	}
-	if (!rc->gpu || gdr_path_staged(&rc->gpath, which == GPU_MIRROR_SCRATCH)) {
+	if (!rc->gpu.ctx || gdr_path_staged(&rc->gpu.path, which == GPU_MIRROR_SCRATCH)) {
 		ret = host_alloc(rc, b, bytes);
 		if (ret)
 			goto out_dev;
@@ -95,8 +95,8 @@ int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int 
 			(unsigned long long)bytes, b->host ? "host" : "GPU", strerror(-ret));
 		goto out_host;
 	}
-	if (rc->gpu && b->host)
-		ret = gpu_memops_mirror(rc->gmem, which, b->host, b->dev, bytes);
+	if (rc->gpu.ctx && b->host)
+		ret = gpu_memops_mirror(rc->gpu.mem, which, b->host, b->dev, bytes);
 	if (!ret)
 		return 0;
 	dbuf_deregister(rc, b);
@@ -112,8 +112,8 @@ void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which)
 {
 	if (!b->cb.ptr)
 		return;
-	if (rc->gmem)
-		gpu_memops_mirror(rc->gmem, which, NULL, NULL, 0);
+	if (rc->gpu.mem)
+		gpu_memops_mirror(rc->gpu.mem, which, NULL, NULL, 0);
 	dbuf_deregister(rc, b);
 	host_free(b);
 	gpu_free(b->dev);

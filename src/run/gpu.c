@@ -32,14 +32,14 @@ static int calibrate(struct run_rank *rr)
 		max = GS_MAX(max, locals[r]);
 	free(locals);
 	for (lr = 0; lr < max && !ret; lr++) {
-		if (lr == rr->li.local_rank && rr->gpu && rr->gpu_tflops_cal <= 0) {
-			ret = gpu_calibrate(rr->gpu->compute, RUN_GPU_TIMEOUT_MS, &rr->gpu_tflops_cal);
+		if (lr == rr->li.local_rank && rr->gpu.ctx && rr->gpu.tflops_cal <= 0) {
+			ret = gpu_calibrate(rr->gpu.ctx->compute, RUN_GPU_TIMEOUT_MS, &rr->gpu.tflops_cal);
 			if (ret)
 				log_err(LOG_GPU, "case %s: gpu_calibrate on GPU %d: %s", rr->ecase->name,
-					rr->gpu->dev, strerror(-ret));
+					rr->gpu.ctx->dev, strerror(-ret));
 			else
 				log_info(LOG_GPU, "GPU %d (%s): our GEMM runs at %.1f TFLOP/s",
-					 rr->gpu->dev, rr->gpu->props.name, rr->gpu_tflops_cal);
+					 rr->gpu.ctx->dev, rr->gpu.ctx->props.name, rr->gpu.tflops_cal);
 		}
 		if (!ret)
 			ret = bootstrap_barrier(rr->bs);
@@ -54,8 +54,8 @@ int run_gpu_case_open(struct run_rank *rr)
 	bool workload = strcmp(w->model, "none") != 0;
 	int ret = 0, idx;
 
-	if (case_wants_gpu(rr) && !rr->gpu) {
-		ret = gpu_open(&rr->ecase->cfg.gpu, rr->li.local_rank, &rr->gpu);
+	if (case_wants_gpu(rr) && !rr->gpu.ctx) {
+		ret = gpu_open(&rr->ecase->cfg.gpu, rr->li.local_rank, &rr->gpu.ctx);
 		if (ret == -ENODEV || ret == -ENOTSUP) {
 			if (strcmp(rr->ecase->cfg.gpu.device, "auto")) {
 				log_err(LOG_GPU, "case %s: [gpu] device = %s but this rank has no GPU",
@@ -70,11 +70,11 @@ int run_gpu_case_open(struct run_rank *rr)
 				rr->li.local_rank, strerror(-ret));
 			return ret;
 		} else {
-			idx = topo_gpu_by_pci(rr->topo, rr->gpu->props.pci_bus_id);
-			rr->gpu_index = idx >= 0 ? idx : -1;
+			idx = topo_gpu_by_pci(rr->node.topo, rr->gpu.ctx->props.pci_bus_id);
+			rr->gpu.index = idx >= 0 ? idx : -1;
 		}
 	}
-	if (workload && gpu_compute && !(rr->gpu && case_wants_gpu(rr))) {
+	if (workload && gpu_compute && !(rr->gpu.ctx && case_wants_gpu(rr))) {
 		log_err(LOG_WORKLOAD, "case %s: compute = %s needs a GPU: set [gpu] device = auto (or a list) on a node with GPUs",
 			rr->ecase->name, w->compute == COMPUTE_GEMM ? "gemm" : "spin");
 		return -ENODEV;
@@ -88,8 +88,8 @@ int run_gpu_case_open(struct run_rank *rr)
 
 void run_gpu_close(struct run_rank *rr)
 {
-	gpu_close(rr->gpu);
-	rr->gpu = NULL;
+	gpu_close(rr->gpu.ctx);
+	rr->gpu.ctx = NULL;
 }
 
 /* The kernel driver's version from sysfs ("" when the module is not loaded). */
@@ -111,15 +111,15 @@ bool run_gpu_facts(const struct run_rank *rr, struct rj_gpu *g, char *drv, size_
 {
 	const struct gpu_props *p;
 
-	if (!rr->gpu || !case_wants_gpu(rr))
+	if (!rr->gpu.ctx || !case_wants_gpu(rr))
 		return false;
-	p = &rr->gpu->props;
+	p = &rr->gpu.ctx->props;
 	driver_version(drv, drvlen);
 	snprintf(cc, cclen, "%d.%d", p->cc_major, p->cc_minor);
 	*g = (struct rj_gpu){
 		.device = p->index, .name = p->name, .bus_id = p->pci_bus_id, .driver = drv,
 		.cc = cc, .sm_count = p->sm_count, .mem_bytes = p->mem_total,
-		.dmabuf = p->dmabuf_supported, .gdr = p->gdr_supported, .topo_index = rr->gpu_index,
+		.dmabuf = p->dmabuf_supported, .gdr = p->gdr_supported, .topo_index = rr->gpu.index,
 	};
 	return true;
 }
@@ -162,10 +162,10 @@ static int case_rdma_kind(const struct run_comm *rc)
 static void rank_gdr_gpu(const struct run_rank *rr, struct gdr_gpu *g)
 {
 	memset(g, 0, sizeof(*g));
-	g->gpu_index = rr->gpu_index;
-	g->dmabuf_supported = rr->gpu->props.dmabuf_supported;
-	g->cc_major = rr->gpu->props.cc_major;
-	g->cc_minor = rr->gpu->props.cc_minor;
+	g->gpu_index = rr->gpu.index;
+	g->dmabuf_supported = rr->gpu.ctx->props.dmabuf_supported;
+	g->cc_major = rr->gpu.ctx->props.cc_major;
+	g->cc_minor = rr->gpu.ctx->props.cc_minor;
 }
 
 int run_gpu_path_setup(struct run_rank *rr, struct run_comm *rc)
@@ -175,23 +175,23 @@ int run_gpu_path_setup(struct run_rank *rr, struct run_comm *rc)
 	char nic[64];
 	int ret, k;
 
-	rc->gpu = NULL;
-	memset(&rc->gpath, 0, sizeof(rc->gpath));
-	snprintf(rc->gpath.reason, sizeof(rc->gpath.reason), "%s",
+	rc->gpu.ctx = NULL;
+	memset(&rc->gpu.path, 0, sizeof(rc->gpu.path));
+	snprintf(rc->gpu.path.reason, sizeof(rc->gpu.path.reason), "%s",
 		 case_wants_gpu(rr) ? "no GPU on this rank" : "[gpu] device = none");
-	if (!rr->gpu || !case_wants_gpu(rr))
+	if (!rr->gpu.ctx || !case_wants_gpu(rr))
 		return 0;
 	if (c->collective.op != COLL_OP_ALLREDUCE && !rc->nccl) {
 		/* perftest-style modes move bytes with no memops: they measure host buffers */
-		snprintf(rc->gpath.reason, sizeof(rc->gpath.reason),
+		snprintf(rc->gpu.path.reason, sizeof(rc->gpu.path.reason),
 			 "write_bw/write_lat use host buffers");
 		return 0;
 	}
-	rc->gpu = rr->gpu;
+	rc->gpu.ctx = rr->gpu.ctx;
 	if (rc->nccl) {
 		/* the reference: NCCL takes the GPU buffers and chooses its own path */
-		rc->gpath.mode = GDR_PATH_NCCL;
-		snprintf(rc->gpath.reason, sizeof(rc->gpath.reason),
+		rc->gpu.path.mode = GDR_PATH_NCCL;
+		snprintf(rc->gpu.path.reason, sizeof(rc->gpu.path.reason),
 			 "transport = nccl: libnccl moves GPU buffers itself");
 		return 0;
 	}
@@ -202,15 +202,15 @@ int run_gpu_path_setup(struct run_rank *rr, struct run_comm *rc)
 	k = case_rdma_kind(rc);
 	if ((!nic[0] || !strcmp(nic, "auto")) && k >= 0 && rc->env[k].rail[0])
 		snprintf(nic, sizeof(nic), "%s", rc->env[k].rail);
-	snprintf(rc->gdr_nic, sizeof(rc->gdr_nic), "%s", nic);
-	ret = gdr_decide(rr->topo, &g, case_wire(rc), nic, &c->gpu, &rc->gpath);
+	snprintf(rc->gpu.nic, sizeof(rc->gpu.nic), "%s", nic);
+	ret = gdr_decide(rr->node.topo, &g, case_wire(rc), nic, &c->gpu, &rc->gpu.path);
 	if (ret) {
-		log_err(LOG_GPU, "case %s: %s (GPU %s)", rr->ecase->name, rc->gpath.reason,
-			rr->gpu->props.name);
+		log_err(LOG_GPU, "case %s: %s (GPU %s)", rr->ecase->name, rc->gpu.path.reason,
+			rr->gpu.ctx->props.name);
 		return ret;
 	}
-	if (rc->gpath.fallback)
-		log_warn(LOG_GPU, "case %s: %s", rr->ecase->name, rc->gpath.reason);
+	if (rc->gpu.path.fallback)
+		log_warn(LOG_GPU, "case %s: %s", rr->ecase->name, rc->gpu.path.reason);
 	return 0;
 }
 
@@ -231,15 +231,15 @@ static int path_confirm(struct run_rank *rr, struct run_comm *rc)
 	case_nic(rr, nic, sizeof(nic));
 	if (rc->nccl || case_wire(rc) != GDR_WIRE_RDMA || (nic[0] && strcmp(nic, "auto")) ||
 	    k < 0 || !rc->open[k] || rc->tp[k].ops->path_info(&rc->tp[k], &pi) ||
-	    !strcmp(pi.device, rc->gdr_nic))
+	    !strcmp(pi.device, rc->gpu.nic))
 		return 0;
 	rank_gdr_gpu(rr, &g);
-	ret = gdr_decide(rr->topo, &g, GDR_WIRE_RDMA, pi.device, &c->gpu, &p);
+	ret = gdr_decide(rr->node.topo, &g, GDR_WIRE_RDMA, pi.device, &c->gpu, &p);
 	if (!ret && p.flush && !rc->env[k].gdr_flush) {
 		if (c->gpu.gdr == GPU_ON) {
 			snprintf(p.reason, sizeof(p.reason),
 				 "gdr = on impossible: verbs opened NIC %s (not the rail %s), which needs receive flushes",
-				 pi.device, rc->gdr_nic[0] ? rc->gdr_nic : "auto");
+				 pi.device, rc->gpu.nic[0] ? rc->gpu.nic : "auto");
 			ret = -EOPNOTSUPP;
 		} else {
 			p.mode = GDR_PATH_STAGED;
@@ -248,13 +248,13 @@ static int path_confirm(struct run_rank *rr, struct run_comm *rc)
 			p.mechanism[0] = '\0';
 			snprintf(p.reason, sizeof(p.reason),
 				 "gdr = auto, staged: verbs opened NIC %s (not the rail %s), which needs receive flushes",
-				 pi.device, rc->gdr_nic[0] ? rc->gdr_nic : "auto");
+				 pi.device, rc->gpu.nic[0] ? rc->gpu.nic : "auto");
 		}
 	}
-	rc->gpath = p;
-	snprintf(rc->gdr_nic, sizeof(rc->gdr_nic), "%s", pi.device);
+	rc->gpu.path = p;
+	snprintf(rc->gpu.nic, sizeof(rc->gpu.nic), "%s", pi.device);
 	if (ret) {
-		log_err(LOG_GPU, "case %s: %s (GPU %s)", rr->ecase->name, p.reason, rr->gpu->props.name);
+		log_err(LOG_GPU, "case %s: %s (GPU %s)", rr->ecase->name, p.reason, rr->gpu.ctx->props.name);
 		return ret;
 	}
 	if (p.fallback)
@@ -266,17 +266,17 @@ int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc)
 {
 	int ret;
 
-	if (!rc->gpu)
+	if (!rc->gpu.ctx)
 		return 0;
 	ret = path_confirm(rr, rc);
 	if (ret)
 		return ret;
-	rc->gmem = gpu_memops_create(rr->ecase->cfg.collective.channels);
-	return rc->gmem ? 0 : -ENOMEM;
+	rc->gpu.mem = gpu_memops_create(rr->ecase->cfg.collective.channels);
+	return rc->gpu.mem ? 0 : -ENOMEM;
 }
 
 void run_gpu_comm_close(struct run_comm *rc)
 {
-	gpu_memops_destroy(rc->gmem);
-	rc->gmem = NULL;
+	gpu_memops_destroy(rc->gpu.mem);
+	rc->gpu.mem = NULL;
 }

@@ -21,22 +21,22 @@ int run_node_init(struct run_rank *rr)
 {
 	int ret;
 
-	rr->topo = calloc(1, sizeof(*rr->topo));
-	if (!rr->topo)
+	rr->node.topo = calloc(1, sizeof(*rr->node.topo));
+	if (!rr->node.topo)
 		return -ENOMEM;
-	ret = topo_discover("/sys", rr->topo);
+	ret = topo_discover("/sys", rr->node.topo);
 	if (ret)
 		log_warn(LOG_TOPO, "topology of this node unknown (%s): NUMA bindings gpu/nic not applicable",
 			 strerror(-ret));
-	if (sched_getaffinity(0, sizeof(rr->cpus0), &rr->cpus0))
-		CPU_ZERO(&rr->cpus0);
+	if (sched_getaffinity(0, sizeof(rr->node.cpus0), &rr->node.cpus0))
+		CPU_ZERO(&rr->node.cpus0);
 	return 0;
 }
 
 void run_node_fini(struct run_rank *rr)
 {
-	free(rr->topo);
-	rr->topo = NULL;
+	free(rr->node.topo);
+	rr->node.topo = NULL;
 }
 
 /* NUMA node of the case's RDMA NIC (device = NAME[:PORT], or the first NIC), or -1. */
@@ -45,13 +45,13 @@ static int nic_node(const struct run_rank *rr)
 	const struct transport_opts *t = &rr->ecase->cfg.transport;
 	char name[TRANSPORT_NAME_MAX];
 
-	if (!rr->topo->n_nics)
+	if (!rr->node.topo->n_nics)
 		return -1;
 	snprintf(name, sizeof(name), "%s", t->device);
 	name[strcspn(name, ":")] = '\0';
 	if (!strcmp(name, "auto"))
-		snprintf(name, sizeof(name), "%s", rr->topo->nics[0].name);
-	return topo_nic_numa_node(rr->topo, name);
+		snprintf(name, sizeof(name), "%s", rr->node.topo->nics[0].name);
+	return topo_nic_numa_node(rr->node.topo, name);
 }
 
 int run_node_bind(struct run_rank *rr)
@@ -59,22 +59,22 @@ int run_node_bind(struct run_rank *rr)
 	int gpu = -1, nic, ret;
 
 	/* a previous case of this process may have bound it: start from the launch state */
-	if (CPU_COUNT(&rr->cpus0))
-		sched_setaffinity(0, sizeof(rr->cpus0), &rr->cpus0);
+	if (CPU_COUNT(&rr->node.cpus0))
+		sched_setaffinity(0, sizeof(rr->node.cpus0), &rr->node.cpus0);
 	set_mempolicy(MPOL_DEFAULT, NULL, 0);
-	if (rr->gpu_index >= 0)
-		gpu = topo_gpu_numa_node(rr->topo, rr->gpu_index);
+	if (rr->gpu.index >= 0)
+		gpu = topo_gpu_numa_node(rr->node.topo, rr->gpu.index);
 	nic = nic_node(rr);
-	ret = numa_bind_resolve(&rr->ecase->cfg.numa, rr->topo, gpu < 0 ? -1 : gpu,
-				nic < 0 ? -1 : nic, &rr->numa_plan);
+	ret = numa_bind_resolve(&rr->ecase->cfg.numa, rr->node.topo, gpu < 0 ? -1 : gpu,
+				nic < 0 ? -1 : nic, &rr->node.numa_plan);
 	if (ret)
 		return ret;
-	if (!rr->numa_plan.applicable) {
+	if (!rr->node.numa_plan.applicable) {
 		log_warn(LOG_TOPO, "numa bind = %s not applicable here: %s (running unbound)",
-			 rr->ecase->cfg.numa.bind, rr->numa_plan.reason);
+			 rr->ecase->cfg.numa.bind, rr->node.numa_plan.reason);
 		return 0;
 	}
-	return numa_bind_apply(&rr->numa_plan);
+	return numa_bind_apply(&rr->node.numa_plan);
 }
 
 void run_node_verify(struct run_rank *rr, void *buf, size_t len)
@@ -83,7 +83,7 @@ void run_node_verify(struct run_rank *rr, void *buf, size_t len)
 
 	if (numa_placement_verify(buf, len, &act))
 		return;
-	numa_describe(&rr->numa_plan, &act, rr->numa_actual, sizeof(rr->numa_actual));
+	numa_describe(&rr->node.numa_plan, &act, rr->node.numa_actual, sizeof(rr->node.numa_actual));
 }
 
 /* Best of a few 64 MiB copies, buffers touched first: the shared-memory bound. */
@@ -137,9 +137,9 @@ void run_node_bound(struct run_rank *rr, struct run_comm *rc, struct rj_bound *b
 			continue;
 		rc->tp[k].ops->path_info(&rc->tp[k], &pi);
 		if (k == TP_SHM) {
-			if (rr->memcpy_Bps <= 0)
-				rr->memcpy_Bps = run_node_memcpy_Bps();
-			bps = rr->memcpy_Bps;
+			if (rr->node.memcpy_Bps <= 0)
+				rr->node.memcpy_Bps = run_node_memcpy_Bps();
+			bps = rr->node.memcpy_Bps;
 			kk = "memcpy";
 			snprintf(desc, len, "measured memcpy %.1f GB/s (best of %d 64 MiB "
 				 "copies, once per run before the first case)", bps / 1e9,
@@ -163,15 +163,15 @@ void run_node_bound(struct run_rank *rr, struct run_comm *rc, struct rj_bound *b
 		}
 	}
 	/* GPU to GPU (cudaipc, NCCL) runs over NVLink or PCIe P2P: sysfs shows neither rate */
-	if (rc->gpu && (rc->gpath.mode == GDR_PATH_IPC || rc->gpath.mode == GDR_PATH_NCCL)) {
+	if (rc->gpu.ctx && (rc->gpu.path.mode == GDR_PATH_IPC || rc->gpu.path.mode == GDR_PATH_NCCL)) {
 		snprintf(desc, len, "GPU to GPU (NVLink or PCIe P2P): link rate not known to gradsync");
 		*b = (struct rj_bound){ .kind = "none", .Bps = 0.0, .desc = desc };
 		return;
 	}
 	/* staged GPU buffers cross the GPU's PCIe link both ways: it bounds them too */
-	if (rc->gpu && rc->gpath.mode != GDR_PATH_RW && best >= 0) {
+	if (rc->gpu.ctx && rc->gpu.path.mode != GDR_PATH_RW && best >= 0) {
 		char pdesc[80];
-		double pcie = topo_gpu_pcie_Bps(rr->topo, rr->gpu_index, pdesc, sizeof(pdesc));
+		double pcie = topo_gpu_pcie_Bps(rr->node.topo, rr->gpu.index, pdesc, sizeof(pdesc));
 
 		if (pcie > 0 && (best == 0 || pcie < best)) {
 			best = pcie;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "run/job.h"
 #include "run/run.h"
 #include "util/common.h"
 #include "util/fsutil.h"
@@ -167,9 +168,9 @@ static void case_paths(struct run_rank *rr, struct run_comm *rc, json_t *c)
 	int n, i, best = run_comm_paths(rc, all, &n);
 
 	/* the report's path column shows the mode; the gpu_path object has the why */
-	snprintf(gp, sizeof(gp), "%s%s%s%s", gdr_path_mode_name(rc->gpath.mode),
-		 *rc->gpath.mechanism ? " (" : "", rc->gpath.mechanism,
-		 *rc->gpath.mechanism ? ")" : "");
+	snprintf(gp, sizeof(gp), "%s%s%s%s", gdr_path_mode_name(rc->gpu.path.mode),
+		 *rc->gpu.path.mechanism ? " (" : "", rc->gpu.path.mechanism,
+		 *rc->gpu.path.mechanism ? ")" : "");
 	if (best >= 0 || rc->nccl) {
 		rj_path_of(&rp, &all[best >= 0 ? best : 0], gp);
 	} else {
@@ -184,9 +185,9 @@ static void case_paths(struct run_rank *rr, struct run_comm *rc, json_t *c)
 	rj_case_set_bound(c, &b);
 	rj_case_set_gpu(c, run_gpu_facts(rr, &g, drv, sizeof(drv), cc, sizeof(cc)) ? &g : NULL);
 	rj_case_set_gpu_path(c, &(struct rj_gpu_path){
-		.mode = gdr_path_mode_name(rc->gpath.mode), .mechanism = rc->gpath.mechanism,
-		.gpu_nic_path = rc->gpath.gpu_nic_path, .gdr_level = rc->gpath.gdr_level,
-		.flush = rc->gpath.flush, .reason = rc->gpath.reason });
+		.mode = gdr_path_mode_name(rc->gpu.path.mode), .mechanism = rc->gpu.path.mechanism,
+		.gpu_nic_path = rc->gpu.path.gpu_nic_path, .gdr_level = rc->gpu.path.gdr_level,
+		.flush = rc->gpu.path.flush, .reason = rc->gpu.path.reason });
 }
 
 int run_rank_case(struct run_rank *rr)
@@ -201,7 +202,7 @@ int run_rank_case(struct run_rank *rr)
 	log_first_error_reset();
 	progress_case(&rr->progress, rr->case_index + 1, (int)rr->exp->ncases, rr->ecase->name,
 		      rr->li.nranks);
-	rr->numa_actual[0] = '\0';
+	rr->node.numa_actual[0] = '\0';
 	if (me == 0) {
 		c = case_new(rr);
 		if (!c)
@@ -237,9 +238,9 @@ int run_rank_case(struct run_rank *rr)
 	}
 	rj_case_set_numa(c, &(struct rj_numa){
 		.requested = rr->ecase->cfg.numa.bind,
-		.plan = *rr->numa_actual ? rr->numa_plan.requested : "",
-		.actual = rr->numa_actual, .applicable = rr->numa_plan.applicable,
-		.note = rr->numa_plan.reason });
+		.plan = *rr->node.numa_actual ? rr->node.numa_plan.requested : "",
+		.actual = rr->node.numa_actual, .applicable = rr->node.numa_plan.applicable,
+		.note = rr->node.numa_plan.reason });
 	rj_case_set_reduce_isa(c, run_node_reduce_isa());
 	rj_case_set_collective(c, results);
 	rj_case_set_workload_json(c, workload);
@@ -310,24 +311,19 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		  const char *run_dir, int argc, char **argv, struct run_outcome *oc)
 {
 	struct run_rank rr = { .exp = exp, .li = *li, .argc = argc, .argv = argv };
-	struct bootstrap_opts bo = {
-		.rank = li->rank,
-		.nranks = li->nranks,
-		.addr = li->rendezvous,
-		.token = li->token,
-		.timeout_ms = (int)(exp->base.launch.timeout_ns / 1000000),
-		.listen_fd = li->listen_fd,
-		.on_arrival = ranks_arrived,
-		.arrival_ctx = &rr.progress,
-	};
+	struct bootstrap_opts bo;
 	size_t i;
 	int ret;
 
+	run_job_bootstrap_opts(li, exp->base.launch.timeout_ns, &bo);
+	/* rank 0's live line while the others arrive */
+	bo.on_arrival = ranks_arrived;
+	bo.arrival_ctx = &rr.progress;
 	log_set_rank(li->rank);
 	/* only rank 0 speaks: N ranks printing N copies of every line help nobody */
 	progress_init(&rr.progress, stderr, li->rank == 0 && log_enabled(LOG_INFO, LOG_MAIN));
 	snprintf(rr.run_dir, sizeof(rr.run_dir), "%s", run_dir);
-	rr.gpu_index = -1;
+	rr.gpu.index = -1;
 	ret = run_node_init(&rr);
 	if (ret) {
 		progress_fini(&rr.progress);

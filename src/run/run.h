@@ -3,9 +3,12 @@
  * per case and assembles the report) and the rank side (bootstrap, transports,
  * benchmark or workload, results to rank 0).
  *
- * Files: cmd/cmd_run.c (command line, driver), rank.c (one rank's life), comm.c
- * (transport selection and connection), bench.c (size sweep, point-to-point),
- * result.c (statistics and the case JSON), env.c (fingerprint of the node).
+ * Files: job.c (the driver, job.h), rank.c (one rank's life), node.c (NUMA binding,
+ * bounds), gpu.c (the rank's GPU and the case's GPU path), comm.c (transport choice and
+ * connection), dbuf.c (a case's buffers), bench.c (size sweep, point-to-point),
+ * workload.c + wl_gpu.c (the DDP workload), result.c (statistics of a size), links.c
+ * (per-link waits), report.c (report.json and the other formats), env.c (fingerprint of
+ * the node). cmd/cmd_run.c only parses the command line.
  */
 #ifndef GS_RUN_RUN_H
 #define GS_RUN_RUN_H
@@ -38,10 +41,30 @@ struct run_host {
 	int32_t rank;
 };
 
-/* What a rank knows about the job while running one case. */
+/* The node as this rank found it and bound to it; written by node.c only. */
+struct run_node {
+	struct topo *topo;         /* discovered once per rank */
+	cpu_set_t cpus0;           /* affinity at start, restored before each case */
+	struct numa_plan numa_plan;
+	char numa_actual[512];     /* where the current case's buffer landed, "" = not checked */
+	double memcpy_Bps;         /* measured once, the shm bound */
+};
+
+/* This rank's GPU; written by gpu.c only. */
+struct run_rank_gpu {
+	int index;                 /* in topo->gpus, -1 = none */
+	struct gpu_ctx *ctx;       /* opened by the first case with [gpu] device */
+	double tflops_cal;         /* gpu_calibrate's TFLOP/s, 0 = not run */
+};
+
+/*
+ * What a rank knows about the job while running one case. The job's identity, the
+ * bootstrap and the host exchange are written by rank.c (run_rank_main, run_rank_case);
+ * node and gpu by their files; the other files read it.
+ */
 struct run_rank {
 	const struct experiment *exp;
-	const struct exp_case *ecase;
+	const struct exp_case *ecase;  /* the case running now (rank.c) */
 	int case_index;
 	struct launch_info li;
 	struct bootstrap *bs;
@@ -51,15 +74,8 @@ struct run_rank {
 	char run_dir[PATH_MAX];
 	char **argv;
 	int argc;
-	/* the node (node.c) */
-	struct topo *topo;         /* discovered once per rank */
-	cpu_set_t cpus0;           /* affinity at start, restored before each case */
-	struct numa_plan numa_plan;
-	char numa_actual[512];     /* where the current case's buffer landed, "" = not checked */
-	double memcpy_Bps;         /* measured once, the shm bound */
-	int gpu_index;             /* this rank's GPU in topo->gpus, -1 = none */
-	struct gpu_ctx *gpu;       /* opened by the first case with [gpu] device (gpu.c) */
-	double gpu_tflops_cal;     /* gpu_calibrate's TFLOP/s, 0 = not run */
+	struct run_node node;      /* node.c */
+	struct run_rank_gpu gpu;   /* gpu.c */
 	struct progress progress;  /* rank 0's live lines; disabled elsewhere and with -q */
 };
 
@@ -69,7 +85,18 @@ struct run_outcome {
 	size_t ncases; /* cases started, in index order; the others never ran */
 };
 
-/* Transports of one case, opened and connected; the executor's comm on top. */
+/* The case's GPU buffers' path and memops; written by gpu.c only (run_gpu_path_setup
+ * before the transports open, run_gpu_comm_setup after). */
+struct run_comm_gpu {
+	struct gpu_ctx *ctx;             /* the case's GPU, NULL = host buffers */
+	struct gpu_memops *mem;          /* the executor's memops for GPU buffers */
+	struct gdr_path path;            /* how GPU buffers reach the wire, fixed before the
+					  * transports open */
+	char nic[64];                    /* the NIC path was judged on, "" = auto */
+};
+
+/* Transports of one case, opened and connected, the executor's comm on top: written by
+ * comm.c; gpu by gpu.c. */
 struct run_comm {
 	struct transport tp[TP_KIND_COUNT];
 	bool open[TP_KIND_COUNT];
@@ -81,11 +108,7 @@ struct run_comm {
 	struct nccl_ref *nccl;           /* transport = nccl: the reference instead of coll */
 	int timeout_ms;
 	int nranks;
-	struct gpu_ctx *gpu;             /* the case's GPU, NULL = host buffers */
-	struct gpu_memops *gmem;         /* the executor's memops for GPU buffers */
-	struct gdr_path gpath;           /* how GPU buffers reach the wire, fixed before the
-					  * transports open */
-	char gdr_nic[64];                /* the NIC gpath was judged on, "" = auto */
+	struct run_comm_gpu gpu;         /* gpu.c */
 };
 
 /* A data buffer of a case: GPU memory (with a pinned host mirror when staged) or host. */
@@ -142,7 +165,7 @@ int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results);
 int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out);
 
 /*
- * The rank's GPU for this case (opens it on the first case that asks, sets rr->gpu_index,
+ * The rank's GPU for this case (opens it on the first case that asks, sets rr->gpu.index,
  * calibrates when gpu_tflops = 0); every rank calls it, it may use the bootstrap.
  * 0, or -errno with one log line naming the case.
  */
@@ -168,8 +191,8 @@ bool run_gpu_facts(const struct run_rank *rr, struct rj_gpu *g, char *drv, size_
 /*
  * Allocate (and touch), then register with the case's comm, a buffer of the case's data
  * (which = GPU_MIRROR_DATA) or receive scratch (GPU_MIRROR_SCRATCH): host memory without a
- * GPU; with one, device memory plus, where rc->gpath stages it, a pinned host mirror
- * that the transports use and rc->gmem copies (coll/gpu_memops.h).
+ * GPU; with one, device memory plus, where rc->gpu.path stages it, a pinned host mirror
+ * that the transports use and rc->gpu.mem copies (coll/gpu_memops.h).
  */
 int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int which);
 void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which);

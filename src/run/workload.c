@@ -46,8 +46,8 @@ static int wl_allreduce(void *arg, void *buf, uint64_t count, enum dtype dt)
 	int ret;
 
 	/* the comm thread's CUDA calls must act on the rank's device */
-	if (wc->rc->gpu) {
-		ret = gpu_set_device(wc->rc->gpu->dev);
+	if (wc->rc->gpu.ctx) {
+		ret = gpu_set_device(wc->rc->gpu.ctx->dev);
 		if (ret)
 			return ret;
 	}
@@ -77,9 +77,9 @@ static void wl_on_iter(void *arg, int i, int total, int warmup, const struct ddp
 static int wl_fill(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int rank, int nranks)
 {
 	struct wl_ctx *wc = arg;
-	int ret = gpu_fill(wc->grads.dev, count, 0, dt, seed, rank, nranks, wc->rc->gpu->comm);
+	int ret = gpu_fill(wc->grads.dev, count, 0, dt, seed, rank, nranks, wc->rc->gpu.ctx->comm);
 
-	return ret ? ret : gpu_stream_sync(wc->rc->gpu->comm, WL_GPU_TIMEOUT_MS);
+	return ret ? ret : gpu_stream_sync(wc->rc->gpu.ctx->comm, WL_GPU_TIMEOUT_MS);
 }
 
 static int wl_check(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int nranks,
@@ -87,7 +87,7 @@ static int wl_check(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int
 {
 	struct wl_ctx *wc = arg;
 
-	return gpu_verify(wc->grads.dev, count, 0, dt, REDOP_AVG, seed, nranks, wc->rc->gpu->comm,
+	return gpu_verify(wc->grads.dev, count, 0, dt, REDOP_AVG, seed, nranks, wc->rc->gpu.ctx->comm,
 			  WL_GPU_TIMEOUT_MS, wrong, first);
 }
 
@@ -166,7 +166,7 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 		.grad_bytes = plan->bytes, .first_wrong = -1,
 		.scaling_efficiency = NAN, /* filled against a 1-rank case by the report */
 		.timeline = btl, .ntimeline = (int)plan->nbuckets,
-		.gpu_tflops_calibrated = rr->gpu_tflops_cal > 0 ? rr->gpu_tflops_cal : NAN,
+		.gpu_tflops_calibrated = rr->gpu.tflops_cal > 0 ? rr->gpu.tflops_cal : NAN,
 		.gpu_tflops_used = gpu_tflops_used, .gpu_kernels = g->kernels,
 		.precision = precision_name(w->precision),
 		.gpu_profile = w->gpu_profile[0] ? w->gpu_profile : "h200",
@@ -403,12 +403,12 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 			     GPU_MIRROR_SCRATCH);
 	if (ret)
 		goto out_grads;
-	if (rc->gpu) {
+	if (rc->gpu.ctx) {
 		ops.fill = wl_fill;
 		ops.check = wl_check;
 	}
 	if (w->compute == COMPUTE_GEMM || w->compute == COMPUTE_SPIN) {
-		ret = wl_gpu_init(&wc.gpu, rc->gpu, w->compute, &ct, rr->gpu_tflops_cal);
+		ret = wl_gpu_init(&wc.gpu, rc->gpu.ctx, w->compute, &ct, rr->gpu.tflops_cal);
 		if (ret)
 			goto out_scratch;
 		ops.compute = wl_compute;
@@ -422,7 +422,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		ret = gather_results(rr, &res, &all);
 	if (!ret && rr->li.rank == 0) {
 		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks, &wc.gpu,
-				     rr->gpu_tflops_cal);
+				     rr->gpu.tflops_cal);
 		if (write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks))
 			log_warn(LOG_WORKLOAD, "write trace of case %d failed", rr->case_index);
 		for (r = 0; r < rr->li.nranks; r++)
