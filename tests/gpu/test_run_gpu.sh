@@ -19,7 +19,7 @@ cat >"$dir/bench.ini" <<INI
 name = gpu_bench
 output_dir = $dir/res
 [collective]
-sizes = ${GPU_SIZES:-4KiB..16MiB x4, 1000003}
+sizes = ${GPU_SIZES:-4KiB..16MiB x4, 1000004}
 iterations = ${GPU_ITERS:-5}
 warmup = 2
 verify = all
