@@ -1,6 +1,7 @@
 /*
  * The one FIFO list of the tree: intrusive and singly linked, O(1) push at the tail and
- * pop at the head, unlink given the predecessor (what a FIFO match by tag needs). An
+ * pop at the head, take the oldest element a predicate accepts (what a FIFO match by tag
+ * needs), unlink given the predecessor. An
  * element embeds a struct fifo_link and is on at most one list through it; fifo_entry()
  * gets the element back. Not thread-safe: the owner's lock, if any, covers the list.
  */
@@ -55,6 +56,23 @@ static inline struct fifo_link *fifo_pop(struct fifo *q)
 	if (l)
 		fifo_unlink(q, NULL, l);
 	return l;
+}
+
+/* The oldest element of q that match() accepts (arg passed on), taken off q; NULL when
+ * none does. */
+static inline struct fifo_link *fifo_take(struct fifo *q,
+					  bool (*match)(const struct fifo_link *l, const void *arg),
+					  const void *arg)
+{
+	struct fifo_link *prev = NULL, *l;
+
+	for (l = q->head; l; prev = l, l = l->next) {
+		if (match(l, arg)) {
+			fifo_unlink(q, prev, l);
+			return l;
+		}
+	}
+	return NULL;
 }
 
 #endif

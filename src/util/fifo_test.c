@@ -1,5 +1,7 @@
-/* The FIFO list: order kept, unlink at the head, middle and tail keeps head and tail right. */
+/* The FIFO list: order kept, unlink at the head, middle and tail keeps head and tail right,
+ * take finds the oldest match. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,11 +62,43 @@ static void test_unlink(void **state)
 	assert_null(q.tail);
 }
 
+static bool is_odd(const struct fifo_link *l, const void *arg)
+{
+	(void)arg;
+	return fifo_entry(l, struct item, link)->v % 2;
+}
+
+static bool is_value(const struct fifo_link *l, const void *arg)
+{
+	return fifo_entry(l, struct item, link)->v == *(const int *)arg;
+}
+
+static void test_take(void **state)
+{
+	struct item it[4] = { { .v = 0 }, { .v = 1 }, { .v = 2 }, { .v = 3 } };
+	struct fifo q = { 0 };
+	int three = 3, nine = 9;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(it); i++)
+		fifo_push(&q, &it[i].link);
+	assert_ptr_equal(fifo_take(&q, is_odd, NULL), &it[1].link); /* the oldest match */
+	assert_ptr_equal(fifo_take(&q, is_value, &three), &it[3].link); /* the tail */
+	assert_ptr_equal(q.tail, &it[2].link);
+	assert_null(fifo_take(&q, is_value, &nine));
+	assert_null(fifo_take(&q, is_odd, NULL));
+	assert_int_equal(pop_value(&q), 0);
+	assert_int_equal(pop_value(&q), 2);
+	assert_null(q.head);
+	assert_null(q.tail);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_unlink),
+		cmocka_unit_test(test_take),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

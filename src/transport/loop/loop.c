@@ -59,20 +59,26 @@ struct loop_ep {
 	uint64_t addr;
 };
 
+struct loop_key {
+	int peer;
+	uint64_t tag;
+};
+
+static bool req_is(const struct fifo_link *x, const void *arg)
+{
+	const struct loop_req *r = fifo_entry(x, struct loop_req, link);
+	const struct loop_key *k = arg;
+
+	return r->peer == k->peer && r->tag == k->tag;
+}
+
 /* Remove and return the first request from peer with tag, or NULL. */
 static struct loop_req *list_take(struct fifo *l, int peer, uint64_t tag)
 {
-	struct fifo_link *prev = NULL;
+	struct loop_key k = { peer, tag };
+	struct fifo_link *x = fifo_take(l, req_is, &k);
 
-	for (struct fifo_link *x = l->head; x; prev = x, x = x->next) {
-		struct loop_req *r = fifo_entry(x, struct loop_req, link);
-
-		if (r->peer == peer && r->tag == tag) {
-			fifo_unlink(l, prev, x);
-			return r;
-		}
-	}
-	return NULL;
+	return x ? fifo_entry(x, struct loop_req, link) : NULL;
 }
 
 static void list_free(struct fifo *l)

@@ -46,22 +46,38 @@ static void set_fatal(struct tcp_priv *tp, int err)
 	atomic_compare_exchange_strong(&tp->fatal, &zero, err);
 }
 
-/* The oldest request of q (linked through link, or elink when eager) with tag, or r
- * itself when r is given: unlinked and returned; NULL when none. */
-static struct tcp_req *req_take(struct fifo *q, bool eager, uint64_t tag, struct tcp_req *r)
+/* The predicates of the lists' matches: by tag (arg points to it), or one request. */
+static bool send_has_tag(const struct fifo_link *l, const void *tag)
 {
-	struct fifo_link *prev = NULL, *l;
+	return fifo_entry(l, struct tcp_req, link)->tag == *(const uint64_t *)tag;
+}
 
-	for (l = q->head; l; prev = l, l = l->next) {
-		struct tcp_req *e = eager ? fifo_entry(l, struct tcp_req, elink)
-					  : fifo_entry(l, struct tcp_req, link);
+static bool eager_has_tag(const struct fifo_link *l, const void *tag)
+{
+	return fifo_entry(l, struct tcp_req, elink)->tag == *(const uint64_t *)tag;
+}
 
-		if (r ? e != r : e->tag != tag)
-			continue;
-		fifo_unlink(q, prev, l);
-		return e;
-	}
-	return NULL;
+static bool eager_is(const struct fifo_link *l, const void *r)
+{
+	return fifo_entry(l, struct tcp_req, elink) == r;
+}
+
+static bool cts_has_tag(const struct fifo_link *l, const void *tag)
+{
+	return fifo_entry(l, struct tcp_cts, link)->tag == *(const uint64_t *)tag;
+}
+
+static bool unexp_has_tag(const struct fifo_link *l, const void *tag)
+{
+	return fifo_entry(l, struct tcp_unexp, link)->tag == *(const uint64_t *)tag;
+}
+
+/* The oldest eager send or receive of q with tag, taken off q; NULL when none. */
+static struct tcp_req *eager_take(struct fifo *q, uint64_t tag)
+{
+	struct fifo_link *l = fifo_take(q, eager_has_tag, &tag);
+
+	return l ? fifo_entry(l, struct tcp_req, elink) : NULL;
 }
 
 static void complete(struct tcp_priv *tp, struct tcp_req *r)
@@ -213,10 +229,11 @@ static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uin
 static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr *h)
 {
 	struct tcp_peer *pe = &tp->peers[peer];
+	struct fifo_link *l;
 	struct tcp_req *r;
 	struct tcp_cts *c;
 
-	r = req_take(&pe->esends, true, h->tag, NULL);
+	r = eager_take(&pe->esends, h->tag);
 	if (r) {
 		/* an eager send whose bytes went already: its CTS only settles it */
 		r->cts_seen = true;
@@ -226,9 +243,9 @@ static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr
 			complete(tp, r);
 		return;
 	}
-	r = req_take(&pe->sends, false, h->tag, NULL);
-	if (r) {
-		send_start(tp, r, h->rid, h->len);
+	l = fifo_take(&pe->sends, send_has_tag, &h->tag);
+	if (l) {
+		send_start(tp, fifo_entry(l, struct tcp_req, link), h->rid, h->len);
 		return;
 	}
 	/* never empty: at most TCP_NREQS receives can be posted */
@@ -254,33 +271,17 @@ static void eager_deliver(struct tcp_priv *tp, struct tcp_req *r, struct tcp_une
 
 static struct tcp_unexp *unexp_take(struct tcp_peer *pe, uint64_t tag)
 {
-	struct fifo_link *prev = NULL, *l;
+	struct fifo_link *l = fifo_take(&pe->unexp, unexp_has_tag, &tag);
 
-	for (l = pe->unexp.head; l; prev = l, l = l->next) {
-		struct tcp_unexp *u = fifo_entry(l, struct tcp_unexp, link);
-
-		if (u->tag != tag)
-			continue;
-		fifo_unlink(&pe->unexp, prev, l);
-		return u;
-	}
-	return NULL;
+	return l ? fifo_entry(l, struct tcp_unexp, link) : NULL;
 }
 
-/* The oldest CTS with tag, unlinked; NULL when none. */
+/* The oldest CTS with tag, taken off the peer's list; NULL when none. */
 static struct tcp_cts *cts_take(struct tcp_peer *pe, uint64_t tag)
 {
-	struct fifo_link *prev = NULL, *l;
+	struct fifo_link *l = fifo_take(&pe->cts, cts_has_tag, &tag);
 
-	for (l = pe->cts.head; l; prev = l, l = l->next) {
-		struct tcp_cts *c = fifo_entry(l, struct tcp_cts, link);
-
-		if (c->tag != tag)
-			continue;
-		fifo_unlink(&pe->cts, prev, l);
-		return c;
-	}
-	return NULL;
+	return l ? fifo_entry(l, struct tcp_cts, link) : NULL;
 }
 
 /* Executor posts, as seen by the thread: receives announce CTS, sends look for one. */
@@ -367,7 +368,7 @@ static struct tcp_req *rx_lookup(struct tcp_priv *tp, struct tcp_stream *st,
 	if (r->eager) { /* its sender took the CTS way: no eager frame is coming for it */
 		struct tcp_peer *pe = &tp->peers[st->peer];
 
-		req_take(&pe->erecvs, true, 0, r);
+		fifo_take(&pe->erecvs, eager_is, r);
 		r->eager = false;
 	}
 	return r;
@@ -410,7 +411,7 @@ static bool rx_eager(struct tcp_priv *tp, struct tcp_stream *st, const struct tc
 		set_fatal(tp, -EPROTO);
 		return false;
 	}
-	r = req_take(&pe->erecvs, true, h->tag, NULL);
+	r = eager_take(&pe->erecvs, h->tag);
 	if (r)
 		r->eager = false;
 	st->rreq = NULL;
