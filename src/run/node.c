@@ -54,6 +54,11 @@ static int nic_node(const struct run_rank *rr)
 	return topo_nic_numa_node(rr->node.topo, name);
 }
 
+void run_node_case_begin(struct run_rank *rr)
+{
+	rr->node.numa_actual[0] = '\0'; /* a case that fails before binding says so */
+}
+
 int run_node_bind(struct run_rank *rr)
 {
 	int gpu = -1, nic, ret;

@@ -202,7 +202,7 @@ int run_rank_case(struct run_rank *rr)
 	log_first_error_reset();
 	progress_case(&rr->progress, rr->case_index + 1, (int)rr->exp->ncases, rr->ecase->name,
 		      rr->li.nranks);
-	rr->node.numa_actual[0] = '\0';
+	run_node_case_begin(rr);
 	if (me == 0) {
 		c = case_new(rr);
 		if (!c)
@@ -310,7 +310,8 @@ static void ranks_arrived(void *ctx, int arrived, int nranks)
 int run_rank_main(const struct experiment *exp, const struct launch_info *li, int only_case,
 		  const char *run_dir, int argc, char **argv, struct run_outcome *oc)
 {
-	struct run_rank rr = { .exp = exp, .li = *li, .argc = argc, .argv = argv };
+	struct run_rank rr = { .exp = exp, .li = *li, .argc = argc, .argv = argv,
+			       .gpu = { .index = -1 } };
 	struct bootstrap_opts bo;
 	size_t i;
 	int ret;
@@ -323,7 +324,6 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	/* only rank 0 speaks: N ranks printing N copies of every line help nobody */
 	progress_init(&rr.progress, stderr, li->rank == 0 && log_enabled(LOG_INFO, LOG_MAIN));
 	snprintf(rr.run_dir, sizeof(rr.run_dir), "%s", run_dir);
-	rr.gpu.index = -1;
 	ret = run_node_init(&rr);
 	if (ret) {
 		progress_fini(&rr.progress);

@@ -222,6 +222,8 @@ json_t *run_env_vars(void);
 int run_node_init(struct run_rank *rr);
 void run_node_fini(struct run_rank *rr);
 /* Before any thread or buffer of the case exists. */
+/* A case starts: nothing of the previous case's binding is reported for it. */
+void run_node_case_begin(struct run_rank *rr);
 int run_node_bind(struct run_rank *rr);
 /* After the case's main buffer is allocated and touched. */
 void run_node_verify(struct run_rank *rr, void *buf, size_t len);
