@@ -99,4 +99,19 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
  */
 int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins);
 
+/*
+ * comm_idle's policy, pure (comm_test.c): after `spins` empty poll rounds and idle_ns
+ * without progress, spin on, yield the CPU, nap COMM_NAP_NS, or sleep in the transport
+ * until news (can_wait: one transport with ops->wait, host memops). crowded: more ranks
+ * than CPUs on this host.
+ */
+enum comm_idle_act {
+	COMM_IDLE_SPIN,
+	COMM_IDLE_YIELD,
+	COMM_IDLE_NAP,
+	COMM_IDLE_WAIT,
+};
+enum comm_idle_act comm_idle_action(bool crowded, bool can_wait, uint32_t spins,
+				    uint64_t idle_ns);
+
 #endif

@@ -1,0 +1,59 @@
+/*
+ * The executor's idle policy (comm_idle_action): when an empty poll round spins on,
+ * yields, naps or sleeps in the transport, on a host with a CPU per rank and a crowded one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "coll/comm.h"
+#include "util/common.h"
+
+struct idle_case {
+	bool crowded, can_wait;
+	uint32_t spins;
+	uint64_t idle_ns;
+	enum comm_idle_act want;
+};
+
+static void test_idle_action(void **state)
+{
+	static const struct idle_case cases[] = {
+	    /* a CPU per rank: spin through a short wait, sleep in the transport after 30 us */
+	    {false, true, 1, 1000, COMM_IDLE_SPIN},
+	    {false, true, 2, COMM_WAIT_AFTER_NS, COMM_IDLE_SPIN},
+	    {false, true, COMM_SPINS_BEFORE_YIELD, 1000, COMM_IDLE_YIELD},
+	    {false, true, 2, COMM_WAIT_AFTER_NS + 1, COMM_IDLE_WAIT},
+	    {false, true, 2, 10 * COMM_NAP_AFTER_NS, COMM_IDLE_WAIT},
+	    /* no transport to sleep in: yield after many spins, nap once the wait is long */
+	    {false, false, COMM_SPINS_BEFORE_YIELD - 1, 1000, COMM_IDLE_SPIN},
+	    {false, false, COMM_SPINS_BEFORE_YIELD, 1000, COMM_IDLE_YIELD},
+	    {false, false, 2, COMM_NAP_AFTER_NS + 1, COMM_IDLE_NAP},
+	    /* crowded: sleep after a few spins, or at once when preemption made it long */
+	    {true, true, COMM_SPINS_BEFORE_WAIT - 1, 1000, COMM_IDLE_SPIN},
+	    {true, true, COMM_SPINS_BEFORE_WAIT, 1000, COMM_IDLE_YIELD},
+	    {true, true, COMM_SPINS_BEFORE_WAIT + 1, 1000, COMM_IDLE_WAIT},
+	    {true, true, 1, COMM_NAP_AFTER_NS + 1, COMM_IDLE_WAIT},
+	    {true, false, COMM_SPINS_BEFORE_WAIT, 1000, COMM_IDLE_YIELD},
+	    {true, false, 1, COMM_NAP_AFTER_NS + 1, COMM_IDLE_NAP},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct idle_case *k = &cases[i];
+
+		assert_int_equal(comm_idle_action(k->crowded, k->can_wait, k->spins, k->idle_ns),
+				 k->want);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_idle_action),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
