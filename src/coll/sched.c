@@ -24,7 +24,7 @@ static int build_hier(struct sched *s)
 }
 
 static const struct algo_row algo_table[ALGO_COUNT] = {
-    [ALGO_AUTO] = {"auto", "pick by ranks and size (ring; rd up to 16 KiB, rhd/tree up to 256 KiB)", NULL, 0},
+    [ALGO_AUTO] = {"auto", "pick by ranks and size (ring; rd up to 64 KiB, rhd/tree up to 256 KiB)", NULL, 0},
     [ALGO_RING] = {"ring", "ring reduce-scatter + all-gather, 2(n-1) steps", sched_build_ring, 0},
     [ALGO_TREE] = {"tree", "double binary tree (as NCCL), 2 ceil(log2 n) steps", sched_build_tree,
 		   2},
@@ -246,10 +246,12 @@ static bool is_pow2(int n)
 
 int sched_pick(int nranks, uint64_t bytes)
 {
-	if (nranks <= 2)
+	if (nranks < 2)
 		return ALGO_RING;
 	if (bytes <= SCHED_AUTO_RD && is_pow2(nranks))
 		return ALGO_RD;
+	if (nranks == 2)
+		return ALGO_RING;
 	if (bytes <= SCHED_AUTO_SMALL)
 		return is_pow2(nranks) ? ALGO_RHD : ALGO_TREE;
 	return ALGO_RING;

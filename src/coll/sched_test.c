@@ -413,7 +413,12 @@ static void test_pick_and_cost(void **state)
 	struct sched_cost c;
 
 	(void)state;
-	assert_int_equal(sched_pick(2, 1), ALGO_RING);
+	assert_int_equal(sched_pick(1, 1), ALGO_RING);
+	assert_int_equal(sched_pick(2, 1), ALGO_RD);
+	assert_int_equal(sched_pick(2, SCHED_AUTO_RD), ALGO_RD);
+	assert_int_equal(sched_pick(2, SCHED_AUTO_RD + 1), ALGO_RING);
+	assert_int_equal(sched_pick(2, SCHED_AUTO_SMALL), ALGO_RING);
+	assert_int_equal(sched_pick(3, 4096), ALGO_TREE);
 	assert_int_equal(sched_pick(8, 4096), ALGO_RD);
 	assert_int_equal(sched_pick(4, SCHED_AUTO_RD), ALGO_RD);
 	assert_int_equal(sched_pick(4, SCHED_AUTO_RD + 1), ALGO_RHD);

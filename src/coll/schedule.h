@@ -137,15 +137,21 @@ int sched_algo_by_name(const char *name);
 
 /*
  * ALGO_AUTO's choice for an AllReduce of `bytes` per rank over nranks ranks:
- *   nranks <= 2                          -> ring (2 steps, every algorithm moves the same bytes)
- *   bytes <= SCHED_AUTO_RD (16 KiB)      -> rd when nranks is a power of two (log2 n steps
- *                                           of the whole buffer: the fewest rounds)
+ *   bytes <= SCHED_AUTO_RD (64 KiB)      -> rd when nranks is a power of two, 2 included
+ *                                           (log2 n steps of the whole buffer: the fewest
+ *                                           rounds; with 2 ranks one step where ring takes
+ *                                           two, for the same bytes on the wire)
+ *   nranks <= 2                          -> ring
  *   bytes <= SCHED_AUTO_SMALL (256 KiB)  -> rhd when nranks is a power of two, else tree
  *                                           (latency: 2 log2 n steps instead of 2(n-1); tree
  *                                           avoids rhd's two full-buffer fold steps)
  *   otherwise                            -> ring (bandwidth optimal, 2(n-1)/n S per rank)
+ * SCHED_AUTO_RD from tests/bench/bench_algo.sh on the 2-core VM (tests/bench/RESULTS.md,
+ * "Where auto switches"): rd led ring (2 ranks) and rhd, tree, ring (4 ranks) at every
+ * size up to 64 KiB over tcp and shm; over tcp it fell behind from 128 KiB, where its
+ * messages outgrow TCP_EAGER_MAX and wait for a clear-to-send.
  */
-#define SCHED_AUTO_RD	 (16ull << 10)
+#define SCHED_AUTO_RD	 (64ull << 10)
 #define SCHED_AUTO_SMALL (256ull << 10)
 int sched_pick(int nranks, uint64_t bytes);
 
