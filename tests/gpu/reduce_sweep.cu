@@ -18,15 +18,7 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                          \
-	do {                                                                           \
-		cudaError_t e_ = (x);                                                  \
-		if (e_ != cudaSuccess) {                                               \
-			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,      \
-				cudaGetErrorString(e_));                               \
-			exit(1);                                                       \
-		}                                                                      \
-	} while (0)
+#include "sweep_check.h"
 
 enum { LD_CS = 0, LD_DEF = 1, LD_NC = 2 };
 enum { ST_CS = 0, ST_DEF = 1 };

@@ -23,15 +23,7 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                          \
-	do {                                                                           \
-		cudaError_t e_ = (x);                                                  \
-		if (e_ != cudaSuccess) {                                               \
-			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,      \
-				cudaGetErrorString(e_));                               \
-			exit(1);                                                       \
-		}                                                                      \
-	} while (0)
+#include "sweep_check.h"
 
 static const size_t TOTAL = 1ull << 30, PIECE = 1ull << 20;
 static const int NPIECES = (int)(TOTAL / PIECE), REPS = 5, MAX_SLOTS = 64;
