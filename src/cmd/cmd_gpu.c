@@ -45,19 +45,29 @@ static int show_device(int dev, bool calibrate, const char *write)
 		if (!rc)
 			printf(", gemm bf16 %.0f TFLOP/s", tflops);
 		if (!rc && write && !dev) {
-			double gbps = 0, floor_us = 0;
+			struct gpu_mem_rates mr;
+			struct profile_measure m;
 			struct gpu_profile g;
 			FILE *f;
 
-			rc = gpu_calibrate_memory(s, CALIBRATE_TIMEOUT_MS, &gbps, &floor_us);
+			rc = gpu_calibrate_memory(s, CALIBRATE_TIMEOUT_MS, &mr);
 			if (!rc) {
-				printf(", stream %.0f GB/s, kernel pace %.2f us", gbps, floor_us);
-				gpu_profile_calibrated(tflops, gbps, floor_us, p.name, &g);
+				printf(", stream %.0f GB/s, kernel pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s",
+				       mr.stream_gbps, mr.floor_us, mr.bn_gbps, mr.layernorm_gbps,
+				       mr.softmax_gbps);
+				m = (struct profile_measure){
+					.gemm_tflops = tflops, .stream_gbps = mr.stream_gbps,
+					.floor_us = mr.floor_us, .bn_gbps = mr.bn_gbps,
+					.layernorm_gbps = mr.layernorm_gbps,
+					.softmax_gbps = mr.softmax_gbps,
+				};
+				gpu_profile_calibrated(&m, p.name, &g);
 				f = strcmp(write, "-") ? fopen(write, "w") : stdout;
 				rc = f ? 0 : -errno;
 				if (f) {
-					fprintf(f, "# our kernels here: gemm %.1f TFLOP/s, stream %.0f GB/s, pace %.2f us\n",
-						tflops, gbps, floor_us);
+					fprintf(f, "# our kernels here: gemm %.1f TFLOP/s, stream %.0f GB/s, pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s\n",
+						tflops, mr.stream_gbps, mr.floor_us, mr.bn_gbps,
+						mr.layernorm_gbps, mr.softmax_gbps);
 					rc = gpu_profile_write(f, &g);
 					if (f != stdout && fclose(f))
 						rc = -EIO;

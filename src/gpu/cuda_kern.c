@@ -1,6 +1,7 @@
 /* Public entry points of our kernels: argument checks, error conversion, calibration. */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gpu/gpu.h"
 #include "gpu/cuda_priv.h"
@@ -149,23 +150,43 @@ int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s)
 	return 0;
 }
 
-/* A launch to time: one GEMM of size^3, or n reduces of count f32 elements. */
+/* A launch to time: one GEMM of size^3, or n launches of a memory-bound kernel. */
+enum timed_kind { TK_GEMM, TK_REDUCE, TK_BN, TK_LAYERNORM, TK_SOFTMAX };
+
 struct timed {
+	enum timed_kind kind;
 	void *c;
 	const void *a, *b;
-	int size;      /* > 0: GEMM */
-	size_t count;  /* reduce elements */
-	int n;         /* reduces per timed batch */
+	void *scratch; /* TK_BN: the channel statistics */
+	int size;      /* TK_GEMM: the side; TK_BN: channels; rows: the row length */
+	size_t count;  /* reduce elements; TK_BN: images x spatial; rows: the rows */
+	size_t hw;     /* TK_BN: spatial positions per channel image */
+	int n;         /* launches per timed batch (memory-bound kinds) */
 };
 
 static int timed_launch(const struct timed *t, struct gpu_stream *s)
 {
 	int rc = 0;
 
-	if (t->size > 0)
+	if (t->kind == TK_GEMM)
 		return gpu_gemm(t->c, t->a, t->b, t->size, t->size, t->size, s);
-	for (int i = 0; i < t->n && !rc; i++)
-		rc = gpu_reduce(t->c, t->a, t->b, t->count, DT_F32, 1.0, s);
+	for (int i = 0; i < t->n && !rc; i++) {
+		switch (t->kind) {
+		case TK_BN:
+			rc = kcheck(gsk_batchnorm(t->a, t->c, t->scratch, (int)(t->count / t->hw),
+						  t->size, t->hw, s),
+				    "gsk_batchnorm", "launch", t->count * t->size, DT_F32);
+			break;
+		case TK_LAYERNORM:
+		case TK_SOFTMAX:
+			rc = kcheck(gsk_rownorm(t->a, t->c, t->count, t->size,
+						t->kind == TK_SOFTMAX, s),
+				    "gsk_rownorm", "launch", t->count * t->size, DT_F32);
+			break;
+		default:
+			rc = gpu_reduce(t->c, t->a, t->b, t->count, DT_F32, 1.0, s);
+		}
+	}
 	return rc;
 }
 
@@ -204,7 +225,7 @@ out_events:
 static int time_gemm(void *c, const void *a, const void *b, int size, int reps,
 		     struct gpu_stream *s, int timeout_ms, double *tflops)
 {
-	struct timed t = { .c = c, .a = a, .b = b, .size = size };
+	struct timed t = { .kind = TK_GEMM, .c = c, .a = a, .b = b, .size = size };
 	double ms = 0;
 	int rc = time_best(&t, reps, s, timeout_ms, &ms);
 
@@ -243,40 +264,67 @@ out_free:
 	return rc;
 }
 
-/* ms of one gpu_reduce over count f32 elements: the best batch of reps launches. */
-static int time_reduce(void *d, const void *a, const void *b, size_t count, int reps,
-		       struct gpu_stream *s, int timeout_ms, double *ms_one)
+/* GB/s of t moving `bytes` per launch: the best batch of t->n launches. */
+static int time_rate(const struct timed *t, double bytes, struct gpu_stream *s, int timeout_ms,
+		     double *gbps)
 {
-	struct timed t = { .c = d, .a = a, .b = b, .count = count, .n = reps };
 	double ms = 0;
-	int rc = time_best(&t, 3, s, timeout_ms, &ms);
+	int rc = time_best(t, 3, s, timeout_ms, &ms);
 
-	*ms_one = ms / reps;
+	*gbps = !rc && ms > 0 ? bytes * t->n / (ms * 1e-3) / 1e9 : 0;
 	return rc;
 }
 
-int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, double *gbps, double *floor_us)
+/* BatchNorm-like shape: ResNet's first stage at batch 32 (411 MB of f32) */
+#define CAL_BN_IMAGES 32
+#define CAL_BN_CHANNELS 256
+#define CAL_BN_HW (56 * 56)
+/* LayerNorm / softmax rows: BERT-large's width over 32768 tokens (134 MB of f32) */
+#define CAL_ROWS 32768
+#define CAL_ROW_DIM 1024
+
+int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, struct gpu_mem_rates *out)
 {
 	const size_t count = (size_t)64 << 20; /* 256 MiB per operand: far past the L2 */
-	void *a = gpu_alloc(count * 4), *b = gpu_alloc(count * 4), *d = gpu_alloc(count * 4);
-	double ms = 0, tiny = 0;
+	const size_t bn = (size_t)CAL_BN_IMAGES * CAL_BN_CHANNELS * CAL_BN_HW;
+	const size_t big = bn > count ? bn : count;
+	void *a = gpu_alloc(big * 4), *b = gpu_alloc(count * 4), *d = gpu_alloc(big * 4);
+	void *stats = gpu_alloc(2 * sizeof(float) * CAL_BN_CHANNELS);
+	struct timed t = { .kind = TK_REDUCE, .c = d, .a = a, .b = b, .count = count, .n = 5 };
+	double tiny = 0;
 	int rc = -ENOMEM;
 
-	if (!a || !b || !d)
+	memset(out, 0, sizeof(*out));
+	if (!a || !b || !d || !stats)
 		goto out_free;
-	rc = gpu_memset_async(a, 0, count * 4, s);
+	rc = gpu_memset_async(a, 0, big * 4, s);
 	if (!rc)
 		rc = gpu_memset_async(b, 0, count * 4, s);
 	if (!rc)
-		rc = time_reduce(d, a, b, count, 5, s, timeout_ms, &ms);
+		rc = time_rate(&t, 3.0 * count * 4, s, timeout_ms, &out->stream_gbps);
 	/* back-to-back launches of a 256-element reduce: the shortest kernel's pace */
+	t.count = 256;
+	t.n = 200;
 	if (!rc)
-		rc = time_reduce(d, a, b, 256, 200, s, timeout_ms, &tiny);
-	if (!rc && ms > 0) {
-		*gbps = 3.0 * count * 4 / (ms * 1e-3) / 1e9; /* two reads and a write */
-		*floor_us = tiny * 1e3;
-	}
+		rc = time_rate(&t, 1, s, timeout_ms, &tiny);
+	if (!rc && tiny > 0)
+		out->floor_us = 1e6 / (tiny * 1e9);
+	t = (struct timed){ .kind = TK_BN, .c = d, .a = a, .scratch = stats,
+			    .size = CAL_BN_CHANNELS, .count = (size_t)CAL_BN_IMAGES * CAL_BN_HW,
+			    .hw = CAL_BN_HW, .n = 3 };
+	if (!rc)
+		rc = time_rate(&t, 3.0 * bn * 4, s, timeout_ms, &out->bn_gbps);
+	t = (struct timed){ .kind = TK_LAYERNORM, .c = d, .a = a, .size = CAL_ROW_DIM,
+			    .count = CAL_ROWS, .n = 5 };
+	if (!rc)
+		rc = time_rate(&t, 2.0 * CAL_ROWS * CAL_ROW_DIM * 4, s, timeout_ms,
+			       &out->layernorm_gbps);
+	t.kind = TK_SOFTMAX;
+	if (!rc)
+		rc = time_rate(&t, 2.0 * CAL_ROWS * CAL_ROW_DIM * 4, s, timeout_ms,
+			       &out->softmax_gbps);
 out_free:
+	gpu_free(stats);
 	gpu_free(d);
 	gpu_free(b);
 	gpu_free(a);

@@ -252,7 +252,7 @@ int gpu_mem_range(const void *p GS_UNUSED, void **base GS_UNUSED, size_t *bytes 
 }
 
 int gpu_calibrate_memory(struct gpu_stream *s GS_UNUSED, int timeout_ms GS_UNUSED,
-			 double *gbps GS_UNUSED, double *floor_us GS_UNUSED)
+			 struct gpu_mem_rates *out GS_UNUSED)
 {
 	return stub();
 }

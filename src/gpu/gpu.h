@@ -268,10 +268,21 @@ int gpu_spin(uint64_t ns, int sm_count, struct gpu_stream *s);
 int gpu_calibrate(struct gpu_stream *s, int timeout_ms, double *tflops);
 
 /*
- * Streaming bandwidth of our reduce kernel (two reads and a write of 256 MiB f32
- * operands, GB/s) and the pace of back-to-back tiny kernels (the floor, us), for
- * `gradsync gpu --calibrate --write`. Allocates and frees 768 MiB.
+ * What our memory-bound kernels reach on this GPU, for `gradsync gpu --calibrate --write`:
+ * the streaming reduce (two reads and a write of 256 MiB f32 operands), the pace of
+ * back-to-back tiny kernels (the floor), and the normalisation-shaped kernels of
+ * kernels/norm.cu: a BatchNorm-like two-pass over a 32 x 256 x 56 x 56 f32 tensor (3x its
+ * bytes move) and LayerNorm- and softmax-like rows (32768 rows of 1024 f32, 2x its bytes).
+ * Rates are GB/s of the bytes each moves. Allocates and frees about 800 MiB.
  */
-int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, double *gbps, double *floor_us);
+struct gpu_mem_rates {
+	double stream_gbps;
+	double floor_us;
+	double bn_gbps;
+	double layernorm_gbps;
+	double softmax_gbps;
+};
+
+int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, struct gpu_mem_rates *out);
 
 #endif

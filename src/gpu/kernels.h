@@ -37,6 +37,12 @@ int gsk_gemm_bf16_wmma(void *c, const void *a, const void *b, int m, int n, int 
 
 int gsk_spin(uint64_t ns, int blocks, void *stream);
 
+/* kernels/norm.cu: a BatchNorm-like two-pass over f32 NCHW x (n, c, hw) into y, stats 2c
+ * floats of device scratch; a LayerNorm (softmax = 0) or softmax row kernel over rows of
+ * dim <= 4096 f32. */
+int gsk_batchnorm(const void *x, void *y, void *stats, int n, int c, size_t hw, void *stream);
+int gsk_rownorm(const void *x, void *y, size_t rows, int dim, int softmax, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

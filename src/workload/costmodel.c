@@ -14,7 +14,7 @@ static const char *const class_names[OPC_COUNT] = {
 	[OPC_GEMM] = "gemm", [OPC_CONV] = "conv", [OPC_ATTN] = "attention",
 	[OPC_ELEM] = "elementwise", [OPC_NORM] = "norm", [OPC_BN] = "batchnorm",
 	[OPC_SOFTMAX] = "softmax", [OPC_REDUCE] = "reduce", [OPC_EMBED] = "embedding",
-	[OPC_CAST] = "cast",
+	[OPC_CAST] = "cast", [OPC_POOL] = "pool",
 };
 
 const char *precision_name(int p)
@@ -70,6 +70,12 @@ static double align_share(const struct gpu_profile *g, enum matrix_kind mx, int6
 	return (mx != MX_TF32 && dim % 2 == 0) ? g->align2_eff[mx] : g->align1_eff[mx];
 }
 
+/* Calls that launch nothing (views, transposes, reshapes): host time only. */
+static bool host_only(const struct op *o)
+{
+	return !o->kernels && !(o->flops > 0) && !(o->bytes > 0) && !(o->fixed_s > 0);
+}
+
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 {
 	const struct gpu_profile *g = cp->gpu;
@@ -80,6 +86,8 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 
 	if (o->fixed_s > 0)
 		return o->fixed_s;
+	if (host_only(o))
+		return 0;
 	if (o->flops > 0 && (o->cls == OPC_GEMM || o->cls == OPC_CONV || o->cls == OPC_ATTN)) {
 		rate = g->matrix_tflops[mx] * 1e12;
 		if (o->cls == OPC_CONV) {
@@ -95,9 +103,14 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			mat = g->matrix_t0_us[mx] * 1e-6 + o->flops / rate;
 	}
 	if (o->bytes > 0) {
+		/* pooling counts 32-bit elements (window work), whatever the precision */
+		if (o->cls == OPC_POOL)
+			wide = 0;
 		eff = g->mem_eff[o->cls < OPC_COUNT ? o->cls : OPC_ELEM][wide];
 		if (!(eff > 0))
 			eff = 1;
+		if (o->cls == OPC_BN && o->channels && g->bn_channels_half[wide] > 0)
+			eff *= o->channels / (o->channels + g->bn_channels_half[wide]);
 		mem = o->bytes / (g->hbm_gbps * 1e9 * eff);
 	}
 	return floor_s + fmax(mat, mem);
@@ -106,12 +119,16 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 double cost_op_host_s(const struct cost_params *cp, const struct op *o)
 {
 	double gap = cp->launch_gap_us >= 0 ? cp->launch_gap_us : cp->gpu->launch_gap_us;
+	double launch = cp->gpu->launch_us;
 
 	if (o->fixed_s > 0)
 		return 0; /* a recorded segment already holds its host time */
+	if (cp->launch_gap_us == 0)
+		return 0; /* CUDA graphs: the whole step is one launch */
 	if (o->bwd && cp->gpu->bwd_gap_share > 0)
 		gap *= cp->gpu->bwd_gap_share;
-	return (o->kernels ? o->kernels : 1) * gap * 1e-6;
+	return (o->calls * gap + (host_only(o) ? 0 : o->kernels ? o->kernels : 1) * launch) *
+	       1e-6;
 }
 
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,

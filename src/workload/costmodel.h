@@ -9,10 +9,16 @@
  *   t = kernels * floor + max(t_mat, t_mem)   (floor: the shortest kernel's duration) `align` is the penalty cuBLAS pays when an
  * inner dimension is not a multiple of 8 (16-bit) or 4 (tf32) elements: the tensor-core
  * paths need aligned rows (GPT-2's 50257-word head runs at an eighth of the rate).
- * The host issues the kernels: each costs launch_gap of CPU time before the GPU may
- * start it, so small kernels run at the host's pace and big ones at the GPU's
- * (the eager pipeline: start = max(GPU free, host issued)). launch_gap = 0 imitates
- * CUDA graphs.
+ * BatchNorm's per-channel reductions run one block per channel: the class's share of
+ * HBM is scaled by C / (C + bn_channels_half), so few wide channels (ResNet's first
+ * stage) stream far below a copy. Max pooling is bound by its window's element work,
+ * not bytes: its ops count 32-bit elements whatever the precision.
+ * The host issues the operators: each of its `calls` (Python module and dispatcher
+ * calls forward, autograd nodes backward) costs launch_gap of CPU time, and each of its
+ * kernels launch_us more, before the GPU may start it, so small kernels run at the
+ * host's pace and big ones at the GPU's (the eager pipeline: start = max(GPU free, host
+ * issued)). Autocast's casts are issued inside the op they feed (no call of their own
+ * forward). launch_gap = 0 imitates CUDA graphs (no host time at all).
  */
 #ifndef GS_WORKLOAD_COSTMODEL_H
 #define GS_WORKLOAD_COSTMODEL_H
@@ -43,6 +49,7 @@ enum op_class {
 	OPC_REDUCE,   /* column sums (bias gradients), pooling */
 	OPC_EMBED,    /* embedding gather / scatter-add */
 	OPC_CAST,     /* AMP dtype casts */
+	OPC_POOL,     /* max / average pooling windows */
 	OPC_COUNT,
 };
 
@@ -51,7 +58,9 @@ struct op {
 	uint8_t cls;      /* enum op_class */
 	uint8_t bwd;      /* 0 forward, 1 backward */
 	uint16_t kernels; /* CUDA kernels it launches */
+	uint16_t calls;   /* host calls that issue them (see above): 1 unless said */
 	uint8_t window;   /* convolutions: the kernel side (3: cuDNN's Winograd paths) */
+	uint32_t channels; /* BatchNorm: its channels (0: unknown, no channel scaling) */
 	double flops;
 	double bytes;     /* read + written once */
 	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
@@ -73,11 +82,14 @@ struct gpu_profile {
 	double align1_eff[MX_COUNT];        /* GEMM share when align_dim is odd */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
+	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]
+					     * 32-bit (cuDNN), [1] 16-bit (native kernels) */
 	double floor_us;                    /* shortest kernel */
-	double launch_gap_us;               /* host time per forward kernel in eager mode */
-	double bwd_gap_share;               /* backward's host time per kernel, as a share
-					     * of launch_gap (the C++ autograd engine issues
+	double launch_gap_us;               /* host time per forward call in eager mode */
+	double bwd_gap_share;               /* backward's host time per autograd node, as a
+					     * share of launch_gap (the C++ engine issues
 					     * them, no Python modules) */
+	double launch_us;                   /* host time to launch one kernel */
 };
 
 /* How a run is costed: the profile, the precision and the host gap (< 0: profile's). */

@@ -33,6 +33,7 @@ static struct gpu_profile flat(void)
 	g.floor_us = 2;
 	g.launch_gap_us = 10;
 	g.bwd_gap_share = 0.5;
+	g.launch_us = 3;
 	return g;
 }
 
@@ -41,7 +42,7 @@ static void test_op_times(void **state)
 	struct gpu_profile g = flat();
 	struct cost_params fp32 = { &g, PREC_FP32, -1 }, amp = { &g, PREC_AMP_BF16, -1 };
 	struct op gemm = { .cls = OPC_GEMM, .kernels = 1, .flops = 1e12, .align_dim = 4096 };
-	struct op mem = { .cls = OPC_ELEM, .kernels = 2, .bytes = 1e9 };
+	struct op mem = { .cls = OPC_ELEM, .kernels = 2, .calls = 1, .bytes = 1e9 };
 	double host = 0, gpu = 0;
 
 	(void)state;
@@ -61,16 +62,48 @@ static void test_op_times(void **state)
 	g.mem_eff[OPC_ELEM][1] = 0.25;
 	assert_float_equal(cost_op_gpu_s(&fp32, &mem), 2e-3 + 4e-6, 1e-12);
 	assert_float_equal(cost_op_gpu_s(&amp, &mem), 4e-3 + 4e-6, 1e-12);
-	/* host: 10 us per forward kernel, half that in backward; the GPU waits for it */
-	assert_float_equal(cost_op_host_s(&fp32, &mem), 20e-6, 1e-15);
+	/* host: 10 us per forward call, half that per backward node, 3 us per kernel
+	 * launched; the GPU waits for it */
+	assert_float_equal(cost_op_host_s(&fp32, &mem), 10e-6 + 2 * 3e-6, 1e-15);
 	mem.bwd = 1;
-	assert_float_equal(cost_op_host_s(&fp32, &mem), 10e-6, 1e-15);
+	assert_float_equal(cost_op_host_s(&fp32, &mem), 5e-6 + 2 * 3e-6, 1e-15);
 	mem.bytes = 0;
-	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu), 10e-6 + 4e-6, 1e-15);
-	assert_float_equal(host, 10e-6, 1e-15);
+	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu), 11e-6 + 4e-6, 1e-15);
+	assert_float_equal(host, 11e-6, 1e-15);
 	/* an explicit gap of 0 (CUDA graphs): no host time */
 	fp32.launch_gap_us = 0;
 	assert_float_equal(cost_op_host_s(&fp32, &mem), 0, 1e-15);
+}
+
+/* Autocast's forward casts have no call of their own (launch only); calls that launch
+ * nothing cost host time only; BatchNorm's share falls with few channels; pooling counts
+ * 32-bit elements at any precision. */
+static void test_op_classes(void **state)
+{
+	struct gpu_profile g = flat();
+	struct cost_params fp32 = { &g, PREC_FP32, -1 }, amp = { &g, PREC_AMP_BF16, -1 };
+	struct op cast = { .cls = OPC_CAST, .kernels = 1, .calls = 0, .bytes = 1e6 };
+	struct op views = { .cls = OPC_ELEM, .kernels = 0, .calls = 4 };
+	struct op bn = { .cls = OPC_BN, .kernels = 2, .calls = 1, .bytes = 1e9, .channels = 64 };
+	struct op pool = { .cls = OPC_POOL, .kernels = 1, .calls = 1, .bytes = 1e9 };
+
+	(void)state;
+	assert_float_equal(cost_op_host_s(&amp, &cast), 3e-6, 1e-15);
+	assert_float_equal(cost_op_host_s(&amp, &views), 40e-6, 1e-15);
+	assert_float_equal(cost_op_gpu_s(&amp, &views), 0, 1e-15);
+	g.mem_eff[OPC_BN][0] = 0.5;
+	g.mem_eff[OPC_BN][1] = 0.25;
+	/* no channel constant: the class share alone (1 GB at 500 GB/s) */
+	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 2e-3 + 4e-6, 1e-12);
+	/* half the share at bn_channels_half channels, two thirds at twice that */
+	g.bn_channels_half[0] = 64;
+	g.bn_channels_half[1] = 32;
+	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 4e-3 + 4e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&amp, &bn), 4e-3 * 1.5 + 4e-6, 1e-12);
+	g.mem_eff[OPC_POOL][0] = 0.5;
+	g.mem_eff[OPC_POOL][1] = 0.1;
+	assert_float_equal(cost_op_gpu_s(&amp, &pool), cost_op_gpu_s(&fp32, &pool), 1e-15);
+	assert_float_equal(cost_op_gpu_s(&fp32, &pool), 2e-3 + 2e-6, 1e-12);
 }
 
 static void test_precision_names(void **state)
@@ -133,14 +166,30 @@ static void test_profiles(void **state)
 	assert_int_equal(gpu_profile_load("/nonexistent/profile", &back), -ENOENT);
 	/* calibrated with the H200's own figures: the h200 row; twice the GEMM rate: twice
 	 * every matrix rate, the rest as measured */
-	gpu_profile_calibrated(371, 3826, 3.81, "H200", &back);
-	assert_float_equal(back.matrix_tflops[MX_BF16], gpu_profile_find("h200")->matrix_tflops[MX_BF16],
-			   1e-9);
+	gpu_profile_calibrated(&gpu_profile_h200_ours, "H200", &back);
+	assert_memory_equal(back.matrix_tflops, gpu_profile_find("h200")->matrix_tflops,
+			    sizeof(back.matrix_tflops));
+	assert_memory_equal(back.mem_eff, gpu_profile_find("h200")->mem_eff, sizeof(back.mem_eff));
 	assert_float_equal(back.hbm_gbps, gpu_profile_find("h200")->hbm_gbps, 1e-9);
-	gpu_profile_calibrated(742, 1913, 3.81, "X", &back);
+	{
+		struct profile_measure m = gpu_profile_h200_ours;
+
+		/* twice the GEMM, half the streaming, a BatchNorm-like kernel at half the share
+		 * of streaming it had on the H200: matrix x2, hbm /2, batchnorm share /2 */
+		m.gemm_tflops *= 2;
+		m.stream_gbps /= 2;
+		m.bn_gbps /= 4;
+		m.softmax_gbps = 0; /* not measured: the h200's share */
+		gpu_profile_calibrated(&m, "X", &back);
+	}
 	assert_float_equal(back.matrix_tflops[MX_FP32],
 			   2 * gpu_profile_find("h200")->matrix_tflops[MX_FP32], 1e-9);
 	assert_float_equal(back.hbm_gbps, gpu_profile_find("h200")->hbm_gbps / 2, 1e-9);
+	if (gpu_profile_h200_ours.bn_gbps > 0)
+		assert_float_equal(back.mem_eff[OPC_BN][0],
+				   gpu_profile_find("h200")->mem_eff[OPC_BN][0] / 2, 1e-9);
+	assert_float_equal(back.mem_eff[OPC_SOFTMAX][1],
+			   gpu_profile_find("h200")->mem_eff[OPC_SOFTMAX][1], 1e-9);
 	assert_non_null(strstr(back.source, "calibrated on X"));
 }
 
@@ -207,6 +256,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_op_times),
+		cmocka_unit_test(test_op_classes),
 		cmocka_unit_test(test_precision_names),
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_amp_ready_order),

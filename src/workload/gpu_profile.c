@@ -1,5 +1,6 @@
 /* The GPU profile table and the profile file format (one field table feeds both). */
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,17 @@
 #define H200_MEM_EFF                                                                       \
 	{ [OPC_GEMM] = { 0.8, 0.8 }, [OPC_CONV] = { 0.8, 0.8 }, [OPC_ATTN] = { 0.8, 0.8 },  \
 	  [OPC_ELEM] = { 0.92, 0.85 }, [OPC_NORM] = { 0.45, 0.45 },                         \
-	  [OPC_BN] = { 0.42, 0.13 }, [OPC_SOFTMAX] = { 0.65, 0.5 },                         \
+	  [OPC_BN] = { 0.53, 0.28 }, [OPC_SOFTMAX] = { 0.65, 0.5 },                         \
 	  [OPC_REDUCE] = { 0.6, 0.6 }, [OPC_EMBED] = { 0.3, 0.3 },                          \
-	  [OPC_CAST] = { 0.7, 0.7 } }
+	  [OPC_CAST] = { 0.7, 0.7 }, [OPC_POOL] = { 0.4, 0.4 } }
+/* BatchNorm by shape (ref/h200_torch_micro.json: 64..2048 channels): cuDNN's 32-bit
+ * kernels reach half their share at 136 channels, PyTorch's 16-bit ones at 264 */
+#define H200_BN_CHANNELS_HALF { 136, 264 }
+/* the eager host (fit_profile.py on fit_cases.txt alone): per Python call forward, per
+ * autograd node backward (as a share of it), per kernel launched */
+#define H200_LAUNCH_GAP_US 50.96
+#define H200_BWD_GAP_SHARE 0.5046
+#define H200_LAUNCH_US 7.575
 
 static const struct gpu_profile profiles[] = {
 	{
@@ -39,9 +48,11 @@ static const struct gpu_profile profiles[] = {
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
 		.hbm_gbps = 4300,
 		.mem_eff = H200_MEM_EFF,
+		.bn_channels_half = H200_BN_CHANNELS_HALF,
 		.floor_us = 1.0,
-		.launch_gap_us = 39.2,
-		.bwd_gap_share = 0.89,
+		.launch_gap_us = H200_LAUNCH_GAP_US,
+		.bwd_gap_share = H200_BWD_GAP_SHARE,
+		.launch_us = H200_LAUNCH_US,
 	},
 	{
 		.name = "h100",
@@ -56,9 +67,11 @@ static const struct gpu_profile profiles[] = {
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
 		.hbm_gbps = 3000,
 		.mem_eff = H200_MEM_EFF,
+		.bn_channels_half = H200_BN_CHANNELS_HALF,
 		.floor_us = 1.0,
-		.launch_gap_us = 39.2,
-		.bwd_gap_share = 0.89,
+		.launch_gap_us = H200_LAUNCH_GAP_US,
+		.bwd_gap_share = H200_BWD_GAP_SHARE,
+		.launch_us = H200_LAUNCH_US,
 	},
 	{
 		.name = "a100",
@@ -73,9 +86,11 @@ static const struct gpu_profile profiles[] = {
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
 		.hbm_gbps = 1830,
 		.mem_eff = H200_MEM_EFF,
+		.bn_channels_half = H200_BN_CHANNELS_HALF,
 		.floor_us = 1.5,
-		.launch_gap_us = 39.2,
-		.bwd_gap_share = 0.89,
+		.launch_gap_us = H200_LAUNCH_GAP_US,
+		.bwd_gap_share = H200_BWD_GAP_SHARE,
+		.launch_us = H200_LAUNCH_US,
 	},
 	{
 		.name = "b200",
@@ -90,9 +105,11 @@ static const struct gpu_profile profiles[] = {
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
 		.hbm_gbps = 7200,
 		.mem_eff = H200_MEM_EFF,
+		.bn_channels_half = H200_BN_CHANNELS_HALF,
 		.floor_us = 1.0,
-		.launch_gap_us = 39.2,
-		.bwd_gap_share = 0.89,
+		.launch_gap_us = H200_LAUNCH_GAP_US,
+		.bwd_gap_share = H200_BWD_GAP_SHARE,
+		.launch_us = H200_LAUNCH_US,
 	},
 };
 
@@ -119,9 +136,11 @@ static const struct profile_field fields[] = {
 	PF(align2_eff, MX_COUNT, "GEMM share for even, unaligned inner dimensions"),
 	PF(align1_eff, MX_COUNT, "GEMM share for odd inner dimensions"),
 	PF(hbm_gbps, 1, "streaming bandwidth, GB/s"),
+	PF(bn_channels_half, 2, "BatchNorm channels at half its share, 32-bit and 16-bit"),
 	PF(floor_us, 1, "shortest kernel, microseconds"),
-	PF(launch_gap_us, 1, "host microseconds per eager kernel (forward)"),
-	PF(bwd_gap_share, 1, "backward's host time per kernel as a share of launch_gap_us"),
+	PF(launch_gap_us, 1, "host microseconds per eager call (forward: Python and dispatcher)"),
+	PF(bwd_gap_share, 1, "backward's host time per autograd node as a share of launch_gap_us"),
+	PF(launch_us, 1, "host microseconds to launch one kernel"),
 	PF_CLASS(OPC_ELEM, "elementwise"),
 	PF_CLASS(OPC_NORM, "norm"),
 	PF_CLASS(OPC_BN, "batchnorm"),
@@ -129,26 +148,53 @@ static const struct profile_field fields[] = {
 	PF_CLASS(OPC_REDUCE, "reduce"),
 	PF_CLASS(OPC_EMBED, "embedding"),
 	PF_CLASS(OPC_CAST, "cast"),
+	PF_CLASS(OPC_POOL, "pool"),
 };
 
-/* Our kernels on the lent H200 (gradsync gpu --calibrate --write, tests/workload/ref):
- * the reference the calibrated profiles are scaled from. */
-#define H200_OUR_GEMM_TFLOPS 371.0
-#define H200_OUR_STREAM_GBPS 3826.0
-#define H200_OUR_FLOOR_US 3.81
+/* Our kernels on the lent H200, 2026-12-01 (gradsync gpu --calibrate --write:
+ * tests/workload/ref/h200_calibrated.profile). */
+const struct profile_measure gpu_profile_h200_ours = {
+	.gemm_tflops = 374.2,
+	.stream_gbps = 4348.0,
+	.floor_us = 3.72,
+	.bn_gbps = 1892.0,
+	.layernorm_gbps = 1598.0,
+	.softmax_gbps = 1319.0,
+};
 
-void gpu_profile_calibrated(double gemm_tflops, double stream_gbps, double floor_us,
-			    const char *gpu_name, struct gpu_profile *out)
+/* Scale both activation widths' share of class cls by how kernel rate `here` (of stream
+ * rate `stream`) compares with `ref` (of ref_stream) on the H200; unmeasured: keep. */
+static void scale_share(struct gpu_profile *g, int cls, double here, double stream, double ref,
+			double ref_stream)
 {
-	double mx = gemm_tflops / H200_OUR_GEMM_TFLOPS;
+	double f;
+
+	if (!(here > 0) || !(stream > 0) || !(ref > 0) || !(ref_stream > 0))
+		return;
+	f = (here / stream) / (ref / ref_stream);
+	for (int w = 0; w < 2; w++)
+		g->mem_eff[cls][w] = fmin(1.0, g->mem_eff[cls][w] * f);
+}
+
+void gpu_profile_calibrated(const struct profile_measure *m, const char *gpu_name,
+			    struct gpu_profile *out)
+{
+	const struct profile_measure *r = &gpu_profile_h200_ours;
+	double mx = m->gemm_tflops / r->gemm_tflops;
 
 	*out = profiles[0];
 	snprintf(out->name, sizeof(out->name), "calibrated");
 	snprintf(out->source, sizeof(out->source), "calibrated on %s (h200 shares)", gpu_name);
 	for (int i = 0; i < MX_COUNT; i++)
 		out->matrix_tflops[i] *= mx;
-	out->hbm_gbps *= stream_gbps / H200_OUR_STREAM_GBPS;
-	out->floor_us *= floor_us / H200_OUR_FLOOR_US;
+	out->hbm_gbps *= m->stream_gbps / r->stream_gbps;
+	out->floor_us *= m->floor_us / r->floor_us;
+	out->launch_us *= m->floor_us / r->floor_us; /* the pace is the host's launch rate */
+	scale_share(out, OPC_BN, m->bn_gbps, m->stream_gbps, r->bn_gbps, r->stream_gbps);
+	scale_share(out, OPC_NORM, m->layernorm_gbps, m->stream_gbps, r->layernorm_gbps,
+		    r->stream_gbps);
+	scale_share(out, OPC_SOFTMAX, m->softmax_gbps, m->stream_gbps, r->softmax_gbps,
+		    r->stream_gbps);
 }
 
 size_t gpu_profile_count(void)

@@ -28,14 +28,29 @@ const struct gpu_profile *gpu_profile_find(const char *name);
  * logged with file:line).
  */
 int gpu_profile_load(const char *name, struct gpu_profile *out);
+/* What our own kernels reached on a node (`gradsync gpu --calibrate`, gpu/gpu.h). */
+struct profile_measure {
+	double gemm_tflops;    /* our bf16 GEMM at 4096^3 .. 8192^3 */
+	double stream_gbps;    /* our streaming reduce */
+	double floor_us;       /* the pace of back-to-back tiny kernels */
+	double bn_gbps;        /* the BatchNorm-like two-pass (0: not measured) */
+	double layernorm_gbps; /* the LayerNorm-like row kernel (0: not measured) */
+	double softmax_gbps;   /* the softmax-like row kernel (0: not measured) */
+};
+
+/* Our kernels' figures on the lent H200: what a calibration is scaled against. */
+extern const struct profile_measure gpu_profile_h200_ours;
+
 /*
  * The profile of a node measured with our own kernels: the h200 row scaled by how this
- * GPU's figures compare with the same kernels' figures on the H200 (GEMM TFLOP/s for
- * the matrix rates, streaming GB/s for HBM, the tiny-kernel pace for the floor). Class
- * shares and the host gap stay the h200's (our kernels do not imitate cuDNN or Python).
+ * GPU's figures compare with the same kernels' figures on the H200: GEMM TFLOP/s for the
+ * matrix rates, streaming GB/s for HBM, the tiny-kernel pace for the floor, and each
+ * normalisation kernel's share of streaming for its class's share (batchnorm; norm;
+ * softmax). Other shares and the host gap stay the h200's (our kernels imitate neither
+ * cuBLAS's shape choices nor Python).
  */
-void gpu_profile_calibrated(double gemm_tflops, double stream_gbps, double floor_us,
-			    const char *gpu_name, struct gpu_profile *out);
+void gpu_profile_calibrated(const struct profile_measure *m, const char *gpu_name,
+			    struct gpu_profile *out);
 
 /* Write *g in the file format. 0 or -EIO. */
 int gpu_profile_write(FILE *f, const struct gpu_profile *g);

@@ -41,19 +41,31 @@ int ly_res_bytes(const struct tensor_list *tl)
 static struct op *op(struct tensor_list *tl, int layer, int bwd, int cls, int kernels,
 		     double flops, double bytes, int64_t align, const char *what)
 {
+	/* one host call per op, except autocast's forward casts (issued inside the op they
+	 * feed); backward's casts are autograd nodes (ToCopyBackward) of their own */
 	struct op o = { .cls = (uint8_t)cls, .bwd = (uint8_t)bwd, .kernels = (uint16_t)kernels,
-			.flops = flops, .bytes = bytes, .align_dim = align, .what = what };
+			.calls = cls == OPC_CAST && !bwd ? 0 : 1, .flops = flops, .bytes = bytes,
+			.align_dim = align, .what = what };
 
 	return tl_op(tl, layer, &o) ? NULL : &tl->ops[tl->nops - 1];
 }
 
-static void conv_op(struct tensor_list *tl, int l, int bwd, int kernels, double flops,
-		    double bytes, int64_t cout, int k, const char *what)
+/* An op issued by a host call counted elsewhere (the same autograd node computes a
+ * matmul's data and weight gradients and its bias's column sum). */
+static void same_call(struct op *o)
+{
+	if (o)
+		o->calls = 0;
+}
+
+static struct op *conv_op(struct tensor_list *tl, int l, int bwd, int kernels, double flops,
+			  double bytes, int64_t cout, int k, const char *what)
 {
 	struct op *o = op(tl, l, bwd, OPC_CONV, kernels, flops, bytes, cout, what);
 
 	if (o)
 		o->window = (uint8_t)(k < 255 ? k : 255);
+	return o;
 }
 
 static int last(const struct tensor_list *tl)
@@ -91,13 +103,16 @@ static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, i
 	double f = 2.0 * rows * (double)in * (double)out;
 	int e = ly_act_bytes(tl);
 	double io = e * (rows * (double)(in + out) + (double)in * out);
+	struct op *wg;
 
 	op(tl, l, 0, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm");
 	if (!first)
 		op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
-	op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad");
+	wg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad");
+	if (!first)
+		same_call(wg);
 	if (bias)
-		op(tl, l, 1, OPC_REDUCE, 1, 0, e * rows * (double)out, 0, "bias.grad");
+		same_call(op(tl, l, 1, OPC_REDUCE, 1, 0, e * rows * (double)out, 0, "bias.grad"));
 }
 
 void ly_tied_linear_ops(struct tensor_list *tl, int layer, double rows, int64_t in,
@@ -178,6 +193,7 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 	double wn = (double)cout * cin * k * k;
 	int e = ly_act_bytes(tl), fp32 = tl->precision == PREC_FP32;
 	char n[TENSOR_NAME_MAX];
+	struct op *wg;
 	int l;
 
 	if (bias)
@@ -196,9 +212,12 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 	if (!first)
 		conv_op(tl, l, 1, fp32 ? 2 : 3, fwd, e * (in_el + out_el + wn), cout, k,
 			"conv.dgrad");
-	conv_op(tl, l, 1, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k, "conv.wgrad");
+	wg = conv_op(tl, l, 1, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k,
+		     "conv.wgrad");
+	if (!first)
+		same_call(wg); /* ConvolutionBackward computes both */
 	if (bias)
-		op(tl, l, 1, OPC_REDUCE, 1, 0, e * out_el, 0, "bias.grad");
+		same_call(op(tl, l, 1, OPC_REDUCE, 1, 0, e * out_el, 0, "bias.grad"));
 	*hw = out;
 	return l;
 }
@@ -233,9 +252,16 @@ int ly_batchnorm(struct tensor_list *tl, const char *name, int64_t c, double ele
 
 	tl_param(tl, l, 1, s, "%s.weight", n);
 	tl_param(tl, l, 1, s, "%s.bias", n);
-	/* statistics pass + normalise pass; 16-bit inputs take cuDNN's slower path */
-	op(tl, l, 0, OPC_BN, wide ? 3 : 2, 0, 2.0 * e * elems, 0, "bn");
-	op(tl, l, 1, OPC_BN, 1, 0, 3.0 * e * elems, 0, "bn.bwd");
+	struct op *o;
+
+	/* statistics pass + normalise pass (cuDNN for 32-bit, PyTorch's native kernels for
+	 * 16-bit inputs); the reductions' rate depends on the channel count */
+	o = op(tl, l, 0, OPC_BN, wide ? 3 : 2, 0, 2.0 * e * elems, 0, "bn");
+	if (o)
+		o->channels = (uint32_t)c;
+	o = op(tl, l, 1, OPC_BN, 1, 0, 3.0 * e * elems, 0, "bn.bwd");
+	if (o)
+		o->channels = (uint32_t)c;
 	return l;
 }
 
@@ -278,11 +304,20 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 	op(tl, l, 1, OPC_ATTN, 2, ATTN_BWD_FACTOR * f, 8.0 * act, 0, "attention.bwd");
 	/* head split / merge: .contiguous() of transposed views, each a copy of one
 	 * activation (and its gradient's in backward) */
-	if (copies_fwd)
-		op(tl, l, 0, OPC_CAST, copies_fwd, 0, copies_fwd * 2.0 * act, 0, "layout.copy");
-	if (copies_bwd)
-		op(tl, l, 1, OPC_CAST, copies_bwd, 0, copies_bwd * 2.0 * act, 0,
-		   "layout.copy.bwd");
+	if (copies_fwd) {
+		struct op *o = op(tl, l, 0, OPC_CAST, copies_fwd, 0, copies_fwd * 2.0 * act, 0,
+				  "layout.copy");
+
+		if (o)
+			o->calls = (uint16_t)copies_fwd; /* .contiguous() calls */
+	}
+	if (copies_bwd) {
+		struct op *o = op(tl, l, 1, OPC_CAST, copies_bwd, 0, copies_bwd * 2.0 * act, 0,
+				  "layout.copy.bwd");
+
+		if (o)
+			o->calls = (uint16_t)copies_bwd;
+	}
 	return l;
 }
 
@@ -295,12 +330,17 @@ int ly_plain(struct tensor_list *tl, const char *name)
 
 void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, int kernels)
 {
-	int l = last(tl);
+	int l = last(tl), bk = kernels > 1 ? kernels + kernels / 2 : 1;
+	struct op *o;
 
-	op(tl, l, 0, OPC_ELEM, kernels, 0, kernels * 2.0 * ebytes * elems, 0, what);
-	/* backward of a k-kernel formula: about 1.5x the kernels, each reading two inputs */
-	op(tl, l, 1, OPC_ELEM, kernels > 1 ? kernels + kernels / 2 : 1, 0,
-	   (kernels > 1 ? kernels + kernels / 2 : 1) * 3.0 * ebytes * elems, 0, what);
+	/* a k-kernel formula is k Python-level calls (HF's gelu_new: pow, mul, add, tanh...) */
+	o = op(tl, l, 0, OPC_ELEM, kernels, 0, kernels * 2.0 * ebytes * elems, 0, what);
+	if (o)
+		o->calls = (uint16_t)kernels;
+	/* its backward: about 1.5x the kernels (autograd nodes), each reading two inputs */
+	o = op(tl, l, 1, OPC_ELEM, bk, 0, bk * 3.0 * ebytes * elems, 0, what);
+	if (o)
+		o->calls = (uint16_t)bk;
 }
 
 void ly_add(struct tensor_list *tl, double elems, int ebytes)
@@ -329,10 +369,14 @@ void ly_pool(struct tensor_list *tl, const char *what, double in_elems, double o
 	int l = last(tl);
 	double idx = indices ? 8.0 * out_elems : 0;
 
-	op(tl, l, 0, OPC_REDUCE, 1, 0, ebytes * (in_elems + out_elems) + idx, 0, what);
-	/* backward zero-fills the input gradient, then scatters into it */
-	op(tl, l, 1, OPC_REDUCE, indices ? 2 : 1, 0, ebytes * (2.0 * in_elems + out_elems) + idx,
-	   0, what);
+	/* the window's element work bounds it, not the element size: 32-bit elements
+	 * counted (the same time for fp32 and bf16 on the H200) */
+	(void)ebytes;
+	op(tl, l, 0, OPC_POOL, 1, 0, F32 * (in_elems + out_elems) + idx, 0, what);
+	/* backward zero-fills the input gradient, then scatters into it: the scattered
+	 * read-modify-writes cost about three streamed passes over the input */
+	op(tl, l, 1, OPC_POOL, indices ? 2 : 1, 0, F32 * (4.0 * in_elems + out_elems) + idx, 0,
+	   what);
 }
 
 void ly_loss(struct tensor_list *tl, double rows, int64_t classes)

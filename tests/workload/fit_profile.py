@@ -21,7 +21,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (key, index): the free parameters
-FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0)]
+FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0)]
 
 
 def read_profile(text):
