@@ -27,10 +27,28 @@ static void test_shapes(void **state)
 	}
 }
 
+/* Sizes from a table of our kernel's times: exact at the points, between them on the
+ * log-log line, the last rate past the end, 0 (spin) below the shortest. */
+static void test_rate_work(void **state)
+{
+	struct wl_rate r = { .n = 3, .x = { 1e6, 1e8, 1e10 }, .t = { 4e-6, 1e-5, 1e-4 } };
+
+	(void)state;
+	assert_float_equal(wl_rate_work(&r, 4e-6), 1e6, 1e-3);
+	assert_float_equal(wl_rate_work(&r, 1e-4), 1e10, 1);
+	/* halfway in log time between 1e-5 and 1e-4: halfway in log work */
+	assert_float_equal(wl_rate_work(&r, sqrt(1e-5 * 1e-4)), 1e9, 1e3);
+	assert_float_equal(wl_rate_work(&r, 1e-3), 1e11, 10);
+	assert_float_equal(wl_rate_work(&r, 1e-6), 0, 0);
+	r.n = 0;
+	assert_float_equal(wl_rate_work(&r, 1), 0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shapes),
+		cmocka_unit_test(test_rate_work),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -408,7 +408,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		ops.check = wl_check;
 	}
 	if (w->compute == COMPUTE_GEMM || w->compute == COMPUTE_SPIN) {
-		ret = wl_gpu_init(&wc.gpu, rc->gpu.ctx, w->compute, &ct, rr->gpu.tflops_cal);
+		ret = wl_gpu_init(&wc.gpu, rc->gpu.ctx, w->compute, &tl, &ct, rr->gpu.tflops_cal);
 		if (ret)
 			goto out_scratch;
 		ops.compute = wl_compute;

@@ -27,15 +27,20 @@ int compute_params_resolve(const struct workload_opts *w, double calibrated_tflo
 	return 0;
 }
 
-/* Play layer l's ops of one phase; returns the GPU clock after them. */
+/* Play layer l's ops of one phase (pass_start: the phase's start); returns the GPU
+ * clock after them. */
 static double play(const struct cost_params *cp, const struct tensor_list *tl, uint32_t l,
-		   int bwd, double *host, double *gpu)
+		   int bwd, double pass_start, double *host, double *gpu,
+		   struct compute_timeline *out)
 {
 	const struct layer *ly = &tl->layers[l];
 
 	for (uint32_t k = ly->op_first; k < ly->op_first + ly->nops; k++) {
-		if (tl->ops[k].bwd == bwd)
-			cost_issue(cp, &tl->ops[k], host, gpu);
+		if (tl->ops[k].bwd != bwd)
+			continue;
+		cost_issue(cp, &tl->ops[k], host, gpu);
+		out->op_issue_s[k] = *host - pass_start;
+		out->op_gpu_s[k] = cost_op_gpu_s(cp, &tl->ops[k]);
 	}
 	return *gpu;
 }
@@ -60,13 +65,16 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 	out->layer_bwd_end = calloc(tl->nlayers, sizeof(double));
 	out->tensor_ready = calloc(tl->n, sizeof(double));
 	out->bucket_ready = calloc(out->nbuckets ? out->nbuckets : 1, sizeof(double));
+	out->nops = tl->nops;
+	out->op_issue_s = calloc(tl->nops ? tl->nops : 1, sizeof(double));
+	out->op_gpu_s = calloc(tl->nops ? tl->nops : 1, sizeof(double));
 	if (!out->layer_fwd_s || !out->layer_bwd_s || !out->layer_bwd_end || !out->tensor_ready ||
-	    !out->bucket_ready) {
+	    !out->bucket_ready || !out->op_issue_s || !out->op_gpu_s) {
 		compute_timeline_free(out);
 		return -ENOMEM;
 	}
 	for (i = 0; i < tl->nlayers; i++) {
-		double end = play(cp, tl, i, 0, &host, &gpu);
+		double end = play(cp, tl, i, 0, 0, &host, &gpu, out);
 
 		out->layer_fwd_s[i] = end - prev;
 		prev = end;
@@ -79,7 +87,7 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 	prev = t0;
 	for (i = tl->nlayers; i-- > 0;) {
 		const struct layer *l = &tl->layers[i];
-		double end = play(cp, tl, i, 1, &host, &gpu);
+		double end = play(cp, tl, i, 1, t0, &host, &gpu, out);
 
 		out->layer_bwd_s[i] = end - prev;
 		prev = end;
@@ -114,5 +122,7 @@ void compute_timeline_free(struct compute_timeline *ct)
 	free(ct->layer_bwd_end);
 	free(ct->tensor_ready);
 	free(ct->bucket_ready);
+	free(ct->op_issue_s);
+	free(ct->op_gpu_s);
 	memset(ct, 0, sizeof(*ct));
 }

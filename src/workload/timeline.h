@@ -29,6 +29,11 @@ struct compute_timeline {
 	double *layer_bwd_end; /* since backward start, when the layer's backward ends */
 	double *tensor_ready;  /* per tensor (registration index), since backward start */
 	double *bucket_ready;  /* per bucket of the plan, since backward start */
+	uint32_t nops;
+	double *op_issue_s;    /* per operator (tl->ops index): when the host has issued it,
+				* since its pass's start (backward: may be < 0, the host was
+				* ahead of the GPU when forward ended) */
+	double *op_gpu_s;      /* per operator: its GPU time (compute = gemm plays it) */
 };
 
 /*
