@@ -140,6 +140,15 @@ static int time_table(struct wl_gpu *g, bool gemm, double x0, double xmax, struc
 	return ret;
 }
 
+/* Both tables: our GEMM from 64^3 to max_flops, our stream from 4096 elements to the
+ * operands' size. */
+static int time_tables(struct wl_gpu *g, double max_flops)
+{
+	int ret = time_table(g, true, 2.0 * 64 * 64 * 64, max_flops, &g->gemm);
+
+	return ret ? ret : time_table(g, false, 4096, (double)g->stream_max, &g->stream);
+}
+
 /* Largest matrix and memory op the timeline holds, in seconds. */
 static void longest_ops(const struct tensor_list *tl, const struct compute_timeline *ct,
 			double *mat_s, double *mem_s)
@@ -242,17 +251,14 @@ static int gemm_init(struct wl_gpu *g)
 		ret = gpu_memset_async(g->sa, 0, g->stream_max * 4, g->gpu->compute);
 	if (!ret)
 		ret = gpu_memset_async(g->sb, 0, g->stream_max * 4, g->gpu->compute);
+	/* the tables (the warm-up's GEMM comes from them), again at the sustained clocks,
+	 * then each op's size */
 	if (!ret)
-		ret = time_table(g, true, 2.0 * 64 * 64 * 64, fmax_flops, &g->gemm);
-	if (!ret)
-		ret = time_table(g, false, 4096, (double)g->stream_max, &g->stream);
+		ret = time_tables(g, fmax_flops);
 	if (!ret)
 		ret = warm_up(g);
-	/* the tables again at the sustained clocks, then each op's size */
 	if (!ret)
-		ret = time_table(g, true, 2.0 * 64 * 64 * 64, fmax_flops, &g->gemm);
-	if (!ret)
-		ret = time_table(g, false, 4096, (double)g->stream_max, &g->stream);
+		ret = time_tables(g, fmax_flops);
 	if (!ret)
 		ret = size_ops(g);
 	if (!ret)

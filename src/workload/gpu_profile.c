@@ -31,7 +31,7 @@
 /* the eager host (fit_profile.py on fit_cases.txt alone): per Python call forward, per
  * autograd node backward (as a share of it), per kernel launched */
 #define H200_LAUNCH_GAP_US 50.96
-#define H200_BWD_GAP_SHARE 0.5046
+#define H200_BWD_GAP_SHARE 0.4852
 #define H200_LAUNCH_US 7.575
 
 static const struct gpu_profile profiles[] = {

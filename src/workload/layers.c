@@ -321,6 +321,20 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 	return l;
 }
 
+void ly_views(struct tensor_list *tl, int n)
+{
+	int l = last(tl);
+	struct op *o;
+
+	if (n < 1)
+		return;
+	for (int bwd = 0; bwd < 2; bwd++) {
+		o = op(tl, l, bwd, OPC_ELEM, 0, 0, 0, 0, bwd ? "views.bwd" : "views");
+		if (o)
+			o->calls = (uint16_t)n;
+	}
+}
+
 int ly_plain(struct tensor_list *tl, const char *name)
 {
 	char n[TENSOR_NAME_MAX];

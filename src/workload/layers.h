@@ -66,6 +66,11 @@ int ly_compute(struct tensor_list *tl, const char *name, double fwd_flops);
  */
 int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
 		 bool causal, int copies_fwd, int copies_bwd);
+/*
+ * Host calls of the most recent layer that launch no kernel (view, transpose, reshape,
+ * slicing of the heads and the mask): n calls forward, n autograd nodes backward.
+ */
+void ly_views(struct tensor_list *tl, int n);
 /* A parameterless layer to hang operators on (loss, pooling). */
 int ly_plain(struct tensor_list *tl, const char *name);
 

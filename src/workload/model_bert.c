@@ -40,6 +40,9 @@ const struct bert_preset bert_large_preset = { 24, 16, 1024, 4096 };
 /* HF BertSelfAttention: heads are permuted views, SDPA's backward makes their gradients
  * contiguous (the profiler's count per layer, torch 2.11) */
 #define BERT_COPIES_BWD 10
+/* HF's BertSelfAttention and sdpa_attention_forward: q, k, v each .view + .transpose, the
+ * mask's slice, the output's .transpose + .reshape: host calls that launch no kernel */
+#define BERT_VIEWS 9
 #define BERT_DROPOUT 0.1 /* hidden_dropout_prob; attention's runs inside SDPA */
 
 static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_t h,
@@ -55,6 +58,7 @@ static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_input_f32(tl);
 	ly_linear(tl, "attention.self.value", h, h, true, pos);
 	ly_attention(tl, "attention.self.core", batch, seq, h, false, 0, BERT_COPIES_BWD);
+	ly_views(tl, BERT_VIEWS);
 	ly_linear(tl, "attention.output.dense", h, h, true, pos);
 	ly_dropout(tl, pos * h, e, BERT_DROPOUT);
 	ly_add(tl, pos * h, r);

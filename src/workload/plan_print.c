@@ -282,11 +282,12 @@ static json_t *ops_json(const struct tensor_list *tl, const struct cost_params *
 
 				if (o->bwd != bwd)
 					continue;
-				j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:f}", "layer",
-					      l->name, "phase", bwd ? "bwd" : "fwd", "class",
+				j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f, s:f}",
+					      "layer", l->name, "phase", bwd ? "bwd" : "fwd", "class",
 					      op_class_name(o->cls), "op", o->what, "kernels",
-					      (int)o->kernels, "flops", o->flops, "bytes", o->bytes,
-					      "gpu_s", cost_op_gpu_s(cp, o));
+					      (int)o->kernels, "calls", (int)o->calls, "flops", o->flops,
+					      "bytes", o->bytes, "gpu_s", cost_op_gpu_s(cp, o), "host_s",
+					      cost_op_host_s(cp, o));
 				if (!push(arr, j)) {
 					json_decref(arr);
 					return NULL;
@@ -299,8 +300,8 @@ static json_t *ops_json(const struct tensor_list *tl, const struct cost_params *
 
 static void print_ops(FILE *out, const struct tensor_list *tl, const struct cost_params *cp)
 {
-	fprintf(out, "\n%-3s %-48s %-18s %-11s %3s %10s %10s %9s\n", "ph", "layer", "op", "class",
-		"k", "GFLOP", "MB", "gpu_us");
+	fprintf(out, "\n%-3s %-48s %-18s %-11s %3s %5s %10s %10s %9s %9s\n", "ph", "layer", "op",
+		"class", "k", "calls", "GFLOP", "MB", "gpu_us", "host_us");
 	for (int bwd = 0; bwd < 2; bwd++) {
 		for (uint32_t n = 0; n < tl->nlayers; n++) {
 			const struct layer *l = &tl->layers[bwd ? tl->nlayers - 1 - n : n];
@@ -310,10 +311,11 @@ static void print_ops(FILE *out, const struct tensor_list *tl, const struct cost
 
 				if (o->bwd != bwd)
 					continue;
-				fprintf(out, "%-3s %-48s %-18s %-11s %3u %10.4f %10.3f %9.2f\n",
+				fprintf(out, "%-3s %-48s %-18s %-11s %3u %5u %10.4f %10.3f %9.2f %9.2f\n",
 					bwd ? "bwd" : "fwd", l->name, o->what,
-					op_class_name(o->cls), o->kernels, o->flops / 1e9,
-					o->bytes / 1e6, cost_op_gpu_s(cp, o) * 1e6);
+					op_class_name(o->cls), o->kernels, o->calls, o->flops / 1e9,
+					o->bytes / 1e6, cost_op_gpu_s(cp, o) * 1e6,
+					cost_op_host_s(cp, o) * 1e6);
 			}
 		}
 	}

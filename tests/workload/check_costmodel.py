@@ -78,6 +78,7 @@ def main():
     ref = json.load(open(o.ref))
     fits = fit_set()
     rows = {"fit": [], "held-out": []}
+    by_prec = {}
     order_bad = []
     print("%-12s %5s %5s %-9s %-8s %9s %9s %7s %7s %7s %7s" % (
         "model", "batch", "seq", "precision", "set", "real_ms", "model_ms", "err",
@@ -109,6 +110,7 @@ def main():
         smax = max(rshare) if rshare else 0
         s = "fit" if case_key(c) in fits else "held-out"
         rows[s].append((abs(err), abs(ferr), rmax, smax))
+        by_prec.setdefault((c["precision"], s), []).append((abs(err), abs(ferr), smax))
         print("%-12s %5d %5d %-9s %-8s %9.2f %9.2f %+6.1f%% %+6.1f%% %7s %6.1f%%" % (
             c["model"], c["batch"], c["seq"], c["precision"], s, c["step_ms"], step,
             100 * err, 100 * ferr, "-" if rmax is None else "%.1f%%" % (100 * rmax),
@@ -138,6 +140,14 @@ def main():
             print("FAIL: held-out median %.1f%% / worst %.1f%% past the guard %s / %s" % (
                 100 * med, 100 * worst, o.guard_median, o.guard_worst))
             order_bad.append("guard")
+    print("| precision | set | cases | within %.0f%% | median | worst | forward median / worst "
+          "| ready share median / worst |" % (100 * o.max_err))
+    for (prec, s), r in sorted(by_prec.items()):
+        print("| %s | %s | %d | %d | %.1f%% | %.1f%% | %.1f%% / %.1f%% | %.1f%% / %.1f%% |" % (
+            prec, s, len(r), sum(1 for x in r if x[0] <= o.max_err),
+            100 * statistics.median(x[0] for x in r), 100 * max(x[0] for x in r),
+            100 * statistics.median(x[1] for x in r), 100 * max(x[1] for x in r),
+            100 * statistics.median(x[2] for x in r), 100 * max(x[2] for x in r)))
     print("issue thresholds %s" % ("met" if ok else "missed"))
     if order_bad:
         print("FAIL: ready order differs from PyTorch's (or guard): %s" % order_bad)
