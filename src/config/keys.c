@@ -160,7 +160,7 @@ static const struct cfg_key keys[] = {
 	  .help = "training precision the compute model prices (matrix rates, activation bytes, casts, ready order)" },
 	{ "workload", "launch_gap", CFG_DURATION, "auto", "ns", 0, 1e9, .size_auto = true,
 	  .sweepable = true, FIELD(workload, launch_gap_ns),
-	  .help = "host time per eager kernel; auto = the GPU profile's (PyTorch eager), 0 = CUDA graphs" },
+	  .help = "host time per eager call (autograd node: the profile's share of it); auto = the GPU profile's (PyTorch eager), 0 = CUDA graphs: no host time" },
 	{ "workload", "gpu_tflops", CFG_FLOAT, "0", "TFLOP/s", 0, 100000, .sweepable = true,
 	  FIELD(workload, gpu_tflops),
 	  .help = "> 0: GEMM TFLOP/s of the precision, replacing the GPU profile's (other units keep their ratio); 0 = the profile's" },

@@ -14,7 +14,7 @@
  * h200: fitted to PyTorch 2.11 eager on one H200 (tests/workload/ref/h200_torch_*.json:
  * library kernels by shape, and the fit cases named in tests/workload/fit_cases.txt).
  * Matrix rates are what cuBLAS reached (8k x 1-4k x 1-4k products), HBM what a copy
- * streams; launch_gap is that node's host time per eager kernel.
+ * streams; the host figures are that node's eager host per call, node and launch.
  * h100 (SXM), a100 (SXM 80GB), b200: the h200's achieved share of its datasheet peak
  * applied to their datasheet peaks (dense matrix rates, HBM bandwidth); class shares and
  * the host gap are the h200's. Not measured: calibrate on the node for real numbers.
