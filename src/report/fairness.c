@@ -102,7 +102,7 @@ static const struct {
 	{ "CPUs", "fingerprint.cpus" },
 	{ "NUMA nodes", "fingerprint.numa_nodes" },
 	{ "memory bytes", "fingerprint.memory_bytes" },
-	{ "CUDA driver", "fingerprint.cuda_driver" },
+	{ "GPU driver", "fingerprint.gpu_driver" },
 	{ "gradsync version", "gradsync.version" },
 	{ "gradsync commit", "gradsync.commit" },
 	{ "gradsync CUDA build", "gradsync.cuda" },
@@ -117,7 +117,7 @@ static const struct {
 	const char *field;
 } run_array_fields[] = {
 	{ "GPUs", "fingerprint.gpus", NULL, "name" },
-	{ "GPU PCIe link", "fingerprint.gpus", "pci", "pcie" },
+	{ "GPU PCIe link", "fingerprint.gpus", "bus_id", "pcie" },
 	{ "NIC firmware", "fingerprint.nics", "device", "fw_ver" },
 	{ "NIC link rate", "fingerprint.nics", "device", "rate" },
 	{ "NIC MTU", "fingerprint.nics", "device", "mtu" },

@@ -53,20 +53,22 @@ static json_t *fx_doc(const struct fx_run *r)
 	};
 	json_t *doc = rj_doc_new(&m);
 	struct rj_host hosts[64];
+	struct rj_nic_port nic;
+	struct rj_fingerprint fp;
 	int i;
 
 	for (i = 0; i < r->nranks && i < (int)ARRAY_SIZE(hosts); i++)
 		hosts[i] = (struct rj_host){ .rank = i, .hostname = r->hostname, .host_index = 0,
 					     .pid = 4000 + i };
 	rj_doc_set(doc, "hosts", rj_hosts_json(hosts, i));
-	rj_doc_set(doc, "fingerprint",
-		   json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:I,s:s,s:s,s:[],s:[{s:s,s:s,s:s,s:i,s:s}]}",
-			     "hostname", r->hostname, "kernel", r->kernel, "os", "Debian 12",
-			     "cpu_model", "AMD EPYC 9654 96-Core Processor", "cpus", 192,
-			     "numa_nodes", 2, "memory_bytes", (json_int_t)1622761472000LL,
-			     "glibc", "2.36", "cuda_driver", "none", "gpus", "nics",
-			     "device", "mlx5_0", "fw_ver", r->nic_fw, "rate", "400 Gb/s (4X NDR)",
-			     "mtu", r->nic_mtu, "link_layer", "InfiniBand"));
+	nic = (struct rj_nic_port){ .device = "mlx5_0", .port = 1, .fw_ver = r->nic_fw,
+				    .rate = "400 Gb/s (4X NDR)", .link_layer = "InfiniBand",
+				    .state = "4: ACTIVE", .numa = 0, .mtu = r->nic_mtu };
+	fp = (struct rj_fingerprint){ .hostname = r->hostname, .kernel = r->kernel,
+				      .os = "Debian 12", .cpu_model = "AMD EPYC 9654 96-Core Processor",
+				      .glibc = "2.36", .gpu_driver = "", .cpus = 192, .numa_nodes = 2,
+				      .memory_bytes = 1622761472000LL, .nics = &nic, .nnics = 1 };
+	rj_doc_set(doc, "fingerprint", rj_fingerprint_json(&fp));
 	rj_doc_set(doc, "env", json_pack("{s:s}", "NCCL_IB_HCA", "mlx5_0"));
 	return doc;
 }

@@ -194,6 +194,115 @@ json_t *rj_hosts_json(const struct rj_host *h, int n)
 	return arr;
 }
 
+json_t *rj_fingerprint_json(const struct rj_fingerprint *f)
+{
+	json_t *j = json_object(), *gpus = json_array(), *nics = json_array();
+	int i, err = 0;
+
+	if (!j || !gpus || !nics)
+		goto out_err;
+	for (i = 0; i < f->ngpus; i++) {
+		const struct rj_gpu_dev *g = &f->gpus[i];
+		json_t *o = json_object();
+		char pcie[32];
+
+		if (!o)
+			goto out_err;
+		err |= set(o, "bus_id", jstr(g->bus_id));
+		err |= set(o, "name", jstr(g->name));
+		err |= set(o, "driver", jstr(f->gpu_driver));
+		err |= set(o, "numa", json_integer(g->numa));
+		err |= set(o, "pcie_gen", json_integer(g->pcie_gen));
+		err |= set(o, "pcie_width", json_integer(g->pcie_width));
+		snprintf(pcie, sizeof(pcie), "Gen%d x%d", g->pcie_gen, g->pcie_width);
+		err |= set(o, "pcie", json_string(pcie)); /* one field for the fairness check */
+		err |= json_array_append_new(gpus, o);
+	}
+	for (i = 0; i < f->nnics; i++) {
+		const struct rj_nic_port *n = &f->nics[i];
+		json_t *o = json_object();
+
+		if (!o)
+			goto out_err;
+		err |= set(o, "device", jstr(n->device));
+		err |= set(o, "port", json_integer(n->port));
+		err |= set(o, "fw_ver", jstr(n->fw_ver));
+		err |= set(o, "rate", jstr(n->rate));
+		err |= set(o, "link_layer", jstr(n->link_layer));
+		err |= set(o, "state", jstr(n->state));
+		err |= set(o, "numa", json_integer(n->numa));
+		if (n->mtu > 0)
+			err |= set(o, "mtu", json_integer(n->mtu));
+		err |= json_array_append_new(nics, o);
+	}
+	err |= set(j, "hostname", jstr(f->hostname));
+	err |= set(j, "kernel", jstr(f->kernel));
+	err |= set(j, "os", jstr(f->os));
+	err |= set(j, "cpu_model", jstr(f->cpu_model));
+	err |= set(j, "cpus", json_integer(f->cpus));
+	err |= set(j, "numa_nodes", json_integer(f->numa_nodes));
+	err |= set(j, "memory_bytes", json_integer(f->memory_bytes));
+	err |= set(j, "glibc", jstr(f->glibc));
+	err |= set(j, "gpus", gpus);
+	err |= set(j, "gpu_driver", jstr(f->gpu_driver));
+	err |= set(j, "nics", nics);
+	if (err) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+out_err:
+	json_decref(nics);
+	json_decref(gpus);
+	json_decref(j);
+	return NULL;
+}
+
+/* Same configuration except the rank count? */
+static bool same_but_ranks(json_t *a, json_t *b)
+{
+	json_t *ca = json_object_get(a, "config"), *cb = json_object_get(b, "config"), *v;
+	const char *k;
+
+	if (!ca || !cb || json_object_size(ca) != json_object_size(cb))
+		return false;
+	json_object_foreach(ca, k, v) {
+		if (!strcmp(k, "launch.local_ranks"))
+			continue;
+		if (!json_equal(v, json_object_get(cb, k)))
+			return false;
+	}
+	return true;
+}
+
+void rj_cases_fill_scaling(json_t *cases)
+{
+	json_t *c, *one;
+	size_t i, j;
+
+	json_array_foreach(cases, i, c) {
+		json_t *w = json_object_get(c, "workload");
+
+		if (!json_is_object(w))
+			continue;
+		json_array_foreach(cases, j, one) {
+			json_t *w1 = json_object_get(one, "workload");
+			double base;
+
+			if (j == i || !json_is_object(w1) ||
+			    json_integer_value(json_object_get(one, "nranks")) != 1 ||
+			    !same_but_ranks(c, one))
+				continue;
+			base = json_number_value(json_object_get(w1, "samples_per_s"));
+			if (base > 0)
+				json_object_set_new(w, "scaling_efficiency",
+						    json_real(json_number_value(json_object_get(
+								      w, "samples_per_s_rank")) / base));
+			break;
+		}
+	}
+}
+
 json_t *rj_case_new(const char *name, json_t *swept, json_t *config)
 {
 	json_t *c = json_object();

@@ -58,6 +58,33 @@ struct rj_host {
 };
 json_t *rj_hosts_json(const struct rj_host *h, int n);
 
+/* The node's fingerprint: what makes two runs comparable (report.json "fingerprint"). */
+struct rj_gpu_dev {
+	const char *bus_id, *name;
+	int numa, pcie_gen, pcie_width;
+};
+struct rj_nic_port {
+	const char *device, *fw_ver, *rate, *link_layer, *state;
+	int port, numa;
+	int mtu; /* the port's netdev MTU (RoCE); 0 = not known (IB: verbs only), not written */
+};
+struct rj_fingerprint {
+	const char *hostname, *kernel, *os, *cpu_model, *glibc;
+	const char *gpu_driver; /* the NVIDIA kernel module's version, "" without one */
+	long cpus, numa_nodes;
+	long long memory_bytes;
+	const struct rj_gpu_dev *gpus;
+	int ngpus;
+	const struct rj_nic_port *nics; /* one entry per port */
+	int nnics;
+};
+json_t *rj_fingerprint_json(const struct rj_fingerprint *f);
+/*
+ * Each workload case's "scaling_efficiency" against the 1-rank case of the same
+ * configuration where the matrix has one: per-rank throughput over the single rank's.
+ */
+void rj_cases_fill_scaling(json_t *cases);
+
 struct rj_path {
 	const char *transport, *device, *link_layer, *rate;
 	int port;

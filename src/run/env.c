@@ -11,9 +11,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "report/rjson.h"
 #include "run/run.h"
 #include "topo/topo.h"
 #include "util/common.h"
+#include "util/sysread.h"
 
 extern char **environ;
 
@@ -67,67 +69,71 @@ static int count_numa_nodes(void)
  * ranks (gpu/gpu.h). Each case adds the CUDA view of its rank 0's GPU ("gpu") and the
  * path it used ("path": active MTU, GID, QPs).
  */
-static void devices_json(json_t *fp)
+/* A RoCE port's MTU is its netdev's (the NIC's first); IB's is known to verbs only. */
+static int netdev_mtu(const struct topo *t, const struct topo_nic *n)
 {
-	struct topo *t = calloc(1, sizeof(*t));
-	json_t *gpus = json_array(), *nics = json_array();
-	char driver[64] = "";
-	FILE *f = fopen("/sys/module/nvidia/version", "r");
-
-	if (f) {
-		if (!fgets(driver, (int)sizeof(driver), f))
-			driver[0] = '\0';
-		driver[strcspn(driver, "\n")] = '\0';
-		fclose(f);
-	}
-	if (t && topo_discover("/sys", t) == 0) {
-		for (int i = 0; i < t->n_gpus; i++) {
-			const struct topo_gpu *g = &t->gpus[i];
-
-			json_array_append_new(gpus, json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "bus_id",
-							      g->pci, "name", g->model, "driver", driver,
-							      "numa", g->numa, "pcie_gen",
-							      topo_pcie_gen(g->link.cur_gts), "pcie_width",
-							      g->link.cur_width));
-		}
-		/* one entry per port: firmware, rate and link layer make comparisons (un)fair */
-		for (int i = 0; i < t->n_nics; i++) {
-			const struct topo_nic *n = &t->nics[i];
-
-			for (int p = 0; p < n->n_ports; p++)
-				json_array_append_new(nics, json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i}",
-					"device", n->name, "port", n->ports[p].num, "fw_ver", n->fw_ver,
-					"rate", n->ports[p].rate, "link_layer", n->ports[p].link_layer,
-					"state", n->ports[p].state, "numa", n->numa));
-		}
-	}
-	free(t);
-	json_object_set_new(fp, "gpus", gpus);
-	json_object_set_new(fp, "gpu_driver", json_string(driver));
-	json_object_set_new(fp, "nics", nics);
+	for (int i = 0; n->n_netdevs > 0 && i < t->n_netdevs; i++)
+		if (!strcmp(t->netdevs[i].name, n->netdevs[0]))
+			return t->netdevs[i].mtu;
+	return 0;
 }
 
 json_t *run_env_fingerprint(void)
 {
+	struct topo *t = calloc(1, sizeof(*t));
+	struct rj_gpu_dev *gpus = NULL;
+	struct rj_nic_port *nics = NULL;
 	struct utsname u;
-	char host[256] = "", os[256], cpu[256], kernel[512] = "";
-	json_t *j = json_object();
+	char host[256] = "", os[256], cpu[256], kernel[512] = "", driver[64] = "";
+	struct rj_fingerprint fp = {.hostname = host, .kernel = kernel, .os = os, .cpu_model = cpu,
+				    .glibc = gnu_get_libc_version(), .gpu_driver = driver,
+				    .cpus = sysconf(_SC_NPROCESSORS_ONLN),
+				    .numa_nodes = count_numa_nodes(),
+				    .memory_bytes = (long long)sysconf(_SC_PHYS_PAGES) *
+						    sysconf(_SC_PAGESIZE)};
+	json_t *j;
 
 	gethostname(host, sizeof(host) - 1);
 	if (uname(&u) == 0)
 		snprintf(kernel, sizeof(kernel), "%s %s", u.release, u.machine);
 	read_field("/etc/os-release", "PRETTY_NAME", '=', os, sizeof(os));
 	read_field("/proc/cpuinfo", "model name", ':', cpu, sizeof(cpu));
-	json_object_set_new(j, "hostname", json_string(host));
-	json_object_set_new(j, "kernel", json_string(kernel));
-	json_object_set_new(j, "os", json_string(os));
-	json_object_set_new(j, "cpu_model", json_string(cpu));
-	json_object_set_new(j, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_set_new(j, "numa_nodes", json_integer(count_numa_nodes()));
-	json_object_set_new(j, "memory_bytes",
-			    json_integer((json_int_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE)));
-	json_object_set_new(j, "glibc", json_string(gnu_get_libc_version()));
-	devices_json(j);
+	if (sys_read_str("/sys", driver, sizeof(driver), "module/nvidia/version"))
+		driver[0] = '\0';
+	if (t && topo_discover("/sys", t) == 0) {
+		int nports = 0;
+
+		for (int i = 0; i < t->n_nics; i++)
+			nports += t->nics[i].n_ports;
+		gpus = calloc((size_t)t->n_gpus + 1, sizeof(*gpus));
+		nics = calloc((size_t)nports + 1, sizeof(*nics));
+		for (int i = 0; gpus && i < t->n_gpus; i++) {
+			const struct topo_gpu *g = &t->gpus[i];
+
+			gpus[fp.ngpus++] = (struct rj_gpu_dev){
+				.bus_id = g->pci, .name = g->model, .numa = g->numa,
+				.pcie_gen = topo_pcie_gen(g->link.cur_gts),
+				.pcie_width = g->link.cur_width};
+		}
+		/* one entry per port: firmware, rate and link layer make comparisons (un)fair */
+		for (int i = 0; nics && i < t->n_nics; i++) {
+			const struct topo_nic *n = &t->nics[i];
+
+			for (int p = 0; p < n->n_ports; p++)
+				nics[fp.nnics++] = (struct rj_nic_port){
+					.device = n->name, .port = n->ports[p].num, .fw_ver = n->fw_ver,
+					.rate = n->ports[p].rate, .link_layer = n->ports[p].link_layer,
+					.state = n->ports[p].state, .numa = n->numa,
+					.mtu = strcmp(n->ports[p].link_layer, "Ethernet") ? 0 :
+					       netdev_mtu(t, n)};
+		}
+	}
+	fp.gpus = gpus;
+	fp.nics = nics;
+	j = rj_fingerprint_json(&fp);
+	free(nics);
+	free(gpus);
+	free(t);
 	return j;
 }
 

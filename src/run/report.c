@@ -105,55 +105,6 @@ static bool case_ok(json_t *c)
 	return true;
 }
 
-/* Same configuration except the rank count? */
-static bool same_but_ranks(json_t *a, json_t *b)
-{
-	json_t *ca = json_object_get(a, "config"), *cb = json_object_get(b, "config"), *v;
-	const char *k;
-
-	if (!ca || !cb || json_object_size(ca) != json_object_size(cb))
-		return false;
-	json_object_foreach(ca, k, v) {
-		if (!strcmp(k, "launch.local_ranks"))
-			continue;
-		if (!json_equal(v, json_object_get(cb, k)))
-			return false;
-	}
-	return true;
-}
-
-/*
- * Scaling efficiency of each workload case against the 1-rank case of the same
- * configuration when the matrix has one: per-rank throughput over the single rank's.
- */
-static void fill_scaling(json_t *cases)
-{
-	json_t *c, *one;
-	size_t i, j;
-
-	json_array_foreach(cases, i, c) {
-		json_t *w = json_object_get(c, "workload");
-
-		if (!json_is_object(w))
-			continue;
-		json_array_foreach(cases, j, one) {
-			json_t *w1 = json_object_get(one, "workload");
-			double base;
-
-			if (j == i || !json_is_object(w1) ||
-			    json_integer_value(json_object_get(one, "nranks")) != 1 ||
-			    !same_but_ranks(c, one))
-				continue;
-			base = json_number_value(json_object_get(w1, "samples_per_s"));
-			if (base > 0)
-				json_object_set_new(w, "scaling_efficiency",
-						    json_real(json_number_value(json_object_get(
-								      w, "samples_per_s_rank")) / base));
-			break;
-		}
-	}
-}
-
 /* The hosts of the widest case stand for the run's per-rank hostnames. */
 static json_t *run_hosts(json_t *cases)
 {
@@ -247,7 +198,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		nranks = GS_MAX(nranks, (int)json_integer_value(json_object_get(cj, "nranks")));
 		rj_doc_add_case(root, cj);
 	}
-	fill_scaling(cases);
+	rj_cases_fill_scaling(cases);
 	rj_doc_set(root, "hosts", run_hosts(cases));
 	rj_doc_set(root, "nranks", json_integer(nranks));
 	if (oc->signo)
