@@ -371,6 +371,43 @@ static void test_matrix_names_and_override(void **state)
 	free(exp);
 }
 
+/* repeat = 3: the case list three times in rounds, each repetition named; baseline in round 1 */
+static void test_matrix_repeat(void **state)
+{
+	struct experiment *exp = calloc(1, sizeof(*exp));
+	char err[EXP_ERR_MAX];
+
+	write_base();
+	assert_int_equal(load_text("include = base.ini\n[experiment]\nrepeat = 3\n"
+				   "[matrix]\nbaseline = transport=shm\n", exp, err, sizeof(err)),
+			 0);
+	assert_int_equal(exp->ncases, 6);
+	assert_string_equal(exp->cases[0].name, "transport=tcp,repeat=1");
+	assert_string_equal(exp->cases[1].name, "transport=shm,repeat=1");
+	assert_string_equal(exp->cases[2].name, "transport=tcp,repeat=2");
+	assert_string_equal(exp->cases[5].name, "transport=shm,repeat=3");
+	assert_int_equal(exp->cases[4].cfg.transport.kind, TP_TCP);
+	assert_int_equal(exp->cases[5].cfg.transport.kind, TP_SHM);
+	assert_int_equal(exp->baseline_case, 1);
+	experiment_free(exp);
+
+	/* no matrix: the one case per round */
+	assert_int_equal(load_text("[experiment]\nrepeat = 2\n", exp, err, sizeof(err)), 0);
+	assert_int_equal(exp->ncases, 2);
+	assert_string_equal(exp->cases[1].name, "repeat=2");
+	experiment_free(exp);
+
+	/* past the case limit: refused with the key, not cut */
+	static const char big[] = "[experiment]\nrepeat = 1000\n[matrix]\n"
+				  "collective.algorithm = ring, tree, rhd, rd, hierarchical\n";
+
+	write_file("big.ini", big, strlen(big));
+	assert_int_not_equal(load_text("include = big.ini\n", exp, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "experiment.repeat:"));
+	experiment_free(exp);
+	free(exp);
+}
+
 static void test_bad_bytes(void **state)
 {
 	struct experiment *exp = calloc(1, sizeof(*exp));
@@ -428,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_matrix_names_and_override),
+		cmocka_unit_test(test_matrix_repeat),
 		cmocka_unit_test(test_sibling_includes),
 		cmocka_unit_test(test_long_list),
 		cmocka_unit_test(test_bad_bytes),

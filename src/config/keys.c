@@ -130,7 +130,8 @@ static const struct cfg_key keys[] = {
 	{ "experiment", "seed", CFG_INT, "1", "", 0, 2147483647, FIELD(experiment, seed),
 	  .help = "seed of the verification patterns" },
 	{ "experiment", "repeat", CFG_INT, "1", "", 1, 1000, FIELD(experiment, repeat),
-	  .help = "run every case this many times (results of each repetition are kept)" },
+	  .help = "run the whole case list this many times, in rounds; each repetition is a case "
+		  "of its own (\"...,repeat=k\") whose results are kept" },
 	{ "experiment", "description", CFG_STRING, "", "", UNBOUNDED, FIELD(experiment, description),
 	  .help = "free text copied into the report" },
 

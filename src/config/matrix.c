@@ -255,6 +255,53 @@ static int case_check_workload(const struct experiment *exp, const struct exp_ca
 	return ret;
 }
 
+/*
+ * [experiment] repeat = R runs the whole list R times in rounds (every case once, then
+ * every case again), so a drift of the machine spreads over all cases instead of
+ * favouring the ones that ran first; each repetition is a case of its own, named
+ * "...,repeat=k", whose results are kept. The baseline is the first round's.
+ */
+static int matrix_repeat(struct experiment *exp, char *err, size_t errlen)
+{
+	int reps = exp->base.experiment.repeat;
+	size_t n = exp->ncases, r, i;
+	struct exp_case *all;
+
+	if (reps <= 1)
+		return 0;
+	if (n * (size_t)reps > EXP_MAX_CASES) {
+		snprintf(err, errlen, "%s: experiment.repeat: %zu cases x %d repetitions is more "
+			 "than %d cases (reduce the axes or repeat)", exp->path, n, reps,
+			 EXP_MAX_CASES);
+		return -E2BIG;
+	}
+	all = calloc(n * (size_t)reps, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (r = 0; r < (size_t)reps; r++) {
+		for (i = 0; i < n; i++) {
+			struct exp_case *c = &all[r * n + i];
+			size_t len;
+
+			*c = exp->cases[i];
+			if (!exp->naxes)
+				c->name[0] = '\0';
+			len = strlen(c->name);
+			if (str_appendf(c->name, sizeof(c->name), &len, "%srepeat=%zu",
+					len ? "," : "", r + 1)) {
+				snprintf(err, errlen, "%s: experiment.repeat: case name too long: %s",
+					 exp->path, exp->cases[i].name);
+				free(all);
+				return -ENAMETOOLONG;
+			}
+		}
+	}
+	free(exp->cases);
+	exp->cases = all;
+	exp->ncases = n * (size_t)reps;
+	return 0;
+}
+
 int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 {
 	int idx[EXP_MAX_AXES] = { 0 };
@@ -317,7 +364,7 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: matrix.baseline: no case matches the baseline", exp->path);
 		return -EINVAL;
 	}
-	return 0;
+	return matrix_repeat(exp, err, errlen);
 }
 
 void experiment_write_case_ini(FILE *out, const struct experiment *exp, const struct exp_case *c)
