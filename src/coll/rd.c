@@ -12,16 +12,12 @@
 
 int sched_build_rd(struct sched *s)
 {
-	int n = s->nranks, p = 1, lg = 0, rem, v, ret;
+	int n = s->nranks, p, lg, rem, v, ret;
 	uint64_t count = s->count;
 	uint32_t first, nsteps;
 	bool away;
 
-	while (2 * p <= n) {
-		p *= 2;
-		lg++;
-	}
-	rem = n - p;
+	rem = sched_fold_split(n, &p, &lg);
 	first = rem ? 1 : 0;
 	nsteps = (uint32_t)lg + 2 * first;
 	ret = sched_alloc(s, nsteps);

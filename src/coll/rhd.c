@@ -13,17 +13,13 @@
 
 int sched_build_rhd(struct sched *s)
 {
-	int n = s->nranks, p = 1, lg = 0, rem, v;
+	int n = s->nranks, p, lg, rem, v;
 	uint32_t first, nsteps;
 	uint64_t count = s->count;
 	int lo, hi, ret;
 	bool away;
 
-	while (2 * p <= n) {
-		p *= 2;
-		lg++;
-	}
-	rem = n - p;
+	rem = sched_fold_split(n, &p, &lg);
 	first = rem ? 1 : 0;
 	nsteps = 2 * (uint32_t)lg + 2 * first;
 	ret = sched_alloc(s, nsteps);

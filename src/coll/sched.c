@@ -222,6 +222,17 @@ int sched_build_on(int algo, int rank, int nranks, int local_size, uint64_t coun
 	return 0;
 }
 
+int sched_fold_split(int n, int *p, int *lg)
+{
+	*p = 1;
+	*lg = 0;
+	while (2 * *p <= n) {
+		*p *= 2;
+		(*lg)++;
+	}
+	return n - *p;
+}
+
 int sched_add_fold(struct sched *s, int rem, uint32_t last, bool *away)
 {
 	int r = s->rank, ret = 0;

@@ -205,6 +205,9 @@ void sched_set_scale(struct sched *s, uint32_t step, uint64_t off, uint64_t coun
  * Participant v of the p runs on rank sched_fold_rank(v, rem). 0 or -EOVERFLOW.
  */
 int sched_add_fold(struct sched *s, int rem, uint32_t last, bool *away);
+/* The largest power of two p <= n (its log2 in *lg) and the ranks past it, n - p, that
+ * rd and rhd fold onto the first ones. */
+int sched_fold_split(int n, int *p, int *lg);
 static inline int sched_fold_rank(int v, int rem)
 {
 	return v < rem ? 2 * v + 1 : v + rem;
