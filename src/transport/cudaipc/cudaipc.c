@@ -96,7 +96,7 @@ static void cipc_close(struct transport *t)
 		struct cipc_peer *pe = &s->peers[p];
 
 		/* copies still queued write into the peer's memory: let them land first */
-		for (struct shm_pair_req *r = pe->inflight.head; r; r = r->next)
+		for (struct shm_pair_req *r = pair_q_first(&pe->inflight); r; r = pair_q_next(r))
 			while (s->dev->event_query(s->copy[pair_req_index(&s->c, r)].ev) ==
 				   -EBUSY &&
 			       time_now_ns() < deadline)

@@ -64,7 +64,7 @@ static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 	struct shm_pair_req *r;
 	int err;
 
-	while ((r = l->ready.head)) {
+	while ((r = pair_q_first(&l->ready))) {
 		if (r->len != r->cts_len) {
 			pair_q_pop(&l->ready);
 			fin_push(l, r->seq, -EMSGSIZE);
@@ -103,7 +103,7 @@ static int progress_tx(struct cipc_priv *s, int p, bool *moved)
 	}
 
 	/* one stream per peer: copies finish in issue order */
-	while ((r = pe->inflight.head)) {
+	while ((r = pair_q_first(&pe->inflight))) {
 		cp = &s->copy[pair_req_index(&s->c, r)];
 		err = s->dev->event_query(cp->ev);
 		if (err == -EBUSY)
@@ -171,7 +171,7 @@ int cipc_progress(struct shm_pair_core *c)
 		}
 		if (err)
 			return err;
-		if (l->cts_wait.head)
+		if (pair_q_first(&l->cts_wait))
 			shm_pair_flush_cts(c, l);
 		err = shm_pair_watch(c, l, p, moved, &now);
 		if (err)

@@ -11,22 +11,24 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
+struct pair_key {
+	uint64_t key;
+	bool by_seq;
+};
+
+static bool pair_req_has_key(const struct fifo_link *l, const void *arg)
+{
+	const struct shm_pair_req *r = fifo_entry(l, const struct shm_pair_req, link);
+	const struct pair_key *k = arg;
+
+	return (k->by_seq ? r->seq : r->tag) == k->key;
+}
+
 struct shm_pair_req *pair_q_take(struct shm_pair_q *q, uint64_t key, bool by_seq)
 {
-	struct shm_pair_req *prev = NULL, *r;
+	struct pair_key k = {.key = key, .by_seq = by_seq};
 
-	for (r = q->head; r; prev = r, r = r->next) {
-		if ((by_seq ? r->seq : r->tag) != key)
-			continue;
-		if (prev)
-			prev->next = r->next;
-		else
-			q->head = r->next;
-		if (q->tail == r)
-			q->tail = prev;
-		return r;
-	}
-	return NULL;
+	return pair_q_req(fifo_take(&q->q, pair_req_has_key, &k));
 }
 
 static inline struct shm_pair_req *post_req(struct shm_pair_core *c, int peer, char *addr,
@@ -125,7 +127,7 @@ void shm_pair_flush_cts(struct shm_pair_core *c, struct shm_pair_link *l)
 	uint64_t floor = atomic_load_explicit(l->cts_floor, memory_order_acquire);
 	struct shm_pair_req *r;
 
-	while (l->cts_wait.head && head - floor < SHM_PAIR_CTS_CAP) {
+	while (pair_q_first(&l->cts_wait) && head - floor < SHM_PAIR_CTS_CAP) {
 		r = pair_q_pop(&l->cts_wait);
 		r->seq = head;
 		h->cts[head % SHM_PAIR_CTS_CAP] = (struct shm_pair_cts){r->tag, r->len};

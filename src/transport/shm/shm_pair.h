@@ -31,6 +31,7 @@
 
 #include "gpu/gpu.h"
 #include "transport/transport.h"
+#include "util/fifo.h"
 
 #define SHM_PAIR_CTS_CAP       1024 /* CTS entries per directed pair */
 #define SHM_PAIR_NREQS	       8192
@@ -73,7 +74,7 @@ enum shm_pair_req_kind { SHM_PAIR_SEND, SHM_PAIR_RECV, SHM_PAIR_CTS };
 /* 80 bytes: what a transport keeps per request beyond this lives in its own arrays,
  * indexed by pair_req_index() (cudaipc: destination, event, mapping). */
 struct shm_pair_req {
-	struct shm_pair_req *next;
+	struct fifo_link link; /* on one queue of its link's, on done, or on the free stack */
 	enum shm_pair_req_kind kind;
 	int peer;
 	int status;
@@ -88,8 +89,9 @@ struct shm_pair_req {
 	enum dtype dt;
 };
 
+/* A queue of requests: util/fifo.h's list, typed. */
 struct shm_pair_q {
-	struct shm_pair_req *head, *tail;
+	struct fifo q;
 };
 
 /* One peer: both directed segments and the requests queued for it. */
@@ -147,26 +149,31 @@ struct shm_pair_core {
 	uint64_t bytes_sent, bytes_recv, cpu_ns;
 };
 
+static inline struct shm_pair_req *pair_q_req(struct fifo_link *l)
+{
+	return l ? fifo_entry(l, struct shm_pair_req, link) : NULL;
+}
+
 static inline void pair_q_push(struct shm_pair_q *q, struct shm_pair_req *r)
 {
-	r->next = NULL;
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	fifo_push(&q->q, &r->link);
 }
 
 static inline struct shm_pair_req *pair_q_pop(struct shm_pair_q *q)
 {
-	struct shm_pair_req *r = q->head;
+	return pair_q_req(fifo_pop(&q->q));
+}
 
-	if (r) {
-		q->head = r->next;
-		if (!q->head)
-			q->tail = NULL;
-	}
-	return r;
+/* The oldest request, left on q; NULL when q is empty. */
+static inline struct shm_pair_req *pair_q_first(const struct shm_pair_q *q)
+{
+	return pair_q_req(q->q.head);
+}
+
+/* The request queued after r, NULL at the tail. */
+static inline struct shm_pair_req *pair_q_next(const struct shm_pair_req *r)
+{
+	return pair_q_req(r->link.next);
 }
 
 /* Remove and return the first entry with tag (by_seq: with CTS seq); NULL if none. */
@@ -182,13 +189,13 @@ static inline struct shm_pair_req *pair_req_get(struct shm_pair_core *c)
 	struct shm_pair_req *r = c->free;
 
 	if (r)
-		c->free = r->next;
+		c->free = pair_q_next(r);
 	return r;
 }
 
 static inline void pair_req_put(struct shm_pair_core *c, struct shm_pair_req *r)
 {
-	r->next = c->free;
+	r->link.next = c->free ? &c->free->link : NULL;
 	c->free = r;
 }
 

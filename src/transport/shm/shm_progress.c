@@ -48,7 +48,7 @@ static bool tx_reap_direct(struct shm_priv *s, struct shm_pair_q *q, uint64_t ta
 	struct shm_pair_req *r;
 	bool moved = false;
 
-	while ((r = q->head) && tail > s->src[pair_req_index(&s->c, r)].slot) {
+	while ((r = pair_q_first(q)) && tail > s->src[pair_req_index(&s->c, r)].slot) {
 		pair_q_pop(q);
 		shm_pair_complete(&s->c, r, 0);
 		moved = true;
@@ -68,7 +68,7 @@ static bool progress_tx(struct shm_priv *s, struct shm_pair_link *l, int p)
 	bool moved = tx_reap_direct(s, &s->direct[p], tail);
 	struct shm_pair_req *r;
 
-	while ((r = l->ready.head) && head - tail < h->nslots) {
+	while ((r = pair_q_first(&l->ready)) && head - tail < h->nslots) {
 		struct shm_desc *d = &h->desc[head % h->nslots];
 		size_t n = GS_MIN(r->len - r->done, (size_t)h->slot_size);
 		struct shm_src *src = &s->src[pair_req_index(c, r)];
@@ -257,7 +257,7 @@ int shm_progress(struct shm_pair_core *c)
 
 		if (!l->active)
 			continue;
-		if (l->cts_wait.head) {
+		if (pair_q_first(&l->cts_wait)) {
 			shm_pair_flush_cts(c, l);
 			rx_moved = true;
 		}

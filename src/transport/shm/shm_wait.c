@@ -83,7 +83,7 @@ int shm_wait(struct transport *t, int timeout_ms)
 		c->fatal = err;
 		return err;
 	}
-	if (c->done.head || c->bytes_sent + c->bytes_recv != moved)
+	if (pair_q_first(&c->done) || c->bytes_sent + c->bytes_recv != moved)
 		return 0;
 	set_sleeps(c, 1);
 	clock_gettime(CLOCK_MONOTONIC, &until);
