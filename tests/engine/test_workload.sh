@@ -49,10 +49,17 @@ for name, c in cases.items():
     assert abs(w["samples_per_s"] - 16 * w["ranks"] * 1000 / it["mean"]) < 0.02 * w["samples_per_s"]
     for b in w["bucket_timeline"]:
         assert b["start_ms"] >= b["ready_ms"] - 0.5 and b["end_ms"] >= b["start_ms"], b
-    # DDP's own logging fields (rank 0, ns) agree with the report's forward time
+    # DDP's own logging fields are rank 0's (ns), as PyTorch reports them; fwd_ms is the
+    # critical rank's per iteration. With one rank they are the same spans, so they must
+    # agree exactly; with more, rank 0's own sleep jitter may put it past the critical
+    # rank's maximum, so only the order of magnitude is checked.
     lg = w["ddp_logging"]
-    assert 0.5 * w["fwd_ms"]["min"] <= lg["avg_forward_compute_time"] / 1e6 <= \
-        w["fwd_ms"]["max"] * 1.05, (lg, w["fwd_ms"])
+    f0 = lg["avg_forward_compute_time"] / 1e6
+    if w["ranks"] == 1:
+        assert w["fwd_ms"]["min"] * 0.999 <= f0 <= w["fwd_ms"]["max"] * 1.001, (lg, w["fwd_ms"])
+        assert abs(f0 - w["fwd_ms"]["mean"]) <= 0.001 * w["fwd_ms"]["mean"] + 1e-6, (lg, w["fwd_ms"])
+    else:
+        assert 0.5 * w["fwd_ms"]["min"] <= f0 <= 2 * w["fwd_ms"]["max"], (lg, w["fwd_ms"])
     assert lg["avg_backward_comm_time"] > 0, lg
     assert lg["avg_backward_compute_comm_overlap_time"] <= lg["avg_backward_compute_time"] + 1, lg
     assert w["precision"] == "fp32" and w["gpu_profile"] == "h200", (w["precision"], w["gpu_profile"])
