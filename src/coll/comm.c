@@ -72,8 +72,11 @@ struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
 	c->peer_ti = calloc((size_t)cfg->nranks, sizeof(*c->peer_ti));
 	c->slots = calloc((size_t)cfg->max_channels, sizeof(*c->slots));
 	c->wait = calloc((size_t)cfg->nranks, sizeof(*c->wait));
-	if (!c->peer_tp || !c->peer_ti || !c->slots || !c->wait)
+	c->xlog.x = malloc(COLL_XFER_LOG * sizeof(*c->xlog.x));
+	if (!c->peer_tp || !c->peer_ti || !c->slots || !c->wait || !c->xlog.x)
 		goto out_free;
+	/* touched now: a fresh page on the data path costs more than the transfer it logs */
+	memset(c->xlog.x, 0, COLL_XFER_LOG * sizeof(*c->xlog.x));
 	c->rank = cfg->rank;
 	c->nranks = cfg->nranks;
 	c->abort_flag = cfg->abort_flag;
@@ -115,6 +118,7 @@ out_free:
 	free(c->peer_ti);
 	free(c->slots);
 	free(c->wait);
+	free(c->xlog.x);
 	free(c);
 out_nomem:
 	log_err(LOG_COLL, "coll_comm_create rank=%d: out of memory", cfg->rank);
@@ -132,24 +136,49 @@ void coll_comm_destroy(struct coll_comm *c)
 	free(c->peer_ti);
 	free(c->slots);
 	free(c->wait);
+	free(c->xlog.x);
 	free(c);
 }
 
-void comm_wait_open(struct coll_comm *c, int peer, bool is_send, uint64_t bytes, uint64_t now)
+uint32_t comm_wait_open(struct coll_comm *c, int peer, bool is_send, uint64_t bytes, uint64_t tag,
+			uint64_t now)
 {
 	struct comm_peer_wait *w = &c->wait[peer];
+	struct comm_xfer_log *g = &c->xlog;
 
 	if (w->open[is_send]++ == 0)
 		w->since_ns[is_send] = now;
 	w->bytes[is_send] += bytes;
+	if (g->n == COLL_XFER_LOG || g->lost_ns) {
+		if (!g->lost_ns)
+			g->lost_ns = now;
+		return COMM_XLOG_NONE;
+	}
+	g->x[g->n] = (struct coll_xfer){ tag, now, 0, bytes, (uint32_t)peer, is_send };
+	return g->n++;
 }
 
-void comm_wait_close(struct coll_comm *c, int peer, bool is_send, uint64_t now)
+void comm_wait_close(struct coll_comm *c, int peer, bool is_send, uint32_t xlog, uint64_t now)
 {
 	struct comm_peer_wait *w = &c->wait[peer];
 
 	if (w->open[is_send] && --w->open[is_send] == 0)
 		w->busy_ns[is_send] += now - w->since_ns[is_send];
+	if (xlog < c->xlog.n)
+		c->xlog.x[xlog].done_ns = now;
+}
+
+int coll_xfers(const struct coll_comm *c, const struct coll_xfer **x, uint64_t *lost_ns)
+{
+	*x = c->xlog.x;
+	*lost_ns = c->xlog.lost_ns;
+	return (int)c->xlog.n;
+}
+
+void coll_xfers_reset(struct coll_comm *c)
+{
+	c->xlog.n = 0;
+	c->xlog.lost_ns = 0;
 }
 
 void coll_peer_busy(const struct coll_comm *c, struct coll_peer_busy *out)

@@ -53,6 +53,7 @@ struct comm_slot {
 	const struct sched *s;
 	uint64_t scratch_off;		   /* bytes: this slot's scratch region */
 	uint64_t rscratch[SCHED_MAX_XFER]; /* bytes: receive i's place in the slot's region */
+	uint32_t xlog[8]; /* posted bit -> the transfer's entry in coll_comm.xlog */
 };
 
 /* Per peer, the union of the intervals in which a send to it (a receive from it) was
@@ -62,6 +63,14 @@ struct comm_peer_wait {
 	uint64_t since_ns[2]; /* when the open count last left 0 */
 	uint64_t bytes[2];
 	uint32_t open[2];     /* transfers in flight */
+};
+
+/* Every transfer, posted and completed (coll_xfers); allocated and touched when the
+ * comm is made, so that logging one is two stores. */
+struct comm_xfer_log {
+	struct coll_xfer *x; /* COLL_XFER_LOG entries */
+	uint32_t n;
+	uint64_t lost_ns; /* post time of the first transfer that did not fit; 0: none */
 };
 
 struct coll_comm {
@@ -80,14 +89,18 @@ struct coll_comm {
 	uint64_t chunk_size; /* coll_comm_cfg: 0 = auto */
 	struct comm_slot *slots;
 	struct comm_peer_wait *wait; /* nranks entries */
+	struct comm_xfer_log xlog;
 	uint32_t seq; /* collective sequence number, same on every rank */
 	uint64_t stamp;
 	struct comm_cached cache[COMM_SCHED_CACHE];
 };
 
-/* A transfer with peer was posted (comm_wait_open) or completed (comm_wait_close) at now. */
-void comm_wait_open(struct coll_comm *c, int peer, bool is_send, uint64_t bytes, uint64_t now);
-void comm_wait_close(struct coll_comm *c, int peer, bool is_send, uint64_t now);
+/* A transfer with peer was posted (comm_wait_open: returns its entry in the transfer log,
+ * COMM_XLOG_NONE when the log is full) or completed (comm_wait_close, given that entry). */
+#define COMM_XLOG_NONE UINT32_MAX
+uint32_t comm_wait_open(struct coll_comm *c, int peer, bool is_send, uint64_t bytes, uint64_t tag,
+			uint64_t now);
+void comm_wait_close(struct coll_comm *c, int peer, bool is_send, uint32_t xlog, uint64_t now);
 
 /* The schedule for (algo, count), built on first use. NULL on error (logged). */
 const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, int *err);

@@ -164,7 +164,8 @@ static int post_one(struct run *r, struct comm_slot *sl, int chan, const struct 
 		return ret;
 	}
 	r->st->posts++;
-	comm_wait_open(c, x->peer, is_send, len, time_now_ns());
+	sl->xlog[is_send ? 4 + idx : idx] = comm_wait_open(c, x->peer, is_send, len, tag,
+							   time_now_ns());
 	if (is_send)
 		r->st->bytes_sent += len;
 	else
@@ -346,7 +347,7 @@ static int on_completion(struct run *r, const struct tp_completion *cp)
 		return -EPROTO;
 	}
 	x = is_send ? &sl->s->steps[sl->step].send[idx] : &sl->s->steps[sl->step].recv[idx];
-	comm_wait_close(r->c, x->peer, is_send, time_now_ns());
+	comm_wait_close(r->c, x->peer, is_send, sl->xlog[is_send ? 4 + idx : idx], time_now_ns());
 	if (cp->status) {
 		log_err(LOG_COLL, "allreduce seq=%u piece=%llu step=%u: %s peer %d failed: %s",
 			r->seq, (unsigned long long)piece, sl->step,

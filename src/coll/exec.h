@@ -106,6 +106,31 @@ struct coll_peer_busy {
 };
 void coll_peer_busy(const struct coll_comm *c, struct coll_peer_busy *out);
 
+/*
+ * Every transfer since coll_xfers_reset (or the comm's making), in the order posted:
+ * its transport tag (the same at both ends: a send to p and p's receive from this rank
+ * with one tag are one message), when it was posted and completed on this host's
+ * CLOCK_MONOTONIC (done_ns 0: not completed), its bytes. From the two ends' entries of
+ * one message, on one clock, report/links.h takes the time its data was in flight
+ * (from when both ends had posted until the receiver had it): the per-peer sums of
+ * coll_peer_busy count a sender held back by a full receiver, and a receiver starved
+ * by its sender's own upstream, at different times as if the link took both.
+ * The log holds COLL_XFER_LOG; *lost_ns gets the post time of the first transfer that
+ * did not fit (0: none lost): every transfer posted before it is in the log. Returns
+ * the count; never blocks.
+ */
+#define COLL_XFER_LOG 65536
+struct coll_xfer {
+	uint64_t tag;
+	uint64_t post_ns, done_ns;
+	uint64_t bytes;
+	uint32_t peer;
+	uint32_t is_send;
+};
+int coll_xfers(const struct coll_comm *c, const struct coll_xfer **x, uint64_t *lost_ns);
+/* Empty the log; call between AllReduces (no transfer outstanding). */
+void coll_xfers_reset(struct coll_comm *c);
+
 /* A caller-owned buffer registered with every transport of a comm. */
 struct coll_buf {
 	void *ptr;

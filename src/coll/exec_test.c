@@ -505,6 +505,25 @@ static void peer_busy_body(struct rank_ctx *rc)
 		rc->failures += (b[p].send_ns > 0) != to;
 		rc->failures += (b[p].recv_ns > 0) != from;
 	}
+	/* the transfer log: the same bytes, to the neighbours only, each one completed, as
+	 * many sends as receives, no tag twice in one direction (a message is its tag) */
+	const struct coll_xfer *x;
+	uint64_t lost, bytes[2] = { 0 };
+	int nx = coll_xfers(rc->c, &x, &lost), count[2] = { 0 };
+
+	rc->failures += nx < 12 || lost != 0;
+	for (int i = 0; i < nx; i++) {
+		rc->failures += (int)x[i].peer != (x[i].is_send ? next : prev);
+		rc->failures += x[i].done_ns < x[i].post_ns || !x[i].done_ns;
+		bytes[!!x[i].is_send] += x[i].bytes;
+		count[!!x[i].is_send]++;
+		for (int k = 0; k < i; k++)
+			rc->failures += x[k].is_send == x[i].is_send && x[k].tag == x[i].tag;
+	}
+	rc->failures += count[0] != count[1];
+	rc->failures += bytes[0] != 24000u || bytes[1] != 24000u;
+	coll_xfers_reset(rc->c);
+	rc->failures += coll_xfers(rc->c, &x, &lost) != 0;
 }
 
 static void test_peer_busy(void **state)
