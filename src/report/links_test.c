@@ -18,7 +18,7 @@ static void ring4(struct link_obs *l)
 		bool slow = r == 1 || r == 2;
 
 		/* the slow links keep both ends waiting 10 s; the fast ones 1 s at one end */
-		l[r] = (struct link_obs){ r, (r + 1) % 4, 12e6, slow ? 10 : 8, slow ? 10 : 1 };
+		l[r] = (struct link_obs){ r, (r + 1) % 4, 12e6, slow ? 10 : 8, slow ? 10 : 1, 0, 0, 0 };
 	}
 }
 
@@ -58,7 +58,7 @@ static void even_moving(struct link_obs *l, int slow_from)
 {
 	for (int r = 0; r < 4; r++)
 		l[r] = (struct link_obs){ r, (r + 1) % 4, 10e6, r == slow_from ? 5 : 1,
-					  r == slow_from ? 5 : 1 };
+					  r == slow_from ? 5 : 1, 0, 0, 0 };
 }
 
 static void test_persistent(void **state)
@@ -96,6 +96,106 @@ static void test_persistent(void **state)
 	assert_int_equal(links_slow_persistent(obs, nobs, 0, s, 4, NULL), 0);
 }
 
+/*
+ * Recorded on the bed (tests/cluster/test_cluster.sh's runs: 4 hosts at 100 Mbit/s, ring,
+ * 8 channels, 3 iterations; from, to, bytes, send_s, recv_s, flight_s, flight_bytes).
+ * rec_slow: host 2's link at 10 Mbit/s (1.25 MB/s). By the waits' rule 0 -> 1 (behind the
+ * slow link: its sends wait on rank 1's full slots, its receives on data starved further
+ * up) reads 5.4 MB/s at 4 MiB and 2 -> 3 5.3 MB/s, 4.6x above 1 -> 2: within a sixth of
+ * the threshold. The CI runs that failed read 4.1 and 4.6 MB/s (4.0x).
+ * rec_even: no link shaped down.
+ */
+static const struct link_obs rec_slow[][4] = {
+	{ /* 1 MiB */
+		{ 0, 1, 4718592, 0.278946, 0.845413, 0.337595, 4718592, 0 },
+		{ 1, 2, 4718592, 4.333271, 4.572482, 4.572482, 4718592, 0 },
+		{ 2, 3, 4718592, 1.457859, 4.543868, 4.217128, 4718592, 0 },
+		{ 3, 0, 4718592, 0.025924, 4.341897, 0.313086, 4718592, 0 },
+	},
+	{ /* 4 MiB */
+		{ 0, 1, 18874368, 3.527774, 3.879690, 1.475263, 18874368, 0 },
+		{ 1, 2, 18874368, 15.970940, 16.408052, 16.408027, 18874368, 0 },
+		{ 2, 3, 18874368, 3.586356, 16.578328, 16.277595, 18874368, 0 },
+		{ 3, 0, 18874368, 0.027768, 16.083397, 1.449274, 18874368, 0 },
+	},
+};
+static const struct link_obs rec_even[][4] = {
+	{ /* 1 MiB */
+		{ 0, 1, 4718592, 0.057227, 0.489391, 0.322565, 4718592, 0 },
+		{ 1, 2, 4718592, 0.053073, 0.496060, 0.347921, 4718592, 0 },
+		{ 2, 3, 4718592, 0.300636, 0.470137, 0.469812, 4718592, 0 },
+		{ 3, 0, 4718592, 0.422330, 0.505266, 0.505167, 4718592, 0 },
+	},
+	{ /* 4 MiB */
+		{ 0, 1, 18874368, 0.245664, 1.638647, 1.609278, 18874368, 0 },
+		{ 1, 2, 18874368, 0.240292, 1.626777, 1.599331, 18874368, 0 },
+		{ 2, 3, 18874368, 0.657255, 1.671767, 1.671646, 18874368, 0 },
+		{ 3, 0, 18874368, 0.355966, 1.655688, 1.605016, 18874368, 0 },
+	},
+	{ /* 16 MiB */
+		{ 0, 1, 75497472, 5.448059, 6.598216, 6.598216, 75497472, 0 },
+		{ 1, 2, 75497472, 5.361946, 6.558075, 6.496216, 75497472, 0 },
+		{ 2, 3, 75497472, 4.469266, 6.561901, 6.541359, 75497472, 0 },
+		{ 3, 0, 75497472, 2.876925, 6.694405, 6.412807, 75497472, 0 },
+	},
+};
+
+static void copy_rows(const struct link_obs (*src)[4], int nsizes, struct link_obs (*dst)[4],
+		      bool waits_only)
+{
+	for (int z = 0; z < nsizes; z++)
+		for (int k = 0; k < 4; k++) {
+			dst[z][k] = src[z][k];
+			if (waits_only)
+				dst[z][k].flight_bytes = 0;
+		}
+}
+
+static void test_recorded(void **state)
+{
+	struct link_obs l[3][4], *obs[3] = { l[0], l[1], l[2] };
+	int nobs[3] = { 4, 4, 4 }, host_of[4] = { 0, 1, 2, 3 };
+	struct link_slow s[4];
+	double least = 0;
+
+	(void)state;
+	/* the slowed cluster by time in flight: both of host 2's flows, 10x below the others,
+	 * at each size; the fast links at their line rate */
+	copy_rows(rec_slow, 2, l, false);
+	assert_true(link_in_flight(&l[1][0]));
+	assert_true(link_rate(&l[1][0]) > 11e6 && link_rate(&l[1][0]) < 14e6);
+	assert_true(link_rate(&l[1][1]) > 1.0e6 && link_rate(&l[1][1]) < 1.25e6);
+	assert_int_equal(links_slow_persistent(obs, nobs, 2, s, 4, &least), 2);
+	assert_true(least > 10);
+	assert_true((s[0].from == 1 && s[1].from == 2) || (s[0].from == 2 && s[1].from == 1));
+	assert_int_equal(links_common_host(s, 2, host_of, 4), 2);
+	/* the same run by the waits' rule: named by a margin of a sixth */
+	copy_rows(rec_slow, 2, l, true);
+	assert_false(link_in_flight(&l[1][0]));
+	assert_true(links_slow_persistent(obs, nobs, 2, s, 4, &least) >= 1);
+	assert_true(least < 5);
+	/* as the failing CI run read 0 -> 1 and 2 -> 3 at 4 MiB (4.1, 4.6 MB/s): named by
+	 * nothing under the waits' rule */
+	l[1][0].send_s = l[1][0].recv_s = l[1][0].bytes / 4.1e6;
+	l[1][2].send_s = l[1][2].bytes / 4.6e6;
+	assert_int_equal(links_slow_persistent(obs, nobs, 2, s, 4, NULL), 0);
+	/* the even cluster: no link, and every link within 1.6x of the median */
+	copy_rows(rec_even, 3, l, false);
+	assert_int_equal(links_slow_persistent(obs, nobs, 3, s, 4, NULL), 0);
+	for (int z = 0; z < 3; z++) {
+		int used;
+		double med = links_median(l[z], 4, &used);
+
+		for (int k = 0; k < 4; k++)
+			assert_true(link_rate(&l[z][k]) > med / 1.6 && link_rate(&l[z][k]) < med * 1.6);
+	}
+	/* a clock offset that moves the time in flight by more than a fourth: the waits */
+	copy_rows(rec_slow, 2, l, false);
+	l[1][0].flight_err_s = 0.3 * l[1][0].flight_s;
+	assert_false(link_in_flight(&l[1][0]));
+	assert_true(fabs(link_rate(&l[1][0]) - l[1][0].bytes / l[1][0].send_s) < 1);
+}
+
 static void test_json_round_trip(void **state)
 {
 	struct link_obs l[4], back[4];
@@ -104,6 +204,9 @@ static void test_json_round_trip(void **state)
 
 	(void)state;
 	ring4(l);
+	l[1].flight_s = 2;
+	l[1].flight_bytes = 10e6;
+	l[1].flight_err_s = 0.1;
 	assert_int_equal(rj_row_set_links(row, l, 4), 0);
 	assert_int_equal(json_array_size(json_object_get(row, "links")), 4);
 	n = links_from_json(row, back, 4);
@@ -112,7 +215,9 @@ static void test_json_round_trip(void **state)
 		assert_int_equal(back[i].from, l[i].from);
 		assert_int_equal(back[i].to, l[i].to);
 		assert_true(fabs(link_rate(&back[i]) - link_rate(&l[i])) < 1e-3 * link_rate(&l[i]));
+		assert_true(link_in_flight(&back[i]) == (i == 1));
 	}
+	assert_true(fabs(back[1].flight_err_s - 0.1) < 1e-9 && back[1].flight_bytes == 10e6);
 	json_decref(row);
 }
 
@@ -121,6 +226,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate_and_slow),
 		cmocka_unit_test(test_persistent),
+		cmocka_unit_test(test_recorded),
 		cmocka_unit_test(test_json_round_trip),
 	};
 

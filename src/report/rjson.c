@@ -584,13 +584,20 @@ int rj_row_set_links(json_t *row, const struct link_obs *l, int n)
 	int i, err = 0;
 
 	for (i = 0; i < n && a; i++) {
+		json_t *o;
+
 		if (!(l[i].bytes > 0))
 			continue;
-		err |= json_array_append_new(
-			a, json_pack("{s:i, s:i, s:o, s:o, s:o, s:o}", "from", l[i].from, "to", l[i].to,
-				     "bytes", jnum(l[i].bytes), "send_wait_ms", jnum(l[i].send_s * 1e3),
-				     "recv_wait_ms", jnum(l[i].recv_s * 1e3), "rate_GBps",
-				     jnum(link_rate(&l[i]) / 1e9)));
+		o = json_pack("{s:i, s:i, s:o, s:o, s:o, s:o}", "from", l[i].from, "to", l[i].to,
+			      "bytes", jnum(l[i].bytes), "send_wait_ms", jnum(l[i].send_s * 1e3),
+			      "recv_wait_ms", jnum(l[i].recv_s * 1e3), "rate_GBps",
+			      jnum(link_rate(&l[i]) / 1e9));
+		if (o && l[i].flight_bytes > 0) {
+			err |= set(o, "flight_ms", jnum(l[i].flight_s * 1e3));
+			err |= set(o, "flight_bytes", jnum(l[i].flight_bytes));
+			err |= set(o, "flight_err_ms", jnum(l[i].flight_err_s * 1e3));
+		}
+		err |= o ? json_array_append_new(a, o) : -1;
 	}
 	return err ? (json_decref(a), -ENOMEM) : set(row, "links", a);
 }
