@@ -118,6 +118,24 @@ static int pick(const struct coll_xfer *x, int n, int peer, bool is_send, int64_
 	return m;
 }
 
+/* GRADSYNC_LOG=debug,coll: each message of a link, both ends on rank 0's clock (s and v
+ * sorted by tag, as flight_busy leaves them), to look into a link's time step by step. */
+static void log_messages(const struct link_obs *o, const struct flight_xfer *s, int ns,
+			 const struct flight_xfer *v, int nv)
+{
+	for (int i = 0, j = 0; i < ns && j < nv;) {
+		if (s[i].tag != v[j].tag) {
+			s[i].tag < v[j].tag ? i++ : j++;
+			continue;
+		}
+		log_dbg(LOG_COLL, "link %d->%d message tag=%#llx bytes=%.0f: send posted %.3f ms, receive posted %.3f ms, received %.3f ms",
+			o->from, o->to, (unsigned long long)s[i].tag, v[j].bytes, s[i].post_s * 1e3,
+			v[j].post_s * 1e3, v[j].done_s * 1e3);
+		i++;
+		j++;
+	}
+}
+
 /*
  * Link r -> p's in-flight time into o, from r's sends and p's receives: at the offsets'
  * midpoints, and its spread over the ends of their bounds (flight_err_s). The logs are
@@ -148,6 +166,8 @@ static int link_flight(struct link_obs *o, const struct coll_xfer *xr, const str
 		int nv = pick(xp, (int)hp->n, o->from, false, mp, end, base, v);
 
 		at[k] = flight_busy(s, ns, v, nv, k ? &(double){ 0 } : &bytes);
+		if (!k && log_enabled(LOG_DEBUG, LOG_COLL))
+			log_messages(o, s, ns, v, nv);
 	}
 	o->flight_s = at[0];
 	o->flight_bytes = bytes;
