@@ -97,7 +97,7 @@ static void test_persistent(void **state)
 }
 
 /*
- * Recorded on the bed (tests/cluster/test_cluster.sh's runs: 4 hosts at 100 Mbit/s, ring,
+ * Recorded on the bed (test_cluster.sh's experiment: 4 hosts at 100 Mbit/s, ring,
  * 8 channels, 3 iterations; from, to, bytes, send_s, recv_s, flight_s, flight_bytes).
  * rec_slow: host 2's link at 10 Mbit/s (1.25 MB/s). By the waits' rule 0 -> 1 (behind the
  * slow link: its sends wait on rank 1's full slots, its receives on data starved further
