@@ -5,9 +5,11 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "report/doc.h"
 #include "report/links.h"
 #include "report/rjson.h"
 
@@ -196,6 +198,78 @@ static void test_recorded(void **state)
 	assert_true(fabs(link_rate(&l[1][0]) - l[1][0].bytes / l[1][0].send_s) < 1);
 }
 
+/* The Links section as a user reads it, for a 4-host run whose rows hold the links l
+ * (sizes rows, 4 links each); returns the rendered text (free it). */
+static char *render_links(struct link_obs (*l)[4], int rows)
+{
+	json_t *root = json_object(), *hosts = json_array(), *c = json_object(), *coll = json_array();
+	struct report_run run = { .name = "run" };
+	struct report_case rc = { .name = "base", .run = 0 };
+	struct report_set set = { .runs = &run, .nruns = 1, .cases = &rc, .ncases = 1 };
+	struct rdoc d = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	for (int h = 0; h < 4; h++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "host%d", h);
+		json_array_append_new(hosts, json_pack("{s:s, s:i}", "hostname", name, "host_index", h));
+	}
+	json_object_set_new(root, "hosts", hosts);
+	for (int z = 0; z < rows; z++) {
+		json_t *row = json_pack("{s:s, s:I}", "algo", "ring", "size", (json_int_t)(1 << 20) << (2 * z));
+
+		assert_int_equal(rj_row_set_links(row, l[z], 4), 0);
+		json_array_append_new(coll, row);
+	}
+	json_object_set_new(c, "collective", coll);
+	run.root = root;
+	rc.json = c;
+	section_links(&set, &d);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	doc_render_text(f, &d);
+	fclose(f);
+	doc_free(&d);
+	json_decref(c);
+	json_decref(root);
+	return text;
+}
+
+static void test_section(void **state)
+{
+	struct link_obs l[2][4];
+	char *t;
+
+	(void)state;
+	/* the slowed run: both of host 2's flows, and the host */
+	copy_rows(rec_slow, 2, l, false);
+	t = render_links(l, 2);
+	assert_non_null(strstr(t, "SLOW LINK rank 1 (host1) -> rank 2 (host2)"));
+	assert_non_null(strstr(t, "SLOW LINK rank 2 (host2) -> rank 3 (host3)"));
+	assert_non_null(strstr(t, "every slow link has host host2 at one end"));
+	assert_null(strstr(t, "rest on"));
+	free(t);
+	/* a report without transfer logs, read as the failing CI run: nothing named, and
+	 * the report says what the rates rest on */
+	copy_rows(rec_slow, 2, l, true);
+	l[1][0].send_s = l[1][0].recv_s = l[1][0].bytes / 4.1e6;
+	l[1][2].send_s = l[1][2].bytes / 4.6e6;
+	t = render_links(l, 2);
+	assert_non_null(strstr(t, "no slow link among 4"));
+	assert_non_null(strstr(t, "8 of 8 link rates rest on both ends' waits (no transfer logs"));
+	free(t);
+	/* clocks too uncertain on one link: still named by the others, and said */
+	copy_rows(rec_slow, 2, l, false);
+	l[1][3].flight_err_s = l[1][3].flight_s;
+	t = render_links(l, 2);
+	assert_non_null(strstr(t, "SLOW LINK rank 1 (host1) -> rank 2 (host2)"));
+	assert_non_null(strstr(t, "1 of 8 link rates rest on both ends' waits, not the time in flight: the clock offset"));
+	free(t);
+}
+
 static void test_json_round_trip(void **state)
 {
 	struct link_obs l[4], back[4];
@@ -227,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_rate_and_slow),
 		cmocka_unit_test(test_persistent),
 		cmocka_unit_test(test_recorded),
+		cmocka_unit_test(test_section),
 		cmocka_unit_test(test_json_round_trip),
 	};
 
