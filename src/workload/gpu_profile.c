@@ -30,9 +30,9 @@
 #define H200_BN_CHANNELS_HALF { 136, 264 }
 /* the eager host (fit_profile.py on fit_cases.txt alone): per Python call forward, per
  * autograd node backward (as a share of it), per kernel launched */
-#define H200_LAUNCH_GAP_US 50.96
-#define H200_BWD_GAP_SHARE 0.4852
-#define H200_LAUNCH_US 7.575
+#define H200_LAUNCH_GAP_US 12.21
+#define H200_BWD_GAP_SHARE 0.1514
+#define H200_LAUNCH_US 15.4
 
 static const struct gpu_profile profiles[] = {
 	{

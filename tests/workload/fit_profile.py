@@ -8,8 +8,10 @@ with multiplicative steps, only what no kernel measurement pins down: the eager 
 time per kernel, forward and backward (launch_gap_us, bwd_gap_share). Matrix rates, convolution and class shares, HBM bandwidth come from
 micro_kernels.py (ref/h200_torch_micro.json) and the attention share from the kernel
 times the profiler recorded (ref/h200_torch_steps.json, by_class).
-The objective is the mean |error| of forward+backward plus half that of forward, over
-the fit cases only; tf32 has no fit case, so its values are not fitted at all.
+The objective is the mean |error| of forward+backward plus half that of forward and, where
+the case's host time was measured on a quiet host (quiet_trials, merge_steps.py), half
+that of the host's own time per pass (the sum of the ops' host_s), over the fit cases
+only; tf32 has no fit case, so its values are not fitted at all.
 """
 
 import argparse
@@ -63,13 +65,19 @@ def main():
         tot = 0
         for c in cases:
             cmd = [o.binary, "plan", "--model", c["model"], "--batch", str(c["batch"]),
-                   "--precision", c["precision"], "--gpu-profile", tmp, "--json"]
+                   "--precision", c["precision"], "--gpu-profile", tmp, "--json", "--ops"]
             if c["seq"]:
                 cmd += ["--seq-len", str(c["seq"])]
             j = json.loads(subprocess.run(cmd, check=True, capture_output=True,
                                           text=True).stdout)
             tot += abs((j["fwd_s"] + j["bwd_s"]) * 1e3 / c["step_ms"] - 1)
             tot += 0.5 * abs(j["fwd_s"] * 1e3 / c["fwd_ms"] - 1)
+            if c.get("quiet_trials"):
+                # the host's own time per pass, measured on a quiet host: what the host
+                # parameters are, whether or not the GPU hides them in this case
+                for ph in ("fwd", "bwd"):
+                    h = sum(x["host_s"] for x in j["ops"] if x["phase"] == ph) * 1e3
+                    tot += 0.5 * abs(h / c["host_%s_ms" % ph] - 1)
         return tot / len(cases)
 
     best = cost(prof)

@@ -2,18 +2,34 @@
 """Measure real PyTorch eager training steps: the reference the cost model is checked against.
 
 usage: measure_torch_step.py --out FILE.json [--device cuda|cpu] [--cases SPEC]
-                             [--precisions fp32,amp_bf16,tf32] [--iters N] [--warmup N]
-                             [--budget-s S] [--quick] [--micro FILE.json]
+                             [--precisions fp32,amp_bf16,tf32] [--trials N] [--iters N]
+                             [--warmup N] [--case-time-s S] [--pin CORE] [--budget-s S]
+                             [--quick] [--micro FILE.json]
 
-For every case (model, batch, seq) x precision it times, on one GPU with CUDA events:
-  fwd_ms      forward + loss (median of --iters steps),
+Method (the host-bound steps are what it is built for: their Python dispatch and kernel
+launches set the pace, so the host's own noise is the figure's noise). Every case is built
+first (each model once, all kept on the GPU); then --trials rounds run every case in turn,
+--iters steps each (fewer for slow cases: at most --case-time-s timed seconds per case over
+all trials), after --warmup steps in the first round and 3 in later ones; each trial's median
+is kept and the case's figure is the median of its trials, so a slow spell of the host (a
+neighbour, a clock change) moves one trial, not the figure. --pin puts the process and every
+thread torch starts on one core (no migrations); the CPU's model and clock, the core and the
+GPU's SM clock after each trial are recorded. For every case:
+  fwd_ms      forward + loss (CUDA events),
   step_ms     forward + loss + backward (same steps; zero_grad(set_to_none) before each),
+  host_fwd_ms, host_bwd_ms  the host's own time to issue forward and backward (perf_counter
+              around the calls, no sync inside: the host timeline the cost model plays),
+  trials      per trial [fwd, step, host fwd, host bwd] medians and the host's pace before
+              it (host_probe_us: us per tiny eager op),
   ready_ms    per parameter, when its gradient was accumulated, relative to the start of
-              backward (post-accumulate-grad hooks recording an event; separate steps, so the
-              hooks do not disturb fwd_ms / step_ms),
+              backward (post-accumulate-grad hooks recording an event: when the GPU had done
+              what was launched before the hook; separate steps, so the hooks do not disturb
+              fwd_ms / step_ms); ready_host_ms the same hooks' host time,
   kernels     from one profiled step: kernel count and GPU-busy time, forward and backward
               apart, and the busy time per kernel class (gemm, conv, norm, softmax/attention,
-              elementwise, reduce, copy/cast, embedding, other),
+              elementwise, reduce, copy/cast, embedding, other); kernels.host: the host side
+              of the same step (host_counts: top-level ATen ops, autocast casts, launches,
+              autograd nodes, GPU idle time per pass, ops by name with their CPU time),
   ready_gpu_ms per parameter, hook-free, from the same profiled step: when the GPU had
               finished every kernel launched before its AccumulateGrad ran (bwd_gpu_ms: that
               step's backward on the GPU). Python hooks stretch a host-bound backward by tens
@@ -24,10 +40,13 @@ Models are the references of reference_models.py (torchvision / transformers, ra
 no downloads), built with each library's default dropout (BERT/GPT-2 0.1, ViT 0).
 With --micro it also times library kernels by shape (matmul per precision, conv, and the
 memory-bound classes over sizes) with the profiler: the data the h200 profile was fitted on.
---budget-s stops starting new cases after S seconds; results are written after every case.
+--budget-s stops starting new trials after S seconds (a case keeps the trials it has);
+results are written after every case.
 """
 
 import argparse
+import contextlib
+import gc
 import json
 import os
 import statistics
@@ -60,12 +79,14 @@ QUICK_CASES = [("resnet18", 2, 0), ("vit_b_16", 2, 0), ("bert_base", 2, 32), ("g
 
 
 def parse_cases(spec):
+    """model:batch[:seq[:precision]],... (a precision given runs that one alone)."""
     out = []
     for item in spec.split(","):
         f = item.strip().split(":")
         if not f[0]:
             continue
-        out.append((f[0], int(f[1]) if len(f) > 1 else 8, int(f[2]) if len(f) > 2 else 0))
+        out.append((f[0], int(f[1]) if len(f) > 1 else 8, int(f[2]) if len(f) > 2 else 0,
+                    f[3] if len(f) > 3 else None))
     return out
 
 
@@ -157,12 +178,15 @@ def profile_step(torch, step, device):
     from torch.profiler import ProfilerActivity, profile
     out = {"fwd": {"count": 0, "busy_us": 0.0, "by_class": {}},
            "bwd": {"count": 0, "busy_us": 0.0, "by_class": {}}, "names": {}}
-    if not device.startswith("cuda"):
-        return out
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step(split=lambda: torch.cuda._sleep(100))
-        torch.cuda.synchronize()
-    kern = [e for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    from torch.profiler import record_function
+    cuda = device.startswith("cuda")
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=acts) as prof:
+        step(split=(lambda: torch.cuda._sleep(100)) if cuda else None, marks=record_function)
+        if cuda:
+            torch.cuda.synchronize()
+    # kernels only: kineto puts the gs:: annotations on the GPU's timeline too
+    kern = [e for e in prof.events() if _on_gpu(e) and not e.name.startswith("gs::")]
     kern.sort(key=lambda k: k.time_range.start)
     ph = "fwd"
     for k in kern:
@@ -186,10 +210,94 @@ def profile_step(torch, step, device):
     out["names"] = {k: [v[0], round(v[1], 1)] for k, v in
                     sorted(out["names"].items(), key=lambda kv: -kv[1][1])[:80]}
     try:
+        out["host"] = host_counts(prof)
+    except Exception as e:
+        out["host_error"] = str(e)[:200]
+    try:
         out["ready_gpu_us"] = gpu_ready_times(prof)
     except Exception as e:  # an older or newer profiler API: hooks' times only
         out["ready_gpu_us"] = None
         out["ready_gpu_error"] = str(e)[:200]
+    return out
+
+
+LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx",
+            "cudaMemsetAsync", "cudaMemcpyAsync")
+
+
+def _on_gpu(e):
+    return str(getattr(e, "device_type", "")).endswith("CUDA")
+
+
+def host_counts(prof):
+    """What the host did in each pass of the profiled step (the cost model's host timeline).
+
+    fwd: top-level ATen ops (dispatcher calls from Python, not counting the ops they call),
+    the casts autocast inserted (aten::_to_copy anywhere inside them), kernel launches;
+    bwd: autograd nodes the engine ran, launches. Per pass the profiled host span, the GPU's
+    span and busy time (span - busy: the GPU idle, waiting for the host), and the top-level
+    ops / nodes by name with their count and inclusive CPU time (the profiler adds a few us
+    per op: shares, not absolute times).
+    """
+    evs = prof.events()
+    rng = {}
+    for e in evs:
+        # the host's range: kineto also records each annotation on the GPU's timeline
+        if e.name in ("gs::forward", "gs::backward") and not _on_gpu(e):
+            rng["fwd" if e.name == "gs::forward" else "bwd"] = (e.time_range.start,
+                                                                e.time_range.end)
+    out = {}
+    kern = [e for e in evs if _on_gpu(e) and not e.name.startswith("gs::")]
+    for ph, (a, b) in rng.items():
+        o = {"host_span_us": round(b - a, 1), "ops": 0, "casts": 0, "launches": 0,
+             "nodes": 0, "by_name": {}}
+        for e in evs:
+            st = e.time_range.start
+            if not (a <= st < b) or _on_gpu(e):
+                continue
+            n = e.name
+            if n in LAUNCHES:
+                o["launches"] += 1
+                continue
+            if ph == "bwd" and n.startswith("autograd::engine::evaluate_function: "):
+                o["nodes"] += 1
+                key = n.split(": ", 1)[1]
+            elif ph == "fwd" and n.startswith("aten::"):
+                if n == "aten::_to_copy":
+                    o["casts"] += 1
+                par, top = e.cpu_parent, True
+                while par is not None:
+                    if par.name.startswith("aten::"):
+                        top = False
+                        break
+                    par = par.cpu_parent
+                if not top:
+                    continue
+                o["ops"] += 1
+                key = n
+            else:
+                continue
+            x = o["by_name"].setdefault(key, [0, 0.0])
+            x[0] += 1
+            x[1] += e.time_range.end - st
+        o["by_name"] = {k: [v[0], round(v[1], 1)] for k, v in
+                        sorted(o["by_name"].items(), key=lambda kv: -kv[1][1])[:40]}
+        out[ph] = o
+    # GPU span of each pass: from its first kernel's start to its last kernel's end
+    kern.sort(key=lambda k: k.time_range.start)
+    ph, spans = "fwd", {"fwd": [None, None, 0.0], "bwd": [None, None, 0.0]}
+    for k in kern:
+        if "spin_kernel" in k.name:
+            ph = "bwd"
+            continue
+        sp = spans[ph]
+        sp[0] = k.time_range.start if sp[0] is None else sp[0]
+        sp[1] = k.time_range.end
+        sp[2] += k.time_range.end - k.time_range.start
+    for p, (a, b, busy) in spans.items():
+        if p in out and a is not None:
+            out[p]["gpu_span_us"] = round(b - a, 1)
+            out[p]["gpu_idle_us"] = round(b - a - busy, 1)
     return out
 
 
@@ -214,6 +322,8 @@ def gpu_ready_times(prof):
         dt = str(e.device_type())
         name = e.name()
         if dt.endswith("CUDA"):
+            if name.startswith("gs::"):
+                continue  # an annotation's GPU range, not a kernel
             end = _ns(e, "start") + _ns(e, "duration")
             if "spin_kernel" in name:
                 spin_end = end
@@ -239,85 +349,217 @@ def gpu_ready_times(prof):
     return out
 
 
-_LAST = {}  # the model of the previous case, reused while the name stays the same
+class Case:
+    """One (model, batch, seq, precision) case: its inputs and one training step."""
 
+    def __init__(self, torch, name, batch, seq, prec, built, device):
+        self.torch, self.name, self.batch, self.seq, self.prec = torch, name, batch, seq, prec
+        self.model, self.note, _ = built
+        self.device = device
+        self.args, self.kwargs, self.loss_fn = rm.sample_batch(name, self.model, device,
+                                                                batch=batch, seq=seq or 16)
+        self.trials = []      # per trial: medians of fwd, step, host fwd, host bwd (ms)
+        self.fwd, self.tot, self.hfwd, self.hbwd, self.walls = [], [], [], [], []
+        self.gpu_mhz = []
 
-def run_case(torch, name, batch, seq, precisions, opts, clock):
-    device = opts.device
-    if _LAST.get("name") != name:
-        _LAST.clear()
-        if device.startswith("cuda"):
-            torch.cuda.empty_cache()
-        torch.manual_seed(0)
-        _LAST.update(name=name, built=rm.build(name, device, dropout=True))
-    model, note, _ = _LAST["built"]
-    n_params = sum(p.numel() for p in model.parameters())
-    args, kwargs, loss_fn = rm.sample_batch(name, model, device, batch=batch, seq=seq or 16)
-    attn = getattr(getattr(model, "config", None), "_attn_implementation", None)
-    results = []
-    for prec in precisions:
-        set_precision(torch, prec)
-
-        def step(split=None):
-            model.zero_grad(set_to_none=True)
-            m0 = clock.mark()
-            with autocast(torch, device, prec):
-                out = model(*args, **kwargs)
-                loss = loss_fn(out)
-            m1 = clock.mark()
-            if split:
-                split()
+    def step(self, clock, split=None, marks=None):
+        """One step; returns (m0, m1, m2) device marks and (t0, t1, t2) host times."""
+        torch, model = self.torch, self.model
+        set_precision(torch, self.prec)
+        model.zero_grad(set_to_none=True)
+        rf = marks or (lambda _: contextlib.nullcontext())
+        t0 = time.perf_counter()
+        m0 = clock.mark()
+        with rf("gs::forward"), autocast(torch, self.device, self.prec):
+            out = model(*self.args, **self.kwargs)
+            loss = self.loss_fn(out)
+        t1 = time.perf_counter()
+        m1 = clock.mark()
+        if split:
+            split()
+        with rf("gs::backward"):
             loss.backward()
-            m2 = clock.mark()
-            return m0, m1, m2
+        t2 = time.perf_counter()
+        m2 = clock.mark()
+        return (m0, m1, m2), (t0, t1, t2)
 
-        for _ in range(opts.warmup):
-            step()
+    def trial(self, clock, iters, warmup):
+        for _ in range(warmup):
+            self.step(clock)
         clock.sync()
-        fwd, tot = [], []
-        walls = []
-        for _ in range(opts.iters):
-            w0 = time.perf_counter()
-            m0, m1, m2 = step()
+        gc.collect()
+        probe = host_probe_us(self.torch, self.device)
+        f, s, hf, hb = [], [], [], []
+        for _ in range(iters):
+            (m0, m1, m2), (t0, t1, t2) = self.step(clock)
             clock.sync()
-            walls.append((time.perf_counter() - w0) * 1e3)
-            fwd.append(clock.ms(m0, m1))
-            tot.append(clock.ms(m0, m2))
-        # gradient-ready times: hooks on, separate steps
-        ready_runs, order = [], None
-        for it in range(max(3, opts.iters // 4)):
+            self.walls.append((time.perf_counter() - t0) * 1e3)
+            f.append(clock.ms(m0, m1))
+            s.append(clock.ms(m0, m2))
+            hf.append((t1 - t0) * 1e3)
+            hb.append((t2 - t1) * 1e3)
+        self.fwd += f
+        self.tot += s
+        self.hfwd += hf
+        self.hbwd += hb
+        self.trials.append([round(statistics.median(x), 4) for x in (f, s, hf, hb)] + [probe])
+        mhz = gpu_clock_mhz(self.torch)
+        if mhz:
+            self.gpu_mhz.append(mhz)
+
+    def result(self, clock, opts):
+        torch, model = self.torch, self.model
+        # gradient-ready times: hooks on, separate steps. ready_ms: CUDA events recorded in
+        # the hook (when the GPU had done what was launched before it, or the hook ran,
+        # whichever is later: what DDP's bucket copy waits for); ready_host_ms: the hook's
+        # own host time since loss.backward() was called.
+        ready_runs, host_runs, order = [], [], None
+        for _ in range(max(3, opts.iters // 4)):
             seen = []
-            hs = add_ready_hooks(torch, model, clock, lambda n, m: seen.append((n, m)))
-            m0, m1, m2 = step()
+            hs = add_ready_hooks(torch, model, clock,
+                                 lambda n, m: seen.append((n, m, time.perf_counter())))
+            (m0, m1, m2), (t0, t1, t2) = self.step(clock)
             clock.sync()
             for h in hs:
                 if hasattr(h, "remove"):
                     h.remove()
-            ready_runs.append({n: clock.ms(m1, m) for n, m in seen})
+            ready_runs.append({n: clock.ms(m1, m) for n, m, _ in seen})
+            host_runs.append({n: (t - t1) * 1e3 for n, _, t in seen})
             if order is None:
-                order = [n for n, _ in seen]
+                order = [n for n, _, _ in seen]
         ready = {n: round(statistics.median(r[n] for r in ready_runs), 4) for n in order}
-        prof = profile_step(torch, step, device) if not opts.no_profile else None
-        r = {"model": name, "batch": batch, "seq": seq, "precision": prec,
-             "params": n_params, "attn_implementation": attn, "note": note,
-             "fwd_ms": round(statistics.median(fwd), 4),
-             "step_ms": round(statistics.median(tot), 4),
-             "bwd_ms": round(statistics.median(t - f for t, f in zip(tot, fwd)), 4),
-             "step_ms_min": round(min(tot), 4), "step_ms_max": round(max(tot), 4),
-             "wall_ms": round(statistics.median(walls), 4),
-             "iters": opts.iters, "ready_order": order, "ready_ms": ready,
-             "kernels": prof}
+        rhost = {n: round(statistics.median(r[n] for r in host_runs), 4) for n in order}
+        prof = None
+        if not opts.no_profile:
+            prof = profile_step(torch, lambda **kw: self.step(clock, **kw), self.device)
+        attn = getattr(getattr(model, "config", None), "_attn_implementation", None)
+        med = statistics.median
+        tri = self.trials
+        r = {"model": self.name, "batch": self.batch, "seq": self.seq, "precision": self.prec,
+             "params": sum(p.numel() for p in model.parameters()),
+             "attn_implementation": attn, "note": self.note,
+             # the median of the trials' medians: trials are spread over the run, so a slow
+             # spell of the host (a neighbour, a clock change) moves one trial, not the figure
+             "fwd_ms": med(t[0] for t in tri), "step_ms": med(t[1] for t in tri),
+             "bwd_ms": round(med(t[1] - t[0] for t in tri), 4),
+             "host_fwd_ms": med(t[2] for t in tri), "host_bwd_ms": med(t[3] for t in tri),
+             "trials": tri,
+             "step_ms_min": round(min(self.tot), 4), "step_ms_max": round(max(self.tot), 4),
+             "wall_ms": round(med(self.walls), 4),
+             "iters": len(self.tot), "ready_order": order, "ready_ms": ready,
+             "ready_host_ms": rhost, "gpu_mhz": self.gpu_mhz, "kernels": prof}
         rg = prof.get("ready_gpu_us") if prof else None
         if rg and len(rg) == len(order) + 1:
             # AccumulateGrad runs in the hooks' order: the k-th is order[k]'s
             r["ready_gpu_ms"] = {n: round(t / 1e3, 4) for n, t in zip(order, rg)}
             r["bwd_gpu_ms"] = round(rg[-1] / 1e3, 4)
-        results.append(r)
-        print("%-12s b%-4d s%-5d %-9s fwd %8.2f ms  fwd+bwd %8.2f ms  (%s..%s)" %
-              (name, batch, seq, prec, r["fwd_ms"], r["step_ms"], r["step_ms_min"],
-               r["step_ms_max"]), flush=True)
-    del args, kwargs, loss_fn
-    return results
+        return r
+
+
+def host_probe_us(torch, device, n=400):
+    """The host's pace now: us per tiny eager op (an in-place add: one Python call, one
+    dispatch, one kernel launch), median of 5 runs of n. The GPU keeps up (1-element
+    kernels), so this is host time alone; it moves with the host's speed, whatever the
+    case."""
+    x = torch.zeros(1, device=device)
+    runs = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(n):
+            x.add_(1)
+        runs.append((time.perf_counter() - t) * 1e6 / n)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return round(statistics.median(runs), 3)
+
+
+def gpu_clock_mhz(torch):
+    try:
+        return torch.cuda.clock_rate() if torch.cuda.is_available() else None
+    except Exception:  # no NVML
+        return None
+
+
+def run_cases(torch, cases, precs, opts, clock, doc, save):
+    """Every case in `opts.trials` rounds, interleaved: each round runs each case once."""
+    models, live = {}, []
+    t0 = time.time()
+    for case in cases:
+        name, batch, seq = case[:3]
+        own = case[3] if len(case) > 3 else None
+        if name not in models:
+            torch.manual_seed(0)
+            try:
+                models[name] = rm.build(name, opts.device, dropout=True)
+            except rm.SkipModel as e:
+                doc["skipped"].append("%s: %s" % (name, e))
+                models[name] = None
+        if not models[name]:
+            continue
+        for prec in ([own] if own else precs):
+            # TF32 is measured at one shape per model (it sits between fp32 and bf16)
+            if prec == "tf32" and not own and not opts.quick and \
+                    (name, batch, seq) not in TF32_CASES:
+                continue
+            live.append(Case(torch, name, batch, seq, prec, models[name], opts.device))
+    failed = set()
+    for rnd in range(opts.trials):
+        for c in live:
+            if id(c) in failed:
+                continue
+            if time.time() - t0 > opts.budget_s and c.trials:
+                continue
+            try:
+                iters = opts.iters
+                if c.tot and opts.case_time_s:
+                    # slow GPU-bound cases: fewer steps, same trial count (their spread is small)
+                    est = statistics.median(c.tot) / 1e3
+                    iters = max(opts.min_iters, min(opts.iters,
+                                                    int(opts.case_time_s / opts.trials / est)))
+                c.trial(clock, iters, opts.warmup if rnd == 0 else 3)
+            except Exception as e:  # out of memory and the like: say so, go on
+                failed.add(id(c))
+                doc["skipped"].append("%s:%d:%d:%s: %s" % (c.name, c.batch, c.seq, c.prec,
+                                                           str(e)[:200]))
+                print("fail %s b%d s%d %s: %s" % (c.name, c.batch, c.seq, c.prec, str(e)[:200]),
+                      flush=True)
+                if opts.device.startswith("cuda"):
+                    torch.cuda.empty_cache()
+        print("round %d done at %.0f s" % (rnd + 1, time.time() - t0), flush=True)
+    for c in live:
+        if id(c) in failed or not c.trials:
+            continue
+        r = c.result(clock, opts)
+        doc["cases"].append(r)
+        print("%-12s b%-4d s%-5d %-9s fwd %8.2f ms  fwd+bwd %8.2f ms  host %6.2f+%6.2f ms  "
+              "trials %s" % (c.name, c.batch, c.seq, c.prec, r["fwd_ms"], r["step_ms"],
+                             r["host_fwd_ms"], r["host_bwd_ms"],
+                             " ".join("%.2f" % t[1] for t in c.trials)), flush=True)
+        save()
+
+
+def cpu_info(core):
+    """The host CPU the references ran on (model, clock) and the core the process holds."""
+    info = {"cores": os.cpu_count(), "pinned": sorted(os.sched_getaffinity(0))}
+    try:
+        with open("/proc/cpuinfo") as f:
+            blocks = f.read().split("\n\n")
+        for b in blocks:
+            kv = dict(x.split(":", 1) for x in b.splitlines() if ":" in x)
+            kv = {k.strip(): v.strip() for k, v in kv.items()}
+            if core is None or kv.get("processor") == str(core):
+                info["model"] = kv.get("model name")
+                info["mhz"] = kv.get("cpu MHz")
+                break
+    except OSError:
+        pass
+    for what in ("scaling_cur_freq", "scaling_governor", "scaling_max_freq"):
+        try:
+            with open("/sys/devices/system/cpu/cpu%d/cpufreq/%s" % (core or 0, what)) as f:
+                info[what] = f.read().strip()
+        except OSError:
+            pass
+    return info
 
 
 def env_info(torch, device):
@@ -346,14 +588,23 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--cases", default=None, help="model:batch[:seq],... (default: the table)")
     ap.add_argument("--precisions", default="fp32,amp_bf16,tf32")
-    ap.add_argument("--iters", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=4)
+    ap.add_argument("--iters", type=int, default=20, help="steps per trial")
+    ap.add_argument("--min-iters", type=int, default=5)
+    ap.add_argument("--trials", type=int, default=5, help="rounds over all cases")
+    ap.add_argument("--case-time-s", type=float, default=8.0,
+                    help="timed seconds per case over all trials (fewer steps when slower)")
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--pin", type=int, default=None,
+                    help="pin the process (all its threads) to this core")
     ap.add_argument("--budget-s", type=float, default=1e9)
     ap.add_argument("--quick", action="store_true", help="tiny CPU cases to test the script")
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--micro", default=None, help="also write library kernel timings here")
     ap.add_argument("--micro-budget-s", type=float, default=1e9)
     opts = ap.parse_args()
+    if opts.pin is not None:
+        # before torch starts any thread: the threads it starts inherit the mask
+        os.sched_setaffinity(0, {opts.pin})
 
     import torch
     torch.manual_seed(0)
@@ -361,26 +612,20 @@ def main():
     cases = QUICK_CASES if opts.quick else (parse_cases(opts.cases) if opts.cases
                                             else DEFAULT_CASES)
     precs = [p for p in opts.precisions.split(",") if p]
-    doc = {"env": env_info(torch, opts.device), "cases": [], "skipped": []}
+    doc = {"env": env_info(torch, opts.device), "cases": [], "skipped": [],
+           "method": {"trials": opts.trials, "iters": opts.iters, "warmup": opts.warmup,
+                      "case_time_s": opts.case_time_s, "pin": opts.pin},
+           "cpu": cpu_info(opts.pin)}
     t0 = time.time()
-    for name, batch, seq in cases:
-        if time.time() - t0 > opts.budget_s:
-            doc["skipped"].append("%s:%d:%d (budget)" % (name, batch, seq))
-            continue
-        ps = [p for p in precs if p != "tf32" or opts.quick or (name, batch, seq) in TF32_CASES]
-        try:
-            doc["cases"].extend(run_case(torch, name, batch, seq, ps, opts, clock))
-        except rm.SkipModel as e:
-            doc["skipped"].append("%s: %s" % (name, e))
-            print("skip %s: %s" % (name, e), flush=True)
-        except Exception as e:  # out of memory and the like: say so, go on
-            doc["skipped"].append("%s:%d:%d: %s" % (name, batch, seq, str(e)[:200]))
-            print("fail %s b%d s%d: %s" % (name, batch, seq, str(e)[:200]), flush=True)
-            if opts.device.startswith("cuda"):
-                torch.cuda.empty_cache()
+
+    def save():
         with open(opts.out + ".tmp", "w") as f:
             json.dump(doc, f, indent=0)
         os.replace(opts.out + ".tmp", opts.out)
+
+    run_cases(torch, cases, precs, opts, clock, doc, save)
+    doc["cpu_after"] = cpu_info(opts.pin)
+    save()
     print("wrote %s: %d results in %.0f s" % (opts.out, len(doc["cases"]), time.time() - t0))
     if opts.micro:
         import micro_kernels

@@ -3,20 +3,46 @@
 
 usage: merge_steps.py OUT.json RUN.json [RUN.json ...]
 
-A case (model, batch, seq, precision) measured in several runs gets the median of the runs'
-medians (fwd_ms, bwd_ms, step_ms; a host-bound step varies by 10-20% between runs of the
-same case, see README "Compute model"), the list of each run's step_ms ("runs"), and the
-kernels and ready times of the latest run that has them (hook-free ready_gpu_ms first).
-Cases keep the order of their first appearance; env is the first run's.
+Later runs supersede earlier ones: a case (model, batch, seq, precision) takes fwd_ms,
+bwd_ms, step_ms, host times, kernels and ready times from the last run that measured it
+(hook-free ready_gpu_ms from the last that has them), and "runs" lists every run's step_ms
+(the reference's spread between runs). Pass the old table first to keep the cases no later
+run measured.
+
+Quiet-host trials: where a run recorded the host's pace before each trial (the 5th field of
+"trials", host_probe_us: us per tiny eager op), only the trials whose pace is within
+QUIET of the run's median pace count, and the case's figures are the median of those
+trials ("quiet_trials" says how many). The lent machine's host switches between a fast and
+a ~1.5x slower state for tens of seconds at a time (RESULTS.md, 2026-12-01): a host-bound
+step measured in the slow state is the neighbour's noise, not PyTorch's cost.
+Cases keep the order of their first appearance; env and cpu are the last run's.
 """
 
 import json
 import statistics
 import sys
 
+QUIET = 1.10
+
 
 def key(c):
     return (c["model"], c["batch"], c["seq"], c["precision"])
+
+
+def quiet_figures(c, pace):
+    """Refigure c from its quiet trials (in place); returns the number kept."""
+    tr = [t for t in c.get("trials", []) if len(t) >= 5]
+    if not tr or not pace:
+        return None
+    keep = [t for t in tr if t[4] <= QUIET * pace] or tr
+    med = statistics.median
+    c["fwd_ms"] = round(med(t[0] for t in keep), 4)
+    c["step_ms"] = round(med(t[1] for t in keep), 4)
+    c["bwd_ms"] = round(med(t[1] - t[0] for t in keep), 4)
+    c["host_fwd_ms"] = round(med(t[2] for t in keep), 4)
+    c["host_bwd_ms"] = round(med(t[3] for t in keep), 4)
+    c["quiet_trials"] = len(keep)
+    return len(keep)
 
 
 def main():
@@ -26,7 +52,12 @@ def main():
     runs = [json.load(open(p)) for p in sys.argv[2:]]
     order, by = [], {}
     for r in runs:
+        paces = [t[4] for c in r["cases"] for t in c.get("trials", []) if len(t) >= 5]
+        pace = statistics.median(paces) if paces else None
+        if pace:
+            r["host_pace_us"] = round(pace, 3)
         for c in r["cases"]:
+            quiet_figures(c, pace)
             k = key(c)
             if k not in by:
                 order.append(k)
@@ -36,9 +67,8 @@ def main():
     for k in order:
         cs = by[k]
         m = dict(cs[-1])
-        for f in ("fwd_ms", "bwd_ms", "step_ms"):
-            m[f] = round(statistics.median(c[f] for c in cs), 4)
-        m["runs"] = [c["step_ms"] for c in cs]
+        m["runs"] = sum((c.get("runs", [c["step_ms"]]) if i == 0 and len(cs) > 1 and
+                         "runs" in c else [c["step_ms"]] for i, c in enumerate(cs)), [])
         for c in reversed(cs):
             if c.get("kernels"):
                 m["kernels"] = c["kernels"]
@@ -48,7 +78,8 @@ def main():
                 m["ready_gpu_ms"], m["bwd_gpu_ms"] = c["ready_gpu_ms"], c["bwd_gpu_ms"]
                 break
         cases.append(m)
-    doc = {"env": runs[0]["env"], "cases": cases,
+    doc = {"env": runs[-1]["env"], "cpu": runs[-1].get("cpu"), "cases": cases,
+           "host_pace_us": [r.get("host_pace_us") for r in runs],
            "skipped": sum((r.get("skipped", []) for r in runs), [])}
     with open(sys.argv[1], "w") as f:
         json.dump(doc, f, indent=0)

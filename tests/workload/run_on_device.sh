@@ -1,34 +1,47 @@
 #!/bin/sh
-# What the cost model's device call runs on a lent H200 (README "Compute model"): build,
-# calibrate our kernels (gpu --calibrate --write), hold compute = gemm against plan
-# (check_gemm_mode.py), and measure PyTorch steps: the amp_bf16 cases again with more
-# iterations and hook-free ready times, new batch sizes held out from every fit, and the
-# fit cases' amp_bf16 steps a second time (the reference's own repeatability).
+# What the cost model's device call runs on a lent H200 (README "Compute model"): the
+# PyTorch references of every host-bound case again with a method that removes the host's
+# noise (measure_torch_step.py: pinned to one core, trials interleaved over the whole run,
+# the median of the trials' medians), with a few GPU-bound fp32 cases as a control against
+# the earlier table; host time per pass and the profiler's per-op host counts come in the
+# same run. Optionally (CALIBRATE=1) our own kernels: gpu --calibrate --write.
 # usage (from the repository root): OUT=DIR tests/workload/run_on_device.sh
-# Leaves log.txt, h200_calibrated.profile and steps_{amp,new,rep}.json in $OUT.
+# Leaves log.txt, cpu.txt and steps_host.json (and h200_calibrated.profile) in $OUT.
 set -u
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 L=$OUT/log.txt
-{ nproc; nvidia-smi -L; } >"$L" 2>&1
-# a binary built on the CPU machine (static libraries, glibc dynamic) in bin/, else build here
-mkdir -p build
-if [ -x bin/gradsync ]; then cp bin/gradsync build/gradsync
-else { ./configure && ninja; } >/tmp/build.log 2>&1 || { tail -40 /tmp/build.log | tee -a "$L"; exit 1; }
+{ nproc; nvidia-smi -L; nvidia-smi -q -d CLOCK | grep -A4 "^    Clocks$"; } >"$L" 2>&1
+{ lscpu; cat /proc/cpuinfo | grep MHz | sort | uniq -c; } >"$OUT/cpu.txt" 2>&1
+if [ "${CALIBRATE:-0}" = 1 ]; then
+	mkdir -p build
+	if [ -x bin/gradsync ]; then cp bin/gradsync build/gradsync
+	else { ./configure && ninja; } >/tmp/build.log 2>&1 || { tail -40 /tmp/build.log | tee -a "$L"; exit 1; }
+	fi
+	timeout 120 build/gradsync gpu --calibrate --write "$OUT/h200_calibrated.profile" >>"$L" 2>&1
 fi
-timeout 120 build/gradsync gpu --calibrate --write "$OUT/h200_calibrated.profile" >>"$L" 2>&1
-mkdir -p /tmp/gemm_mode
-timeout 150 python3 tests/workload/check_gemm_mode.py build/gradsync --out-dir /tmp/gemm_mode \
-	>/tmp/gemm_mode.txt 2>&1
-tail -9 /tmp/gemm_mode.txt >>"$L"
-grep -rh "compute = gemm: our GEMM" /tmp/gemm_mode.txt /tmp/gemm_mode 2>/dev/null | head -2 >>"$L"
 M=tests/workload/measure_torch_step.py
-NEW=resnet18:64,resnet50:96,vit_b_16:48,vit_l_16:24,bert_base:24:256,bert_large:16:128,gpt2:4:512,gpt2_medium:4:512
-REP=gpt2_medium:4:1024,gpt2:8:1024,bert_large:32:128,bert_base:32:128,vit_l_16:32,vit_b_16:64,resnet50:128,resnet18:128
-timeout 200 python3 $M --out "$OUT/steps_amp.json" --precisions amp_bf16 --iters 20 --budget-s 130 \
+# every amp_bf16 and tf32 case of the table (the host-bound ones are among them) and four
+# fp32 cases as controls (three GPU-bound, one nearly host-bound); CASES=... (with each
+# case's precision: model:batch:seq:precision) replaces the list, as the second call did
+# with the cases whose trials spread by more than 3% in the first
+if [ -z "${CASES:-}" ]; then
+CASES=resnet18:32,resnet18:64,resnet18:128,resnet18:256,resnet50:32,resnet50:64,resnet50:96
+CASES=$CASES,resnet50:128,resnet50:256,vit_b_16:32,vit_b_16:48,vit_b_16:64,vit_b_16:128
+CASES=$CASES,vit_l_16:16,vit_l_16:24,vit_l_16:32,vit_l_16:64,bert_base:16:128
+CASES=$CASES,bert_base:32:128,bert_base:64:128,bert_base:8:512,bert_base:24:256
+CASES=$CASES,bert_large:8:128,bert_large:16:128,bert_large:32:128,bert_large:8:512
+CASES=$CASES,bert_large:16:512,gpt2:4:1024,gpt2:8:1024,gpt2:16:512,gpt2:8:256,gpt2:4:512
+CASES=$CASES,gpt2_medium:2:1024,gpt2_medium:4:1024,gpt2_medium:8:1024,gpt2_medium:4:512
+CASES=$CASES,resnet50:128:0:fp32,gpt2:8:1024:fp32,vit_b_16:64:0:fp32,bert_large:8:128:fp32
+# shapes never measured before, both precisions: held out from every fit
+for c in resnet50:16:0 vit_b_16:16:0 bert_base:8:128 gpt2:2:512 bert_large:4:256; do
+	CASES=$CASES,$c:amp_bf16,$c:fp32
+done
+fi
+PYTHONUNBUFFERED=1 timeout ${MEASURE_TIMEOUT:-500} python3 $M --out "$OUT/steps_host.json" \
+	--cases "$CASES" --precisions amp_bf16,tf32 --trials ${TRIALS:-5} --iters ${ITERS:-12} --warmup 10 \
+	--case-time-s 4 --pin 3 --budget-s ${BUDGET_S:-240} \
 	>>"$L" 2>&1
-timeout 120 python3 $M --out "$OUT/steps_new.json" --precisions fp32,amp_bf16 --iters 12 \
-	--cases "$NEW" --budget-s 80 >>"$L" 2>&1
-timeout 70 python3 $M --out "$OUT/steps_rep.json" --precisions amp_bf16 --iters 20 --no-profile \
-	--cases "$REP" --budget-s 40 >>"$L" 2>&1
+nvidia-smi -q -d CLOCK | grep -A4 "^    Clocks$" >>"$L" 2>&1
 cat "$L"
