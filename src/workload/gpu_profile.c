@@ -28,8 +28,10 @@
 /* BatchNorm by shape (ref/h200_torch_micro.json: 64..2048 channels): cuDNN's 32-bit
  * kernels reach half their share at 136 channels, PyTorch's 16-bit ones at 264 */
 #define H200_BN_CHANNELS_HALF { 136, 264 }
-/* the eager host (fit_profile.py on fit_cases.txt alone): per Python call forward, per
- * autograd node backward (as a share of it), per kernel launched */
+/* the eager host (fit_profile.py on fit_cases.txt alone, against steps and the host's own
+ * time per pass measured on a quiet host): per Python call forward, per autograd node
+ * backward (as a share of it: the C++ engine), per kernel launched (dispatch, allocation
+ * and launch; autocast's casts included) */
 #define H200_LAUNCH_GAP_US 12.21
 #define H200_BWD_GAP_SHARE 0.1514
 #define H200_LAUNCH_US 15.4

@@ -4,7 +4,7 @@
 usage: check_costmodel.py GRADSYNC_BINARY [--ref ref/h200_torch_steps.json] [--profile h200]
                           [--max-err 0.15] [--max-median 0.08] [--max-fwd-err 0.20]
                           [--max-ready-err 0.15] [--enforce]
-                          [--guard-median M] [--guard-worst W]
+                          [--guard-median M] [--guard-worst W] [--guard-fwd-median F]
 
 For every measured case (model, batch, seq, precision) it runs
 `gradsync plan --model M --batch B --seq-len S --precision P --gpu-profile G --json --tensors`
@@ -16,8 +16,9 @@ The gradient-ready order of every case must equal the order PyTorch's hooks reco
 (always enforced). Bucket ready times come from the hooked steps (ready_ms) with the hooks' own host time
 taken out (hook_free_ready): in ms, and as a share of the backward pass (ready / backward).
 Prints one line per case and a summary; with --enforce exits 1 when a threshold is missed;
---guard-median / --guard-worst are the regression guard CI runs (held-out cases: the
-median and the worst |error| of forward+backward may not grow past them).
+--guard-median / --guard-worst / --guard-fwd-median are the regression guard CI runs
+(held-out cases: the median and the worst |error| of forward+backward, the median |error|
+of forward, may not grow past them).
 Exits 0 otherwise (77 when the binary is missing).
 """
 
@@ -85,6 +86,7 @@ def main():
     ap.add_argument("--enforce", action="store_true")
     ap.add_argument("--guard-median", type=float, default=None)
     ap.add_argument("--guard-worst", type=float, default=None)
+    ap.add_argument("--guard-fwd-median", type=float, default=None)
     o = ap.parse_args()
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
@@ -142,9 +144,13 @@ def main():
         ok = ok and worst <= o.max_err and med <= o.max_median and fw <= o.max_fwd_err \
             and rd <= o.max_ready_err
         if s == "held-out" and ((o.guard_median is not None and med > o.guard_median) or
-                                (o.guard_worst is not None and worst > o.guard_worst)):
-            print("FAIL: held-out median %.1f%% / worst %.1f%% past the guard %s / %s" % (
-                100 * med, 100 * worst, o.guard_median, o.guard_worst))
+                                (o.guard_worst is not None and worst > o.guard_worst) or
+                                (o.guard_fwd_median is not None and
+                                 fmed > o.guard_fwd_median)):
+            print("FAIL: held-out median %.1f%% / worst %.1f%% / forward median %.1f%% past "
+                  "the guard %s / %s / %s" % (100 * med, 100 * worst, 100 * fmed,
+                                              o.guard_median, o.guard_worst,
+                                              o.guard_fwd_median))
             order_bad.append("guard")
     print("| precision | set | cases | within %.0f%% | median | worst | forward median / worst "
           "| ready share median / worst |" % (100 * o.max_err))
