@@ -288,48 +288,61 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
  * memops and one transport that can sleep until news (tcp driven inline, shm's
  * doorbells), nothing else can end the wait, so the thread sleeps in the kernel where
  * it would nap: the wake-up comes with the data, where a nap oversleeps it by the
- * timer's slack. On a crowded host (more ranks than CPUs) it sleeps, or with other
- * transports yields, after a few spins, so the CPU goes at once to the ranks that have
- * work; and it sleeps too once the wait is long however few rounds it spun (a rank
- * preempted between two polls comes back to a long wait after one or two: 4 ranks on 2
- * CPUs napped 29 times per 1 MiB AllReduce over tcp, strace -c).
+ * timer's slack.
+ * On a crowded host (more ranks than CPUs) the rank that holds our data often waits for
+ * our CPU: after COMM_CROWDED_SPINS empty rounds every round yields, so the CPU goes
+ * at once to a rank on it that has work, and comes back without a wake-up. A futex or
+ * poll sleep costs a cross-CPU wake-up per step instead (an IPI, 5-20 us on this VM,
+ * more than a 4 KiB AllReduce step): it is taken only once the wait is long
+ * (COMM_CROWDED_WAIT_AFTER_NS), where burning slices in yields would slow the ranks
+ * that have work. Both measured with tests/bench/bench_idle.sh (RESULTS.md).
+ * spins counts the empty rounds of this wait and never resets within it.
  */
 enum comm_idle_act comm_idle_action(bool crowded, bool can_wait, uint32_t spins,
 				    uint64_t idle_ns)
 {
-	if (can_wait && (crowded ? spins > COMM_SPINS_BEFORE_WAIT || idle_ns > COMM_NAP_AFTER_NS
-				 : idle_ns > COMM_WAIT_AFTER_NS))
+	if (can_wait && idle_ns > (crowded ? COMM_CROWDED_WAIT_AFTER_NS : COMM_WAIT_AFTER_NS))
 		return COMM_IDLE_WAIT;
 	if (idle_ns > COMM_NAP_AFTER_NS)
 		return COMM_IDLE_NAP;
-	if (spins >= (crowded ? COMM_SPINS_BEFORE_WAIT : COMM_SPINS_BEFORE_YIELD))
+	if (crowded ? spins >= COMM_CROWDED_SPINS : spins % COMM_SPINS_BEFORE_YIELD == 0)
 		return COMM_IDLE_YIELD;
 	return COMM_IDLE_SPIN;
 }
 
-int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins)
+bool comm_idle_reads_clock(bool crowded, uint32_t spins)
 {
-	uint64_t idle = time_now_ns() - last_progress_ns;
+	return spins <= 1 || crowded || spins % COMM_CLOCK_EVERY == 0;
+}
+
+int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
+{
 	bool can_wait = c->ntp == 1 && c->mem == &coll_host_memops;
 	struct timespec ts = { 0, COMM_NAP_NS };
 	enum comm_idle_act act;
+	uint64_t now, idle;
 
-	if (c->abort_flag && __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED))
-		return -ECONNABORTED;
-	if (idle > c->timeout_ns)
-		return -ETIMEDOUT;
 	if (*spins < UINT32_MAX)
 		++*spins;
+	/* a spin without the clock (a vDSO read, ~60 ns here) notices news sooner */
+	if (!comm_idle_reads_clock(c->crowded, *spins))
+		return 0;
+	if (c->abort_flag && __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED))
+		return -ECONNABORTED;
+	now = time_now_ns();
+	if (!*idle_since)
+		*idle_since = now;
+	idle = now - *idle_since;
+	if (idle > c->timeout_ns)
+		return -ETIMEDOUT;
 	act = comm_idle_action(c->crowded, can_wait, *spins, idle);
 	/* a transport that cannot sleep for us (the ops stub, tcp with its progress
 	 * thread): as if there were none */
 	if (act == COMM_IDLE_WAIT && c->tps[0]->ops->wait(c->tps[0], COMM_WAIT_MS) == -EOPNOTSUPP)
 		act = comm_idle_action(c->crowded, false, *spins, idle);
-	if (act == COMM_IDLE_NAP) {
+	if (act == COMM_IDLE_NAP)
 		nanosleep(&ts, NULL);
-	} else if (act == COMM_IDLE_YIELD) {
-		*spins = 0;
+	else if (act == COMM_IDLE_YIELD)
 		sched_yield();
-	}
 	return 0;
 }

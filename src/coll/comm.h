@@ -6,9 +6,14 @@
 
 #define COMM_SCHED_CACHE	64
 #define COMM_POLL_BATCH		32
+/* a CPU per rank: an empty poll round yields once every this many */
 #define COMM_SPINS_BEFORE_YIELD 1024
-/* polls without news before a lone transport that can sleep (ops->wait) is asked to */
-#define COMM_SPINS_BEFORE_WAIT 32
+/* crowded host: empty rounds spun before every further one yields (comm_idle_action) */
+#define COMM_CROWDED_SPINS 2
+/* crowded host: how long a wait yields before a transport that can sleep is asked to */
+#define COMM_CROWDED_WAIT_AFTER_NS 200000ull
+/* a CPU per rank: the clock is read on one empty round in this many (comm_idle) */
+#define COMM_CLOCK_EVERY 16
 #define COMM_WAIT_MS 1
 /* after this long without progress the executor naps COMM_NAP_NS between polls */
 #define COMM_NAP_AFTER_NS 200000ull
@@ -107,10 +112,14 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
 
 /*
  * Called when a poll round made no progress: 0 to keep spinning, -ECONNABORTED when the
- * abort flag is up, -ETIMEDOUT when nothing completed since last_progress_ns for the
- * comm's timeout. The caller logs what it waited on. *spins counts empty rounds.
+ * abort flag is up, -ETIMEDOUT when nothing completed since *idle_since for the comm's
+ * timeout. The caller logs what it waited on. *spins counts the empty rounds of this
+ * wait, *idle_since (0: not read yet) is when it began; the caller zeroes both on
+ * progress. The clock is read only on some rounds (comm_idle_reads_clock).
  */
-int comm_idle(struct coll_comm *c, uint64_t last_progress_ns, uint32_t *spins);
+int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins);
+/* Does empty round number spins (1 = the first) read the clock? Pure (comm_test.c). */
+bool comm_idle_reads_clock(bool crowded, uint32_t spins);
 
 /*
  * comm_idle's policy, pure (comm_test.c): after `spins` empty poll rounds and idle_ns

@@ -25,20 +25,26 @@ static void test_idle_action(void **state)
 	    {false, true, 1, 1000, COMM_IDLE_SPIN},
 	    {false, true, 2, COMM_WAIT_AFTER_NS, COMM_IDLE_SPIN},
 	    {false, true, COMM_SPINS_BEFORE_YIELD, 1000, COMM_IDLE_YIELD},
+	    {false, true, COMM_SPINS_BEFORE_YIELD + 1, 1000, COMM_IDLE_SPIN},
+	    {false, true, 2 * COMM_SPINS_BEFORE_YIELD, 1000, COMM_IDLE_YIELD},
 	    {false, true, 2, COMM_WAIT_AFTER_NS + 1, COMM_IDLE_WAIT},
 	    {false, true, 2, 10 * COMM_NAP_AFTER_NS, COMM_IDLE_WAIT},
-	    /* no transport to sleep in: yield after many spins, nap once the wait is long */
+	    /* no transport to sleep in: yield now and then, nap once the wait is long */
 	    {false, false, COMM_SPINS_BEFORE_YIELD - 1, 1000, COMM_IDLE_SPIN},
 	    {false, false, COMM_SPINS_BEFORE_YIELD, 1000, COMM_IDLE_YIELD},
 	    {false, false, 2, COMM_NAP_AFTER_NS + 1, COMM_IDLE_NAP},
-	    /* crowded: sleep after a few spins, or at once when preemption made it long */
-	    {true, true, COMM_SPINS_BEFORE_WAIT - 1, 1000, COMM_IDLE_SPIN},
-	    {true, true, COMM_SPINS_BEFORE_WAIT, 1000, COMM_IDLE_YIELD},
-	    {true, true, COMM_SPINS_BEFORE_WAIT + 1, 1000, COMM_IDLE_WAIT},
-	    {true, true, 1, COMM_NAP_AFTER_NS + 1, COMM_IDLE_WAIT},
-	    {true, false, COMM_SPINS_BEFORE_WAIT, 1000, COMM_IDLE_YIELD},
+	    /* crowded: yield every round after a few spins, sleep only once the wait is
+	     * long (a wake-up per step costs more than the yields) */
+	    {true, true, COMM_CROWDED_SPINS - 1, 1000, COMM_IDLE_SPIN},
+	    {true, true, COMM_CROWDED_SPINS, 1000, COMM_IDLE_YIELD},
+	    {true, true, COMM_CROWDED_SPINS + 1000, 1000, COMM_IDLE_YIELD},
+	    {true, true, COMM_CROWDED_SPINS, COMM_WAIT_AFTER_NS + 1, COMM_IDLE_YIELD},
+	    {true, true, COMM_CROWDED_SPINS, COMM_CROWDED_WAIT_AFTER_NS, COMM_IDLE_YIELD},
+	    {true, true, 1, COMM_CROWDED_WAIT_AFTER_NS + 1, COMM_IDLE_WAIT},
+	    {true, false, COMM_CROWDED_SPINS, 1000, COMM_IDLE_YIELD},
 	    {true, false, 1, COMM_NAP_AFTER_NS + 1, COMM_IDLE_NAP},
 	};
+
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -49,10 +55,25 @@ static void test_idle_action(void **state)
 	}
 }
 
+/* The first empty round reads the clock (the wait's start), then one in COMM_CLOCK_EVERY;
+ * crowded, every round yields and reads it. */
+static void test_idle_clock(void **state)
+{
+	(void)state;
+	assert_true(comm_idle_reads_clock(false, 1));
+	assert_false(comm_idle_reads_clock(false, 2));
+	assert_false(comm_idle_reads_clock(false, COMM_CLOCK_EVERY - 1));
+	assert_true(comm_idle_reads_clock(false, COMM_CLOCK_EVERY));
+	assert_true(comm_idle_reads_clock(false, COMM_SPINS_BEFORE_YIELD));
+	assert_true(comm_idle_reads_clock(true, 2));
+	assert_true(comm_idle_reads_clock(true, 3));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_idle_action),
+	    cmocka_unit_test(test_idle_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,9 +71,7 @@ static int p2p_poll(struct p2p *p, const char *waiting)
 		p->spins = 0;
 		return 0;
 	}
-	if (!p->idle_since)
-		p->idle_since = time_now_ns();
-	ret = comm_idle(p->c, p->idle_since, &p->spins);
+	ret = comm_idle(p->c, &p->idle_since, &p->spins);
 	if (ret)
 		log_err(LOG_COLL, "%s seq=%u: %s waiting on %s peer %d (%llu sent, %llu received)",
 			p->op, p->seq, strerror(-ret), waiting, p->peer,

@@ -68,6 +68,7 @@ static const struct shm_pair_proto shm_proto = {
      * caller's poll loop. No thread of ours runs elsewhere, so time spent copying
      * inside poll() is the transport's CPU time. */
     .cpu_clock = time_now_ns,
+    .clock_at_work = true,
 };
 
 static void shm_close(struct transport *t)

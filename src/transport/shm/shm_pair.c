@@ -208,7 +208,7 @@ int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max)
 {
 	struct shm_pair_core *c = t->priv;
 	struct shm_pair_req *r;
-	uint64_t before, t0;
+	uint64_t before, t0 = 0;
 	int n = 0, err;
 
 	if (c->fatal)
@@ -220,7 +220,9 @@ int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max)
 	}
 	/* nothing posted: nothing can arrive (it needs our CTS), skip the clock too */
 	if (c->outstanding) {
-		t0 = c->proto->cpu_clock();
+		c->work_t0 = 0;
+		if (!c->proto->clock_at_work)
+			t0 = c->proto->cpu_clock();
 		before = c->bytes_sent + c->bytes_recv;
 		err = c->proto->progress(c);
 		if (err) {
@@ -228,7 +230,9 @@ int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max)
 			return err;
 		}
 		/* count only polls that moved bytes: idle spinning is the caller's */
-		if (c->bytes_sent + c->bytes_recv != before)
+		if (c->proto->clock_at_work)
+			t0 = c->work_t0;
+		if (c->bytes_sent + c->bytes_recv != before && t0)
 			c->cpu_ns += c->proto->cpu_clock() - t0;
 	}
 	while (n < max && (r = pair_q_pop(&c->done))) {

@@ -36,6 +36,7 @@
 #define SHM_PAIR_CTS_CAP       1024 /* CTS entries per directed pair */
 #define SHM_PAIR_NREQS	       8192
 #define SHM_PAIR_DEAD_CHECK_NS (50ull * 1000 * 1000) /* idle time before asking if a peer lives */
+#define SHM_PAIR_CHECK_EVERY   64 /* stalled progress passes per clock read */
 
 /* A CTS entry; its seq is its position in the queue. 16 bytes: four per cache line. */
 struct shm_pair_cts {
@@ -109,6 +110,7 @@ struct shm_pair_link {
 	struct shm_pair_q ready;     /* matched sends, moved in this order */
 	struct shm_pair_req *rx_cur; /* shm: recv being filled from the ring */
 	int outstanding;
+	uint32_t stalled_polls; /* progress passes without news since the last clock read */
 	uint64_t last_progress_ns;
 	uint64_t last_check_ns;
 };
@@ -132,6 +134,9 @@ struct shm_pair_proto {
 	/* Move what can move on every link; 0 or -errno after one log line. */
 	int (*progress)(struct shm_pair_core *c);
 	uint64_t (*cpu_clock)(void); /* what poll charges as transport CPU time */
+	/* progress calls shm_pair_work_begin() before it copies: poll reads the clock
+	 * only for polls that move bytes, not on every idle spin of the caller */
+	bool clock_at_work;
 };
 
 /* The common state; each transport's private struct embeds it as its first member. */
@@ -147,7 +152,15 @@ struct shm_pair_core {
 	int fatal;
 	int outstanding; /* posted and not yet completed, all peers */
 	uint64_t bytes_sent, bytes_recv, cpu_ns;
+	uint64_t work_t0; /* this poll's first copy began (cpu_clock), 0 = none yet */
 };
+
+/* Progress is about to copy bytes: the poll's CPU time starts here (clock_at_work). */
+static inline void shm_pair_work_begin(struct shm_pair_core *c)
+{
+	if (!c->work_t0)
+		c->work_t0 = c->proto->cpu_clock();
+}
 
 static inline struct shm_pair_req *pair_q_req(struct fifo_link *l)
 {
@@ -256,8 +269,13 @@ static inline int shm_pair_watch(struct shm_pair_core *c, struct shm_pair_link *
 {
 	if (moved || !l->outstanding) {
 		l->last_progress_ns = 0;
+		l->stalled_polls = 0;
 		return 0;
 	}
+	/* the clock (a vDSO read, ~60 ns here) only every few stalled passes: a spinning
+	 * caller notices news that much sooner */
+	if (l->last_progress_ns && ++l->stalled_polls % SHM_PAIR_CHECK_EVERY)
+		return 0;
 	return shm_pair_watch_stalled(c, l, p, now);
 }
 

@@ -99,6 +99,8 @@ static bool progress_tx(struct shm_priv *s, struct shm_pair_link *l, int p)
 		}
 		d->len = d->flags ? 0 : (uint32_t)n;
 		if (d->len)
+			shm_pair_work_begin(c);
+		if (d->len)
 			memcpy(data + (head % h->nslots) * (size_t)h->slot_size, r->buf + r->done,
 			       n);
 		r->done += d->len;
@@ -167,6 +169,7 @@ static int rx_direct(struct shm_priv *s, struct shm_pair_link *l, int p, const s
 			(unsigned long long)r->tag);
 		return -EPROTO;
 	}
+	shm_pair_work_begin(&s->c);
 	src = rx_map(s, l, p, d);
 	if (!src)
 		return -EIO;
@@ -226,6 +229,8 @@ static int progress_rx(struct shm_priv *s, struct shm_pair_link *l, int p, bool 
 				(unsigned long long)r->tag);
 			return -EPROTO;
 		}
+		if (d->len)
+			shm_pair_work_begin(c);
 		if (d->len && r->red)
 			r->red(r->buf + d->off, data + (tail % h->nslots) * (size_t)h->slot_size,
 			       d->len / dtype_size(r->dt), r->dt);
