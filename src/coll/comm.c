@@ -295,7 +295,8 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
  * poll sleep costs a cross-CPU wake-up per step instead (an IPI, 5-20 us on this VM,
  * more than a 4 KiB AllReduce step): it is taken only once the wait is long
  * (COMM_CROWDED_WAIT_AFTER_NS), where burning slices in yields would slow the ranks
- * that have work. Both measured with tests/bench/bench_idle.sh (RESULTS.md).
+ * that have work. Both swept on the 2-core VM (tests/bench/RESULTS.md, "crowded idle
+ * policy").
  * spins counts the empty rounds of this wait and never resets within it.
  */
 enum comm_idle_act comm_idle_action(bool crowded, bool can_wait, uint32_t spins,

@@ -2,8 +2,10 @@
  * shm transport waits: a rank with nothing to do sleeps in futex_waitv on its bells
  * (shm_priv.h), one per direction of every pair, instead of spinning or napping; the
  * peer that publishes rings the bell and wakes it only when it sleeps. On a host with
- * more ranks than CPUs the CPU then goes at once to the ranks that have work, and a
- * sleeper runs again as soon as its data is there. On a host with a CPU per rank the
+ * more ranks than CPUs the executor yields through short waits (a wake-up per step costs
+ * more) and asks for this sleep once a wait is long (comm_idle_action): the CPU then goes
+ * to the ranks that have work, and a sleeper runs again as soon as its data is there.
+ * On a host with a CPU per rank the
  * wait says -EOPNOTSUPP: there a spinning rank loses no peer its CPU, and a sleeper
  * would pay a wake-up (more than a small AllReduce takes) on every idle step; under
  * other load it loses its CPU on each sleep (2 ranks, 4 KiB: 100x slower, bench_peers).
