@@ -485,6 +485,27 @@ static int run_loop(struct run *r)
 	return 0;
 }
 
+/* The memops' end of the collective (coll_memops.coll_end), waited for like a step. */
+static int run_end(struct run *r)
+{
+	const struct coll_memops *m = r->c->mem;
+	uint64_t idle_since = 0;
+	uint32_t spins = 0;
+	int ret;
+
+	if (!m->coll_end)
+		return 0;
+	while ((ret = m->coll_end(m->ctx)) == 0) {
+		ret = comm_idle(r->c, &idle_since, &spins);
+		if (ret)
+			break;
+	}
+	if (ret < 0)
+		log_err(LOG_COLL, "allreduce seq=%u: memops %s coll_end: %s", r->seq, m->name,
+			strerror(-ret));
+	return ret < 0 ? ret : 0;
+}
+
 static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
 {
 	struct coll_comm *c = r->c;
@@ -581,8 +602,16 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 	if (c->nranks == 1 || !count)
 		return 0;
 	ret = run_setup(&r, chunk_bytes, channels);
+	if (!ret && c->mem->coll_begin) {
+		ret = c->mem->coll_begin(c->mem->ctx, off, count * r.es);
+		if (ret)
+			log_err(LOG_COLL, "allreduce seq=%u: memops %s coll_begin: %s", r.seq,
+				c->mem->name, strerror(-ret));
+	}
 	if (!ret)
 		ret = run_loop(&r);
+	if (!ret)
+		ret = run_end(&r);
 	r.st->pieces = r.npieces;
 	r.st->ns = time_now_ns() - t0;
 	return ret;

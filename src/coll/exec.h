@@ -50,9 +50,17 @@ struct coll_memops {
 	/* 1 when all work queued on chan is done and visible to the transports, 0 while
 	 * pending, -errno on failure. Must not block. */
 	int (*query)(void *ctx, int chan);
-	/* Optional (NULL = nothing to do). off/bytes: the piece's byte range in buf. */
+	/* Optional (NULL = nothing to do). off/bytes: the piece's byte range in buf.
+	 * Pieces start in order; piece_done may defer its work to coll_end. */
 	int (*piece_start)(void *ctx, int chan, uint64_t off, uint64_t bytes);
 	int (*piece_done)(void *ctx, int chan, uint64_t off, uint64_t bytes);
+	/* Optional: a collective over [off, off + bytes) of buf begins, before its first
+	 * piece_start (a memops may then work on several pieces at once, never outside). */
+	int (*coll_begin)(void *ctx, uint64_t off, uint64_t bytes);
+	/* Optional: after the last piece is done, called until it returns 1: queues what
+	 * piece_done deferred, then 1 once all of the collective's work is done and
+	 * visible, 0 while pending, -errno on failure. Must not block. */
+	int (*coll_end)(void *ctx);
 };
 
 extern const struct coll_memops coll_host_memops;

@@ -30,12 +30,18 @@
 
 struct job;
 
-/* A staging, asynchronous memops: "device" memory, work reported done two queries late. */
+/*
+ * A staging, asynchronous memops: "device" memory, work reported done two queries late;
+ * pieces are copied back to the device only at coll_end (as gpu_memops defers them).
+ */
 struct fake_dev {
 	char *dev;	/* stands in for device memory */
 	char *host;	/* the registered bounce buffer */
 	int pending[4]; /* per channel: queries left before the work is done */
 	uint64_t starts, dones, reduces;
+	uint64_t lo, hi;      /* the collective's range (coll_begin) */
+	int end_pending;      /* coll_end calls left before it reports done */
+	uint64_t begins, ends; /* coll_begin calls, coll_end calls that reported done */
 	struct coll_memops ops;
 };
 
@@ -117,10 +123,39 @@ static int fake_done(void *ctx, int chan, uint64_t off, uint64_t bytes)
 {
 	struct fake_dev *fd = ctx;
 
-	memcpy(fd->dev + off, fd->host + off, bytes);
+	(void)chan;
+	/* deferred to coll_end; a piece outside the collective's range is a failure */
+	if (off < fd->lo || off + bytes > fd->hi)
+		return -EINVAL;
 	fd->dones++;
-	fd->pending[chan] = 2;
 	return 0;
+}
+
+static int fake_begin(void *ctx, uint64_t off, uint64_t bytes)
+{
+	struct fake_dev *fd = ctx;
+
+	fd->lo = off;
+	fd->hi = off + bytes;
+	fd->end_pending = -1;
+	fd->begins++;
+	return 0;
+}
+
+static int fake_end(void *ctx)
+{
+	struct fake_dev *fd = ctx;
+
+	if (fd->end_pending < 0) {
+		memcpy(fd->dev + fd->lo, fd->host + fd->lo, fd->hi - fd->lo);
+		fd->end_pending = 2;
+	}
+	if (fd->end_pending) {
+		fd->end_pending--;
+		return 0;
+	}
+	fd->ends++;
+	return 1;
 }
 
 static int setup_rank(struct rank_ctx *rc)
@@ -183,6 +218,8 @@ static int setup_rank(struct rank_ctx *rc)
 		    .query = fake_query,
 		    .piece_start = fake_start,
 		    .piece_done = fake_done,
+		    .coll_begin = fake_begin,
+		    .coll_end = fake_end,
 		};
 		cfg.mem = &rc->fd.ops;
 	}
@@ -364,7 +401,7 @@ static void staged_body(struct rank_ctx *rc)
 	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
 		int op = (int)a % REDOP_COUNT;
 		struct coll_stats st;
-		uint64_t starts = rc->fd.starts, dones = rc->fd.dones;
+		uint64_t starts = rc->fd.starts, dones = rc->fd.dones, ends = rc->fd.ends;
 
 		verify_fill(rc->fd.dev + 16, STAGED_COUNT, 0, DT_F16, op, a, rc->rank, rc->j->n);
 		memset(rc->mem, 0xff, rc->j->buf_bytes);
@@ -377,6 +414,8 @@ static void staged_body(struct rank_ctx *rc)
 		    verify_check(rc->fd.dev + 16, STAGED_COUNT, 0, DT_F16, op, a, rc->j->n, &first);
 		rc->failures += rc->fd.starts - starts != st.pieces;
 		rc->failures += rc->fd.dones - dones != st.pieces;
+		rc->failures += rc->fd.ends - ends != 1 || rc->fd.begins != a + 1;
+		rc->failures += rc->fd.lo != 16 || rc->fd.hi != 16 + STAGED_COUNT * 2;
 		rc->failures += st.pieces < 4;
 	}
 	rc->failures += rc->fd.reduces == 0;
