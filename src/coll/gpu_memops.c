@@ -5,6 +5,7 @@
 
 #include "gpu/gpu.h"
 #include "coll/gpu_memops.h"
+#include "util/common.h"
 #include "util/log.h"
 
 struct mirror {
@@ -20,6 +21,14 @@ struct gpu_memops {
 	struct gpu_event *ev[COLL_MAX_CHANNELS];
 	struct mirror mir[GPU_MIRROR_COUNT];
 	uint64_t d2h, h2d;
+	/* staged pieces in and out, batch pieces per copy (gpu_memops_batch) */
+	int batch;
+	struct gpu_stream *in_st, *out_st;
+	struct gpu_event *in_ev, *out_ev;
+	uint64_t coll_lo, coll_hi; /* the collective's bytes of the data mirror; hi 0 = none */
+	uint64_t in_lo, in_hi;	   /* copied in (queued on in_st, in_ev after it) */
+	uint64_t out_lo, out_hi;   /* pieces done, their copy out deferred */
+	bool end_queued;
 };
 
 /* The device address of p when p lies in mirror w's host range, else NULL. */
@@ -107,38 +116,136 @@ static int mo_query(void *ctx, int chan)
 	return ret == 0 ? 1 : ret == -EBUSY ? 0 : ret;
 }
 
-static int mo_copy(struct gpu_memops *m, int chan, uint64_t off, uint64_t bytes, bool in)
+/* A staged piece's range checked against the data mirror; false after a log line. */
+static bool piece_ok(const struct gpu_memops *m, int chan, uint64_t off, uint64_t bytes)
 {
-	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
+	const struct mirror *x = &m->mir[GPU_MIRROR_DATA];
 
 	if (!chan_ok(m, chan))
-		return -EINVAL;
-	if (!x->host)
-		return 0;
+		return false;
 	if (off > x->bytes || bytes > x->bytes - off) {
 		log_err(LOG_GPU, "staged piece chan=%d: %llu bytes at %llu overrun the %llu-byte mirror",
 			chan, (unsigned long long)bytes, (unsigned long long)off,
 			(unsigned long long)x->bytes);
-		return -EINVAL;
+		return false;
 	}
-	if (in)
-		m->d2h += bytes;
-	else
-		m->h2d += bytes;
-	return mark(m, chan, in ? gpu_memcpy_async(x->host + off, x->dev + off, bytes,
-						   GPU_COPY_D2H, m->st[chan])
-				: gpu_memcpy_async(x->dev + off, x->host + off, bytes,
-						   GPU_COPY_H2D, m->st[chan]));
+	return true;
 }
 
+/*
+ * Staged pieces go in (device -> host mirror) `batch` at a time, as one copy on in_st
+ * ahead of the executor, and out (host -> device) once `batch` adjacent ones are done,
+ * as one copy on out_st, the rest at coll_end: the copy engines lose per copy submitted
+ * while both directions run (1 MiB pieces one by one reached 0.77x of a pinned copy on
+ * the H200, tests/gpu/RESULTS.md), not per byte. A piece waits on the copy that brought
+ * it in (its channel's stream waits on in_ev); nothing on the device reads a piece's
+ * device range between its last reduce and the end, so its copy out may wait.
+ */
 static int mo_piece_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
 {
-	return mo_copy(ctx, chan, off, bytes, true);
+	struct gpu_memops *m = ctx;
+	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
+	uint64_t hi;
+	int ret;
+
+	if (!x->host)
+		return chan_ok(m, chan) ? 0 : -EINVAL;
+	if (!piece_ok(m, chan, off, bytes))
+		return -EINVAL;
+	if (m->batch == 1 || !m->coll_hi) { /* piece by piece on the channel's stream */
+		m->d2h += bytes;
+		return mark(m, chan, gpu_memcpy_async(x->host + off, x->dev + off, bytes,
+						      GPU_COPY_D2H, m->st[chan]));
+	}
+	if (off < m->in_lo || off + bytes > m->in_hi) {
+		hi = GS_MAX(off + bytes, GS_MIN(off + (uint64_t)m->batch * bytes, m->coll_hi));
+		ret = gpu_memcpy_async(x->host + off, x->dev + off, hi - off, GPU_COPY_D2H,
+				       m->in_st);
+		if (!ret)
+			ret = gpu_event_record(m->in_ev, m->in_st);
+		if (ret)
+			return ret;
+		m->d2h += hi - off;
+		m->in_lo = off;
+		m->in_hi = hi;
+	}
+	return mark(m, chan, gpu_stream_wait_event(m->st[chan], m->in_ev));
+}
+
+/* Queue the deferred copy out of the pieces done. */
+static int out_flush(struct gpu_memops *m)
+{
+	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
+	uint64_t len = m->out_hi - m->out_lo;
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = gpu_memcpy_async(x->dev + m->out_lo, x->host + m->out_lo, len, GPU_COPY_H2D,
+			       m->out_st);
+	if (!ret)
+		ret = gpu_event_record(m->out_ev, m->out_st);
+	m->h2d += len;
+	m->out_lo = m->out_hi = 0;
+	return ret;
 }
 
 static int mo_piece_done(void *ctx, int chan, uint64_t off, uint64_t bytes)
 {
-	return mo_copy(ctx, chan, off, bytes, false);
+	struct gpu_memops *m = ctx;
+	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
+	int ret = 0;
+
+	if (!x->host)
+		return chan_ok(m, chan) ? 0 : -EINVAL;
+	if (!piece_ok(m, chan, off, bytes))
+		return -EINVAL;
+	if (m->batch == 1 || !m->coll_hi) {
+		m->h2d += bytes;
+		return mark(m, chan, gpu_memcpy_async(x->dev + off, x->host + off, bytes,
+						      GPU_COPY_H2D, m->st[chan]));
+	}
+	/* the channel's own work is done (the executor waited on it): no event to mark */
+	if (m->out_hi != m->out_lo && m->out_hi == off) {
+		m->out_hi += bytes;
+	} else {
+		ret = out_flush(m);
+		m->out_lo = off;
+		m->out_hi = off + bytes;
+	}
+	if (!ret && m->out_hi - m->out_lo >= (uint64_t)m->batch * bytes)
+		ret = out_flush(m);
+	return ret;
+}
+
+static int mo_coll_begin(void *ctx, uint64_t off, uint64_t bytes)
+{
+	struct gpu_memops *m = ctx;
+
+	m->coll_lo = off;
+	m->coll_hi = m->mir[GPU_MIRROR_DATA].host ? off + bytes : 0;
+	m->in_lo = m->in_hi = 0;
+	m->out_lo = m->out_hi = 0;
+	m->end_queued = false;
+	return 0;
+}
+
+static int mo_coll_end(void *ctx)
+{
+	struct gpu_memops *m = ctx;
+	int ret;
+
+	if (!m->end_queued) {
+		ret = out_flush(m);
+		if (ret)
+			return ret;
+		m->end_queued = true;
+		m->coll_hi = 0;
+		m->in_lo = m->in_hi = 0;
+	}
+	/* a never recorded event reads as done */
+	ret = gpu_event_query(m->out_ev);
+	return ret == 0 ? 1 : ret == -EBUSY ? 0 : ret;
 }
 
 struct gpu_memops *gpu_memops_create(int channels)
@@ -156,6 +263,15 @@ struct gpu_memops *gpu_memops_create(int channels)
 	if (!m)
 		return NULL;
 	m->channels = channels;
+	m->batch = GPU_MEMOPS_BATCH;
+	m->in_st = gpu_stream_create(true);
+	m->out_st = gpu_stream_create(true);
+	m->in_ev = gpu_event_create(false);
+	m->out_ev = gpu_event_create(false);
+	if (!m->in_st || !m->out_st || !m->in_ev || !m->out_ev) {
+		gpu_memops_destroy(m);
+		return NULL;
+	}
 	for (i = 0; i < channels; i++) {
 		m->st[i] = gpu_stream_create(true);
 		m->ev[i] = gpu_event_create(false);
@@ -172,6 +288,8 @@ struct gpu_memops *gpu_memops_create(int channels)
 		.query = mo_query,
 		.piece_start = mo_piece_start,
 		.piece_done = mo_piece_done,
+		.coll_begin = mo_coll_begin,
+		.coll_end = mo_coll_end,
 	};
 	return m;
 }
@@ -188,6 +306,14 @@ void gpu_memops_destroy(struct gpu_memops *m)
 		gpu_event_destroy(m->ev[i]);
 		gpu_stream_destroy(m->st[i]);
 	}
+	if (m->in_st)
+		gpu_stream_sync(m->in_st, 10000);
+	if (m->out_st)
+		gpu_stream_sync(m->out_st, 10000);
+	gpu_event_destroy(m->in_ev);
+	gpu_event_destroy(m->out_ev);
+	gpu_stream_destroy(m->in_st);
+	gpu_stream_destroy(m->out_st);
 	free(m);
 }
 
@@ -204,6 +330,14 @@ int gpu_memops_mirror(struct gpu_memops *m, enum gpu_mirror which, void *host, v
 	m->mir[which] = (struct mirror){ host, host ? dev : NULL, host ? bytes : 0 };
 	if (which == GPU_MIRROR_DATA)
 		m->ops.name = host ? "gpu staged" : "gpu";
+	return 0;
+}
+
+int gpu_memops_batch(struct gpu_memops *m, int pieces)
+{
+	if (pieces < 1 || pieces > GPU_MEMOPS_BATCH_MAX)
+		return -EINVAL;
+	m->batch = pieces;
 	return 0;
 }
 

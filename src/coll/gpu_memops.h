@@ -12,7 +12,9 @@
  *    step; a reduce copies the received block host -> device, reduces on the GPU and
  *    copies the result back to the host mirror (the next step sends it from there);
  *    piece_done copies the piece host -> device. Copies and kernels of a channel are
- *    ordered on its stream; channels overlap each other and the wire.
+ *    ordered on its stream; channels overlap each other and the wire. Pieces move in
+ *    and out `batch` at a time as one copy each way (gpu_memops_batch), on a stream
+ *    per direction; the last copies out are waited for at the collective's end.
  * Contract: an element is never reduced after a plain receive landed in it (true of every
  * AllReduce schedule: copies carry final values), so the device copy of a reduced block is
  * current when the next reduce of it is queued.
@@ -26,6 +28,11 @@
 #include "coll/exec.h"
 
 enum gpu_mirror { GPU_MIRROR_DATA = 0, GPU_MIRROR_SCRATCH, GPU_MIRROR_COUNT };
+
+/* Staged pieces per copy by default (tests/gpu/memops_bench.c, tests/gpu/RESULTS.md), and
+ * the most gpu_memops_batch takes. */
+#define GPU_MEMOPS_BATCH     8
+#define GPU_MEMOPS_BATCH_MAX 64
 
 struct gpu_memops;
 
@@ -41,6 +48,9 @@ const struct coll_memops *gpu_memops_ops(struct gpu_memops *m);
  */
 int gpu_memops_mirror(struct gpu_memops *m, enum gpu_mirror which, void *host, void *dev,
 		      uint64_t bytes);
+/* Staged pieces moved per copy each way, 1..GPU_MEMOPS_BATCH_MAX (1: piece by piece on
+ * the channel's stream, the pipeline before batching). 0 or -EINVAL. */
+int gpu_memops_batch(struct gpu_memops *m, int pieces);
 /* Bytes copied each way since creation (the staging traffic). */
 void gpu_memops_traffic(const struct gpu_memops *m, uint64_t *d2h, uint64_t *h2d);
 

@@ -11,8 +11,9 @@ cflags="-std=gnu11 -O2 -Wall -Wextra -Werror -Isrc -I$cuda/include"
 mkdir -p "$out/obj"
 objs=""
 pids=""
-for f in src/util/log.c src/util/strutil.c src/coll/verify.c src/gpu/select.c src/gpu/cuda.c \
-	src/gpu/cuda_mem.c src/gpu/cuda_dmabuf.c src/gpu/cuda_kern.c; do
+for f in src/util/log.c src/util/strutil.c src/coll/verify.c src/coll/gpu_memops.c \
+	src/gpu/select.c src/gpu/cuda.c src/gpu/cuda_mem.c src/gpu/cuda_dmabuf.c src/gpu/dmabuf_range.c \
+	src/gpu/cuda_kern.c; do
 	o="$out/obj/$(basename "$f" .c).o"
 	$cc $cflags -c "$f" -o "$o" &
 	pids="$pids $!"
@@ -31,8 +32,8 @@ for p in $pids; do
 done
 # -fno-exceptions,-fno-threadsafe-statics above keep nvcc's host code off libstdc++
 libs="-L$cuda/lib64 -Wl,-Bstatic -lcudart_static -Wl,-Bdynamic -ldl -lrt -lpthread -lm"
-for p in gpu_test gpu_bench; do
+for p in gpu_test gpu_bench memops_bench; do
 	# shellcheck disable=SC2086
 	$cc $cflags tests/gpu/$p.c $objs -o "$out/$p" $libs
 done
-echo "built $out/gpu_test $out/gpu_bench"
+echo "built $out/gpu_test $out/gpu_bench $out/memops_bench"
