@@ -21,13 +21,18 @@ struct gpu_memops {
 	struct gpu_event *ev[COLL_MAX_CHANNELS];
 	struct mirror mir[GPU_MIRROR_COUNT];
 	uint64_t d2h, h2d;
-	/* staged pieces in and out, batch pieces per copy (gpu_memops_batch) */
+	/* staged pieces in and out, batch pieces per submission (gpu_memops_batch) */
 	int batch;
 	struct gpu_stream *in_st, *out_st;
-	struct gpu_event *in_ev, *out_ev;
+	struct gpu_event *out_ev;
 	uint64_t coll_lo, coll_hi; /* the collective's bytes of the data mirror; hi 0 = none */
-	uint64_t in_lo, in_hi;	   /* copied in (queued on in_st, in_ev after it) */
-	uint64_t out_lo, out_hi;   /* pieces done, their copy out deferred */
+	struct in_win {		   /* two batches copied in ahead, queued on in_st */
+		uint64_t lo, hi;
+		struct gpu_event *ev; /* recorded after the batch */
+	} win[2];
+	int win_new;		 /* win[win_new] was queued last */
+	uint64_t out_lo, out_hi; /* pieces done, their copy out deferred */
+	uint64_t out_piece;	 /* their size (the last may be shorter) */
 	bool end_queued;
 };
 
@@ -133,20 +138,62 @@ static bool piece_ok(const struct gpu_memops *m, int chan, uint64_t off, uint64_
 }
 
 /*
- * Staged pieces go in (device -> host mirror) `batch` at a time, as one copy on in_st
- * ahead of the executor, and out (host -> device) once `batch` adjacent ones are done,
- * as one copy on out_st, the rest at coll_end: the copy engines lose per copy submitted
- * while both directions run (1 MiB pieces one by one reached 0.77x of a pinned copy on
- * the H200, tests/gpu/RESULTS.md), not per byte. A piece waits on the copy that brought
- * it in (its channel's stream waits on in_ev); nothing on the device reads a piece's
- * device range between its last reduce and the end, so its copy out may wait.
+ * Staged pieces go in (device -> host mirror) `batch` at a time, one submission of
+ * piece-sized copies on in_st, two batches ahead of the executor, and out (host ->
+ * device) once `batch` adjacent ones are done, likewise on out_st, the rest at coll_end:
+ * the copy engines lose per copy submitted while both directions run (1 MiB pieces one
+ * by one reached 0.77x of a pinned copy on the H200, one batch of 8-16 of them 0.90x,
+ * tests/gpu/RESULTS.md). A piece waits on the batch that brought it in (its channel's
+ * stream waits on the batch's event); nothing on the device reads a piece's device range
+ * between its last reduce and the end, so its copy out may wait.
  */
+
+/* Queue [lo, hi) of the data mirror as piece-sized copies, one submission per
+ * GPU_MEMOPS_BATCH_MAX of them, on s. */
+static int batch_copy(struct gpu_memops *m, struct gpu_stream *s, uint64_t lo, uint64_t hi,
+		      uint64_t piece, bool in)
+{
+	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
+	void *dst[GPU_MEMOPS_BATCH_MAX];
+	const void *src[GPU_MEMOPS_BATCH_MAX];
+	size_t len[GPU_MEMOPS_BATCH_MAX], n = 0;
+	int ret = 0;
+
+	if (in)
+		m->d2h += hi - lo;
+	else
+		m->h2d += hi - lo;
+	for (uint64_t at = lo; at < hi && !ret; at += piece) {
+		len[n] = GS_MIN(piece, hi - at);
+		dst[n] = in ? x->host + at : x->dev + at;
+		src[n] = in ? x->dev + at : x->host + at;
+		if (++n == GPU_MEMOPS_BATCH_MAX || at + piece >= hi) {
+			ret = gpu_memcpy_batch_async(dst, src, len, n, s);
+			n = 0;
+		}
+	}
+	return ret;
+}
+
+/* Queue the batch of pieces from lo into window w. */
+static int in_queue(struct gpu_memops *m, int w, uint64_t lo, uint64_t piece)
+{
+	uint64_t hi = GS_MIN(lo + (uint64_t)m->batch * piece, m->coll_hi);
+	int ret = batch_copy(m, m->in_st, lo, hi, piece, true);
+
+	if (!ret)
+		ret = gpu_event_record(m->win[w].ev, m->in_st);
+	m->win[w].lo = lo;
+	m->win[w].hi = ret ? lo : hi;
+	m->win_new = w;
+	return ret;
+}
+
 static int mo_piece_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
 {
 	struct gpu_memops *m = ctx;
 	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
-	uint64_t hi;
-	int ret;
+	int w, ret = 0;
 
 	if (!x->host)
 		return chan_ok(m, chan) ? 0 : -EINVAL;
@@ -157,35 +204,31 @@ static int mo_piece_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
 		return mark(m, chan, gpu_memcpy_async(x->host + off, x->dev + off, bytes,
 						      GPU_COPY_D2H, m->st[chan]));
 	}
-	if (off < m->in_lo || off + bytes > m->in_hi) {
-		hi = GS_MAX(off + bytes, GS_MIN(off + (uint64_t)m->batch * bytes, m->coll_hi));
-		ret = gpu_memcpy_async(x->host + off, x->dev + off, hi - off, GPU_COPY_D2H,
-				       m->in_st);
-		if (!ret)
-			ret = gpu_event_record(m->in_ev, m->in_st);
-		if (ret)
-			return ret;
-		m->d2h += hi - off;
-		m->in_lo = off;
-		m->in_hi = hi;
+	for (w = 0; w < 2; w++)
+		if (off >= m->win[w].lo && off + bytes <= m->win[w].hi)
+			break;
+	if (w == 2) { /* the first piece, or one outside both windows */
+		w = 1 - m->win_new;
+		ret = in_queue(m, w, off, bytes);
 	}
-	return mark(m, chan, gpu_stream_wait_event(m->st[chan], m->in_ev));
+	/* entering the newer window: the older one's pieces all started, refill it */
+	if (!ret && w == m->win_new && m->win[w].hi < m->coll_hi)
+		ret = in_queue(m, 1 - w, m->win[w].hi, bytes);
+	if (ret)
+		return ret;
+	return mark(m, chan, gpu_stream_wait_event(m->st[chan], m->win[w].ev));
 }
 
 /* Queue the deferred copy out of the pieces done. */
 static int out_flush(struct gpu_memops *m)
 {
-	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
-	uint64_t len = m->out_hi - m->out_lo;
 	int ret;
 
-	if (!len)
+	if (m->out_hi == m->out_lo)
 		return 0;
-	ret = gpu_memcpy_async(x->dev + m->out_lo, x->host + m->out_lo, len, GPU_COPY_H2D,
-			       m->out_st);
+	ret = batch_copy(m, m->out_st, m->out_lo, m->out_hi, m->out_piece, false);
 	if (!ret)
 		ret = gpu_event_record(m->out_ev, m->out_st);
-	m->h2d += len;
 	m->out_lo = m->out_hi = 0;
 	return ret;
 }
@@ -206,14 +249,15 @@ static int mo_piece_done(void *ctx, int chan, uint64_t off, uint64_t bytes)
 						      GPU_COPY_H2D, m->st[chan]));
 	}
 	/* the channel's own work is done (the executor waited on it): no event to mark */
-	if (m->out_hi != m->out_lo && m->out_hi == off) {
+	if (m->out_hi != m->out_lo && m->out_hi == off && bytes <= m->out_piece) {
 		m->out_hi += bytes;
 	} else {
 		ret = out_flush(m);
 		m->out_lo = off;
 		m->out_hi = off + bytes;
+		m->out_piece = bytes;
 	}
-	if (!ret && m->out_hi - m->out_lo >= (uint64_t)m->batch * bytes)
+	if (!ret && m->out_hi - m->out_lo >= (uint64_t)m->batch * m->out_piece)
 		ret = out_flush(m);
 	return ret;
 }
@@ -224,7 +268,7 @@ static int mo_coll_begin(void *ctx, uint64_t off, uint64_t bytes)
 
 	m->coll_lo = off;
 	m->coll_hi = m->mir[GPU_MIRROR_DATA].host ? off + bytes : 0;
-	m->in_lo = m->in_hi = 0;
+	m->win[0].lo = m->win[0].hi = m->win[1].lo = m->win[1].hi = 0;
 	m->out_lo = m->out_hi = 0;
 	m->end_queued = false;
 	return 0;
@@ -241,7 +285,7 @@ static int mo_coll_end(void *ctx)
 			return ret;
 		m->end_queued = true;
 		m->coll_hi = 0;
-		m->in_lo = m->in_hi = 0;
+		m->win[0].lo = m->win[0].hi = m->win[1].lo = m->win[1].hi = 0;
 	}
 	/* a never recorded event reads as done */
 	ret = gpu_event_query(m->out_ev);
@@ -266,9 +310,10 @@ struct gpu_memops *gpu_memops_create(int channels)
 	m->batch = GPU_MEMOPS_BATCH;
 	m->in_st = gpu_stream_create(true);
 	m->out_st = gpu_stream_create(true);
-	m->in_ev = gpu_event_create(false);
+	m->win[0].ev = gpu_event_create(false);
+	m->win[1].ev = gpu_event_create(false);
 	m->out_ev = gpu_event_create(false);
-	if (!m->in_st || !m->out_st || !m->in_ev || !m->out_ev) {
+	if (!m->in_st || !m->out_st || !m->win[0].ev || !m->win[1].ev || !m->out_ev) {
 		gpu_memops_destroy(m);
 		return NULL;
 	}
@@ -310,7 +355,8 @@ void gpu_memops_destroy(struct gpu_memops *m)
 		gpu_stream_sync(m->in_st, 10000);
 	if (m->out_st)
 		gpu_stream_sync(m->out_st, 10000);
-	gpu_event_destroy(m->in_ev);
+	gpu_event_destroy(m->win[0].ev);
+	gpu_event_destroy(m->win[1].ev);
 	gpu_event_destroy(m->out_ev);
 	gpu_stream_destroy(m->in_st);
 	gpu_stream_destroy(m->out_st);

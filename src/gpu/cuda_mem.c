@@ -128,6 +128,41 @@ int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kin
 	return 0;
 }
 
+int gpu_memcpy_batch_async(void *const *dst, const void *const *src, const size_t *bytes,
+			   size_t n, struct gpu_stream *s)
+{
+	cudaError_t e = cudaErrorNotSupported;
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	if (!n)
+		return 0;
+#if CUDART_VERSION >= 12080
+	{
+		struct cudaMemcpyAttributes attr = { 0 };
+		size_t idx = 0;
+
+		/* the sources are read in stream order, like cudaMemcpyAsync's */
+		attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+		e = cudaMemcpyBatchAsync(dst, src, bytes, n, &attr, &idx, 1, gpu_cu_stream(s));
+		if (e == cudaSuccess)
+			return 0;
+		if (e != cudaErrorNotSupported && e != cudaErrorInvalidValue)
+			return gpu_err(e, "cudaMemcpyBatchAsync", "%zu copies dst=%p src=%p", n,
+				       dst[0], src[0]);
+		(void)cudaGetLastError(); /* refused as a batch: copy one by one */
+	}
+#endif
+	(void)e;
+	for (size_t i = 0; i < n; i++) {
+		rc = gpu_memcpy_async(dst[i], src[i], bytes[i], GPU_COPY_DEFAULT, s);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int gpu_memcpy(void *dst, const void *src, size_t bytes, enum gpu_copy kind)
 {
 	cudaError_t e;

@@ -95,6 +95,13 @@ int gpu_memcpy_async(void *dst GS_UNUSED, const void *src GS_UNUSED, size_t byte
 	return stub();
 }
 
+int gpu_memcpy_batch_async(void *const *dst GS_UNUSED, const void *const *src GS_UNUSED,
+			   const size_t *bytes GS_UNUSED, size_t n GS_UNUSED,
+			   struct gpu_stream *s GS_UNUSED)
+{
+	return stub();
+}
+
 int gpu_memcpy(void *dst GS_UNUSED, const void *src GS_UNUSED, size_t bytes GS_UNUSED,
 	       enum gpu_copy kind GS_UNUSED)
 {

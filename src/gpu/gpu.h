@@ -122,6 +122,15 @@ enum gpu_copy {
 /* Enqueue a copy on s (NULL = the legacy default stream); host memory should be pinned. */
 int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
 		     struct gpu_stream *s);
+/*
+ * Enqueue n copies (dst[i] <- src[i], bytes[i] each) on s as one submission: the copy
+ * engines take the pieces at once (cudaMemcpyBatchAsync, CUDA 12.8+), where n
+ * cudaMemcpyAsync calls each pay a submission; before 12.8, or where the driver refuses a
+ * batch, n plain copies. The batch is in stream order as a whole, its copies in no order
+ * among themselves (no two may overlap). Directions inferred from the pointers.
+ */
+int gpu_memcpy_batch_async(void *const *dst, const void *const *src, const size_t *bytes,
+			   size_t n, struct gpu_stream *s);
 /* Blocking copy (setup and tests only: it synchronises the device). */
 int gpu_memcpy(void *dst, const void *src, size_t bytes, enum gpu_copy kind);
 int gpu_memset_async(void *p, int byte, size_t bytes, struct gpu_stream *s);
