@@ -141,7 +141,15 @@ static void test_project_doc(void **state)
 	assert_non_null(strstr(buf, "overlap=on      4x4     16"));
 	/* hierarchical at one rank per host is a ring: no row of its own */
 	assert_null(strstr(buf, "4x1"));
+	/* tree over tcp at 4 hosts: the rows are an upper bound, and the report says so */
+	assert_non_null(strstr(buf, "note: tree's rows at 3 or more hosts over tcp are an upper bound"));
 	free(buf);
+	/* one host: no link shared between hosts, no note */
+	o.nlays = 1;
+	buf = project_text(&s, &o, &ret);
+	assert_null(strstr(buf, "upper bound"));
+	free(buf);
+	o.nlays = 2;
 	/* --fit-from: the fit sees only the largest sizes (fixture: 4KiB..1GiB x4) */
 	o.min_size = 64 << 20;
 	buf = project_text(&s, &o, &ret);

@@ -16,6 +16,10 @@
 #   --queue T           tbf queue of each link egress, as time at the rate (default 50ms)
 #   --cc NAME           TCP congestion control inside the hosts (default bbr when the
 #                       kernel has it, else the kernel's default)
+#   --shape WHERE       both (default): each link shaped host -> switch and switch ->
+#                       host, as a full-duplex NIC and its switch port; egress: host ->
+#                       switch only, so every flow crosses one shaper (tree at 4 hosts
+#                       ran 16% faster so: tests/cluster/RESULTS.md)
 #   --limit S           bound of the whole run in seconds (default 600)
 #   --out DIR           parent of the run directory (default: the experiment's)
 #   --logs DIR          where each rank's output goes (default: a temporary directory,
@@ -27,7 +31,7 @@
 set -u
 G=${GRADSYNC:-build/gradsync}
 G=$(readlink -f "$G")
-H=2 L=1 RATE=100mbit DELAY=50us LIMIT=600 OUT= LOGS= SLOW= QUEUE=50ms CC=
+H=2 L=1 RATE=100mbit DELAY=50us LIMIT=600 OUT= LOGS= SLOW= QUEUE=50ms CC= SHAPE=both
 while [ $# -gt 0 ]; do
 	case $1 in
 	--hosts) H=$2; shift 2 ;;
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--limit) LIMIT=$2; shift 2 ;;
 	--queue) QUEUE=$2; shift 2 ;;
 	--cc) CC=$2; shift 2 ;;
+	--shape) SHAPE=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--logs) LOGS=$2; shift 2 ;;
 	-h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -50,6 +55,7 @@ done
 INI=$(readlink -f "$1"); shift
 case $H in [2-8]) ;; *) echo "bed.sh: --hosts $H: 2..8 hosts" >&2; exit 2 ;; esac
 case $L in [1-9]|[1-9][0-9]) ;; *) echo "bed.sh: --ranks-per-host $L: 1..99" >&2; exit 2 ;; esac
+case $SHAPE in both|egress) ;; *) echo "bed.sh: --shape $SHAPE: both or egress" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "bed.sh: network namespaces need root" >&2; exit 77; }
 for c in ip tc unshare timeout; do
 	command -v $c >/dev/null 2>&1 || { echo "bed.sh: $c not installed" >&2; exit 77; }
@@ -127,12 +133,13 @@ for h in $(seq 0 $((H - 1))); do
 	ip -n "$ns" link set eth0 up
 	rate=$(link_rate "$h")
 	# host -> switch on eth0, switch -> host on p$h: the link is slow both ways
-	shape "$ns" eth0 "$rate" && shape "$SW" "p$h" "$rate" || {
+	shape "$ns" eth0 "$rate" && { [ "$SHAPE" = egress ] || shape "$SW" "p$h" "$rate"; } || {
 		echo "bed.sh: shaping host $h's link failed" >&2
 		exit 1
 	}
 done
 desc="hosts $H x $L ranks, links $RATE${NETEM:+ + $DELAY}, queue $QUEUE${CC:+, tcp $CC}"
+[ "$SHAPE" = egress ] && desc="$desc, shaped host -> switch only"
 for s in $SLOW; do desc="$desc, host ${s%%=*} at ${s#*=}"; done
 echo "bed: $desc" >&2
 
