@@ -14,7 +14,7 @@ static const char *const class_names[OPC_COUNT] = {
 	[OPC_GEMM] = "gemm", [OPC_CONV] = "conv", [OPC_ATTN] = "attention",
 	[OPC_ELEM] = "elementwise", [OPC_NORM] = "norm", [OPC_BN] = "batchnorm",
 	[OPC_SOFTMAX] = "softmax", [OPC_REDUCE] = "reduce", [OPC_EMBED] = "embedding",
-	[OPC_CAST] = "cast", [OPC_POOL] = "pool",
+	[OPC_CAST] = "cast", [OPC_POOL] = "pool", [OPC_COPY] = "copy",
 };
 
 const char *precision_name(int p)

@@ -50,6 +50,7 @@ enum op_class {
 	OPC_EMBED,    /* embedding gather / scatter-add */
 	OPC_CAST,     /* AMP dtype casts */
 	OPC_POOL,     /* max / average pooling windows */
+	OPC_COPY,     /* layout copies of transposed views (.contiguous()): strided reads */
 	OPC_COUNT,
 };
 

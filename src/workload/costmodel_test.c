@@ -77,7 +77,7 @@ static void test_op_times(void **state)
 
 /* Autocast's forward casts have no call of their own (launch only); calls that launch
  * nothing cost host time only; BatchNorm's share falls with few channels; pooling counts
- * 32-bit elements at any precision. */
+ * 32-bit elements at any precision; layout copies have a share of their own. */
 static void test_op_classes(void **state)
 {
 	struct gpu_profile g = flat();
@@ -104,6 +104,14 @@ static void test_op_classes(void **state)
 	g.mem_eff[OPC_POOL][1] = 0.1;
 	assert_float_equal(cost_op_gpu_s(&amp, &pool), cost_op_gpu_s(&fp32, &pool), 1e-15);
 	assert_float_equal(cost_op_gpu_s(&fp32, &pool), 2e-3 + 2e-6, 1e-12);
+	/* a layout copy streams at the copy class's share, not a cast's */
+	struct op copy = { .cls = OPC_COPY, .kernels = 1, .calls = 1, .bytes = 1e9 };
+
+	g.mem_eff[OPC_CAST][1] = 0.5;
+	g.mem_eff[OPC_COPY][1] = 0.25;
+	cast.bytes = 1e9;
+	assert_float_equal(cost_op_gpu_s(&amp, &copy), 4e-3 + 2e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&amp, &cast), 2e-3 + 2e-6, 1e-12);
 }
 
 static void test_precision_names(void **state)

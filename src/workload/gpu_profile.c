@@ -24,7 +24,12 @@
 	  [OPC_ELEM] = { 0.92, 0.85 }, [OPC_NORM] = { 0.45, 0.45 },                         \
 	  [OPC_BN] = { 0.53, 0.28 }, [OPC_SOFTMAX] = { 0.65, 0.5 },                         \
 	  [OPC_REDUCE] = { 0.6, 0.6 }, [OPC_EMBED] = { 0.3, 0.3 },                          \
-	  [OPC_CAST] = { 0.7, 0.7 }, [OPC_POOL] = { 0.4, 0.4 } }
+	  [OPC_CAST] = { 0.7, 0.7 }, [OPC_POOL] = { 0.4, 0.4 },                             \
+	  [OPC_COPY] = { H200_COPY_EFF } }
+/* Layout copies of transposed views read with a stride: the profiler shows ViT's
+ * direct_copy kernels at about a third of a cast's rate (fit_profile.py on fit_cases.txt,
+ * 32-bit and 16-bit) */
+#define H200_COPY_EFF 0.296, 0.343
 /* BatchNorm by shape (ref/h200_torch_micro.json: 64..2048 channels): cuDNN's 32-bit
  * kernels reach half their share at 136 channels, PyTorch's 16-bit ones at 264 */
 #define H200_BN_CHANNELS_HALF { 136, 264 }
@@ -32,8 +37,8 @@
  * time per pass measured on a quiet host): per Python call forward, per autograd node
  * backward (as a share of it: the C++ engine), per kernel launched (dispatch, allocation
  * and launch; autocast's casts included) */
-#define H200_LAUNCH_GAP_US 12.21
-#define H200_BWD_GAP_SHARE 0.1514
+#define H200_LAUNCH_GAP_US 11.74
+#define H200_BWD_GAP_SHARE 0.1638
 #define H200_LAUNCH_US 15.4
 
 static const struct gpu_profile profiles[] = {
@@ -151,6 +156,7 @@ static const struct profile_field fields[] = {
 	PF_CLASS(OPC_EMBED, "embedding"),
 	PF_CLASS(OPC_CAST, "cast"),
 	PF_CLASS(OPC_POOL, "pool"),
+	PF_CLASS(OPC_COPY, "copy"),
 };
 
 /* Our kernels on the lent H200, 2026-12-01 (gradsync gpu --calibrate --write:

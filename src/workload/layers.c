@@ -305,14 +305,14 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 	/* head split / merge: .contiguous() of transposed views, each a copy of one
 	 * activation (and its gradient's in backward) */
 	if (copies_fwd) {
-		struct op *o = op(tl, l, 0, OPC_CAST, copies_fwd, 0, copies_fwd * 2.0 * act, 0,
+		struct op *o = op(tl, l, 0, OPC_COPY, copies_fwd, 0, copies_fwd * 2.0 * act, 0,
 				  "layout.copy");
 
 		if (o)
 			o->calls = (uint16_t)copies_fwd; /* .contiguous() calls */
 	}
 	if (copies_bwd) {
-		struct op *o = op(tl, l, 1, OPC_CAST, copies_bwd, 0, copies_bwd * 2.0 * act, 0,
+		struct op *o = op(tl, l, 1, OPC_COPY, copies_bwd, 0, copies_bwd * 2.0 * act, 0,
 				  "layout.copy.bwd");
 
 		if (o)

@@ -23,7 +23,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (key, index): the free parameters
-FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0)]
+FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0), ("mem_eff.copy", 0),
+        ("mem_eff.copy", 1)]
 
 
 def read_profile(text):
