@@ -62,12 +62,16 @@ enum matrix_kind precision_matrix(int p)
 }
 
 /* Tensor-core paths want rows aligned to 16 bytes; cuBLAS falls back to 4-byte (even
- * 16-bit dims) or 2-byte (odd) loads otherwise. fp32 SIMT does not care. */
-static double align_share(const struct gpu_profile *g, enum matrix_kind mx, int64_t dim)
+ * 16-bit dims) or 2-byte (odd) loads otherwise. fp32 SIMT does not care. The gradients'
+ * GEMMs of an odd dimension run other kernels (nn / nt layouts) than forward's (tn). */
+static double align_share(const struct gpu_profile *g, enum matrix_kind mx, int64_t dim,
+			  bool bwd)
 {
 	if (dim <= 0 || mx == MX_FP32 || dim % (mx == MX_TF32 ? 4 : 8) == 0)
 		return 1;
-	return (mx != MX_TF32 && dim % 2 == 0) ? g->align2_eff[mx] : g->align1_eff[mx];
+	if (mx != MX_TF32 && dim % 2 == 0)
+		return g->align2_eff[mx];
+	return bwd && g->align1_bwd_eff[mx] > 0 ? g->align1_bwd_eff[mx] : g->align1_eff[mx];
 }
 
 /* Calls that launch nothing (views, transposes, reshapes): host time only. */
@@ -98,7 +102,7 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		else if (o->cls == OPC_ATTN)
 			rate *= g->attn_eff[mx];
 		else
-			rate *= align_share(g, mx, o->align_dim);
+			rate *= align_share(g, mx, o->align_dim, o->bwd);
 		if (rate > 0)
 			mat = g->matrix_t0_us[mx] * 1e-6 + o->flops / rate;
 	}

@@ -81,6 +81,8 @@ struct gpu_profile {
 	double attn_eff[MX_COUNT];          /* fused attention rate as a share of GEMM */
 	double align2_eff[MX_COUNT];        /* GEMM share when align_dim is even, unaligned */
 	double align1_eff[MX_COUNT];        /* GEMM share when align_dim is odd */
+	double align1_bwd_eff[MX_COUNT];    /* the same for the gradients' GEMMs (cuBLAS's
+					     * nn / nt kernels for them are faster) */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
 	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]

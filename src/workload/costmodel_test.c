@@ -53,6 +53,13 @@ static void test_op_times(void **state)
 	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 1e-3 + 2e-6, 1e-12);
 	gemm.align_dim = 50257;
 	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 10e-3 + 2e-6, 1e-12);
+	/* its gradients' GEMMs have a share of their own where the profile gives one */
+	gemm.bwd = 1;
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 10e-3 + 2e-6, 1e-12);
+	g.align1_bwd_eff[MX_BF16] = 0.2;
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 5e-3 + 2e-6, 1e-12);
+	gemm.bwd = 0;
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 10e-3 + 2e-6, 1e-12);
 	gemm.align_dim = 30522;
 	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 2e-3 + 2e-6, 1e-12);
 	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);

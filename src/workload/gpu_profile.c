@@ -26,6 +26,10 @@
 	  [OPC_REDUCE] = { 0.6, 0.6 }, [OPC_EMBED] = { 0.3, 0.3 },                          \
 	  [OPC_CAST] = { 0.7, 0.7 }, [OPC_POOL] = { 0.4, 0.4 },                             \
 	  [OPC_COPY] = { H200_COPY_EFF } }
+/* GPT-2's 50257-word head (the profiler, every gpt2 / gpt2_medium case): under 16-bit
+ * autocast its gradients' align1 GEMMs (nn, nt) take 0.65-0.68 of forward's (tn) time;
+ * under TF32 the same as forward's */
+#define H200_ALIGN1_BWD_EFF { 1, 0.31, 0.18, 0.18 }
 /* Layout copies of transposed views read with a stride: the profiler shows ViT's
  * direct_copy kernels at about a third of a cast's rate (fit_profile.py on fit_cases.txt,
  * 32-bit and 16-bit) */
@@ -53,6 +57,7 @@ static const struct gpu_profile profiles[] = {
 		.attn_eff = { 0.38, 0.047, 0.18, 0.18 },
 		.align2_eff = { 1, 1, 0.33, 0.33 },
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
+		.align1_bwd_eff = H200_ALIGN1_BWD_EFF,
 		.hbm_gbps = 4300,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
@@ -72,6 +77,7 @@ static const struct gpu_profile profiles[] = {
 		.attn_eff = { 0.38, 0.047, 0.18, 0.18 },
 		.align2_eff = { 1, 1, 0.33, 0.33 },
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
+		.align1_bwd_eff = H200_ALIGN1_BWD_EFF,
 		.hbm_gbps = 3000,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
@@ -91,6 +97,7 @@ static const struct gpu_profile profiles[] = {
 		.attn_eff = { 0.38, 0.047, 0.18, 0.18 },
 		.align2_eff = { 1, 1, 0.33, 0.33 },
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
+		.align1_bwd_eff = H200_ALIGN1_BWD_EFF,
 		.hbm_gbps = 1830,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
@@ -110,6 +117,7 @@ static const struct gpu_profile profiles[] = {
 		.attn_eff = { 0.38, 0.047, 0.18, 0.18 },
 		.align2_eff = { 1, 1, 0.33, 0.33 },
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
+		.align1_bwd_eff = H200_ALIGN1_BWD_EFF,
 		.hbm_gbps = 7200,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
@@ -142,6 +150,7 @@ static const struct profile_field fields[] = {
 	PF(attn_eff, MX_COUNT, "fused attention rate as a share of the GEMM rate"),
 	PF(align2_eff, MX_COUNT, "GEMM share for even, unaligned inner dimensions"),
 	PF(align1_eff, MX_COUNT, "GEMM share for odd inner dimensions"),
+	PF(align1_bwd_eff, MX_COUNT, "the same for the gradients' GEMMs"),
 	PF(hbm_gbps, 1, "streaming bandwidth, GB/s"),
 	PF(bn_channels_half, 2, "BatchNorm channels at half its share, 32-bit and 16-bit"),
 	PF(floor_us, 1, "shortest kernel, microseconds"),

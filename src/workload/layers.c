@@ -321,6 +321,14 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 	return l;
 }
 
+void ly_fwd_copy(struct tensor_list *tl, const char *what, int n, double bytes)
+{
+	struct op *o = op(tl, last(tl), 0, OPC_COPY, n, 0, bytes, 0, what);
+
+	if (o)
+		o->calls = (uint16_t)n;
+}
+
 void ly_views(struct tensor_list *tl, int n)
 {
 	int l = last(tl);

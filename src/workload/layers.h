@@ -71,6 +71,12 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
  * slicing of the heads and the mask): n calls forward, n autograd nodes backward.
  */
 void ly_views(struct tensor_list *tl, int n);
+/*
+ * Copies the most recent layer makes forward that no gradient flows through (GPT-2's
+ * key/value cache concatenation): n kernels, one host call each, bytes read + written in
+ * all, strided (class copy).
+ */
+void ly_fwd_copy(struct tensor_list *tl, const char *what, int n, double bytes);
 /* A parameterless layer to hang operators on (loss, pooling). */
 int ly_plain(struct tensor_list *tl, const char *name);
 

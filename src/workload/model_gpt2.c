@@ -47,6 +47,9 @@ static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_norm(tl, "ln_1", h, true, pos * h);
 	ly_conv1d(tl, "attn.c_attn", h, 3 * h, pos);
 	ly_attention(tl, "attn.core", batch, seq, h, true, GPT2_COPIES_FWD, GPT2_COPIES_BWD);
+	/* use_cache: the layer's keys and values go into the cache (torch.cat of each, the
+	 * profiler's CatArrayBatchedCopy, 2 a layer); the loss never reads them */
+	ly_fwd_copy(tl, "kv_cache.cat", 2, 2.0 * 2.0 * pos * h * e);
 	ly_conv1d(tl, "attn.c_proj", h, h, pos);
 	ly_dropout(tl, pos * h, e, GPT2_DROPOUT);
 	ly_add(tl, pos * h, r);
