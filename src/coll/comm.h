@@ -15,8 +15,15 @@
 /* a CPU per rank: the clock is read on one empty round in this many (comm_idle) */
 #define COMM_CLOCK_EVERY 16
 #define COMM_WAIT_MS 1
-/* after this long without progress the executor naps COMM_NAP_NS between polls */
-#define COMM_NAP_AFTER_NS 200000ull
+/*
+ * After this long without progress the executor naps COMM_NAP_NS between polls. A nap
+ * lasts far longer than asked (nanosleep of 20 us takes ~100 us on this VM: timer slack
+ * plus the hypervisor), and a rank that naps keeps its peer waiting: at 200 us two ranks
+ * on two CPUs fell into napping in turn, every AllReduce paying a nap (2 ranks shm 16 KiB:
+ * p50 3.6 us, or 62-490 us per AllReduce in one run of three). At 20x a nap's real length
+ * no nap can make the peer's wait long enough for it to nap in turn.
+ */
+#define COMM_NAP_AFTER_NS 2000000ull
 /* a transport that can sleep until news is asked to after this long without any */
 #define COMM_WAIT_AFTER_NS 30000ull
 #define COMM_NAP_NS 20000
