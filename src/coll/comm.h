@@ -65,7 +65,8 @@ struct comm_slot {
 	const struct sched *s;
 	uint64_t scratch_off;		   /* bytes: this slot's scratch region */
 	uint64_t rscratch[SCHED_MAX_XFER]; /* bytes: receive i's place in the slot's region */
-	uint32_t xlog[8]; /* posted bit -> the transfer's entry in coll_comm.xlog */
+	/* receive i, then send i (posted bit) -> the transfer's entry in coll_comm.xlog */
+	uint32_t xlog[2 * SCHED_MAX_XFER];
 };
 
 /* Per peer, the union of the intervals in which a send to it (a receive from it) was

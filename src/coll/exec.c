@@ -59,6 +59,19 @@ static uint64_t run_now(struct run *r)
 	return r->now;
 }
 
+/* Memops work since t0 ended now: its time is the memops', and later posts see the clock. */
+static void mem_done(struct run *r, uint64_t t0)
+{
+	r->now = time_now_ns();
+	r->st->mem_ns += r->now - t0;
+}
+
+/* Where the slot keeps receive or send idx's entry in the comm's transfer log. */
+static uint32_t *slot_xlog(struct comm_slot *sl, bool is_send, int idx)
+{
+	return &sl->xlog[is_send ? SCHED_MAX_XFER + idx : idx];
+}
+
 static uint64_t make_cookie(uint64_t piece, int slot, uint32_t step, bool is_send, int idx)
 {
 	return (piece << 24) | ((uint64_t)slot << 16) | ((uint64_t)(step & 0xfff) << 4) |
@@ -95,8 +108,7 @@ static int slot_hook(struct run *r, struct comm_slot *sl, int chan,
 		return 0;
 	t0 = time_now_ns();
 	ret = hook(m->ctx, chan, off, sl->s->count * r->es);
-	r->now = time_now_ns(); /* the work took time: later posts see it */
-	r->st->mem_ns += r->now - t0;
+	mem_done(r, t0);
 	if (ret)
 		log_err(LOG_COLL, "memops %s %s piece=%llu: %s", m->name, what,
 			(unsigned long long)sl->piece, strerror(-ret));
@@ -176,7 +188,7 @@ static int post_one(struct run *r, struct comm_slot *sl, int chan, const struct 
 		return ret;
 	}
 	r->st->posts++;
-	sl->xlog[is_send ? 4 + idx : idx] = comm_wait_open(c, x->peer, is_send, len, tag,
+	*slot_xlog(sl, is_send, idx) = comm_wait_open(c, x->peer, is_send, len, tag,
 							   run_now(r));
 	if (is_send)
 		r->st->bytes_sent += len;
@@ -222,8 +234,7 @@ static int mem_call_scale(struct run *r, struct comm_slot *sl, int chan,
 	int ret = m->scale(m->ctx, chan, r->data + (sl->base + st->scale_off) * r->es,
 			   st->scale_count, r->dt, (uint32_t)r->c->nranks);
 
-	r->now = time_now_ns(); /* the work took time: later posts see it */
-	r->st->mem_ns += r->now - t0;
+	mem_done(r, t0);
 	if (ret)
 		log_err(LOG_COLL, "memops %s scale piece=%llu step=%u: %s", m->name,
 			(unsigned long long)sl->piece, sl->step, strerror(-ret));
@@ -239,8 +250,7 @@ static int mem_call_reduce(struct run *r, struct comm_slot *sl, int chan, int id
 			    (char *)r->scratch->ptr + sl->scratch_off + sl->rscratch[idx], x->count,
 			    r->dt);
 
-	r->now = time_now_ns(); /* the work took time: later posts see it */
-	r->st->mem_ns += r->now - t0;
+	mem_done(r, t0);
 	if (ret)
 		log_err(LOG_COLL, "memops %s reduce piece=%llu step=%u: %s", m->name,
 			(unsigned long long)sl->piece, sl->step, strerror(-ret));
@@ -361,7 +371,7 @@ static int on_completion(struct run *r, const struct tp_completion *cp)
 		return -EPROTO;
 	}
 	x = is_send ? &sl->s->steps[sl->step].send[idx] : &sl->s->steps[sl->step].recv[idx];
-	comm_wait_close(r->c, x->peer, is_send, sl->xlog[is_send ? 4 + idx : idx], run_now(r));
+	comm_wait_close(r->c, x->peer, is_send, *slot_xlog(sl, is_send, idx), run_now(r));
 	if (cp->status) {
 		log_err(LOG_COLL, "allreduce seq=%u piece=%llu step=%u: %s peer %d failed: %s",
 			r->seq, (unsigned long long)piece, sl->step,
