@@ -175,6 +175,27 @@ static int batch_copy(struct gpu_memops *m, struct gpu_stream *s, uint64_t lo, u
 	return ret;
 }
 
+/* One staged piece in or out on its channel's stream (batch 1, or outside a collective). */
+static int piece_copy(struct gpu_memops *m, int chan, uint64_t off, uint64_t bytes, bool in)
+{
+	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
+
+	if (in)
+		m->d2h += bytes;
+	else
+		m->h2d += bytes;
+	return mark(m, chan, in ? gpu_memcpy_async(x->host + off, x->dev + off, bytes,
+						   GPU_COPY_D2H, m->st[chan])
+				: gpu_memcpy_async(x->dev + off, x->host + off, bytes,
+						   GPU_COPY_H2D, m->st[chan]));
+}
+
+/* No batch queued in: the next piece starts a window of its own. */
+static void windows_reset(struct gpu_memops *m)
+{
+	m->win[0].lo = m->win[0].hi = m->win[1].lo = m->win[1].hi = 0;
+}
+
 /* Queue the batch of pieces from lo into window w. */
 static int in_queue(struct gpu_memops *m, int w, uint64_t lo, uint64_t piece)
 {
@@ -199,11 +220,8 @@ static int mo_piece_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
 		return chan_ok(m, chan) ? 0 : -EINVAL;
 	if (!piece_ok(m, chan, off, bytes))
 		return -EINVAL;
-	if (m->batch == 1 || !m->coll_hi) { /* piece by piece on the channel's stream */
-		m->d2h += bytes;
-		return mark(m, chan, gpu_memcpy_async(x->host + off, x->dev + off, bytes,
-						      GPU_COPY_D2H, m->st[chan]));
-	}
+	if (m->batch == 1 || !m->coll_hi)
+		return piece_copy(m, chan, off, bytes, true);
 	for (w = 0; w < 2; w++)
 		if (off >= m->win[w].lo && off + bytes <= m->win[w].hi)
 			break;
@@ -243,11 +261,8 @@ static int mo_piece_done(void *ctx, int chan, uint64_t off, uint64_t bytes)
 		return chan_ok(m, chan) ? 0 : -EINVAL;
 	if (!piece_ok(m, chan, off, bytes))
 		return -EINVAL;
-	if (m->batch == 1 || !m->coll_hi) {
-		m->h2d += bytes;
-		return mark(m, chan, gpu_memcpy_async(x->dev + off, x->host + off, bytes,
-						      GPU_COPY_H2D, m->st[chan]));
-	}
+	if (m->batch == 1 || !m->coll_hi)
+		return piece_copy(m, chan, off, bytes, false);
 	/* the channel's own work is done (the executor waited on it): no event to mark */
 	if (m->out_hi != m->out_lo && m->out_hi == off && bytes <= m->out_piece) {
 		m->out_hi += bytes;
@@ -268,7 +283,7 @@ static int mo_coll_begin(void *ctx, uint64_t off, uint64_t bytes)
 
 	m->coll_lo = off;
 	m->coll_hi = m->mir[GPU_MIRROR_DATA].host ? off + bytes : 0;
-	m->win[0].lo = m->win[0].hi = m->win[1].lo = m->win[1].hi = 0;
+	windows_reset(m);
 	m->out_lo = m->out_hi = 0;
 	m->end_queued = false;
 	return 0;
@@ -285,7 +300,7 @@ static int mo_coll_end(void *ctx)
 			return ret;
 		m->end_queued = true;
 		m->coll_hi = 0;
-		m->win[0].lo = m->win[0].hi = m->win[1].lo = m->win[1].hi = 0;
+		windows_reset(m);
 	}
 	/* a never recorded event reads as done */
 	ret = gpu_event_query(m->out_ev);
