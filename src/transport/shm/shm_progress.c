@@ -98,11 +98,11 @@ static bool progress_tx(struct shm_priv *s, struct shm_pair_link *l, int p)
 			continue;
 		}
 		d->len = d->flags ? 0 : (uint32_t)n;
-		if (d->len)
+		if (d->len) {
 			shm_pair_work_begin(c);
-		if (d->len)
 			memcpy(data + (head % h->nslots) * (size_t)h->slot_size, r->buf + r->done,
 			       n);
+		}
 		r->done += d->len;
 		head++;
 		atomic_store_explicit(&h->head, head, memory_order_release);
@@ -229,14 +229,15 @@ static int progress_rx(struct shm_priv *s, struct shm_pair_link *l, int p, bool 
 				(unsigned long long)r->tag);
 			return -EPROTO;
 		}
-		if (d->len)
+		if (d->len) {
+			const char *slot = data + (tail % h->nslots) * (size_t)h->slot_size;
+
 			shm_pair_work_begin(c);
-		if (d->len && r->red)
-			r->red(r->buf + d->off, data + (tail % h->nslots) * (size_t)h->slot_size,
-			       d->len / dtype_size(r->dt), r->dt);
-		else if (d->len)
-			memcpy(r->buf + d->off, data + (tail % h->nslots) * (size_t)h->slot_size,
-			       d->len);
+			if (r->red)
+				r->red(r->buf + d->off, slot, d->len / dtype_size(r->dt), r->dt);
+			else
+				memcpy(r->buf + d->off, slot, d->len);
+		}
 		r->done += d->len;
 		c->bytes_recv += d->len;
 		if (r->done == r->len) {
