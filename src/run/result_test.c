@@ -75,36 +75,40 @@ static void test_straggler(void **state)
 	samples_free(s, 4);
 }
 
+/*
+ * The per-rank stats of samples(4, iters, ns, fast, fast_ns, fast_iters): the slowest
+ * rank is `slowest`, and no straggler is named. Gives the slowest's share and the wait
+ * share for the case's own checks.
+ */
+static void no_straggler(int iters, const double *ns, int fast, double fast_ns, int fast_iters,
+			 int slowest, double *slowest_share, double *wait_share)
+{
+	struct run_samples **s = samples(4, iters, ns, fast, fast_ns, fast_iters);
+	struct rj_rank_stats rs;
+
+	assert_int_equal(run_rank_stats(s, 4, NULL, &rs), 0);
+	assert_int_equal(rs.slowest, slowest);
+	assert_int_equal(rs.straggler.rank, -1);
+	*slowest_share = rs.slowest_share;
+	*wait_share = rs.wait_share;
+	run_rank_stats_free(&rs);
+	samples_free(s, 4);
+}
+
 static void test_no_straggler(void **state)
 {
 	const double ns[] = { 1000, 1000, 600, 1000 }, even[] = { 1000, 1000, 1000, 1000 };
-	struct run_samples **s;
-	struct rj_rank_stats rs;
+	double share, wait;
 
 	(void)state;
 	/* too few iterations to name anyone */
-	s = samples(4, 9, ns, -1, 0, 0);
-	assert_int_equal(run_rank_stats(s, 4, NULL, &rs), 0);
-	assert_int_equal(rs.slowest, 2);
-	assert_int_equal(rs.straggler.rank, -1);
-	run_rank_stats_free(&rs);
-	samples_free(s, 4);
+	no_straggler(9, ns, -1, 0, 0, 2, &share, &wait);
 	/* last in 14 of 20 iterations: below 75% */
-	s = samples(4, 20, even, 1, 900, 14);
-	assert_int_equal(run_rank_stats(s, 4, NULL, &rs), 0);
-	assert_int_equal(rs.slowest, 1);
-	assert_true(fabs(rs.slowest_share - 0.7) < 1e-9);
-	assert_int_equal(rs.straggler.rank, -1);
-	run_rank_stats_free(&rs);
-	samples_free(s, 4);
+	no_straggler(20, even, 1, 900, 14, 1, &share, &wait);
+	assert_true(fabs(share - 0.7) < 1e-9);
 	/* last every time but the others wait only 5% */
-	s = samples(4, 20, even, 3, 950, 20);
-	assert_int_equal(run_rank_stats(s, 4, NULL, &rs), 0);
-	assert_int_equal(rs.slowest, 3);
-	assert_true(fabs(rs.wait_share - 0.05) < 1e-9);
-	assert_int_equal(rs.straggler.rank, -1);
-	run_rank_stats_free(&rs);
-	samples_free(s, 4);
+	no_straggler(20, even, 3, 950, 20, 3, &share, &wait);
+	assert_true(fabs(wait - 0.05) < 1e-9);
 }
 
 int main(void)
