@@ -190,6 +190,24 @@ static int piece_copy(struct gpu_memops *m, int chan, uint64_t off, uint64_t byt
 						   GPU_COPY_H2D, m->st[chan]));
 }
 
+/*
+ * What a piece's start or end needs no batch for: nothing staged, a bad range, batch 1
+ * or no collective begun (piece_copy). True when the piece is dealt with, *ret its result.
+ */
+static bool piece_alone(struct gpu_memops *m, int chan, uint64_t off, uint64_t bytes, bool in,
+			int *ret)
+{
+	if (!m->mir[GPU_MIRROR_DATA].host)
+		*ret = chan_ok(m, chan) ? 0 : -EINVAL;
+	else if (!piece_ok(m, chan, off, bytes))
+		*ret = -EINVAL;
+	else if (m->batch == 1 || !m->coll_hi)
+		*ret = piece_copy(m, chan, off, bytes, in);
+	else
+		return false;
+	return true;
+}
+
 /* No batch queued in: the next piece starts a window of its own. */
 static void windows_reset(struct gpu_memops *m)
 {
@@ -213,15 +231,10 @@ static int in_queue(struct gpu_memops *m, int w, uint64_t lo, uint64_t piece)
 static int mo_piece_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
 {
 	struct gpu_memops *m = ctx;
-	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
 	int w, ret = 0;
 
-	if (!x->host)
-		return chan_ok(m, chan) ? 0 : -EINVAL;
-	if (!piece_ok(m, chan, off, bytes))
-		return -EINVAL;
-	if (m->batch == 1 || !m->coll_hi)
-		return piece_copy(m, chan, off, bytes, true);
+	if (piece_alone(m, chan, off, bytes, true, &ret))
+		return ret;
 	for (w = 0; w < 2; w++)
 		if (off >= m->win[w].lo && off + bytes <= m->win[w].hi)
 			break;
@@ -254,15 +267,10 @@ static int out_flush(struct gpu_memops *m)
 static int mo_piece_done(void *ctx, int chan, uint64_t off, uint64_t bytes)
 {
 	struct gpu_memops *m = ctx;
-	struct mirror *x = &m->mir[GPU_MIRROR_DATA];
 	int ret = 0;
 
-	if (!x->host)
-		return chan_ok(m, chan) ? 0 : -EINVAL;
-	if (!piece_ok(m, chan, off, bytes))
-		return -EINVAL;
-	if (m->batch == 1 || !m->coll_hi)
-		return piece_copy(m, chan, off, bytes, false);
+	if (piece_alone(m, chan, off, bytes, false, &ret))
+		return ret;
 	/* the channel's own work is done (the executor waited on it): no event to mark */
 	if (m->out_hi != m->out_lo && m->out_hi == off && bytes <= m->out_piece) {
 		m->out_hi += bytes;
