@@ -16,23 +16,8 @@
 
 #include "doctor/doctor.h"
 #include "gpu/gpu.h"
+#include "topo/test_sysfs.h"
 #include "util/common.h"
-
-/* tests/fixtures/sysfs/<name> from the cwd (tests/run.sh runs in the repository) or a parent. */
-static const char *fixture(const char *name)
-{
-	static char path[PATH_MAX];
-	char up[64] = "";
-
-	for (int i = 0; i < 5; i++) {
-		snprintf(path, sizeof(path), "%stests/fixtures/sysfs/%s", up, name);
-		if (access(path, F_OK) == 0)
-			return path;
-		strcat(up, "../");
-	}
-	fail_msg("fixture %s not found (run from the repository)", name);
-	return NULL;
-}
 
 struct expect {
 	const char *fixture, *check, *subject;
@@ -84,7 +69,7 @@ static const struct expect expects[] = {
 
 static struct doctor_node *collect(const char *name, int gdr_level)
 {
-	struct doctor_node *n = doctor_node_collect(fixture(name), gdr_level, 0);
+	struct doctor_node *n = doctor_node_collect(sysfs_fixture(name), gdr_level, 0);
 
 	assert_non_null(n);
 	return n;

@@ -12,24 +12,8 @@
 #include <cmocka.h>
 
 #include "topo/gdr.h"
+#include "topo/test_sysfs.h"
 #include "util/common.h"
-
-static struct topo *load(const char *name)
-{
-	static char path[PATH_MAX];
-	struct topo *t = calloc(1, sizeof(*t));
-	char up[64] = "";
-
-	assert_non_null(t);
-	for (int i = 0; i < 5; i++) {
-		snprintf(path, sizeof(path), "%stests/fixtures/sysfs/%s", up, name);
-		if (access(path, F_OK) == 0)
-			break;
-		strcat(up, "../");
-	}
-	assert_int_equal(topo_discover(path, t), 0);
-	return t;
-}
 
 static const struct {
 	const char *fixture;
@@ -93,7 +77,7 @@ static void test_decisions(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct topo *t = load(cases[i].fixture);
+		struct topo *t = topo_load_fixture(cases[i].fixture);
 		struct gpu_opts o = { .gdr = cases[i].gdr,
 				      .gdr_level = cases[i].level,
 				      .gdr_mode = cases[i].mode,
@@ -122,7 +106,7 @@ static void test_decisions(void **state)
 /* The staged bound: one direction of the GPU's PCIe link. */
 static void test_pcie_bound(void **state)
 {
-	struct topo *t = load("dgx-h100");
+	struct topo *t = topo_load_fixture("dgx-h100");
 	char desc[64];
 	double bps = topo_gpu_pcie_Bps(t, 0, desc, sizeof(desc));
 

@@ -19,39 +19,11 @@
 
 #include "topo/cpulist.h"
 #include "topo/numa.h"
+#include "topo/test_sysfs.h"
 #include "topo/topo.h"
 #include "util/common.h"
 
 #define BUF_LEN (4u << 20)
-
-static const char *fixture(const char *name)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("GS_SYSFS_FIXTURES");
-	char up[64] = "";
-
-	if (env) {
-		snprintf(path, sizeof(path), "%s/%s", env, name);
-		return path;
-	}
-	for (int i = 0; i < 5; i++) {
-		snprintf(path, sizeof(path), "%stests/fixtures/sysfs/%s", up, name);
-		if (access(path, F_OK) == 0)
-			return path;
-		strcat(up, "../");
-	}
-	fail_msg("fixture %s not found (run from the repository or set GS_SYSFS_FIXTURES)", name);
-	return NULL;
-}
-
-static struct topo *load(const char *root)
-{
-	struct topo *t = calloc(1, sizeof(*t));
-
-	assert_non_null(t);
-	assert_int_equal(topo_discover(root, t), 0);
-	return t;
-}
 
 static int resolve(const struct topo *t, const char *bind, int gpu, int nic, struct numa_plan *p)
 {
@@ -103,7 +75,7 @@ static void test_check_syntax(void **state)
 /* Plans on the two-socket DGX fixture: nothing is applied, only resolved. */
 static void test_plans_two_sockets(void **state)
 {
-	struct topo *t = load(fixture("dgx-h100"));
+	struct topo *t = topo_load_fixture("dgx-h100");
 	struct numa_plan p;
 	cpu_set_t set;
 	char buf[256];
@@ -150,7 +122,7 @@ static void test_plans_two_sockets(void **state)
 
 static void test_plans_not_applicable(void **state)
 {
-	struct topo *t = load(fixture("ci-vm"));  /* one node, no GPU, no RDMA NIC */
+	struct topo *t = topo_load_fixture("ci-vm");  /* one node, no GPU, no RDMA NIC */
 	struct numa_plan p;
 
 	(void)state;
@@ -177,7 +149,7 @@ static void test_plans_not_applicable(void **state)
 	assert_int_equal(numa_bind_apply(&p), 0);
 	free(t);
 
-	t = load(fixture("phb-rootports"));  /* GPUs without NUMA affinity on a 1-node box */
+	t = topo_load_fixture("phb-rootports");  /* GPUs without NUMA affinity on a 1-node box */
 	assert_int_equal(resolve(t, "gpu", topo_gpu_numa_node(t, 0), -1, &p), 0);
 	assert_true(p.applicable);  /* -1 on a one-node machine is node 0 */
 	assert_string_equal(p.requested, "cpus 0-47, memory bind 0");
@@ -219,7 +191,7 @@ static void *touched_buffer(void)
 
 static void test_apply_node0(void **state)
 {
-	struct topo *t = load("/sys");
+	struct topo *t = topo_load_root("/sys");
 	struct numa_plan p;
 	struct numa_actual a;
 	char want[600], line[1024];
@@ -251,7 +223,7 @@ static void test_apply_node0(void **state)
 
 static void test_apply_cpus1(void **state)
 {
-	struct topo *t = load("/sys");
+	struct topo *t = topo_load_root("/sys");
 	struct numa_plan p;
 	struct numa_actual a;
 	cpu_set_t now;
@@ -276,7 +248,7 @@ static void test_apply_cpus1(void **state)
 
 static void test_apply_interleave_and_untouched(void **state)
 {
-	struct topo *t = load("/sys");
+	struct topo *t = topo_load_root("/sys");
 	struct numa_plan p;
 	struct numa_actual a;
 	char *b;

@@ -12,26 +12,11 @@
 #include <cmocka.h>
 
 #include "topo/rail.h"
-
-static struct topo *load(const char *name)
-{
-	struct topo *t = calloc(1, sizeof(*t));
-	char path[PATH_MAX], up[64] = "";
-
-	assert_non_null(t);
-	for (int i = 0; i < 5; i++) {
-		snprintf(path, sizeof(path), "%stests/fixtures/sysfs/%s", up, name);
-		if (!access(path, F_OK))
-			break;
-		strcat(up, "../");
-	}
-	assert_int_equal(topo_discover(path, t), 0);
-	return t;
-}
+#include "topo/test_sysfs.h"
 
 static void test_rails(void **state)
 {
-	struct topo *t = load("dgx-h100");
+	struct topo *t = topo_load_fixture("dgx-h100");
 
 	(void)state;
 	for (int g = 0; g < 8; g++) {
@@ -45,7 +30,7 @@ static void test_rails(void **state)
 	assert_string_equal(t->nics[topo_rail_nic(t, -1, 1, 5)].name, "mlx5_5");
 	assert_string_equal(t->nics[topo_rail_nic(t, -1, -1, 9)].name, "mlx5_1");
 	free(t);
-	t = load("ci-vm");
+	t = topo_load_fixture("ci-vm");
 	assert_int_equal(topo_rail_nic(t, -1, 0, 0), -ENOENT);
 	free(t);
 }

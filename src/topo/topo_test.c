@@ -17,39 +17,10 @@
 #include "gpu/gpu.h"
 #include "topo/cpulist.h"
 #include "topo/topo.h"
+#include "topo/test_sysfs.h"
 #include "topo/topo_print.h"
 #include "util/common.h"
 #include "util/strutil.h"
-
-/* tests/fixtures/sysfs/<name> from the cwd (tests/run.sh runs in the repository) or a parent. */
-static const char *fixture(const char *name)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("GS_SYSFS_FIXTURES");
-	char up[64] = "";
-
-	if (env) {
-		snprintf(path, sizeof(path), "%s/%s", env, name);
-		return path;
-	}
-	for (int i = 0; i < 5; i++) {
-		snprintf(path, sizeof(path), "%stests/fixtures/sysfs/%s", up, name);
-		if (access(path, F_OK) == 0)
-			return path;
-		strcat(up, "../");
-	}
-	fail_msg("fixture %s not found (run from the repository or set GS_SYSFS_FIXTURES)", name);
-	return NULL;
-}
-
-static struct topo *load(const char *name)
-{
-	struct topo *t = calloc(1, sizeof(*t));
-
-	assert_non_null(t);
-	assert_int_equal(topo_discover(fixture(name), t), 0);
-	return t;
-}
 
 /* Row i of the combined GPU+NIC matrix, columns [c0, c1), cells joined by spaces. */
 static void row(const struct topo *t, int i, int c0, int c1, char *buf, size_t len)
@@ -150,7 +121,7 @@ static void test_matrices(void **state)
 	(void)state;
 	for (size_t e = 0; e < ARRAY_SIZE(expects); e++) {
 		const struct expect *x = &expects[e];
-		struct topo *t = load(x->name);
+		struct topo *t = topo_load_fixture(x->name);
 		int ng = t->n_gpus, nd = t->n_gpus + t->n_nics;
 		char buf[256];
 
@@ -178,7 +149,7 @@ static void test_matrices(void **state)
 
 static void test_dgx_devices(void **state)
 {
-	struct topo *t = load("dgx-h100");
+	struct topo *t = topo_load_fixture("dgx-h100");
 	json_t *j, *m;
 
 	(void)state;
@@ -246,7 +217,7 @@ static void test_gdr_pairs(void **state)
 	struct topo_gdr d;
 
 	(void)state;
-	t = load("phb-rootports");  /* numa_node -1 everywhere, one node: treated as node 0 */
+	t = topo_load_fixture("phb-rootports");  /* numa_node -1 everywhere, one node: treated as node 0 */
 	assert_int_equal(topo_gpu_numa_node(t, 0), 0);
 	assert_string_equal(t->gpus[1].model, "L40S");
 	assert_int_equal(t->gpus[1].link.cur_width, 8);
@@ -259,7 +230,7 @@ static void test_gdr_pairs(void **state)
 	assert_true(d.dmabuf && d.peermem);
 	free(t);
 
-	t = load("pxb-node");  /* kernel 5.4: only the peer-memory module */
+	t = topo_load_fixture("pxb-node");  /* kernel 5.4: only the peer-memory module */
 	assert_string_equal(t->gpus[1].model, "NVIDIA device 0x2bb5");
 	topo_gdr_pair(t, 2, 1, GDR_PXB, &d);
 	assert_true(d.possible);
@@ -270,7 +241,7 @@ static void test_gdr_pairs(void **state)
 	assert_true(d.possible);
 	free(t);
 
-	t = load("two-socket-sys");  /* no module: dma-buf only */
+	t = topo_load_fixture("two-socket-sys");  /* no module: dma-buf only */
 	topo_gdr_pair(t, 1, 0, GDR_PXB, &d);
 	assert_true(d.possible);
 	assert_false(d.peermem);
@@ -283,7 +254,7 @@ static void test_gdr_pairs(void **state)
 
 static void test_switch_ids(void **state)
 {
-	struct topo *t = load("bcm-switches");
+	struct topo *t = topo_load_fixture("bcm-switches");
 	int found = 0;
 
 	(void)state;
@@ -332,7 +303,7 @@ static void test_gdr_level_table(void **state)
 
 static void test_ci_vm_and_live(void **state)
 {
-	struct topo *t = load("ci-vm");
+	struct topo *t = topo_load_fixture("ci-vm");
 	struct topo *live = calloc(1, sizeof(*live));
 	int eth = -1;
 
@@ -366,7 +337,7 @@ static void test_ci_vm_and_live(void **state)
 /* Captured on the lent H200 machine (a microVM): one GPU at Gen5 x16, no RDMA NIC. */
 static void test_h200_vm(void **state)
 {
-	struct topo *t = load("h200-vm");
+	struct topo *t = topo_load_fixture("h200-vm");
 
 	(void)state;
 	assert_int_equal(t->n_gpus, 1);
