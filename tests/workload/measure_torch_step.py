@@ -214,7 +214,7 @@ def profile_step(torch, step, device):
     except Exception as e:
         out["host_error"] = str(e)[:200]
     try:
-        out["ready_gpu_us"] = gpu_ready_times(prof)
+        out["ready_gpu_us"], out["ready_k"], out["bwd_acts"] = gpu_ready_times(prof)
     except Exception as e:  # an older or newer profiler API: hooks' times only
         out["ready_gpu_us"] = None
         out["ready_gpu_error"] = str(e)[:200]
@@ -310,43 +310,154 @@ def gpu_ready_times(prof):
     """When each gradient was ready on the GPU, hook-free, from the profiled step.
 
     Each AccumulateGrad the autograd engine ran (in the order it ran them) is ready when the
-    GPU has finished every kernel the host had launched before it: on one stream, the
-    latest end among the GPU activities whose launch call started earlier. Times are in us
-    since the end of the spin kernel between forward and backward; the last entry is the
-    end of the backward pass on the GPU.
+    GPU has finished every kernel the host had launched before it ended (what DDP's
+    reducer, firing from that node, makes its AllReduce wait for on the stream): on one
+    stream, the latest end among the GPU activities whose launch call started earlier.
+    Returns (times, ks, nbwd): times in us since the end of the spin kernel between forward
+    and backward, the last entry the end of the backward pass on the GPU; ks[i]: how many
+    of backward's GPU activities (in start order) the i-th AccumulateGrad waits for;
+    nbwd: backward's GPU activities. ks replays on a lighter trace (light_steps: the GPU's
+    activities alone, the host barely slowed) as the end of the ks[i]-th activity.
     """
     ev = list(prof.profiler.kineto_results.events())
     gpu, launch, acc = {}, [], []
-    spin_end = None
+    spin_end = spin_start = None
+    starts = {}
     for e in ev:
         dt = str(e.device_type())
         name = e.name()
         if dt.endswith("CUDA"):
             if name.startswith("gs::"):
                 continue  # an annotation's GPU range, not a kernel
-            end = _ns(e, "start") + _ns(e, "duration")
+            st = _ns(e, "start")
+            end = st + _ns(e, "duration")
             if "spin_kernel" in name:
-                spin_end = end
+                if spin_end is None:
+                    spin_start, spin_end = st, end
+                continue
             gpu[e.correlation_id()] = end
+            starts[e.correlation_id()] = st
         elif name.startswith(("cudaLaunch", "cuLaunch", "cudaMemsetAsync", "cudaMemcpyAsync")):
             launch.append((_ns(e, "start"), e.correlation_id()))
         elif name == "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad":
-            acc.append(_ns(e, "start"))
+            acc.append(_ns(e, "start") + _ns(e, "duration"))
     if spin_end is None or not acc:
         raise RuntimeError("no spin kernel or no AccumulateGrad in the trace")
+    bwd = sorted((st, c) for c, st in starts.items() if st >= spin_start)
+    ordinal = {c: i + 1 for i, (_, c) in enumerate(bwd)}
     launch.sort()
     acc.sort()
-    out, j, latest = [], 0, spin_end
+    out, ks, j, latest, k = [], [], 0, spin_end, 0
     for t in acc:
         while j < len(launch) and launch[j][0] < t:
-            end = gpu.get(launch[j][1])
+            c = launch[j][1]
+            end = gpu.get(c)
             if end is not None and end > latest:
                 latest = end
+            k = max(k, ordinal.get(c, 0))
             j += 1
         out.append(round((latest - spin_end) / 1e3, 2))
+        ks.append(k)
     last = max(gpu.values())
     out.append(round((last - spin_end) / 1e3, 2))
+    return out, ks, len(bwd)
+
+
+def light_steps(torch, step, steps):
+    """`steps` steps under the profiler with the GPU's activities alone (no host ops
+    recorded: the host runs at nearly its own pace, unlike a full trace, which doubles a
+    host-bound backward). Spin kernels mark each pass: forward, spin, backward, spin.
+    Returns per step: forward's GPU span and busy time (ms, first kernel to last),
+    backward's start-up (ms from the spin's end to backward's first kernel) and the ends
+    of backward's activities (ms since the spin's end, in start order)."""
+    from torch.profiler import ProfilerActivity, profile
+    spin = lambda: torch.cuda._sleep(100)  # noqa: E731
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step(split=spin, end=spin)
+        torch.cuda.synchronize()
+    acts = []
+    for e in prof.profiler.kineto_results.events():
+        if not str(e.device_type()).endswith("CUDA") or e.name().startswith("gs::"):
+            continue
+        st = _ns(e, "start")
+        acts.append((st, st + _ns(e, "duration"), "spin_kernel" in e.name()))
+    acts.sort()
+    out, fwd, cur = [], [], None
+    for st, en, is_spin in acts:
+        if is_spin:
+            if cur is None:
+                busy = sum(b - a for a, b, _ in fwd)
+                cur = {"fwd_span_ms": round((fwd[-1][1] - fwd[0][0]) / 1e6, 4) if fwd else 0,
+                       "fwd_busy_ms": round(busy / 1e6, 4), "spin_end": en, "ends": []}
+            else:
+                out.append(cur)
+                cur, fwd = None, []
+            continue
+        if cur is None:
+            fwd.append((st, en, 0))
+        else:
+            if not cur["ends"]:
+                cur["bwd_start_ms"] = round((st - cur["spin_end"]) / 1e6, 4)
+            cur["ends"].append((en - cur["spin_end"]) / 1e6)
     return out
+
+
+def diag_profile(torch, step):
+    """Where each kernel of one step comes from (--diag): one profiled step with shapes,
+    every GPU activity tied to the ATen op that launched it (the innermost op open on the
+    launching thread, and the outermost: the call from Python). Grouped by (pass, outer
+    op, inner op, inner op's input shapes, kernel): count, busy us, and GPU idle before
+    them (us: the GPU waiting, for the host or a sync). Returns the 150 groups with the
+    most busy plus idle time."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 record_shapes=True) as prof:
+        step(split=lambda: torch.cuda._sleep(100))
+        torch.cuda.synchronize()
+    ev = list(prof.profiler.kineto_results.events())
+    by_thread, gpu = {}, []
+    for e in ev:
+        name = e.name()
+        st = _ns(e, "start")
+        if str(e.device_type()).endswith("CUDA"):
+            if not name.startswith("gs::"):
+                gpu.append((st, st + _ns(e, "duration"), e.correlation_id(), name))
+            continue
+        by_thread.setdefault(e.start_thread_id(), []).append(
+            (st, st + _ns(e, "duration"), name, e))
+    who = {}
+    for evs in by_thread.values():
+        evs.sort(key=lambda x: (x[0], -x[1]))
+        stack = []
+        for st, en, name, e in evs:
+            while stack and stack[-1][1] <= st:
+                stack.pop()
+            if name.startswith(LAUNCHES):
+                ops = [x for x in stack if x[2].startswith(("aten::", "autograd::"))]
+                if ops:
+                    inner = ops[-1]
+                    try:
+                        shp = str(inner[3].shapes())[:80]
+                    except Exception:
+                        shp = "?"
+                    who[e.correlation_id()] = (ops[0][2][:60], inner[2][:60], shp)
+                continue
+            stack.append((st, en, name, e))
+    gpu.sort()
+    groups, ph, prev = {}, "fwd", None
+    for st, en, corr, name in gpu:
+        if "spin_kernel" in name:
+            ph, prev = "bwd", en
+            continue
+        outer, inner, shp = who.get(corr, ("?", "?", "?"))
+        g = groups.setdefault((ph, outer, inner, shp, name[:70]), [0, 0.0, 0.0])
+        g[0] += 1
+        g[1] += (en - st) / 1e3
+        g[2] += max(0.0, st - prev) / 1e3 if prev is not None else 0.0
+        prev = en
+    rows = sorted(groups.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))[:150]
+    return [list(k) + [v[0], round(v[1], 1), round(v[2], 1)] for k, v in rows]
 
 
 class Case:
@@ -361,9 +472,12 @@ class Case:
         self.trials = []      # per trial: medians of fwd, step, host fwd, host bwd (ms)
         self.fwd, self.tot, self.hfwd, self.hbwd, self.walls = [], [], [], [], []
         self.gpu_mhz = []
+        self.light = []       # per trial: (probe, light_steps' steps)
 
-    def step(self, clock, split=None, marks=None):
-        """One step; returns (m0, m1, m2) device marks and (t0, t1, t2) host times."""
+    def step(self, clock, split=None, marks=None, end=None):
+        """One step; returns (m0, m1, m2) device marks and (t0, t1, t2) host times.
+        split() runs between forward and backward, end() after backward (spin kernels
+        that mark the passes on the GPU's timeline)."""
         torch, model = self.torch, self.model
         set_precision(torch, self.prec)
         model.zero_grad(set_to_none=True)
@@ -381,9 +495,11 @@ class Case:
             loss.backward()
         t2 = time.perf_counter()
         m2 = clock.mark()
+        if end:
+            end()
         return (m0, m1, m2), (t0, t1, t2)
 
-    def trial(self, clock, iters, warmup):
+    def trial(self, clock, iters, warmup, light=0):
         for _ in range(warmup):
             self.step(clock)
         clock.sync()
@@ -403,6 +519,13 @@ class Case:
         self.hfwd += hf
         self.hbwd += hb
         self.trials.append([round(statistics.median(x), 4) for x in (f, s, hf, hb)] + [probe])
+        if light and self.device.startswith("cuda"):
+            try:
+                self.light.append((probe, light_steps(self.torch,
+                                                      lambda **kw: self.step(clock, **kw),
+                                                      light)))
+            except Exception as e:  # a profiler that cannot: the hooks' figures only
+                self.light_error = str(e)[:200]
         mhz = gpu_clock_mhz(self.torch)
         if mhz:
             self.gpu_mhz.append(mhz)
@@ -448,12 +571,52 @@ class Case:
              "wall_ms": round(med(self.walls), 4),
              "iters": len(self.tot), "ready_order": order, "ready_ms": ready,
              "ready_host_ms": rhost, "gpu_mhz": self.gpu_mhz, "kernels": prof}
+        if self.light and prof and prof.get("ready_k"):
+            r.update(light_ready(self.light, prof["ready_k"], prof["bwd_acts"], order))
+        if getattr(self, "light_error", None):
+            r["light_error"] = self.light_error
+        if opts.diag and (self.name, self.batch, self.seq, self.prec) in opts.diag:
+            try:
+                r["diag"] = diag_profile(torch, lambda **kw: self.step(clock, **kw))
+            except Exception as e:
+                r["diag_error"] = str(e)[:200]
         rg = prof.get("ready_gpu_us") if prof else None
         if rg and len(rg) == len(order) + 1:
             # AccumulateGrad runs in the hooks' order: the k-th is order[k]'s
             r["ready_gpu_ms"] = {n: round(t / 1e3, 4) for n, t in zip(order, rg)}
             r["bwd_gpu_ms"] = round(rg[-1] / 1e3, 4)
         return r
+
+
+def light_ready(light, ks, nbwd, order):
+    """Per trial, hook-free ready times from the light traces (light_steps): the i-th
+    AccumulateGrad (order[i]) is ready when backward's first ks[i] GPU activities are done
+    (ks from the full trace: the engine runs its nodes in the same order every step).
+    A step whose backward launched another number of activities than the full trace's is
+    left out (and counted). Returns light_trials: per trial [probe, steps used, backward's
+    GPU end, backward's start-up, forward's GPU span, forward's GPU busy] (ms, medians over
+    the trial's steps) and light_ready: per trial the ready ms per parameter, in order."""
+    med = statistics.median
+    trials, ready, bad = [], [], 0
+    for probe, steps in light:
+        use = [s for s in steps if len(s["ends"]) == nbwd]
+        bad += len(steps) - len(use)
+        if not use:
+            continue
+        per = []
+        for s in use:
+            pre, m = [], 0.0
+            for x in s["ends"]:
+                m = max(m, x)
+                pre.append(m)
+            per.append([pre[k - 1] if k > 0 else 0.0 for k in ks] + [m])
+        rd = [round(med(p[i] for p in per), 4) for i in range(len(ks) + 1)]
+        trials.append([probe, len(use), rd[-1], round(med(s.get("bwd_start_ms", 0) for s in use), 4),
+                       round(med(s["fwd_span_ms"] for s in use), 4),
+                       round(med(s["fwd_busy_ms"] for s in use), 4)])
+        ready.append(rd[:-1])
+    return {"light_trials": trials, "light_ready": ready, "light_order": order,
+            "light_mismatch": bad}
 
 
 def host_probe_us(torch, device, n=400):
@@ -516,7 +679,7 @@ def run_cases(torch, cases, precs, opts, clock, doc, save):
                     est = statistics.median(c.tot) / 1e3
                     iters = max(opts.min_iters, min(opts.iters,
                                                     int(opts.case_time_s / opts.trials / est)))
-                c.trial(clock, iters, opts.warmup if rnd == 0 else 3)
+                c.trial(clock, iters, opts.warmup if rnd == 0 else 3, opts.light_steps)
             except Exception as e:  # out of memory and the like: say so, go on
                 failed.add(id(c))
                 doc["skipped"].append("%s:%d:%d:%s: %s" % (c.name, c.batch, c.seq, c.prec,
@@ -599,6 +762,11 @@ def main():
     ap.add_argument("--budget-s", type=float, default=1e9)
     ap.add_argument("--quick", action="store_true", help="tiny CPU cases to test the script")
     ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--light-steps", type=int, default=0,
+                    help="per trial, this many steps traced with the GPU's activities alone: "
+                         "hook-free ready times (light_ready)")
+    ap.add_argument("--diag", default="",
+                    help="model:batch:seq:precision,...: where each kernel comes from (diag)")
     ap.add_argument("--micro", default=None, help="also write library kernel timings here")
     ap.add_argument("--micro-budget-s", type=float, default=1e9)
     opts = ap.parse_args()
@@ -612,6 +780,7 @@ def main():
     cases = QUICK_CASES if opts.quick else (parse_cases(opts.cases) if opts.cases
                                             else DEFAULT_CASES)
     precs = [p for p in opts.precisions.split(",") if p]
+    opts.diag = {(m, b, q, p) for m, b, q, p in parse_cases(opts.diag)}
     doc = {"env": env_info(torch, opts.device), "cases": [], "skipped": [],
            "method": {"trials": opts.trials, "iters": opts.iters, "warmup": opts.warmup,
                       "case_time_s": opts.case_time_s, "pin": opts.pin},

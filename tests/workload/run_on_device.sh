@@ -25,6 +25,31 @@ M=tests/workload/measure_torch_step.py
 # fp32 cases as controls (three GPU-bound, one nearly host-bound); CASES=... (with each
 # case's precision: model:batch:seq:precision) replaces the list, as the second call did
 # with the cases whose trials spread by more than 3% in the first
+# READY=1 (issue 13, fourth session): hook-free ready times from light traces (the GPU's
+# activities alone, --light-steps) for every host-bound case first (all amp_bf16 and tf32,
+# the fp32 cases under 60 ms), and where the kernels of four cases come from (--diag)
+if [ "${READY:-0}" = 1 ] && [ -z "${CASES:-}" ]; then
+CASES=gpt2:4:512:fp32,gpt2_medium:8:1024:amp_bf16,bert_large:8:128:amp_bf16
+for c in resnet18:32:0 resnet18:64:0 resnet50:16:0 resnet50:32:0 vit_b_16:16:0 \
+	bert_base:8:128 bert_base:16:128 gpt2:2:512 gpt2:8:256 bert_large:4:256; do
+	CASES=$CASES,$c:amp_bf16,$c:fp32
+done
+for c in resnet18:128:0 resnet18:256:0 resnet50:64:0 resnet50:96:0 resnet50:128:0 \
+	resnet50:256:0 vit_b_16:32:0 vit_b_16:48:0 vit_b_16:64:0 vit_b_16:128:0 vit_l_16:16:0 \
+	vit_l_16:24:0 vit_l_16:32:0 vit_l_16:64:0 bert_base:32:128 bert_base:64:128 \
+	bert_base:8:512 bert_base:24:256 bert_large:16:128 bert_large:32:128 bert_large:8:512 \
+	bert_large:16:512 gpt2:4:1024 gpt2:8:1024 gpt2:16:512 gpt2:4:512 gpt2_medium:2:1024 \
+	gpt2_medium:4:1024 gpt2_medium:4:512; do
+	CASES=$CASES,$c:amp_bf16
+done
+CASES=$CASES,bert_large:8:128:fp32
+for c in resnet18:128:0 resnet50:128:0 vit_b_16:64:0 vit_l_16:32:0 bert_base:32:128 \
+	bert_large:8:512 gpt2:8:1024 gpt2_medium:4:1024; do
+	CASES=$CASES,$c:tf32
+done
+LIGHT=${LIGHT:-2}
+DIAG=${DIAG:-gpt2_medium:8:1024:amp_bf16,gpt2:4:512:fp32,bert_base:8:128:fp32,bert_base:8:128:amp_bf16}
+fi
 if [ -z "${CASES:-}" ]; then
 CASES=resnet18:32,resnet18:64,resnet18:128,resnet18:256,resnet50:32,resnet50:64,resnet50:96
 CASES=$CASES,resnet50:128,resnet50:256,vit_b_16:32,vit_b_16:48,vit_b_16:64,vit_b_16:128
@@ -42,6 +67,7 @@ fi
 PYTHONUNBUFFERED=1 timeout ${MEASURE_TIMEOUT:-500} python3 $M --out "$OUT/steps_host.json" \
 	--cases "$CASES" --precisions amp_bf16,tf32 --trials ${TRIALS:-5} --iters ${ITERS:-12} --warmup 10 \
 	--case-time-s 4 --pin 3 --budget-s ${BUDGET_S:-240} \
+	--light-steps ${LIGHT:-0} --diag "${DIAG:-}" \
 	>>"$L" 2>&1
 nvidia-smi -q -d CLOCK | grep -A4 "^    Clocks$" >>"$L" 2>&1
 cat "$L"
