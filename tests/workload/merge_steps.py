@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Merge measure_torch_step.py outputs into one reference table (ref/h200_torch_steps.json).
 
-usage: merge_steps.py OUT.json RUN.json [RUN.json ...]
+usage: merge_steps.py OUT.json RUN.json [RUN.json ...] [--ready-only RUN.json [--steps-too CASE,...]]
 
 Later runs supersede earlier ones: a case (model, batch, seq, precision) takes fwd_ms,
 bwd_ms, step_ms, host times, kernels and ready times from the last run that measured it
@@ -16,6 +16,13 @@ trials ("quiet_trials" says how many). The lent machine's host switches between 
 a ~1.5x slower state for tens of seconds at a time (RESULTS.md, 2026-12-01): a host-bound
 step measured in the slow state is the neighbour's noise, not PyTorch's cost.
 Cases keep the order of their first appearance; env and cpu are the last run's.
+
+Hook-free ready shares (ready_share): where a run traced light steps (measure_torch_step.py
+--light-steps: the GPU's activities alone), each parameter's ready time as a share of that
+trial's backward on the GPU, the median over the run's quiet trials; bwd_light_ms is that
+backward. --ready-only RUN takes only those from RUN (a run whose host was in its slow
+state throughout: its shares hold, its host-bound step times do not), except for the cases
+named in --steps-too (model:batch:seq:precision), which take its step figures as well.
 """
 
 import json
@@ -45,6 +52,28 @@ def quiet_figures(c, pace):
     return len(keep)
 
 
+def ready_shares(c, pace):
+    """ready_share {name: share of backward} and bwd_light_ms from c's light trials, the
+    quiet ones where a pace is known (in place); returns the number of trials used."""
+    tr, rd = c.get("light_trials") or [], c.get("light_ready") or []
+    if not tr or len(tr) != len(rd):
+        return 0
+    use = [i for i, t in enumerate(tr) if not pace or t[0] <= QUIET * pace] or \
+        list(range(len(tr)))
+    med = statistics.median
+    order = c.get("light_order") or c["ready_order"]
+    c["ready_share"] = {n: round(med(rd[i][k] / tr[i][2] for i in use), 5)
+                        for k, n in enumerate(order)}
+    c["bwd_light_ms"] = round(med(tr[i][2] for i in use), 4)
+    c["bwd_start_ms"] = round(med(tr[i][3] for i in use), 4)
+    c["light_kept"] = len(use)
+    return len(use)
+
+
+LIGHT_FIELDS = ("ready_share", "bwd_light_ms", "bwd_start_ms", "light_kept", "light_trials",
+                "diag")
+
+
 def drop_annotations(c):
     """The first 2026-12-01 host run counted kineto's GPU-side copies of the gs::forward /
     gs::backward annotations as kernels (fixed in measure_torch_step.py since): take them
@@ -66,7 +95,16 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__)
         return 2
-    runs = [json.load(open(p)) for p in sys.argv[2:]]
+    args, ready_only, steps_too = sys.argv[2:], [], set()
+    if "--steps-too" in args:
+        i = args.index("--steps-too")
+        steps_too = {tuple(x.split(":")) for x in args[i + 1].split(",")}
+        del args[i:i + 2]
+    while "--ready-only" in args:
+        i = args.index("--ready-only")
+        ready_only.append(json.load(open(args[i + 1])))
+        del args[i:i + 2]
+    runs = [json.load(open(p)) for p in args]
     order, by = [], {}
     for r in runs:
         paces = [t[4] for c in r["cases"] for t in c.get("trials", []) if len(t) >= 5]
@@ -96,6 +134,24 @@ def main():
                 m["ready_gpu_ms"], m["bwd_gpu_ms"] = c["ready_gpu_ms"], c["bwd_gpu_ms"]
                 break
         cases.append(m)
+    at = {key(c): c for c in cases}
+    for r in ready_only:
+        paces = [t[4] for c in r["cases"] for t in c.get("trials", []) if len(t) >= 5]
+        pace = statistics.median(paces) if paces else None
+        for c in r["cases"]:
+            m = at.get(key(c))
+            if m is None or not ready_shares(c, pace):
+                continue
+            if tuple(str(x) for x in key(c)) in steps_too:
+                quiet_figures(c, pace)
+                for f in ("fwd_ms", "step_ms", "bwd_ms", "host_fwd_ms", "host_bwd_ms",
+                          "quiet_trials", "trials", "kernels"):
+                    if f in c:
+                        m[f] = c[f]
+                m["runs"] = m.get("runs", []) + [c["step_ms"]]
+            for f in LIGHT_FIELDS:
+                if f in c:
+                    m[f] = c[f]
     doc = {"env": runs[-1]["env"], "cpu": runs[-1].get("cpu"), "cases": cases,
            "host_pace_us": [r.get("host_pace_us") for r in runs],
            "skipped": sum((r.get("skipped", []) for r in runs), [])}
