@@ -365,6 +365,33 @@ void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, 
 		o->calls = (uint16_t)bk;
 }
 
+/* HF's gelu_new, a Python formula, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 pow(x, 3)))):
+ * 8 kernels forward (6 of one input, 2 of two). Under autocast pow is an fp32 op: x is
+ * upcast (a cast of its own), the formula and its gradients run in 32-bit (two kernels mix
+ * the 16-bit x in: 64 bytes an element in all) and its output is fp32, so the next linear
+ * casts its input back (profiler, gpt2_medium b8 x 1024 amp_bf16: the upcast, 8 kernels
+ * and c_proj's input cast, 0.77 ms a layer; the model had charged 16-bit, 0.26 ms). */
+void ly_gelu_formula(struct tensor_list *tl, double elems)
+{
+	int l = last(tl), e = ly_act_bytes(tl);
+	bool amp = precision_is_amp(tl->precision);
+	struct op *o;
+
+	if (amp) {
+		op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast");
+		op(tl, l, 1, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast.bwd");
+	}
+	o = op(tl, l, 0, OPC_ELEM, 8, 0, (amp ? 64.0 : 18.0 * e) * elems, 0, "gelu_new");
+	if (o)
+		o->calls = 8;
+	/* its backward: 10 kernels (autograd nodes), each reading two inputs, in 32-bit */
+	o = op(tl, l, 1, OPC_ELEM, 10, 0, 30.0 * (amp ? F32 : e) * elems, 0, "gelu_new");
+	if (o)
+		o->calls = 10;
+	if (amp)
+		tl->in_f32 = true;
+}
+
 void ly_add(struct tensor_list *tl, double elems, int ebytes)
 {
 	int l = last(tl);
@@ -406,7 +433,9 @@ void ly_loss(struct tensor_list *tl, double rows, int64_t classes)
 	int l = ly_plain(tl, "loss");
 	double n = rows * (double)classes;
 
-	if (precision_is_amp(tl->precision)) {
+	/* autocast's cross_entropy upcasts 16-bit logits; logits already made fp32 (GPT-2's
+	 * and Llama's logits.float(): ly_input_f32) are taken as they are */
+	if (precision_is_amp(tl->precision) && !tl->in_f32) {
 		op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits");
 		op(tl, l, 1, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits.bwd");
 	}
@@ -414,6 +443,18 @@ void ly_loss(struct tensor_list *tl, double rows, int64_t classes)
 	op(tl, l, 0, OPC_REDUCE, 2, 0, F32 * rows, 0, "nll");
 	op(tl, l, 1, OPC_ELEM, 2, 0, F32 * n, 0, "nll.bwd");
 	op(tl, l, 1, OPC_SOFTMAX, 1, 0, 3.0 * F32 * n, 0, "log_softmax.bwd");
+}
+
+/* HF's logits.float() before the loss (GPT-2, Llama): under autocast a cast of the
+ * 16-bit logits (profiler: one copy kernel, which the loss then takes as it is), in
+ * 32-bit precisions the tensor itself (no kernel) */
+void ly_logits_float(struct tensor_list *tl, double elems)
+{
+	if (!precision_is_amp(tl->precision))
+		return;
+	op(tl, last(tl), 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "logits.float");
+	op(tl, last(tl), 1, OPC_CAST, 1, 0, 6.0 * elems, 0, "logits.float.bwd");
+	tl->in_f32 = true;
 }
 
 void ly_input_f32(struct tensor_list *tl)

@@ -86,6 +86,10 @@ int ly_plain(struct tensor_list *tl, const char *name);
  * kernels: the eager kernels of one forward call (HF's gelu_new is seven).
  */
 void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, int kernels);
+/* HF's gelu_new formula (GPT-2): under autocast an fp32 formula between two casts */
+void ly_gelu_formula(struct tensor_list *tl, double elems);
+/* HF's logits.float() before the loss: a cast under autocast, nothing otherwise */
+void ly_logits_float(struct tensor_list *tl, double elems);
 void ly_add(struct tensor_list *tl, double elems, int ebytes);
 void ly_dropout(struct tensor_list *tl, double elems, int ebytes, double p);
 void ly_pool(struct tensor_list *tl, const char *what, double in_elems, double out_elems,

@@ -35,7 +35,6 @@ const struct gpt2_preset gpt2_xl_preset = { 48, 25, 1600 };
 #define GPT2_COPIES_FWD 3
 #define GPT2_COPIES_BWD 12
 #define GPT2_DROPOUT 0.1 /* resid_pdrop, embd_pdrop; attn_pdrop runs inside SDPA */
-#define GELU_NEW_KERNELS 7 /* HF's gelu_new is a Python formula: pow, mul, add, tanh... */
 
 static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_t h,
 		       int64_t ffn)
@@ -55,7 +54,7 @@ static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_add(tl, pos * h, r);
 	ly_norm(tl, "ln_2", h, true, pos * h);
 	ly_conv1d(tl, "mlp.c_fc", h, ffn, pos);
-	ly_act(tl, "gelu_new", pos * ffn, e, GELU_NEW_KERNELS);
+	ly_gelu_formula(tl, pos * ffn);
 	ly_conv1d(tl, "mlp.c_proj", ffn, h, pos);
 	ly_dropout(tl, pos * h, e, GPT2_DROPOUT);
 	ly_add(tl, pos * h, r);
@@ -94,7 +93,7 @@ int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
 	i = tl_layer(tl, 2.0 * h * vocab * pos, 4.0 * h * vocab * pos, "lm_head");
 	ly_tied_linear_ops(tl, i, pos, h, vocab, false);
 	/* HF upcasts the logits (logits.float()) and shifts them before the loss */
-	ly_act(tl, "logits.float", pos * vocab, 3, 1);
+	ly_logits_float(tl, pos * vocab);
 	ly_loss(tl, pos, vocab);
 	return tl->err;
 }

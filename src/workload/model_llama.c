@@ -96,7 +96,7 @@ int model_build_llama(const struct model_info *m, const struct workload_opts *w,
 	ly_scope(tl, "%s", "");
 	ly_norm(tl, "model.norm", h, false, pos * h);
 	ly_linear(tl, "lm_head", h, vocab, false, pos);
-	ly_act(tl, "logits.float", pos * vocab, 3, 1);
+	ly_logits_float(tl, pos * vocab);
 	ly_loss(tl, pos, vocab);
 	return tl->err;
 }
