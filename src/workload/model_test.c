@@ -1,5 +1,6 @@
 /* Model zoo: parameter and tensor counts against the published references, names, orders. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "workload/costmodel.h"
 #include "workload/model.h"
 
 /*
@@ -232,6 +234,55 @@ static void test_transformer_orders(void **state)
 	tensor_list_free(&tl);
 }
 
+/* Forward ops named `what` in GPT-2 (b1 x 64) at a precision: how many, their bytes. */
+static int gpt2_ops(int precision, const char *what, const char *layer_has, double *bytes)
+{
+	struct workload_opts w;
+	struct tensor_list tl;
+	int n = 0;
+
+	memset(&w, 0, sizeof(w));
+	snprintf(w.model, sizeof(w.model), "gpt2");
+	w.batch = 1;
+	w.seq_len = 64;
+	w.precision = precision;
+	assert_int_equal(model_build(&w, &tl), 0);
+	*bytes = 0;
+	for (uint32_t k = 0; k < tl.nops; k++) {
+		const struct op *o = &tl.ops[k];
+
+		if (o->bwd || strcmp(o->what, what) != 0 ||
+		    (layer_has && !strstr(tl.layers[o->layer].name, layer_has)))
+			continue;
+		n++;
+		*bytes += o->bytes;
+	}
+	tensor_list_free(&tl);
+	return n;
+}
+
+/* HF's gelu_new under autocast: pow upcasts x, the formula runs in fp32 and c_proj casts its
+ * input back; logits.float() is one cast under autocast (the loss adds none) and nothing in
+ * fp32 (the profiler, RESULTS.md 2026-12-01) */
+static void test_gpt2_autocast_ops(void **state)
+{
+	double b;
+
+	(void)state;
+	assert_int_equal(gpt2_ops(PREC_AMP_BF16, "gelu.upcast", NULL, &b), 12);
+	assert_true(fabs(b - 12 * 6.0 * 64 * 3072) < 1);
+	assert_int_equal(gpt2_ops(PREC_AMP_BF16, "gelu_new", NULL, &b), 12);
+	assert_true(fabs(b - 12 * 64.0 * 64 * 3072) < 1);
+	assert_int_equal(gpt2_ops(PREC_AMP_BF16, "cast.input", "mlp.c_proj", &b), 12);
+	assert_int_equal(gpt2_ops(PREC_AMP_BF16, "logits.float", NULL, &b), 1);
+	assert_int_equal(gpt2_ops(PREC_AMP_BF16, "cast.logits", NULL, &b), 0);
+	assert_int_equal(gpt2_ops(PREC_FP32, "gelu.upcast", NULL, &b), 0);
+	assert_int_equal(gpt2_ops(PREC_FP32, "gelu_new", NULL, &b), 12);
+	assert_true(fabs(b - 12 * 72.0 * 64 * 3072) < 1);
+	assert_int_equal(gpt2_ops(PREC_FP32, "logits.float", NULL, &b), 0);
+	assert_int_equal(gpt2_ops(PREC_FP32, "cast.logits", NULL, &b), 0);
+}
+
 static void test_llama_shape_override(void **state)
 {
 	struct workload_opts w;
@@ -311,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_resnet50_details),
 		cmocka_unit_test(test_transformer_orders),
+		cmocka_unit_test(test_gpt2_autocast_ops),
 		cmocka_unit_test(test_llama_shape_override),
 		cmocka_unit_test(test_custom),
 		cmocka_unit_test(test_bad_shapes),
