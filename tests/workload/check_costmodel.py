@@ -58,26 +58,36 @@ def case_key(c):
     return (c["model"], str(c["batch"]), str(c["seq"]), c["precision"])
 
 
+STRETCH = 1.10  # a trace whose backward exceeds the untraced one by more is no reference
+
+
 def ready_reference(c):
     """(ready ms per parameter since backward's start, the backward's ms, source) or None.
 
     One definition throughout: a gradient is ready when the GPU has finished every kernel
     launched before its AccumulateGrad node ended (what DDP's reducer, firing from that
-    node, makes its AllReduce wait for on the stream), timed from the end of the spin
-    kernel launched between forward and backward (the GPU's start of backward: when both
-    forward's kernels and the host's call of loss.backward() were through), hook-free.
-    "light": traces of the GPU's activities alone (ready_share: a share of that trace's
-    backward, the quiet trials' median), in ms at the table's backward (bwd_ms, no
-    profiler). "traced": the full profile's ready_gpu_ms where that profile did not
-    stretch the backward (within 3% of bwd_ms: the host's recording hidden behind the
-    GPU), again as a share of its backward. Cases with neither have no reference (a full
-    trace doubles a host-bound backward; hooks stretch it by 47 us each)."""
+    node, makes its AllReduce wait for on the stream), in ms from the end of the spin
+    kernel launched between forward and backward (the GPU's start of backward: forward's
+    kernels and the host's call of loss.backward() both through), with no hooks.
+    "light": the traces of the GPU's activities alone (measure_torch_step.py
+    --light-steps; ready_share x bwd_light_ms, the quiet trials' median); "traced": the full
+    profile's ready_gpu_ms; "hooked": CUDA events recorded from post-accumulate-grad hooks
+    (ready_ms: the later of the GPU having done what was launched before and the hook
+    having run; where the hooks did not stretch the backward, the GPU's time). Each counts
+    only where its own backward is within STRETCH of the untraced one (bwd_ms): a trace or
+    hooks that stretched the backward (host-bound steps: the host's recording, 47 us a
+    hook, a slow spell of the host) moved the ready times too, so such a case has no
+    reference (counted, not compared)."""
     bwd = c["bwd_ms"]
-    if c.get("ready_share"):
-        return {n: s * bwd for n, s in c["ready_share"].items()}, bwd, "light"
+    if c.get("ready_share") and c.get("bwd_light_ms", 1e9) <= STRETCH * bwd:
+        lb = c["bwd_light_ms"]
+        return {n: s * lb for n, s in c["ready_share"].items()}, lb, "light"
     rg, gb = c.get("ready_gpu_ms"), c.get("bwd_gpu_ms")
-    if rg and gb and gb <= 1.03 * bwd:
-        return {n: t / gb * bwd for n, t in rg.items()}, bwd, "traced"
+    if rg and gb and gb <= STRETCH * bwd:
+        return dict(rg), gb, "traced"
+    hk = c.get("ready_ms")
+    if hk and max(hk.values()) <= STRETCH * bwd:
+        return dict(hk), max(hk.values()), "hooked"
     return None
 
 
@@ -155,7 +165,7 @@ def main():
         rdmed = statistics.median(rds) if rds else None
         print("%s: %d cases, %d within %.0f%%, median |err| %.1f%%, worst %.1f%%; forward "
               "%d within %.0f%%, median %.1f%%, worst %.1f%%; bucket ready (worst bucket "
-              "of a case, %d cases with a hook-free reference) in ms %d within %.0f%%, "
+              "of a case, %d cases with a reference that did not stretch the backward) in ms %d within %.0f%%, "
               "median %s, worst %s; as share of backward median %s, worst %s" % (
                   s, len(r), within, 100 * o.max_err, 100 * med, 100 * worst, fwithin,
                   100 * o.max_fwd_err, 100 * fmed, 100 * fw, len(rds), rwithin,

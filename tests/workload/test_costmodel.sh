@@ -11,7 +11,7 @@ PY=${PYTHON:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "python3 not found"; exit 77; }
 fail=0
 "$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.055 --guard-worst 0.18 --guard-fwd-median 0.07 \
-	--guard-within 71 --guard-ready-median 0.23 --guard-ready-within 24 || fail=1
+	--guard-within 71 --guard-ready-median 0.11 --guard-ready-within 34 || fail=1
 # profiles: a written row reads back to the same plan; a bad file names file:line
 tmp=$(mktemp -d)
 "$GRADSYNC" gpu --profile a100 --write "$tmp/a100.profile" || fail=1
