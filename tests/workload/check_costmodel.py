@@ -14,8 +14,9 @@ and compares forward (fwd_s), forward+backward (fwd_s + bwd_s) and each bucket's
 table. Cases are split into the fit set (tests/workload/fit_cases.txt: the cases the h200
 profile's parameters were chosen on) and the held-out rest; both are reported apart.
 The gradient-ready order of every case must equal the order PyTorch's hooks recorded
-(always enforced). Bucket ready times are hook-free GPU-timeline references (ready_reference:
-one definition, README "Compute model"): in ms, and as a share of the backward pass.
+(always enforced). Bucket ready times are GPU-timeline references measured where the
+instrument did not stretch the backward (ready_reference: one definition, README "Compute
+model"): in ms, and as a share of the backward pass.
 Prints one line per case and a summary; with --enforce exits 1 when a threshold is missed;
 --guard-* are the regression guard CI runs on the held-out cases: the median and worst
 |error| of forward+backward, the median |error| of forward and of the worst bucket ready
@@ -68,7 +69,7 @@ def ready_reference(c):
     launched before its AccumulateGrad node ended (what DDP's reducer, firing from that
     node, makes its AllReduce wait for on the stream), in ms from the end of the spin
     kernel launched between forward and backward (the GPU's start of backward: forward's
-    kernels and the host's call of loss.backward() both through), with no hooks.
+    kernels and the host's call of loss.backward() both through).
     "light": the traces of the GPU's activities alone (measure_torch_step.py
     --light-steps; ready_share x bwd_light_ms, the quiet trials' median); "traced": the full
     profile's ready_gpu_ms; "hooked": CUDA events recorded from post-accumulate-grad hooks
