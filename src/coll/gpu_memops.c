@@ -23,17 +23,14 @@ struct gpu_memops {
 	uint64_t d2h, h2d;
 	/* staged pieces in and out, batch pieces per submission (gpu_memops_batch) */
 	int batch;
-	int ahead; /* windows of a batch each copied in ahead (gpu_memops_ahead) */
-	bool ramp; /* shorter batches at a collective's ends (gpu_memops_batch_pieces) */
-	uint32_t in_batches, out_batches; /* queued each way since coll_begin */
 	struct gpu_stream *in_st, *out_st;
 	struct gpu_event *out_ev;
 	uint64_t coll_lo, coll_hi; /* the collective's bytes of the data mirror; hi 0 = none */
-	struct in_win {		   /* a batch copied in ahead, queued on in_st */
+	struct in_win {		   /* two batches copied in ahead, queued on in_st */
 		uint64_t lo, hi;
 		struct gpu_event *ev; /* recorded after the batch */
-	} win[GPU_MEMOPS_AHEAD_MAX];
-	int win_new;		 /* win[win_new] was queued last; windows queue in ring order */
+	} win[2];
+	int win_new;		 /* win[win_new] was queued last */
 	uint64_t out_lo, out_hi; /* pieces done, their copy out deferred */
 	uint64_t out_piece;	 /* their size (the last may be shorter) */
 	bool end_queued;
@@ -142,7 +139,7 @@ static bool piece_ok(const struct gpu_memops *m, int chan, uint64_t off, uint64_
 
 /*
  * Staged pieces go in (device -> host mirror) `batch` at a time, one submission of
- * piece-sized copies on in_st, `ahead` batches ahead of the executor, and out (host ->
+ * piece-sized copies on in_st, two batches ahead of the executor, and out (host ->
  * device) once `batch` adjacent ones are done, likewise on out_st, the rest at coll_end:
  * the copy engines lose per copy submitted while both directions run (1 MiB pieces one
  * by one reached 0.77x of a pinned copy on the H200, one batch of 8-16 of them 0.90x,
@@ -214,34 +211,13 @@ static bool piece_alone(struct gpu_memops *m, int chan, uint64_t off, uint64_t b
 /* No batch queued in: the next piece starts a window of its own. */
 static void windows_reset(struct gpu_memops *m)
 {
-	for (int w = 0; w < GPU_MEMOPS_AHEAD_MAX; w++)
-		m->win[w].lo = m->win[w].hi = 0;
+	m->win[0].lo = m->win[0].hi = m->win[1].lo = m->win[1].hi = 0;
 }
 
-int gpu_memops_batch_pieces(int batch, bool ramp, uint32_t queued, uint64_t left)
-{
-	uint64_t n = (uint64_t)batch;
-
-	if (!ramp)
-		return batch;
-	if (queued < 31)
-		n = GS_MIN(n, 1ull << queued);
-	n = GS_MIN(n, left / 2);
-	return n ? (int)n : 1;
-}
-
-/* Pieces of `piece` bytes from lo to the collective's end (the last may be shorter). */
-static uint64_t pieces_left(const struct gpu_memops *m, uint64_t lo, uint64_t piece)
-{
-	return lo < m->coll_hi ? (m->coll_hi - lo + piece - 1) / piece : 0;
-}
-
-/* Queue the next batch of pieces from lo into window w. */
+/* Queue the batch of pieces from lo into window w. */
 static int in_queue(struct gpu_memops *m, int w, uint64_t lo, uint64_t piece)
 {
-	int n = gpu_memops_batch_pieces(m->batch, m->ramp, m->in_batches++,
-					pieces_left(m, lo, piece));
-	uint64_t hi = GS_MIN(lo + (uint64_t)n * piece, m->coll_hi);
+	uint64_t hi = GS_MIN(lo + (uint64_t)m->batch * piece, m->coll_hi);
 	int ret = batch_copy(m, m->in_st, lo, hi, piece, true);
 
 	if (!ret)
@@ -252,26 +228,6 @@ static int in_queue(struct gpu_memops *m, int w, uint64_t lo, uint64_t piece)
 	return ret;
 }
 
-/*
- * A piece of window w starts: the windows queued before w (ring order from the oldest)
- * hold no piece yet to start, each is queued again beyond the newest while the
- * collective has bytes left. Pieces that started in them already wait on the events
- * they recorded then (gpu_stream_wait_event takes the event as it stands).
- */
-static int in_refill(struct gpu_memops *m, int w, uint64_t piece)
-{
-	int oldest = (m->win_new + 1) % m->ahead, ret = 0;
-
-	for (int v = oldest; v != w && !ret; v = (v + 1) % m->ahead) {
-		uint64_t at = m->win[m->win_new].hi;
-
-		if (at >= m->coll_hi)
-			break;
-		ret = in_queue(m, v, at, piece);
-	}
-	return ret;
-}
-
 static int mo_piece_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
 {
 	struct gpu_memops *m = ctx;
@@ -279,15 +235,16 @@ static int mo_piece_start(void *ctx, int chan, uint64_t off, uint64_t bytes)
 
 	if (piece_alone(m, chan, off, bytes, true, &ret))
 		return ret;
-	for (w = 0; w < m->ahead; w++)
+	for (w = 0; w < 2; w++)
 		if (off >= m->win[w].lo && off + bytes <= m->win[w].hi)
 			break;
-	if (w == m->ahead) { /* the first piece, or one outside every window */
-		w = (m->win_new + 1) % m->ahead;
+	if (w == 2) { /* the first piece, or one outside both windows */
+		w = 1 - m->win_new;
 		ret = in_queue(m, w, off, bytes);
 	}
-	if (!ret)
-		ret = in_refill(m, w, bytes);
+	/* entering the newer window: the older one's pieces all started, refill it */
+	if (!ret && w == m->win_new && m->win[w].hi < m->coll_hi)
+		ret = in_queue(m, 1 - w, m->win[w].hi, bytes);
 	if (ret)
 		return ret;
 	return mark(m, chan, gpu_stream_wait_event(m->st[chan], m->win[w].ev));
@@ -304,7 +261,6 @@ static int out_flush(struct gpu_memops *m)
 	if (!ret)
 		ret = gpu_event_record(m->out_ev, m->out_st);
 	m->out_lo = m->out_hi = 0;
-	m->out_batches++;
 	return ret;
 }
 
@@ -324,10 +280,7 @@ static int mo_piece_done(void *ctx, int chan, uint64_t off, uint64_t bytes)
 		m->out_hi = off + bytes;
 		m->out_piece = bytes;
 	}
-	if (!ret && m->out_hi - m->out_lo >=
-			(uint64_t)gpu_memops_batch_pieces(m->batch, m->ramp, m->out_batches,
-							  pieces_left(m, m->out_lo, m->out_piece)) *
-			    m->out_piece)
+	if (!ret && m->out_hi - m->out_lo >= (uint64_t)m->batch * m->out_piece)
 		ret = out_flush(m);
 	return ret;
 }
@@ -340,7 +293,6 @@ static int mo_coll_begin(void *ctx, uint64_t off, uint64_t bytes)
 	m->coll_hi = m->mir[GPU_MIRROR_DATA].host ? off + bytes : 0;
 	windows_reset(m);
 	m->out_lo = m->out_hi = 0;
-	m->in_batches = m->out_batches = 0;
 	m->end_queued = false;
 	return 0;
 }
@@ -379,21 +331,14 @@ struct gpu_memops *gpu_memops_create(int channels)
 		return NULL;
 	m->channels = channels;
 	m->batch = GPU_MEMOPS_BATCH;
-	m->ahead = GPU_MEMOPS_AHEAD;
-	m->ramp = GPU_MEMOPS_RAMP;
 	m->in_st = gpu_stream_create(true);
 	m->out_st = gpu_stream_create(true);
+	m->win[0].ev = gpu_event_create(false);
+	m->win[1].ev = gpu_event_create(false);
 	m->out_ev = gpu_event_create(false);
-	if (!m->in_st || !m->out_st || !m->out_ev) {
+	if (!m->in_st || !m->out_st || !m->win[0].ev || !m->win[1].ev || !m->out_ev) {
 		gpu_memops_destroy(m);
 		return NULL;
-	}
-	for (i = 0; i < GPU_MEMOPS_AHEAD_MAX; i++) {
-		m->win[i].ev = gpu_event_create(false);
-		if (!m->win[i].ev) {
-			gpu_memops_destroy(m);
-			return NULL;
-		}
 	}
 	for (i = 0; i < channels; i++) {
 		m->st[i] = gpu_stream_create(true);
@@ -433,8 +378,8 @@ void gpu_memops_destroy(struct gpu_memops *m)
 		gpu_stream_sync(m->in_st, 10000);
 	if (m->out_st)
 		gpu_stream_sync(m->out_st, 10000);
-	for (i = 0; i < GPU_MEMOPS_AHEAD_MAX; i++)
-		gpu_event_destroy(m->win[i].ev);
+	gpu_event_destroy(m->win[0].ev);
+	gpu_event_destroy(m->win[1].ev);
 	gpu_event_destroy(m->out_ev);
 	gpu_stream_destroy(m->in_st);
 	gpu_stream_destroy(m->out_st);
@@ -463,20 +408,6 @@ int gpu_memops_batch(struct gpu_memops *m, int pieces)
 		return -EINVAL;
 	m->batch = pieces;
 	return 0;
-}
-
-int gpu_memops_ahead(struct gpu_memops *m, int windows)
-{
-	if (windows < 2 || windows > GPU_MEMOPS_AHEAD_MAX)
-		return -EINVAL;
-	m->ahead = windows;
-	windows_reset(m);
-	return 0;
-}
-
-void gpu_memops_ramp(struct gpu_memops *m, bool on)
-{
-	m->ramp = on;
 }
 
 void gpu_memops_traffic(const struct gpu_memops *m, uint64_t *d2h, uint64_t *h2d)

@@ -23,7 +23,6 @@
 #ifndef GS_COLL_GPU_MEMOPS_H
 #define GS_COLL_GPU_MEMOPS_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "coll/exec.h"
@@ -35,10 +34,6 @@ enum gpu_mirror { GPU_MIRROR_DATA = 0, GPU_MIRROR_SCRATCH, GPU_MIRROR_COUNT };
  * the most gpu_memops_batch takes. */
 #define GPU_MEMOPS_BATCH     8
 #define GPU_MEMOPS_BATCH_MAX 64
-/* Batches copied in ahead of the executor by default, and the most gpu_memops_ahead takes. */
-#define GPU_MEMOPS_AHEAD     2
-#define GPU_MEMOPS_AHEAD_MAX 8
-#define GPU_MEMOPS_RAMP	     true
 
 struct gpu_memops;
 
@@ -57,20 +52,6 @@ int gpu_memops_mirror(struct gpu_memops *m, enum gpu_mirror which, void *host, v
 /* Staged pieces moved per copy each way, 1..GPU_MEMOPS_BATCH_MAX (1: piece by piece on
  * the channel's stream, the pipeline before batching). 0 or -EINVAL. */
 int gpu_memops_batch(struct gpu_memops *m, int pieces);
-/* Batches copied in ahead of the executor, 2..GPU_MEMOPS_AHEAD_MAX; set between
- * collectives. 0 or -EINVAL. */
-int gpu_memops_ahead(struct gpu_memops *m, int windows);
-/*
- * Pieces in a collective's next batch one way (pure, gpu_memops_test.c): `batch` in the
- * steady state; with ramp, fewer at both ends of the collective, where only one direction
- * runs (the first copies in before any copy out, the last copies out after every copy
- * in): doubling from 1 with the batches already queued that way (queued), and at most
- * half the pieces left to move that way (left), at least 1.
- */
-int gpu_memops_batch_pieces(int batch, bool ramp, uint32_t queued, uint64_t left);
-/* Shorter batches at a collective's ends on or off (gpu_memops_batch_pieces); set
- * between collectives. */
-void gpu_memops_ramp(struct gpu_memops *m, bool on);
 /* Bytes copied each way since creation (the staging traffic). */
 void gpu_memops_traffic(const struct gpu_memops *m, uint64_t *d2h, uint64_t *h2d);
 

@@ -3,14 +3,12 @@
  * driven as the executor drives it (coll_begin, then per piece in order piece_start,
  * wait, piece_done, wait, on `channels` slots at once, then coll_end until done),
  * against one pinned cudaMemcpyAsync D2H of the same bytes in the same run. Sweeps the
- * pieces per copy (gpu_memops_batch; 1 = piece by piece, the pipeline before batching)
- * the batches copied in ahead (gpu_memops_ahead) and the shorter batches at the ends
- * (gpu_memops_ramp).
+ * pieces per copy (gpu_memops_batch; 1 = piece by piece, the pipeline before batching).
  * Before timing, one pass of each batch checks the bytes: the host mirror is changed
  * between piece_start and piece_done (as a reduce would) and the device buffer must
  * come back changed, every byte.
  *   memops_bench [TOTAL_MIB [PIECE_KIB [CHANNELS]]]     (default 1024 1024 4)
- * Prints "batch ahead ramp GB/s ratio" rows last (the defaults marked). Exit 0, 1 on an error, 77 without a GPU.
+ * Prints "batch GB/s ratio" rows last. Exit 0, 1 on an error, 77 without a GPU.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -98,12 +96,8 @@ int main(int argc, char **argv)
 	uint64_t total = (argc > 1 ? strtoull(argv[1], NULL, 0) : 1024) << 20;
 	uint64_t piece = (argc > 2 ? strtoull(argv[2], NULL, 0) : 1024) << 10;
 	int channels = argc > 3 ? atoi(argv[3]) : 4;
-	/* {batch, ahead, ramp} */
-	static const int cfg[][3] = { { 1, 2, 0 },  { 8, 2, 0 },  { 8, 2, 1 }, { 8, 4, 0 },
-				      { 8, 4, 1 },  { 16, 2, 0 }, { 16, 2, 1 }, { 16, 4, 1 },
-				      { 4, 2, 1 },  { 4, 4, 1 },  { 32, 4, 1 } };
-	enum { NCFG = sizeof(cfg) / sizeof(cfg[0]) };
-	double base[REPS], gbs[NCFG][REPS], pinned;
+	static const int batches[] = { 1, 2, 4, 8, 16, 32 };
+	double base[REPS], gbs[sizeof(batches) / sizeof(batches[0])][REPS], pinned;
 	struct gpu_stream *s;
 	struct gpu_memops *m;
 	const struct coll_memops *o;
@@ -130,27 +124,25 @@ int main(int argc, char **argv)
 		back[i] = (char)(i * 7 + (i >> 12));
 	if (gpu_memcpy(dev, back, total, GPU_COPY_H2D))
 		goto out;
-	/* the check: every pair's pass flips every byte once, on the host, mid-piece */
-	for (size_t b = 0; b < NCFG; b++) {
+	/* the check: every batch's pass flips every byte once, on the host, mid-piece */
+	for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
 		uint64_t bad = 0;
 
-		gpu_memops_ramp(m, cfg[b][2]);
-		if (gpu_memops_batch(m, cfg[b][0]) || gpu_memops_ahead(m, cfg[b][1]) ||
-		    pass(o, host, total, piece, channels, true))
+		if (gpu_memops_batch(m, batches[b]) || pass(o, host, total, piece, channels, true))
 			goto out;
 		if (gpu_memcpy(host, dev, total, GPU_COPY_D2H))
 			goto out;
 		for (uint64_t i = 0; i < total; i++)
 			bad += host[i] != (char)(back[i] ^ (b % 2 ? 0 : 0x5a));
 		if (bad) {
-			fprintf(stderr, "batch %d ahead %d ramp %d: %llu wrong bytes\n",
-				cfg[b][0], cfg[b][1], cfg[b][2], (unsigned long long)bad);
+			fprintf(stderr, "batch %d: %llu wrong bytes\n", batches[b],
+				(unsigned long long)bad);
 			goto out;
 		}
 	}
-	printf("check: %d pairs, every byte of %llu MiB came back as changed on the host\n",
-	       NCFG, (unsigned long long)(total >> 20));
-	/* timed, interleaved: the pinned copy, then each pair, REPS times */
+	printf("check: %zu batches, every byte of %llu MiB came back as changed on the host\n",
+	       sizeof(batches) / sizeof(batches[0]), (unsigned long long)(total >> 20));
+	/* timed, interleaved: the pinned copy, then each batch, REPS times */
 	for (int r = 0; r < REPS; r++) {
 		uint64_t t0 = time_now_ns();
 
@@ -158,9 +150,8 @@ int main(int argc, char **argv)
 		    gpu_stream_sync(s, 60000))
 			goto out;
 		base[r] = total / (double)(time_now_ns() - t0);
-		for (size_t b = 0; b < NCFG; b++) {
-			gpu_memops_ramp(m, cfg[b][2]);
-			if (gpu_memops_batch(m, cfg[b][0]) || gpu_memops_ahead(m, cfg[b][1]))
+		for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
+			if (gpu_memops_batch(m, batches[b]))
 				goto out;
 			t0 = time_now_ns();
 			if (pass(o, host, total, piece, channels, false))
@@ -174,14 +165,10 @@ int main(int argc, char **argv)
 	       "median of %d, against one pinned D2H %.1f GB/s\n",
 	       (unsigned long long)(total >> 20), (unsigned long long)(piece >> 10), channels,
 	       REPS, pinned);
-	printf("batch ahead ramp GB/s ratio\n");
-	for (size_t b = 0; b < NCFG; b++) {
-		bool dflt = cfg[b][0] == GPU_MEMOPS_BATCH && cfg[b][1] == GPU_MEMOPS_AHEAD &&
-			    cfg[b][2] == GPU_MEMOPS_RAMP;
-
+	printf("batch GB/s ratio\n");
+	for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
 		qsort(gbs[b], REPS, sizeof(double), cmp_double);
-		printf("%d %d %d %.1f %.3f%s\n", cfg[b][0], cfg[b][1], cfg[b][2],
-		       gbs[b][REPS / 2], gbs[b][REPS / 2] / pinned, dflt ? " default" : "");
+		printf("%d %.1f %.2f\n", batches[b], gbs[b][REPS / 2], gbs[b][REPS / 2] / pinned);
 	}
 	ret = 0;
 out:
