@@ -296,7 +296,9 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
  * more than a 4 KiB AllReduce step): it is taken only once the wait is long
  * (COMM_CROWDED_WAIT_AFTER_NS), where burning slices in yields would slow the ranks
  * that have work. Both swept on the 2-core VM (tests/bench/RESULTS.md, "crowded idle
- * policy").
+ * policy"). A host with a CPU per rank is treated alike while a peer last ran on our CPU
+ * (transport_ops.peer_on_cpu, comm_idle): the scheduler put us together, and the peer
+ * runs only once we give the CPU up.
  * spins counts the empty rounds of this wait and never resets within it.
  */
 enum comm_idle_act comm_idle_action(bool crowded, bool can_wait, uint32_t spins,
@@ -316,9 +318,20 @@ bool comm_idle_reads_clock(bool crowded, uint32_t spins)
 	return spins <= 1 || crowded || spins % COMM_CLOCK_EVERY == 0;
 }
 
+/* Did a peer last run on the CPU we run on? (transport_ops.peer_on_cpu) */
+static bool comm_peer_here(const struct coll_comm *c)
+{
+	int cpu = sched_getcpu(); /* a load from glibc's rseq area */
+
+	for (int i = 0; i < c->ntp && cpu >= 0; i++)
+		if (c->tps[i]->ops->peer_on_cpu(c->tps[i], cpu))
+			return true;
+	return false;
+}
+
 int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
 {
-	bool can_wait = c->ntp == 1 && c->mem == &coll_host_memops;
+	bool can_wait = c->ntp == 1 && c->mem == &coll_host_memops, crowded;
 	struct timespec ts = { 0, COMM_NAP_NS };
 	enum comm_idle_act act;
 	uint64_t now, idle;
@@ -326,7 +339,7 @@ int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
 	if (*spins < UINT32_MAX)
 		++*spins;
 	/* a spin without the clock (a vDSO read, ~60 ns here) notices news sooner */
-	if (!comm_idle_reads_clock(c->crowded, *spins))
+	if (!comm_idle_reads_clock(c->crowded || c->peer_here, *spins))
 		return 0;
 	if (c->abort_flag && __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED))
 		return -ECONNABORTED;
@@ -336,11 +349,14 @@ int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
 	idle = now - *idle_since;
 	if (idle > c->timeout_ns)
 		return -ETIMEDOUT;
-	act = comm_idle_action(c->crowded, can_wait, *spins, idle);
+	/* kept for the next rounds: while it holds, every round is looked at */
+	c->peer_here = !c->crowded && comm_peer_here(c);
+	crowded = c->crowded || c->peer_here;
+	act = comm_idle_action(crowded, can_wait, *spins, idle);
 	/* a transport that cannot sleep for us (the ops stub, tcp with its progress
-	 * thread): as if there were none */
+	 * thread, shm on a host with a CPU per rank): as if there were none */
 	if (act == COMM_IDLE_WAIT && c->tps[0]->ops->wait(c->tps[0], COMM_WAIT_MS) == -EOPNOTSUPP)
-		act = comm_idle_action(c->crowded, false, *spins, idle);
+		act = comm_idle_action(crowded, false, *spins, idle);
 	if (act == COMM_IDLE_NAP)
 		nanosleep(&ts, NULL);
 	else if (act == COMM_IDLE_YIELD)

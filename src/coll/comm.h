@@ -99,6 +99,7 @@ struct coll_comm {
 	int max_channels;
 	int local_size; /* node layout for hierarchical (coll_comm_cfg) */
 	bool crowded;   /* coll_comm_cfg */
+	bool peer_here; /* comm_idle: a peer last ran on our CPU (idle as if crowded) */
 	uint64_t chunk_size; /* coll_comm_cfg: 0 = auto */
 	struct comm_slot *slots;
 	struct comm_peer_wait *wait; /* nranks entries */
@@ -133,7 +134,7 @@ bool comm_idle_reads_clock(bool crowded, uint32_t spins);
  * comm_idle's policy, pure (comm_test.c): after `spins` empty poll rounds and idle_ns
  * without progress, spin on, yield the CPU, nap COMM_NAP_NS, or sleep in the transport
  * until news (can_wait: one transport with ops->wait, host memops). crowded: more ranks
- * than CPUs on this host.
+ * than CPUs on this host, or a peer last ran on our CPU.
  */
 enum comm_idle_act {
 	COMM_IDLE_SPIN,

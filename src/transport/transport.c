@@ -174,6 +174,11 @@ static int stub_wait(struct transport *t GS_UNUSED, int timeout_ms GS_UNUSED)
 	return -EOPNOTSUPP;
 }
 
+static bool stub_peer_on_cpu(struct transport *t GS_UNUSED, int cpu GS_UNUSED)
+{
+	return false;
+}
+
 void transport_ops_complete(struct transport_ops *dst, const struct transport_ops *src)
 {
 	*dst = *src;
@@ -203,6 +208,8 @@ void transport_ops_complete(struct transport_ops *dst, const struct transport_op
 		dst->post_recv_reduce = stub_post_recv_reduce;
 	if (!dst->wait)
 		dst->wait = stub_wait;
+	if (!dst->peer_on_cpu)
+		dst->peer_on_cpu = stub_peer_on_cpu;
 	if (!dst->path_info)
 		dst->path_info = stub_path_info;
 	if (!dst->stats)

@@ -192,6 +192,10 @@ struct transport_ops {
 	 * cannot wait (the caller spins or naps instead). Only for a caller with nothing
 	 * else to watch: it sleeps in the kernel, so an oversubscribed host runs peers. */
 	int (*wait)(struct transport *t, int timeout_ms);
+	/* Optional (false when unset): did a peer of this instance last run on CPU cpu?
+	 * Cheap enough for a spin loop: two ranks that share a CPU hand it over with a
+	 * yield, where a spin burns the slice the other needs (comm_idle). */
+	bool (*peer_on_cpu)(struct transport *t, int cpu);
 	int (*path_info)(struct transport *t, struct tp_path_info *info);
 	int (*stats)(struct transport *t, struct tp_stats *st);
 	void (*close)(struct transport *t);

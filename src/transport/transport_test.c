@@ -63,6 +63,7 @@ static void test_order(void **state)
 		assert_non_null(o->chunk_auto);
 		assert_non_null(o->post_recv_reduce);
 		assert_non_null(o->wait);
+		assert_non_null(o->peer_on_cpu);
 		assert_non_null(o->path_info);
 		if (o->kind == TP_SHM)
 			shm = i;
@@ -98,6 +99,7 @@ static void test_complete_stubs(void **state)
 	assert_int_equal(full.post_recv(&t, 1, 0, mr, 0, 0, 0), -ENOTSUP);
 	assert_int_equal(full.poll(&t, &c, 1), -ENOTSUP);
 	assert_int_equal(full.path_info(&t, NULL), -ENOTSUP);
+	assert_false(full.peer_on_cpu(&t, 0));
 	assert_int_equal(full.stats(&t, &st), -ENOTSUP);
 	/* optional ops say "not this transport"; chunk_auto gives the default */
 	assert_int_equal(full.post_recv_reduce(&t, 1, 0, mr, 0, 0, DT_F32, NULL, 0), -EOPNOTSUPP);

@@ -37,6 +37,8 @@ static void shm_seg_init(struct shm_pair_core *c, struct shm_pair_hdr *ph)
 	h->nslots = s->nslots;
 	h->slot_size = s->slot_size;
 	h->data_off = seg_data_off(s->nslots);
+	atomic_store(&h->s_cpu, -1);
+	atomic_store(&h->r_cpu, -1);
 }
 
 /* The sizes the receiver wrote fit the file (they are read on every slot). */
@@ -109,6 +111,7 @@ static int shm_open_t(struct transport *t, const struct transport_env *env)
 	s->slot_size = (uint32_t)slot;
 	s->nslots = (uint32_t)GS_MAX(ring / slot, 2);
 	s->copy = o ? o->shm_copy : TP_SHM_COPY_AUTO;
+	s->cpu = -2;
 	s->src = calloc(SHM_PAIR_NREQS, sizeof(*s->src));
 	s->direct = calloc((size_t)env->nranks, sizeof(*s->direct));
 	s->maps = calloc((size_t)env->nranks * SHM_MAPS, sizeof(*s->maps));
@@ -245,6 +248,7 @@ const struct transport_ops shm_ops = {
     .post_recv_reduce = shm_post_recv_reduce,
     .poll = shm_pair_poll,
     .wait = shm_wait,
+    .peer_on_cpu = shm_peer_on_cpu,
     .path_info = shm_path_info,
     .stats = shm_pair_stats,
     .close = shm_close,

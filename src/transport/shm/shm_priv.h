@@ -13,7 +13,7 @@
 #include "transport/shm/shm_pair.h"
 #include "util/shmem.h"
 
-#define SHM_SEG_MAGIC	  0x67736d72696e6733ull /* "gsmring3" */
+#define SHM_SEG_MAGIC	  0x67736d72696e6734ull /* "gsmring4" */
 #define SHM_DESC_MISMATCH 1u
 #define SHM_DESC_DIRECT	  2u /* no slot data: the message lies in the sender's buffer */
 /* Peer allocations a receiver keeps mapped per sender (data, scratch, a spare). */
@@ -62,6 +62,10 @@ struct shm_seg_hdr {
 	_Atomic uint32_t r_sleeps;	      /* R waits on bell_r */
 	_Alignas(64) _Atomic uint32_t bell_s; /* rung by R: CTS posted, slots released */
 	_Atomic uint32_t s_sleeps;	      /* S waits on bell_s */
+	/* the CPU each side last made progress on, -1 before (shm_cpu_publish); stored only
+	 * when it changes, so the line stays shared while both stay put */
+	_Alignas(64) _Atomic int32_t s_cpu;
+	_Atomic int32_t r_cpu;
 	_Alignas(64) struct shm_desc desc[]; /* nslots entries */
 };
 
@@ -89,12 +93,17 @@ struct shm_priv {
 	struct shm_pair_q *direct; /* per peer: direct sends waiting for the receiver */
 	struct shm_map *maps;	   /* per peer: SHM_MAPS of its allocations */
 	uint64_t stamp;
+	int cpu; /* the CPU last published in our segments' s_cpu/r_cpu; -2: none yet */
 };
 
 /* Bump a bell; wake its side when it sleeps on it (shm_wait.c). */
 void shm_bell_ring(_Atomic uint32_t *bell, _Atomic uint32_t *sleeps);
 /* transport_ops.wait: sleep until a peer rings one of our bells, or timeout_ms. */
 int shm_wait(struct transport *t, int timeout_ms);
+/* Publish the CPU we run on in every segment of ours, when it changed (shm_progress). */
+void shm_cpu_publish(struct shm_priv *s);
+/* transport_ops.peer_on_cpu: a peer's last published CPU is cpu. */
+bool shm_peer_on_cpu(struct transport *t, int cpu);
 
 /*
  * Send len bytes direct (the receiver reads them from our buffer) rather than through

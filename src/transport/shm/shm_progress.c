@@ -255,6 +255,7 @@ int shm_progress(struct shm_pair_core *c)
 	struct shm_priv *s = (struct shm_priv *)c;
 	uint64_t now = 0;
 
+	shm_cpu_publish(s);
 	for (int p = 0; p < c->env->nranks; p++) {
 		struct shm_pair_link *l = &c->links[p];
 		struct shm_seg_hdr *tx = shm_hdr(&l->tx), *rx = shm_hdr(&l->rx);

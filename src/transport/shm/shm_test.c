@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include "transport/host_mr.h"
@@ -348,6 +349,52 @@ static void test_wait_uncrowded(void **state)
 	run_ok(2, &o, body_wait_uncrowded, NULL);
 }
 
+/*
+ * peer_on_cpu: both ranks pinned to one CPU exchange a message (progress publishes the
+ * CPU); each then sees its peer on that CPU and on no other. The executor yields early
+ * on that (comm_idle).
+ */
+static int body_peer_cpu(struct tpt_rank *r, void *arg)
+{
+	static char buf[4096];
+	struct tp_completion cp;
+	struct tp_mr *mr;
+	cpu_set_t all, one;
+	int cpu = -1, other = -1, peer = 1 - r->rank;
+
+	(void)arg;
+	TP_CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &all) && cpu < 0)
+			cpu = i;
+		else if (other < 0 && cpu >= 0 && i != cpu)
+			other = i;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	TP_CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
+	TP_CHECK(r->t.ops->mr_reg(&r->t, buf, sizeof(buf), MEM_HOST, &mr) == 0);
+	TP_CHECK(r->t.ops->post_recv(&r->t, peer, 7, mr, 0, sizeof(buf) / 2, 1) == 0);
+	TP_CHECK(r->t.ops->post_send(&r->t, peer, 7, mr, sizeof(buf) / 2, sizeof(buf) / 2, 2) ==
+		 0);
+	TP_CHECK(tpt_wait1(r, &cp, 20000) == 1 && cp.status == 0);
+	TP_CHECK(tpt_wait1(r, &cp, 20000) == 1 && cp.status == 0);
+	TP_CHECK(tpt_barrier(r) == 0);
+	TP_CHECK(r->t.ops->peer_on_cpu(&r->t, cpu));
+	TP_CHECK(!r->t.ops->peer_on_cpu(&r->t, other));
+	TP_CHECK(!r->t.ops->peer_on_cpu(&r->t, -1));
+	r->t.ops->mr_dereg(&r->t, mr);
+	TP_CHECK(sched_setaffinity(0, sizeof(all), &all) == 0);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static void test_peer_cpu(void **state)
+{
+	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 1u << 20, .slot_size = 4096};
+
+	(void)state;
+	run_ok(2, &o, body_peer_cpu, NULL);
+}
+
 static void test_bandwidth(void **state)
 {
 	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 8u << 20, .slot_size = 1u << 20};
@@ -474,7 +521,7 @@ int main(void)
 	    cmocka_unit_test(test_use_direct),	cmocka_unit_test(test_direct),
 	    cmocka_unit_test(test_wait),	cmocka_unit_test(test_wait_uncrowded),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),
-	    cmocka_unit_test(test_squatted_name),
+	    cmocka_unit_test(test_squatted_name), cmocka_unit_test(test_peer_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

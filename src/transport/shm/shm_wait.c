@@ -15,9 +15,18 @@
  * bumps the bell after publishing, then reads the sleep flag (both sequentially
  * consistent): either the waiter sees the news, or the kernel sees a bumped bell, or
  * the publisher sees the flag and wakes it.
+ *
+ * Who runs where: on a host with a CPU per rank the scheduler still puts two ranks on
+ * one CPU at times (a third task on the other CPU: 2 ranks on the 2-core VM shared one
+ * CPU for most of a run under a build on the other). A rank then spins through its slice
+ * while the peer it waits for waits for that CPU: 60-110 us per 4 KiB AllReduce where
+ * yielding at once takes 7-8.5 us (tests/bench/RESULTS.md, "ranks that share a CPU").
+ * Each rank publishes the CPU it progresses on in its segments, and the executor
+ * yields early while a peer's is its own (comm_idle).
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,4 +111,38 @@ int shm_wait(struct transport *t, int timeout_ms)
 	}
 	set_sleeps(c, 0);
 	return 0;
+}
+
+void shm_cpu_publish(struct shm_priv *s)
+{
+	struct shm_pair_core *c = &s->c;
+	int cpu = sched_getcpu(); /* glibc reads it from rseq: a load */
+
+	if (cpu == s->cpu)
+		return;
+	s->cpu = cpu;
+	for (int p = 0; p < c->env->nranks; p++) {
+		struct shm_pair_link *l = &c->links[p];
+
+		if (!l->active)
+			continue;
+		atomic_store_explicit(&shm_hdr(&l->rx)->r_cpu, cpu, memory_order_relaxed);
+		atomic_store_explicit(&shm_hdr(&l->tx)->s_cpu, cpu, memory_order_relaxed);
+	}
+}
+
+bool shm_peer_on_cpu(struct transport *t, int cpu)
+{
+	struct shm_pair_core *c = t->priv;
+
+	if (cpu < 0)
+		return false;
+	for (int p = 0; p < c->env->nranks; p++) {
+		struct shm_pair_link *l = &c->links[p];
+
+		if (l->active &&
+		    atomic_load_explicit(&shm_hdr(&l->rx)->s_cpu, memory_order_relaxed) == cpu)
+			return true;
+	}
+	return false;
 }
