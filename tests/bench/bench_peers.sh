@@ -8,7 +8,16 @@
 #              frees a temporary buffer per call, and every fresh page costs a first-touch
 #              fault (~15 us on this VM), so its busbw collapses above 32 MiB;
 #   gloo       torch.distributed's Gloo (Debian's python3-torch, /usr/bin/python3), TCP on
-#              lo, the same malloc settings.
+#              lo, the same malloc settings;
+#   mpi-rules  mpi-tuned with the tuned module's AllReduce algorithm chosen per rank count
+#              and message size by a dynamic rules file (coll_tuned_use_dynamic_rules=1,
+#              coll_tuned_dynamic_rules_filename): the algorithm that beat Open MPI's own
+#              choice in every repetition of a sweep of all six here, where one did
+#              (RULES below; tests/bench/RESULTS.md, "Open MPI's algorithms");
+#   mpi-algN   (for that sweep, not in the default PEERS) mpi-tuned with the AllReduce
+#              forced to algorithm N (coll_tuned_allreduce_algorithm=N; 1 basic linear,
+#              2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented ring,
+#              6 rabenseifner).
 # Ours runs as a user would: the defaults (algorithm = auto, chunk_size = auto, ...).
 # Every program times alike: warm-up, iterations back to back, per iteration the slowest
 # rank, averaged (busbw = size / time x 2(n-1)/n). Repetitions interleave every program,
@@ -17,7 +26,7 @@
 # Gloo).
 #   usage: tests/bench/bench_peers.sh [OUTDIR]
 #   env:   RANKS="2 4" REPS=3 SIZES=small,large ITERS=10 SMALL_ITERS=200
-#          PEERS="ours mpi-stock mpi-tuned gloo" GRADSYNC=build/gradsync
+#          PEERS="ours mpi-stock mpi-tuned mpi-rules gloo" GRADSYNC=build/gradsync
 #          REP0=1 (number of the first repetition: runs of one bench can be split and
 #          their raw.tsv files handed together to bench_peers_table.py)
 # Writes OUTDIR/raw.tsv (rep ranks transport program size avg_us) and OUTDIR/table.md,
@@ -30,7 +39,7 @@ REPS=${REPS:-3}
 SIZES=${SIZES:-small,large}
 ITERS=${ITERS:-10}
 SMALL_ITERS=${SMALL_ITERS:-200}
-PEERS=${PEERS:-ours mpi-stock mpi-tuned gloo}
+PEERS=${PEERS:-ours mpi-stock mpi-tuned mpi-rules gloo}
 OUT=${1:-results/bench-peers-$(date -u +%Y%m%dT%H%M%S)}
 mkdir -p "$OUT"
 T=$(mktemp -d)
@@ -41,6 +50,46 @@ MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"
 TUNED="MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=-1"
 RAW=$OUT/raw.tsv
 : >"$RAW"
+
+# mpi-rules: "transport ranks from_bytes algorithm" (0: Open MPI's own choice), from the
+# sweep (PEERS="mpi-tuned mpi-alg1 .. mpi-alg6" REPS=2, 2026-12-01 17:25-17:50 UTC): per
+# point the algorithm whose time beat the default's in both repetitions, by the widest
+# margin, smoothed into ranges
+RULES="
+shm 2 0 3
+shm 2 1048576 4
+shm 2 16777216 5
+shm 2 67108864 6
+shm 4 0 1
+shm 4 1048576 6
+shm 4 67108864 5
+tcp 2 0 3
+tcp 2 65536 0
+tcp 2 1048576 6
+tcp 2 67108864 5
+tcp 4 0 1
+tcp 4 65536 0
+tcp 4 262144 2
+tcp 4 1048576 6
+tcp 4 67108864 5
+"
+# Open MPI's rules file for one transport: collectives (1), ALLREDUCE's id (2), comm
+# sizes, then per comm size its size and rules, each "bytes algorithm fanout segsize"
+rules() { # transport file
+	echo "$RULES" | awk -v tp="$1" '$1 == tp {
+		if (!($2 in n)) order[++ncomm] = $2
+		r[$2, ++n[$2]] = $3 " " $4 " 0 0"
+	}
+	END {
+		print 1; print 2; print ncomm
+		for (i = 1; i <= ncomm; i++) {
+			c = order[i]; print c; print n[c]
+			for (j = 1; j <= n[c]; j++) print r[c, j]
+		}
+	}' >"$2"
+}
+rules tcp "$T/rules-tcp.conf"
+rules shm "$T/rules-shm.conf"
 
 # the size groups: small ones need many iterations to rise above the clock's noise
 group() {
@@ -89,6 +138,11 @@ PY
 
 mpi() { # rep n lo hi iters env-or-empty prog
 	for tp in tcp shm; do
+		alg=""
+		case $7 in
+		mpi-rules) alg="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename $T/rules-$tp.conf" ;;
+		mpi-alg[1-6]) alg="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm ${7#mpi-alg}" ;;
+		esac
 		if [ "$tp" = tcp ]; then
 			btl="--mca btl tcp,self --mca btl_tcp_if_include lo"
 		else
@@ -99,7 +153,7 @@ mpi() { # rep n lo hi iters env-or-empty prog
 			xs="$xs -x $kv"
 		done
 		# shellcheck disable=SC2086
-		$MPIRUN -np "$2" --mca pml ob1 $btl $xs "$T/mpi_allreduce" "$3" "$4" "$5" 4 |
+		$MPIRUN -np "$2" --mca pml ob1 $btl $alg $xs "$T/mpi_allreduce" "$3" "$4" "$5" 4 |
 			emit "$1" "$2" "$tp" "$7"
 	done
 }
@@ -123,8 +177,9 @@ while [ "$rep" -lt "$((${REP0:-1} + REPS))" ]; do
 				case $p in
 				ours) ours "$rep" "$n" "$lo" "$hi" "$it" "$span" ;;
 				mpi-stock) mpi "$rep" "$n" "$lo" "$hi" "$it" "" mpi-stock ;;
-				mpi-tuned) mpi "$rep" "$n" "$lo" "$hi" "$it" "$TUNED" mpi-tuned ;;
+				mpi-tuned | mpi-rules | mpi-alg[1-6]) mpi "$rep" "$n" "$lo" "$hi" "$it" "$TUNED" "$p" ;;
 				gloo) gloo "$rep" "$n" "$lo" "$hi" "$it" ;;
+				*) echo "bench_peers.sh: unknown peer '$p'" >&2; exit 2 ;;
 				esac
 			done
 			echo "rep $rep: $n ranks, $span done" >&2

@@ -11,7 +11,7 @@ import collections
 import statistics
 import sys
 
-PEERS = ("mpi-stock", "mpi-tuned", "gloo")
+PEERS = ("mpi-stock", "mpi-tuned", "mpi-rules", "gloo")  # then any other the run holds
 
 
 def size_name(s):
@@ -28,24 +28,26 @@ def main(paths):
                 runs[(n, f[2], f[3], s)].append(s / us / 1e3 * 2.0 * (n - 1) / n)
     med = {k: statistics.median(v) for k, v in runs.items()}
     reps = max((len(v) for v in runs.values()), default=0)
+    progs = {k[2] for k in med}
+    peers = PEERS + tuple(sorted(p for p in progs if p not in PEERS and p != "ours"))
 
     def peer(n, tp, prog, s):
         # Gloo runs over TCP only: it is a peer of both transports
         return med.get((n, "tcp" if prog == "gloo" else tp, prog, s))
 
     print(f"busbw GB/s, median of {reps} interleaved repetitions; ratio = ours / best peer\n")
-    print("| ranks | transport | size | ours | mpi-stock | mpi-tuned | gloo | best peer | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| ranks | transport | size | ours | " + " | ".join(peers) + " | best peer | ratio |")
+    print("|---|---|---|---|" + "---|" * len(peers) + "---|---|")
     misses = []
     for n in sorted({k[0] for k in med}):
         for tp in ("tcp", "shm"):
             for s in sorted({k[3] for k in med if k[0] == n and k[1] == tp}):
                 o = med.get((n, tp, "ours", s))
-                ps = {p: peer(n, tp, p, s) for p in PEERS}
+                ps = {p: peer(n, tp, p, s) for p in peers}
                 have = {p: v for p, v in ps.items() if v is not None}
                 best = max(have, key=have.get) if have else None
                 r = o / have[best] if o and best else None
-                cells = " | ".join("-" if ps[p] is None else f"{ps[p]:.3g}" for p in PEERS)
+                cells = " | ".join("-" if ps[p] is None else f"{ps[p]:.3g}" for p in peers)
                 rs = f"{r:.2f}" if r else "-"
                 target = 1.5 if s == 64 << 20 else 1.0
                 if r is not None and r < target:
