@@ -70,7 +70,9 @@ def ready_reference(c):
     node, makes its AllReduce wait for on the stream), in ms from the end of the spin
     kernel launched between forward and backward (the GPU's start of backward: forward's
     kernels and the host's call of loss.backward() both through).
-    "light": the traces of the GPU's activities alone (measure_torch_step.py
+    "bucket-hooked": events from one cheap hook on each bucket's last parameter (measure_torch_
+    step.py --gradsync; a bucket is ready when that parameter is); "light": the traces of
+    the GPU's activities alone (measure_torch_step.py
     --light-steps; ready_share x bwd_light_ms, the quiet trials' median); "traced": the full
     profile's ready_gpu_ms; "hooked": CUDA events recorded from post-accumulate-grad hooks
     (ready_ms: the later of the GPU having done what was launched before and the hook
@@ -80,6 +82,8 @@ def ready_reference(c):
     hook, a slow spell of the host) moved the ready times too, so such a case has no
     reference (counted, not compared)."""
     bwd = c["bwd_ms"]
+    if c.get("bucket_ready_ms") and c.get("bwd_bucket_ms", 1e9) <= STRETCH * bwd:
+        return dict(c["bucket_ready_ms"]), c["bwd_bucket_ms"], "bucket-hooked"
     if c.get("ready_share") and c.get("bwd_light_ms", 1e9) <= STRETCH * bwd:
         lb = c["bwd_light_ms"]
         return {n: s * lb for n, s in c["ready_share"].items()}, lb, "light"

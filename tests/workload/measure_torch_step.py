@@ -4,7 +4,8 @@
 usage: measure_torch_step.py --out FILE.json [--device cuda|cpu] [--cases SPEC]
                              [--precisions fp32,amp_bf16,tf32] [--trials N] [--iters N]
                              [--warmup N] [--case-time-s S] [--pin CORE] [--budget-s S]
-                             [--quick] [--micro FILE.json]
+                             [--quick] [--micro FILE.json] [--light-steps N]
+                             [--gradsync BIN [--bucket-steps N]] [--diag CASES]
 
 Method (the host-bound steps are what it is built for: their Python dispatch and kernel
 launches set the pace, so the host's own noise is the figure's noise). Every case is built
@@ -34,6 +35,11 @@ GPU's SM clock after each trial are recorded. For every case:
               finished every kernel launched before its AccumulateGrad ran (bwd_gpu_ms: that
               step's backward on the GPU). Python hooks stretch a host-bound backward by tens
               of microseconds per parameter; the profiler by a few per kernel.
+  light_trials, light_ready (--light-steps N): per trial, N steps traced with the GPU's
+              activities alone, ready times replayed from the full trace's counts (light_ready)
+  bucket_trials (--gradsync BIN): per trial [probe, hooked backward, {name: ready ms}] from
+              --bucket-steps steps with one cheap hook per bucket (its last parameter)
+  diag        (--diag CASES): forward's and backward's kernels by the ATen op that launched them
 Precisions: fp32 = no TF32 anywhere (cuBLAS and cuDNN), tf32 = TF32 on for both, amp_bf16 =
 autocast(bfloat16) over fp32 parameters with TF32 off (what DDP reduces stays fp32).
 Models are the references of reference_models.py (torchvision / transformers, random weights,
@@ -473,6 +479,8 @@ class Case:
         self.fwd, self.tot, self.hfwd, self.hbwd, self.walls = [], [], [], [], []
         self.gpu_mhz = []
         self.light = []       # per trial: (probe, light_steps' steps)
+        self.bucket_last = None  # the parameters bucket_steps hooks (bucket_last_params)
+        self.bucket = []      # per trial: [probe, hooked backward ms, {name: ready ms}]
 
     def step(self, clock, split=None, marks=None, end=None):
         """One step; returns (m0, m1, m2) device marks and (t0, t1, t2) host times.
@@ -499,7 +507,7 @@ class Case:
             end()
         return (m0, m1, m2), (t0, t1, t2)
 
-    def trial(self, clock, iters, warmup, light=0):
+    def trial(self, clock, iters, warmup, light=0, bucket_steps=0):
         for _ in range(warmup):
             self.step(clock)
         clock.sync()
@@ -519,6 +527,9 @@ class Case:
         self.hfwd += hf
         self.hbwd += hb
         self.trials.append([round(statistics.median(x), 4) for x in (f, s, hf, hb)] + [probe])
+        if bucket_steps and self.bucket_last:
+            self.bucket.append([probe] + bucket_ready(self, clock, self.bucket_last,
+                                                      bucket_steps))
         if light and self.device.startswith("cuda"):
             try:
                 self.light.append((probe, light_steps(self.torch,
@@ -575,6 +586,8 @@ class Case:
             r.update(light_ready(self.light, prof["ready_k"], prof["bwd_acts"], order))
         if getattr(self, "light_error", None):
             r["light_error"] = self.light_error
+        if self.bucket:
+            r["bucket_trials"] = self.bucket
         if opts.diag and (self.name, self.batch, self.seq, self.prec) in opts.diag:
             try:
                 r["diag"] = diag_profile(torch, lambda **kw: self.step(clock, **kw))
@@ -586,6 +599,65 @@ class Case:
             r["ready_gpu_ms"] = {n: round(t / 1e3, 4) for n, t in zip(order, rg)}
             r["bwd_gpu_ms"] = round(rg[-1] / 1e3, 4)
         return r
+
+
+def bucket_last_params(binary, name, batch, seq, prec):
+    """The last parameter of each of DDP's buckets in the ready order, from `gradsync plan`
+    (whose buckets and ready order equal DDP's: check_ddp_buckets.py): a bucket is ready when
+    it is, so hooking these alone times every bucket. None when plan cannot say."""
+    import subprocess
+    cmd = [binary, "plan", "--model", name, "--batch", str(batch), "--precision", prec,
+           "--json", "--tensors"] + (["--seq-len", str(seq)] if seq else [])
+    try:
+        p = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True,
+                                      timeout=60).stdout)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    t = p["tensors"]
+    return [t[max(b["tensors"], key=lambda i: t[i]["ready_pos"])]["name"] for b in p["buckets"]]
+
+
+def bucket_ready(case, clock, names, steps):
+    """Bucket ready times with few, cheap hooks: a post-accumulate-grad hook on each
+    bucket's last parameter alone (names), recording an event made beforehand (no
+    allocation, no Python beyond the record: a few us a hook, against the 47 of a hook that
+    makes its event), so a host-bound backward of 400 parameters is stretched by tens of
+    microseconds, not 19 ms. Returns [hooked backward ms, {name: ready ms}], medians over
+    `steps` steps; ready ms are from the event after forward (the later of forward's kernels
+    and the host's call of backward, as bwd_ms). The caller compares the hooked backward
+    with the unhooked one before trusting them."""
+    torch, model = case.torch, case.model
+    want = set(names)
+    params = [(n, p) for n, p in model.named_parameters() if n in want]
+    marks, handles = {}, []
+    for n, p in params:
+        def hook(*_, n=n):
+            marks[n].record() if case.device.startswith("cuda") else \
+                marks.__setitem__(n, time.perf_counter())
+        if hasattr(p, "register_post_accumulate_grad_hook"):
+            handles.append(p.register_post_accumulate_grad_hook(hook))
+        else:  # torch < 2.1: the AccumulateGrad node's own hook
+            acc = p.expand_as(p).grad_fn.next_functions[0][0]
+            handles.append(acc.register_hook(hook))
+            handles.append(acc)
+    bwd, ready = [], {n: [] for n, _ in params}
+    try:
+        for _ in range(steps):
+            for n, _ in params:
+                marks[n] = torch.cuda.Event(enable_timing=True) \
+                    if case.device.startswith("cuda") else None
+            (m0, m1, m2), _ = case.step(clock)
+            clock.sync()
+            bwd.append(clock.ms(m1, m2))
+            for n, _ in params:
+                if marks[n] is not None:
+                    ready[n].append(clock.ms(m1, marks[n]))
+    finally:
+        for h in handles:
+            if hasattr(h, "remove"):
+                h.remove()
+    med = statistics.median
+    return [round(med(bwd), 4), {n: round(med(v), 4) for n, v in ready.items() if v}]
 
 
 def light_ready(light, ks, nbwd, order):
@@ -679,7 +751,11 @@ def run_cases(torch, cases, precs, opts, clock, doc, save):
                     est = statistics.median(c.tot) / 1e3
                     iters = max(opts.min_iters, min(opts.iters,
                                                     int(opts.case_time_s / opts.trials / est)))
-                c.trial(clock, iters, opts.warmup if rnd == 0 else 3, opts.light_steps)
+                if opts.gradsync and c.bucket_last is None:
+                    c.bucket_last = bucket_last_params(opts.gradsync, c.name, c.batch, c.seq,
+                                                       c.prec) or []
+                c.trial(clock, iters, opts.warmup if rnd == 0 else 3, opts.light_steps,
+                        opts.bucket_steps if opts.gradsync else 0)
             except Exception as e:  # out of memory and the like: say so, go on
                 failed.add(id(c))
                 doc["skipped"].append("%s:%d:%d:%s: %s" % (c.name, c.batch, c.seq, c.prec,
@@ -765,6 +841,10 @@ def main():
     ap.add_argument("--light-steps", type=int, default=0,
                     help="per trial, this many steps traced with the GPU's activities alone: "
                          "hook-free ready times (light_ready)")
+    ap.add_argument("--gradsync", default=None,
+                    help="gradsync binary: per trial, --bucket-steps steps with a cheap hook on "
+                         "each bucket's last parameter (bucket_trials)")
+    ap.add_argument("--bucket-steps", type=int, default=3)
     ap.add_argument("--diag", default="",
                     help="model:batch:seq:precision,...: where each kernel comes from (diag)")
     ap.add_argument("--micro", default=None, help="also write library kernel timings here")

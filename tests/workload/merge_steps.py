@@ -23,6 +23,8 @@ trial's backward on the GPU, the median over the run's quiet trials; bwd_light_m
 backward. --ready-only RUN takes only those from RUN (a run whose host was in its slow
 state throughout: its shares hold, its host-bound step times do not), except for the cases
 named in --steps-too (model:batch:seq:precision), which take its step figures as well.
+Bucket ready times (bucket_ready_ms, bwd_bucket_ms): where a run hooked each bucket's last
+parameter alone (--gradsync), the quiet trials' median, taken like the shares.
 """
 
 import json
@@ -70,8 +72,23 @@ def ready_shares(c, pace):
     return len(use)
 
 
+def bucket_figures(c, pace):
+    """bucket_ready_ms {name: ms} and bwd_bucket_ms from c's bucket_trials (one cheap hook
+    per bucket: measure_torch_step.py --gradsync), the quiet ones where a pace is known (in
+    place); returns the number of trials used."""
+    tr = c.get("bucket_trials") or []
+    use = [t for t in tr if not pace or t[0] <= QUIET * pace] or tr
+    if not use:
+        return 0
+    med = statistics.median
+    c["bucket_ready_ms"] = {n: round(med(t[2][n] for t in use if n in t[2]), 4)
+                            for n in use[0][2]}
+    c["bwd_bucket_ms"] = round(med(t[1] for t in use), 4)
+    return len(use)
+
+
 LIGHT_FIELDS = ("ready_share", "bwd_light_ms", "bwd_start_ms", "light_kept", "light_trials",
-                "diag")
+                "diag", "bucket_ready_ms", "bwd_bucket_ms", "bucket_trials")
 
 
 def drop_annotations(c):
@@ -114,6 +131,11 @@ def main():
         for c in r["cases"]:
             drop_annotations(c)
             quiet_figures(c, pace)
+            # a merged table's own figures stay (its trials' pace is another run's)
+            if "ready_share" not in c:
+                ready_shares(c, pace)
+            if "bucket_ready_ms" not in c:
+                bucket_figures(c, pace)
             k = key(c)
             if k not in by:
                 order.append(k)
@@ -140,7 +162,7 @@ def main():
         pace = statistics.median(paces) if paces else None
         for c in r["cases"]:
             m = at.get(key(c))
-            if m is None or not ready_shares(c, pace):
+            if m is None or not (ready_shares(c, pace) + bucket_figures(c, pace)):
                 continue
             if tuple(str(x) for x in key(c)) in steps_too:
                 quiet_figures(c, pace)

@@ -13,11 +13,15 @@ mkdir -p "$OUT"
 L=$OUT/log.txt
 { nproc; nvidia-smi -L; nvidia-smi -q -d CLOCK | grep -A4 "^    Clocks$"; } >"$L" 2>&1
 { lscpu; cat /proc/cpuinfo | grep MHz | sort | uniq -c; } >"$OUT/cpu.txt" 2>&1
-if [ "${CALIBRATE:-0}" = 1 ]; then
+# build/gradsync: a binary built here and carried in bin/, or built on the device
+binary() {
 	mkdir -p build
 	if [ -x bin/gradsync ]; then cp bin/gradsync build/gradsync
 	else { ./configure && ninja; } >/tmp/build.log 2>&1 || { tail -40 /tmp/build.log | tee -a "$L"; exit 1; }
 	fi
+}
+if [ "${CALIBRATE:-0}" = 1 ]; then
+	binary
 	timeout 120 build/gradsync gpu --calibrate --write "$OUT/h200_calibrated.profile" >>"$L" 2>&1
 fi
 M=tests/workload/measure_torch_step.py
@@ -50,6 +54,21 @@ done
 LIGHT=${LIGHT:-2}
 DIAG=${DIAG:-gpt2_medium:8:1024:amp_bf16,gpt2:4:512:fp32,bert_base:8:128:fp32,bert_base:8:128:amp_bf16}
 fi
+# READY=2: bucket ready times of the host-bound cases, whose every trace or hook so far
+# stretched the backward: one cheap hook per bucket (--gradsync), 5 trials for the probe
+if [ "${READY:-0}" = 2 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+CASES=resnet18:32:0:amp_bf16,resnet18:64:0:amp_bf16,resnet50:16:0:amp_bf16,resnet50:32:0:amp_bf16
+CASES=$CASES,resnet50:64:0:amp_bf16,vit_b_16:16:0:amp_bf16,vit_b_16:32:0:amp_bf16
+CASES=$CASES,vit_b_16:48:0:amp_bf16,vit_l_16:16:0:amp_bf16,vit_l_16:24:0:amp_bf16
+CASES=$CASES,vit_l_16:32:0:amp_bf16,bert_base:8:128:amp_bf16,bert_base:16:128:amp_bf16
+CASES=$CASES,bert_base:32:128:amp_bf16,bert_base:8:512:amp_bf16,bert_base:24:256:amp_bf16
+CASES=$CASES,bert_large:4:256:amp_bf16,bert_large:8:128:amp_bf16,bert_large:16:128:amp_bf16
+CASES=$CASES,bert_large:32:128:amp_bf16,bert_large:8:512:amp_bf16,bert_large:16:512:amp_bf16
+CASES=$CASES,gpt2:2:512:amp_bf16,gpt2:4:512:amp_bf16,gpt2:8:256:amp_bf16
+CASES=$CASES,gpt2_medium:2:1024:amp_bf16,gpt2_medium:4:512:amp_bf16,bert_large:8:128:fp32
+fi
 if [ -z "${CASES:-}" ]; then
 CASES=resnet18:32,resnet18:64,resnet18:128,resnet18:256,resnet50:32,resnet50:64,resnet50:96
 CASES=$CASES,resnet50:128,resnet50:256,vit_b_16:32,vit_b_16:48,vit_b_16:64,vit_b_16:128
@@ -67,7 +86,7 @@ fi
 PYTHONUNBUFFERED=1 timeout ${MEASURE_TIMEOUT:-500} python3 $M --out "$OUT/steps_host.json" \
 	--cases "$CASES" --precisions amp_bf16,tf32 --trials ${TRIALS:-5} --iters ${ITERS:-12} --warmup 10 \
 	--case-time-s 4 --pin 3 --budget-s ${BUDGET_S:-240} \
-	--light-steps ${LIGHT:-0} --diag "${DIAG:-}" \
+	--light-steps ${LIGHT:-0} --diag "${DIAG:-}" ${BUCKETS:-} \
 	>>"$L" 2>&1
 nvidia-smi -q -d CLOCK | grep -A4 "^    Clocks$" >>"$L" 2>&1
 cat "$L"

@@ -12,6 +12,21 @@ command -v "$PY" >/dev/null 2>&1 || { echo "python3 not found"; exit 77; }
 fail=0
 "$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.055 --guard-worst 0.18 --guard-fwd-median 0.07 \
 	--guard-within 71 --guard-ready-median 0.11 --guard-ready-within 34 || fail=1
+# ready references: an instrument counts only where it did not stretch the backward past 10%
+"$PY" -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from check_costmodel import ready_reference as r
+c = {"bwd_ms": 10.0, "bucket_ready_ms": {"a": 4.0}, "bwd_bucket_ms": 10.5,
+     "ready_share": {"a": 0.5}, "bwd_light_ms": 10.2, "ready_ms": {"a": 30.0}}
+assert r(c)[2] == "bucket-hooked" and r(c)[0]["a"] == 4.0, r(c)
+c["bwd_bucket_ms"] = 12.0
+assert r(c)[2] == "light" and abs(r(c)[0]["a"] - 5.1) < 1e-9, r(c)
+c["bwd_light_ms"] = 18.0
+assert r(c) is None, r(c)  # the hooks (30 ms) stretched it too
+c["ready_ms"] = {"a": 10.4}
+assert r(c)[2] == "hooked", r(c)
+' "$HERE" || { echo "FAIL: ready_reference"; fail=1; }
 # profiles: a written row reads back to the same plan; a bad file names file:line
 tmp=$(mktemp -d)
 "$GRADSYNC" gpu --profile a100 --write "$tmp/a100.profile" || fail=1
