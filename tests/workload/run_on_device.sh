@@ -65,7 +65,7 @@ CASES=$CASES,vit_b_16:48:0:amp_bf16,vit_l_16:16:0:amp_bf16,vit_l_16:24:0:amp_bf1
 CASES=$CASES,vit_l_16:32:0:amp_bf16,bert_base:8:128:amp_bf16,bert_base:16:128:amp_bf16
 CASES=$CASES,bert_base:32:128:amp_bf16,bert_base:8:512:amp_bf16,bert_base:24:256:amp_bf16
 CASES=$CASES,bert_large:4:256:amp_bf16,bert_large:8:128:amp_bf16,bert_large:16:128:amp_bf16
-CASES=$CASES,bert_large:32:128:amp_bf16,bert_large:8:512:amp_bf16,bert_large:16:512:amp_bf16
+CASES=$CASES,bert_large:32:128:amp_bf16,bert_large:8:512:amp_bf16
 CASES=$CASES,gpt2:2:512:amp_bf16,gpt2:4:512:amp_bf16,gpt2:8:256:amp_bf16
 CASES=$CASES,gpt2_medium:2:1024:amp_bf16,gpt2_medium:4:512:amp_bf16,bert_large:8:128:fp32
 fi
