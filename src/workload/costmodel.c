@@ -135,6 +135,18 @@ double cost_op_host_s(const struct cost_params *cp, const struct op *o)
 	       1e-6;
 }
 
+double cost_bwd_start_s(const struct cost_params *cp, const struct op *ops, uint32_t n)
+{
+	double calls = 0;
+
+	if (cp->launch_gap_us == 0)
+		return 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (!ops[k].bwd && !(ops[k].fixed_s > 0))
+			calls += ops[k].calls;
+	return calls * cp->gpu->bwd_start_us * 1e-6;
+}
+
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
 		  double *gpu_t)
 {

@@ -93,6 +93,8 @@ struct gpu_profile {
 					     * share of launch_gap (the C++ engine issues
 					     * them, no Python modules) */
 	double launch_us;                   /* host time to launch one kernel */
+	double bwd_start_us;                /* host time per forward call before backward's
+					     * first node runs (the engine walks the graph) */
 };
 
 /* How a run is costed: the profile, the precision and the host gap (< 0: profile's). */
@@ -116,6 +118,9 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o);
 
 /* Host seconds to issue one operator. */
 double cost_op_host_s(const struct cost_params *cp, const struct op *o);
+/* Host time between the call of backward and its first node: bwd_start_us per forward
+ * call of ops[0..n) (0 under CUDA graphs and for recorded segments, which hold theirs). */
+double cost_bwd_start_s(const struct cost_params *cp, const struct op *ops, uint32_t n);
 
 /*
  * The eager pipeline over a sequence of ops: *gpu_t and *host_t advance (seconds).

@@ -42,8 +42,14 @@
  * backward (as a share of it: the C++ engine), per kernel launched (dispatch, allocation
  * and launch; autocast's casts included) */
 #define H200_LAUNCH_GAP_US 11.74
-#define H200_BWD_GAP_SHARE 0.1638
+#define H200_BWD_GAP_SHARE 0.0865
 #define H200_LAUNCH_US 15.4
+/* backward's start-up: loss.backward() walks the graph forward built (the engine's
+ * dependency count, one node per forward call) before the first node runs; the first
+ * bucket of host-bound steps is ready 2.29-2.39 us per forward call later than without
+ * it (one cheap hook per bucket, 2026-12-01: vit_l_16 b32 amp, a fit case, gives 2.29 on
+ * a host whose probe read 7.85 us a tiny op, 6.85 quiet: 2.0) */
+#define H200_BWD_START_US 2.0
 
 static const struct gpu_profile profiles[] = {
 	{
@@ -65,6 +71,7 @@ static const struct gpu_profile profiles[] = {
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
 		.launch_us = H200_LAUNCH_US,
+		.bwd_start_us = H200_BWD_START_US,
 	},
 	{
 		.name = "h100",
@@ -85,6 +92,7 @@ static const struct gpu_profile profiles[] = {
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
 		.launch_us = H200_LAUNCH_US,
+		.bwd_start_us = H200_BWD_START_US,
 	},
 	{
 		.name = "a100",
@@ -105,6 +113,7 @@ static const struct gpu_profile profiles[] = {
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
 		.launch_us = H200_LAUNCH_US,
+		.bwd_start_us = H200_BWD_START_US,
 	},
 	{
 		.name = "b200",
@@ -125,6 +134,7 @@ static const struct gpu_profile profiles[] = {
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
 		.launch_us = H200_LAUNCH_US,
+		.bwd_start_us = H200_BWD_START_US,
 	},
 };
 
@@ -157,6 +167,7 @@ static const struct profile_field fields[] = {
 	PF(launch_gap_us, 1, "host microseconds per eager call (forward: Python and dispatcher)"),
 	PF(bwd_gap_share, 1, "backward's host time per autograd node as a share of launch_gap_us"),
 	PF(launch_us, 1, "host microseconds to launch one kernel"),
+	PF(bwd_start_us, 1, "host microseconds per forward call at backward's start (graph walk)"),
 	PF_CLASS(OPC_ELEM, "elementwise"),
 	PF_CLASS(OPC_NORM, "norm"),
 	PF_CLASS(OPC_BN, "batchnorm"),
@@ -207,6 +218,7 @@ void gpu_profile_calibrated(const struct profile_measure *m, const char *gpu_nam
 	out->hbm_gbps *= m->stream_gbps / r->stream_gbps;
 	out->floor_us *= m->floor_us / r->floor_us;
 	out->launch_us *= m->floor_us / r->floor_us; /* the pace is the host's launch rate */
+	out->bwd_start_us *= m->floor_us / r->floor_us;
 	scale_share(out, OPC_BN, m->bn_gbps, m->stream_gbps, r->bn_gbps, r->stream_gbps);
 	scale_share(out, OPC_NORM, m->layernorm_gbps, m->stream_gbps, r->layernorm_gbps,
 		    r->stream_gbps);

@@ -165,7 +165,8 @@ json_t *plan_to_json(const struct tensor_list *tl, const struct bucket_plan *p,
 	if (ok && ct)
 		ok = set(root, "gpu_tflops", json_real(ct->gpu_tflops)) &&
 		     set(root, "fwd_s", json_real(ct->fwd_s)) &&
-		     set(root, "bwd_s", json_real(ct->bwd_s));
+		     set(root, "bwd_s", json_real(ct->bwd_s)) &&
+		     set(root, "bwd_start_s", json_real(ct->bwd_start_s));
 	if (ok)
 		ok = set(root, "ready_order", ready); /* consumes ready */
 	else

@@ -85,6 +85,10 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 	if (out->fwd_s > prev && tl->nlayers)
 		out->layer_fwd_s[tl->nlayers - 1] += out->fwd_s - prev;
 	prev = t0;
+	/* the host calls backward when it is through forward; the GPU waits for the
+	 * engine's start-up only where the host is not already ahead of it */
+	out->bwd_start_s = cost_bwd_start_s(cp, tl->ops, tl->nops);
+	host += out->bwd_start_s;
 	for (i = tl->nlayers; i-- > 0;) {
 		const struct layer *l = &tl->layers[i];
 		double end = play(cp, tl, i, 1, t0, &host, &gpu, out);

@@ -21,6 +21,7 @@ struct compute_timeline {
 	double gpu_tflops;     /* the matrix rate of the precision (for compute = gemm) */
 	double fwd_s;          /* whole forward pass */
 	double bwd_s;          /* whole backward pass */
+	double bwd_start_s;    /* the host's start-up of backward, before its first node */
 	uint32_t nlayers;
 	uint32_t ntensors;
 	uint32_t nbuckets;

@@ -78,6 +78,8 @@ def main():
                 # parameters are, whether or not the GPU hides them in this case
                 for ph in ("fwd", "bwd"):
                     h = sum(x["host_s"] for x in j["ops"] if x["phase"] == ph) * 1e3
+                    if ph == "bwd":  # loss.backward()'s start-up is the host's too
+                        h += j.get("bwd_start_s", 0) * 1e3
                     tot += 0.5 * abs(h / c["host_%s_ms" % ph] - 1)
         return tot / len(cases)
 

@@ -25,6 +25,9 @@ state throughout: its shares hold, its host-bound step times do not), except for
 named in --steps-too (model:batch:seq:precision), which take its step figures as well.
 Bucket ready times (bucket_ready_ms, bwd_bucket_ms): where a run hooked each bucket's last
 parameter alone (--gradsync), the quiet trials' median, taken like the shares.
+A --ready-only run is one whose host was slow most of the time, so its quiet pace is its
+fast state's (the probes within FAST of its fastest), not its median. A merged table passed
+as a run keeps its figures as they are (merging it alone gives it back).
 """
 
 import json
@@ -32,6 +35,18 @@ import statistics
 import sys
 
 QUIET = 1.10
+FAST = 1.25  # a probe within this of a run's fastest is in the host's fast state
+
+
+def run_pace(r, fast=False):
+    """The run's host pace (us per tiny op): the median probe of its trials, or with fast
+    the median of those in the fast state alone (within FAST of the fastest): a run whose
+    host was in its slow state most of the time (its median is the slow state) still has
+    a few fast trials, and only those are the quiet host. None where no trial has a probe."""
+    p = [t[4] for c in r["cases"] for t in c.get("trials", []) if len(t) >= 5]
+    if fast and p:
+        p = [x for x in p if x <= FAST * min(p)]
+    return statistics.median(p) if p else None
 
 
 def key(c):
@@ -124,17 +139,16 @@ def main():
     runs = [json.load(open(p)) for p in args]
     order, by = [], {}
     for r in runs:
-        paces = [t[4] for c in r["cases"] for t in c.get("trials", []) if len(t) >= 5]
-        pace = statistics.median(paces) if paces else None
+        table = isinstance(r.get("host_pace_us"), list)  # an earlier merge_steps.py output
+        pace = None if table else run_pace(r)
         if pace:
             r["host_pace_us"] = round(pace, 3)
         for c in r["cases"]:
             drop_annotations(c)
-            quiet_figures(c, pace)
-            # a merged table's own figures stay (its trials' pace is another run's)
-            if "ready_share" not in c:
+            # a merged table's figures stay: they were made with its runs' own paces
+            if not table:
+                quiet_figures(c, pace)
                 ready_shares(c, pace)
-            if "bucket_ready_ms" not in c:
                 bucket_figures(c, pace)
             k = key(c)
             if k not in by:
@@ -145,8 +159,9 @@ def main():
     for k in order:
         cs = by[k]
         m = dict(cs[-1])
-        m["runs"] = sum((c.get("runs", [c["step_ms"]]) if i == 0 and len(cs) > 1 and
-                         "runs" in c else [c["step_ms"]] for i, c in enumerate(cs)), [])
+        # a table's case brings its runs' list, a run its own step
+        m["runs"] = sum((c.get("runs", [c["step_ms"]]) if i == 0 else [c["step_ms"]]
+                         for i, c in enumerate(cs)), [])
         for c in reversed(cs):
             if c.get("kernels"):
                 m["kernels"] = c["kernels"]
@@ -158,8 +173,8 @@ def main():
         cases.append(m)
     at = {key(c): c for c in cases}
     for r in ready_only:
-        paces = [t[4] for c in r["cases"] for t in c.get("trials", []) if len(t) >= 5]
-        pace = statistics.median(paces) if paces else None
+        # a ready-only run is one whose host was mostly slow: its fast trials alone count
+        pace = run_pace(r, fast=True)
         for c in r["cases"]:
             m = at.get(key(c))
             if m is None or not (ready_shares(c, pace) + bucket_figures(c, pace)):
@@ -174,8 +189,10 @@ def main():
             for f in LIGHT_FIELDS:
                 if f in c:
                     m[f] = c[f]
+    paces = sum((r["host_pace_us"] if isinstance(r.get("host_pace_us"), list)
+                 else [r.get("host_pace_us")] for r in runs), [])
     doc = {"env": runs[-1]["env"], "cpu": runs[-1].get("cpu"), "cases": cases,
-           "host_pace_us": [r.get("host_pace_us") for r in runs],
+           "host_pace_us": paces,
            "skipped": sum((r.get("skipped", []) for r in runs), [])}
     with open(sys.argv[1], "w") as f:
         json.dump(doc, f, indent=0)

@@ -10,8 +10,8 @@ HERE=$(dirname "$0")
 PY=${PYTHON:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "python3 not found"; exit 77; }
 fail=0
-"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.055 --guard-worst 0.18 --guard-fwd-median 0.07 \
-	--guard-within 71 --guard-ready-median 0.11 --guard-ready-within 34 || fail=1
+"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.053 --guard-worst 0.18 --guard-fwd-median 0.07 \
+	--guard-within 71 --guard-ready-median 0.11 --guard-ready-within 38 || fail=1
 # ready references: an instrument counts only where it did not stretch the backward past 10%
 "$PY" -c '
 import sys
@@ -45,6 +45,19 @@ t() { "$GRADSYNC" plan --model bert_large --batch 8 --seq-len 512 --precision "$
 g0=$("$GRADSYNC" plan --model resnet50 --batch 8 --launch-gap 0 --json | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(int((d["fwd_s"] + d["bwd_s"]) * 1e6))')
 g1=$("$GRADSYNC" plan --model resnet50 --batch 8 --json | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(int((d["fwd_s"] + d["bwd_s"]) * 1e6))')
 [ "$g0" -lt "$g1" ] || { echo "FAIL: launch_gap 0 step $g0 us not below eager $g1 us"; fail=1; }
+# backward's start-up: the profile's bwd_start_us per forward call of the plan's own ops,
+# none under CUDA graphs
+for gap in auto 0; do
+	"$GRADSYNC" plan --model resnet50 --batch 32 --precision amp_bf16 --launch-gap $gap --json --ops |
+		"$PY" -c '
+import json, sys
+p = json.load(sys.stdin)
+calls = sum(o["calls"] for o in p["ops"] if o["phase"] == "fwd")
+want = 0 if sys.argv[1] == "0" else calls * float(sys.argv[2]) * 1e-6
+assert calls > 100 and abs(p["bwd_start_s"] - want) < 1e-9, (p["bwd_start_s"], want)
+' $gap "$("$GRADSYNC" gpu --profile h200 --write - | sed -n "s/^bwd_start_us = //p")" ||
+		{ echo "FAIL: bwd_start_s (launch_gap $gap)"; fail=1; }
+done
 # op_trace: a recorded step replays as recorded (forward and backward totals, ready times)
 tr=$HERE/ref/resnet50_b32_amp_bf16.trace
 "$GRADSYNC" plan --model trace --op-trace "$tr" --json --tensors | "$PY" -c '
