@@ -24,7 +24,9 @@
 #include "util/common.h"
 #include "util/timeutil.h"
 
-#define MAXR  6
+#define MAXR  8
+/* the whole matrix up to this many ranks; linear (batches of SCHED_MAX_XFER) up to MAXR */
+#define MATRIX_MAXR 6
 #define NTP   2
 #define GUARD 64
 
@@ -71,6 +73,8 @@ struct job {
 	bool staged;
 	bool no_layout; /* comm without a node layout: hierarchical is refused */
 	void (*body)(struct rank_ctx *rc);
+	const int *algos; /* matrix_body's algorithms */
+	size_t nalgos;
 	struct rank_ctx ranks[MAXR];
 };
 
@@ -295,8 +299,8 @@ static struct job *job_new(int n, uint64_t buf_bytes, uint64_t scratch_bytes, in
 
 /* ---- correctness matrix ---- */
 
-static const int matrix_algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD, ALGO_HIERARCHICAL,
-				   ALGO_AUTO};
+static const int matrix_algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD, ALGO_LINEAR,
+				   ALGO_HIERARCHICAL, ALGO_AUTO};
 static const uint64_t matrix_counts[] = {1, 2, 7, 13, 1000, 4099};
 static const uint64_t matrix_chunks[] = {24, 1000, 1 << 16};
 #define MATRIX_OFF 24 /* bytes: the collective runs inside a bigger registered buffer */
@@ -305,7 +309,7 @@ static void matrix_body(struct rank_ctx *rc)
 {
 	int n = rc->j->n, idx = 0;
 
-	for (size_t a = 0; a < ARRAY_SIZE(matrix_algos); a++)
+	for (size_t a = 0; a < rc->j->nalgos; a++)
 		for (int dt = 0; dt < DT_COUNT; dt++)
 			for (size_t ci = 0; ci < ARRAY_SIZE(matrix_counts); ci++, idx++) {
 				uint64_t count = matrix_counts[ci] + (uint64_t)n;
@@ -322,10 +326,10 @@ static void matrix_body(struct rank_ctx *rc)
 					    n);
 				ret =
 				    coll_allreduce(rc->c, &rc->buf, MATRIX_OFF, &rc->scratch, count,
-						   dt, op, matrix_algos[a], chunk, channels, &st);
+						   dt, op, rc->j->algos[a], chunk, channels, &st);
 				if (ret) {
 					print_error("rank %d %s %s %s count=%llu: %d\n", rc->rank,
-						    sched_algo_name(matrix_algos[a]),
+						    sched_algo_name(rc->j->algos[a]),
 						    dtype_name(dt), redop_name(op),
 						    (unsigned long long)count, ret);
 					rc->ret = ret;
@@ -336,7 +340,7 @@ static void matrix_body(struct rank_ctx *rc)
 						 &first)) {
 					print_error("rank %d %s(%s) %s %s count=%llu chunk=%llu: "
 						    "element %llu = %g, want %g\n",
-						    rc->rank, sched_algo_name(matrix_algos[a]),
+						    rc->rank, sched_algo_name(rc->j->algos[a]),
 						    sched_algo_name(st.algo), dtype_name(dt),
 						    redop_name(op), (unsigned long long)count,
 						    (unsigned long long)chunk,
@@ -355,7 +359,7 @@ static void matrix_body(struct rank_ctx *rc)
 			}
 }
 
-static void run_matrix(int n, int depth, uint64_t eager)
+static void run_matrix_of(int n, int depth, uint64_t eager, const int *algos, size_t nalgos)
 {
 	uint64_t maxc = matrix_counts[ARRAY_SIZE(matrix_counts) - 1] + MAXR;
 	struct job *j = job_new(n, MATRIX_OFF + maxc * 8 + GUARD, coll_scratch_bytes(1 << 16, 4),
@@ -363,6 +367,8 @@ static void run_matrix(int n, int depth, uint64_t eager)
 	uint64_t eagain = 0;
 
 	j->body = matrix_body;
+	j->algos = algos;
+	j->nalgos = nalgos;
 	run_job(j);
 	for (int r = 0; r < n; r++) {
 		assert_int_equal(j->ranks[r].ret, 0);
@@ -375,11 +381,26 @@ static void run_matrix(int n, int depth, uint64_t eager)
 	free(j);
 }
 
+static void run_matrix(int n, int depth, uint64_t eager)
+{
+	run_matrix_of(n, depth, eager, matrix_algos, ARRAY_SIZE(matrix_algos));
+}
+
 static void test_matrix(void **state)
 {
 	(void)state;
-	for (int n = 2; n <= MAXR; n++)
+	for (int n = 2; n <= MATRIX_MAXR; n++)
 		run_matrix(n, 64, 256);
+}
+
+/* Linear past SCHED_MAX_XFER + 1 ranks: the root takes its peers in two batches. */
+static void test_matrix_linear(void **state)
+{
+	const int linear[] = {ALGO_LINEAR};
+
+	(void)state;
+	for (int n = 2; n <= MAXR; n++)
+		run_matrix_of(n, 64, 256, linear, ARRAY_SIZE(linear));
 }
 
 static void test_matrix_shallow_queue(void **state)
@@ -395,7 +416,7 @@ static void test_matrix_shallow_queue(void **state)
 
 static void staged_body(struct rank_ctx *rc)
 {
-	const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD};
+	const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD, ALGO_LINEAR};
 	uint64_t first;
 
 	for (size_t a = 0; a < ARRAY_SIZE(algos); a++) {
@@ -658,6 +679,7 @@ int main(void)
 	    cmocka_unit_test(test_abort),
 	    cmocka_unit_test(test_matrix_shallow_queue),
 	    cmocka_unit_test(test_matrix),
+	    cmocka_unit_test(test_matrix_linear),
 	};
 
 	transport_ops_complete(&loop_ops, &loop_transport_ops);

@@ -36,6 +36,10 @@ static const struct algo_row algo_table[ALGO_COUNT] = {
 			   "intra-node ring reduce-scatter, inter-node ring allreduce, intra-node "
 			   "all-gather; needs ranks in equal host blocks (else ring)",
 			   build_hier, -1},
+    [ALGO_LINEAR] = {"linear",
+		     "every rank to rank 0 and back: 2(n-1) messages in all, the fewest "
+		     "hand-overs where ranks outnumber CPUs; small messages",
+		     sched_build_linear, 1},
 };
 
 const char *sched_algo_help(int algo)
@@ -368,6 +372,11 @@ int sched_cost_on(int algo, int nranks, int local_size, struct sched_cost *cost)
 		p = 1 << log2_floor(nranks);
 		cost->steps = log2_floor(nranks) + (p != nranks ? 2 : 0);
 		cost->wire_factor = log2_floor(nranks) + (p != nranks ? 1.0 : 0.0);
+		return 0;
+	case ALGO_LINEAR:
+		/* the root's batches of SCHED_MAX_XFER up, then down; it sends S to each */
+		cost->steps = 2 * (uint32_t)GS_DIV_ROUND_UP(nranks - 1, SCHED_MAX_XFER);
+		cost->wire_factor = nranks - 1;
 		return 0;
 	case ALGO_HIERARCHICAL:
 		/* 2(L-1)/L intra + 2(N-1)/N of a 1/L chunk inter: 2(n-1)/n as a ring, in

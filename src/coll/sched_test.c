@@ -25,7 +25,7 @@ struct sim_msg {
 	uint32_t *data;
 };
 
-static const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD};
+static const int algos[] = {ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_RD, ALGO_LINEAR};
 
 static bool overlap(const struct sched_xfer *a, const struct sched_xfer *b)
 {
@@ -439,6 +439,12 @@ static void test_pick_and_cost(void **state)
 	assert_true(c.wire_factor == 3);
 	assert_int_equal(sched_cost(ALGO_TREE, 8, &c), 0);
 	assert_int_equal(c.steps, 6);
+	/* linear: one batch of up to SCHED_MAX_XFER peers up and down, two from 6 ranks */
+	assert_int_equal(sched_cost(ALGO_LINEAR, 5, &c), 0);
+	assert_int_equal(c.steps, 2);
+	assert_true(c.wire_factor == 4);
+	assert_int_equal(sched_cost(ALGO_LINEAR, 6, &c), 0);
+	assert_int_equal(c.steps, 4);
 	/* 1000 ns per step, 1 ns per byte: ring 14 steps + 1.75 * 1000 bytes. */
 	assert_int_equal(sched_cost(ALGO_RING, 8, &c), 0);
 	assert_true(sched_model_ns(&c, 1000, 1000.0, 1.0) == 14000.0 + 1750.0);

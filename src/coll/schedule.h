@@ -58,6 +58,7 @@ enum coll_algo {
 	ALGO_RHD,          /* recursive halving-doubling, any nranks */
 	ALGO_RD,           /* recursive doubling, any nranks (small messages) */
 	ALGO_HIERARCHICAL, /* intra-node reduce-scatter, inter-node allreduce, intra-node allgather */
+	ALGO_LINEAR,       /* all to rank 0 and back: fewest messages (crowded hosts, small) */
 	ALGO_COUNT,
 };
 
@@ -170,7 +171,7 @@ uint64_t sched_piece_count_on(int algo, int nranks, int local_size, uint64_t chu
  *   t = alpha * steps + beta * S * wire_factor
  * steps: message rounds on the critical path; wire_factor: bytes sent by the busiest
  * rank divided by S (ring 2(n-1)/n; rhd 2(p-1)/p, +1 when n is not a power of two p;
- * tree: its busiest node's up + down halves). Returns 0 or -EINVAL / -ENOTSUP.
+ * tree: its busiest node's up + down halves; linear: the root's n-1 whole buffers). Returns 0 or -EINVAL / -ENOTSUP.
  */
 struct sched_cost {
 	uint32_t steps;
@@ -222,6 +223,7 @@ int sched_build_ring(struct sched *s);
 int sched_build_tree(struct sched *s);
 int sched_build_rhd(struct sched *s);
 int sched_build_rd(struct sched *s);
+int sched_build_linear(struct sched *s);
 /* hier.c: the hierarchical steps for s->rank/nranks/count, local_size already validated */
 int sched_build_hier_steps(struct sched *s, int local_size);
 /* Double binary tree (as NCCL): parent and children of rank in tree t (0/1); -1 = none. */

@@ -6,8 +6,8 @@
 # sizes: the median shrugs off a preempted iteration on a shared host).
 #   usage: tests/bench/bench_algo.sh [OUTDIR]
 #   env:   RANKS="2 4" REPS=5 ITERS=100 SIZES="4KiB..256KiB x2" TRANSPORTS="tcp, shm"
-#          ALGOS="ring rd rhd tree" (2 ranks: ring and rd only, the others equal ring
-#          there) GRADSYNC=build/gradsync
+#          ALGOS="ring rd rhd tree linear" (2 ranks: ring, rd and linear only, rhd and
+#          tree equal ring there) GRADSYNC=build/gradsync
 # Writes OUTDIR/raw.tsv (rep ranks transport algo size p50_us) and prints the table:
 # µs per AllReduce, the fastest algorithm per point.
 set -eu
@@ -17,7 +17,7 @@ REPS=${REPS:-5}
 ITERS=${ITERS:-100}
 SIZES=${SIZES:-4KiB..256KiB x2}
 TRANSPORTS=${TRANSPORTS:-tcp, shm}
-ALGOS=${ALGOS:-ring rd rhd tree}
+ALGOS=${ALGOS:-ring rd rhd tree linear}
 OUT=${1:-results/bench-algo-$(date -u +%Y%m%dT%H%M%S)}
 mkdir -p "$OUT"
 T=$(mktemp -d)
@@ -59,7 +59,7 @@ rep=1
 while [ "$rep" -le "$REPS" ]; do
 	for n in $RANKS; do
 		algos=$ALGOS
-		[ "$n" -le 2 ] && algos="ring rd"
+		[ "$n" -le 2 ] && algos=$(echo "$algos" | tr ' ' '\n' | grep -vx 'rhd\|tree' | tr '\n' ' ')
 		[ $((rep % 2)) -eq 0 ] && algos=$(echo "$algos" | tr ' ' '\n' | tac | tr '\n' ' ')
 		for a in $algos; do
 			run1 "$rep" "$n" "$a"
@@ -76,7 +76,7 @@ for line in open(sys.argv[1]):
     rep, n, tp, algo, size, us = line.split()
     v[(int(n), tp, int(size), algo)].append(float(us))
 med = {k: statistics.median(x) for k, x in v.items()}
-algos = sorted({k[3] for k in med}, key="ring rd rhd tree".split().index)
+algos = sorted({k[3] for k in med}, key="ring rd rhd tree linear".split().index)
 reps = max(len(x) for x in v.values())
 print(f"p50 us per AllReduce, median of {reps} interleaved repetitions\n")
 print("| ranks | transport | size | " + " | ".join(algos) + " | fastest |")
