@@ -563,6 +563,20 @@ static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
 	return 0;
 }
 
+/*
+ * ALGO_AUTO for this comm. sched_pick_on's inputs must agree on every rank: on one host
+ * (the layout's one block) every rank counts the same ranks and CPUs, and each pair
+ * picked its transport by the same preference order; across hosts the plain rule.
+ */
+static int exec_pick(const struct coll_comm *c, uint64_t bytes)
+{
+	int kind = c->ntp == 1 ? c->tps[0]->ops->kind : TP_AUTO;
+
+	if (c->local_size != c->nranks)
+		return sched_pick(c->nranks, bytes);
+	return sched_pick_on(c->nranks, bytes, kind, c->crowded);
+}
+
 int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off,
 		   const struct coll_buf *scratch, uint64_t count, enum dtype dt, enum redop op,
 		   int algo, uint64_t chunk_bytes, int channels, struct coll_stats *st)
@@ -606,7 +620,7 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 	}
 	r.data = (char *)buf->ptr + off;
 	if (r.algo == ALGO_AUTO)
-		r.algo = sched_pick(c->nranks, count * r.es);
+		r.algo = exec_pick(c, count * r.es);
 	r.st->algo = r.algo;
 	/* One rank: the sum is the input, and avg divides by 1. */
 	if (c->nranks == 1 || !count)

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "coll/schedule.h"
+#include "transport/transport.h"
 #include "util/common.h"
 #include "util/log.h"
 
@@ -24,7 +25,7 @@ static int build_hier(struct sched *s)
 }
 
 static const struct algo_row algo_table[ALGO_COUNT] = {
-    [ALGO_AUTO] = {"auto", "pick by ranks and size (ring; rd up to 64 KiB, rhd/tree up to 256 KiB)", NULL, 0},
+    [ALGO_AUTO] = {"auto", "pick by ranks, size, transport and CPUs (ring; rd up to 64 KiB, rhd/tree up to 256 KiB; linear for small messages over shm/tcp where one host's ranks outnumber its CPUs)", NULL, 0},
     [ALGO_RING] = {"ring", "ring reduce-scatter + all-gather, 2(n-1) steps", sched_build_ring, 0},
     [ALGO_TREE] = {"tree", "double binary tree (as NCCL), 2 ceil(log2 n) steps", sched_build_tree,
 		   2},
@@ -270,6 +271,44 @@ int sched_pick(int nranks, uint64_t bytes)
 	if (bytes <= SCHED_AUTO_SMALL)
 		return is_pow2(nranks) ? ALGO_RHD : ALGO_TREE;
 	return ALGO_RING;
+}
+
+/*
+ * Where the job's shape overrides sched_pick: first row that matches wins. Crossovers
+ * from tests/bench/bench_algo.sh on the 2-core VM (tests/bench/RESULTS.md, "A linear
+ * schedule"): with 4 ranks on 2 CPUs linear led rd, rhd, tree and ring at every size up
+ * to 256 KiB over shm (to 512 KiB, where rhd takes over by 1 MiB) and over tcp at 5 of 7
+ * sizes to 256 KiB (rd within 1% at the other two), in runs of 9 interleaved
+ * repetitions; 2 uncrowded shm ranks: linear led from 16 KiB to 256 KiB in two runs of 9
+ * (one sent message each way, the root's receive reduced as it lands where rd's
+ * exchange goes through scratch), rd and ring within 1 us of it below. Crowded rows hold
+ * 3 to SCHED_MAX_XFER + 1 ranks (one root batch) by the same count of hand-overs; only 4
+ * was measured, and past one batch the root's batches add rounds.
+ */
+struct pick_row {
+	int tp_kind;		 /* enum transport_kind */
+	bool crowded;
+	int min_ranks, max_ranks;
+	uint64_t min_bytes, max_bytes; /* inclusive */
+	int algo;
+};
+
+static const struct pick_row pick_rows[] = {
+    {TP_SHM, true, 3, SCHED_MAX_XFER + 1, 0, 512ull << 10, ALGO_LINEAR},
+    {TP_TCP, true, 3, SCHED_MAX_XFER + 1, 0, 256ull << 10, ALGO_LINEAR},
+    {TP_SHM, false, 2, 2, (8ull << 10) + 1, 256ull << 10, ALGO_LINEAR},
+};
+
+int sched_pick_on(int nranks, uint64_t bytes, int tp_kind, bool crowded)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(pick_rows); i++) {
+		const struct pick_row *p = &pick_rows[i];
+
+		if (p->tp_kind == tp_kind && p->crowded == crowded && nranks >= p->min_ranks &&
+		    nranks <= p->max_ranks && bytes >= p->min_bytes && bytes <= p->max_bytes)
+			return p->algo;
+	}
+	return sched_pick(nranks, bytes);
 }
 
 uint64_t sched_piece_count(int algo, int nranks, uint64_t chunk)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "coll/schedule.h"
+#include "transport/transport.h"
 #include "util/common.h"
 
 #define SIM_MAX_RANKS 17
@@ -450,10 +451,54 @@ static void test_pick_and_cost(void **state)
 	assert_true(sched_model_ns(&c, 1000, 1000.0, 1.0) == 14000.0 + 1750.0);
 }
 
+/* The job's shape: crowded one-host tcp/shm take linear up to their crossovers, 2 uncrowded
+ * shm ranks between 8 and 256 KiB; everything else is sched_pick's answer. */
+static void test_pick_on(void **state)
+{
+	const struct {
+		int n;
+		uint64_t bytes;
+		int kind;
+		bool crowded;
+		int want;
+	} cases[] = {
+	    {4, 4096, TP_SHM, true, ALGO_LINEAR},
+	    {4, 512 << 10, TP_SHM, true, ALGO_LINEAR},
+	    {4, (512 << 10) + 1, TP_SHM, true, ALGO_RING},
+	    {4, 256 << 10, TP_TCP, true, ALGO_LINEAR},
+	    {4, (256 << 10) + 1, TP_TCP, true, ALGO_RING},
+	    {3, 4096, TP_TCP, true, ALGO_LINEAR},
+	    {5, 4096, TP_SHM, true, ALGO_LINEAR},
+	    {6, 4096, TP_SHM, true, ALGO_TREE},	 /* two root batches: not measured */
+	    {2, 4096, TP_SHM, true, ALGO_RD},	 /* crowded pairs: not measured */
+	    {4, 4096, TP_SHM, false, ALGO_RD},	 /* a CPU per rank: sched_pick */
+	    {4, 4096, TP_IB, true, ALGO_RD},	 /* other transports: sched_pick */
+	    {4, 4096, TP_AUTO, true, ALGO_RD},	 /* several transports */
+	    {2, 8 << 10, TP_SHM, false, ALGO_RD},
+	    {2, (8 << 10) + 1, TP_SHM, false, ALGO_LINEAR},
+	    {2, 256 << 10, TP_SHM, false, ALGO_LINEAR},
+	    {2, (256 << 10) + 1, TP_SHM, false, ALGO_RING},
+	    {2, 16 << 10, TP_TCP, false, ALGO_RD},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int got = sched_pick_on(cases[i].n, cases[i].bytes, cases[i].kind, cases[i].crowded);
+
+		if (got != cases[i].want)
+			print_error("case %zu: n=%d bytes=%llu kind=%d crowded=%d: %s, want %s\n", i,
+				    cases[i].n, (unsigned long long)cases[i].bytes, cases[i].kind,
+				    cases[i].crowded, sched_algo_name(got),
+				    sched_algo_name(cases[i].want));
+		assert_int_equal(got, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table_and_errors),	  cmocka_unit_test(test_pick_and_cost),
+	    cmocka_unit_test(test_pick_on),
 	    cmocka_unit_test(test_scratch_bound),	  cmocka_unit_test(test_all_algorithms),
 	    cmocka_unit_test(test_staggered),
 	    cmocka_unit_test(test_large_count),		  cmocka_unit_test(test_hierarchical),

@@ -155,6 +155,16 @@ int sched_algo_by_name(const char *name);
 #define SCHED_AUTO_RD	 (64ull << 10)
 #define SCHED_AUTO_SMALL (256ull << 10)
 int sched_pick(int nranks, uint64_t bytes);
+/*
+ * ALGO_AUTO's choice knowing the job's shape, as the executor asks it: tp_kind the
+ * transport (enum transport_kind) every peer is reached over, TP_AUTO when several;
+ * crowded: the host's ranks outnumber its CPUs, where the number of hand-overs (a
+ * message waits for its receiver to be scheduled) outweighs the rounds and bytes
+ * sched_pick weighs. Every rank must pass the same values, or ranks run different
+ * schedules and the AllReduce stalls: the executor passes them only for a job on one
+ * host (sched_pick's answer otherwise). Pure; sched.c holds the measured crossovers.
+ */
+int sched_pick_on(int nranks, uint64_t bytes, int tp_kind, bool crowded);
 
 /*
  * Elements per pipelined piece for chunk elements per message: ring cuts a piece into
