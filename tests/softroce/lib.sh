@@ -1,6 +1,7 @@
-# Soft-RoCE test bed helpers: fetch a Debian 6.1 kernel, build an initramfs holding busybox,
-# the rxe modules and the binaries under test, and boot one or two qemu VMs bounded by timeout.
-# Sourced by tests/softroce/test_*.sh; every function returns non-zero on failure and
+# The qemu VM plumbing of the test beds: fetch a Debian 6.1 kernel, build an initramfs holding
+# busybox, the modules a bed loads and the binaries under test, and boot one or two VMs bounded
+# by timeout. Sourced by tests/softroce/ (rxe: SR_MODULES) and tests/cluster/vm.sh (netem and
+# tbf on veths: SR_CLUSTER_MODULES); every function returns non-zero on failure and
 # sr_skip/sr_fail end the calling script with the ninja-test exit convention (77 skip).
 
 SR_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -8,6 +9,11 @@ SR_CACHE=${SR_CACHE:-$SR_DIR/cache}
 SR_KPKG_META=linux-image-amd64          # depends on the current linux-image-6.1.0-N-amd64
 SR_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci failover
 net_failover virtio_net crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs rdma_rxe"
+# the emulated cluster's VM: namespaces on a bridge, links shaped by tbf behind a netem delay
+# (the build host's kernel has no sch_netem; this one does), TCP BBR as on the host bed
+SR_CLUSTER_MODULES="llc stp bridge veth sch_tbf sch_netem tcp_bbr"
+# what the kernel cache keeps (the package holds ~400 MB of modules): every bed's modules
+SR_CACHE_MODULES="$SR_MODULES $SR_CLUSTER_MODULES"
 SR_VM_TIMEOUT=${SR_VM_TIMEOUT:-150}     # seconds one VM may live (TCG on a loaded host)
 SR_PIDS=()                              # qemu wrappers we started, killed on exit
 SR_LOGDIR=""
@@ -32,12 +38,13 @@ sr_init() {
 	trap sr_cleanup EXIT
 }
 
-# Tools the bed needs on the host; installed with apt when missing, skip when impossible.
+# Tools a bed needs on the host, TOOL:PACKAGE (SR_TOOLS: a bed's own list; the default is
+# the Soft-RoCE bed's); installed with apt when missing, skip when impossible.
+SR_VM_TOOLS="qemu-system-x86_64:qemu-system-x86 busybox:busybox-static xz:xz-utils cpio:cpio
+depmod:kmod timeout:coreutils"
 sr_need_tools() {
 	local missing=() t pkg
-	for t in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static \
-		ib_write_bw:perftest ibv_devinfo:ibverbs-utils rdma:iproute2 xz:xz-utils \
-		cpio:cpio depmod:kmod timeout:coreutils; do
+	for t in ${SR_TOOLS:-$SR_VM_TOOLS ib_write_bw:perftest ibv_devinfo:ibverbs-utils rdma:iproute2}; do
 		command -v "${t%%:*}" >/dev/null 2>&1 || missing+=("${t#*:}")
 	done
 	# the static busybox is what runs as init: a dynamic one would need its libs
@@ -55,14 +62,22 @@ sr_need_tools() {
 		  apt-get install -y -q "${missing[@]}" >>"$SR_LOGDIR/apt.log" 2>&1; }; }; then
 		sr_skip "apt-get install ${missing[*]} failed (see $SR_LOGDIR/apt.log)"
 	fi
-	for pkg in qemu-system-x86_64 busybox ib_write_bw; do
-		command -v $pkg >/dev/null || sr_skip "$pkg still missing after install"
+	for t in ${SR_TOOLS:-$SR_VM_TOOLS ib_write_bw:perftest}; do
+		command -v "${t%%:*}" >/dev/null || sr_skip "${t%%:*} still missing after install"
 	done
 }
 
 # Download and unpack the kernel once into $SR_CACHE; sets SR_KVER, SR_VMLINUX, SR_MODDIR.
 sr_fetch_kernel() {
 	local pkg deb off keep=() m
+	if [ -f "$SR_CACHE/kernel.ready" ]; then
+		SR_KVER=$(cat "$SR_CACHE/kernel.ready")
+		# a cache made before a bed's modules joined the keep list lacks them: fetch again
+		for m in $SR_CACHE_MODULES; do
+			[ -n "$(find "$SR_CACHE/k/lib/modules/$SR_KVER" -name "$m.ko" 2>/dev/null |
+				head -1)" ] || { rm -f "$SR_CACHE/kernel.ready"; break; }
+		done
+	fi
 	if [ -f "$SR_CACHE/kernel.ready" ]; then
 		SR_KVER=$(cat "$SR_CACHE/kernel.ready")
 	else
@@ -99,7 +114,7 @@ sr_fetch_kernel() {
 		[ "$(head -c 4 "$SR_CACHE/vmlinux" | od -An -c | tr -d ' ')" = '177ELF' ] ||
 			{ sr_log "vmlinux extraction failed"; return 1; }
 		# keep only the modules the VMs load (the package holds ~400 MB of them)
-		for m in $SR_MODULES; do keep+=(! -name "$m.ko"); done
+		for m in $SR_CACHE_MODULES; do keep+=(! -name "$m.ko"); done
 		find "$SR_CACHE/k/lib/modules/$SR_KVER" -name '*.ko' "${keep[@]}" -delete
 		rm -rf "$SR_CACHE/k/usr"
 		depmod -b "$SR_CACHE/k" "$SR_KVER" || return 1
@@ -110,9 +125,11 @@ sr_fetch_kernel() {
 	SR_MODDIR=$SR_CACHE/k/lib/modules/$SR_KVER
 }
 
-# Copy an ELF and the shared libraries ldd names into root $1, keeping their paths.
+# Copy an ELF and the shared libraries ldd names into root $1, keeping their paths. It
+# replaces a busybox applet of the same name (rm first: cp would write through the link).
 sr_copy_elf() {
 	local root=$1 bin=$2 dst=${3:-$2} lib
+	rm -f "$root$dst"
 	mkdir -p "$root$(dirname "$dst")" && cp -L "$bin" "$root$dst" || return 1
 	for lib in $(ldd "$bin" 2>/dev/null | awk '/=>/ {print $3} /^\t\// {print $1}'); do
 		[ -f "$lib" ] || continue
@@ -121,27 +138,36 @@ sr_copy_elf() {
 	done
 }
 
-# sr_build_initramfs OUT SCENARIO BIN... : cpio.gz whose /init brings up rxe0 and runs
-# /scenario.sh ROLE PEER; BIN is a host path copied to the same path, or SRC=DST, with the
+# sr_build_initramfs OUT SCENARIO BIN... : cpio.gz whose /init loads the modules of
+# SR_VM_MODULES (default SR_MODULES, in load order), brings up rxe0 when the VM has a NIC, and
+# runs /scenario.sh ROLE PEER; BIN is a host path copied to the same path, or SRC=DST, with the
 # libraries ldd names. Files listed in SR_FILES land in /work (the scenario's cwd).
 sr_build_initramfs() {
-	local out=$1 scenario=$2 root m b
+	local out=$1 scenario=$2 root m b mods=${SR_VM_MODULES:-$SR_MODULES}
 	shift 2
 	root=$(mktemp -d "$SR_LOGDIR/root.XXXX")
-	mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,etc/libibverbs.d,lib/modules,usr/bin,work}
+	mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,run,var,etc/libibverbs.d,lib/modules,usr/bin}
+	mkdir -p "$root"/{usr/sbin,work}
+	ln -s /run "$root/var/run" # ip netns keeps its namespaces in /var/run/netns
 	cp "$(command -v busybox)" "$root/bin/busybox" || return 1
 	for b in sh ash mount insmod ip ifconfig sleep cat echo grep sed awk poweroff reboot \
-		ls dmesg seq timeout wait kill ps date hostname tr cut head tail wc sync mkdir rm; do
+		ls dmesg seq timeout wait kill ps date hostname tr cut head tail wc sync mkdir rm \
+		readlink mktemp id sysctl sort uniq tar gzip base64 unshare env uname nproc mv cp \
+		ln basename dirname printf chmod touch find xargs expr uptime tee stat du; do
 		ln -s busybox "$root/bin/$b"
 	done
-	for m in $SR_MODULES; do
+	for m in $mods; do
 		cp "$(find "$SR_MODDIR" -name "$m.ko" | head -1)" "$root/lib/modules/" ||
 			{ sr_log "module $m not found"; return 1; }
 	done
-	# the verbs userspace: rdma tool, rxe provider (dlopened, so ldd cannot see it)
-	sr_copy_elf "$root" "$(command -v rdma)" /bin/rdma || return 1
-	sr_copy_elf "$root" /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so || return 1
-	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
+	case " $mods " in
+	*" rdma_rxe "*)
+		# the verbs userspace: rdma tool, rxe provider (dlopened, so ldd cannot see it)
+		sr_copy_elf "$root" "$(command -v rdma)" /bin/rdma || return 1
+		sr_copy_elf "$root" /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ||
+			return 1
+		cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/" ;;
+	esac
 	for b in "$@"; do
 		case $b in
 		*=*) sr_copy_elf "$root" "${b%%=*}" "${b#*=}" ;;
@@ -152,7 +178,7 @@ sr_build_initramfs() {
 		cp "$b" "$root/work/" || return 1
 	done
 	cp "$scenario" "$root/scenario.sh"
-	echo "SR_MODULES='$(echo $SR_MODULES)'" >"$root/etc/sr_modules"
+	echo "SR_MODULES='$(echo $mods)'" >"$root/etc/sr_modules"
 	cp "$SR_DIR/vm_init.sh" "$root/init"
 	chmod +x "$root/init" "$root/scenario.sh"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out" || return 1
@@ -164,7 +190,9 @@ sr_build_initramfs() {
 sr_boot() {
 	local name=$1 initrd=$2 net=$3 append=$4 accel
 	# TCG on purpose: nested KVM on the CI hosts dies with "emulation failure" in this
-	# kernel's early boot; SR_ACCEL="-accel kvm" overrides where KVM is real.
+	# kernel's early boot (the build host too: "KVM internal error. Suberror: 1" at a lock
+	# cmpxchg16b with the default CPU, an MSR 0x10a assertion with -cpu host, no console at
+	# all with -cpu host,-arch-capabilities); SR_ACCEL="-accel kvm" overrides where KVM is real.
 	accel=${SR_ACCEL:--accel tcg}
 	# shellcheck disable=SC2086
 	timeout -k 5 "$SR_VM_TIMEOUT" qemu-system-x86_64 $accel -bios /usr/share/qemu/qboot.rom \
@@ -203,6 +231,8 @@ sr_wait() {
 		tail -n 30 "$SR_LOGDIR/$name.log" >&2
 		return 1
 	fi
-	[ "$rc" -eq 0 ] || { sr_log "$name: scenario exit $rc"; tail -n 40 "$SR_LOGDIR/$name.log" >&2; }
+	# a scenario's results sent back over the console (base64) are no log to read
+	[ "$rc" -eq 0 ] || { sr_log "$name: scenario exit $rc"; tr -d '\r' <"$SR_LOGDIR/$name.log" |
+		sed '/^GS_OUT_BEGIN$/,/^GS_OUT_END$/d' | tail -n 40 >&2; }
 	return "$rc"
 }
