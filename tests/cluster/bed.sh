@@ -6,7 +6,10 @@
 # over shm / loopback (fast, unshaped), hosts over their shaped links.
 #
 # usage: tests/cluster/bed.sh [options] EXPERIMENT.ini [gradsync run options...]
-#   --hosts H           hosts, 2..8 (default 2)
+#   --vm                run the bed inside one qemu VM whose kernel has sch_netem, so
+#                       --delay is real (tests/cluster/vm.sh; this host's kernel has no
+#                       netem). --out and --logs stay host directories
+#   --hosts H           hosts, 1..8 (default 2; 1: the inside-a-host tier alone)
 #   --ranks-per-host L  ranks in each host (default 1); rank r runs on host r / L
 #   --rate RATE         every link, each direction, in tc units (default 100mbit: the
 #                       8 ranks of 8 hosts on 2 busy cores kept up with it, not with 200)
@@ -14,12 +17,21 @@
 #                       sch_netem, else the bed says so and adds none)
 #   --slow H=RATE       host H's link (0-based) at RATE instead; repeatable
 #   --queue T           tbf queue of each link egress, as time at the rate (default 50ms)
+#   --gso on|off        off: every link carries MTU-sized packets (gso_max_segs 1), so its
+#                       queue and burst can be as shallow as a switch port's; on (default):
+#                       64 KiB GSO packets, the queue must hold several of them
+#   --burst B           tbf bucket (default 64kb with GSO, without it 4kb, or two packets
+#                       of a larger --mtu)
+#   --mtu M             every link's MTU (default 1500; 9000: jumbo frames, as on RoCE and
+#                       IB clusters, a sixth of the packets without GSO)
 #   --cc NAME           TCP congestion control inside the hosts (default bbr when the
 #                       kernel has it, else the kernel's default)
 #   --shape WHERE       both (default): each link shaped host -> switch and switch ->
 #                       host, as a full-duplex NIC and its switch port; egress: host ->
 #                       switch only, so every flow crosses one shaper (tree at 4 hosts
 #                       ran 16% faster so: tests/cluster/RESULTS.md)
+#   --nice N            the ranks' nice value (default 0; below 0 they take the CPU from
+#                       whatever else runs on the machine, as a host's own ranks would)
 #   --limit S           bound of the whole run in seconds (default 600)
 #   --out DIR           parent of the run directory (default: the experiment's)
 #   --logs DIR          where each rank's output goes (default: a temporary directory,
@@ -31,7 +43,17 @@
 set -u
 G=${GRADSYNC:-build/gradsync}
 G=$(readlink -f "$G")
+# --vm: the same bed, run in a VM by vm.sh (the arguments without --vm)
+VM=
+for a in "$@"; do [ "$a" = --vm ] && VM=1; done
+if [ -n "$VM" ]; then
+	n=$#
+	for a in "$@"; do [ "$a" = --vm ] || set -- "$@" "$a"; done
+	shift "$n"
+	exec bash "$(dirname "$0")/vm.sh" bed "$@"
+fi
 H=2 L=1 RATE=100mbit DELAY=50us LIMIT=600 OUT= LOGS= SLOW= QUEUE=50ms CC= SHAPE=both
+GSO=on BURST= NICE=0 MTU=1500
 while [ $# -gt 0 ]; do
 	case $1 in
 	--hosts) H=$2; shift 2 ;;
@@ -43,6 +65,10 @@ while [ $# -gt 0 ]; do
 	--queue) QUEUE=$2; shift 2 ;;
 	--cc) CC=$2; shift 2 ;;
 	--shape) SHAPE=$2; shift 2 ;;
+	--gso) GSO=$2; shift 2 ;;
+	--burst) BURST=$2; shift 2 ;;
+	--nice) NICE=$2; shift 2 ;;
+	--mtu) MTU=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--logs) LOGS=$2; shift 2 ;;
 	-h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -53,9 +79,15 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || { echo "bed.sh: no experiment file (see --help)" >&2; exit 2; }
 INI=$(readlink -f "$1"); shift
-case $H in [2-8]) ;; *) echo "bed.sh: --hosts $H: 2..8 hosts" >&2; exit 2 ;; esac
+case $H in [1-8]) ;; *) echo "bed.sh: --hosts $H: 1..8 hosts" >&2; exit 2 ;; esac
 case $L in [1-9]|[1-9][0-9]) ;; *) echo "bed.sh: --ranks-per-host $L: 1..99" >&2; exit 2 ;; esac
 case $SHAPE in both|egress) ;; *) echo "bed.sh: --shape $SHAPE: both or egress" >&2; exit 2 ;; esac
+case $GSO in on|off) ;; *) echo "bed.sh: --gso $GSO: on or off" >&2; exit 2 ;; esac
+case $MTU in [1-9][0-9][0-9]|[1-9][0-9][0-9][0-9]) ;; *) echo "bed.sh: --mtu $MTU: 100..9999" >&2; exit 2 ;; esac
+if [ -z "$BURST" ]; then
+	BURST=64kb
+	[ $GSO = off ] && BURST=$((MTU < 2048 ? 4096 : 2 * MTU + 200))
+fi
 [ "$(id -u)" = 0 ] || { echo "bed.sh: network namespaces need root" >&2; exit 77; }
 for c in ip tc unshare timeout; do
 	command -v $c >/dev/null 2>&1 || { echo "bed.sh: $c not installed" >&2; exit 77; }
@@ -97,7 +129,7 @@ shape() {
 	fi
 	# shellcheck disable=SC2086
 	ip netns exec "$ns" tc qdisc add dev "$dev" $parent handle 10: tbf rate "$rate" \
-		burst 64kb latency "$QUEUE" || return 1
+		burst "$BURST" latency "$QUEUE" || return 1
 }
 
 ip netns add "$SW" 2>"$T/err" || { echo "bed.sh: cannot create a network namespace: $(cat "$T/err")" >&2; exit 77; }
@@ -127,6 +159,13 @@ for h in $(seq 0 $((H - 1))); do
 	# congestion control is per network namespace
 	[ -n "$CC" ] && ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control="$CC"
 	ip -n "$SW" link add "p$h" type veth peer name eth0 netns "$ns" || exit 1
+	ip -n "$SW" link set dev "p$h" mtu "$MTU" && ip -n "$ns" link set dev eth0 mtu "$MTU" ||
+		exit 1
+	if [ $GSO = off ]; then
+		# TCP then sends MSS-sized segments, and the bridge forwards them as they are
+		ip -n "$SW" link set dev "p$h" gso_max_segs 1 &&
+			ip -n "$ns" link set dev eth0 gso_max_segs 1 || exit 1
+	fi
 	ip -n "$SW" link set "p$h" master br0 up
 	ip -n "$ns" addr add "10.78.0.$((h + 1))/24" dev eth0
 	ip -n "$ns" link set lo up
@@ -138,7 +177,10 @@ for h in $(seq 0 $((H - 1))); do
 		exit 1
 	}
 done
-desc="hosts $H x $L ranks, links $RATE${NETEM:+ + $DELAY}, queue $QUEUE${CC:+, tcp $CC}"
+desc="hosts $H x $L ranks, links $RATE${NETEM:+ + $DELAY}, queue $QUEUE, burst $BURST"
+desc="$desc${CC:+, tcp $CC}"
+[ "$MTU" != 1500 ] && desc="$desc, MTU $MTU"
+[ $GSO = off ] && desc="$desc, MTU-sized packets (no GSO)"
 [ "$SHAPE" = egress ] && desc="$desc, shaped host -> switch only"
 for s in $SLOW; do desc="$desc, host ${s%%=*} at ${s#*=}"; done
 echo "bed: $desc" >&2
@@ -151,8 +193,8 @@ set -- "$@"
 for r in $(seq 0 $((N - 1))); do
 	h=$((r / L))
 	# own UTS namespace per rank: each "host" has its own hostname, as real hosts do
-	GS_IF=eth0 GS_HOST=$h GS_HN=host$h timeout -k 5 "$LIMIT" ip netns exec "${P}h$h" \
-		unshare --uts sh -c 'hostname "$GS_HN" && exec "$@"' sh \
+	GS_IF=eth0 GS_HOST=$h GS_HN=host$h nice -n "$NICE" timeout -k 5 "$LIMIT" \
+		ip netns exec "${P}h$h" unshare -u sh -c 'hostname "$GS_HN" && exec "$@"' sh \
 		"$G" run "$INI" --rank "$r" --world-size "$N" --rendezvous "10.78.0.1:$PORT" \
 		--token "bed-$$" "$@" >"$LOGS/rank$r.log" 2>&1 &
 	echo $! >>"$T/pids"
