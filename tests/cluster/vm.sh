@@ -13,8 +13,9 @@
 #          tests/cluster/measure.sh in one VM (one boot for every layout); OUTDIR gets what
 #          it writes, predict.txt included
 # env:   SR_VM_CPUS (2), SR_VM_MEM (4G), SR_ACCEL (-accel tcg: KVM does not boot on the
-#        build host, tests/softroce/lib.sh says how it fails), GS_* and GRADSYNC_LOG* are
-#        passed into the VM (an experiment's ${GS_...} values)
+#        build host, tests/softroce/lib.sh says how it fails); GS_* and GRADSYNC_LOG*
+#        (an experiment's ${GS_...} values) and measure.sh's LAYOUTS, ALGOS, WORKLOAD,
+#        FIT_FROM and PREDICT_SIZES are passed into the VM
 # The VM has no NIC: the bed's bridge and veths live inside it, one kernel, so the ranks share
 # one clock as on the host bed. Under TCG the VM's own floor (what an unshaped link moves, and
 # a step's software time) is far below the host's: keep --rate well under it
@@ -87,7 +88,7 @@ mkdir -p "$W"
 cp "$HERE"/*.sh "$HERE"/*.ini "$W/" || sr_fail "cannot copy tests/cluster"
 [ -n "$INI" ] && { cp "$INI" "$W/vm_experiment.ini" || sr_fail "cannot copy $INI"; }
 {
-	for v in $(compgen -e | grep -E '^(GS_|GRADSYNC_LOG)'); do
+	for v in $(compgen -e | grep -E '^(GS_|GRADSYNC_LOG|(LAYOUTS|ALGOS|WORKLOAD|FIT_FROM|PREDICT_SIZES)$)'); do
 		[ "$v" = GS_IF ] || [ "$v" = GS_HOST ] && continue
 		echo "export $v=$(sh_quote "${!v}")"
 	done
