@@ -13,8 +13,9 @@
 #   --ranks-per-host L  ranks in each host (default 1); rank r runs on host r / L
 #   --rate RATE         every link, each direction, in tc units (default 100mbit: the
 #                       8 ranks of 8 hosts on 2 busy cores kept up with it, not with 200)
-#   --delay D           one-way delay added on each link egress (default 50us; needs
-#                       sch_netem, else the bed says so and adds none)
+#   --delay D           delay added at each shaper (default 50us; a packet from host to
+#                       host crosses two with --shape both: 2 x D one way); needs
+#                       sch_netem, else the bed says so and adds none (--vm has it)
 #   --slow H=RATE       host H's link (0-based) at RATE instead; repeatable
 #   --queue T           tbf queue of each link egress, as time at the rate (default 50ms)
 #   --gso on|off        off: every link carries MTU-sized packets (gso_max_segs 1), so its
@@ -30,8 +31,6 @@
 #                       host, as a full-duplex NIC and its switch port; egress: host ->
 #                       switch only, so every flow crosses one shaper (tree at 4 hosts
 #                       ran 16% faster so: tests/cluster/RESULTS.md)
-#   --nice N            the ranks' nice value (default 0; below 0 they take the CPU from
-#                       whatever else runs on the machine, as a host's own ranks would)
 #   --limit S           bound of the whole run in seconds (default 600)
 #   --out DIR           parent of the run directory (default: the experiment's)
 #   --logs DIR          where each rank's output goes (default: a temporary directory,
@@ -53,7 +52,7 @@ if [ -n "$VM" ]; then
 	exec bash "$(dirname "$0")/vm.sh" bed "$@"
 fi
 H=2 L=1 RATE=100mbit DELAY=50us LIMIT=600 OUT= LOGS= SLOW= QUEUE=50ms CC= SHAPE=both
-GSO=on BURST= NICE=0 MTU=1500
+GSO=on BURST= MTU=1500
 while [ $# -gt 0 ]; do
 	case $1 in
 	--hosts) H=$2; shift 2 ;;
@@ -67,7 +66,6 @@ while [ $# -gt 0 ]; do
 	--shape) SHAPE=$2; shift 2 ;;
 	--gso) GSO=$2; shift 2 ;;
 	--burst) BURST=$2; shift 2 ;;
-	--nice) NICE=$2; shift 2 ;;
 	--mtu) MTU=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--logs) LOGS=$2; shift 2 ;;
@@ -193,8 +191,8 @@ set -- "$@"
 for r in $(seq 0 $((N - 1))); do
 	h=$((r / L))
 	# own UTS namespace per rank: each "host" has its own hostname, as real hosts do
-	GS_IF=eth0 GS_HOST=$h GS_HN=host$h nice -n "$NICE" timeout -k 5 "$LIMIT" \
-		ip netns exec "${P}h$h" unshare -u sh -c 'hostname "$GS_HN" && exec "$@"' sh \
+	GS_IF=eth0 GS_HOST=$h GS_HN=host$h timeout -k 5 "$LIMIT" ip netns exec "${P}h$h" \
+		unshare -u sh -c 'hostname "$GS_HN" && exec "$@"' sh \
 		"$G" run "$INI" --rank "$r" --world-size "$N" --rendezvous "10.78.0.1:$PORT" \
 		--token "bed-$$" "$@" >"$LOGS/rank$r.log" 2>&1 &
 	echo $! >>"$T/pids"

@@ -95,13 +95,13 @@ cp "$HERE"/*.sh "$HERE"/*.ini "$W/" || sr_fail "cannot copy tests/cluster"
 	echo "set -- $(sh_quote "${CMD[@]}")"
 } >"$W/cmd"
 SR_FILES=$(ls "$W"/*) # the initramfs puts them in /work; the scenario in tests/cluster
-# iproute2's ip and tc, bash as /bin/sh, coreutils' timeout and nice, util-linux's unshare,
-# in place of busybox's applets: its ip and tc know no netns or qdiscs, its sh, timeout and
-# unshare run busybox's own applets ahead of PATH, and it has no nice.
+# iproute2's ip and tc, bash as /bin/sh, coreutils' timeout and util-linux's unshare in
+# place of busybox's applets: its ip and tc know no netns or qdiscs, and its sh, timeout and
+# unshare run busybox's own applets ahead of PATH.
 sr_build_initramfs "$SR_LOGDIR/cluster.cpio.gz" "$HERE/vm_scenario.sh" \
 	"$G=/bin/gradsync" "$(command -v ip)=/bin/ip" "$(command -v tc)=/bin/tc" \
 	"$(command -v bash)=/bin/sh" "$(command -v timeout)=/bin/timeout" \
-	"$(command -v unshare)=/bin/unshare" "$(command -v nice)=/bin/nice" ||
+	"$(command -v unshare)=/bin/unshare" ||
 	sr_fail "initramfs build failed"
 echo "vm: ${SR_VM_CPUS} vCPUs, $SR_VM_MEM, ${SR_ACCEL:--accel tcg}, logs in $SR_LOGDIR" >&2
 sr_boot cluster "$SR_LOGDIR/cluster.cpio.gz" "" "gs.role=cluster"
