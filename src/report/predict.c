@@ -7,6 +7,7 @@
 #include "coll/schedule.h"
 #include "report/jget.h"
 #include "report/predict.h"
+#include "transport/transport.h"
 
 int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bucket_ready_ms,
 		      int nbuckets, double backward_ms, double forward_ms,
@@ -39,8 +40,21 @@ int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bu
 	return 0;
 }
 
+int predict_pick(const struct tier_model *m, struct tier_layout lay, int host_cpus,
+		 uint64_t bytes)
+{
+	const struct transport_ops *ops;
+	int nranks = lay.hosts * lay.ranks_per_host;
+
+	if (lay.hosts != 1)
+		return sched_pick(nranks, bytes);
+	ops = transport_by_name(m->tier[TIER_INTRA].transport);
+	return sched_pick_on(nranks, bytes, ops ? ops->kind : TP_AUTO,
+			     host_cpus > 0 && lay.ranks_per_host > host_cpus);
+}
+
 int predict_workload(const struct tier_model *m, int algo, struct tier_layout lay,
-		     struct tier_pipe pipe,
+		     struct tier_pipe pipe, int host_cpus,
 		     const json_t *workload, struct prediction *out)
 {
 	json_t *tl = json_object_get(workload, "bucket_timeline"), *b;
@@ -56,7 +70,8 @@ int predict_workload(const struct tier_model *m, int algo, struct tier_layout la
 	}
 	json_array_foreach(tl, i, b) {
 		double bytes = jget_num(b, "bytes");
-		int a = algo != ALGO_AUTO ? algo : sched_pick(nranks, (uint64_t)fmax(bytes, 0));
+		int a = algo != ALGO_AUTO ? algo :
+			predict_pick(m, lay, host_cpus, (uint64_t)fmax(bytes, 0));
 
 		/* the gradients' element size only rounds the count: 4 bytes is close enough */
 		comm[i] = nranks > 1 ? tier_time(m, a, lay, bytes, 4, pipe) * 1e3 : 0;

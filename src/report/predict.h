@@ -33,13 +33,22 @@ int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bu
 		      struct prediction *out);
 
 /*
+ * The algorithm the executor's ALGO_AUTO runs for BYTES on LAY (exec_pick's rule): across
+ * hosts sched_pick; on one host sched_pick_on, with the inside-a-host tier's transport and
+ * whether its ranks outnumber HOST_CPUS (the fit run's online CPUs; 0 = not known, taken
+ * as not crowded). Pure.
+ */
+int predict_pick(const struct tier_model *m, struct tier_layout lay, int host_cpus,
+		 uint64_t bytes);
+
+/*
  * predict_iteration from a report.json "workload" object (its timeline and mean
- * times), each bucket timed by tier_time with algo (ALGO_AUTO: sched_pick by the
- * bucket's size, as the executor does) on lay, pipelined as pipe says. -EOPNOTSUPP when the model cannot
- * time a bucket (tier_steps failed: e.g. beyond TIER_MAX_RANKS).
+ * times), each bucket timed by tier_time with algo (ALGO_AUTO: predict_pick by the
+ * bucket's size, as the executor does) on lay, pipelined as pipe says. -EOPNOTSUPP when
+ * the model cannot time a bucket (tier_steps failed: e.g. beyond TIER_MAX_RANKS).
  */
 int predict_workload(const struct tier_model *m, int algo, struct tier_layout lay,
-		     struct tier_pipe pipe,
+		     struct tier_pipe pipe, int host_cpus,
 		     const json_t *workload, struct prediction *out);
 
 /* The measured figures of a report.json "workload" object, for comparison. */

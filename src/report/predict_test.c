@@ -14,6 +14,7 @@
 #include "report/fixture.h"
 #include "report/predict.h"
 #include "report/project.h"
+#include "transport/transport.h"
 
 static bool near(double a, double b)
 {
@@ -88,7 +89,7 @@ static void test_workload_replay_and_print(void **state)
 	(void)state;
 	/* The fixture replays this very model, 4% slower: the prediction is 4% short on comm. */
 	assert_int_equal(predict_workload(&m, ALGO_RING, (struct tier_layout){ 1, 4 },
-					  (struct tier_pipe){ 2, 0 }, w, &p), 0);
+					  (struct tier_pipe){ 2, 0 }, 0, w, &p), 0);
 	assert_int_equal(prediction_from_workload(w, &meas), 0);
 	assert_int_equal(meas.nranks, 4);
 	assert_true(p.iter_ms < meas.iter_ms && p.iter_ms > 0.97 * meas.iter_ms);
@@ -117,6 +118,29 @@ static char *project_text(const struct report_set *s, const struct project_opts 
 	fclose(f);
 	doc_free(&d);
 	return buf;
+}
+
+/* auto in a projection is what the executor would run there: crowding counts on one host only. */
+static void test_pick_follows_executor(void **state)
+{
+	struct tier_model m = { 0 };
+	const struct tier_layout one = { 1, 4 }, two = { 2, 2 };
+
+	(void)state;
+	snprintf(m.tier[TIER_INTRA].transport, sizeof(m.tier[0].transport), "shm");
+	snprintf(m.tier[TIER_INTER].transport, sizeof(m.tier[0].transport), "tcp");
+	/* 4 ranks on a 2-CPU host: the crowded row (linear for small messages over shm) */
+	assert_int_equal(predict_pick(&m, one, 2, 4096), sched_pick_on(4, 4096, TP_SHM, true));
+	assert_int_equal(predict_pick(&m, one, 2, 4096), ALGO_LINEAR);
+	/* the same host with 8 CPUs, or CPUs not known: not crowded */
+	assert_int_equal(predict_pick(&m, one, 8, 4096), sched_pick_on(4, 4096, TP_SHM, false));
+	assert_int_equal(predict_pick(&m, one, 0, 4096), sched_pick_on(4, 4096, TP_SHM, false));
+	/* across hosts the plain rule, whatever the CPUs */
+	assert_int_equal(predict_pick(&m, two, 1, 4096), sched_pick(4, 4096));
+	/* a one-host tier carried by tcp weighs tcp's rows */
+	snprintf(m.tier[TIER_INTRA].transport, sizeof(m.tier[0].transport), "tcp");
+	assert_int_equal(predict_pick(&m, one, 2, 4096), sched_pick_on(4, 4096, TP_TCP, true));
+	assert_int_equal(predict_pick(&m, one, 2, 64u << 20), sched_pick(4, 64u << 20));
 }
 
 static void test_project_doc(void **state)
@@ -174,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_one_bucket_closed_form),
 		cmocka_unit_test(test_overlap_and_serialisation),
 		cmocka_unit_test(test_workload_replay_and_print),
+		cmocka_unit_test(test_pick_follows_executor),
 		cmocka_unit_test(test_project_doc),
 	};
 

@@ -483,6 +483,9 @@ static int workload_tables(struct rdoc *d, const struct report_set *s, const cha
 	for (i = 0; i < s->ncases; i++) {
 		const json_t *ci = s->cases[i].json, *w = jget(ci, "workload");
 		int algo = sched_algo_by_name(cfg(ci, "collective.algorithm"));
+		/* the fit run's CPUs: whether a one-host layout's ranks crowd them */
+		double ncpu = jget_num(s->runs[s->cases[i].run].root, "fingerprint.cpus");
+		int cpus = ncpu > 0 ? (int)ncpu : 0;
 
 		if (!is_fit(s, o->fit_run, i) || !json_is_object(w) ||
 		    !json_array_size(jget(w, "bucket_timeline")) ||
@@ -505,7 +508,7 @@ static int workload_tables(struct rdoc *d, const struct report_set *s, const cha
 			int row;
 
 			if (predict_workload(m, algo < 0 ? ALGO_AUTO : algo, o->lays[k],
-					     case_pipe(ci), w, &p))
+					     case_pipe(ci), cpus, w, &p))
 				continue;
 			row = tbl_row(d, t);
 			tbl_set(d, t, row, 0, "%s", s->cases[i].name);
