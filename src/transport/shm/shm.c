@@ -38,7 +38,6 @@ static void shm_seg_init(struct shm_pair_core *c, struct shm_pair_hdr *ph)
 	h->slot_size = s->slot_size;
 	h->data_off = seg_data_off(s->nslots);
 	atomic_store(&h->s_cpu, -1);
-	atomic_store(&h->r_cpu, -1);
 }
 
 /* The sizes the receiver wrote fit the file (they are read on every slot). */

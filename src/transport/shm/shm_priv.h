@@ -62,10 +62,10 @@ struct shm_seg_hdr {
 	_Atomic uint32_t r_sleeps;	      /* R waits on bell_r */
 	_Alignas(64) _Atomic uint32_t bell_s; /* rung by R: CTS posted, slots released */
 	_Atomic uint32_t s_sleeps;	      /* S waits on bell_s */
-	/* the CPU each side last made progress on, -1 before (shm_cpu_publish); stored only
-	 * when it changes, so the line stays shared while both stay put */
+	/* the CPU the sender last made progress on, -1 before (shm_cpu_publish): the receiver
+	 * reads it (shm_peer_on_cpu); stored only when it changes, so the line stays shared
+	 * while the sender stays put */
 	_Alignas(64) _Atomic int32_t s_cpu;
-	_Atomic int32_t r_cpu;
 	_Alignas(64) struct shm_desc desc[]; /* nslots entries */
 };
 
@@ -93,7 +93,7 @@ struct shm_priv {
 	struct shm_pair_q *direct; /* per peer: direct sends waiting for the receiver */
 	struct shm_map *maps;	   /* per peer: SHM_MAPS of its allocations */
 	uint64_t stamp;
-	int cpu; /* the CPU last published in our segments' s_cpu/r_cpu; -2: none yet */
+	int cpu; /* the CPU last published in our segments' s_cpu; -2: none yet */
 };
 
 /* Bump a bell; wake its side when it sleeps on it (shm_wait.c). */

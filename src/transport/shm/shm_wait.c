@@ -126,7 +126,6 @@ void shm_cpu_publish(struct shm_priv *s)
 
 		if (!l->active)
 			continue;
-		atomic_store_explicit(&shm_hdr(&l->rx)->r_cpu, cpu, memory_order_relaxed);
 		atomic_store_explicit(&shm_hdr(&l->tx)->s_cpu, cpu, memory_order_relaxed);
 	}
 }
