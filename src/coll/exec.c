@@ -566,15 +566,12 @@ static int run_setup(struct run *r, uint64_t chunk_bytes, int channels)
 /*
  * ALGO_AUTO for this comm. sched_pick_on's inputs must agree on every rank: on one host
  * (the layout's one block) every rank counts the same ranks and CPUs, and each pair
- * picked its transport by the same preference order; across hosts the plain rule.
+ * picked its transport by the same preference order.
  */
 static int exec_pick(const struct coll_comm *c, uint64_t bytes)
 {
-	int kind = c->ntp == 1 ? c->tps[0]->ops->kind : TP_AUTO;
-
-	if (c->local_size != c->nranks)
-		return sched_pick(c->nranks, bytes);
-	return sched_pick_on(c->nranks, bytes, kind, c->crowded);
+	return sched_pick_on(c->nranks, bytes, c->local_size == c->nranks,
+			     c->ntp == 1 ? c->tps[0]->ops->kind : TP_AUTO, c->crowded);
 }
 
 int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off,

@@ -299,9 +299,9 @@ static const struct pick_row pick_rows[] = {
     {TP_SHM, false, 2, 2, (8ull << 10) + 1, 256ull << 10, ALGO_LINEAR},
 };
 
-int sched_pick_on(int nranks, uint64_t bytes, int tp_kind, bool crowded)
+int sched_pick_on(int nranks, uint64_t bytes, bool one_host, int tp_kind, bool crowded)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(pick_rows); i++) {
+	for (size_t i = 0; one_host && i < ARRAY_SIZE(pick_rows); i++) {
 		const struct pick_row *p = &pick_rows[i];
 
 		if (p->tp_kind == tp_kind && p->crowded == crowded && nranks >= p->min_ranks &&

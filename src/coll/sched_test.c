@@ -483,7 +483,8 @@ static void test_pick_on(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		int got = sched_pick_on(cases[i].n, cases[i].bytes, cases[i].kind, cases[i].crowded);
+		int got = sched_pick_on(cases[i].n, cases[i].bytes, true, cases[i].kind,
+					cases[i].crowded);
 
 		if (got != cases[i].want)
 			print_error("case %zu: n=%d bytes=%llu kind=%d crowded=%d: %s, want %s\n", i,
@@ -491,6 +492,10 @@ static void test_pick_on(void **state)
 				    cases[i].crowded, sched_algo_name(got),
 				    sched_algo_name(cases[i].want));
 		assert_int_equal(got, cases[i].want);
+		/* across hosts the shape never counts: every rank must agree without it */
+		assert_int_equal(sched_pick_on(cases[i].n, cases[i].bytes, false, cases[i].kind,
+					       cases[i].crowded),
+				 sched_pick(cases[i].n, cases[i].bytes));
 	}
 }
 

@@ -161,10 +161,11 @@ int sched_pick(int nranks, uint64_t bytes);
  * crowded: the host's ranks outnumber its CPUs, where the number of hand-overs (a
  * message waits for its receiver to be scheduled) outweighs the rounds and bytes
  * sched_pick weighs. Every rank must pass the same values, or ranks run different
- * schedules and the AllReduce stalls: the executor passes them only for a job on one
- * host (sched_pick's answer otherwise). Pure; sched.c holds the measured crossovers.
+ * schedules and the AllReduce stalls, so the shape counts only for a job on one host
+ * (one_host); across hosts it is sched_pick's answer. The executor (exec_pick) and the
+ * projection (predict_pick) both ask here. Pure; sched.c holds the measured crossovers.
  */
-int sched_pick_on(int nranks, uint64_t bytes, int tp_kind, bool crowded);
+int sched_pick_on(int nranks, uint64_t bytes, bool one_host, int tp_kind, bool crowded);
 
 /*
  * Elements per pipelined piece for chunk elements per message: ring cuts a piece into

@@ -43,13 +43,10 @@ int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bu
 int predict_pick(const struct tier_model *m, struct tier_layout lay, int host_cpus,
 		 uint64_t bytes)
 {
-	const struct transport_ops *ops;
-	int nranks = lay.hosts * lay.ranks_per_host;
+	const struct transport_ops *ops = transport_by_name(m->tier[TIER_INTRA].transport);
 
-	if (lay.hosts != 1)
-		return sched_pick(nranks, bytes);
-	ops = transport_by_name(m->tier[TIER_INTRA].transport);
-	return sched_pick_on(nranks, bytes, ops ? ops->kind : TP_AUTO,
+	return sched_pick_on(lay.hosts * lay.ranks_per_host, bytes, lay.hosts == 1,
+			     ops ? ops->kind : TP_AUTO,
 			     host_cpus > 0 && lay.ranks_per_host > host_cpus);
 }
 

@@ -33,9 +33,9 @@ int predict_iteration(int nranks, const double *bucket_comm_ms, const double *bu
 		      struct prediction *out);
 
 /*
- * The algorithm the executor's ALGO_AUTO runs for BYTES on LAY (exec_pick's rule): across
- * hosts sched_pick; on one host sched_pick_on, with the inside-a-host tier's transport and
- * whether its ranks outnumber HOST_CPUS (the fit run's online CPUs; 0 = not known, taken
+ * The algorithm the executor's ALGO_AUTO runs for BYTES on LAY: sched_pick_on, as
+ * exec_pick asks it, with the inside-a-host tier's transport and whether one host's ranks
+ * outnumber HOST_CPUS (the fit run's online CPUs; 0 = not known, taken
  * as not crowded). Pure.
  */
 int predict_pick(const struct tier_model *m, struct tier_layout lay, int host_cpus,

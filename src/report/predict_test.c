@@ -130,16 +130,16 @@ static void test_pick_follows_executor(void **state)
 	snprintf(m.tier[TIER_INTRA].transport, sizeof(m.tier[0].transport), "shm");
 	snprintf(m.tier[TIER_INTER].transport, sizeof(m.tier[0].transport), "tcp");
 	/* 4 ranks on a 2-CPU host: the crowded row (linear for small messages over shm) */
-	assert_int_equal(predict_pick(&m, one, 2, 4096), sched_pick_on(4, 4096, TP_SHM, true));
+	assert_int_equal(predict_pick(&m, one, 2, 4096), sched_pick_on(4, 4096, true, TP_SHM, true));
 	assert_int_equal(predict_pick(&m, one, 2, 4096), ALGO_LINEAR);
 	/* the same host with 8 CPUs, or CPUs not known: not crowded */
-	assert_int_equal(predict_pick(&m, one, 8, 4096), sched_pick_on(4, 4096, TP_SHM, false));
-	assert_int_equal(predict_pick(&m, one, 0, 4096), sched_pick_on(4, 4096, TP_SHM, false));
+	assert_int_equal(predict_pick(&m, one, 8, 4096), sched_pick_on(4, 4096, true, TP_SHM, false));
+	assert_int_equal(predict_pick(&m, one, 0, 4096), sched_pick_on(4, 4096, true, TP_SHM, false));
 	/* across hosts the plain rule, whatever the CPUs */
 	assert_int_equal(predict_pick(&m, two, 1, 4096), sched_pick(4, 4096));
 	/* a one-host tier carried by tcp weighs tcp's rows */
 	snprintf(m.tier[TIER_INTRA].transport, sizeof(m.tier[0].transport), "tcp");
-	assert_int_equal(predict_pick(&m, one, 2, 4096), sched_pick_on(4, 4096, TP_TCP, true));
+	assert_int_equal(predict_pick(&m, one, 2, 4096), sched_pick_on(4, 4096, true, TP_TCP, true));
 	assert_int_equal(predict_pick(&m, one, 2, 64u << 20), sched_pick(4, 64u << 20));
 }
 
