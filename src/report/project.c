@@ -437,6 +437,7 @@ static void collective_table(struct rdoc *d, const struct report_set *s, const c
 			double ts = tier_time(m, algos[k], l, size, 4, pipe), bf = coll_busbw_factor(COLL_OP_ALLREDUCE, n);
 			const char *name = sched_algo_name(algos[k]);
 			const json_t *r;
+			double rt; /* measured: the p50 the fit takes */
 			int row;
 
 			/* hierarchical with one rank per host is a ring: not a row of its own */
@@ -444,16 +445,17 @@ static void collective_table(struct rdoc *d, const struct report_set *s, const c
 				continue;
 			tree_shared |= algos[k] == ALGO_TREE && l.hosts >= 3 && !strcmp(transport, "tcp");
 			r = measured_row(s, transport, l, name, size);
+			rt = r ? row_time_s(r) : 0;
 			row = tbl_row(d, t);
 			tbl_set(d, t, row, 0, "%dx%d", l.hosts, l.ranks_per_host);
 			tbl_set(d, t, row, 1, "%d", n);
 			tbl_set(d, t, row, 2, "%s", name);
 			tbl_set(d, t, row, 3, "%s", fmt_num(ts * 1e3, a, sizeof(a)));
 			tbl_set(d, t, row, 4, "%s", fmt_num(size * bf / ts / 1e9, b, sizeof(b)));
-			if (r && row_time_s(r) > 0) {
-				double mb = size * bf / row_time_s(r) / 1e9;
+			if (rt > 0) {
+				double mb = size * bf / rt / 1e9;
 
-				tbl_set(d, t, row, 5, "%s", fmt_num(row_time_s(r) * 1e3, a, sizeof(a)));
+				tbl_set(d, t, row, 5, "%s", fmt_num(rt * 1e3, a, sizeof(a)));
 				tbl_set(d, t, row, 6, "%s", fmt_num(jget_num(r, "time_us.avg") / 1e3, a,
 								    sizeof(a)));
 				tbl_set(d, t, row, 7, "%s", fmt_num(mb, b, sizeof(b)));
