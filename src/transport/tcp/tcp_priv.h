@@ -19,7 +19,9 @@
 #define TCP_MAX_CHUNKS	8	     /* a message is striped over at most this many streams */
 #define TCP_NREQS	4096	     /* posts in flight per transport; more -> -EAGAIN */
 #define TCP_STAGE	(64u << 10) /* per-stream receive staging for headers and small payloads */
-#define TCP_STAGE_READ	(4u << 10)  /* most bytes one read puts into the stage */
+/* most bytes one read puts into the stage: a 4 KiB eager message, its header and a CTS
+ * before it come in one read; a large payload's first 8 KiB are copied through it */
+#define TCP_STAGE_READ	(8u << 10)
 /*
  * Messages at least this big are striped over the streams. Smaller ones go whole, on
  * the streams in turn, so the channels' messages still spread over them: up to the auto

@@ -119,6 +119,90 @@ static void test_eager_mismatch(void **state)
 		}
 }
 
+/*
+ * The read path's edges (tcp_progress.c stream_read): both ranks send and receive at
+ * once, as an AllReduce step does, lengths on both sides of one stage read (8 KiB, with
+ * a CTS and a header before it), of the eager limit and of a direct read, odd ones,
+ * several rounds in flight; every byte checked. First each length alone, both ways at
+ * once (nothing behind it: what a read staged must be parsed without a later event),
+ * then all at once. A read that stops at a short return must still see every later byte
+ * (edge-triggered epoll).
+ */
+static int body_stage_edges(struct tpt_rank *r, void *arg)
+{
+	static const size_t lens[] = {1,	  64,	       8096,	     8127,  8128,
+				      8129,	  8192,	       8193,	     12289, 16389,
+				      65535,	  65536,       65537,	     70001, 524289};
+	enum { ROUNDS = 40, NL = sizeof(lens) / sizeof(lens[0]) };
+	size_t offs[NL + 1] = {0}, per;
+	int peer = 1 - r->rank, ncs = 0, want = 2 * ROUNDS * NL;
+	struct tp_completion *cs = calloc((size_t)want + 32, sizeof(*cs));
+	char *sbuf, *rbuf;
+	struct tp_mr *smr, *rmr;
+
+	(void)arg;
+	for (size_t k = 0; k < NL; k++)
+		offs[k + 1] = offs[k] + lens[k];
+	per = offs[NL];
+	sbuf = malloc(per * ROUNDS);
+	rbuf = calloc(per, ROUNDS);
+	TP_CHECK(cs && sbuf && rbuf);
+	for (size_t q = 0; q < ROUNDS; q++)
+		for (size_t k = 0; k < NL; k++)
+			for (size_t i = 0; i < lens[k]; i++)
+				sbuf[q * per + offs[k] + i] =
+				    (char)tpt_byte(r->rank, peer, q * NL + k, i);
+	TP_CHECK(r->t.ops->mr_reg(&r->t, sbuf, per * ROUNDS, MEM_HOST, &smr) == 0);
+	TP_CHECK(r->t.ops->mr_reg(&r->t, rbuf, per * ROUNDS, MEM_HOST, &rmr) == 0);
+	for (size_t k = 0; k < NL; k++) {
+		int n0 = ncs;
+
+		TP_CHECK(tpt_post_retry(r, false, peer, 1000 + k, rmr, offs[k], lens[k], k, cs,
+					&ncs) == 0);
+		TP_CHECK(tpt_post_retry(r, true, peer, 1000 + k, smr, offs[k], lens[k], k, cs,
+					&ncs) == 0);
+		TP_CHECK(tpt_wait_n(r, cs, &ncs, n0 + 2) == 0);
+		ncs = n0;
+	}
+	for (size_t q = 0; q < ROUNDS; q++) {
+		for (size_t k = 0; k < NL; k++) {
+			uint64_t tag = q * NL + k;
+			size_t off = q * per + offs[k];
+
+			TP_CHECK(tpt_post_retry(r, false, peer, tag, rmr, off, lens[k], tag, cs,
+						&ncs) == 0);
+			TP_CHECK(tpt_post_retry(r, true, peer, tag, smr, off, lens[k], tag, cs,
+						&ncs) == 0);
+		}
+	}
+	TP_CHECK(tpt_wait_n(r, cs, &ncs, want) == 0);
+	for (int i = 0; i < want; i++)
+		TP_CHECK(cs[i].status == 0 && cs[i].len == lens[cs[i].cookie % NL]);
+	for (size_t q = 0; q < ROUNDS; q++)
+		for (size_t k = 0; k < NL; k++)
+			for (size_t i = 0; i < lens[k]; i++)
+				TP_CHECK((uint8_t)rbuf[q * per + offs[k] + i] ==
+					 tpt_byte(peer, r->rank, q * NL + k, i));
+	r->t.ops->mr_dereg(&r->t, smr);
+	r->t.ops->mr_dereg(&r->t, rmr);
+	free(sbuf);
+	free(rbuf);
+	free(cs);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static void test_stage_edges(void **state)
+{
+	(void)state;
+	for (int streams = 1; streams <= 2; streams++)
+		for (int p = TP_PROGRESS_THREAD; p <= TP_PROGRESS_INLINE; p++) {
+			struct transport_opts o = {
+			    .kind = TP_TCP, .streams = streams, .progress = p};
+
+			run_ok(2, &o, body_stage_edges, NULL);
+		}
+}
+
 static void test_killed_peer(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
@@ -190,6 +274,7 @@ int main(void)
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_bad_interface),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_eager_mismatch),
+	    cmocka_unit_test(test_stage_edges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
