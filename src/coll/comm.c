@@ -298,7 +298,11 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
  * that have work. Both swept on the 2-core VM (tests/bench/RESULTS.md, "crowded idle
  * policy"). A host with a CPU per rank is treated alike while a peer last ran on our CPU
  * (transport_ops.peer_on_cpu, comm_idle): the scheduler put us together, and the peer
- * runs only once we give the CPU up.
+ * runs only once we give the CPU up. Where no transport says where the peer runs (tcp),
+ * or another job shares our CPU, the yields say it: past COMM_YIELD_PROBE_NS a rank with
+ * a CPU of its own yields on every round that reads the clock, and one that took long
+ * (COMM_YIELD_BUSY_NS) ran someone else, so the wait goes on as if crowded until one comes
+ * back at once.
  * spins counts the empty rounds of this wait and never resets within it.
  */
 enum comm_idle_act comm_idle_action(bool crowded, bool can_wait, uint32_t spins,
@@ -308,7 +312,8 @@ enum comm_idle_act comm_idle_action(bool crowded, bool can_wait, uint32_t spins,
 		return COMM_IDLE_WAIT;
 	if (idle_ns > COMM_NAP_AFTER_NS)
 		return COMM_IDLE_NAP;
-	if (crowded ? spins >= COMM_CROWDED_SPINS : spins % COMM_SPINS_BEFORE_YIELD == 0)
+	if (crowded ? spins >= COMM_CROWDED_SPINS
+		    : spins % COMM_SPINS_BEFORE_YIELD == 0 || idle_ns > COMM_YIELD_PROBE_NS)
 		return COMM_IDLE_YIELD;
 	return COMM_IDLE_SPIN;
 }
@@ -339,7 +344,7 @@ int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
 	if (*spins < UINT32_MAX)
 		++*spins;
 	/* a spin without the clock (a vDSO read, ~60 ns here) notices news sooner */
-	if (!comm_idle_reads_clock(c->crowded || c->peer_here, *spins))
+	if (!comm_idle_reads_clock(c->crowded || c->peer_here || c->contended, *spins))
 		return 0;
 	if (c->abort_flag && __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED))
 		return -ECONNABORTED;
@@ -351,7 +356,7 @@ int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
 		return -ETIMEDOUT;
 	/* kept for the next rounds: while it holds, every round is looked at */
 	c->peer_here = !c->crowded && comm_peer_here(c);
-	crowded = c->crowded || c->peer_here;
+	crowded = c->crowded || c->peer_here || c->contended;
 	act = comm_idle_action(crowded, can_wait, *spins, idle);
 	/* a transport that cannot sleep for us (the ops stub, tcp with its progress
 	 * thread, shm on a host with a CPU per rank): as if there were none */
@@ -359,7 +364,10 @@ int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
 		act = comm_idle_action(crowded, false, *spins, idle);
 	if (act == COMM_IDLE_NAP)
 		nanosleep(&ts, NULL);
-	else if (act == COMM_IDLE_YIELD)
+	else if (act == COMM_IDLE_YIELD) {
 		sched_yield();
+		/* someone else ran on our CPU meanwhile: idle as if crowded while that holds */
+		c->contended = !c->crowded && time_now_ns() - now > COMM_YIELD_BUSY_NS;
+	}
 	return 0;
 }

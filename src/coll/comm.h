@@ -8,6 +8,15 @@
 #define COMM_POLL_BATCH		32
 /* a CPU per rank: an empty poll round yields once every this many */
 #define COMM_SPINS_BEFORE_YIELD 1024
+/*
+ * a CPU per rank: once a wait is this long, every round that reads the clock yields,
+ * timed: a yield that took longer than COMM_YIELD_BUSY_NS ran someone else on our CPU
+ * (a peer the scheduler put beside us, another job), and the wait idles as on a crowded
+ * host until a yield comes back at once (comm_idle). A yield that finds nobody takes
+ * 0.7 us on the 2-core VM.
+ */
+#define COMM_YIELD_PROBE_NS 20000ull
+#define COMM_YIELD_BUSY_NS 5000ull
 /* crowded host: empty rounds spun before every further one yields (comm_idle_action) */
 #define COMM_CROWDED_SPINS 2
 /* crowded host: how long a wait yields before a transport that can sleep is asked to */
@@ -24,8 +33,15 @@
  * no nap can make the peer's wait long enough for it to nap in turn.
  */
 #define COMM_NAP_AFTER_NS 2000000ull
-/* a transport that can sleep until news is asked to after this long without any */
-#define COMM_WAIT_AFTER_NS 30000ull
+/*
+ * A CPU per rank: a transport that can sleep until news is asked to after this long
+ * without any. Not sooner, for the nap's reason: a wake-up on the VM costs 40-100 us
+ * (loopback tcp ping-pong, 4 KiB: RTT p50 13 us spinning, 31-99 us sleeping), so a rank
+ * woken late made its peer wait past a short threshold, sleep and be woken late in
+ * turn (at 30 us: 2 ranks tcp 4 KiB fell into 100-170 us per AllReduce in half the runs).
+ * Ranks that share a CPU are caught by the timed yields (COMM_YIELD_PROBE_NS) instead.
+ */
+#define COMM_WAIT_AFTER_NS COMM_NAP_AFTER_NS
 #define COMM_NAP_NS 20000
 
 /* Message tag: seq(26) | piece(24) | step(12) | ord(2); wraps are harmless (see comm.c). */
@@ -100,6 +116,7 @@ struct coll_comm {
 	int local_size; /* node layout for hierarchical (coll_comm_cfg) */
 	bool crowded;   /* coll_comm_cfg */
 	bool peer_here; /* comm_idle: a peer last ran on our CPU (idle as if crowded) */
+	bool contended; /* comm_idle: the last yield ran someone else (idle as if crowded) */
 	uint64_t chunk_size; /* coll_comm_cfg: 0 = auto */
 	struct comm_slot *slots;
 	struct comm_peer_wait *wait; /* nranks entries */
@@ -134,7 +151,7 @@ bool comm_idle_reads_clock(bool crowded, uint32_t spins);
  * comm_idle's policy, pure (comm_test.c): after `spins` empty poll rounds and idle_ns
  * without progress, spin on, yield the CPU, nap COMM_NAP_NS, or sleep in the transport
  * until news (can_wait: one transport with ops->wait, host memops). crowded: more ranks
- * than CPUs on this host, or a peer last ran on our CPU.
+ * than CPUs on this host, a peer last ran on our CPU, or our last yield ran another task.
  */
 enum comm_idle_act {
 	COMM_IDLE_SPIN,

@@ -21,24 +21,30 @@ struct idle_case {
 static void test_idle_action(void **state)
 {
 	static const struct idle_case cases[] = {
-	    /* a CPU per rank: spin through a short wait, sleep in the transport after 30 us */
+	    /* a CPU per rank: spin through a short wait, yielding now and then; past
+	     * COMM_YIELD_PROBE_NS every round that reads the clock yields (a probe for
+	     * someone else on our CPU), and the transport is asked to sleep only after
+	     * COMM_WAIT_AFTER_NS (a wake-up costs more than a small AllReduce) */
 	    {false, true, 1, 1000, COMM_IDLE_SPIN},
-	    {false, true, 2, COMM_WAIT_AFTER_NS, COMM_IDLE_SPIN},
+	    {false, true, 2, COMM_YIELD_PROBE_NS, COMM_IDLE_SPIN},
 	    {false, true, COMM_SPINS_BEFORE_YIELD, 1000, COMM_IDLE_YIELD},
 	    {false, true, COMM_SPINS_BEFORE_YIELD + 1, 1000, COMM_IDLE_SPIN},
 	    {false, true, 2 * COMM_SPINS_BEFORE_YIELD, 1000, COMM_IDLE_YIELD},
+	    {false, true, COMM_CLOCK_EVERY, COMM_YIELD_PROBE_NS + 1, COMM_IDLE_YIELD},
+	    {false, true, 2, COMM_WAIT_AFTER_NS, COMM_IDLE_YIELD},
 	    {false, true, 2, COMM_WAIT_AFTER_NS + 1, COMM_IDLE_WAIT},
 	    {false, true, 2, 10 * COMM_NAP_AFTER_NS, COMM_IDLE_WAIT},
 	    /* no transport to sleep in: yield now and then, nap once the wait is long */
 	    {false, false, COMM_SPINS_BEFORE_YIELD - 1, 1000, COMM_IDLE_SPIN},
 	    {false, false, COMM_SPINS_BEFORE_YIELD, 1000, COMM_IDLE_YIELD},
+	    {false, false, 2, COMM_YIELD_PROBE_NS + 1, COMM_IDLE_YIELD},
 	    {false, false, 2, COMM_NAP_AFTER_NS + 1, COMM_IDLE_NAP},
 	    /* crowded: yield every round after a few spins, sleep only once the wait is
 	     * long (a wake-up per step costs more than the yields) */
 	    {true, true, COMM_CROWDED_SPINS - 1, 1000, COMM_IDLE_SPIN},
 	    {true, true, COMM_CROWDED_SPINS, 1000, COMM_IDLE_YIELD},
 	    {true, true, COMM_CROWDED_SPINS + 1000, 1000, COMM_IDLE_YIELD},
-	    {true, true, COMM_CROWDED_SPINS, COMM_WAIT_AFTER_NS + 1, COMM_IDLE_YIELD},
+	    {true, true, COMM_CROWDED_SPINS, COMM_YIELD_PROBE_NS + 1, COMM_IDLE_YIELD},
 	    {true, true, COMM_CROWDED_SPINS, COMM_CROWDED_WAIT_AFTER_NS, COMM_IDLE_YIELD},
 	    {true, true, 1, COMM_CROWDED_WAIT_AFTER_NS + 1, COMM_IDLE_WAIT},
 	    {true, false, COMM_CROWDED_SPINS, 1000, COMM_IDLE_YIELD},
