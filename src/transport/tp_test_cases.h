@@ -20,6 +20,18 @@ enum tpt_order {
 	TPT_MIXED,	/* receives in reverse tag order, interleaved with sends */
 };
 
+/* The end of an exchange body: both registrations and buffers go, then the ranks meet. */
+static inline int tpt_exchange_end(struct tpt_rank *r, struct tp_mr *smr, struct tp_mr *rmr,
+				   void *sbuf, void *rbuf, void *cs)
+{
+	r->t.ops->mr_dereg(&r->t, smr);
+	r->t.ops->mr_dereg(&r->t, rmr);
+	free(sbuf);
+	free(rbuf);
+	free(cs);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
 static inline int tpt_post_retry(struct tpt_rank *r, bool send, int peer, uint64_t tag,
 				 struct tp_mr *mr, size_t off, size_t len, uint64_t cookie,
 				 struct tp_completion *cs, int *ncs)
@@ -175,12 +187,7 @@ static inline int tpt_body_exchange(struct tpt_rank *r, void *arg)
 			for (size_t i = 0; i < tpt_sizes[k]; i++)
 				TP_CHECK((uint8_t)rbuf[p * per_peer + offs[k] + i] ==
 					 tpt_byte(p, me, 1000u * order + k, i));
-	r->t.ops->mr_dereg(&r->t, smr);
-	r->t.ops->mr_dereg(&r->t, rmr);
-	free(sbuf);
-	free(rbuf);
-	free(cs);
-	return tpt_barrier(r) == 0 ? 0 : 1;
+	return tpt_exchange_end(r, smr, rmr, sbuf, rbuf, cs);
 }
 
 /* 10000 small messages on 5 reused tags, more than the request pools hold (-EAGAIN path):

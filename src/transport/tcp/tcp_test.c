@@ -183,12 +183,7 @@ static int body_stage_edges(struct tpt_rank *r, void *arg)
 			for (size_t i = 0; i < lens[k]; i++)
 				TP_CHECK((uint8_t)rbuf[q * per + offs[k] + i] ==
 					 tpt_byte(peer, r->rank, q * NL + k, i));
-	r->t.ops->mr_dereg(&r->t, smr);
-	r->t.ops->mr_dereg(&r->t, rmr);
-	free(sbuf);
-	free(rbuf);
-	free(cs);
-	return tpt_barrier(r) == 0 ? 0 : 1;
+	return tpt_exchange_end(r, smr, rmr, sbuf, rbuf, cs);
 }
 
 static void test_stage_edges(void **state)
