@@ -301,18 +301,22 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
  * runs only once we give the CPU up. Where no transport says where the peer runs (tcp),
  * or another job shares our CPU, the yields say it: past COMM_YIELD_PROBE_NS a rank with
  * a CPU of its own yields on every round that reads the clock, and one that took long
- * (COMM_YIELD_BUSY_NS) ran someone else, so the wait goes on as if crowded until one comes
- * back at once.
+ * (COMM_YIELD_BUSY_NS) ran someone else: the wait is contended until one comes back at
+ * once, yields every round and sleeps in the transport soon (COMM_CONTENDED_WAIT_AFTER_NS).
  * spins counts the empty rounds of this wait and never resets within it.
  */
-enum comm_idle_act comm_idle_action(bool crowded, bool can_wait, uint32_t spins,
-				    uint64_t idle_ns)
+enum comm_idle_act comm_idle_action(bool crowded, bool contended, bool can_wait,
+				    uint32_t spins, uint64_t idle_ns)
 {
-	if (can_wait && idle_ns > (crowded ? COMM_CROWDED_WAIT_AFTER_NS : COMM_WAIT_AFTER_NS))
+	uint64_t wait_after = contended ? COMM_CONTENDED_WAIT_AFTER_NS
+			      : crowded ? COMM_CROWDED_WAIT_AFTER_NS
+					: COMM_WAIT_AFTER_NS;
+
+	if (can_wait && idle_ns > wait_after)
 		return COMM_IDLE_WAIT;
 	if (idle_ns > COMM_NAP_AFTER_NS)
 		return COMM_IDLE_NAP;
-	if (crowded ? spins >= COMM_CROWDED_SPINS
+	if (crowded || contended ? spins >= COMM_CROWDED_SPINS
 		    : spins % COMM_SPINS_BEFORE_YIELD == 0 || idle_ns > COMM_YIELD_PROBE_NS)
 		return COMM_IDLE_YIELD;
 	return COMM_IDLE_SPIN;
@@ -356,17 +360,17 @@ int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
 		return -ETIMEDOUT;
 	/* kept for the next rounds: while it holds, every round is looked at */
 	c->peer_here = !c->crowded && comm_peer_here(c);
-	crowded = c->crowded || c->peer_here || c->contended;
-	act = comm_idle_action(crowded, can_wait, *spins, idle);
+	crowded = c->crowded || c->peer_here;
+	act = comm_idle_action(crowded, c->contended, can_wait, *spins, idle);
 	/* a transport that cannot sleep for us (the ops stub, tcp with its progress
 	 * thread, shm on a host with a CPU per rank): as if there were none */
 	if (act == COMM_IDLE_WAIT && c->tps[0]->ops->wait(c->tps[0], COMM_WAIT_MS) == -EOPNOTSUPP)
-		act = comm_idle_action(crowded, false, *spins, idle);
+		act = comm_idle_action(crowded, c->contended, false, *spins, idle);
 	if (act == COMM_IDLE_NAP)
 		nanosleep(&ts, NULL);
 	else if (act == COMM_IDLE_YIELD) {
 		sched_yield();
-		/* someone else ran on our CPU meanwhile: idle as if crowded while that holds */
+		/* someone else ran on our CPU meanwhile: contended while that holds */
 		c->contended = !c->crowded && time_now_ns() - now > COMM_YIELD_BUSY_NS;
 	}
 	return 0;

@@ -11,12 +11,20 @@
 /*
  * a CPU per rank: once a wait is this long, every round that reads the clock yields,
  * timed: a yield that took longer than COMM_YIELD_BUSY_NS ran someone else on our CPU
- * (a peer the scheduler put beside us, another job), and the wait idles as on a crowded
- * host until a yield comes back at once (comm_idle). A yield that finds nobody takes
- * 0.7 us on the 2-core VM.
+ * (a peer the scheduler put beside us, another job), and the wait is contended until a
+ * yield comes back at once (comm_idle). A yield that finds nobody takes 0.7 us on the
+ * 2-core VM.
  */
 #define COMM_YIELD_PROBE_NS 20000ull
 #define COMM_YIELD_BUSY_NS 5000ull
+/*
+ * contended: yield every round as on a crowded host, and sleep in the transport after
+ * this long. A spinning rank then keeps from the CPU the task its data waits on, and a
+ * sleeper is woken first when the data comes (tests/bench/tcp_wake.c under a load
+ * average of 7: round trip avg 47-66 us with this, 70-94 us sleeping at 200 us as on a
+ * crowded host, 153-180 us spinning 30 us first without the probe).
+ */
+#define COMM_CONTENDED_WAIT_AFTER_NS 30000ull
 /* crowded host: empty rounds spun before every further one yields (comm_idle_action) */
 #define COMM_CROWDED_SPINS 2
 /* crowded host: how long a wait yields before a transport that can sleep is asked to */
@@ -116,7 +124,7 @@ struct coll_comm {
 	int local_size; /* node layout for hierarchical (coll_comm_cfg) */
 	bool crowded;   /* coll_comm_cfg */
 	bool peer_here; /* comm_idle: a peer last ran on our CPU (idle as if crowded) */
-	bool contended; /* comm_idle: the last yield ran someone else (idle as if crowded) */
+	bool contended; /* comm_idle: the last yield ran someone else on our CPU */
 	uint64_t chunk_size; /* coll_comm_cfg: 0 = auto */
 	struct comm_slot *slots;
 	struct comm_peer_wait *wait; /* nranks entries */
@@ -151,7 +159,8 @@ bool comm_idle_reads_clock(bool crowded, uint32_t spins);
  * comm_idle's policy, pure (comm_test.c): after `spins` empty poll rounds and idle_ns
  * without progress, spin on, yield the CPU, nap COMM_NAP_NS, or sleep in the transport
  * until news (can_wait: one transport with ops->wait, host memops). crowded: more ranks
- * than CPUs on this host, a peer last ran on our CPU, or our last yield ran another task.
+ * than CPUs on this host, or a peer last ran on our CPU; contended: our last yield ran
+ * another task.
  */
 enum comm_idle_act {
 	COMM_IDLE_SPIN,
@@ -159,7 +168,7 @@ enum comm_idle_act {
 	COMM_IDLE_NAP,
 	COMM_IDLE_WAIT,
 };
-enum comm_idle_act comm_idle_action(bool crowded, bool can_wait, uint32_t spins,
-				    uint64_t idle_ns);
+enum comm_idle_act comm_idle_action(bool crowded, bool contended, bool can_wait,
+				    uint32_t spins, uint64_t idle_ns);
 
 #endif
