@@ -166,7 +166,8 @@ int main(int argc, char **argv)
 		sum += (double)t[i];
 	qsort(t, (size_t)iters, sizeof(*t), cmp_ll);
 	printf("%s %lld ns, %zu B: round trip avg %.1f p50 %.1f p90 %.1f p99 %.1f us\n",
-	       spin_ns == POLICY ? "policy" : "spin", spin_ns == POLICY ? 0 : spin_ns, len, sum / iters / 1e3, t[iters / 2] / 1e3, t[iters * 9 / 10] / 1e3,
+	       spin_ns == POLICY ? "policy" : "spin", spin_ns == POLICY ? 0 : spin_ns, len,
+	       sum / iters / 1e3, t[iters / 2] / 1e3, t[iters * 9 / 10] / 1e3,
 	       t[iters * 99 / 100] / 1e3);
 	return 0;
 }
