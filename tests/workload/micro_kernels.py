@@ -8,10 +8,20 @@ kernels the kernel count of one call, wall_us the time per call when issued back
 flops / bytes are what the cost model charges for the same op (bytes read + written once),
 so gpu_us against them is the efficiency the h200 profile holds. Used by
 measure_torch_step.py --micro.
+
+Run alone (`micro_kernels.py --out FILE --only conv_split,gemm_gap`) it times the groups
+named: conv_split, every convolution shape of ResNet-18/50 at several batches with the
+forward, the data gradient and the weight gradient apart (aten.convolution_backward with
+one output_mask each: cuDNN picks an algorithm per pass, so each has its own rate), with the
+kernels' names (the algorithm cuDNN chose); gemm_gap, BERT's fp32 linear shapes as torch.mm
+and as F.linear with its bias, back to back and with the GPU left idle between calls (what a
+host-bound forward does to it), and over distinct weights as in a model.
 """
 
 import json
 import statistics
+import sys
+import time
 
 BPE = {"fp32": 4, "tf32": 4, "bf16": 2}
 
@@ -209,7 +219,165 @@ def mem_rows(torch, dev, quick):
             del x, y, gy
 
 
-def run(torch, device, out_path, quick=False, budget_s=1e9):
+def profile_calls(torch, calls):
+    """[(gpu_us, kernels, names)] per call of `calls` (a list of functions), all run in one
+    profiler session, each call followed by a spin kernel that separates it from the next on
+    the GPU timeline (one session instead of one per shape: the profiler's start-up would
+    otherwise cost more than the kernels). A call that launched no kernel leaves no group,
+    so a count that does not match is an error, not a silent shift."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for fn in calls:
+            fn()
+            torch.cuda._sleep(50)
+        torch.cuda.synchronize()
+    kern = [e for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    kern.sort(key=lambda k: k.time_range.start)
+    groups, cur = [], []
+    for k in kern:
+        if "spin_kernel" in k.name:
+            groups.append(cur)
+            cur = []
+        else:  # a memset of cuDNN's split-K workspace is part of the call's cost
+            cur.append(k)
+    if len(groups) != len(calls):
+        raise RuntimeError("profile_calls: %d calls, %d groups" % (len(calls), len(groups)))
+    return [(sum(k.time_range.end - k.time_range.start for k in g), len(g),
+             [k.name[:90] for k in g]) for g in groups]
+
+
+def resnet_convs(torch):
+    """Every distinct convolution of torchvision's ResNet-18 and ResNet-50 at 224 x 224:
+    (cin, cout, k, stride, pad, input side), from forward hooks on a batch of one."""
+    import torchvision
+    seen = []
+    for name in ("resnet18", "resnet50"):
+        m = getattr(torchvision.models, name)(weights=None).eval()
+        hooks = []
+        for mod in m.modules():
+            if isinstance(mod, torch.nn.Conv2d):
+                def hook(mod, inp, out):
+                    key = (mod.in_channels, mod.out_channels, mod.kernel_size[0],
+                           mod.stride[0], mod.padding[0], inp[0].shape[-1])
+                    if key not in seen:
+                        seen.append(key)
+                hooks.append(mod.register_forward_hook(hook))
+        with torch.no_grad():
+            m(torch.zeros(1, 3, 224, 224))
+        for h in hooks:
+            h.remove()
+    return seen
+
+
+def conv_split_rows(torch, dev, quick, batches=(16, 32, 64, 128, 256), precs=("fp32", "bf16")):
+    """Forward, data gradient and weight gradient of each ResNet convolution apart, per batch
+    and precision (conv1's data gradient is never computed in training: left out)."""
+    import torch.nn.functional as F
+    convs = resnet_convs(torch)
+    if quick:
+        convs, batches, precs = convs[:3], (2,), ("fp32",)
+    for prec in precs:
+        _set(torch, prec)
+        dt = _dtype(torch, prec)
+        for b in batches:
+            items = []
+            for cin, cout, k, s, pad, hw in convs:
+                x = torch.randn(b, cin, hw, hw, device=dev, dtype=dt)
+                w = torch.randn(cout, cin, k, k, device=dev, dtype=dt)
+                y = F.conv2d(x, w, None, s, pad)
+                gy = torch.randn_like(y)
+                ohw = y.shape[-1]
+                flops = 2.0 * b * cin * cout * k * k * ohw * ohw
+                e = BPE[prec]
+                sizes = {"x": e * x.numel(), "w": e * w.numel(), "y": e * y.numel()}
+                ops = [("conv_fwd", lambda x=x, w=w, s=s, pad=pad: F.conv2d(x, w, None, s, pad),
+                        sizes["x"] + sizes["w"] + sizes["y"])]
+                if cin != 3:
+                    ops.append(("conv_dgrad", lambda x=x, w=w, gy=gy, s=s, pad=pad:
+                                torch.ops.aten.convolution_backward(
+                                    gy, x, w, None, [s, s], [pad, pad], [1, 1], False, [0, 0],
+                                    1, [True, False, False]),
+                                sizes["y"] + sizes["w"] + sizes["x"]))
+                ops.append(("conv_wgrad", lambda x=x, w=w, gy=gy, s=s, pad=pad:
+                            torch.ops.aten.convolution_backward(
+                                gy, x, w, None, [s, s], [pad, pad], [1, 1], False, [0, 0],
+                                1, [False, True, False]),
+                            sizes["y"] + sizes["x"] + sizes["w"]))
+                reps = max(3, min(20, int(1.5e11 / flops)))
+                for op, fn, byts in ops:
+                    items.append(({"op": op, "prec": prec, "shape": [b, cin, cout, k, s, hw],
+                                   "out_hw": ohw, "flops": flops, "bytes": byts}, fn, reps))
+            for _, fn, _ in items:  # cuDNN's first call per shape chooses; keep it out
+                fn()
+                fn()
+            torch.cuda.synchronize()
+            calls = [fn for _, fn, reps in items for _ in range(reps)]
+            res = profile_calls(torch, calls)
+            i = 0
+            for row, fn, reps in items:
+                mine = res[i:i + reps]
+                i += reps
+                row.update(gpu_us=statistics.median(r[0] for r in mine),
+                           kernels=statistics.median(r[1] for r in mine), names=mine[0][2],
+                           reps=reps)
+                yield row
+            del items, calls, res
+            torch.cuda.empty_cache()
+
+
+def gemm_gap_rows(torch, dev, quick):
+    """BERT's fp32 linears (and ViT-B's) in the ways a small fp32 forward meets them: mm
+    against F.linear with bias, back to back, after the GPU idled (gap_us of host wait with
+    nothing queued), and over 12 distinct weights in turn (each a cold L2 like in a model).
+    gpu_us is the median kernel time of one call; names the kernels cuBLAS chose."""
+    import torch.nn.functional as F
+    _set(torch, "fp32")
+    shapes = [(1024, 768, 768), (1024, 3072, 768), (1024, 768, 3072), (2048, 768, 768),
+              (2048, 3072, 768), (3152, 768, 768), (3152, 3072, 768), (4096, 768, 768)]
+    if quick:
+        shapes = shapes[:1]
+    for m, n, k in shapes:
+        x = torch.randn(m, k, device=dev)
+        ws = [torch.randn(n, k, device=dev) for _ in range(12)]
+        bs = [torch.randn(n, device=dev) for _ in range(12)]
+        x3 = x.view(8, m // 8, k)  # [batch, seq, hidden] as a model's linear sees it
+        variants = [("mm", lambda: torch.mm(x, ws[0].t()), 0, 1),
+                    ("linear", lambda: F.linear(x, ws[0], bs[0]), 0, 1),
+                    ("linear3d", lambda: F.linear(x3, ws[0], bs[0]), 0, 1),
+                    ("linear_12w", None, 0, 12),
+                    ("linear_gap20", lambda: F.linear(x, ws[0], bs[0]), 20, 1),
+                    ("linear_gap200", lambda: F.linear(x, ws[0], bs[0]), 200, 1),
+                    ("linear_gap2000", lambda: F.linear(x, ws[0], bs[0]), 2000, 1)]
+        for name, fn, gap_us, nw in variants:
+            if nw > 1:
+                calls = [lambda j=j: F.linear(x, ws[j % 12], bs[j % 12]) for j in range(24)]
+            else:
+                calls = [fn] * 12
+            for c in calls[:3]:
+                c()
+            torch.cuda.synchronize()
+            if gap_us:
+                def waited(c=None, fn=fn, gap_us=gap_us):
+                    torch.cuda.synchronize()
+                    t = time.perf_counter() + gap_us * 1e-6
+                    while time.perf_counter() < t:
+                        pass
+                    fn()
+                calls = [waited] * 12
+            res = profile_calls(torch, calls)
+            yield {"op": "gemm_gap", "variant": name, "prec": "fp32", "shape": [m, n, k],
+                   "flops": 2.0 * m * n * k, "bytes": 4 * (m * k + n * k + m * n),
+                   "gpu_us": statistics.median(r[0] for r in res),
+                   "gpu_us_min": min(r[0] for r in res), "kernels": res[0][1],
+                   "names": res[0][2], "gap_us": gap_us}
+        del x, ws, bs, x3
+
+
+GROUPS = {"gemm": gemm_rows, "conv": conv_rows, "mem": mem_rows, "conv_split": conv_split_rows,
+          "gemm_gap": gemm_gap_rows}
+
+
+def run(torch, device, out_path, quick=False, budget_s=1e9, only=("gemm", "conv", "mem")):
     import time
     t0 = time.time()
     rows = []
@@ -217,7 +385,7 @@ def run(torch, device, out_path, quick=False, budget_s=1e9):
     if dev is None:
         print("micro: needs a GPU, skipped", flush=True)
         return
-    for gen in (gemm_rows, conv_rows, mem_rows):
+    for gen in (GROUPS[g] for g in only):
         try:
             for r in gen(torch, dev, quick):
                 rows.append(r)
@@ -231,3 +399,28 @@ def run(torch, device, out_path, quick=False, budget_s=1e9):
             json.dump(rows, f, indent=0)
     print("micro: %d rows -> %s" % (len(rows), out_path), flush=True)
     _set(torch, "fp32")
+
+
+def main():
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--only", default="conv_split,gemm_gap", help=",".join(GROUPS))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--budget-s", type=float, default=1e9)
+    opts = ap.parse_args()
+    import torch
+    torch.manual_seed(0)
+    only = [g for g in opts.only.split(",") if g]
+    bad = [g for g in only if g not in GROUPS]
+    if bad:
+        print("micro_kernels: unknown group %s (have %s)" % (bad[0], ",".join(GROUPS)),
+              file=sys.stderr)
+        return 2
+    run(torch, opts.device, opts.out, quick=opts.quick, budget_s=opts.budget_s, only=only)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
