@@ -74,6 +74,30 @@ static double align_share(const struct gpu_profile *g, enum matrix_kind mx, int6
 	return bwd && g->align1_bwd_eff[mx] > 0 ? g->align1_bwd_eff[mx] : g->align1_eff[mx];
 }
 
+int conv_kind_of(int k, int s)
+{
+	if ((k == 1 || k == 3) && (s == 1 || s == 2))
+		return (k == 1 ? CK_1S1 : CK_3S1) + (s == 2 ? 1 : 0);
+	return k == 7 && s == 2 ? CK_7S2 : -1;
+}
+
+/* A convolution's rate (FLOP/s): its shape's row where the profile has one, else one
+ * share per direction (and Winograd's gain for 3x3 windows). */
+static double conv_rate(const struct gpu_profile *g, enum matrix_kind mx, const struct op *o)
+{
+	const struct conv_row *r = &g->conv_shape[mx][o->pass < CP_COUNT ? o->pass : CP_FWD];
+	double rate = g->matrix_tflops[mx] * 1e12;
+	int k = conv_kind_of(o->window, o->stride);
+
+	if (k >= 0 && r->share[k] > 0 && o->inner > 0)
+		return rate * r->share[k] * o->flops / (o->flops + r->gflop_half * 1e9) *
+		       o->inner / (o->inner + r->inner_half[k]);
+	rate *= o->bwd ? g->conv_bwd_eff[mx] : g->conv_eff[mx];
+	if (o->window == 3 && g->conv3_gain[mx] > 0)
+		rate *= g->conv3_gain[mx];
+	return rate;
+}
+
 /* Calls that launch nothing (views, transposes, reshapes): host time only. */
 static bool host_only(const struct op *o)
 {
@@ -94,11 +118,8 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		return 0;
 	if (o->flops > 0 && (o->cls == OPC_GEMM || o->cls == OPC_CONV || o->cls == OPC_ATTN)) {
 		rate = g->matrix_tflops[mx] * 1e12;
-		if (o->cls == OPC_CONV) {
-			rate *= o->bwd ? g->conv_bwd_eff[mx] : g->conv_eff[mx];
-			if (o->window == 3 && g->conv3_gain[mx] > 0)
-				rate *= g->conv3_gain[mx];
-		}
+		if (o->cls == OPC_CONV)
+			rate = conv_rate(g, mx, o);
 		else if (o->cls == OPC_ATTN)
 			rate *= g->attn_eff[mx];
 		else

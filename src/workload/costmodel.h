@@ -61,12 +61,36 @@ struct op {
 	uint16_t kernels; /* CUDA kernels it launches */
 	uint16_t calls;   /* host calls that issue them (see above): 1 unless said */
 	uint8_t window;   /* convolutions: the kernel side (3: cuDNN's Winograd paths) */
+	uint8_t stride;   /* convolutions: the window's stride */
+	uint8_t pass;     /* convolutions: enum conv_pass */
+	double inner;     /* convolutions: the GEMM view's size that sets the rate (conv_row) */
 	uint32_t channels; /* BatchNorm: its channels (0: unknown, no channel scaling) */
 	double flops;
 	double bytes;     /* read + written once */
 	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
 	double fixed_s;   /* > 0: a recorded duration (op_trace), played as is, no host gap */
 	const char *what; /* static: "gemm", "gemm.dgrad", "bn.bwd", ... */
+};
+
+/*
+ * Convolutions by shape and pass. cuDNN picks an algorithm per pass and shape, so one rate
+ * per direction is right on average and wrong per layer (fp32 weight gradients of 1x1
+ * windows at 8-10 TFLOP/s, of 3x3 at 65-110, on the same H200). A conv_row holds, per pass,
+ * for each kind (window and stride):
+ *   rate = matrix_tflops * share[kind] * F / (F + gflop_half) * n / (n + inner_half[kind])
+ * F the op's FLOPs (the saturation: a fixed ramp and tail of gflop_half / peak seconds),
+ * n the GEMM view's size that bounds the tiles' reuse: Cin k^2 forward (the implicit GEMM's
+ * inner dimension), Cout k^2 for the data gradient, Cout Cin k^2 for the weight gradient
+ * (its output: too few output tiles for the SMs and cuDNN splits the reduction). A kind
+ * whose share is 0 (or another window: ViT's 16x16 patches) takes conv_eff / conv_bwd_eff.
+ */
+enum conv_kind { CK_1S1 = 0, CK_1S2, CK_3S1, CK_3S2, CK_7S2, CK_COUNT };
+enum conv_pass { CP_FWD = 0, CP_DGRAD, CP_WGRAD, CP_COUNT };
+
+struct conv_row {
+	double share[CK_COUNT];      /* peak rate as a share of matrix_tflops */
+	double inner_half[CK_COUNT]; /* the GEMM view's size at half the rate */
+	double gflop_half;           /* GFLOP at half the rate (ramp and tail) */
 };
 
 /* What one GPU does: a row of the profile table or a file (workload/gpu_profile.h). */
@@ -78,6 +102,7 @@ struct gpu_profile {
 	double conv_eff[MX_COUNT];          /* cuDNN conv rate as a share of the GEMM rate */
 	double conv_bwd_eff[MX_COUNT];      /* the same for data and weight gradients */
 	double conv3_gain[MX_COUNT];        /* 3x3 windows: Winograd's fewer multiplies */
+	struct conv_row conv_shape[MX_COUNT][CP_COUNT]; /* by shape, where measured */
 	double attn_eff[MX_COUNT];          /* fused attention rate as a share of GEMM */
 	double align2_eff[MX_COUNT];        /* GEMM share when align_dim is even, unaligned */
 	double align1_eff[MX_COUNT];        /* GEMM share when align_dim is odd */
@@ -112,6 +137,9 @@ bool precision_is_amp(int precision);
 int precision_act_bytes(int precision);
 enum matrix_kind precision_matrix(int precision);
 const char *op_class_name(int cls);
+
+/* The kind of a convolution of window k and stride s; -1 where the table has none. */
+int conv_kind_of(int k, int s);
 
 /* GPU seconds of one operator (no host gap). Pure. */
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o);

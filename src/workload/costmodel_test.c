@@ -85,6 +85,48 @@ static void test_op_times(void **state)
 /* Autocast's forward casts have no call of their own (launch only); calls that launch
  * nothing cost host time only; BatchNorm's share falls with few channels; pooling counts
  * 32-bit elements at any precision; layout copies have a share of their own. */
+/* Convolutions by shape: the profile's row for the pass and kind where it has one (a share,
+ * the GEMM view's size at half the rate, GFLOP at half the rate), else one share per
+ * direction; kinds by window and stride. */
+static void test_conv_shape(void **state)
+{
+	struct gpu_profile g = flat();
+	struct cost_params fp32 = { &g, PREC_FP32, -1 };
+	struct op wg = { .cls = OPC_CONV, .bwd = 1, .pass = CP_WGRAD, .kernels = 1,
+			 .flops = 1e12, .window = 1, .stride = 1, .inner = 4096 };
+	struct conv_row *r = &g.conv_shape[MX_FP32][CP_WGRAD];
+
+	(void)state;
+	assert_int_equal(conv_kind_of(1, 1), CK_1S1);
+	assert_int_equal(conv_kind_of(1, 2), CK_1S2);
+	assert_int_equal(conv_kind_of(3, 1), CK_3S1);
+	assert_int_equal(conv_kind_of(3, 2), CK_3S2);
+	assert_int_equal(conv_kind_of(7, 2), CK_7S2);
+	assert_int_equal(conv_kind_of(16, 16), -1);
+	assert_int_equal(conv_kind_of(3, 3), -1);
+	/* no row: 100 TFLOP/s x conv_bwd_eff 0.25 = 40 ms, plus the floor */
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	/* share 0.5 and a weight of 4096 elements at half the rate: 100 x 0.5 x 0.5 = 25
+	 * TFLOP/s; 1 TFLOP of saturation halves it again */
+	r->share[CK_1S1] = 0.5;
+	r->inner_half[CK_1S1] = 4096;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	r->inner_half[CK_1S1] = 0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 20e-3 + 2e-6, 1e-12);
+	r->gflop_half = 1000;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	/* another pass or kind of the same op keeps its own (here: none, one share) */
+	wg.stride = 2;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	wg.stride = 1;
+	wg.pass = CP_DGRAD;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	wg.window = 16;
+	wg.stride = 16;
+	wg.pass = CP_WGRAD;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+}
+
 static void test_op_classes(void **state)
 {
 	struct gpu_profile g = flat();
@@ -151,6 +193,12 @@ static void test_profiles(void **state)
 			assert_true(p->matrix_tflops[m] > 0 && p->conv_eff[m] > 0 &&
 				    p->attn_eff[m] > 0);
 		assert_non_null(strstr(p->source, i ? "datasheet" : "measured"));
+		/* convolutions by shape where measured (fp32 and 16-bit), not for tf32 */
+		for (int k = 0; k < CK_COUNT; k++) {
+			assert_true(p->conv_shape[MX_FP32][CP_FWD].share[k] > 0);
+			assert_true(p->conv_shape[MX_BF16][CP_WGRAD].share[k] > 0);
+			assert_true(p->conv_shape[MX_TF32][CP_FWD].share[k] == 0);
+		}
 	}
 	assert_null(gpu_profile_find("h300"));
 	assert_int_equal(gpu_profile_load("a100", &g), 0);
@@ -271,6 +319,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_op_times),
+		cmocka_unit_test(test_conv_shape),
 		cmocka_unit_test(test_op_classes),
 		cmocka_unit_test(test_precision_names),
 		cmocka_unit_test(test_profiles),

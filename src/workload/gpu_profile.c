@@ -16,8 +16,9 @@
  * Matrix rates are what cuBLAS reached (8k x 1-4k x 1-4k products), HBM what a copy
  * streams; the host figures are that node's eager host per call, node and launch.
  * h100 (SXM), a100 (SXM 80GB), b200: the h200's achieved share of its datasheet peak
- * applied to their datasheet peaks (dense matrix rates, HBM bandwidth); class shares and
- * the host gap are the h200's. Not measured: calibrate on the node for real numbers.
+ * applied to their datasheet peaks (dense matrix rates, HBM bandwidth); class shares, the
+ * convolutions by shape and the host gap are the h200's. Not measured: calibrate on the
+ * node for real numbers.
  */
 #define H200_MEM_EFF                                                                       \
 	{ [OPC_GEMM] = { 0.8, 0.8 }, [OPC_CONV] = { 0.8, 0.8 }, [OPC_ATTN] = { 0.8, 0.8 },  \
@@ -51,6 +52,21 @@
  * a host whose probe read 7.85 us a tiny op, 6.85 quiet: 2.0) */
 #define H200_BWD_START_US 2.0
 
+/* Convolutions by shape and pass (costmodel.h, conv_row), fitted by fit_conv.py on cuDNN's
+ * kernels for every ResNet-18/50 convolution at batches 16, 64 and 256 alone
+ * (ref/runs/h200_2026-12-01_micro_conv_split.json: forward, data and weight gradients
+ * timed apart); checked on 32 and 128. fp16 takes bf16's (the same tensor cores); tf32 was
+ * not measured by shape and keeps conv_eff / conv_bwd_eff. */
+#define H200_CONV_BF16 { \
+	{ { 0.3811, 0.5139, 0.5545, 0.2788, 0.0363 }, { 10.4, 878.3, 656.6, 0, 26.7 }, 0.239 } /* fwd */, \
+	{ { 0.3694, 0.4865, 0.6067, 0.2394, 0 }, { 0, 2107, 784.3, 0, 0 }, 0.272 } /* dgrad */, \
+	{ { 0.3318, 0.2241, 0.4277, 0.3552, 0.0412 }, { 2030.3, 68158.2, 36553.8, 99947.3, 0 }, 0.418 } /* wgrad */ }
+#define H200_CONV_FP32 { \
+	{ { 0.701, 0.7535, 0.8758, 0.5291, 1.2448 }, { 6.7, 0, 0, 0, 307.1 }, 0.255 } /* fwd */, \
+	{ { 0.5984, 0.588, 0.7835, 0.6408, 0 }, { 39.7, 149.1, 0, 652.7, 0 }, 0.214 } /* dgrad */, \
+	{ { 0.3658, 0.3573, 2.1257, 0.526, 0.642 }, { 10493.3, 14597, 104132, 47582.1, 7722.2 }, 0 } /* wgrad */ }
+#define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
+
 static const struct gpu_profile profiles[] = {
 	{
 		.name = "h200",
@@ -60,6 +76,7 @@ static const struct gpu_profile profiles[] = {
 		.conv_eff = { 0.605, 0.292, 0.255, 0.255 },
 		.conv_bwd_eff = { 0.374, 0.26, 0.241, 0.241 },
 		.conv3_gain = { 1.6, 1.25, 1.18, 1.18 },
+		.conv_shape = H200_CONV_SHAPE,
 		.attn_eff = { 0.38, 0.047, 0.18, 0.18 },
 		.align2_eff = { 1, 1, 0.33, 0.33 },
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
@@ -81,6 +98,7 @@ static const struct gpu_profile profiles[] = {
 		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
 		.conv_bwd_eff = { 0.46, 0.22, 0.25, 0.25 },
 		.conv3_gain = { 1, 1, 1, 1 },
+		.conv_shape = H200_CONV_SHAPE,
 		.attn_eff = { 0.38, 0.047, 0.18, 0.18 },
 		.align2_eff = { 1, 1, 0.33, 0.33 },
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
@@ -102,6 +120,7 @@ static const struct gpu_profile profiles[] = {
 		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
 		.conv_bwd_eff = { 0.46, 0.22, 0.25, 0.25 },
 		.conv3_gain = { 1, 1, 1, 1 },
+		.conv_shape = H200_CONV_SHAPE,
 		.attn_eff = { 0.38, 0.047, 0.18, 0.18 },
 		.align2_eff = { 1, 1, 0.33, 0.33 },
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
@@ -123,6 +142,7 @@ static const struct gpu_profile profiles[] = {
 		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
 		.conv_bwd_eff = { 0.46, 0.22, 0.25, 0.25 },
 		.conv3_gain = { 1, 1, 1, 1 },
+		.conv_shape = H200_CONV_SHAPE,
 		.attn_eff = { 0.38, 0.047, 0.18, 0.18 },
 		.align2_eff = { 1, 1, 0.33, 0.33 },
 		.align1_eff = { 1, 0.31, 0.12, 0.12 },
@@ -151,12 +171,29 @@ struct profile_field {
 	{ "mem_eff." name, offsetof(struct gpu_profile, mem_eff) + (c) * 2 * sizeof(double),    \
 	  2, "share of hbm_gbps, 32-bit and 16-bit activations" }
 
+/* conv_shape.PREC.PASS = share x5, inner_half x5, gflop_half (kinds 1x1, 1x1/2, 3x3, 3x3/2,
+ * 7x7/2: costmodel.h, conv_row) */
+#define CONV_ROW_N ((int)(sizeof(struct conv_row) / sizeof(double)))
+#define PF_CONV(mx, prec, pass, pname)                                                   \
+	{ "conv_shape." prec "." pname,                                                  \
+	  offsetof(struct gpu_profile, conv_shape) +                                     \
+		  ((mx) * CP_COUNT + (pass)) * sizeof(struct conv_row),                  \
+	  CONV_ROW_N,                                                                    \
+	  "convolutions by shape: share x5, inner_half x5, gflop_half (kinds 1x1 1x1/2 3x3 3x3/2 7x7/2; 0: conv_eff)" }
+#define PF_CONV_PREC(mx, prec)                                                           \
+	PF_CONV(mx, prec, CP_FWD, "fwd"), PF_CONV(mx, prec, CP_DGRAD, "dgrad"),          \
+		PF_CONV(mx, prec, CP_WGRAD, "wgrad")
+
 static const struct profile_field fields[] = {
 	PF(matrix_tflops, MX_COUNT, "achieved GEMM TFLOP/s: fp32 tf32 bf16 fp16"),
 	PF(matrix_t0_us, MX_COUNT, "fixed microseconds of a GEMM"),
 	PF(conv_eff, MX_COUNT, "convolution rate as a share of the GEMM rate"),
 	PF(conv_bwd_eff, MX_COUNT, "convolution gradients' rate as a share of the GEMM rate"),
 	PF(conv3_gain, MX_COUNT, "rate factor of 3x3 convolutions (Winograd)"),
+	PF_CONV_PREC(MX_FP32, "fp32"),
+	PF_CONV_PREC(MX_TF32, "tf32"),
+	PF_CONV_PREC(MX_BF16, "bf16"),
+	PF_CONV_PREC(MX_FP16, "fp16"),
 	PF(attn_eff, MX_COUNT, "fused attention rate as a share of the GEMM rate"),
 	PF(align2_eff, MX_COUNT, "GEMM share for even, unaligned inner dimensions"),
 	PF(align1_eff, MX_COUNT, "GEMM share for odd inner dimensions"),

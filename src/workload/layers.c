@@ -58,13 +58,19 @@ static void same_call(struct op *o)
 		o->calls = 0;
 }
 
-static struct op *conv_op(struct tensor_list *tl, int l, int bwd, int kernels, double flops,
-			  double bytes, int64_t cout, int k, const char *what)
+/* inner: the GEMM view's size that sets the pass's rate (costmodel.h, conv_row) */
+static struct op *conv_op(struct tensor_list *tl, int l, int pass, int kernels, double flops,
+			  double bytes, int64_t cout, int k, int stride, double inner,
+			  const char *what)
 {
-	struct op *o = op(tl, l, bwd, OPC_CONV, kernels, flops, bytes, cout, what);
+	struct op *o = op(tl, l, pass != CP_FWD, OPC_CONV, kernels, flops, bytes, cout, what);
 
-	if (o)
+	if (o) {
 		o->window = (uint8_t)(k < 255 ? k : 255);
+		o->stride = (uint8_t)(stride < 255 ? stride : 255);
+		o->pass = (uint8_t)pass;
+		o->inner = inner;
+	}
 	return o;
 }
 
@@ -208,12 +214,13 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 		tl->in_f32 = true;
 	amp_casts(tl, l, wn, bias ? (double)cout : 0, in_el);
 	/* cuDNN on NCHW tensor-core paths transposes to NHWC and back: more kernels */
-	conv_op(tl, l, 0, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k, "conv");
+	conv_op(tl, l, CP_FWD, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k, stride,
+		(double)cin * k * k, "conv");
 	if (!first)
-		conv_op(tl, l, 1, fp32 ? 2 : 3, fwd, e * (in_el + out_el + wn), cout, k,
-			"conv.dgrad");
-	wg = conv_op(tl, l, 1, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k,
-		     "conv.wgrad");
+		conv_op(tl, l, CP_DGRAD, fp32 ? 2 : 3, fwd, e * (in_el + out_el + wn), cout, k,
+			stride, (double)cout * k * k, "conv.dgrad");
+	wg = conv_op(tl, l, CP_WGRAD, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k,
+		     stride, wn, "conv.wgrad");
 	if (!first)
 		same_call(wg); /* ConvolutionBackward computes both */
 	if (bias)

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Fit the h200 profile's convolution table (conv_shape) on cuDNN's kernels by shape.
+
+usage: fit_conv.py GRADSYNC_BINARY [--micro ref/runs/h200_2026-12-01_micro_conv_split.json]
+                   [--fit-batches 16,64,256] [--c]
+       fit_conv.py GRADSYNC_BINARY --check [--max-shape-median 0.2] [--max-batch-sum 0.1]
+
+The micro run (micro_kernels.py --only conv_split) timed every convolution of ResNet-18/50
+at five batches, forward, data gradient and weight gradient apart, fp32 and bf16. For each
+precision and pass this fits the conv_row of costmodel.h (per kind of window and stride a
+peak share and the GEMM view's size at half the rate, and one GFLOP at half the rate) on the
+batches of --fit-batches alone, with the cost model's own formula (matrix_t0_us and the
+floor per kernel of the profile taken as they are), by coordinate descent on the log error
+of each shape's time and, weighted as much as all the shapes of a batch, of each batch's sum
+over its shapes. It prints, for the batches left out, each pass's median and worst
+|error| per shape and the error of the sum over the shapes of a batch (what a step feels),
+against the same figures for the profile's one share per direction; then the profile lines
+(or with --c the C initializer of the h200 row). bf16's row serves fp16 (the same tensor
+cores); tf32 is not in the run and keeps conv_eff / conv_bwd_eff.
+--check fits nothing: it holds the binary's own h200 rows against the batches left out and
+exits 1 where a pass's median |error| per shape or a batch's sum is past the limits (the
+guard test_costmodel.sh runs).
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KINDS = ("1x1", "1x1/2", "3x3", "3x3/2", "7x7/2")
+PASSES = (("conv_fwd", "fwd"), ("conv_dgrad", "dgrad"), ("conv_wgrad", "wgrad"))
+MX = {"fp32": 0, "bf16": 2}
+# kernels the model charges a pass (layers.c ly_conv2d): the floor per kernel
+KERNELS = {"fp32": {"fwd": 1, "dgrad": 2, "wgrad": 1}, "bf16": {"fwd": 2, "dgrad": 3, "wgrad": 2}}
+
+
+def kind(k, s):
+    if k in (1, 3) and s in (1, 2):
+        return (0 if k == 1 else 2) + (s == 2)
+    return 4 if (k, s) == (7, 2) else None
+
+
+def profile(binary):
+    out = subprocess.run([binary, "gpu", "--profile", "h200", "--write", "-"], check=True,
+                         capture_output=True, text=True).stdout
+    p = {}
+    for line in out.splitlines():
+        line = line.split("#")[0].strip()
+        if "=" in line:
+            k, v = [x.strip() for x in line.split("=", 1)]
+            if k not in ("name", "source"):
+                p[k] = [float(x) for x in v.split()]
+    return p
+
+
+def rows(path):
+    out = []
+    for x in json.load(open(path)):
+        if not x.get("op", "").startswith("conv_") or "gpu_us" not in x:
+            continue
+        b, cin, cout, k, s, hw = x["shape"]
+        kd = kind(k, s)
+        if kd is None:
+            continue
+        ps = dict(PASSES)[x["op"]]
+        inner = {"fwd": cin * k * k, "dgrad": cout * k * k, "wgrad": cout * cin * k * k}[ps]
+        out.append({"prec": x["prec"], "pass": ps, "b": b, "kind": kd, "F": x["flops"],
+                    "inner": inner, "t": x["gpu_us"], "shape": x["shape"]})
+    return out
+
+
+def model_us(row, peak_t, t0, floor, p):
+    """The cost model's time (costmodel.c conv_rate, cost_op_gpu_s) for parameters p:
+    [log share x5, log inner_half x5, log gflop_half]."""
+    k = row["kind"]
+    share, ih, gh = math.exp(p[k]), math.exp(p[5 + k]), math.exp(p[10])
+    rate = peak_t * 1e12 * share * row["F"] / (row["F"] + gh * 1e9) * \
+        row["inner"] / (row["inner"] + ih)
+    return KERNELS[row["prec"]][row["pass"]] * floor + t0 + row["F"] / rate * 1e6
+
+
+def old_us(row, prof):
+    mx = MX[row["prec"]]
+    eff = prof["conv_bwd_eff" if row["pass"] != "fwd" else "conv_eff"][mx]
+    gain = prof["conv3_gain"][mx] if row["kind"] in (2, 3) else 1
+    rate = prof["matrix_tflops"][mx] * 1e12 * eff * gain
+    return KERNELS[row["prec"]][row["pass"]] * prof["floor_us"][0] + \
+        prof["matrix_t0_us"][mx] + row["F"] / rate * 1e6
+
+
+def fit(group, peak_t, t0, floor):
+    """Coordinate descent with halving steps on the sum of squared log errors."""
+    p = [math.log(0.5)] * 5 + [math.log(64)] * 5 + [math.log(1.0)]
+    used = {r["kind"] for r in group}
+
+    batches = sorted({r["b"] for r in group})
+
+    def cost(q):
+        m = {r["b"]: 0.0 for r in group}
+        c = 0.0
+        for r in group:
+            t = model_us(r, peak_t, t0, floor, q)
+            m[r["b"]] += t
+            c += math.log(t / r["t"]) ** 2
+        # the sum over a batch's shapes (what a step feels) counts as much as the shapes
+        return c + len(group) / len(batches) * sum(
+            math.log(m[b] / sum(r["t"] for r in group if r["b"] == b)) ** 2 for b in batches)
+
+    best, step = cost(p), 1.0
+    while step > 1e-3:
+        moved = False
+        for i in range(len(p)):
+            if i < 10 and i % 5 not in used:
+                continue
+            for d in (step, -step):
+                q = list(p)
+                q[i] += d
+                c = cost(q)
+                if c < best - 1e-12:
+                    p, best, moved = q, c, True
+                    break
+        if not moved:
+            step /= 2
+    for k in range(5):  # a kind never measured: no row (conv_eff)
+        if k not in used:
+            p[k] = p[5 + k] = float("-inf")
+    return p
+
+
+def figures(group, f):
+    e = [f(r) / r["t"] - 1 for r in group]
+    by_b = {}
+    for r in group:
+        m, t = by_b.get(r["b"], (0, 0))
+        by_b[r["b"]] = (m + f(r), t + r["t"])
+    return (statistics.median(abs(x) for x in e), max(abs(x) for x in e),
+            {b: m / t - 1 for b, (m, t) in sorted(by_b.items())})
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--micro", default=os.path.join(
+        HERE, "ref", "runs", "h200_2026-12-01_micro_conv_split.json"))
+    ap.add_argument("--fit-batches", default="16,64,256")
+    ap.add_argument("--c", action="store_true", help="print the C initializer")
+    ap.add_argument("--check", action="store_true", help="hold the profile's rows, fit nothing")
+    ap.add_argument("--max-shape-median", type=float, default=0.20)
+    ap.add_argument("--max-batch-sum", type=float, default=0.10)
+    o = ap.parse_args()
+    prof = profile(o.binary)
+    fitb = {int(x) for x in o.fit_batches.split(",")}
+    data = rows(o.micro)
+    out, bad = {}, False
+    for prec in ("fp32", "bf16"):
+        mx = MX[prec]
+        peak_t, t0, floor = prof["matrix_tflops"][mx], prof["matrix_t0_us"][mx], \
+            prof["floor_us"][0]
+        for _, ps in PASSES:
+            g = [r for r in data if r["prec"] == prec and r["pass"] == ps]
+            if o.check:
+                row = prof["conv_shape.%s.%s" % (prec, ps)]
+                p = [math.log(x) if x > 0 else float("-inf") for x in row]
+            else:
+                p = fit([r for r in g if r["b"] in fitb], peak_t, t0, floor)
+            out[(prec, ps)] = p
+            held = [r for r in g if r["b"] not in fitb]
+            new = figures(held, lambda r: model_us(r, peak_t, t0, floor, p))
+            old = figures(held, lambda r: old_us(r, prof))
+            print("# %s %-5s held-out batches: per shape median %4.1f%% worst %5.1f%% "
+                  "(one share: %4.1f%% / %5.1f%%); sum per batch %s (one share: %s)" % (
+                      prec, ps, 100 * new[0], 100 * new[1], 100 * old[0], 100 * old[1],
+                      " ".join("b%d %+.1f%%" % (b, 100 * v) for b, v in new[2].items()),
+                      " ".join("b%d %+.1f%%" % (b, 100 * v) for b, v in old[2].items())))
+            if o.check and (new[0] > o.max_shape_median or
+                            max(abs(v) for v in new[2].values()) > o.max_batch_sum):
+                print("FAIL: %s %s past the limits" % (prec, ps))
+                bad = True
+    if o.check:
+        return 1 if bad else 0
+    vals = {}
+    for (prec, ps), p in out.items():
+        vals[(prec, ps)] = [round(math.exp(x), 4) if i < 5 else round(math.exp(x), 1)
+                            if i < 10 else round(math.exp(x), 3) for i, x in enumerate(p)]
+    for (prec, ps), v in vals.items():
+        print("conv_shape.%s.%s = %s" % (prec, ps, " ".join("%g" % x for x in v)))
+        if prec == "bf16":
+            print("conv_shape.fp16.%s = %s" % (ps, " ".join("%g" % x for x in v)))
+    if o.c:
+        for prec in ("fp32", "bf16"):
+            for ps in ("fwd", "dgrad", "wgrad"):
+                v = vals[(prec, ps)]
+                print("/* %s %s */ { { %s }, { %s }, %g }," % (
+                    prec, ps, ", ".join("%g" % x for x in v[:5]),
+                    ", ".join("%g" % x for x in v[5:10]), v[10]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
