@@ -55,7 +55,8 @@
 /* Convolutions by shape and pass (costmodel.h, conv_row), fitted by fit_conv.py on cuDNN's
  * kernels for every ResNet-18/50 convolution at batches 16, 64 and 256 alone
  * (ref/runs/h200_2026-12-01_micro_conv_split.json: forward, data and weight gradients
- * timed apart); checked on 32 and 128. fp16 takes bf16's (the same tensor cores); tf32 was
+ * timed apart); checked on 32 and 128 and on 8, 24, 48 and 96 of a second run
+ * (..._b8-96.json: every pass's sum within 20% per batch, the one share's up to 37% off). fp16 takes bf16's (the same tensor cores); tf32 was
  * not measured by shape and keeps conv_eff / conv_bwd_eff. */
 #define H200_CONV_BF16 { \
 	{ { 0.3811, 0.5139, 0.5545, 0.2788, 0.0363 }, { 10.4, 878.3, 656.6, 0, 26.7 }, 0.239 } /* fwd */, \

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Fit the h200 profile's convolution table (conv_shape) on cuDNN's kernels by shape.
 
-usage: fit_conv.py GRADSYNC_BINARY [--micro ref/runs/h200_2026-12-01_micro_conv_split.json]
-                   [--fit-batches 16,64,256] [--c]
+usage: fit_conv.py GRADSYNC_BINARY [--micro RUN.json,...] [--fit-batches 16,64,256] [--c]
        fit_conv.py GRADSYNC_BINARY --check [--max-shape-median 0.2] [--max-batch-sum 0.1]
 
-The micro run (micro_kernels.py --only conv_split) timed every convolution of ResNet-18/50
-at five batches, forward, data gradient and weight gradient apart, fp32 and bf16. For each
+The micro runs (micro_kernels.py --only conv_split; by default the two of 2026-12-01: batches
+16, 32, 64, 128, 256 and 8, 24, 48, 96) timed every convolution of ResNet-18/50, forward, data
+gradient and weight gradient apart, fp32 and bf16. For each
 precision and pass this fits the conv_row of costmodel.h (per kind of window and stride a
 peak share and the GEMM view's size at half the rate, and one GFLOP at half the rate) on the
 batches of --fit-batches alone, with the cost model's own formula (matrix_t0_us and the
@@ -144,8 +144,9 @@ def figures(group, f):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
-    ap.add_argument("--micro", default=os.path.join(
-        HERE, "ref", "runs", "h200_2026-12-01_micro_conv_split.json"))
+    ap.add_argument("--micro", default=",".join(os.path.join(HERE, "ref", "runs", f) for f in (
+        "h200_2026-12-01_micro_conv_split.json", "h200_2026-12-01_micro_conv_split_b8-96.json")),
+        help="micro runs, comma-separated")
     ap.add_argument("--fit-batches", default="16,64,256")
     ap.add_argument("--c", action="store_true", help="print the C initializer")
     ap.add_argument("--check", action="store_true", help="hold the profile's rows, fit nothing")
@@ -154,7 +155,7 @@ def main():
     o = ap.parse_args()
     prof = profile(o.binary)
     fitb = {int(x) for x in o.fit_batches.split(",")}
-    data = rows(o.micro)
+    data = [r for path in o.micro.split(",") for r in rows(path)]
     out, bad = {}, False
     for prec in ("fp32", "bf16"):
         mx = MX[prec]

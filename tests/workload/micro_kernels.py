@@ -409,7 +409,12 @@ def main():
     ap.add_argument("--only", default="conv_split,gemm_gap", help=",".join(GROUPS))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--budget-s", type=float, default=1e9)
+    ap.add_argument("--batches", default=None,
+                    help="conv_split's batches (default 16,32,64,128,256)")
     opts = ap.parse_args()
+    if opts.batches:
+        bs = tuple(int(b) for b in opts.batches.split(","))
+        GROUPS["conv_split"] = lambda torch, dev, quick: conv_split_rows(torch, dev, quick, bs)
     import torch
     torch.manual_seed(0)
     only = [g for g in opts.only.split(",") if g]

@@ -81,12 +81,22 @@ CASES=$CASES,bert_large:8:128:amp_bf16,bert_large:16:128:amp_bf16
 CASES=$CASES,bert_large:32:128:amp_bf16,bert_large:8:512:amp_bf16,gpt2:2:512:amp_bf16
 CASES=$CASES,gpt2:4:512:amp_bf16,gpt2_medium:2:1024:amp_bf16,gpt2_medium:4:512:amp_bf16
 fi
+# READY=4: ResNet steps at batches no earlier call measured (held out from every fit: the
+# conv table's check on whole steps), with light traces and one hook a bucket
+if [ "${READY:-0}" = 4 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+LIGHT=${LIGHT:-2}
+CASES=resnet18:96:0:fp32,resnet18:96:0:amp_bf16,resnet50:48:0:fp32,resnet50:48:0:amp_bf16
+CASES=$CASES,resnet18:48:0:fp32,resnet50:24:0:fp32
+fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
+# (MICRO_BATCHES=8,24,48,96: others, to check the conv table where it was never fitted)
 if [ -n "${MICRO:-}" ]; then
 	PYTHONUNBUFFERED=1 timeout $((${MICRO_BUDGET_S:-100} + 40)) python3 \
 		tests/workload/micro_kernels.py --out "$OUT/micro.json" --only "$MICRO" \
-		--budget-s ${MICRO_BUDGET_S:-100} >>"$L" 2>&1
+		--budget-s ${MICRO_BUDGET_S:-100} ${MICRO_BATCHES:+--batches $MICRO_BATCHES} >>"$L" 2>&1
 fi
 if [ -z "${CASES:-}" ]; then
 CASES=resnet18:32,resnet18:64,resnet18:128,resnet18:256,resnet50:32,resnet50:64,resnet50:96
