@@ -37,7 +37,6 @@ def _set(torch, prec):
 
 def measure(torch, fn, reps):
     """(gpu_us per call, kernels per call, wall_us per call)."""
-    from torch.profiler import ProfilerActivity, profile
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -49,25 +48,11 @@ def measure(torch, fn, reps):
     b.record()
     torch.cuda.synchronize()
     wall = a.elapsed_time(b) * 1e3 / reps
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-            torch.cuda._sleep(50)  # call separator on the GPU timeline
-        torch.cuda.synchronize()
-    kern = [e for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
-    kern.sort(key=lambda k: k.time_range.start)
-    calls, cur = [], []
-    for k in kern:
-        if "spin_kernel" in k.name:
-            calls.append(cur)
-            cur = []
-        else:
-            cur.append(k.time_range.end - k.time_range.start)
-    calls = [c for c in calls if c]
-    if not calls:
+    try:
+        res = profile_calls(torch, [fn] * reps)
+    except RuntimeError:  # a call that launched no kernel
         return None, 0, wall
-    return (statistics.median(sum(c) for c in calls), statistics.median(len(c) for c in calls),
-            wall)
+    return (statistics.median(r[0] for r in res), statistics.median(r[1] for r in res), wall)
 
 
 def gemm_rows(torch, dev, quick):
