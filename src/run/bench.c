@@ -85,7 +85,8 @@ static uint64_t host_busy_ns(void)
 static void samples_host_cpu(struct run_rank *rr, struct run_samples *s, uint64_t h0)
 {
 	s->host_cpu_ns += host_busy_ns() - h0;
-	s->host_ranks = cpus_host_ranks(rr->host_of_rank, rr->li.nranks, rr->li.rank);
+	/* /proc/stat is the kernel's: every rank of that kernel reads the same busy time */
+	s->host_ranks = cpus_host_ranks(rr->kernel_of_rank, rr->li.nranks, rr->li.rank);
 }
 
 static struct run_samples *samples_new(uint64_t size, int iterations)

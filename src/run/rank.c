@@ -34,14 +34,16 @@ static void read_boot_id(char *out, size_t len)
 
 static int exchange_hosts(struct run_rank *rr)
 {
-	struct run_host me = { .pid = getpid(), .rank = rr->li.rank };
+	struct run_host me = { .pid = getpid(), .rank = rr->li.rank, .cpus = rr->node.cpus0 };
 	int n = rr->li.nranks, r, q, ret;
 
 	gethostname(me.hostname, sizeof(me.hostname) - 1);
 	read_boot_id(me.boot_id, sizeof(me.boot_id));
 	rr->hosts = calloc(n, sizeof(*rr->hosts));
 	rr->host_of_rank = calloc(n, sizeof(*rr->host_of_rank));
-	if (!rr->hosts || !rr->host_of_rank)
+	rr->kernel_of_rank = calloc(n, sizeof(*rr->kernel_of_rank));
+	rr->cpus_of_rank = calloc(n, sizeof(*rr->cpus_of_rank));
+	if (!rr->hosts || !rr->host_of_rank || !rr->kernel_of_rank || !rr->cpus_of_rank)
 		return -ENOMEM;
 	ret = bootstrap_allgather(rr->bs, &me, rr->hosts, sizeof(me));
 	if (ret)
@@ -57,6 +59,15 @@ static int exchange_hosts(struct run_rank *rr)
 				break;
 			}
 		}
+		/* one kernel, one set of CPUs; without a boot_id the host name decides */
+		rr->kernel_of_rank[r] = rr->host_of_rank[r];
+		for (q = 0; q < r && rr->hosts[r].boot_id[0]; q++) {
+			if (!strcmp(rr->hosts[q].boot_id, rr->hosts[r].boot_id)) {
+				rr->kernel_of_rank[r] = rr->kernel_of_rank[q];
+				break;
+			}
+		}
+		rr->cpus_of_rank[r] = rr->hosts[r].cpus;
 	}
 	return 0;
 }
@@ -366,5 +377,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	progress_fini(&rr.progress);
 	free(rr.hosts);
 	free(rr.host_of_rank);
+	free(rr.kernel_of_rank);
+	free(rr.cpus_of_rank);
 	return ret;
 }

@@ -37,6 +37,7 @@
 struct run_host {
 	char hostname[RUN_HOST_MAX];
 	char boot_id[40];   /* distinguishes hosts with equal names (containers, VMs) */
+	cpu_set_t cpus;     /* affinity at start (run_node.cpus0): whose CPUs it shares */
 	int32_t pid;
 	int32_t rank;
 };
@@ -70,6 +71,9 @@ struct run_rank {
 	struct bootstrap *bs;
 	struct run_host *hosts;  /* nranks records */
 	int *host_of_rank;       /* nranks: index of the first rank on the same host */
+	int *kernel_of_rank;     /* nranks: index of the first rank on the same kernel (one
+				    boot_id, whatever the host names): who shares its CPUs */
+	cpu_set_t *cpus_of_rank; /* nranks: each rank's affinity at start (run_host.cpus) */
 	uint64_t job_nonce;      /* random, drawn by rank 0: shm names, transport job ids */
 	char run_dir[PATH_MAX];
 	char **argv;

@@ -1,6 +1,7 @@
 /*
- * CPU budget of a rank: whether an idle rank spins or sleeps (coll/comm.c), and the
- * host's busy time for the reports' host CPU per GB (run/bench.c).
+ * CPU budget of a rank: whether an idle rank spins or sleeps (coll/comm.c; crowded by the
+ * ranks of its kernel that share its CPUs), and the kernel's busy time for the reports'
+ * host CPU per GB (run/bench.c).
  */
 #include <errno.h>
 #include <sched.h>
@@ -20,25 +21,51 @@ int cpus_usable(void)
 	return online > 0 ? (int)online : 1;
 }
 
-bool cpus_crowded(int host_ranks, int busy_threads)
+bool cpus_shared_crowded(const cpu_set_t *masks, const int *kernel_of_rank, int nranks,
+			 int rank, int busy_threads, int online)
+{
+	cpu_set_t all, mine, u, meet;
+	int sharing = 0;
+
+	CPU_ZERO(&all);
+	for (int i = 0; i < online && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	mine = CPU_COUNT(&masks[rank]) ? masks[rank] : all;
+	CPU_ZERO(&u);
+	for (int q = 0; q < nranks; q++) {
+		const cpu_set_t *m = CPU_COUNT(&masks[q]) ? &masks[q] : &all;
+
+		if (kernel_of_rank[q] != kernel_of_rank[rank])
+			continue;
+		CPU_AND(&meet, m, &mine);
+		if (!CPU_COUNT(&meet))
+			continue;
+		sharing++;
+		CPU_OR(&u, &u, m);
+	}
+	return (long)sharing * busy_threads > CPU_COUNT(&u);
+}
+
+bool cpus_crowded(const cpu_set_t *masks, const int *kernel_of_rank, int nranks, int rank,
+		  int busy_threads)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 
 	/* a mask narrower than that is this rank's own share (numa bind = cpus:...) */
 	if (cpus_usable() < busy_threads)
 		return true;
-	/* otherwise the host-wide view: where other ranks are bound is not known here */
-	return online > 0 && (long)host_ranks * busy_threads > online;
+	return cpus_shared_crowded(masks, kernel_of_rank, nranks, rank, busy_threads,
+				   online > 0 ? (int)online : 1);
 }
 
-int cpus_host_ranks(const int *host_of_rank, int nranks, int rank)
+int cpus_host_ranks(const int *map, int nranks, int rank)
 {
 	int n = 0;
 
-	if (!host_of_rank)
+	if (!map)
 		return 1;
 	for (int r = 0; r < nranks; r++)
-		n += host_of_rank[r] == host_of_rank[rank];
+		n += map[r] == map[rank];
 	return n;
 }
 
