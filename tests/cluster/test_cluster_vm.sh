@@ -11,6 +11,10 @@
 # takes at least 2 x 50 ms at p50), that `gradsync predict` resolves the between-hosts α
 # from the 2-host run (a number, not "not resolved"), and that its projection of the
 # 4-host ring at 4 KiB (6 steps: α's share) is within 15% of the measured 4-host run.
+# That last check needs the VM to get its CPUs: under TCG a vCPU the host does not run
+# stops the VM's clock-driven world for as long (at a host load of 7-9, two runs of each of
+# two builds read -21% to +36%), so it is judged only when the host's CPU pressure (PSI
+# "some") over the run stayed under PSI_MAX, and said "not judged" otherwise.
 # Skips (77) where no VM can boot. GS_CLUSTER_KEEP=DIR keeps the runs and predict's output.
 set -u
 HERE=$(dirname "$0")
@@ -20,19 +24,27 @@ export GRADSYNC="$G"
 T=$(mktemp -d)
 trap 'if [ -n "${GS_CLUSTER_KEEP:-}" ]; then mkdir -p "$GS_CLUSTER_KEEP" && cp -r "$T"/. "$GS_CLUSTER_KEEP"/; fi; rm -rf "$T"' EXIT
 DELAY_MS=25
-LIMIT=15 # percent: the projection's bound, as for the bandwidth rows (tests/cluster/RESULTS.md)
+LIMIT=15   # percent: the projection's bound, as for the bandwidth rows (tests/cluster/RESULTS.md)
+PSI_MAX=20 # percent of the run some task waited for a host CPU
+# the host's CPU pressure, total microseconds (empty where the kernel has no PSI)
+psi() { awk '/^some/ { sub("total=", "", $5); print $5 }' /proc/pressure/cpu 2>/dev/null; }
+p0=$(psi) t0=$(date +%s)
 # sizes whose time is α's: 8 KiB is 16 ms at the links' rate against 100 ms of delay
 LAYOUTS="2x1 4x1" WORKLOAD=0 ALGOS=ring GS_SIZES="1KiB, 4KiB, 8KiB" GS_ITERS=5 FIT_FROM=1KiB \
 	PREDICT_SIZES=4KiB VM_MEASURE_LIMIT=300 \
 	"$HERE/vm.sh" measure "$T/m" --rate 4mbit --delay ${DELAY_MS}ms --mtu 9000 --gso off \
 	--limit 150 >"$T/vm.out" 2>&1
 st=$?
+p1=$(psi) t1=$(date +%s)
+pressure=
+[ -n "$p0" ] && [ -n "$p1" ] && pressure=$(((p1 - p0) / 10000 / (t1 - t0 + (t1 == t0))))
+echo "host CPU pressure over the VM's run: ${pressure:-unknown}%"
 grep -E '^vm:|done|between hosts|WARNING' "$T/vm.out"
 [ $st = 77 ] && { echo "skip: $(tail -n 1 "$T/vm.out")"; exit 77; }
 if [ $st != 0 ]; then
 	echo "FAIL: the VM's measurement exited $st"; tail -n 30 "$T/vm.out"; exit 1
 fi
-fails=0
+fails=0 judged=
 # the 4 KiB line of the 2-host ring (its one case): size count type op avg p50 ...
 p50=$(awk '$1 == "4KiB" && $3 == "f32" { print $6; exit }' "$T/m/2x1.sweep.log")
 if ! awk -v t="${p50:-0}" -v d=$DELAY_MS 'BEGIN { exit !(t >= 2 * 2 * d * 1000) }'; then
@@ -52,11 +64,14 @@ fi
 # Layout Ranks Algorithm Predicted-ms ... Measured-p50-ms ... Error
 row=$(awk '$1 == "4x1" && $3 == "ring" && $6 != "-" { print; exit }' "$T/m/predict.txt")
 err=$(echo "$row" | awk '{ e = $NF; sub("%", "", e); print e }')
-if [ -z "$row" ] || ! awk -v e="${err:-x}" -v l=$LIMIT 'BEGIN { exit !(e ~ /^[-+]?[0-9.]+$/ && e <= l && e >= -l) }'; then
+if [ -z "$pressure" ] || [ "$pressure" -ge $PSI_MAX ]; then
+	echo "not judged: the 4-host projection, with the host's CPU pressure at ${pressure:-unknown}% (judged under ${PSI_MAX}%): ${row:-no row}"
+elif [ -z "$row" ] || ! awk -v e="${err:-x}" -v l=$LIMIT 'BEGIN { exit !(e ~ /^[-+]?[0-9.]+$/ && e <= l && e >= -l) }'; then
 	echo "FAIL: the 4-host ring at 4 KiB projected from the 2-host run: '${row:-no row}' (limit ${LIMIT}%)"
 	fails=$((fails + 1))
 else
+	judged=1
 	echo "ok: α projected to 4 hosts: ring at 4 KiB predicted $(echo "$row" | awk '{ print $4 " ms, measured " $6 " ms at p50: " $NF }')"
 fi
-[ $fails = 0 ] && echo "cluster vm: a real link delay in the VM, α between hosts resolved from 2 hosts and projected to 4"
+[ $fails = 0 ] && echo "cluster vm: a real link delay in the VM, α between hosts resolved from 2 hosts${judged:+ and projected to 4}"
 exit $fails
