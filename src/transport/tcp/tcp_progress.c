@@ -480,8 +480,11 @@ static bool rx_header(struct tcp_priv *tp, struct tcp_stream *st)
  * next headers come along). A read that returns less than it asked for left the socket
  * empty, and edge-triggered epoll reports the next bytes that arrive, so no read is
  * spent on EAGAIN: a 4 KiB eager message behind its peer's CTS is one recvmsg.
+ * Except once the peer hung up (hup: the event said EPOLLRDHUP, EPOLLHUP or EPOLLERR):
+ * its FIN or reset came with the bytes already reported, so no later event will come,
+ * and only reading on until recv says 0 or an error sees it.
  */
-static void stream_read(struct tcp_priv *tp, struct tcp_stream *st)
+static void stream_read(struct tcp_priv *tp, struct tcp_stream *st, bool hup)
 {
 	bool drained = false;
 
@@ -527,7 +530,7 @@ static void stream_read(struct tcp_priv *tp, struct tcp_stream *st)
 			st->st_tail += (size_t)n - d;
 			if (d)
 				rx_advance(tp, st, d);
-			drained = (size_t)n < want;
+			drained = !hup && (size_t)n < want;
 			continue;
 		}
 		if (n == 0)
@@ -578,7 +581,7 @@ static void handle_events(struct tcp_priv *tp, const struct epoll_event *ev, int
 		if (ev[i].events & EPOLLOUT)
 			st->writable = true;
 		if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
-			stream_read(tp, st);
+			stream_read(tp, st, ev[i].events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP));
 	}
 }
 
