@@ -198,6 +198,77 @@ static void test_stage_edges(void **state)
 		}
 }
 
+/*
+ * The last frames of an exchange arrive in the read that finishes a payload, and nothing
+ * follows them: rank 0 writes a 40000 B eager message (its tail is a direct read, longer
+ * than one stage read) and two small ones behind it in one sendmsg, then goes quiet;
+ * rank 1 only polls once all of it sits in its socket. Edge-triggered epoll reports that
+ * arrival once, so the two small messages complete only if the read that took the
+ * payload parses the stage behind it; a version that waits for a later socket event
+ * times out here (bounded wait), where body_stage_edges' traffic would rescue it.
+ */
+static int body_quiet_tail(struct tpt_rank *r, void *arg)
+{
+	static const size_t lens[] = {40000, 100, 1};
+	enum { NM = sizeof(lens) / sizeof(lens[0]) };
+	size_t offs[NM + 1] = {0};
+	bool sender = r->rank == 0;
+	struct tp_completion cs[NM];
+	int peer = 1 - r->rank, ncs = 0;
+	char *buf;
+	struct tp_mr *mr;
+
+	(void)arg;
+	for (int k = 0; k < NM; k++)
+		offs[k + 1] = offs[k] + lens[k];
+	buf = calloc(1, offs[NM]);
+	TP_CHECK(buf && r->t.ops->mr_reg(&r->t, buf, offs[NM], MEM_HOST, &mr) == 0);
+	for (size_t i = 0; sender && i < offs[NM]; i++)
+		buf[i] = (char)tpt_byte(0, 1, 0, i);
+	if (!sender) {
+		uint64_t end = time_now_ns() + 100000000ull;
+
+		for (int k = 0; k < NM; k++)
+			TP_CHECK(r->t.ops->post_recv(&r->t, peer, 1 + k, mr, offs[k], lens[k],
+						     k) == 0);
+		/* the CTS go out (inline: this poll writes them; thread: it does) */
+		while (time_now_ns() < end)
+			TP_CHECK(r->t.ops->poll(&r->t, cs, NM) == 0);
+	}
+	TP_CHECK(tpt_barrier(r) == 0);
+	if (sender) {
+		for (int k = 0; k < NM; k++)
+			TP_CHECK(r->t.ops->post_send(&r->t, peer, 1 + k, mr, offs[k], lens[k],
+						     k) == 0);
+		/* complete = written, their CTS having come before */
+		for (int k = 0; k < NM; k++)
+			TP_CHECK(tpt_wait1(r, &cs[k], 2000) == 1 && cs[k].status == 0);
+	}
+	TP_CHECK(tpt_barrier(r) == 0); /* everything rank 0 sends is on its way */
+	for (int k = 0; !sender && k < NM; k++) {
+		TP_CHECK(tpt_wait1(r, &cs[ncs], 2000) == 1);
+		TP_CHECK(cs[ncs].status == 0 && cs[ncs].len == lens[cs[ncs].cookie]);
+		ncs++;
+	}
+	for (size_t i = 0; !sender && i < offs[NM]; i++)
+		TP_CHECK((uint8_t)buf[i] == tpt_byte(0, 1, 0, i));
+	r->t.ops->mr_dereg(&r->t, mr);
+	free(buf);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static void test_quiet_tail(void **state)
+{
+	(void)state;
+	for (int streams = 1; streams <= 2; streams++)
+		for (int p = TP_PROGRESS_THREAD; p <= TP_PROGRESS_INLINE; p++) {
+			struct transport_opts o = {
+			    .kind = TP_TCP, .streams = streams, .progress = p};
+
+			run_ok(2, &o, body_quiet_tail, NULL);
+		}
+}
+
 static void test_killed_peer(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
@@ -269,7 +340,7 @@ int main(void)
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_bad_interface),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_eager_mismatch),
-	    cmocka_unit_test(test_stage_edges),
+	    cmocka_unit_test(test_stage_edges),	cmocka_unit_test(test_quiet_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
