@@ -229,8 +229,8 @@ static int body_quiet_tail(struct tpt_rank *r, void *arg)
 		uint64_t end = time_now_ns() + 100000000ull;
 
 		for (int k = 0; k < NM; k++)
-			TP_CHECK(r->t.ops->post_recv(&r->t, peer, 1 + k, mr, offs[k], lens[k],
-						     k) == 0);
+			TP_CHECK(r->t.ops->post_recv(&r->t, peer, 1 + k, mr, offs[k], lens[k], k) ==
+				 0);
 		/* the CTS go out (inline: this poll writes them; thread: it does) */
 		while (time_now_ns() < end)
 			TP_CHECK(r->t.ops->poll(&r->t, cs, NM) == 0);
@@ -238,8 +238,8 @@ static int body_quiet_tail(struct tpt_rank *r, void *arg)
 	TP_CHECK(tpt_barrier(r) == 0);
 	if (sender) {
 		for (int k = 0; k < NM; k++)
-			TP_CHECK(r->t.ops->post_send(&r->t, peer, 1 + k, mr, offs[k], lens[k],
-						     k) == 0);
+			TP_CHECK(r->t.ops->post_send(&r->t, peer, 1 + k, mr, offs[k], lens[k], k) ==
+				 0);
 		/* complete = written, their CTS having come before */
 		for (int k = 0; k < NM; k++)
 			TP_CHECK(tpt_wait1(r, &cs[k], 2000) == 1 && cs[k].status == 0);
@@ -340,7 +340,7 @@ int main(void)
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_bad_interface),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_eager_mismatch),
-	    cmocka_unit_test(test_stage_edges),	cmocka_unit_test(test_quiet_tail),
+	    cmocka_unit_test(test_stage_edges), cmocka_unit_test(test_quiet_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
