@@ -186,16 +186,22 @@ static int body_stage_edges(struct tpt_rank *r, void *arg)
 	return tpt_exchange_end(r, smr, rmr, sbuf, rbuf, cs);
 }
 
-static void test_stage_edges(void **state)
+/* A 2-rank body over 1 and 2 streams, with the progress thread and inline. */
+static void run_ok_modes(tpt_body body)
 {
-	(void)state;
 	for (int streams = 1; streams <= 2; streams++)
 		for (int p = TP_PROGRESS_THREAD; p <= TP_PROGRESS_INLINE; p++) {
 			struct transport_opts o = {
 			    .kind = TP_TCP, .streams = streams, .progress = p};
 
-			run_ok(2, &o, body_stage_edges, NULL);
+			run_ok(2, &o, body, NULL);
 		}
+}
+
+static void test_stage_edges(void **state)
+{
+	(void)state;
+	run_ok_modes(body_stage_edges);
 }
 
 /*
@@ -260,13 +266,7 @@ static int body_quiet_tail(struct tpt_rank *r, void *arg)
 static void test_quiet_tail(void **state)
 {
 	(void)state;
-	for (int streams = 1; streams <= 2; streams++)
-		for (int p = TP_PROGRESS_THREAD; p <= TP_PROGRESS_INLINE; p++) {
-			struct transport_opts o = {
-			    .kind = TP_TCP, .streams = streams, .progress = p};
-
-			run_ok(2, &o, body_quiet_tail, NULL);
-		}
+	run_ok_modes(body_quiet_tail);
 }
 
 static void test_killed_peer(void **state)
