@@ -74,6 +74,17 @@ static double align_share(const struct gpu_profile *g, enum matrix_kind mx, int6
 	return bwd && g->align1_bwd_eff[mx] > 0 ? g->align1_bwd_eff[mx] : g->align1_eff[mx];
 }
 
+/* A linear's forward with its bias runs cuBLAS's bias-epilogue kernel; at few rows that is
+ * another tile shape than the plain GEMM the matrix rate describes (fp32 on the H200:
+ * 128x64 tiles at M = 1024, 128x128 for mm). Gradients and bias-free linears never do. */
+static double bias_share(const struct gpu_profile *g, enum matrix_kind mx, const struct op *o)
+{
+	if (!o->bias_rows || o->bwd || !(g->bias_gemm_share[mx] > 0) ||
+	    o->bias_rows >= g->bias_gemm_rows[mx])
+		return 1;
+	return g->bias_gemm_share[mx];
+}
+
 int conv_kind_of(int k, int s)
 {
 	if ((k == 1 || k == 3) && (s == 1 || s == 2))
@@ -123,7 +134,7 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		else if (o->cls == OPC_ATTN)
 			rate *= g->attn_eff[mx];
 		else
-			rate *= align_share(g, mx, o->align_dim, o->bwd);
+			rate *= align_share(g, mx, o->align_dim, o->bwd) * bias_share(g, mx, o);
 		if (rate > 0)
 			mat = g->matrix_t0_us[mx] * 1e-6 + o->flops / rate;
 	}

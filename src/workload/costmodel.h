@@ -68,6 +68,8 @@ struct op {
 	double flops;
 	double bytes;     /* read + written once */
 	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
+	uint32_t bias_rows; /* forward GEMM of nn.Linear with its bias: the rows M (cuBLAS's
+			     * bias-epilogue kernel, bias_gemm_share); 0 for every other op */
 	double fixed_s;   /* > 0: a recorded duration (op_trace), played as is, no host gap */
 	const char *what; /* static: "gemm", "gemm.dgrad", "bn.bwd", ... */
 };
@@ -108,6 +110,10 @@ struct gpu_profile {
 	double align1_eff[MX_COUNT];        /* GEMM share when align_dim is odd */
 	double align1_bwd_eff[MX_COUNT];    /* the same for the gradients' GEMMs (cuBLAS's
 					     * nn / nt kernels for them are faster) */
+	double bias_gemm_share[MX_COUNT];   /* forward GEMM of a linear with its bias and
+					     * fewer than bias_gemm_rows rows: rate share (cuBLAS
+					     * picks a slower bias-epilogue kernel; 0: not measured) */
+	double bias_gemm_rows[MX_COUNT];    /* the rows M from which that kernel is as fast */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
 	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]

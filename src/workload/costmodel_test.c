@@ -82,6 +82,31 @@ static void test_op_times(void **state)
 	assert_float_equal(cost_op_host_s(&fp32, &mem), 0, 1e-15);
 }
 
+/* A linear's forward with its bias below the profile's rows runs the bias-epilogue share;
+ * at or above them, in backward, without a bias or where the share is not measured
+ * (0: here 16-bit), the plain GEMM rate. */
+static void test_bias_gemm(void **state)
+{
+	struct gpu_profile g = flat();
+	struct cost_params fp32 = { &g, PREC_FP32, -1 }, amp = { &g, PREC_AMP_BF16, -1 };
+	struct op gemm = { .cls = OPC_GEMM, .kernels = 1, .flops = 1e12, .align_dim = 768,
+			   .bias_rows = 1024 };
+
+	(void)state;
+	g.bias_gemm_share[MX_FP32] = 0.5;
+	g.bias_gemm_rows[MX_FP32] = 2048;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 20e-3 + 2e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 1e-3 + 2e-6, 1e-12);
+	gemm.bias_rows = 2048;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	gemm.bias_rows = 1024;
+	gemm.bwd = 1;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	gemm.bwd = 0;
+	gemm.bias_rows = 0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+}
+
 /* Autocast's forward casts have no call of their own (launch only); calls that launch
  * nothing cost host time only; BatchNorm's share falls with few channels; pooling counts
  * 32-bit elements at any precision; layout copies have a share of their own. */
@@ -193,6 +218,11 @@ static void test_profiles(void **state)
 			assert_true(p->matrix_tflops[m] > 0 && p->conv_eff[m] > 0 &&
 				    p->attn_eff[m] > 0);
 		assert_non_null(strstr(p->source, i ? "datasheet" : "measured"));
+		/* the bias-epilogue row: measured for fp32 only, a slowdown below its rows */
+		assert_true(p->bias_gemm_share[MX_FP32] > 0 && p->bias_gemm_share[MX_FP32] < 1 &&
+			    p->bias_gemm_rows[MX_FP32] >= 1024);
+		for (int m = MX_TF32; m < MX_COUNT; m++)
+			assert_true(p->bias_gemm_share[m] == 0);
 		/* convolutions by shape where measured (fp32 and 16-bit), not for tf32 */
 		for (int k = 0; k < CK_COUNT; k++) {
 			assert_true(p->conv_shape[MX_FP32][CP_FWD].share[k] > 0);
@@ -319,6 +349,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_op_times),
+		cmocka_unit_test(test_bias_gemm),
 		cmocka_unit_test(test_conv_shape),
 		cmocka_unit_test(test_op_classes),
 		cmocka_unit_test(test_precision_names),

@@ -102,21 +102,22 @@ static void amp_casts(struct tensor_list *tl, int l, double wnumel, double bias,
 	tl->in_f32 = false;
 }
 
-/* out = x[rows, in] W^T: forward GEMM, data-grad and weight-grad GEMMs, bias column sum. */
+/* out = x[rows, in] W^T: forward GEMM, data-grad and weight-grad GEMMs, bias column sum.
+ * linear_bias: F.linear with its bias, whose forward runs cuBLAS's bias epilogue (Conv1D's
+ * addmm over an [in, out] weight is another layout, not measured: costed as a plain GEMM). */
 static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, int64_t out,
-		       bool bias, bool first)
+		       bool bias, bool linear_bias)
 {
 	double f = 2.0 * rows * (double)in * (double)out;
 	int e = ly_act_bytes(tl);
 	double io = e * (rows * (double)(in + out) + (double)in * out);
-	struct op *wg;
+	struct op *fw;
 
-	op(tl, l, 0, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm");
-	if (!first)
-		op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
-	wg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad");
-	if (!first)
-		same_call(wg);
+	fw = op(tl, l, 0, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm");
+	if (fw && linear_bias && bias)
+		fw->bias_rows = rows < UINT32_MAX ? (uint32_t)rows : UINT32_MAX;
+	op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
+	same_call(op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad"));
 	if (bias)
 		same_call(op(tl, l, 1, OPC_REDUCE, 1, 0, e * rows * (double)out, 0, "bias.grad"));
 }
@@ -125,7 +126,7 @@ void ly_tied_linear_ops(struct tensor_list *tl, int layer, double rows, int64_t 
 			int64_t out, bool bias)
 {
 	amp_casts(tl, layer, (double)in * out, bias ? (double)out : 0, rows * in);
-	matmul_ops(tl, layer, rows, in, out, bias, false);
+	matmul_ops(tl, layer, rows, in, out, bias, true);
 }
 
 int ly_linear_as(struct tensor_list *tl, const char *name, const char *weight,
@@ -141,7 +142,7 @@ int ly_linear_as(struct tensor_list *tl, const char *name, const char *weight,
 	l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
 	tl_param(tl, l, 2, w, "%s", full(tl, weight, pn));
 	amp_casts(tl, l, (double)in * out, bias ? (double)out : 0, positions * in);
-	matmul_ops(tl, l, positions, in, out, bias, false);
+	matmul_ops(tl, l, positions, in, out, bias, true);
 	if (bias) {
 		tl_param(tl, l, 1, b, "%s", full(tl, bias, pn));
 		/* addmm(bias, x, W^T): the bias is a direct input of AddmmBackward, the weight
