@@ -82,8 +82,7 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 		.max_channels = c->collective.channels,
 		/* hierarchical needs the node layout; -1 when hosts are not equal blocks */
 		.local_size = sched_local_size(rr->host_of_rank, rr->li.nranks),
-		.crowded = cpus_crowded(rr->cpus_of_rank, rr->kernel_of_rank, rr->li.nranks,
-					rr->li.rank, 1),
+		.crowded = rc->crowded,
 		.chunk_size = c->collective.chunk_size,
 	};
 	int p;
@@ -192,6 +191,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 		goto out;
 	}
 	rc->timeout_ms = (int)(rr->ecase->cfg.launch.timeout_ns / 1000000);
+	rc->crowded = cpus_crowded(rr->cpus_of_rank, rr->kernel_of_rank, n, me, 1);
 	if (want == TP_NCCL) {
 		ret = comm_nccl_open(rr, rc);
 		if (!ret)
@@ -225,7 +225,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 		env->numa_node = -1;
 		env->abort_flag = bootstrap_abort_flag(rr->bs);
 		env->gpu_buffers = gpu_buffers;
-		env->crowded = cpus_crowded(rr->cpus_of_rank, rr->kernel_of_rank, n, me, 1);
+		env->crowded = rc->crowded;
 		comm_rail(rr, env->rail, sizeof(env->rail));
 	}
 	/* who can reach whom, by each transport's own predicate */

@@ -112,6 +112,8 @@ struct run_comm {
 	struct nccl_ref *nccl;           /* transport = nccl: the reference instead of coll */
 	int timeout_ms;
 	int nranks;
+	bool crowded;                    /* the ranks sharing our CPUs outnumber them (cpus_crowded,
+					    once per case: after this case's binding) */
 	struct run_comm_gpu gpu;         /* gpu.c */
 };
 
