@@ -409,12 +409,15 @@ def light_steps(torch, step, steps):
     return out
 
 
+DIAG_GROUPS = 400  # ResNet's every convolution shape and pass fits
+
+
 def diag_profile(torch, step):
     """Where each kernel of one step comes from (--diag): one profiled step with shapes,
     every GPU activity tied to the ATen op that launched it (the innermost op open on the
     launching thread, and the outermost: the call from Python). Grouped by (pass, outer
     op, inner op, inner op's input shapes, kernel): count, busy us, and GPU idle before
-    them (us: the GPU waiting, for the host or a sync). Returns the 150 groups with the
+    them (us: the GPU waiting, for the host or a sync). Returns the DIAG_GROUPS groups with the
     most busy plus idle time."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
@@ -462,7 +465,7 @@ def diag_profile(torch, step):
         g[1] += (en - st) / 1e3
         g[2] += max(0.0, st - prev) / 1e3 if prev is not None else 0.0
         prev = en
-    rows = sorted(groups.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))[:150]
+    rows = sorted(groups.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))[:DIAG_GROUPS]
     return [list(k) + [v[0], round(v[1], 1), round(v[2], 1)] for k, v in rows]
 
 

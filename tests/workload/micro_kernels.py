@@ -358,8 +358,41 @@ def gemm_gap_rows(torch, dev, quick):
         del x, ws, bs, x3
 
 
+def gemm_waves_rows(torch, dev, quick):
+    """fp32 GEMMs of the transformers' linears over the rows M a step gives them (batch x
+    seq: 1024 to 12608), each in the three ways a step runs it: the forward as F.linear with
+    its bias (nt), the data gradient (nn: dy W) and the weight gradient (tn: dy^T x). Few
+    rows leave cuBLAS's 128x128 output tiles short of one or two full waves over the 132
+    SMs: the rate by M is what the cost model's forward GEMMs at M ~2000-3200 lacked
+    (issue 13). names: the kernels cuBLAS chose."""
+    import torch.nn.functional as F
+    _set(torch, "fp32")
+    ms = [1024, 1536, 2048, 2560, 3152, 4096, 5120, 6304, 8192, 12608]
+    nks = [(768, 768), (2304, 768), (3072, 768), (768, 3072), (1024, 1024), (3072, 1024),
+           (4096, 1024), (1024, 4096)]
+    if quick:
+        ms, nks = ms[:2], nks[:1]
+    for m in ms:
+        for n, k in nks:
+            x = torch.randn(m, k, device=dev)
+            w = torch.randn(n, k, device=dev)
+            b = torch.randn(n, device=dev)
+            dy = torch.randn(m, n, device=dev)
+            for layout, fn in (("nt", lambda: F.linear(x, w, b)), ("nn", lambda: torch.mm(dy, w)),
+                               ("tn", lambda: torch.mm(dy.t(), x))):
+                for c in range(3):
+                    fn()
+                torch.cuda.synchronize()
+                res = profile_calls(torch, [fn] * 8)
+                yield {"op": "gemm_waves_" + layout, "prec": "fp32", "shape": [m, n, k],
+                       "flops": 2.0 * m * n * k, "bytes": 4 * (m * k + n * k + m * n),
+                       "gpu_us": statistics.median(r[0] for r in res), "kernels": res[0][1],
+                       "names": res[0][2]}
+            del x, w, b, dy
+
+
 GROUPS = {"gemm": gemm_rows, "conv": conv_rows, "mem": mem_rows, "conv_split": conv_split_rows,
-          "gemm_gap": gemm_gap_rows}
+          "gemm_gap": gemm_gap_rows, "gemm_waves": gemm_waves_rows}
 
 
 def run(torch, device, out_path, quick=False, budget_s=1e9, only=("gemm", "conv", "mem")):

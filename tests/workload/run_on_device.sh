@@ -90,6 +90,14 @@ LIGHT=${LIGHT:-2}
 CASES=resnet18:96:0:fp32,resnet18:96:0:amp_bf16,resnet50:48:0:fp32,resnet50:48:0:amp_bf16
 CASES=$CASES,resnet18:48:0:fp32,resnet50:24:0:fp32
 fi
+# READY=5 (issue 13, seventh session): where each kernel of seven fit cases comes from
+# (--diag, every group): ViT's layout copies by pass, ResNet-18's convolutions in the step,
+# the fp32 forward GEMMs of BERT and ViT, BERT's head and loss; with MICRO=gemm_waves
+if [ "${READY:-0}" = 5 ] && [ -z "${CASES:-}" ]; then
+CASES=vit_b_16:64:0:amp_bf16,vit_b_16:64:0:fp32,vit_l_16:32:0:amp_bf16,resnet18:128:0:fp32
+CASES=$CASES,resnet18:128:0:amp_bf16,bert_base:32:128:fp32,bert_large:32:128:amp_bf16
+DIAG=$CASES
+fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
 # (MICRO_BATCHES=8,24,48,96: others, to check the conv table where it was never fitted)
