@@ -63,6 +63,7 @@ struct op {
 	uint8_t window;   /* convolutions: the kernel side (3: cuDNN's Winograd paths) */
 	uint8_t stride;   /* convolutions: the window's stride */
 	uint8_t pass;     /* convolutions: enum conv_pass */
+	uint16_t side;    /* convolutions: the output's side (conv_kind_of) */
 	double inner;     /* convolutions: the GEMM view's size that sets the rate (conv_row) */
 	uint32_t channels; /* BatchNorm: its channels (0: unknown, no channel scaling) */
 	double flops;
@@ -85,8 +86,14 @@ struct op {
  * inner dimension), Cout k^2 for the data gradient, Cout Cin k^2 for the weight gradient
  * (its output: too few output tiles for the SMs and cuDNN splits the reduction). A kind
  * whose share is 0 (or another window: ViT's 16x16 patches) takes conv_eff / conv_bwd_eff.
+ * A 3x3 window at stride 1 over an output of at most CONV_SMALL_SIDE a side is its own kind
+ * (CK_3S1_SMALL): too few of Winograd's tiles, so in fp32 cuDNN runs plain kernels there
+ * (ResNet's 512-channel 3x3 at 7 x 7: data gradient at 22-28 TFLOP/s at every batch, the
+ * 3x3 shapes that take Winograd at 57-106); a row that leaves it 0 (the tensor cores'
+ * precisions, which use no Winograd) takes its 3x3 entry.
  */
-enum conv_kind { CK_1S1 = 0, CK_1S2, CK_3S1, CK_3S2, CK_7S2, CK_COUNT };
+enum conv_kind { CK_1S1 = 0, CK_1S2, CK_3S1, CK_3S2, CK_7S2, CK_3S1_SMALL, CK_COUNT };
+#define CONV_SMALL_SIDE 7
 enum conv_pass { CP_FWD = 0, CP_DGRAD, CP_WGRAD, CP_COUNT };
 
 struct conv_row {
@@ -144,8 +151,9 @@ int precision_act_bytes(int precision);
 enum matrix_kind precision_matrix(int precision);
 const char *op_class_name(int cls);
 
-/* The kind of a convolution of window k and stride s; -1 where the table has none. */
-int conv_kind_of(int k, int s);
+/* The kind of a convolution of window k and stride s over an output of `side` a side;
+ * -1 where the table has none. */
+int conv_kind_of(int k, int s, int side);
 
 /* GPU seconds of one operator (no host gap). Pure. */
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o);

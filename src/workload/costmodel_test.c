@@ -112,7 +112,7 @@ static void test_bias_gemm(void **state)
  * 32-bit elements at any precision; layout copies have a share of their own. */
 /* Convolutions by shape: the profile's row for the pass and kind where it has one (a share,
  * the GEMM view's size at half the rate, GFLOP at half the rate), else one share per
- * direction; kinds by window and stride. */
+ * direction; kinds by window and stride (and a small 3x3's output side). */
 static void test_conv_shape(void **state)
 {
 	struct gpu_profile g = flat();
@@ -122,13 +122,15 @@ static void test_conv_shape(void **state)
 	struct conv_row *r = &g.conv_shape[MX_FP32][CP_WGRAD];
 
 	(void)state;
-	assert_int_equal(conv_kind_of(1, 1), CK_1S1);
-	assert_int_equal(conv_kind_of(1, 2), CK_1S2);
-	assert_int_equal(conv_kind_of(3, 1), CK_3S1);
-	assert_int_equal(conv_kind_of(3, 2), CK_3S2);
-	assert_int_equal(conv_kind_of(7, 2), CK_7S2);
-	assert_int_equal(conv_kind_of(16, 16), -1);
-	assert_int_equal(conv_kind_of(3, 3), -1);
+	assert_int_equal(conv_kind_of(1, 1, 56), CK_1S1);
+	assert_int_equal(conv_kind_of(1, 2, 28), CK_1S2);
+	assert_int_equal(conv_kind_of(3, 1, 14), CK_3S1);
+	assert_int_equal(conv_kind_of(3, 1, 7), CK_3S1_SMALL);
+	assert_int_equal(conv_kind_of(3, 2, 7), CK_3S2);
+	assert_int_equal(conv_kind_of(1, 1, 7), CK_1S1);
+	assert_int_equal(conv_kind_of(7, 2, 112), CK_7S2);
+	assert_int_equal(conv_kind_of(16, 16, 14), -1);
+	assert_int_equal(conv_kind_of(3, 3, 7), -1);
 	/* no row: 100 TFLOP/s x conv_bwd_eff 0.25 = 40 ms, plus the floor */
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
 	/* share 0.5 and a weight of 4096 elements at half the rate: 100 x 0.5 x 0.5 = 25
@@ -150,6 +152,17 @@ static void test_conv_shape(void **state)
 	wg.stride = 16;
 	wg.pass = CP_WGRAD;
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	/* a 3x3 at stride 1 over 7 x 7 takes the 3x3 entry while its own is 0, then its own */
+	r->gflop_half = 0;
+	r->share[CK_3S1] = 0.5;
+	wg.window = 3;
+	wg.stride = 1;
+	wg.side = 7;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 20e-3 + 2e-6, 1e-12);
+	r->share[CK_3S1_SMALL] = 0.25;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	wg.side = 14;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 20e-3 + 2e-6, 1e-12);
 }
 
 static void test_op_classes(void **state)
@@ -223,10 +236,12 @@ static void test_profiles(void **state)
 			    p->bias_gemm_rows[MX_FP32] >= 1024);
 		for (int m = MX_TF32; m < MX_COUNT; m++)
 			assert_true(p->bias_gemm_share[m] == 0);
-		/* convolutions by shape where measured (fp32 and 16-bit), not for tf32 */
+		/* convolutions by shape where measured (fp32 and 16-bit), not for tf32; the
+		 * small 3x3 kind in fp32 alone (16-bit takes its 3x3 entry) */
 		for (int k = 0; k < CK_COUNT; k++) {
 			assert_true(p->conv_shape[MX_FP32][CP_FWD].share[k] > 0);
-			assert_true(p->conv_shape[MX_BF16][CP_WGRAD].share[k] > 0);
+			assert_true((p->conv_shape[MX_BF16][CP_WGRAD].share[k] > 0) ==
+				    (k != CK_3S1_SMALL));
 			assert_true(p->conv_shape[MX_TF32][CP_FWD].share[k] == 0);
 		}
 	}

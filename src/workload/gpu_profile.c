@@ -64,13 +64,13 @@
  * (..._b8-96.json: every pass's sum within 20% per batch, the one share's up to 37% off). fp16 takes bf16's (the same tensor cores); tf32 was
  * not measured by shape and keeps conv_eff / conv_bwd_eff. */
 #define H200_CONV_BF16 { \
-	{ { 0.3811, 0.5139, 0.5545, 0.2788, 0.0363 }, { 10.4, 878.3, 656.6, 0, 26.7 }, 0.239 } /* fwd */, \
-	{ { 0.3694, 0.4865, 0.6067, 0.2394, 0 }, { 0, 2107, 784.3, 0, 0 }, 0.272 } /* dgrad */, \
-	{ { 0.3318, 0.2241, 0.4277, 0.3552, 0.0412 }, { 2030.3, 68158.2, 36553.8, 99947.3, 0 }, 0.418 } /* wgrad */ }
+	{ { 0.3811, 0.5139, 0.5545, 0.2788, 0.0363, 0 }, { 10.4, 878.3, 656.6, 0, 26.7, 0 }, 0.239 } /* fwd */, \
+	{ { 0.3694, 0.4865, 0.6067, 0.2394, 0, 0 }, { 0, 2107, 784.3, 0, 0, 0 }, 0.272 } /* dgrad */, \
+	{ { 0.3318, 0.2241, 0.4277, 0.3552, 0.0412, 0 }, { 2030.3, 68158.2, 36553.8, 99947.3, 0, 0 }, 0.418 } /* wgrad */ }
 #define H200_CONV_FP32 { \
-	{ { 0.701, 0.7535, 0.8758, 0.5291, 1.2448 }, { 6.7, 0, 0, 0, 307.1 }, 0.255 } /* fwd */, \
-	{ { 0.5984, 0.588, 0.7835, 0.6408, 0 }, { 39.7, 149.1, 0, 652.7, 0 }, 0.214 } /* dgrad */, \
-	{ { 0.3658, 0.3573, 2.1257, 0.526, 0.642 }, { 10493.3, 14597, 104132, 47582.1, 7722.2 }, 0 } /* wgrad */ }
+	{ { 0.7051, 0.758, 1.7248, 0.5333, 0.8472, 0.5 }, { 6.8, 0, 619.2, 0, 157.5, 152.9 }, 0.257 } /* fwd */, \
+	{ { 0.5984, 0.5903, 0.8861, 0.6433, 0, 0.5502 }, { 39.4, 150.3, 0, 657.8, 0, 0 }, 0.214 } /* dgrad */, \
+	{ { 0.3665, 0.358, 2.312, 0.526, 0.6358, 1.8981 }, { 10575.6, 14654.1, 119621, 47582.1, 7558, 0 }, 0 } /* wgrad */ }
 #define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
 
 static const struct gpu_profile profiles[] = {
@@ -185,15 +185,15 @@ struct profile_field {
 	{ "mem_eff." name, offsetof(struct gpu_profile, mem_eff) + (c) * 2 * sizeof(double),    \
 	  2, "share of hbm_gbps, 32-bit and 16-bit activations" }
 
-/* conv_shape.PREC.PASS = share x5, inner_half x5, gflop_half (kinds 1x1, 1x1/2, 3x3, 3x3/2,
- * 7x7/2: costmodel.h, conv_row) */
+/* conv_shape.PREC.PASS = share x6, inner_half x6, gflop_half (kinds 1x1, 1x1/2, 3x3, 3x3/2,
+ * 7x7/2, 3x3 over at most 7 x 7: costmodel.h, conv_row) */
 #define CONV_ROW_N ((int)(sizeof(struct conv_row) / sizeof(double)))
 #define PF_CONV(mx, prec, pass, pname)                                                   \
 	{ "conv_shape." prec "." pname,                                                  \
 	  offsetof(struct gpu_profile, conv_shape) +                                     \
 		  ((mx) * CP_COUNT + (pass)) * sizeof(struct conv_row),                  \
 	  CONV_ROW_N,                                                                    \
-	  "convolutions by shape: share x5, inner_half x5, gflop_half (kinds 1x1 1x1/2 3x3 3x3/2 7x7/2; 0: conv_eff)" }
+	  "convolutions by shape: share x6, inner_half x6, gflop_half (kinds 1x1 1x1/2 3x3 3x3/2 7x7/2 3x3@7; 0: conv_eff, 3x3@7: 3x3's)" }
 #define PF_CONV_PREC(mx, prec)                                                           \
 	PF_CONV(mx, prec, CP_FWD, "fwd"), PF_CONV(mx, prec, CP_DGRAD, "dgrad"),          \
 		PF_CONV(mx, prec, CP_WGRAD, "wgrad")

@@ -60,7 +60,7 @@ static void same_call(struct op *o)
 
 /* inner: the GEMM view's size that sets the pass's rate (costmodel.h, conv_row) */
 static struct op *conv_op(struct tensor_list *tl, int l, int pass, int kernels, double flops,
-			  double bytes, int64_t cout, int k, int stride, double inner,
+			  double bytes, int64_t cout, int k, int stride, int side, double inner,
 			  const char *what)
 {
 	struct op *o = op(tl, l, pass != CP_FWD, OPC_CONV, kernels, flops, bytes, cout, what);
@@ -69,6 +69,7 @@ static struct op *conv_op(struct tensor_list *tl, int l, int pass, int kernels, 
 		o->window = (uint8_t)(k < 255 ? k : 255);
 		o->stride = (uint8_t)(stride < 255 ? stride : 255);
 		o->pass = (uint8_t)pass;
+		o->side = (uint16_t)(side < 65535 ? side : 65535);
 		o->inner = inner;
 	}
 	return o;
@@ -216,12 +217,12 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 	amp_casts(tl, l, wn, bias ? (double)cout : 0, in_el);
 	/* cuDNN on NCHW tensor-core paths transposes to NHWC and back: more kernels */
 	conv_op(tl, l, CP_FWD, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k, stride,
-		(double)cin * k * k, "conv");
+		out, (double)cin * k * k, "conv");
 	if (!first)
 		conv_op(tl, l, CP_DGRAD, fp32 ? 2 : 3, fwd, e * (in_el + out_el + wn), cout, k,
-			stride, (double)cout * k * k, "conv.dgrad");
+			stride, out, (double)cout * k * k, "conv.dgrad");
 	wg = conv_op(tl, l, CP_WGRAD, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k,
-		     stride, wn, "conv.wgrad");
+		     stride, out, wn, "conv.wgrad");
 	if (!first)
 		same_call(wg); /* ConvolutionBackward computes both */
 	if (bias)

@@ -31,14 +31,22 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KINDS = ("1x1", "1x1/2", "3x3", "3x3/2", "7x7/2")
+KINDS = ("1x1", "1x1/2", "3x3", "3x3/2", "7x7/2", "3x3@7")
+NK = len(KINDS)
+# a 3x3 window at stride 1 over an output this small has too few of Winograd's tiles: in
+# fp32 cuDNN runs plain kernels there (data gradient at 22-28 TFLOP/s at every batch, 57-106
+# for the Winograd shapes), its own kind; the tensor cores' precisions use no Winograd, so
+# their small 3x3 is the 3x3 kind (costmodel.c conv_rate: a row without it takes 3x3's)
+SMALL_SIDE = 7
 PASSES = (("conv_fwd", "fwd"), ("conv_dgrad", "dgrad"), ("conv_wgrad", "wgrad"))
 MX = {"fp32": 0, "bf16": 2}
 # kernels the model charges a pass (layers.c ly_conv2d): the floor per kernel
 KERNELS = {"fp32": {"fwd": 1, "dgrad": 2, "wgrad": 1}, "bf16": {"fwd": 2, "dgrad": 3, "wgrad": 2}}
 
 
-def kind(k, s):
+def kind(k, s, side, prec):
+    if (k, s) == (3, 1) and side <= SMALL_SIDE and prec == "fp32":
+        return 5
     if k in (1, 3) and s in (1, 2):
         return (0 if k == 1 else 2) + (s == 2)
     return 4 if (k, s) == (7, 2) else None
@@ -63,7 +71,7 @@ def rows(path):
         if not x.get("op", "").startswith("conv_") or "gpu_us" not in x:
             continue
         b, cin, cout, k, s, hw = x["shape"]
-        kd = kind(k, s)
+        kd = kind(k, s, hw // s, x["prec"])
         if kd is None:
             continue
         ps = dict(PASSES)[x["op"]]
@@ -75,9 +83,9 @@ def rows(path):
 
 def model_us(row, peak_t, t0, floor, p):
     """The cost model's time (costmodel.c conv_rate, cost_op_gpu_s) for parameters p:
-    [log share x5, log inner_half x5, log gflop_half]."""
+    [log share xNK, log inner_half xNK, log gflop_half]."""
     k = row["kind"]
-    share, ih, gh = math.exp(p[k]), math.exp(p[5 + k]), math.exp(p[10])
+    share, ih, gh = math.exp(p[k]), math.exp(p[NK + k]), math.exp(p[2 * NK])
     rate = peak_t * 1e12 * share * row["F"] / (row["F"] + gh * 1e9) * \
         row["inner"] / (row["inner"] + ih)
     return KERNELS[row["prec"]][row["pass"]] * floor + t0 + row["F"] / rate * 1e6
@@ -86,7 +94,7 @@ def model_us(row, peak_t, t0, floor, p):
 def old_us(row, prof):
     mx = MX[row["prec"]]
     eff = prof["conv_bwd_eff" if row["pass"] != "fwd" else "conv_eff"][mx]
-    gain = prof["conv3_gain"][mx] if row["kind"] in (2, 3) else 1
+    gain = prof["conv3_gain"][mx] if row["kind"] in (2, 3, 5) else 1
     rate = prof["matrix_tflops"][mx] * 1e12 * eff * gain
     return KERNELS[row["prec"]][row["pass"]] * prof["floor_us"][0] + \
         prof["matrix_t0_us"][mx] + row["F"] / rate * 1e6
@@ -94,7 +102,7 @@ def old_us(row, prof):
 
 def fit(group, peak_t, t0, floor):
     """Coordinate descent with halving steps on the sum of squared log errors."""
-    p = [math.log(0.5)] * 5 + [math.log(64)] * 5 + [math.log(1.0)]
+    p = [math.log(0.5)] * NK + [math.log(64)] * NK + [math.log(1.0)]
     used = {r["kind"] for r in group}
 
     batches = sorted({r["b"] for r in group})
@@ -114,7 +122,7 @@ def fit(group, peak_t, t0, floor):
     while step > 1e-3:
         moved = False
         for i in range(len(p)):
-            if i < 10 and i % 5 not in used:
+            if i < 2 * NK and i % NK not in used:
                 continue
             for d in (step, -step):
                 q = list(p)
@@ -125,9 +133,9 @@ def fit(group, peak_t, t0, floor):
                     break
         if not moved:
             step /= 2
-    for k in range(5):  # a kind never measured: no row (conv_eff)
+    for k in range(NK):  # a kind never measured: no row (conv_eff)
         if k not in used:
-            p[k] = p[5 + k] = float("-inf")
+            p[k] = p[NK + k] = float("-inf")
     return p
 
 
@@ -185,8 +193,8 @@ def main():
         return 1 if bad else 0
     vals = {}
     for (prec, ps), p in out.items():
-        vals[(prec, ps)] = [round(math.exp(x), 4) if i < 5 else round(math.exp(x), 1)
-                            if i < 10 else round(math.exp(x), 3) for i, x in enumerate(p)]
+        vals[(prec, ps)] = [round(math.exp(x), 4) if i < NK else round(math.exp(x), 1)
+                            if i < 2 * NK else round(math.exp(x), 3) for i, x in enumerate(p)]
     for (prec, ps), v in vals.items():
         print("conv_shape.%s.%s = %s" % (prec, ps, " ".join("%g" % x for x in v)))
         if prec == "bf16":
@@ -196,8 +204,8 @@ def main():
             for ps in ("fwd", "dgrad", "wgrad"):
                 v = vals[(prec, ps)]
                 print("/* %s %s */ { { %s }, { %s }, %g }," % (
-                    prec, ps, ", ".join("%g" % x for x in v[:5]),
-                    ", ".join("%g" % x for x in v[5:10]), v[10]))
+                    prec, ps, ", ".join("%g" % x for x in v[:NK]),
+                    ", ".join("%g" % x for x in v[NK:2 * NK]), v[2 * NK]))
     return 0
 
 
