@@ -71,6 +71,8 @@ struct op {
 	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
 	uint32_t bias_rows; /* forward GEMM of nn.Linear with its bias: the rows M (cuBLAS's
 			     * bias-epilogue kernel, bias_gemm_share); 0 for every other op */
+	uint32_t grad_rows; /* the gradients' GEMMs of a linear: its rows M (grad_gemm_share);
+			     * 0 for every other op */
 	double fixed_s;   /* > 0: a recorded duration (op_trace), played as is, no host gap */
 	const char *what; /* static: "gemm", "gemm.dgrad", "bn.bwd", ... */
 };
@@ -121,6 +123,10 @@ struct gpu_profile {
 					     * fewer than bias_gemm_rows rows: rate share (cuBLAS
 					     * picks a slower bias-epilogue kernel; 0: not measured) */
 	double bias_gemm_rows[MX_COUNT];    /* the rows M from which that kernel is as fast */
+	double grad_gemm_share[MX_COUNT];   /* a linear's gradient GEMMs (data and weight) with
+					     * fewer than grad_gemm_rows rows: rate share (0: not
+					     * measured) */
+	double grad_gemm_rows[MX_COUNT];    /* the rows M from which they run at the full rate */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
 	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]

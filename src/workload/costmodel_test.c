@@ -84,7 +84,7 @@ static void test_op_times(void **state)
 
 /* A linear's forward with its bias below the profile's rows runs the bias-epilogue share;
  * at or above them, in backward, without a bias or where the share is not measured
- * (0: here 16-bit), the plain GEMM rate. */
+ * (0: here 16-bit), the plain GEMM rate. Its gradient GEMMs have a share of their own. */
 static void test_bias_gemm(void **state)
 {
 	struct gpu_profile g = flat();
@@ -104,6 +104,16 @@ static void test_bias_gemm(void **state)
 	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
 	gemm.bwd = 0;
 	gemm.bias_rows = 0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	/* a linear's gradient GEMMs below their rows: their own share, never forward's */
+	g.grad_gemm_share[MX_FP32] = 0.5;
+	g.grad_gemm_rows[MX_FP32] = 4096;
+	gemm.grad_rows = 1024;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	gemm.bwd = 1;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 20e-3 + 2e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 1e-3 + 2e-6, 1e-12);
+	gemm.grad_rows = 4096;
 	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
 }
 

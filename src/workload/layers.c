@@ -112,13 +112,19 @@ static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, i
 	double f = 2.0 * rows * (double)in * (double)out;
 	int e = ly_act_bytes(tl);
 	double io = e * (rows * (double)(in + out) + (double)in * out);
-	struct op *fw;
+	uint32_t m = rows < UINT32_MAX ? (uint32_t)rows : UINT32_MAX;
+	struct op *fw, *dg, *wg;
 
 	fw = op(tl, l, 0, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm");
 	if (fw && linear_bias && bias)
-		fw->bias_rows = rows < UINT32_MAX ? (uint32_t)rows : UINT32_MAX;
-	op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
-	same_call(op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad"));
+		fw->bias_rows = m;
+	dg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
+	wg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad");
+	same_call(wg);
+	if (dg)
+		dg->grad_rows = m;
+	if (wg)
+		wg->grad_rows = m;
 	if (bias)
 		same_call(op(tl, l, 1, OPC_REDUCE, 1, 0, e * rows * (double)out, 0, "bias.grad"));
 }

@@ -283,6 +283,44 @@ static void test_gpt2_autocast_ops(void **state)
 	assert_int_equal(gpt2_ops(PREC_FP32, "cast.logits", NULL, &b), 0);
 }
 
+/* BERT (batch 2 x 64): every linear's gradient GEMMs carry their rows M (grad_gemm_share),
+ * forward's none; the loss's log_softmax runs on 16-bit logits under autocast (2 bytes an
+ * element each way), on 32-bit ones in fp32 (the profiler, RESULTS.md 2026-12-03) */
+static void test_bert_grad_rows_and_loss(void **state)
+{
+	const double n = 128.0 * 30522;
+	struct workload_opts w;
+	struct tensor_list tl;
+	int grads = 0;
+
+	(void)state;
+	for (int amp = 0; amp < 2; amp++) {
+		memset(&w, 0, sizeof(w));
+		snprintf(w.model, sizeof(w.model), "bert_base");
+		w.batch = 2;
+		w.seq_len = 64;
+		w.precision = amp ? PREC_AMP_BF16 : PREC_FP32;
+		assert_int_equal(model_build(&w, &tl), 0);
+		for (uint32_t k = 0; k < tl.nops; k++) {
+			const struct op *o = &tl.ops[k];
+
+			if (!strcmp(o->what, "gemm.dgrad") || !strcmp(o->what, "gemm.wgrad")) {
+				/* the pooler and the next-sentence head: one row a sequence */
+				assert_true(o->grad_rows == 128 || o->grad_rows == 2);
+				grads++;
+			} else if (!strcmp(o->what, "gemm")) {
+				assert_int_equal(o->grad_rows, 0);
+			} else if (!strcmp(o->what, "log_softmax")) {
+				assert_true(fabs(o->bytes - 2.0 * (amp ? 2 : 4) * n) < 1);
+			} else if (!strcmp(o->what, "log_softmax.bwd")) {
+				assert_true(fabs(o->bytes - 3.0 * (amp ? 2 : 4) * n) < 1);
+			}
+		}
+		tensor_list_free(&tl);
+	}
+	assert_true(grads > 2 * 2 * 12 * 6);
+}
+
 static void test_llama_shape_override(void **state)
 {
 	struct workload_opts w;
@@ -363,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_resnet50_details),
 		cmocka_unit_test(test_transformer_orders),
 		cmocka_unit_test(test_gpt2_autocast_ops),
+		cmocka_unit_test(test_bert_grad_rows_and_loss),
 		cmocka_unit_test(test_llama_shape_override),
 		cmocka_unit_test(test_custom),
 		cmocka_unit_test(test_bad_shapes),
