@@ -278,7 +278,7 @@ static int body_msgsize(struct tpt_rank *r, void *arg GS_UNUSED)
 
 	TP_CHECK(buf);
 	TP_CHECK(r->t.ops->mr_reg(&r->t, host, sizeof(host), MEM_HOST, &hmr) == -ENOTSUP);
-	return tpt_msgsize(r, buf, MEM_CUDA);
+	return tpt_msgsize(r, buf, MEM_CUDA, -EMSGSIZE);
 }
 
 /* The held-tag case (tp_test_util.h) on device memory. */

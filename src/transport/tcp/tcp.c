@@ -37,6 +37,13 @@ static void tcp_close(struct transport *t)
 			/* half-read eager payloads not on the unexp list (a receive took them) */
 			if (st->rexp && st->rexp->req)
 				free(st->rexp);
+			/* REFUSE frames not written (the only frames on the heap) */
+			for (struct fifo_link *l; (l = fifo_pop(&st->txq));) {
+				struct tcp_frame *f = fifo_entry(l, struct tcp_frame, link);
+
+				if (f->hdr.type == TF_REFUSE)
+					free(f);
+			}
 		}
 		for (struct fifo_link *l; (l = fifo_pop(&tp->peers[p].unexp));)
 			free(fifo_entry(l, struct tcp_unexp, link));
@@ -75,6 +82,7 @@ static int peers_alloc(struct tcp_priv *tp)
 		if (!env->use_peer[p] || p == env->rank)
 			continue;
 		pe->active = true;
+		pe->credit = pe->rx_avail = TCP_EAGER_WINDOW;
 		pe->streams = calloc((size_t)tp->nstreams, sizeof(*pe->streams));
 		if (!pe->streams)
 			return -ENOMEM;

@@ -30,13 +30,34 @@
  * (strace -c); 16 MiB: 507 and 417.
  */
 #define TCP_STRIPE_MIN	(1u << 20)
-#define TCP_EAGER_MAX	(64u << 10)  /* messages up to this size go before their CTS */
+#define TCP_EAGER_MAX	(64u << 10)  /* messages up to this size go without a CTS */
+/*
+ * Bytes of eager messages (payload + header) a rank may have sent to one peer that the
+ * peer has not consumed yet: what bounds the heap that holds a peer's unexpected eager
+ * messages. 32 messages of the largest eager size, 400 of 4 KiB; the executor's pieces
+ * in flight to one peer stay far below it, so in a collective an eager send waits for
+ * credit only when its receiver is that far behind.
+ */
+#define TCP_EAGER_WINDOW (2u << 20)
+/* the receiver returns consumed credit on whatever frame it writes to that peer next,
+ * and in a frame of its own once this much waits (a flow with nothing coming back) */
+#define TCP_CREDIT_RETURN (TCP_EAGER_WINDOW / 2)
+#define TCP_NO_RID	 UINT32_MAX
 
 enum tcp_frame_type {
 	TF_CTS = 1,
 	TF_DATA = 2,
 	TF_MISMATCH = 3,
-	TF_EAGER = 4, /* payload sent before the CTS; matched by tag, FIFO per peer */
+	TF_EAGER = 4,  /* payload sent without a CTS; matched by tag, FIFO per peer */
+	TF_RTS = 5,    /* a send above the eager limit posted before its CTS came */
+	TF_REFUSE = 6, /* receiver -> sender: a length mismatch (off says what met it) */
+	TF_CREDIT = 7, /* nothing but the credit field */
+};
+
+/* TF_REFUSE's off: which frame of the sender met a receive of another length */
+enum tcp_refused {
+	TCP_REFUSED_EAGER = 0,
+	TCP_REFUSED_RTS = 1,
 };
 
 struct tcp_frame_hdr {
@@ -45,6 +66,7 @@ struct tcp_frame_hdr {
 	uint64_t tag;
 	uint64_t off;
 	uint64_t len;
+	uint64_t credit; /* eager window bytes the writer consumed since it last said so */
 };
 
 struct tcp_req;
@@ -74,14 +96,16 @@ struct tcp_req {
 	int peer;
 	int status;
 	int kind;
-	int chunks_left; /* frames not yet fully written (recv: its CTS) */
-	bool active;	 /* recv: CTS sent, data may arrive */
-	bool eager;	 /* send: went as TF_EAGER, completes when written and its CTS came;
-			    recv: may still take a TF_EAGER frame (on its peer's erecv list) */
-	bool cts_seen;	 /* eager send: its CTS arrived (status set from its length) */
+	int chunks_left; /* frames not yet fully written (recv: its CTS, if any) */
+	int rts_stream;	 /* send: the stream its RTS and first chunk take; -1 none */
+	bool active;	 /* recv: posted, data may arrive */
+	bool eager;	 /* recv: may still take a TF_EAGER or TF_RTS frame (on erecvs) */
+	bool cts;	 /* recv: sent a CTS (above the eager limit) */
+	bool wait_cts;	 /* send above the eager limit: its CTS has not come */
 	bool data_in;	 /* recv: bytes in (or failed); completes once its CTS is written */
-	struct fifo_link elink; /* on its peer's esends / erecvs */
+	struct fifo_link elink; /* on its peer's erecvs */
 	struct tcp_frame frames[TCP_MAX_CHUNKS];
+	struct tcp_frame xframe; /* send: its RTS */
 };
 
 /* A TF_EAGER message that arrived before its receive was posted: held in a heap buffer
@@ -91,6 +115,7 @@ struct tcp_unexp {
 	uint64_t tag;
 	size_t len;
 	bool filled;	     /* every payload byte is in buf */
+	bool rts;	     /* no payload: a TF_RTS whose receive is not posted yet */
 	struct tcp_req *req; /* the receive that took it while it was still arriving */
 	char buf[];
 };
@@ -116,6 +141,7 @@ struct tcp_stream {
 	struct tcp_unexp *rexp; /* payload being read into an unexpected eager buffer */
 	char *rdst;
 	size_t rleft;
+	uint64_t rcost; /* eager payload read straight into its receive: its window bytes */
 };
 
 struct tcp_peer {
@@ -124,9 +150,14 @@ struct tcp_peer {
 	unsigned int rr;		    /* next stream for a single-chunk frame */
 	struct fifo sends;		    /* tcp_req: posted sends without CTS */
 	struct fifo cts;		    /* tcp_cts: CTS without a send */
-	struct fifo esends;		    /* tcp_req (elink): eager sends waiting for their CTS */
+	struct fifo eblocked;		    /* tcp_req: eager sends waiting for credit, in order */
 	struct fifo erecvs;		    /* tcp_req (elink): receives that may take an eager frame */
-	struct fifo unexp;		    /* tcp_unexp: eager frames not yet taken */
+	struct fifo unexp;		    /* tcp_unexp: eager frames and RTS not yet taken */
+	uint64_t credit;		    /* eager bytes we may still send it */
+	uint64_t rx_avail;		    /* eager bytes it may still send us (credit it holds) */
+	uint64_t owed;			    /* eager bytes of its we consumed, not yet returned */
+	bool credit_queued;		    /* credit_frame is on stream 0's txq */
+	struct tcp_frame credit_frame;
 	_Atomic int outstanding;	    /* posted, not completed */
 	bool closed;			    /* orderly EOF while idle */
 };

@@ -4,22 +4,43 @@
  * inline on the executor's own thread (tcp_inline_*).
  *
  * Wire protocol on every stream after the handshake (tcp_conn.c), all fields little
- * endian host order (both ends run the same binary on the same architecture):
- *   1. receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes",
+ * endian host order (both ends run the same binary on the same architecture). Every
+ * header carries `credit`: eager window bytes its writer consumed since it last said so.
+ * Messages up to TCP_EAGER_MAX (eager):
+ *   1. the sender writes EAGER {tag, len} + payload on stream 0 at once, if the
+ *      receiver's window (TCP_EAGER_WINDOW bytes of payload + header per peer) has room
+ *      for it, else the send waits, and every later eager send to that peer behind it,
+ *      until credit comes; the send completes once written.
+ *   2. the receiver gives it to its oldest posted receive with that tag, straight into
+ *      the buffer, or keeps it in a heap buffer until that receive is posted; a receive
+ *      up to the eager limit writes nothing and completes once the bytes are in.
+ *   3. once the bytes reached the receive, their window bytes are owed back: in the
+ *      credit field of the next frame the receiver writes to that peer (its next
+ *      message, a CTS), or in CREDIT {} once TCP_CREDIT_RETURN bytes are owed (a flow
+ *      with nothing going back). The receiver fails the stream (-EPROTO) if a peer
+ *      sends past its window, so a peer's unexpected eager data never exceeds it.
+ * Larger messages (rendezvous):
+ *   1. the receiver posts recv -> CTS {rid, tag, len}: "rid is ready for len bytes",
  *      always on stream 0 so CTS keep the receiver's post order
- *   2. sender matches CTS to its send with that tag (FIFO per (peer, tag));
+ *   2. the sender matches CTS to its send with that tag (FIFO per (peer, tag)); a send
+ *      posted before its CTS came writes RTS {tag, len} on the stream its first chunk
+ *      will take (so the receiver sees it before that chunk completes the receive);
  *      equal lengths: DATA {rid, tag, off, len} + payload chunks striped over the
  *      streams, written straight from the send buffer;
  *      different lengths: MISMATCH {rid, tag, len = sender's length}; both -EMSGSIZE.
  *   3. receiver looks rid up (no search), reads payload straight into the posted
- *      buffer at off, and completes once all chunks landed.
- * Eager messages (len <= TCP_EAGER_MAX): the sender does not wait for the CTS; it
- * writes EAGER {tag, len} + payload on stream 0 at once, and the receiver gives it to
- * its oldest posted receive with that tag (any length: a different one is -EMSGSIZE),
- * or keeps it in a heap buffer until that receive is posted. Receives send their CTS
- * all the same; an eager send completes once written and its CTS has come, with
- * -EMSGSIZE when the CTS's length differs. A small message so costs one trip instead
- * of a CTS round trip plus one; a large one is never copied twice.
+ *      buffer at off, and completes once all chunks landed and its CTS is written.
+ * Lengths across the eager limit (the receiver detects them, matching by tag in order):
+ *   - an EAGER frame meeting a receive of another length fails the receive (-EMSGSIZE)
+ *     and the receiver writes REFUSE {rid of its CTS or TCP_NO_RID, tag, off = EAGER,
+ *     len = its length}: the send had completed when written, so the sender logs it
+ *     and drops that CTS.
+ *   - an RTS meeting a receive up to the eager limit (which sends no CTS) fails it and
+ *     writes REFUSE {tag, off = RTS, len}: the sender fails that send with -EMSGSIZE.
+ *     An RTS that meets a larger receive only claims it (its CTS does the rest); one
+ *     that comes before its receive is kept (no payload) until the receive is posted.
+ * A small message so costs one write and no reply of its own (linear AllReduce on 4
+ * ranks: 6 writes, where a CTS per message made 12); a large one is never copied twice.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -67,12 +88,21 @@ static bool cts_has_tag(const struct fifo_link *l, const void *tag)
 	return fifo_entry(l, struct tcp_cts, link)->tag == *(const uint64_t *)tag;
 }
 
+/* arg: a REFUSE header naming the CTS by rid and tag */
+static bool cts_is(const struct fifo_link *l, const void *h)
+{
+	const struct tcp_cts *c = fifo_entry(l, struct tcp_cts, link);
+	const struct tcp_frame_hdr *rh = h;
+
+	return c->rid == rh->rid && c->tag == rh->tag;
+}
+
 static bool unexp_has_tag(const struct fifo_link *l, const void *tag)
 {
 	return fifo_entry(l, struct tcp_unexp, link)->tag == *(const uint64_t *)tag;
 }
 
-/* The oldest eager send or receive of q with tag, taken off q; NULL when none. */
+/* The oldest receive of q that may take an eager frame with tag, taken off q. */
 static struct tcp_req *eager_take(struct fifo *q, uint64_t tag)
 {
 	struct fifo_link *l = fifo_take(q, eager_has_tag, &tag);
@@ -95,10 +125,53 @@ static void queue_frame(struct tcp_stream *st, struct tcp_frame *f)
 	fifo_push(&st->txq, &f->link);
 }
 
+/* What an eager message takes of its receiver's window. */
+static uint64_t eager_cost(uint64_t len)
+{
+	return len + sizeof(struct tcp_frame_hdr);
+}
+
+/* Window bytes of peer's eager messages consumed here: they ride on the next frame to
+ * it (stream_write); a CREDIT frame of their own only once half the window waits. */
+static void owe(struct tcp_priv *tp, int peer, uint64_t cost)
+{
+	struct tcp_peer *pe = &tp->peers[peer];
+
+	pe->owed += cost;
+	if (pe->owed >= TCP_CREDIT_RETURN && !pe->credit_queued) {
+		pe->credit_queued = true;
+		pe->credit_frame = (struct tcp_frame){.hdr = {.type = TF_CREDIT}};
+		queue_frame(&pe->streams[0], &pe->credit_frame);
+	}
+}
+
+/* A frame the receiver writes without a request behind it: REFUSE (freed once written). */
+static void refuse(struct tcp_priv *tp, int peer, uint64_t tag, uint32_t rid,
+		   enum tcp_refused what, uint64_t len)
+{
+	struct tcp_frame *f = malloc(sizeof(*f));
+
+	if (!f) {
+		set_fatal(tp, -ENOMEM);
+		return;
+	}
+	*f = (struct tcp_frame){.hdr = {TF_REFUSE, rid, tag, what, len}};
+	queue_frame(&tp->peers[peer].streams[0], f);
+}
+
+/* Does the stream still owe its peer part of a message (not just credit or a REFUSE)? */
+static bool txq_owes(const struct tcp_stream *st)
+{
+	for (const struct fifo_link *l = st->txq.head; l; l = l->next)
+		if (fifo_entry(l, struct tcp_frame, link)->req)
+			return true;
+	return false;
+}
+
 static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *call, int err)
 {
 	struct tcp_peer *pe = &tp->peers[st->peer];
-	bool owes = st->in_payload || !fifo_empty(&st->txq);
+	bool owes = st->in_payload || txq_owes(st);
 
 	if (st->dead)
 		return;
@@ -125,17 +198,18 @@ static void peer_lost(struct tcp_priv *tp, struct tcp_stream *st, const char *ca
 }
 
 /*
- * The last frame of r went out. A send completes (an eager one once its CTS came too);
- * a receive's frame is its CTS, and it completes once its bytes are in as well: a rank
- * must not finish a collective while a CTS its peer waits for is still queued here.
+ * The last frame of r went out. A send completes, unless it is a large one whose RTS
+ * went and whose CTS has not come; a receive's frame is its CTS, and it completes once
+ * its bytes are in as well: a rank must not finish a collective while a CTS its peer
+ * waits for is still queued here.
  */
 static void frames_written(struct tcp_priv *tp, struct tcp_req *r)
 {
-	if (r->kind == TR_SEND ? !r->eager || r->cts_seen : r->data_in)
+	if (r->kind == TR_SEND ? !r->wait_cts : r->data_in)
 		complete(tp, r);
 }
 
-/* A receive has its bytes (or failed): complete once its CTS is written. */
+/* A receive has its bytes (or failed): complete once its CTS, if any, is written. */
 static void recv_done(struct tcp_priv *tp, struct tcp_req *r)
 {
 	r->active = false;
@@ -144,9 +218,25 @@ static void recv_done(struct tcp_priv *tp, struct tcp_req *r)
 		complete(tp, r);
 }
 
+/* A frame went out whole: its request's count, or a frame without one. */
+static void frame_out(struct tcp_priv *tp, struct tcp_peer *pe, struct tcp_frame *f)
+{
+	atomic_fetch_add_explicit(&tp->bytes_sent, f->plen, memory_order_relaxed);
+	if (f->req) {
+		if (--f->req->chunks_left == 0)
+			frames_written(tp, f->req);
+	} else if (f == &pe->credit_frame) {
+		pe->credit_queued = false;
+	} else {
+		free(f); /* a REFUSE (refuse()) */
+	}
+}
+
 /* Write as many queued frames as the socket takes; complete sends whose last chunk went. */
 static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 {
+	struct tcp_peer *pe = &tp->peers[st->peer];
+
 	while (!fifo_empty(&st->txq) && st->writable && !st->dead) {
 		struct iovec iov[TCP_IOV];
 		struct msghdr mh = {.msg_iov = iov};
@@ -158,6 +248,12 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 
 		for (l = st->txq.head; l && k < TCP_IOV - 1; l = l->next) {
 			f = fifo_entry(l, struct tcp_frame, link);
+			if (!f->sent) {
+				/* nothing of this header went yet: it carries what we owe */
+				f->hdr.credit += pe->owed;
+				pe->rx_avail += pe->owed;
+				pe->owed = 0;
+			}
 			if (f->sent < hl)
 				iov[k++] = (struct iovec){(char *)&f->hdr + f->sent, hl - f->sent};
 			if (f->plen) {
@@ -187,14 +283,47 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 			if (f->sent < hl + f->plen)
 				break;
 			fifo_pop(&st->txq);
-			atomic_fetch_add_explicit(&tp->bytes_sent, f->plen, memory_order_relaxed);
-			if (f->req && --f->req->chunks_left == 0)
-				frames_written(tp, f->req);
+			frame_out(tp, pe, f);
 		}
 	}
 }
 
-/* A matched send: stripe large payloads over all streams, small ones round-robin. */
+/* An eager send the window has room for: on stream 0, complete once written. */
+static void eager_queue(struct tcp_peer *pe, struct tcp_req *r)
+{
+	pe->credit -= eager_cost(r->len);
+	r->chunks_left = 1;
+	r->frames[0] = (struct tcp_frame){.hdr = {TF_EAGER, 0, r->tag, 0, r->len},
+					  .payload = r->buf,
+					  .plen = r->len,
+					  .req = r};
+	queue_frame(&pe->streams[0], &r->frames[0]);
+}
+
+/* Credit came back: the eager sends that waited for it go, in their post order. */
+static void credit_in(struct tcp_priv *tp, int peer, uint64_t credit)
+{
+	struct tcp_peer *pe = &tp->peers[peer];
+
+	pe->credit += credit;
+	if (pe->credit > TCP_EAGER_WINDOW) {
+		log_err(LOG_TRANSPORT, "tcp recv peer=%d: %llu B of credit returned, window %u",
+			peer, (unsigned long long)pe->credit, TCP_EAGER_WINDOW);
+		set_fatal(tp, -EPROTO);
+		return;
+	}
+	while (!fifo_empty(&pe->eblocked)) {
+		struct tcp_req *r = fifo_entry(pe->eblocked.head, struct tcp_req, link);
+
+		if (eager_cost(r->len) > pe->credit)
+			return;
+		fifo_pop(&pe->eblocked);
+		eager_queue(pe, r);
+	}
+}
+
+/* A matched send: stripe large payloads over all streams, small ones round-robin; the
+ * first chunk of one that wrote an RTS follows it on its stream. */
 static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uint64_t cts_len)
 {
 	struct tcp_peer *pe = &tp->peers[r->peer];
@@ -202,26 +331,26 @@ static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uin
 	size_t chunk = GS_ALIGN_UP(GS_DIV_ROUND_UP(r->len, (size_t)nchunks), 4096);
 	size_t off = 0;
 
+	r->wait_cts = false;
 	if (cts_len != r->len) {
 		r->status = -EMSGSIZE;
-		r->chunks_left = 1;
+		r->chunks_left++;
 		r->frames[0] =
 		    (struct tcp_frame){.hdr = {TF_MISMATCH, rid, r->tag, 0, r->len}, .req = r};
-		/* stream 0, behind our eager frames: none of them can overtake it */
 		queue_frame(&pe->streams[0], &r->frames[0]);
 		return;
 	}
-	r->chunks_left = 0;
 	for (int i = 0; i < nchunks && (off < r->len || i == 0); i++) {
 		size_t n = GS_MIN(chunk, r->len - off);
 		struct tcp_frame *f = &r->frames[i];
+		unsigned int s = r->rts_stream >= 0 ? (unsigned int)(r->rts_stream + i) : pe->rr++;
 
 		*f = (struct tcp_frame){.hdr = {TF_DATA, rid, r->tag, off, n},
 					.payload = r->buf + off,
 					.plen = n,
 					.req = r};
 		r->chunks_left++;
-		queue_frame(&pe->streams[pe->rr++ % tp->nstreams], f);
+		queue_frame(&pe->streams[s % (unsigned int)tp->nstreams], f);
 		off += n;
 	}
 }
@@ -230,19 +359,8 @@ static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr
 {
 	struct tcp_peer *pe = &tp->peers[peer];
 	struct fifo_link *l;
-	struct tcp_req *r;
 	struct tcp_cts *c;
 
-	r = eager_take(&pe->esends, h->tag);
-	if (r) {
-		/* an eager send whose bytes went already: its CTS only settles it */
-		r->cts_seen = true;
-		if (h->len != r->len)
-			r->status = -EMSGSIZE;
-		if (!r->chunks_left)
-			complete(tp, r);
-		return;
-	}
 	l = fifo_take(&pe->sends, send_has_tag, &h->tag);
 	if (l) {
 		send_start(tp, fifo_entry(l, struct tcp_req, link), h->rid, h->len);
@@ -252,6 +370,43 @@ static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr
 	c = fifo_entry(fifo_pop(&tp->cts_free), struct tcp_cts, link);
 	*c = (struct tcp_cts){.tag = h->tag, .len = h->len, .rid = h->rid};
 	fifo_push(&pe->cts, &c->link);
+}
+
+static void cts_release(struct tcp_priv *tp, struct tcp_cts *c)
+{
+	if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS)
+		fifo_push(&tp->cts_free, &c->link);
+	else
+		free(c);
+}
+
+/* The receiver refused one of our messages for its length (the protocol above). */
+static void handle_refuse(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr *h)
+{
+	struct tcp_peer *pe = &tp->peers[peer];
+	struct fifo_link *l;
+
+	if (h->off == TCP_REFUSED_RTS) {
+		l = fifo_take(&pe->sends, send_has_tag, &h->tag);
+		if (l) {
+			struct tcp_req *r = fifo_entry(l, struct tcp_req, link);
+
+			log_warn(LOG_TRANSPORT, "tcp send peer=%d tag=%llu: sent %zu B, posted %llu B",
+				 peer, (unsigned long long)h->tag, r->len,
+				 (unsigned long long)h->len);
+			r->status = -EMSGSIZE;
+			r->wait_cts = false;
+			if (!r->chunks_left)
+				complete(tp, r);
+			return;
+		}
+	} else if (h->rid != TCP_NO_RID) {
+		l = fifo_take(&pe->cts, cts_is, h); /* the CTS its receive sent is void */
+		if (l)
+			cts_release(tp, fifo_entry(l, struct tcp_cts, link));
+	}
+	log_warn(LOG_TRANSPORT, "tcp send peer=%d tag=%llu: an eager message met a receive of %llu B",
+		 peer, (unsigned long long)h->tag, (unsigned long long)h->len);
 }
 
 /* An eager message (filled) meets its receive: copy it over, or fail both lengths. */
@@ -264,8 +419,21 @@ static void eager_deliver(struct tcp_priv *tp, struct tcp_req *r, struct tcp_une
 		log_warn(LOG_TRANSPORT, "tcp recv peer=%d tag=%llu: sent %zu B, posted %zu B",
 			 r->peer, (unsigned long long)r->tag, u->len, r->len);
 		r->status = -EMSGSIZE;
+		refuse(tp, r->peer, r->tag, r->cts ? (uint32_t)(r - tp->reqs) : TCP_NO_RID,
+		       TCP_REFUSED_EAGER, r->len);
 	}
+	owe(tp, r->peer, eager_cost(u->len));
 	free(u);
+	recv_done(tp, r);
+}
+
+/* An RTS met a receive up to the eager limit, which sent no CTS: both fail. */
+static void rts_refuse(struct tcp_priv *tp, struct tcp_req *r, uint64_t sent)
+{
+	log_warn(LOG_TRANSPORT, "tcp recv peer=%d tag=%llu: sent %llu B, posted %zu B", r->peer,
+		 (unsigned long long)r->tag, (unsigned long long)sent, r->len);
+	r->status = -EMSGSIZE;
+	refuse(tp, r->peer, r->tag, TCP_NO_RID, TCP_REFUSED_RTS, r->len);
 	recv_done(tp, r);
 }
 
@@ -284,73 +452,86 @@ static struct tcp_cts *cts_take(struct tcp_peer *pe, uint64_t tag)
 	return l ? fifo_entry(l, struct tcp_cts, link) : NULL;
 }
 
-/* Executor posts, as seen by the thread: receives announce CTS, sends look for one. */
-static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
+/* A receive: a CTS above the eager limit; whatever of its came first is taken now. */
+static void post_recv(struct tcp_priv *tp, struct tcp_req *r)
 {
 	struct tcp_peer *pe = &tp->peers[r->peer];
-	struct tcp_cts *c;
-	struct tcp_unexp *u;
+	struct tcp_unexp *u = unexp_take(pe, r->tag);
 
+	r->active = true;
+	r->data_in = false;
 	r->eager = false;
-	r->cts_seen = false;
-	if (pe->closed) {
-		log_err(LOG_TRANSPORT, "tcp %s peer=%d: connection reset (rank %d exited or is unreachable)",
-			r->kind == TR_RECV ? "recv" : "send", r->peer, r->peer);
-		set_fatal(tp, -ECONNRESET);
-		return;
-	}
-	if (r->kind == TR_RECV) {
-		r->active = true;
-		r->data_in = false;
-		r->chunks_left = 1; /* the CTS frame */
+	r->chunks_left = 0;
+	/* an eager message already here is its message: no CTS then (a mismatch if large) */
+	r->cts = r->len > TCP_EAGER_MAX && !(u && !u->rts);
+	if (r->cts) {
+		r->chunks_left = 1;
 		r->frames[0] = (struct tcp_frame){
 		    .hdr = {TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len}, .req = r};
 		/* every CTS on stream 0: they arrive in post order, so receives with the
 		 * same tag match sends in order (no overtaking) */
 		queue_frame(&pe->streams[0], &r->frames[0]);
-		u = unexp_take(pe, r->tag);
-		if (!u) {
-			r->eager = true;
-			fifo_push(&pe->erecvs, &r->elink);
-		} else if (u->filled) {
-			eager_deliver(tp, r, u);
-		} else {
-			u->req = r; /* still arriving: rx_advance delivers it */
-		}
+	}
+	if (!u) {
+		r->eager = true;
+		fifo_push(&pe->erecvs, &r->elink);
+	} else if (u->rts) {
+		uint64_t sent = u->len;
+
+		free(u);
+		if (!r->cts)
+			rts_refuse(tp, r, sent); /* else the CTS lets the announced send go */
+	} else if (u->filled) {
+		eager_deliver(tp, r, u);
+	} else {
+		u->req = r; /* still arriving: rx_advance delivers it */
+	}
+}
+
+/* A send: eager within the window, else after its CTS (announced by an RTS if none came). */
+static void post_send(struct tcp_priv *tp, struct tcp_req *r)
+{
+	struct tcp_peer *pe = &tp->peers[r->peer];
+	struct tcp_cts *c;
+
+	r->wait_cts = false;
+	r->rts_stream = -1;
+	r->chunks_left = 0;
+	if (r->len <= TCP_EAGER_MAX) {
+		/* behind any eager send still waiting for credit: stream 0 keeps the order */
+		if (fifo_empty(&pe->eblocked) && eager_cost(r->len) <= pe->credit)
+			eager_queue(pe, r);
+		else
+			fifo_push(&pe->eblocked, &r->link);
 		return;
 	}
 	c = cts_take(pe, r->tag);
-	if (r->len <= TCP_EAGER_MAX) {
-		/* Small messages always go eager on stream 0, even when their CTS came
-		 * first: the receiver matches eager frames by tag in arrival order, which a
-		 * DATA frame on another stream could overtake. An early CTS settles it now. */
-		r->eager = true;
-		r->chunks_left = 1;
-		r->frames[0] = (struct tcp_frame){.hdr = {TF_EAGER, 0, r->tag, 0, r->len},
-						  .payload = r->buf,
-						  .plen = r->len,
-						  .req = r};
-		queue_frame(&pe->streams[0], &r->frames[0]);
-		if (c) {
-			r->cts_seen = true;
-			if (c->len != r->len)
-				r->status = -EMSGSIZE;
-		} else {
-			fifo_push(&pe->esends, &r->elink);
-		}
-	} else if (c) {
-		send_start(tp, r, c->rid, c->len);
-	}
 	if (c) {
-		if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS) {
-			fifo_push(&tp->cts_free, &c->link);
-		} else {
-			free(c);
-		}
-	}
-	if (c || r->len <= TCP_EAGER_MAX)
+		send_start(tp, r, c->rid, c->len);
+		cts_release(tp, c);
 		return;
+	}
+	r->wait_cts = true;
+	r->rts_stream = (int)(pe->rr++ % (unsigned int)tp->nstreams);
+	r->chunks_left = 1;
+	r->xframe = (struct tcp_frame){.hdr = {TF_RTS, 0, r->tag, 0, r->len}, .req = r};
+	queue_frame(&pe->streams[r->rts_stream], &r->xframe);
 	fifo_push(&pe->sends, &r->link);
+}
+
+/* Executor posts, as seen by the thread. */
+static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
+{
+	if (tp->peers[r->peer].closed) {
+		log_err(LOG_TRANSPORT, "tcp %s peer=%d: connection reset (rank %d exited or is unreachable)",
+			r->kind == TR_RECV ? "recv" : "send", r->peer, r->peer);
+		set_fatal(tp, -ECONNRESET);
+		return;
+	}
+	if (r->kind == TR_RECV)
+		post_recv(tp, r);
+	else
+		post_send(tp, r);
 }
 
 static struct tcp_req *rx_lookup(struct tcp_priv *tp, struct tcp_stream *st,
@@ -394,6 +575,10 @@ static void rx_advance(struct tcp_priv *tp, struct tcp_stream *st, size_t n)
 			eager_deliver(tp, u->req, u);
 		return;
 	}
+	if (st->rcost) { /* an eager message straight into its receive */
+		owe(tp, st->peer, st->rcost);
+		st->rcost = 0;
+	}
 	if (r->done == r->len)
 		recv_done(tp, r);
 }
@@ -405,22 +590,27 @@ static bool rx_eager(struct tcp_priv *tp, struct tcp_stream *st, const struct tc
 	struct tcp_req *r;
 	struct tcp_unexp *u;
 
-	if (h->len > TCP_EAGER_MAX || st != &pe->streams[0]) {
-		log_err(LOG_TRANSPORT, "tcp recv peer=%d: eager frame of %llu B on stream %d",
-			st->peer, (unsigned long long)h->len, (int)(st - pe->streams));
+	if (h->len > TCP_EAGER_MAX || st != &pe->streams[0] || eager_cost(h->len) > pe->rx_avail) {
+		log_err(LOG_TRANSPORT,
+			"tcp recv peer=%d: eager frame of %llu B on stream %d, %llu B of window left",
+			st->peer, (unsigned long long)h->len, (int)(st - pe->streams),
+			(unsigned long long)pe->rx_avail);
 		set_fatal(tp, -EPROTO);
 		return false;
 	}
+	pe->rx_avail -= eager_cost(h->len);
 	r = eager_take(&pe->erecvs, h->tag);
 	if (r)
 		r->eager = false;
 	st->rreq = NULL;
 	st->rexp = NULL;
+	st->rcost = 0;
 	st->rleft = h->len;
 	st->in_payload = true;
 	if (r && r->len == h->len) {
 		st->rreq = r;
 		st->rdst = r->buf;
+		st->rcost = eager_cost(h->len);
 	} else {
 		/* early, or a length mismatch drained before the receive fails */
 		u = malloc(sizeof(*u) + h->len);
@@ -441,6 +631,29 @@ static bool rx_eager(struct tcp_priv *tp, struct tcp_stream *st, const struct tc
 	return true;
 }
 
+/* An RTS: a large send waits for a CTS; a receive up to the eager limit sends none. */
+static bool rx_rts(struct tcp_priv *tp, struct tcp_stream *st, const struct tcp_frame_hdr *h)
+{
+	struct tcp_peer *pe = &tp->peers[st->peer];
+	struct tcp_req *r = eager_take(&pe->erecvs, h->tag);
+	struct tcp_unexp *u;
+
+	if (r) {
+		r->eager = false; /* claimed by the announced message */
+		if (!r->cts)
+			rts_refuse(tp, r, h->len);
+		return true;
+	}
+	u = malloc(sizeof(*u));
+	if (!u) {
+		set_fatal(tp, -ENOMEM);
+		return false;
+	}
+	*u = (struct tcp_unexp){.tag = h->tag, .len = h->len, .filled = true, .rts = true};
+	fifo_push(&pe->unexp, &u->link);
+	return true;
+}
+
 /* Parse one header from the stage; returns false on a protocol error. */
 static bool rx_header(struct tcp_priv *tp, struct tcp_stream *st)
 {
@@ -449,12 +662,30 @@ static bool rx_header(struct tcp_priv *tp, struct tcp_stream *st)
 
 	memcpy(&h, st->stage + st->st_head, sizeof(h));
 	st->st_head += sizeof(h);
-	if (h.type == TF_CTS) {
+	if (h.credit)
+		credit_in(tp, st->peer, h.credit);
+	switch (h.type) {
+	case TF_CREDIT:
+		return true;
+	case TF_CTS:
 		handle_cts(tp, st->peer, &h);
 		return true;
-	}
-	if (h.type == TF_EAGER)
+	case TF_EAGER:
 		return rx_eager(tp, st, &h);
+	case TF_RTS:
+		return rx_rts(tp, st, &h);
+	case TF_REFUSE:
+		handle_refuse(tp, st->peer, &h);
+		return true;
+	case TF_DATA:
+	case TF_MISMATCH:
+		break;
+	default:
+		log_err(LOG_TRANSPORT, "tcp recv peer=%d: frame of unknown type %u", st->peer,
+			h.type);
+		set_fatal(tp, -EPROTO);
+		return false;
+	}
 	r = rx_lookup(tp, st, &h);
 	if (!r)
 		return false;
@@ -466,6 +697,8 @@ static bool rx_header(struct tcp_priv *tp, struct tcp_stream *st)
 		return true;
 	}
 	st->rreq = r;
+	st->rexp = NULL;
+	st->rcost = 0;
 	st->rdst = r->buf + h.off;
 	st->rleft = h.len;
 	st->in_payload = true;
@@ -627,7 +860,7 @@ static void *progress_main(void *arg)
  * executor; without one the hand-offs are context switches on the data path.
  */
 /* Only queued: the caller polls next, and one write then carries every frame its
- * posts of a step queued for a peer (a CTS and an eager message in one segment). */
+ * posts of a step queued for a peer (eager messages, a CTS, the credit owed to it). */
 void tcp_inline_post(struct tcp_priv *tp, struct tcp_req *r)
 {
 	handle_op(tp, r);

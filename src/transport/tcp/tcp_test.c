@@ -1,10 +1,12 @@
-/* tcp transport tests: forked ranks over loopback (exchange, lengths, dead peer, abort). */
+/* tcp transport tests: forked ranks over loopback (exchange, lengths, eager credit, dead
+ * peer, abort). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "transport/tcp/tcp_priv.h"
 #include "transport/tp_test_cases.h"
 
 extern const struct transport_ops tcp_ops;
@@ -64,15 +66,18 @@ static void test_many_small(void **state)
 static void test_msgsize(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+	int eager_send = 0; /* 100 B goes eager: complete once written */
 
 	(void)state;
-	run_ok(2, &o, tpt_body_msgsize, NULL);
+	run_ok(2, &o, tpt_body_msgsize, &eager_send);
 }
 
 /*
  * Lengths on both sides of the eager limit (TCP_EAGER_MAX, 64KiB): a small send meeting
- * a large receive and the reverse fail both ends with -EMSGSIZE, and a matching pair
- * posted after them still arrives intact; arg: the receiver posts first (1) or last (0).
+ * a large receive fails the receive (the send completed when written: it reads 0), a
+ * large send meeting a small receive fails both ends with -EMSGSIZE (its RTS is
+ * refused), and a matching pair posted after them still arrives intact; arg: the
+ * receiver posts first (1) or last (0).
  */
 static int body_eager_mismatch(struct tpt_rank *r, void *arg)
 {
@@ -98,7 +103,7 @@ static int body_eager_mismatch(struct tpt_rank *r, void *arg)
 		TP_CHECK(tpt_barrier(r) == 0);
 	for (int k = 0; k < 3; k++) {
 		TP_CHECK(tpt_wait1(r, &c, 5000) == 1);
-		TP_CHECK(c.status == (c.cookie == 2 ? 0 : -EMSGSIZE));
+		TP_CHECK(c.status == (c.cookie == 2 || (sender && c.cookie == 0) ? 0 : -EMSGSIZE));
 	}
 	for (size_t i = 0; !sender && i < send_len[2]; i++)
 		TP_CHECK(buf[i] == (char)(i * 7 + 3));
@@ -237,7 +242,7 @@ static int body_quiet_tail(struct tpt_rank *r, void *arg)
 		for (int k = 0; k < NM; k++)
 			TP_CHECK(r->t.ops->post_recv(&r->t, peer, 1 + k, mr, offs[k], lens[k], k) ==
 				 0);
-		/* the CTS go out (inline: this poll writes them; thread: it does) */
+		/* posted before anything came (no CTS: these are eager-sized) */
 		while (time_now_ns() < end)
 			TP_CHECK(r->t.ops->poll(&r->t, cs, NM) == 0);
 	}
@@ -246,7 +251,7 @@ static int body_quiet_tail(struct tpt_rank *r, void *arg)
 		for (int k = 0; k < NM; k++)
 			TP_CHECK(r->t.ops->post_send(&r->t, peer, 1 + k, mr, offs[k], lens[k], k) ==
 				 0);
-		/* complete = written, their CTS having come before */
+		/* complete = written */
 		for (int k = 0; k < NM; k++)
 			TP_CHECK(tpt_wait1(r, &cs[k], 2000) == 1 && cs[k].status == 0);
 	}
@@ -267,6 +272,132 @@ static void test_quiet_tail(void **state)
 {
 	(void)state;
 	run_ok_modes(body_quiet_tail);
+}
+
+/*
+ * Eager credit: rank 0 sends NM messages of the eager limit, same tags in turn (tag k %
+ * 4), before rank 1 posts a receive. Only what fits the window (TCP_EAGER_WINDOW, payload
+ * and header) may complete meanwhile; the rest wait for the credit rank 1 returns once
+ * it posts (in CREDIT frames: nothing else goes back), and every message lands in the
+ * receive of its place in its tag's order. Then a one-way flow of NS small messages into
+ * receives posted first, many windows' worth: only CREDIT frames keep it going.
+ */
+static int body_credit(struct tpt_rank *r, void *arg)
+{
+	enum { NM = 48, NS = 1200, SL = 4096 };
+	const size_t big = TCP_EAGER_MAX, fits = TCP_EAGER_WINDOW / (big + sizeof(struct tcp_frame_hdr));
+	size_t len = NM * big + NS * SL;
+	bool sender = r->rank == 0;
+	struct tp_completion *cs = calloc(NM + NS, sizeof(*cs));
+	char *buf = malloc(len);
+	int peer = 1 - r->rank, ncs = 0;
+	struct tp_mr *mr;
+
+	(void)arg;
+	TP_CHECK(cs && buf && r->t.ops->mr_reg(&r->t, buf, len, MEM_HOST, &mr) == 0);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = sender ? (char)tpt_byte(0, 1, i / big, i % big) : 0;
+	if (sender) {
+		uint64_t end = time_now_ns() + 300000000ull;
+
+		for (int k = 0; k < NM; k++)
+			TP_CHECK(r->t.ops->post_send(&r->t, peer, k % 4, mr, k * big, big, k) == 0);
+		while (time_now_ns() < end) {
+			int n = r->t.ops->poll(&r->t, cs + ncs, NM - ncs);
+
+			TP_CHECK(n >= 0);
+			ncs += n;
+		}
+		fprintf(stderr, "credit: %d of %d eager sends completed before any receive (window fits %zu)\n",
+			ncs, NM, fits);
+		TP_CHECK(ncs >= 1 && (size_t)ncs <= fits);
+		for (int i = 0; i < ncs; i++) /* in their post order */
+			TP_CHECK(cs[i].cookie == (uint64_t)i && cs[i].status == 0);
+	}
+	TP_CHECK(tpt_barrier(r) == 0);
+	for (int k = 0; !sender && k < NM; k++)
+		TP_CHECK(r->t.ops->post_recv(&r->t, peer, k % 4, mr, k * big, big, k) == 0);
+	TP_CHECK(tpt_wait_n(r, cs, &ncs, NM) == 0);
+	for (int i = 0; i < NM; i++)
+		TP_CHECK(cs[i].status == 0 && cs[i].len == big);
+	for (size_t i = 0; !sender && i < NM * big; i++)
+		TP_CHECK((uint8_t)buf[i] == tpt_byte(0, 1, i / big, i % big));
+	/* the one-way flow: receives first, then the sends, no barrier between */
+	ncs = 0;
+	for (int k = 0; !sender && k < NS; k++)
+		TP_CHECK(tpt_post_retry(r, false, peer, 100 + k, mr, NM * big + k * SL, SL, k, cs,
+					&ncs) == 0);
+	TP_CHECK(tpt_barrier(r) == 0);
+	for (int k = 0; sender && k < NS; k++)
+		TP_CHECK(tpt_post_retry(r, true, peer, 100 + k, mr, NM * big + k * SL, SL, k, cs,
+					&ncs) == 0);
+	TP_CHECK(tpt_wait_n(r, cs, &ncs, NS) == 0);
+	for (int i = 0; i < NS; i++)
+		TP_CHECK(cs[i].status == 0 && cs[i].len == SL);
+	for (size_t i = NM * big; !sender && i < len; i++)
+		TP_CHECK((uint8_t)buf[i] == tpt_byte(0, 1, i / big, i % big));
+	r->t.ops->mr_dereg(&r->t, mr);
+	free(buf);
+	free(cs);
+	return tpt_barrier(r) == 0 ? 0 : 1;
+}
+
+static void test_credit(void **state)
+{
+	(void)state;
+	run_ok_modes(body_credit);
+}
+
+/*
+ * A peer killed while eager sends to it wait for credit (it posted no receive): the
+ * sends that wait fail with the reset, seen within the timeout, not after it.
+ */
+static int body_killed_credit(struct tpt_rank *r, void *arg)
+{
+	enum { NM = 48 };
+	size_t big = TCP_EAGER_MAX;
+	char *buf = calloc(NM, big);
+	struct tp_completion c;
+	struct tp_mr *mr;
+	uint64_t t0;
+	int rc = 0, got = 0;
+
+	(void)arg;
+	TP_CHECK(buf && r->t.ops->mr_reg(&r->t, buf, NM * big, MEM_HOST, &mr) == 0);
+	TP_CHECK(tpt_barrier(r) == 0);
+	if (r->rank == 1) {
+		usleep(100000); /* rank 0's sends are in its socket and waiting for credit */
+		raise(SIGKILL);
+	}
+	for (int k = 0; k < NM; k++)
+		TP_CHECK(r->t.ops->post_send(&r->t, 1, k, mr, k * big, big, k) == 0);
+	t0 = time_now_ns();
+	while (rc >= 0 && time_now_ns() - t0 < 3000000000ull) {
+		rc = r->t.ops->poll(&r->t, &c, 1);
+		got += rc > 0;
+	}
+	fprintf(stderr, "killed peer (credit) seen after %.1f ms, %d sends completed: %s\n",
+		(time_now_ns() - t0) / 1e6, got, strerror(-rc));
+	TP_CHECK(rc == -ECONNRESET && got < NM);
+	r->t.ops->mr_dereg(&r->t, mr);
+	free(buf);
+	return 0;
+}
+
+static void test_killed_credit(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+	int st[2];
+
+	(void)state;
+	for (int p = TP_PROGRESS_THREAD; p <= TP_PROGRESS_INLINE; p++) {
+		o.progress = p;
+		tpt_run(&tcp_ops, 2, &o, 5000, body_killed_credit, NULL, st);
+		assert_true(WIFEXITED(st[0]));
+		assert_int_equal(WEXITSTATUS(st[0]), 0);
+		assert_true(WIFSIGNALED(st[1]));
+		assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+	}
 }
 
 static void test_killed_peer(void **state)
@@ -341,6 +472,7 @@ int main(void)
 	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_bad_interface),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_eager_mismatch),
 	    cmocka_unit_test(test_stage_edges), cmocka_unit_test(test_quiet_tail),
+	    cmocka_unit_test(test_credit),	cmocka_unit_test(test_killed_credit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
