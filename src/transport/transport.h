@@ -17,8 +17,9 @@
  *    A send matches the receive with the same (peer, tag); both sides may post in any
  *    order and the transport must cope with a send arriving before its receive (buffer
  *    it, or hold it until the receiver's clear-to-send). Lengths must be equal; a
- *    mismatch completes the receive with status -EMSGSIZE (tcp and shm also complete
- *    the send with -EMSGSIZE).
+ *    mismatch completes the receive with status -EMSGSIZE (shm also completes the
+ *    send with -EMSGSIZE; tcp does for sends above its eager limit, 64 KiB, while a
+ *    smaller send completes once written and the mismatch is logged on both ranks).
  *  - A post may return -EAGAIN when the transport is out of slots or credits; the
  *    caller polls and retries. Any other negative return is fatal for the run.
  *  - wait() (optional) sleeps until poll() may have news; never required for progress.
