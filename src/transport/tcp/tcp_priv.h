@@ -43,6 +43,8 @@
  * and in a frame of its own once this much waits (a flow with nothing coming back) */
 #define TCP_CREDIT_RETURN (TCP_EAGER_WINDOW / 2)
 #define TCP_NO_RID	 UINT32_MAX
+/* a large send whose CTS has not come by then writes an RTS (tcp_progress.c rts_due) */
+#define TCP_RTS_AFTER_NS (20ull * 1000000)
 
 enum tcp_frame_type {
 	TF_CTS = 1,
@@ -98,6 +100,7 @@ struct tcp_req {
 	int kind;
 	int chunks_left; /* frames not yet fully written (recv: its CTS, if any) */
 	int rts_stream;	 /* send: the stream its RTS and first chunk take; -1 none */
+	uint64_t posted_ns; /* large send waiting for its CTS: when posted (rts_due) */
 	bool active;	 /* recv: posted, data may arrive */
 	bool eager;	 /* recv: may still take a TF_EAGER or TF_RTS frame (on erecvs) */
 	bool cts;	 /* recv: sent a CTS (above the eager limit) */
@@ -182,6 +185,7 @@ struct tcp_priv {
 	_Atomic int sleeping;
 
 	bool inline_progress; /* no thread: post and poll drive the sockets */
+	int waiting_cts;      /* large sends waiting for their CTS (progress side) */
 
 	/* progress thread */
 	pthread_t thread;
