@@ -14,6 +14,9 @@
 #              coll_tuned_dynamic_rules_filename): the algorithm that beat Open MPI's own
 #              choice in every repetition of a sweep of all six here, where one did
 #              (RULES below; tests/bench/RESULTS.md, "Open MPI's algorithms");
+#   base       (not in the default PEERS) ours built from another commit (BASE=path to its
+#              gradsync): a change measured against the code before it in the same run;
+#              the table shows it beside ours, never as a peer;
 #   mpi-algN   (for that sweep, not in the default PEERS) mpi-tuned with the AllReduce
 #              forced to algorithm N (coll_tuned_allreduce_algorithm=N; 1 basic linear,
 #              2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented ring,
@@ -26,7 +29,7 @@
 # Gloo).
 #   usage: tests/bench/bench_peers.sh [OUTDIR]
 #   env:   RANKS="2 4" REPS=3 SIZES=small,mid,large ITERS=10 MID_ITERS=50 SMALL_ITERS=200
-#          PEERS="ours mpi-stock mpi-tuned mpi-rules gloo" GRADSYNC=build/gradsync
+#          PEERS="ours mpi-stock mpi-tuned mpi-rules gloo" GRADSYNC=build/gradsync BASE=
 #          REP0=1 (number of the first repetition: runs of one bench can be split and
 #          their raw.tsv files handed together to bench_peers_table.py)
 # Writes OUTDIR/raw.tsv (rep ranks transport program size avg_us) and OUTDIR/table.md,
@@ -110,7 +113,7 @@ emit() {
 		'NF == 3 { printf "%s\t%s\t%s\t%s\t%s\t%s\n", rep, n, tp, prog, $1, $2 }' >>"$RAW"
 }
 
-ours() { # rep n lo hi iters span
+ours() { # rep n lo hi iters span [binary label]
 	cat >"$T/ours.ini" <<INI
 [experiment]
 name = bench
@@ -128,9 +131,9 @@ formats = json
 transport = tcp, shm
 INI
 	rm -rf "$T/results"
-	"$G" -q run "$T/ours.ini" >/dev/null
+	"${7:-$G}" -q run "$T/ours.ini" >/dev/null
 	for tp in tcp shm; do
-		/usr/bin/python3 - "$T" "$tp" <<'PY' | emit "$1" "$2" "$tp" ours
+		/usr/bin/python3 - "$T" "$tp" <<'PY' | emit "$1" "$2" "$tp" "${8:-ours}"
 import glob, json, sys
 rep = json.load(open(glob.glob(sys.argv[1] + "/results/bench-*/report.json")[0]))
 for c in rep["cases"]:
@@ -181,6 +184,7 @@ while [ "$rep" -lt "$((${REP0:-1} + REPS))" ]; do
 			for p in $order; do
 				case $p in
 				ours) ours "$rep" "$n" "$lo" "$hi" "$it" "$span" ;;
+				base) ours "$rep" "$n" "$lo" "$hi" "$it" "$span" "$(readlink -f "${BASE:?BASE=path to the base build's gradsync}")" base ;;
 				mpi-stock) mpi "$rep" "$n" "$lo" "$hi" "$it" "" mpi-stock ;;
 				mpi-tuned | mpi-rules | mpi-alg[1-6]) mpi "$rep" "$n" "$lo" "$hi" "$it" "$TUNED" "$p" ;;
 				gloo) gloo "$rep" "$n" "$lo" "$hi" "$it" ;;

@@ -29,15 +29,18 @@ def main(paths):
     med = {k: statistics.median(v) for k, v in runs.items()}
     reps = max((len(v) for v in runs.values()), default=0)
     progs = {k[2] for k in med}
-    peers = PEERS + tuple(sorted(p for p in progs if p not in PEERS and p != "ours"))
+    peers = PEERS + tuple(sorted(p for p in progs if p not in PEERS + ("ours", "base")))
+    base = "base" in progs  # ours from another build (BASE=): shown beside ours, not a peer
 
     def peer(n, tp, prog, s):
         # Gloo runs over TCP only: it is a peer of both transports
         return med.get((n, "tcp" if prog == "gloo" else tp, prog, s))
 
     print(f"busbw GB/s, median of {reps} interleaved repetitions; ratio = ours / best peer\n")
-    print("| ranks | transport | size | ours | " + " | ".join(peers) + " | best peer | ratio |")
-    print("|---|---|---|---|" + "---|" * len(peers) + "---|---|")
+    bh = " base | ours/base |" if base else ""
+    print("| ranks | transport | size | ours |" + bh + " " + " | ".join(peers) +
+          " | best peer | ratio |")
+    print("|---|---|---|---|" + "---|---|" * base + "---|" * len(peers) + "---|---|")
     misses = []
     for n in sorted({k[0] for k in med}):
         for tp in ("tcp", "shm"):
@@ -48,6 +51,9 @@ def main(paths):
                 best = max(have, key=have.get) if have else None
                 r = o / have[best] if o and best else None
                 cells = " | ".join("-" if ps[p] is None else f"{ps[p]:.3g}" for p in peers)
+                if base:
+                    b = med.get((n, tp, "base", s))
+                    cells = (f"{b:.3g} | {o / b:.2f}" if b and o else "- | -") + " | " + cells
                 rs = f"{r:.2f}" if r else "-"
                 target = 1.5 if s == 64 << 20 else 1.0
                 if r is not None and r < target:
