@@ -30,7 +30,7 @@
  * (strace -c); 16 MiB: 507 and 417.
  */
 #define TCP_STRIPE_MIN	(1u << 20)
-#define TCP_EAGER_MAX	(64u << 10)  /* messages up to this size go without a CTS */
+#define TCP_EAGER_MAX	(64u << 10) /* messages up to this size go without a CTS */
 /*
  * Bytes of eager messages (payload + header) a rank may have sent to one peer that the
  * peer has not consumed yet: what bounds the heap that holds a peer's unexpected eager
@@ -42,7 +42,7 @@
 /* the receiver returns consumed credit on whatever frame it writes to that peer next,
  * and in a frame of its own once this much waits (a flow with nothing coming back) */
 #define TCP_CREDIT_RETURN (TCP_EAGER_WINDOW / 2)
-#define TCP_NO_RID	 UINT32_MAX
+#define TCP_NO_RID	  UINT32_MAX
 /* a large send whose CTS has not come by then writes an RTS (tcp_progress.c rts_due) */
 #define TCP_RTS_AFTER_NS (20ull * 1000000)
 
@@ -98,13 +98,13 @@ struct tcp_req {
 	int peer;
 	int status;
 	int kind;
-	int chunks_left; /* frames not yet fully written (recv: its CTS, if any) */
-	int rts_stream;	 /* send: the stream its RTS and first chunk take; -1 none */
+	int chunks_left;    /* frames not yet fully written (recv: its CTS, if any) */
+	int rts_stream;	    /* send: the stream its RTS and first chunk take; -1 none */
 	uint64_t posted_ns; /* large send waiting for its CTS: when posted (rts_due) */
-	bool active;	 /* recv: posted, data may arrive */
-	bool eager;	 /* recv: may still take a TF_EAGER or TF_RTS frame (on erecvs) */
-	bool cts;	 /* recv: sent a CTS (above the eager limit) */
-	bool wait_cts;	 /* send above the eager limit: its CTS has not come */
+	bool active;	    /* recv: posted, data may arrive */
+	bool eager;	    /* recv: may still take a TF_EAGER or TF_RTS frame (on erecvs) */
+	bool cts;	    /* recv: sent a CTS (above the eager limit) */
+	bool wait_cts;	    /* send above the eager limit: its CTS has not come */
 	bool data_in;	 /* recv: bytes in (or failed); completes once its CTS is written */
 	struct fifo_link elink; /* on its peer's erecvs */
 	struct tcp_frame frames[TCP_MAX_CHUNKS];

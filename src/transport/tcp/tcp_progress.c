@@ -147,8 +147,8 @@ static void owe(struct tcp_priv *tp, int peer, uint64_t cost)
 }
 
 /* A frame the receiver writes without a request behind it: REFUSE (freed once written). */
-static void refuse(struct tcp_priv *tp, int peer, uint64_t tag, uint32_t rid,
-		   enum tcp_refused what, uint64_t len)
+static void refuse(struct tcp_priv *tp, int peer, uint64_t tag, uint32_t rid, enum tcp_refused what,
+		   uint64_t len)
 {
 	struct tcp_frame *f = malloc(sizeof(*f));
 
@@ -294,10 +294,8 @@ static void eager_queue(struct tcp_peer *pe, struct tcp_req *r)
 {
 	pe->credit -= eager_cost(r->len);
 	r->chunks_left = 1;
-	r->frames[0] = (struct tcp_frame){.hdr = {TF_EAGER, 0, r->tag, 0, r->len},
-					  .payload = r->buf,
-					  .plen = r->len,
-					  .req = r};
+	r->frames[0] = (struct tcp_frame){
+	    .hdr = {TF_EAGER, 0, r->tag, 0, r->len}, .payload = r->buf, .plen = r->len, .req = r};
 	queue_frame(&pe->streams[0], &r->frames[0]);
 }
 
@@ -394,9 +392,9 @@ static void handle_refuse(struct tcp_priv *tp, int peer, const struct tcp_frame_
 		if (l) {
 			struct tcp_req *r = fifo_entry(l, struct tcp_req, link);
 
-			log_warn(LOG_TRANSPORT, "tcp send peer=%d tag=%llu: sent %zu B, posted %llu B",
-				 peer, (unsigned long long)h->tag, r->len,
-				 (unsigned long long)h->len);
+			log_warn(LOG_TRANSPORT,
+				 "tcp send peer=%d tag=%llu: sent %zu B, posted %llu B", peer,
+				 (unsigned long long)h->tag, r->len, (unsigned long long)h->len);
 			r->status = -EMSGSIZE;
 			r->wait_cts = false;
 			tp->waiting_cts--;
@@ -409,8 +407,9 @@ static void handle_refuse(struct tcp_priv *tp, int peer, const struct tcp_frame_
 		if (l)
 			cts_release(tp, fifo_entry(l, struct tcp_cts, link));
 	}
-	log_warn(LOG_TRANSPORT, "tcp send peer=%d tag=%llu: an eager message met a receive of %llu B",
-		 peer, (unsigned long long)h->tag, (unsigned long long)h->len);
+	log_warn(LOG_TRANSPORT,
+		 "tcp send peer=%d tag=%llu: an eager message met a receive of %llu B", peer,
+		 (unsigned long long)h->tag, (unsigned long long)h->len);
 }
 
 /* An eager message (filled) meets its receive: copy it over, or fail both lengths. */
@@ -546,7 +545,8 @@ static void rts_due(struct tcp_priv *tp)
 				continue;
 			r->rts_stream = (int)(pe->rr++ % (unsigned int)tp->nstreams);
 			r->chunks_left++;
-			r->xframe = (struct tcp_frame){.hdr = {TF_RTS, 0, r->tag, 0, r->len}, .req = r};
+			r->xframe =
+			    (struct tcp_frame){.hdr = {TF_RTS, 0, r->tag, 0, r->len}, .req = r};
 			queue_frame(&pe->streams[r->rts_stream], &r->xframe);
 		}
 	}
@@ -556,7 +556,8 @@ static void rts_due(struct tcp_priv *tp)
 static void handle_op(struct tcp_priv *tp, struct tcp_req *r)
 {
 	if (tp->peers[r->peer].closed) {
-		log_err(LOG_TRANSPORT, "tcp %s peer=%d: connection reset (rank %d exited or is unreachable)",
+		log_err(LOG_TRANSPORT,
+			"tcp %s peer=%d: connection reset (rank %d exited or is unreachable)",
 			r->kind == TR_RECV ? "recv" : "send", r->peer, r->peer);
 		set_fatal(tp, -ECONNRESET);
 		return;
@@ -624,10 +625,11 @@ static bool rx_eager(struct tcp_priv *tp, struct tcp_stream *st, const struct tc
 	struct tcp_unexp *u;
 
 	if (h->len > TCP_EAGER_MAX || st != &pe->streams[0] || eager_cost(h->len) > pe->rx_avail) {
-		log_err(LOG_TRANSPORT,
-			"tcp recv peer=%d: eager frame of %llu B on stream %d, %llu B of window left",
-			st->peer, (unsigned long long)h->len, (int)(st - pe->streams),
-			(unsigned long long)pe->rx_avail);
+		log_err(
+		    LOG_TRANSPORT,
+		    "tcp recv peer=%d: eager frame of %llu B on stream %d, %llu B of window left",
+		    st->peer, (unsigned long long)h->len, (int)(st - pe->streams),
+		    (unsigned long long)pe->rx_avail);
 		set_fatal(tp, -EPROTO);
 		return false;
 	}

@@ -99,9 +99,10 @@ static int body_eager_mismatch(struct tpt_rank *r, void *arg)
 	if (!sender && !recv_first)
 		TP_CHECK(tpt_barrier(r) == 0);
 	for (int k = 0; k < NP; k++)
-		TP_CHECK((sender ? r->t.ops->post_send(&r->t, peer, 10 + k, mr, off[k], send_len[k], k)
-				 : r->t.ops->post_recv(&r->t, peer, 10 + k, mr, off[k], recv_len[k],
-						       k)) == 0);
+		TP_CHECK((sender
+			      ? r->t.ops->post_send(&r->t, peer, 10 + k, mr, off[k], send_len[k], k)
+			      : r->t.ops->post_recv(&r->t, peer, 10 + k, mr, off[k], recv_len[k],
+						    k)) == 0);
 	if (sender && !recv_first) {
 		uint64_t end = time_now_ns() + 3 * TCP_RTS_AFTER_NS;
 
@@ -299,7 +300,8 @@ static void test_quiet_tail(void **state)
 static int body_credit(struct tpt_rank *r, void *arg)
 {
 	enum { NM = 48, NS = 1200, SL = 4096 };
-	const size_t big = TCP_EAGER_MAX, fits = TCP_EAGER_WINDOW / (big + sizeof(struct tcp_frame_hdr));
+	const size_t big = TCP_EAGER_MAX,
+		     fits = TCP_EAGER_WINDOW / (big + sizeof(struct tcp_frame_hdr));
 	size_t len = NM * big + NS * SL;
 	bool sender = r->rank == 0;
 	struct tp_completion *cs = calloc(NM + NS, sizeof(*cs));
@@ -322,8 +324,10 @@ static int body_credit(struct tpt_rank *r, void *arg)
 			TP_CHECK(n >= 0);
 			ncs += n;
 		}
-		fprintf(stderr, "credit: %d of %d eager sends completed before any receive (window fits %zu)\n",
-			ncs, NM, fits);
+		fprintf(
+		    stderr,
+		    "credit: %d of %d eager sends completed before any receive (window fits %zu)\n",
+		    ncs, NM, fits);
 		TP_CHECK(ncs >= 1 && (size_t)ncs <= fits);
 		for (int i = 0; i < ncs; i++) /* in their post order */
 			TP_CHECK(cs[i].cookie == (uint64_t)i && cs[i].status == 0);
@@ -398,19 +402,26 @@ static int body_killed_credit(struct tpt_rank *r, void *arg)
 	return 0;
 }
 
+/* Two ranks, rank 1 kills itself inside body: rank 0 must pass, rank 1 die by SIGKILL. */
+static void run_killed(const struct transport_opts *o, int timeout_ms, tpt_body body, void *arg)
+{
+	int st[2];
+
+	tpt_run(&tcp_ops, 2, o, timeout_ms, body, arg, st);
+	assert_true(WIFEXITED(st[0]));
+	assert_int_equal(WEXITSTATUS(st[0]), 0);
+	assert_true(WIFSIGNALED(st[1]));
+	assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+}
+
 static void test_killed_credit(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
-	int st[2];
 
 	(void)state;
 	for (int p = TP_PROGRESS_THREAD; p <= TP_PROGRESS_INLINE; p++) {
 		o.progress = p;
-		tpt_run(&tcp_ops, 2, &o, 5000, body_killed_credit, NULL, st);
-		assert_true(WIFEXITED(st[0]));
-		assert_int_equal(WEXITSTATUS(st[0]), 0);
-		assert_true(WIFSIGNALED(st[1]));
-		assert_int_equal(WTERMSIG(st[1]), SIGKILL);
+		run_killed(&o, 5000, body_killed_credit, NULL);
 	}
 }
 
@@ -418,16 +429,10 @@ static void test_killed_peer(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
 	struct tpt_kill kills[] = {{3000, false}, {3000, true}};
-	int st[2];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(kills) / sizeof(kills[0]); i++) {
-		tpt_run(&tcp_ops, 2, &o, kills[i].timeout_ms, tpt_body_killed, &kills[i], st);
-		assert_true(WIFEXITED(st[0]));
-		assert_int_equal(WEXITSTATUS(st[0]), 0);
-		assert_true(WIFSIGNALED(st[1]));
-		assert_int_equal(WTERMSIG(st[1]), SIGKILL);
-	}
+	for (size_t i = 0; i < sizeof(kills) / sizeof(kills[0]); i++)
+		run_killed(&o, kills[i].timeout_ms, tpt_body_killed, &kills[i]);
 }
 
 /* A peer that opened but never connects: connect fails at the timeout, not before or long after. */
