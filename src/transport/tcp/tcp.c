@@ -1,6 +1,7 @@
 /*
  * tcp transport: the ops table and the executor side (posts, poll, stats). Sockets
- * are set up in tcp_conn.c and driven in tcp_progress.c (a thread, or inline).
+ * are set up in tcp_conn.c, matched in tcp_match.c and driven in tcp_progress.c (a thread,
+ * or inline).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,7 +53,7 @@ static void tcp_close(struct transport *t)
 			struct tcp_cts *c = fifo_entry(l, struct tcp_cts, link);
 
 			if (c < tp->cts_pool || c >= tp->cts_pool + TCP_NREQS)
-				free(c); /* heap overflow records (tcp_progress.c) */
+				free(c); /* heap overflow records (tcp_match.c) */
 		}
 	}
 	if (tp->listen_fd >= 0)

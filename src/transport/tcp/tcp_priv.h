@@ -1,7 +1,7 @@
 /*
- * tcp transport internals shared by tcp.c (ops, executor side), tcp_conn.c (setup)
- * and tcp_progress.c (the progress thread).
- * The wire protocol of the data path opens tcp_progress.c.
+ * tcp transport internals shared by tcp.c (ops, executor side), tcp_conn.c (setup),
+ * tcp_match.c (what each frame means) and tcp_progress.c (the sockets: a progress thread,
+ * or inline). The wire protocol of the data path opens tcp_match.c.
  */
 #ifndef GS_TRANSPORT_TCP_PRIV_H
 #define GS_TRANSPORT_TCP_PRIV_H
@@ -43,7 +43,7 @@
  * and in a frame of its own once this much waits (a flow with nothing coming back) */
 #define TCP_CREDIT_RETURN (TCP_EAGER_WINDOW / 2)
 #define TCP_NO_RID	  UINT32_MAX
-/* a large send whose CTS has not come by then writes an RTS (tcp_progress.c rts_due) */
+/* a large send whose CTS has not come by then writes an RTS (tcp_match.c tcp_rts_due) */
 #define TCP_RTS_AFTER_NS (20ull * 1000000)
 
 enum tcp_frame_type {
@@ -205,7 +205,16 @@ int tcp_listen(struct tcp_priv *tp);
 int tcp_connect_all(struct tcp_priv *tp, const void *eps);
 int tcp_endpoint_fill(struct tcp_priv *tp, void *buf, size_t *len);
 
-/* tcp_progress.c */
+/* tcp_match.c: what the frames mean */
+void tcp_set_fatal(struct tcp_priv *tp, int err);
+void tcp_handle_op(struct tcp_priv *tp, struct tcp_req *r);
+void tcp_rts_due(struct tcp_priv *tp);
+bool tcp_rx_header(struct tcp_priv *tp, struct tcp_stream *st);
+void tcp_rx_advance(struct tcp_priv *tp, struct tcp_stream *st, size_t n);
+void tcp_frame_out(struct tcp_priv *tp, struct tcp_peer *pe, struct tcp_frame *f);
+void tcp_frame_credit(struct tcp_peer *pe, struct tcp_frame *f);
+
+/* tcp_progress.c: moving the bytes */
 int tcp_progress_start(struct tcp_priv *tp);
 void tcp_progress_stop(struct tcp_priv *tp);
 void tcp_wake(struct tcp_priv *tp);
