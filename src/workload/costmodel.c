@@ -118,6 +118,10 @@ static double conv_rate(const struct gpu_profile *g, enum matrix_kind mx, const 
 	if (k >= 0 && r->share[k] > 0 && o->inner > 0)
 		return rate * r->share[k] * o->flops / (o->flops + r->gflop_half * 1e9) *
 		       o->inner / (o->inner + r->inner_half[k]);
+	/* ViT's patch embedding: 3 input channels under a 16 x 16 window, whose gradients
+	 * cuDNN's 16-bit kernels run at a twentieth of the rate (NCHW transposes included) */
+	if (o->bwd && o->window > 7 && g->patch_bwd_eff[mx] > 0)
+		return rate * g->patch_bwd_eff[mx];
 	rate *= o->bwd ? g->conv_bwd_eff[mx] : g->conv_eff[mx];
 	if (o->window == 3 && g->conv3_gain[mx] > 0)
 		rate *= g->conv3_gain[mx];
@@ -163,6 +167,13 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			eff = 1;
 		if (o->cls == OPC_BN && o->channels && g->bn_channels_half[wide] > 0)
 			eff *= o->channels / (o->channels + g->bn_channels_half[wide]);
+		/* a bias gradient's column sum: PyTorch's reduce kernel splits the rows over
+		 * blocks and adds the partial sums; few columns or rows leave it far below a
+		 * stream (768 columns at 0.2-0.3 of HBM, 3072 at 0.45-0.67) */
+		if (o->cls == OPC_REDUCE && o->channels && o->rows && g->colsum_share[wide] > 0)
+			eff = g->colsum_share[wide] * o->channels /
+			      (o->channels + g->colsum_half[0]) * o->rows /
+			      (o->rows + g->colsum_half[1]);
 		mem = o->bytes / (g->hbm_gbps * 1e9 * eff);
 	}
 	return floor_s + fmax(mat, mem);

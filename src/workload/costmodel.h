@@ -65,7 +65,9 @@ struct op {
 	uint8_t pass;     /* convolutions: enum conv_pass */
 	uint16_t side;    /* convolutions: the output's side (conv_kind_of) */
 	double inner;     /* convolutions: the GEMM view's size that sets the rate (conv_row) */
-	uint32_t channels; /* BatchNorm: its channels (0: unknown, no channel scaling) */
+	uint32_t channels; /* BatchNorm: its channels; a column sum (bias gradient): its
+			    * columns (0: unknown, no scaling) */
+	uint32_t rows;     /* a column sum: the rows it sums (colsum_share) */
 	double flops;
 	double bytes;     /* read + written once */
 	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
@@ -129,6 +131,13 @@ struct gpu_profile {
 	double grad_gemm_rows[MX_COUNT];    /* the rows M from which they run at the full rate */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
+	double patch_bwd_eff[MX_COUNT];     /* a convolution's gradients over a window wider
+					     * than 7 (ViT's patches, 3 input channels): share
+					     * of the GEMM rate (0: conv_bwd_eff) */
+	double colsum_share[2];             /* column sums (a linear's bias gradient): share of
+					     * hbm at many rows and columns, 32- / 16-bit (0: the
+					     * reduce class's share) */
+	double colsum_half[2];              /* the columns and the rows at half that share */
 	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]
 					     * 32-bit (cuDNN), [1] 16-bit (native kernels) */
 	double floor_us;                    /* shortest kernel */

@@ -143,6 +143,18 @@ static void test_conv_shape(void **state)
 	assert_int_equal(conv_kind_of(3, 3, 7), -1);
 	/* no row: 100 TFLOP/s x conv_bwd_eff 0.25 = 40 ms, plus the floor */
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	/* a window past 7 (ViT's patches): its gradients at patch_bwd_eff where set, forward
+	 * never */
+	struct op patch = wg;
+
+	patch.window = 16;
+	patch.stride = 16;
+	g.patch_bwd_eff[MX_FP32] = 0.1;
+	assert_float_equal(cost_op_gpu_s(&fp32, &patch), 100e-3 + 2e-6, 1e-12);
+	patch.bwd = 0;
+	patch.pass = CP_FWD;
+	assert_float_equal(cost_op_gpu_s(&fp32, &patch), 20e-3 + 2e-6, 1e-12);
+	g.patch_bwd_eff[MX_FP32] = 0;
 	/* share 0.5 and a weight of 4096 elements at half the rate: 100 x 0.5 x 0.5 = 25
 	 * TFLOP/s; 1 TFLOP of saturation halves it again */
 	r->share[CK_1S1] = 0.5;
@@ -209,6 +221,21 @@ static void test_op_classes(void **state)
 	cast.bytes = 1e9;
 	assert_float_equal(cost_op_gpu_s(&amp, &copy), 4e-3 + 2e-6, 1e-12);
 	assert_float_equal(cost_op_gpu_s(&amp, &cast), 2e-3 + 2e-6, 1e-12);
+	/* a bias gradient's column sum: colsum_share scaled by its columns and rows; an op
+	 * of the class without them (nll) keeps the class's share */
+	struct op sum = { .cls = OPC_REDUCE, .bwd = 1, .kernels = 1, .calls = 0, .bytes = 1e9,
+			  .channels = 100, .rows = 300 };
+
+	g.mem_eff[OPC_REDUCE][0] = 0.5;
+	assert_float_equal(cost_op_gpu_s(&fp32, &sum), 2e-3 + 2e-6, 1e-12);
+	g.colsum_share[0] = 1.0;
+	g.colsum_half[0] = 100;
+	g.colsum_half[1] = 300;
+	assert_float_equal(cost_op_gpu_s(&fp32, &sum), 4e-3 + 2e-6, 1e-12);
+	sum.channels = 300;
+	assert_float_equal(cost_op_gpu_s(&fp32, &sum), 8e-3 / 3 + 2e-6, 1e-12);
+	sum.rows = 0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &sum), 2e-3 + 2e-6, 1e-12);
 }
 
 static void test_precision_names(void **state)

@@ -52,6 +52,18 @@
 /* BatchNorm by shape (ref/h200_torch_micro.json: 64..2048 channels): cuDNN's 32-bit
  * kernels reach half their share at 136 channels, PyTorch's 16-bit ones at 264 */
 #define H200_BN_CHANNELS_HALF { 136, 264 }
+/* A linear's bias gradient, a column sum over its rows (the kernels of the seven fit cases
+ * traced 2026-12-03, ref/runs/h200_2026-12-03_diag_fit.json: 15 kernel groups, 4096-12608
+ * rows, 768-30522 columns, 0.15-0.88 of HBM): share x C / (C + 2600) x R / (R + 3250), the
+ * shares the asymptote at many rows and columns (|log error| median 2%, mean 7%, worst 32%:
+ * BERT-large's 30522-column head under autocast; the reduce class's one share of 0.6 was
+ * 39% / 55% / 136% off) */
+#define H200_COLSUM_SHARE { 1.72, 1.09 }
+#define H200_COLSUM_HALF { 2600, 3250 }
+/* ViT's patch convolution's weight gradient under 16-bit autocast: 36 and 40 TFLOP/s
+ * (vit_b_16 b64, vit_l_16 b32: 0.046 and 0.05 of the matrix rate, transposes included);
+ * fp32's 17 TFLOP/s is conv_bwd_eff's own; tf32 not measured */
+#define H200_PATCH_BWD_EFF { 0, 0, 0.048, 0.048 }
 /* the eager host (fit_profile.py on fit_cases.txt alone, against steps and the host's own
  * time per pass measured on a quiet host): per Python call forward, per autograd node
  * backward (as a share of it: the C++ engine), per kernel launched (dispatch, allocation
@@ -103,6 +115,9 @@ static const struct gpu_profile profiles[] = {
 		.hbm_gbps = 4300,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
+		.patch_bwd_eff = H200_PATCH_BWD_EFF,
+		.colsum_share = H200_COLSUM_SHARE,
+		.colsum_half = H200_COLSUM_HALF,
 		.floor_us = 1.0,
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
@@ -129,6 +144,9 @@ static const struct gpu_profile profiles[] = {
 		.hbm_gbps = 3000,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
+		.patch_bwd_eff = H200_PATCH_BWD_EFF,
+		.colsum_share = H200_COLSUM_SHARE,
+		.colsum_half = H200_COLSUM_HALF,
 		.floor_us = 1.0,
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
@@ -155,6 +173,9 @@ static const struct gpu_profile profiles[] = {
 		.hbm_gbps = 1830,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
+		.patch_bwd_eff = H200_PATCH_BWD_EFF,
+		.colsum_share = H200_COLSUM_SHARE,
+		.colsum_half = H200_COLSUM_HALF,
 		.floor_us = 1.5,
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
@@ -181,6 +202,9 @@ static const struct gpu_profile profiles[] = {
 		.hbm_gbps = 7200,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
+		.patch_bwd_eff = H200_PATCH_BWD_EFF,
+		.colsum_share = H200_COLSUM_SHARE,
+		.colsum_half = H200_COLSUM_HALF,
 		.floor_us = 1.0,
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
@@ -235,6 +259,9 @@ static const struct profile_field fields[] = {
 	PF(grad_gemm_rows, MX_COUNT, "rows from which a linear's gradient GEMMs run at the full rate"),
 	PF(hbm_gbps, 1, "streaming bandwidth, GB/s"),
 	PF(bn_channels_half, 2, "BatchNorm channels at half its share, 32-bit and 16-bit"),
+	PF(patch_bwd_eff, MX_COUNT, "a convolution's gradients over a window wider than 7: share of the GEMM rate (0: conv_bwd_eff)"),
+	PF(colsum_share, 2, "a bias gradient's column sum: share of hbm at many rows and columns, 32-bit and 16-bit"),
+	PF(colsum_half, 2, "the columns and the rows at half the column sum's share"),
 	PF(floor_us, 1, "shortest kernel, microseconds"),
 	PF(launch_gap_us, 1, "host microseconds per eager call (forward: Python and dispatcher)"),
 	PF(bwd_gap_share, 1, "backward's host time per autograd node as a share of launch_gap_us"),

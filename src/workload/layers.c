@@ -118,15 +118,25 @@ static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, i
 	fw = op(tl, l, 0, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm");
 	if (fw && linear_bias && bias)
 		fw->bias_rows = m;
+	/* each op() may move the op array: set an op's fields before adding the next */
 	dg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
-	wg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad");
-	same_call(wg);
 	if (dg)
 		dg->grad_rows = m;
+	wg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad");
+	same_call(wg);
 	if (wg)
 		wg->grad_rows = m;
-	if (bias)
-		same_call(op(tl, l, 1, OPC_REDUCE, 1, 0, e * rows * (double)out, 0, "bias.grad"));
+	if (bias) {
+		/* a memset of the partial sums, then the reduce kernel (every fit case's trace) */
+		struct op *b = op(tl, l, 1, OPC_REDUCE, 2, 0, e * rows * (double)out, 0,
+				  "bias.grad");
+
+		same_call(b);
+		if (b) { /* a column sum: its rate by columns and rows (colsum_share) */
+			b->channels = (uint32_t)out;
+			b->rows = m;
+		}
+	}
 }
 
 void ly_tied_linear_ops(struct tensor_list *tl, int layer, double rows, int64_t in,
@@ -251,7 +261,12 @@ int ly_norm(struct tensor_list *tl, const char *name, int64_t dim, bool bias, do
 	if (bias)
 		tl_param(tl, l, 1, s, "%s.bias", n);
 	op(tl, l, 0, OPC_NORM, 1, 0, 2.0 * e * elems, 0, "norm");
-	op(tl, l, 1, OPC_NORM, 2, 0, 3.0 * e * elems, 0, "norm.bwd");
+	/* backward is two kernels of other rates (the fit cases' traces, 2026-12-03): the
+	 * input gradient a row pass streaming at an element-wise kernel's rate (0.83-0.89
+	 * of HBM), the weight and bias gradients a column reduction of x and dy (PyTorch's
+	 * GammaBeta kernel, 0.35-0.39 of HBM) */
+	op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * e * elems, 0, "norm.bwd");
+	same_call(op(tl, l, 1, OPC_NORM, 1, 0, 2.0 * e * elems, 0, "norm.bwd.weight"));
 	if (precision_is_amp(tl->precision))
 		tl->in_f32 = true;
 	return l;
@@ -316,7 +331,9 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 	int l = tl_layer(tl, f, ATTN_BWD_FACTOR * f, "%s", full(tl, name, n));
 
 	op(tl, l, 0, OPC_ATTN, 1, f, 4.0 * act, 0, "attention");
-	op(tl, l, 1, OPC_ATTN, 2, ATTN_BWD_FACTOR * f, 8.0 * act, 0, "attention.bwd");
+	/* backward: 4 kernels a layer in the fit cases' traces (cuDNN's: dO.O, the kernel,
+	 * dQ's conversion and a fill; the efficient kernel's: the same with a sum) */
+	op(tl, l, 1, OPC_ATTN, 4, ATTN_BWD_FACTOR * f, 8.0 * act, 0, "attention.bwd");
 	/* head split / merge: .contiguous() of transposed views, each a copy of one
 	 * activation (and its gradient's in backward) */
 	if (copies_fwd) {
@@ -339,6 +356,14 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 void ly_fwd_copy(struct tensor_list *tl, const char *what, int n, double bytes)
 {
 	struct op *o = op(tl, last(tl), 0, OPC_COPY, n, 0, bytes, 0, what);
+
+	if (o)
+		o->calls = (uint16_t)n;
+}
+
+void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, double bytes)
+{
+	struct op *o = op(tl, last(tl), 1, OPC_COPY, n, 0, bytes, 0, what);
 
 	if (o)
 		o->calls = (uint16_t)n;
@@ -414,6 +439,17 @@ void ly_add(struct tensor_list *tl, double elems, int ebytes)
 	op(tl, l, 0, OPC_ELEM, 1, 0, 3.0 * ebytes * elems, 0, "add");
 	/* the fork's two gradients are summed where the branches met */
 	op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * ebytes * elems, 0, "add.bwd");
+}
+
+void ly_fork(struct tensor_list *tl, int n, double elems, int ebytes)
+{
+	struct op *o;
+
+	if (n < 1)
+		return;
+	o = op(tl, last(tl), 1, OPC_ELEM, n, 0, n * 3.0 * ebytes * elems, 0, "fork.bwd");
+	if (o)
+		o->calls = (uint16_t)n; /* the engine's add_ into the input buffer, each */
 }
 
 void ly_dropout(struct tensor_list *tl, double elems, int ebytes, double p)

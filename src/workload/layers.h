@@ -77,6 +77,8 @@ void ly_views(struct tensor_list *tl, int n);
  * all, strided (class copy).
  */
 void ly_fwd_copy(struct tensor_list *tl, const char *what, int n, double bytes);
+/* backward's layout copies of n kernels and bytes in all (autograd's views' gradients) */
+void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, double bytes);
 /* A parameterless layer to hang operators on (loss, pooling). */
 int ly_plain(struct tensor_list *tl, const char *name);
 
@@ -91,6 +93,8 @@ void ly_gelu_formula(struct tensor_list *tl, double elems);
 /* HF's logits.float() before the loss: a cast under autocast, nothing otherwise */
 void ly_logits_float(struct tensor_list *tl, double elems);
 void ly_add(struct tensor_list *tl, double elems, int ebytes);
+/* backward only: autograd sums the gradients of a tensor read by n + 1 ops (n adds) */
+void ly_fork(struct tensor_list *tl, int n, double elems, int ebytes);
 void ly_dropout(struct tensor_list *tl, double elems, int ebytes, double p);
 void ly_pool(struct tensor_list *tl, const char *what, double in_elems, double out_elems,
 	     int ebytes, bool indices);

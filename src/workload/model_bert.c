@@ -37,9 +37,10 @@ const struct bert_preset bert_large_preset = { 24, 16, 1024, 4096 };
 #define BERT_BATCH 32
 #define BERT_SEQ 128
 
-/* HF BertSelfAttention: heads are permuted views, SDPA's backward makes their gradients
- * contiguous (the profiler's count per layer, torch 2.11) */
-#define BERT_COPIES_BWD 10
+/* HF BertSelfAttention: query, key and value read the layer's input, whose gradients
+ * autograd sums (2 adds a layer besides the residual's; the fit cases' traces, 2026-12-03:
+ * 4 adds a layer in all, no layout copies: SDPA takes and returns the permuted views) */
+#define BERT_QKV_FORKS 2
 /* HF's BertSelfAttention and sdpa_attention_forward: q, k, v each .view + .transpose, the
  * mask's slice, the output's .transpose + .reshape: host calls that launch no kernel */
 #define BERT_VIEWS 9
@@ -57,7 +58,8 @@ static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_linear(tl, "attention.self.key", h, h, true, pos);
 	ly_input_f32(tl);
 	ly_linear(tl, "attention.self.value", h, h, true, pos);
-	ly_attention(tl, "attention.self.core", batch, seq, h, false, 0, BERT_COPIES_BWD);
+	ly_attention(tl, "attention.self.core", batch, seq, h, false, 0, 0);
+	ly_fork(tl, BERT_QKV_FORKS, pos * h, r);
 	ly_views(tl, BERT_VIEWS);
 	ly_linear(tl, "attention.output.dense", h, h, true, pos);
 	ly_dropout(tl, pos * h, e, BERT_DROPOUT);

@@ -33,7 +33,7 @@ const struct vit_preset vit_h_14_preset = { 14, 32, 16, 1280, 5120 };
 /* F.multi_head_attention_forward's layout copies per layer, forward and backward, as the
  * profiler shows them (torch 2.11): q/k/v split and head transposes, their gradients */
 #define MHA_COPIES_FWD 7
-#define MHA_COPIES_BWD 29
+#define MHA_COPIES_BWD 13
 #define VIT_BATCH 32
 #define VIT_IMAGE 224
 
