@@ -8,6 +8,7 @@
 #define NORM_FLOPS_PER_ELEM 5.0
 #define ATTN_BWD_FACTOR 2.5 /* FlashAttention's backward recomputes the scores */
 #define F32 4               /* bytes of an fp32 element */
+#define COLSUM_SPLIT_ROWS 1024 /* a column sum over this many rows splits them over blocks */
 
 void ly_scope(struct tensor_list *tl, const char *fmt, ...)
 {
@@ -127,9 +128,10 @@ static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, i
 	if (wg)
 		wg->grad_rows = m;
 	if (bias) {
-		/* a memset of the partial sums, then the reduce kernel (every fit case's trace) */
-		struct op *b = op(tl, l, 1, OPC_REDUCE, 2, 0, e * rows * (double)out, 0,
-				  "bias.grad");
+		/* over many rows a memset of the partial sums, then the reduce kernel (the fit
+		 * cases' traces: at 4096 rows and more; at 128 and fewer the reduce alone) */
+		struct op *b = op(tl, l, 1, OPC_REDUCE, rows >= COLSUM_SPLIT_ROWS ? 2 : 1, 0,
+				  e * rows * (double)out, 0, "bias.grad");
 
 		same_call(b);
 		if (b) { /* a column sum: its rate by columns and rows (colsum_share) */
