@@ -249,6 +249,9 @@ int run_links_collect(struct run_rank *rr, const struct run_comm *rc,
 		ret = links_gather_xfers(rr, rc, &xall, &xlens, &off);
 	if (ret || rr->li.rank != 0)
 		goto out_free;
+	/* the messages' times below are from this instant: with it, samples taken on the
+	 * same kernel's CLOCK_MONOTONIC (tests/cluster/bed.sh --sample) line up with them */
+	log_dbg(LOG_COLL, "link messages: times in ms from CLOCK_MONOTONIC %.6f s", (double)base * 1e-9);
 	for (r = 0; r < n && !ret; r++)
 		if (lens[r] != len) {
 			log_err(LOG_COLL, "link waits of rank %d: %zu bytes, expected %zu", r, lens[r], len);

@@ -31,6 +31,11 @@
 #                       host, as a full-duplex NIC and its switch port; egress: host ->
 #                       switch only, so every flow crosses one shaper (tree at 4 hosts
 #                       ran 16% faster so: tests/cluster/RESULTS.md)
+#   --sample DIR        what the links carried: DIR/links.txt, every host's link each way
+#                       every 10 ms (tests/cluster/linkuse.py; with GRADSYNC_LOG=debug,coll
+#                       its `report` sets it against the messages in flight), and at the
+#                       end DIR/tcp.txt, each host's TCP segments out and retransmitted and
+#                       each shaper's drops
 #   --limit S           bound of the whole run in seconds (default 600)
 #   --out DIR           parent of the run directory (default: the experiment's)
 #   --logs DIR          where each rank's output goes (default: a temporary directory,
@@ -52,7 +57,7 @@ if [ -n "$VM" ]; then
 	exec bash "$(dirname "$0")/vm.sh" bed "$@"
 fi
 H=2 L=1 RATE=100mbit DELAY=50us LIMIT=600 OUT= LOGS= SLOW= QUEUE=50ms CC= SHAPE=both
-GSO=on BURST= MTU=1500
+GSO=on BURST= MTU=1500 SAMPLE=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--hosts) H=$2; shift 2 ;;
@@ -69,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--mtu) MTU=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--logs) LOGS=$2; shift 2 ;;
+	--sample) SAMPLE=$2; shift 2 ;;
 	-h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
 	-*) echo "bed.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -99,6 +105,7 @@ T=$(mktemp -d)
 mkdir -p "$LOGS"
 cleanup() {
 	for p in $(cat "$T/pids" 2>/dev/null); do kill "$p" 2>/dev/null; done
+	[ -n "$SAMPLE" ] && sample_end
 	for h in $(seq 0 $((H - 1))); do ip netns del "${P}h$h" 2>/dev/null; done
 	ip netns del "$SW" 2>/dev/null
 	rm -rf "$T"
@@ -156,6 +163,7 @@ for h in $(seq 0 $((H - 1))); do
 	ip netns add "$ns" || exit 1
 	# congestion control is per network namespace
 	[ -n "$CC" ] && ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control="$CC"
+	[ -n "${SSAI:-}" ] && ip netns exec "$ns" sysctl -qw net.ipv4.tcp_slow_start_after_idle=$SSAI
 	ip -n "$SW" link add "p$h" type veth peer name eth0 netns "$ns" || exit 1
 	ip -n "$SW" link set dev "p$h" mtu "$MTU" && ip -n "$ns" link set dev eth0 mtu "$MTU" ||
 		exit 1
@@ -183,6 +191,26 @@ desc="$desc${CC:+, tcp $CC}"
 for s in $SLOW; do desc="$desc, host ${s%%=*} at ${s#*=}"; done
 echo "bed: $desc" >&2
 
+# --sample: the switch's ports' byte counters, from the switch's own namespace
+sample_end() {
+	[ -f "$T/sampler" ] || return 0
+	: >"$T/stop"
+	wait "$(cat "$T/sampler")" 2>/dev/null
+	rm -f "$T/sampler"
+	for h in $(seq 0 $((H - 1))); do
+		echo "host $h: $(ip netns exec "${P}h$h" nstat -az TcpOutSegs TcpRetransSegs 2>/dev/null |
+			awk 'NR > 1 { printf "%s %s ", $1, $2 }')host egress $(ip netns exec "${P}h$h" tc -s qdisc show dev eth0 |
+			grep -o 'dropped [0-9]*' | head -n 1), switch egress $(ip netns exec "$SW" tc -s qdisc show dev "p$h" |
+			grep -o 'dropped [0-9]*' | head -n 1)"
+	done >"$SAMPLE/tcp.txt"
+}
+if [ -n "$SAMPLE" ]; then
+	mkdir -p "$SAMPLE" || exit 1
+	ip netns exec "$SW" python3 "$(dirname "$0")/linkuse.py" sample "$SAMPLE/links.txt" 0.01 \
+		"$T/stop" &
+	echo $! >"$T/sampler"
+fi
+
 N=$((H * L))
 PORT=$((20000 + $$ % 20000))
 : >"$T/pids"
@@ -209,6 +237,7 @@ for p in $(cat "$T/pids"); do
 	r=$((r + 1))
 done
 : >"$T/pids"
+[ -n "$SAMPLE" ] && sample_end
 dir=$(sed -n "s/^gradsync: results: //p" "$LOGS/rank0.log" | tail -n 1)
 cat "$LOGS/rank0.log"
 [ -n "$dir" ] && echo "run: $dir"
