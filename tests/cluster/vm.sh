@@ -105,8 +105,38 @@ sr_build_initramfs "$SR_LOGDIR/cluster.cpio.gz" "$HERE/vm_scenario.sh" \
 	sr_fail "initramfs build failed"
 echo "vm: ${SR_VM_CPUS} vCPUs, $SR_VM_MEM, ${SR_ACCEL:--accel tcg}, logs in $SR_LOGDIR" >&2
 sr_boot cluster "$SR_LOGDIR/cluster.cpio.gz" "" "gs.role=cluster"
+# How long the VM's threads were ready to run and waited for a host CPU (their run delay,
+# /proc/PID/task/TID/schedstat; qemu names its vCPU threads only with debug-threads, and
+# its other threads hardly run): under TCG the guest's clock goes on meanwhile, so this
+# is time the ranks on a vCPU lost to the host, not to the links the model describes
+vcpu_wait() {
+	local q t s=0 d
+	q=$(pgrep -P "$1" | head -n 1) # timeout's child: qemu
+	[ -n "$q" ] || return 1
+	for t in /proc/"$q"/task/*; do
+		d=$(awk '{ print $2 }' "$t/schedstat" 2>/dev/null) && s=$((s + d))
+	done
+	echo "$(date +%s%N) $s"
+}
+(
+	while kill -0 "${SR_PIDS[-1]}" 2>/dev/null; do
+		vcpu_wait "${SR_PIDS[-1]}" >>"$SR_LOGDIR/vcpu_wait.txt"
+		sleep 1
+	done
+) &
+waiter=$!
 sr_wait "${SR_PIDS[-1]}" cluster
 st=$?
+wait "$waiter"
+# the share of the run one vCPU spent waiting, from the first sample to the last
+wait_pct=$(awk -v n="$SR_VM_CPUS" 'NR == 1 { t0 = $1; d0 = $2 } { t1 = $1; d1 = $2 }
+	END { if (t1 > t0) printf "%.1f", 100 * (d1 - d0) / (t1 - t0) / n }' \
+	"$SR_LOGDIR/vcpu_wait.txt" 2>/dev/null)
+if [ -n "$wait_pct" ]; then
+	echo "vm: its vCPUs waited for a host CPU ${wait_pct}% of the run" >&2
+	# each second: host time (ns since the epoch), the VM's threads' run delay so far (ns)
+	cp "$SR_LOGDIR/vcpu_wait.txt" "$HOSTOUT/vcpu_wait.txt"
+fi
 
 # the VM's /out comes back as base64 between two console lines
 tr -d '\r' <"$SR_LOGDIR/cluster.log" >"$SR_LOGDIR/console.txt"
