@@ -7,9 +7,23 @@
 # Prints the AllReduce time per byte of buffer (S), the number the alpha-beta model calls
 # the wire factor: ring 2(n-1)/n, the double binary tree 2 (its busiest link's load).
 # No latency, no CPU: what the schedule and the pipelining allow, nothing else.
-# usage: tests/cluster/pipesim.py [HOSTS...]   (default 4 8)
+# usage: tests/cluster/pipesim.py [options] [HOSTS...]   (default 4 8)
+#   --flows      the tree's steps, per host link: which flows one piece puts on it at once
+#   --links      per host link under the model: share of the run with a transfer on it and
+#                its rate meanwhile (what tests/cluster/linkuse.py measures on the bed)
+#   --share R    how a link is shared: maxmin (default; what src/report/pipesim.c does),
+#                proportional (TCP as Kelly's proportional fairness), equal (each flow its
+#                share of its busiest link, nothing handed on)
+#   --fifo       a peer pair's messages go one after the other (one connection), not side
+#                by side
+#   --latency MS each transfer starts MS after both ends posted it (a clear-to-send trip),
+#                at 50 Mbit/s and 16 MiB (the bed's 4 x 1 iteration runs)
+# (tests/cluster/RESULTS.md, "Tree at 4 hosts: where the links' time goes")
 import math
 import sys
+
+OPT = dict(share="maxmin", fifo=False, latency=0.0)
+USE = {}
 
 
 def btree(n, r):
@@ -53,6 +67,58 @@ def ring_steps(n, r):
     return [([((r + 1) % n, 1 / n)], [((r - 1) % n, 1 / n)]) for _ in range(2 * (n - 1))]
 
 
+def share(flows):
+    """Each flowing transfer's rate, links of 1 each way, by OPT's rule."""
+    rate = {f: 0.0 for f in flows}
+    todo = set(flows)
+    if OPT["fifo"]:  # only the oldest message of each pair moves (dicts keep insertion order)
+        heads = {}
+        for f in flows:
+            heads.setdefault((f[0], f[1]), f)
+        todo = set(heads.values())
+    links = lambda f: (("out", f[0]), ("in", f[1]))
+    users = {}
+    for f in todo:
+        for link in links(f):
+            users[link] = users.get(link, 0) + 1
+    if OPT["share"] == "equal":
+        for f in todo:
+            rate[f] = min(1 / users[link] for link in links(f))
+        return rate
+    if OPT["share"] == "proportional":
+        # maximise the sum of log rates: prices on the links, rate = 1 / (sum of prices)
+        fl, ls = list(todo), sorted(users)
+        idx = {l: i for i, l in enumerate(ls)}
+        fp = [[idx[l] for l in links(f)] for f in fl]
+        price = [1.0] * len(ls)
+        for it in range(3000):
+            x = [1 / sum(price[i] for i in p) for p in fp]
+            load = [0.0] * len(ls)
+            for p, v in zip(fp, x):
+                for i in p:
+                    load[i] += v
+            g = 0.05 if it < 2000 else 0.01
+            price = [max(1e-6, pr * (1 + g * (ld - 1))) for pr, ld in zip(price, load)]
+        over = max(load)
+        for f, v in zip(fl, x):
+            rate[f] = v / over if over > 1 else v
+        return rate
+    cap_left = {l: 1.0 for l in users}
+    while todo:  # max-min fair: fill the tightest link first
+        users = {}
+        for f in todo:
+            for link in links(f):
+                users[link] = users.get(link, 0) + 1
+        s = min(cap_left[l] / users[l] for l in users)
+        tight = {l for l in users if cap_left[l] / users[l] <= s * (1 + 1e-12)}
+        for f in [f for f in todo if any(l in tight for l in links(f))]:
+            rate[f] = s
+            todo.discard(f)
+            for link in links(f):
+                cap_left[link] -= s
+    return rate
+
+
 def simulate(n, build, npieces, channels, gate):
     sch = [build(n, r) for r in range(n)]
     nsteps = len(sch[0])
@@ -60,6 +126,9 @@ def simulate(n, build, npieces, channels, gate):
     ranks = [dict(next=0, slots=[], entered=[0] * nsteps, inside=[0] * nsteps) for _ in range(n)]
     half, flows, left = {}, {}, {}
     done = [0] * n
+    pend, now = [], [0.0]
+    # OPT["latency"] ms, in units of one piece's buffer through a link: 16 MiB at 50 Mbit/s
+    lat = OPT["latency"] / 1e3 / (16 * 2**20 / 6.25e6) * npieces
 
     def enter(r):
         st, moved = ranks[r], True
@@ -82,7 +151,8 @@ def simulate(n, build, npieces, channels, gate):
                     keys.append((q, r, p, k, [i for i, (x, _) in enumerate(sch[q][k][0]) if x == r][ith]))
                 for key, (_, b) in zip(keys, sends + recvs):
                     if key in half:
-                        flows[key] = half.pop(key)
+                        half.pop(key)
+                        pend.append((now[0] + lat, key, b))
                     else:
                         half[key] = b
                 left[(r, p)] = len(keys)
@@ -107,25 +177,25 @@ def simulate(n, build, npieces, channels, gate):
     t = 0.0
     for r in range(n):
         enter(r)
-    while flows:
-        rate, todo = {}, set(flows)
-        cap_left = {}
-        for s, d, *_ in flows:
-            cap_left[("out", s)] = cap_left[("in", d)] = 1.0
-        while todo:  # max-min fair: fill the tightest link first
-            users = {}
-            for f in todo:
-                for link in (("out", f[0]), ("in", f[1])):
-                    users[link] = users.get(link, 0) + 1
-            share = min(cap_left[l] / users[l] for l in users)
-            tight = {l for l in users if cap_left[l] / users[l] <= share * (1 + 1e-12)}
-            for f in [f for f in todo if ("out", f[0]) in tight or ("in", f[1]) in tight]:
-                rate[f] = share
-                todo.discard(f)
-                cap_left[("out", f[0])] -= share
-                cap_left[("in", f[1])] -= share
-        dt = min(flows[f] / rate[f] for f in flows)
+    while flows or pend:
+        for e in [e for e in pend if e[0] <= t + 1e-12]:
+            pend.remove(e)
+            flows[e[1]] = e[2]
+        if not flows:
+            t = now[0] = min(e[0] for e in pend)
+            continue
+        rate = share(flows)
+        dt = min(flows[f] / rate[f] for f in flows if rate[f] > 0)
+        if pend:
+            dt = min(dt, min(e[0] for e in pend) - t)
+        for f in flows:
+            for link in (("out", f[0]), ("in", f[1])):
+                u = USE.setdefault(link, [0.0, 0.0])
+                u[1] += rate[f] * dt
+        for link in {l for f in flows for l in (("out", f[0]), ("in", f[1]))}:
+            USE[link][0] += dt
         t += dt
+        now[0] = t
         for f in list(flows):
             flows[f] -= rate[f] * dt
             if flows[f] <= 1e-9:
@@ -138,10 +208,56 @@ def simulate(n, build, npieces, channels, gate):
     return t / npieces
 
 
-if __name__ == "__main__":
+def flows_table(n):
+    """Per step of the tree at n hosts, the flows one piece puts on each host's link."""
+    sch = [tree_steps(n, r) for r in range(n)]
+    print("tree, %d hosts: step: host link (flows of one piece at once)" % n)
+    for k in range(len(sch[0])):
+        out, inn = {}, {}
+        for r in range(n):
+            for q, _ in sch[r][k][0]:
+                out.setdefault(r, []).append(q)
+                inn.setdefault(q, []).append(r)
+        print("  step %d: " % k + "  ".join(
+            ["%d out -> %s" % (h, ",".join(map(str, v))) for h, v in sorted(out.items())] +
+            ["%d in <- %s" % (h, ",".join(map(str, v))) for h, v in sorted(inn.items())]))
+
+
+def main(argv):
+    hosts, flows, use = [], False, False
+    while argv:
+        a = argv.pop(0)
+        if a == "--flows":
+            flows = True
+        elif a == "--links":
+            use = True
+        elif a == "--fifo":
+            OPT["fifo"] = True
+        elif a == "--share" and argv and argv[0] in ("maxmin", "proportional", "equal"):
+            OPT["share"] = argv.pop(0)
+        elif a == "--latency" and argv:
+            OPT["latency"] = float(argv.pop(0))
+        elif a.isdigit() and int(a) > 1:
+            hosts.append(int(a))
+        else:
+            sys.exit("pipesim.py: bad argument %s (see the head of the file)" % a)
+    hosts = hosts or [4, 8]
+    if flows:
+        for n in hosts:
+            flows_table(n)
     print("hosts  channels  ring    tree lockstep  tree staggered  (time per byte, S; model: ring 2(n-1)/n, tree 2)")
-    for n in [int(a) for a in sys.argv[1:]] or [4, 8]:
-        for ch in (8,):
-            P = 32
-            print("%5d  %8d  %5.3f  %13.3f  %14.3f" % (n, ch, simulate(n, ring_steps, P, ch, False),
-                  simulate(n, tree_steps, P, ch, False), simulate(n, tree_steps, P, ch, True)))
+    for n in hosts:
+        P, ch = 32, 8
+        ring = simulate(n, ring_steps, P, ch, False)
+        lock = simulate(n, tree_steps, P, ch, False)
+        USE.clear()
+        tree = simulate(n, tree_steps, P, ch, True)
+        print("%5d  %8d  %5.3f  %13.3f  %14.3f" % (n, ch, ring, lock, tree))
+        if use:
+            print("  tree staggered, per host link: transfer on it / rate meanwhile (1 = line)")
+            for (d, h), (busy, moved) in sorted(USE.items(), key=lambda x: (x[0][1], x[0][0])):
+                print("    host %d %-3s  %3.0f%%  %.2f" % (h, d, 100 * busy / (tree * P), moved / busy))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
