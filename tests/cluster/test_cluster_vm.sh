@@ -13,11 +13,12 @@
 # 4-host ring at 4 KiB (6 steps: α's share) is within 15% of the measured 4-host run.
 # That last check needs the VM to get its CPUs: under TCG a vCPU the host does not run
 # stops the ranks on it while the guest's clock goes on (at a host load of 7-9, two runs of
-# each of two builds read -21% to +36%). vm.sh samples how long the VM's threads waited
-# for a host CPU (their run delay); over the 4-host run that wait w can have stretched the
-# measured times by up to w / (1 - w), so the projection is judged only while that stretch
-# is under a third of the limit (the host can then neither pass nor fail it alone), and
-# said "not judged", with the figures, otherwise.
+# each of two builds read -21% to +36%), so it is judged only when the host's CPU pressure
+# (PSI "some") over the run stayed under PSI_MAX, and said "not judged" otherwise. vm.sh
+# also samples how long the VM's threads waited for a host CPU (their run delay), printed
+# beside the verdict: as a gate it judged no run of four (it counts waits that overlap the
+# links' delays, so it overstates the stretch), where the pressure agreed with the error in
+# all four (tests/cluster/RESULTS.md).
 # Skips (77) where no VM can boot. GS_CLUSTER_KEEP=DIR keeps the runs and predict's output.
 set -u
 HERE=$(dirname "$0")
@@ -28,7 +29,7 @@ T=$(mktemp -d)
 trap 'if [ -n "${GS_CLUSTER_KEEP:-}" ]; then mkdir -p "$GS_CLUSTER_KEEP" && cp -r "$T"/. "$GS_CLUSTER_KEEP"/; fi; rm -rf "$T"' EXIT
 DELAY_MS=25
 LIMIT=15   # percent: the projection's bound, as for the bandwidth rows (tests/cluster/RESULTS.md)
-STRETCH_MAX=$((LIMIT / 3)) # percent the host's CPU can have stretched the 4-host run
+PSI_MAX=20 # percent of the run some task waited for a host CPU
 # the host's CPU pressure, total microseconds (empty where the kernel has no PSI)
 psi() { awk '/^some/ { sub("total=", "", $5); print $5 }' /proc/pressure/cpu 2>/dev/null; }
 p0=$(psi) t0=$(date +%s)
@@ -90,8 +91,8 @@ fi
 row=$(awk '$1 == "4x1" && $3 == "ring" && $6 != "-" { print; exit }' "$T/m/predict.txt")
 err=$(echo "$row" | awk '{ e = $NF; sub("%", "", e); print e }')
 echo "the VM's threads waited for a host CPU ${stretch%% *}% of the 4-host run: it can have stretched its times by ${stretch##* }% (host CPU pressure ${pressure:-unknown}%)"
-if [ -z "$stretch" ] || ! awk -v s="${stretch##* }" -v m=$STRETCH_MAX 'BEGIN { exit !(s < m) }'; then
-	echo "not judged: the 4-host projection, with the host's CPU stretching the VM by ${stretch##* }% (judged under ${STRETCH_MAX}%): ${row:-no row}"
+if [ -z "$pressure" ] || [ "$pressure" -ge $PSI_MAX ]; then
+	echo "not judged: the 4-host projection, with the host's CPU pressure at ${pressure:-unknown}% (judged under ${PSI_MAX}%): ${row:-no row}"
 elif [ -z "$row" ] || ! awk -v e="${err:-x}" -v l=$LIMIT 'BEGIN { exit !(e ~ /^[-+]?[0-9.]+$/ && e <= l && e >= -l) }'; then
 	echo "FAIL: the 4-host ring at 4 KiB projected from the 2-host run: '${row:-no row}' (limit ${LIMIT}%)"
 	fails=$((fails + 1))
