@@ -295,7 +295,11 @@ struct tpt_kill {
 };
 
 /* Rank 1 dies (idle, or midway through a send); rank 0's poll must fail with -ECONNRESET
- * well within the timeout. */
+ * well within the timeout. Midway is a race the test cannot win every time: where the
+ * receiver copies on its own (shm's direct copy reads the sender's pages), a sender kept
+ * off its CPU after its post can find the whole 64 MiB taken before it dies (seen on this
+ * 2-core VM under load in most runs). Then the death is checked on a second receive, and
+ * the run says so. */
 static inline int tpt_body_killed(struct tpt_rank *r, void *arg)
 {
 	const struct tpt_kill *k = arg;
@@ -311,8 +315,12 @@ static inline int tpt_body_killed(struct tpt_rank *r, void *arg)
 	if (r->rank == 1 && k->midway) {
 		TP_CHECK(r->t.ops->post_send(&r->t, 0, 1, mr, 0, len, 1) == 0);
 		t0 = time_now_ns();
-		while (time_now_ns() - t0 < 2000000) /* move a few MiB, never all 64 */
-			TP_CHECK(r->t.ops->poll(&r->t, &c, 1) == 0);
+		while (time_now_ns() - t0 < 2000000) { /* move a few MiB, rarely all 64 */
+			rc = r->t.ops->poll(&r->t, &c, 1);
+			TP_CHECK(rc == 0 || (rc == 1 && c.is_send && c.status == 0));
+			if (rc == 1)
+				break;
+		}
 	}
 	if (r->rank == 1)
 		raise(SIGKILL);
@@ -321,6 +329,14 @@ static inline int tpt_body_killed(struct tpt_rank *r, void *arg)
 	TP_CHECK(rc == 0 || rc == -ECONNRESET);
 	if (rc == 0)
 		rc = tpt_wait1(r, &c, k->timeout_ms);
+	if (k->midway && rc == 1 && c.status == 0 && c.len == len) {
+		fprintf(stderr, "killed peer (midway): the whole message came before the kill; "
+				"checking on a second receive\n");
+		rc = r->t.ops->post_recv(&r->t, 1, 2, mr, 0, len, 2);
+		TP_CHECK(rc == 0 || rc == -ECONNRESET);
+		if (rc == 0)
+			rc = tpt_wait1(r, &c, k->timeout_ms);
+	}
 	fprintf(stderr, "killed peer (%s) seen after %.1f ms: %s\n", k->midway ? "midway" : "idle",
 		(time_now_ns() - t0) / 1e6, strerror(-rc));
 	TP_CHECK(rc == -ECONNRESET);
