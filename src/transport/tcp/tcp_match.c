@@ -147,7 +147,8 @@ static void refuse(struct tcp_priv *tp, int peer, uint64_t tag, uint32_t rid, en
 		tcp_set_fatal(tp, -ENOMEM);
 		return;
 	}
-	*f = (struct tcp_frame){.hdr = {TF_REFUSE, rid, tag, what, len}};
+	*f = (struct tcp_frame){
+	    .hdr = {.type = TF_REFUSE, .rid = rid, .tag = tag, .off = what, .len = len}};
 	queue_frame(&tp->peers[peer].streams[0], f);
 }
 
@@ -192,7 +193,10 @@ static void eager_queue(struct tcp_peer *pe, struct tcp_req *r)
 	pe->credit -= eager_cost(r->len);
 	r->chunks_left = 1;
 	r->frames[0] = (struct tcp_frame){
-	    .hdr = {TF_EAGER, 0, r->tag, 0, r->len}, .payload = r->buf, .plen = r->len, .req = r};
+	    .hdr = {.type = TF_EAGER, .rid = 0, .tag = r->tag, .off = 0, .len = r->len},
+	    .payload = r->buf,
+	    .plen = r->len,
+	    .req = r};
 	queue_frame(&pe->streams[0], &r->frames[0]);
 }
 
@@ -233,8 +237,12 @@ static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uin
 	if (cts_len != r->len) {
 		r->status = -EMSGSIZE;
 		r->chunks_left++;
-		r->frames[0] =
-		    (struct tcp_frame){.hdr = {TF_MISMATCH, rid, r->tag, 0, r->len}, .req = r};
+		r->frames[0] = (struct tcp_frame){.hdr = {.type = TF_MISMATCH,
+							  .rid = rid,
+							  .tag = r->tag,
+							  .off = 0,
+							  .len = r->len},
+						  .req = r};
 		queue_frame(&pe->streams[0], &r->frames[0]);
 		return;
 	}
@@ -243,10 +251,11 @@ static void send_start(struct tcp_priv *tp, struct tcp_req *r, uint32_t rid, uin
 		struct tcp_frame *f = &r->frames[i];
 		unsigned int s = r->rts_stream >= 0 ? (unsigned int)(r->rts_stream + i) : pe->rr++;
 
-		*f = (struct tcp_frame){.hdr = {TF_DATA, rid, r->tag, off, n},
-					.payload = r->buf + off,
-					.plen = n,
-					.req = r};
+		*f = (struct tcp_frame){
+		    .hdr = {.type = TF_DATA, .rid = rid, .tag = r->tag, .off = off, .len = n},
+		    .payload = r->buf + off,
+		    .plen = n,
+		    .req = r};
 		r->chunks_left++;
 		queue_frame(&pe->streams[s % (unsigned int)tp->nstreams], f);
 		off += n;
@@ -366,8 +375,12 @@ static void post_recv(struct tcp_priv *tp, struct tcp_req *r)
 	r->cts = r->len > TCP_EAGER_MAX && !(u && !u->rts);
 	if (r->cts) {
 		r->chunks_left = 1;
-		r->frames[0] = (struct tcp_frame){
-		    .hdr = {TF_CTS, (uint32_t)(r - tp->reqs), r->tag, 0, r->len}, .req = r};
+		r->frames[0] = (struct tcp_frame){.hdr = {.type = TF_CTS,
+							  .rid = (uint32_t)(r - tp->reqs),
+							  .tag = r->tag,
+							  .off = 0,
+							  .len = r->len},
+						  .req = r};
 		/* every CTS on stream 0: they arrive in post order, so receives with the
 		 * same tag match sends in order (no overtaking) */
 		queue_frame(&pe->streams[0], &r->frames[0]);
@@ -442,8 +455,12 @@ void tcp_rts_due(struct tcp_priv *tp)
 				continue;
 			r->rts_stream = (int)(pe->rr++ % (unsigned int)tp->nstreams);
 			r->chunks_left++;
-			r->xframe =
-			    (struct tcp_frame){.hdr = {TF_RTS, 0, r->tag, 0, r->len}, .req = r};
+			r->xframe = (struct tcp_frame){.hdr = {.type = TF_RTS,
+							       .rid = 0,
+							       .tag = r->tag,
+							       .off = 0,
+							       .len = r->len},
+						       .req = r};
 			queue_frame(&pe->streams[r->rts_stream], &r->xframe);
 		}
 	}
