@@ -70,24 +70,24 @@ def ring_steps(n, r):
 def share(flows):
     """Each flowing transfer's rate, links of 1 each way, by OPT's rule."""
     rate = {f: 0.0 for f in flows}
-    todo = set(flows)
+    unsettled = set(flows)  # flows whose rate is not fixed yet
     if OPT["fifo"]:  # only the oldest message of each pair moves (dicts keep insertion order)
         heads = {}
         for f in flows:
             heads.setdefault((f[0], f[1]), f)
-        todo = set(heads.values())
+        unsettled = set(heads.values())
     links = lambda f: (("out", f[0]), ("in", f[1]))
     users = {}
-    for f in todo:
+    for f in unsettled:
         for link in links(f):
             users[link] = users.get(link, 0) + 1
     if OPT["share"] == "equal":
-        for f in todo:
+        for f in unsettled:
             rate[f] = min(1 / users[link] for link in links(f))
         return rate
     if OPT["share"] == "proportional":
         # maximise the sum of log rates: prices on the links, rate = 1 / (sum of prices)
-        fl, ls = list(todo), sorted(users)
+        fl, ls = list(unsettled), sorted(users)
         idx = {l: i for i, l in enumerate(ls)}
         fp = [[idx[l] for l in links(f)] for f in fl]
         price = [1.0] * len(ls)
@@ -104,16 +104,16 @@ def share(flows):
             rate[f] = v / over if over > 1 else v
         return rate
     cap_left = {l: 1.0 for l in users}
-    while todo:  # max-min fair: fill the tightest link first
+    while unsettled:  # max-min fair: fill the tightest link first
         users = {}
-        for f in todo:
+        for f in unsettled:
             for link in links(f):
                 users[link] = users.get(link, 0) + 1
         s = min(cap_left[l] / users[l] for l in users)
         tight = {l for l in users if cap_left[l] / users[l] <= s * (1 + 1e-12)}
-        for f in [f for f in todo if any(l in tight for l in links(f))]:
+        for f in [f for f in unsettled if any(l in tight for l in links(f))]:
             rate[f] = s
-            todo.discard(f)
+            unsettled.discard(f)
             for link in links(f):
                 cap_left[link] -= s
     return rate
