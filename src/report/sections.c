@@ -359,9 +359,10 @@ static void group_details(const struct report_set *s, const char *group, const i
 	int k, c;
 
 	doc_text(d, RB_H3, "%s: per size", group);
-	doc_text(d, RB_PARA, "Time of an iteration is the slowest rank's; p50/p99 over the "
-		 "iterations. Slowest rank: the rank slowest in most iterations; rank spread: "
-		 "median over iterations of the slowest rank's time over the fastest's.");
+	doc_text(d, RB_PARA, "Time of an iteration is the ranks' mean, each rank's from its "
+		 "entry to its exit; p50/p99 over the iterations. Slowest rank: the rank the "
+		 "others waited for in most iterations; rank spread: median over iterations of "
+		 "the longest rank time over the shortest.");
 	t = doc_table(d, ARRAY_SIZE(hdr));
 	for (c = 0; c < (int)ARRAY_SIZE(hdr); c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);

@@ -7,7 +7,7 @@
  * restored from a pristine copy (untimed), so checked results stay exact, and the
  * ranks meet in a barrier; other iterations run back to back like nccl-tests' and a
  * training job's. Each iteration is timed on each rank, and rank 0 takes per
- * iteration the slowest rank's time.
+ * iteration the ranks' mean time.
  * Point-to-point: each measurement streams `iterations` messages (write_bw) or
  * ping-pongs `iterations` times (write_lat); RUN_P2P_REPS measurements per size.
  */

@@ -1,7 +1,7 @@
 /*
- * Statistics of one measured size: per iteration the slowest rank's time (a
- * collective is done when its last rank is done), then avg / p50 / p99 / min / max,
- * algorithm and bus bandwidth, wrong elements and CPU seconds per GB.
+ * Statistics of one measured size: per iteration the ranks' mean time (run_iter_time),
+ * then avg / p50 / p99 / min / max, algorithm and bus bandwidth, wrong elements and CPU
+ * seconds per GB.
  */
 #include <errno.h>
 #include <math.h>
@@ -135,6 +135,29 @@ void run_rank_stats_free(struct rj_rank_stats *rs)
 	rs->mean_us = rs->iter_us = NULL;
 }
 
+/*
+ * The time of iteration i of a collective: the mean over ranks of each rank's own time,
+ * entry to exit (nccl-tests averages its ranks alike). Iterations run back to back, and
+ * without a handshake per message (tcp's eager sends, shm's rings) a rank leaves as soon
+ * as its last receive is in: the ranks drift apart by up to a step, and a rank that
+ * left early waits that much longer in the next iteration. The slowest rank's time per
+ * iteration counted that wait twice (4 hosts, 50 ms links: 367 ms at p50 where every
+ * rank's mean was 303-325 ms); the mean counts each rank's time once, and over the run
+ * it is the mean of the ranks' elapsed times. A rank that arrives late still shows:
+ * the others' waits are in their times, and the ranks' figures (run_rank_stats) name
+ * it. write_bw/write_lat are timed by ranks 0 and 1 alone (the others hold zeros):
+ * their time is the larger.
+ */
+double run_iter_time(struct run_samples **per_rank, int nranks, int i, bool p2p)
+{
+	double t = 0;
+	int r;
+
+	for (r = 0; r < nranks; r++)
+		t = p2p ? GS_MAX(t, (double)per_rank[r]->ns[i]) : t + (double)per_rank[r]->ns[i];
+	return p2p || nranks < 1 ? t : t / nranks;
+}
+
 json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		       struct run_samples **per_rank, int nranks, double bus_factor,
 		       const char *op, const char *algo)
@@ -161,8 +184,7 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 	if (!t)
 		return NULL;
 	for (i = 0; i < iters; i++) {
-		for (r = 0; r < nranks; r++)
-			t[i] = GS_MAX(t[i], (double)per_rank[r]->ns[i]);
+		t[i] = run_iter_time(per_rank, nranks, i, p2p);
 		sum += t[i];
 	}
 	for (r = 0; r < nranks; r++) {

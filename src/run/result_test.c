@@ -1,7 +1,8 @@
 /*
  * The figures of one measured size (run/result.c) as numbers: the median is the stats'
  * p50, a rank that enters last in most iterations is the straggler only past the
- * rule's thresholds (10 iterations, 75% of them, 10% wait), per-rank means and times.
+ * rule's thresholds (10 iterations, 75% of them, 10% wait), per-rank means and times,
+ * and an iteration's time is the ranks' mean (the largest for p2p rows).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -111,12 +112,38 @@ static void test_no_straggler(void **state)
 	assert_true(fabs(wait - 0.05) < 1e-9);
 }
 
+/* 4 ranks drifting apart by a step: each leaves early in one iteration and waits that
+ * much in the next, at a period of 300 (the 4-host ring of tests/cluster/RESULTS.md) */
+static void test_iter_time(void **state)
+{
+	const double drift[4][4] = {
+		{ 370, 250, 370, 250 }, { 300, 300, 300, 300 },
+		{ 250, 370, 250, 370 }, { 280, 280, 280, 280 } };
+	const double pair[] = { 500, 700, 0, 0 };
+	struct run_samples **s = samples(4, 4, pair, -1, 0, 0);
+
+	(void)state;
+	for (int r = 0; r < 4; r++)
+		for (int i = 0; i < 4; i++)
+			s[r]->ns[i] = (uint64_t)drift[r][i];
+	/* every iteration 300: the slowest rank's time read 370 */
+	for (int i = 0; i < 4; i++)
+		assert_true(fabs(run_iter_time(s, 4, i, false) - 300) < 1e-9);
+	samples_free(s, 4);
+	/* write_bw/write_lat: ranks 0 and 1 time it, the others hold zeros */
+	s = samples(4, 1, pair, -1, 0, 0);
+	assert_true(run_iter_time(s, 4, 0, true) == 700);
+	assert_true(run_iter_time(s, 4, 0, false) == 300);
+	samples_free(s, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_straggler),
 		cmocka_unit_test(test_no_straggler),
+		cmocka_unit_test(test_iter_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

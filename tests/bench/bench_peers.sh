@@ -22,8 +22,8 @@
 #              2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented ring,
 #              6 rabenseifner).
 # Ours runs as a user would: the defaults (algorithm = auto, chunk_size = auto, ...).
-# Every program times alike: warm-up, iterations back to back, per iteration the slowest
-# rank, averaged (busbw = size / time x 2(n-1)/n). Repetitions interleave every program,
+# Every program times alike: warm-up, iterations back to back, per iteration the ranks'
+# mean, averaged (busbw = size / time x 2(n-1)/n). Repetitions interleave every program,
 # so a busy machine slows all of them alike; the table shows medians per point and ours
 # over the best peer of the transport (tcp: Open MPI tcp and Gloo; shm: Open MPI vader and
 # Gloo).

@@ -2,7 +2,7 @@
 """Peer for tests/bench/bench_peers.sh: torch.distributed's Gloo AllReduce (float32 sum,
 in place, CPU tensors, TCP on loopback), timed like gradsync and mpi_allreduce.c: the
 ranks meet once per size, then warm-up and timed iterations back to back, each timed on
-every rank; per iteration the slowest rank's time counts, averaged.
+every rank; per iteration the ranks' mean time counts, averaged.
 
   gloo_allreduce.py RANKS LO_BYTES HI_BYTES ITERS [PORT]
 
@@ -34,9 +34,9 @@ def run(rank, n, lo, hi, iters, port):
             t0 = time.perf_counter()
             dist.all_reduce(t)
             dt[i] = time.perf_counter() - t0
-        dist.all_reduce(dt, op=dist.ReduceOp.MAX)
+        dist.all_reduce(dt, op=dist.ReduceOp.SUM)
         if rank == 0:
-            avg = float(dt[WARMUP:].mean())
+            avg = float(dt[WARMUP:].mean()) / n
             print(f"{s} {avg * 1e6:.1f} {s / avg / 1e9 * 2.0 * (n - 1) / n:.3f}", flush=True)
         s *= 4
     dist.destroy_process_group()
