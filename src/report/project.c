@@ -469,7 +469,7 @@ static void collective_table(struct rdoc *d, const struct report_set *s, const c
 	/* measured, not modelled: the fluid model's max-min sharing is what TCP does not give
 	 * flows that cross two shared links; a factor for it would be fitted to one bed */
 	if (tree_shared)
-		doc_text(d, RB_ITEM, "note: tree's rows at 3 or more hosts over tcp are an upper bound: its pipelining model shares each host's link max-min fairly among the transfers on it, and TCP flows that cross two shared links (a host's link out, another host's link in) get less; on the emulated cluster at 4 hosts tree ran 13-20%% below this projection with links shaped both ways, within 5%% with links shaped one way (tests/cluster/RESULTS.md)");
+		doc_text(d, RB_ITEM, "note: tree's rows at 3 or more hosts over tcp are an upper bound: its pipelining model shares each host's link max-min fairly among the transfers on it, and TCP flows that cross two shared links (a host's link out, another host's link in) get less; on the emulated cluster at 4 hosts tree ran 11-20%% below this projection with links shaped both ways, within 5%% with links shaped one way (tests/cluster/RESULTS.md)");
 }
 
 static int workload_tables(struct rdoc *d, const struct report_set *s, const char *transport,
