@@ -18,7 +18,7 @@ cat >"$T/run.ini" <<INI
 name = intr
 [collective]
 sizes = 4MiB
-iterations = 40
+iterations = 200
 [transport]
 transport = tcp
 [launch]
@@ -29,7 +29,9 @@ formats = table,json
 [matrix]
 transport.streams = 1, 2, 3, 4
 INI
-# start OUT: the driver in the background, its run directory in $dir once case 0 is done
+# start OUT: the driver in the background, its run directory in $dir once case 0 is done.
+# A case takes about a second (200 iterations): a loaded host (load 14 in a CI run) took so
+# long between seeing case 0 and signalling that 40 iterations a case had all but finished.
 start() {
 	mkdir -p "$T/$1"
 	"$G" run "$T/run.ini" --out "$T/$1" >"$T/$1.out" 2>"$T/$1.err" &
@@ -48,7 +50,7 @@ elapsed() { python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1
 for sig in INT TERM; do
 	want=$([ $sig = INT ] && echo 130 || echo 143)
 	start $sig || continue
-	t0=$(python3 -c 'import time; print(time.time())')
+	t0=$(date +%s.%N)
 	kill -$sig $drv
 	wait $drv
 	st=$?
@@ -63,7 +65,9 @@ import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 assert r["status"] == "interrupted", r["status"]
 st = [c["status"] for c in r["cases"]]
-assert st[0] == "ok" and len(st) < 4 and st[-1] in ("ok", "interrupted"), st
+# stopped before the end: fewer cases, or the last one cut short
+assert st[0] == "ok" and st[-1] in ("ok", "interrupted"), st
+assert len(st) < 4 or st[-1] == "interrupted", st
 assert r["cases"][0]["collective"][0]["busbw_GBps"] > 0
 PY
 	pgrep -P $$ >/dev/null 2>&1 && ps -o pid,args --ppid $$ | grep -q "gradsync run" &&
@@ -108,7 +112,7 @@ fi
 # Under a launcher (srun and mpirun forward Ctrl-C to every rank): each rank stops the
 # job through the bootstrap, rank 0 writes the report of what ran, exit 130.
 . "$(dirname "$0")/../lib_net.sh"
-sed 's/^iterations = 40/iterations = 100000/' "$T/run.ini" >"$T/long.ini"
+sed 's/^iterations = 200/iterations = 100000/' "$T/run.ini" >"$T/long.ini"
 for who in all one; do
 	port=$(free_port $((22000 + $$ % 9000)))
 	rpids=
