@@ -14,6 +14,21 @@
 #define GS_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define GS_UNUSED __attribute__((unused))
 
+/*
+ * Write a zero into every page of [p, p + len) now, so that the data path never takes
+ * a page's first-touch fault (~15 us on small VMs). memset(p, 0, len) right after malloc
+ * does not do it: the compiler folds the pair into calloc, which leaves pages fresh from
+ * mmap untouched (the transfer log of coll_comm took one fault every 51 AllReduces so,
+ * 20 us each). Volatile stores are kept.
+ */
+static inline void gs_touch_pages(void *p, size_t len)
+{
+	volatile char *b = p;
+
+	for (size_t i = 0; i < len; i += 4096)
+		b[i] = 0;
+}
+
 /* Exit codes of the gradsync binary (documented in the README). */
 enum gs_exit {
 	GS_EXIT_OK = 0,     /* everything ran and passed */
