@@ -82,6 +82,7 @@ static void shm_close(struct transport *t)
 		if (s->maps[i].id)
 			munmap((void *)s->maps[i].ptr, s->maps[i].size);
 	shm_pair_fini(&s->c);
+	free(s->slot_next);
 	free(s->maps);
 	free(s->direct);
 	free(s->src);
@@ -114,7 +115,9 @@ static int shm_open_t(struct transport *t, const struct transport_env *env)
 	s->src = calloc(SHM_PAIR_NREQS, sizeof(*s->src));
 	s->direct = calloc((size_t)env->nranks, sizeof(*s->direct));
 	s->maps = calloc((size_t)env->nranks * SHM_MAPS, sizeof(*s->maps));
-	err = s->src && s->direct && s->maps ? shm_pair_init(&s->c, env, &shm_proto) : -ENOMEM;
+	s->slot_next = calloc((size_t)env->nranks, sizeof(*s->slot_next));
+	err = s->src && s->direct && s->maps && s->slot_next ? shm_pair_init(&s->c, env, &shm_proto)
+							      : -ENOMEM;
 	if (!err)
 		err = shm_pair_create(&s->c,
 				      seg_data_off(s->nslots) + (size_t)s->nslots * s->slot_size);

@@ -7,9 +7,11 @@
  *      direct_ok in the segment.
  *   1. R posts a receive: it appends CTS {tag, len} to the segment's CTS queue.
  *   2. S pops CTS entries and matches them to its posted sends by tag (FIFO per tag).
- *   3. Slots: S copies a matched message into ring slots (desc {tag, msg_len, off, len}),
- *      publishing each slot with a release store of `head`, and completes the send once
- *      the last byte is in. A length mismatch is sent as one desc with SHM_DESC_MISMATCH
+ *   3. Slots: S copies a matched message into ring slots (desc {tag, msg_len, off, len,
+ *      slot}), publishing each with a release store of `head`, and completes the send
+ *      once the last byte is in. Data slots are taken in turn from slot 0 again whenever
+ *      the ring is empty (head == tail), so a flow of small messages reuses slot 0's
+ *      pages instead of cycling through every slot's (shm_slot_take). A length mismatch is sent as one desc with SHM_DESC_MISMATCH
  *      and no data; both sides complete -EMSGSIZE.
  *      Direct (shm_use_direct: direct_ok, S's buffer is a shmem allocation, the size):
  *      S publishes one desc with SHM_DESC_DIRECT naming its allocation {fd, id, size}
@@ -40,6 +42,14 @@ bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable, bool cr
 		return false;
 	return copy == TP_SHM_COPY_DIRECT ||
 	       len >= (crowded ? SHM_DIRECT_MIN_CROWDED : SHM_DIRECT_MIN);
+}
+
+uint32_t shm_slot_take(uint32_t *next, uint32_t nslots, bool empty)
+{
+	uint32_t slot = empty ? 0 : *next;
+
+	*next = slot + 1 == nslots ? 0 : slot + 1;
+	return slot;
 }
 
 /* Sender side: complete direct sends the receiver is done with. */
@@ -99,9 +109,9 @@ static bool progress_tx(struct shm_priv *s, struct shm_pair_link *l, int p)
 		}
 		d->len = d->flags ? 0 : (uint32_t)n;
 		if (d->len) {
+			d->slot = shm_slot_take(&s->slot_next[p], h->nslots, head == tail);
 			shm_pair_work_begin(c);
-			memcpy(data + (head % h->nslots) * (size_t)h->slot_size, r->buf + r->done,
-			       n);
+			memcpy(data + d->slot * (size_t)h->slot_size, r->buf + r->done, n);
 		}
 		r->done += d->len;
 		head++;
@@ -224,13 +234,14 @@ static int progress_rx(struct shm_priv *s, struct shm_pair_link *l, int p, bool 
 			atomic_store_explicit(&h->tail, tail + 1, memory_order_release);
 			continue;
 		}
-		if (d->len > h->slot_size || d->off + d->len > r->len || d->tag != r->tag) {
+		if (d->len > h->slot_size || d->off + d->len > r->len || d->tag != r->tag ||
+		    (d->len && d->slot >= h->nslots)) {
 			log_err(LOG_TRANSPORT, "shm recv peer=%d: slot outside message tag %llu", p,
 				(unsigned long long)r->tag);
 			return -EPROTO;
 		}
 		if (d->len) {
-			const char *slot = data + (tail % h->nslots) * (size_t)h->slot_size;
+			const char *slot = data + d->slot * (size_t)h->slot_size;
 
 			shm_pair_work_begin(c);
 			if (r->red)

@@ -176,6 +176,47 @@ static void test_use_direct(void **state)
 				 cases[i].want);
 }
 
+/*
+ * The slot cursor: a take (T) publishes one message, a release (R) frees the oldest, as
+ * the ring's FIFO does. A slot handed out is never one still held, and an empty ring
+ * starts over at slot 0.
+ */
+static void test_slot_take(void **state)
+{
+	static const struct {
+		const char *ops;
+		const char *want; /* the slot of each T */
+	} cases[] = {
+	    {"TRTRTR", "000"},		/* one at a time: always slot 0 */
+	    {"TTTR", "012"},		/* held ones in turn */
+	    {"TTTRTTR", "01230"},	/* one freed, not empty: on in turn */
+	    {"TTTRRRT", "0120"},	/* drained: slot 0 again */
+	    {"TTTTRTRT", "012301"},	/* wraps over the freed ones */
+	    {"TTTTRRTRRT", "012301"},	/* wraps, then not yet empty */
+	    {"TTTTRRTRRRT", "012300"}, /* wraps, then drained */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t next = 0, held[4], head = 0, tail = 0;
+		const char *w = cases[i].want;
+
+		for (const char *op = cases[i].ops; *op; op++) {
+			if (*op == 'R') {
+				tail++;
+				continue;
+			}
+			assert_true(head - tail < 4);
+			held[head % 4] = shm_slot_take(&next, 4, head == tail);
+			for (uint32_t k = tail; k < head; k++)
+				assert_int_not_equal(held[k % 4], held[head % 4]);
+			assert_int_equal(held[head % 4], (uint32_t)(*w++ - '0'));
+			head++;
+		}
+		assert_int_equal(*w, 0);
+	}
+}
+
 static void red_f32(void *dst, const void *src, uint64_t count, enum dtype dt)
 {
 	float *d = dst;
@@ -522,6 +563,7 @@ int main(void)
 	    cmocka_unit_test(test_wait),	cmocka_unit_test(test_wait_uncrowded),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),
 	    cmocka_unit_test(test_squatted_name), cmocka_unit_test(test_peer_cpu),
+	    cmocka_unit_test(test_slot_take),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
