@@ -175,12 +175,13 @@ int coll_xfers(const struct coll_comm *c, const struct coll_xfer **x, uint64_t *
 	return (int)c->xlog.n;
 }
 
+void coll_xfers_prepare(struct coll_comm *c)
+{
+	gs_touch_pages(c->xlog.x, COLL_XFER_LOG * sizeof(*c->xlog.x));
+}
+
 void coll_xfers_reset(struct coll_comm *c)
 {
-	/* and touched again: on the 2-core VM a page not written lately still cost 10-20 us
-	 * at its first write (one every 51 AllReduces of 2 ranks, 80 log bytes each, though
-	 * touched at create: p99 of 4 KiB over shm 16-22 us, 2.6 us once touched here) */
-	gs_touch_pages(c->xlog.x, COLL_XFER_LOG * sizeof(*c->xlog.x));
 	c->xlog.n = 0;
 	c->xlog.lost_ns = 0;
 }

@@ -136,10 +136,17 @@ struct coll_xfer {
 	uint32_t is_send;
 };
 int coll_xfers(const struct coll_comm *c, const struct coll_xfer **x, uint64_t *lost_ns);
-/* Empty the log and write into each of its pages, so that the AllReduces that follow
- * log without a page's first-write cost; call between AllReduces (no transfer
- * outstanding), outside timed spans (a few ms for its 2.6 MB). */
+/* Empty the log; call between AllReduces (no transfer outstanding). */
 void coll_xfers_reset(struct coll_comm *c);
+/*
+ * Write into each page of the log (2.6 MB) now, so that the AllReduces that follow log
+ * without a page's first-write cost: on the 2-core VM a page not written lately cost
+ * 10-20 us at its next write, though touched at create (one AllReduce in 51 of 2 ranks,
+ * 80 log bytes each: p99 of 4 KiB over shm 16-22 us, 2.6 us once touched just before).
+ * That makes this call take up to ~11 ms (tens of us when warm): make it before a
+ * barrier that precedes timed AllReduces, never between them.
+ */
+void coll_xfers_prepare(struct coll_comm *c);
 
 /* A caller-owned buffer registered with every transport of a comm. */
 struct coll_buf {

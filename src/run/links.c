@@ -25,6 +25,12 @@ void run_links_snap(const struct run_comm *rc, struct coll_peer_busy *snap)
 	coll_xfers_reset(rc->coll); /* between AllReduces: nothing outstanding */
 }
 
+void run_links_prepare(const struct run_comm *rc)
+{
+	if (rc->coll)
+		coll_xfers_prepare(rc->coll);
+}
+
 /* What each rank sends rank 0 after its per-peer waits: then n coll_xfer entries. */
 struct xfer_hdr {
 	uint64_t lost_ns;

@@ -286,6 +286,9 @@ int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
  * since and, on rank 0, sets row's "links". Collective; nothing for nccl.
  */
 void run_links_snap(const struct run_comm *rc, struct coll_peer_busy *snap);
+/* Ready the transfer log for the iterations to come (coll_xfers_prepare: up to ~11 ms):
+ * before the barrier that precedes them. */
+void run_links_prepare(const struct run_comm *rc);
 int run_links_collect(struct run_rank *rr, const struct run_comm *rc,
 		      const struct coll_peer_busy *snap, json_t *row);
 
