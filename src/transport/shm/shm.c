@@ -134,7 +134,7 @@ static int recv_posted(struct shm_priv *s, int peer, int err)
 	if (err)
 		return err;
 	rx = shm_hdr(&s->c.links[peer].rx);
-	shm_bell_ring(&rx->bell_s, &rx->s_sleeps);
+	shm_bell_ring(&s->c, &rx->bell_s, &rx->s_sleeps);
 	return 0;
 }
 

@@ -97,8 +97,9 @@ struct shm_priv {
 	int cpu; /* the CPU last published in our segments' s_cpu; -2: none yet */
 };
 
-/* Bump a bell; wake its side when it sleeps on it (shm_wait.c). */
-void shm_bell_ring(_Atomic uint32_t *bell, _Atomic uint32_t *sleeps);
+/* Bump a bell; wake its side when it sleeps on it (shm_wait.c). Only on a crowded host:
+ * elsewhere nobody sleeps on a bell (shm_wait says -EOPNOTSUPP). */
+void shm_bell_ring(const struct shm_pair_core *c, _Atomic uint32_t *bell, _Atomic uint32_t *sleeps);
 /* transport_ops.wait: sleep until a peer rings one of our bells, or timeout_ms. */
 int shm_wait(struct transport *t, int timeout_ms);
 /* Publish the CPU we run on in every segment of ours, when it changed (shm_progress). */

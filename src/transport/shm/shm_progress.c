@@ -283,10 +283,10 @@ int shm_progress(struct shm_pair_core *c)
 		moved |= progress_tx(s, l, p);
 		/* the peer may sleep waiting for what we published (shm_wait.c) */
 		if (moved)
-			shm_bell_ring(&tx->bell_r, &tx->r_sleeps);
+			shm_bell_ring(c, &tx->bell_r, &tx->r_sleeps);
 		err = progress_rx(s, l, p, &rx_moved);
 		if (rx_moved)
-			shm_bell_ring(&rx->bell_s, &rx->s_sleeps);
+			shm_bell_ring(c, &rx->bell_s, &rx->s_sleeps);
 		moved |= rx_moved;
 		if (!err)
 			err = shm_pair_watch(c, l, p, moved, &now);
