@@ -11,8 +11,9 @@
  *      slot}), publishing each with a release store of `head`, and completes the send
  *      once the last byte is in. Data slots are taken in turn from slot 0 again whenever
  *      the ring is empty (head == tail), so a flow of small messages reuses slot 0's
- *      pages instead of cycling through every slot's (shm_slot_take). A length mismatch is sent as one desc with SHM_DESC_MISMATCH
- *      and no data; both sides complete -EMSGSIZE.
+ *      pages instead of cycling through every slot's (shm_slot_take). A length mismatch
+ *      is sent as one desc with SHM_DESC_MISMATCH and no data; both sides complete
+ *      -EMSGSIZE.
  *      Direct (shm_use_direct: direct_ok, S's buffer is a shmem allocation, the size):
  *      S publishes one desc with SHM_DESC_DIRECT naming its allocation {fd, id, size}
  *      and the message's offset, no data; the send completes once R released that desc.
