@@ -118,10 +118,13 @@ static double conv_rate(const struct gpu_profile *g, enum matrix_kind mx, const 
 	if (k >= 0 && r->share[k] > 0 && o->inner > 0)
 		return rate * r->share[k] * o->flops / (o->flops + r->gflop_half * 1e9) *
 		       o->inner / (o->inner + r->inner_half[k]);
-	/* ViT's patch embedding: 3 input channels under a 16 x 16 window, whose gradients
-	 * cuDNN's 16-bit kernels run at a twentieth of the rate (NCHW transposes included) */
+	/* ViT's patch embedding: 3 input channels under a 16 x 16 window, which cuDNN's
+	 * 16-bit kernels run at a twentieth to a thirtieth of the rate both ways (NCHW
+	 * transposes included) */
 	if (o->bwd && o->window > 7 && g->patch_bwd_eff[mx] > 0)
 		return rate * g->patch_bwd_eff[mx];
+	if (!o->bwd && o->window > 7 && g->patch_eff[mx] > 0)
+		return rate * g->patch_eff[mx];
 	rate *= o->bwd ? g->conv_bwd_eff[mx] : g->conv_eff[mx];
 	if (o->window == 3 && g->conv3_gain[mx] > 0)
 		rate *= g->conv3_gain[mx];

@@ -131,6 +131,9 @@ struct gpu_profile {
 	double grad_gemm_rows[MX_COUNT];    /* the rows M from which they run at the full rate */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
+	double patch_eff[MX_COUNT];         /* a convolution's forward over a window wider
+					     * than 7: share of the GEMM rate, cuDNN's layout
+					     * transposes included (0: conv_eff) */
 	double patch_bwd_eff[MX_COUNT];     /* a convolution's gradients over a window wider
 					     * than 7 (ViT's patches, 3 input channels): share
 					     * of the GEMM rate (0: conv_bwd_eff) */

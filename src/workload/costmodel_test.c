@@ -143,8 +143,8 @@ static void test_conv_shape(void **state)
 	assert_int_equal(conv_kind_of(3, 3, 7), -1);
 	/* no row: 100 TFLOP/s x conv_bwd_eff 0.25 = 40 ms, plus the floor */
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
-	/* a window past 7 (ViT's patches): its gradients at patch_bwd_eff where set, forward
-	 * never */
+	/* a window past 7 (ViT's patches): its gradients at patch_bwd_eff where set, its
+	 * forward at patch_eff where set (else conv_eff) */
 	struct op patch = wg;
 
 	patch.window = 16;
@@ -154,6 +154,9 @@ static void test_conv_shape(void **state)
 	patch.bwd = 0;
 	patch.pass = CP_FWD;
 	assert_float_equal(cost_op_gpu_s(&fp32, &patch), 20e-3 + 2e-6, 1e-12);
+	g.patch_eff[MX_FP32] = 0.2;
+	assert_float_equal(cost_op_gpu_s(&fp32, &patch), 50e-3 + 2e-6, 1e-12);
+	g.patch_eff[MX_FP32] = 0;
 	g.patch_bwd_eff[MX_FP32] = 0;
 	/* share 0.5 and a weight of 4096 elements at half the rate: 100 x 0.5 x 0.5 = 25
 	 * TFLOP/s; 1 TFLOP of saturation halves it again */

@@ -69,6 +69,11 @@
  * (vit_b_16 b64, vit_l_16 b32: 0.046 and 0.05 of the matrix rate, transposes included);
  * fp32's 17 TFLOP/s is conv_bwd_eff's own; tf32 not measured */
 #define H200_PATCH_BWD_EFF { 0, 0, 0.048, 0.048 }
+/* its forward (the same traces): bf16 the cutlass kernel at 38.5 and 42.1 TFLOP/s plus
+ * cuDNN's NCHW <-> NHWC transposes of the 3-channel input (168 and 93 us), 0.034 and 0.039
+ * of the matrix rate in all; fp32 (vit_b_16 b64) implicit_convolve_sgemm at 14.5 TFLOP/s,
+ * 0.28, where conv_eff's 0.605 gave half the time; tf32 not measured */
+#define H200_PATCH_EFF { 0.28, 0, 0.036, 0.036 }
 /* the eager host (fit_profile.py on fit_cases.txt alone, against steps and the host's own
  * time per pass measured on a quiet host): per Python call forward, per autograd node
  * backward (as a share of it: the C++ engine), per kernel launched (dispatch, allocation
@@ -120,6 +125,7 @@ static const struct gpu_profile profiles[] = {
 		.hbm_gbps = 4300,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
+		.patch_eff = H200_PATCH_EFF,
 		.patch_bwd_eff = H200_PATCH_BWD_EFF,
 		.colsum_share = H200_COLSUM_SHARE,
 		.colsum_half = H200_COLSUM_HALF,
@@ -149,6 +155,7 @@ static const struct gpu_profile profiles[] = {
 		.hbm_gbps = 3000,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
+		.patch_eff = H200_PATCH_EFF,
 		.patch_bwd_eff = H200_PATCH_BWD_EFF,
 		.colsum_share = H200_COLSUM_SHARE,
 		.colsum_half = H200_COLSUM_HALF,
@@ -178,6 +185,7 @@ static const struct gpu_profile profiles[] = {
 		.hbm_gbps = 1830,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
+		.patch_eff = H200_PATCH_EFF,
 		.patch_bwd_eff = H200_PATCH_BWD_EFF,
 		.colsum_share = H200_COLSUM_SHARE,
 		.colsum_half = H200_COLSUM_HALF,
@@ -207,6 +215,7 @@ static const struct gpu_profile profiles[] = {
 		.hbm_gbps = 7200,
 		.mem_eff = H200_MEM_EFF,
 		.bn_channels_half = H200_BN_CHANNELS_HALF,
+		.patch_eff = H200_PATCH_EFF,
 		.patch_bwd_eff = H200_PATCH_BWD_EFF,
 		.colsum_share = H200_COLSUM_SHARE,
 		.colsum_half = H200_COLSUM_HALF,
@@ -264,6 +273,7 @@ static const struct profile_field fields[] = {
 	PF(grad_gemm_rows, MX_COUNT, "rows from which a linear's gradient GEMMs run at the full rate"),
 	PF(hbm_gbps, 1, "streaming bandwidth, GB/s"),
 	PF(bn_channels_half, 2, "BatchNorm channels at half its share, 32-bit and 16-bit"),
+	PF(patch_eff, MX_COUNT, "a convolution's forward over a window wider than 7: share of the GEMM rate (0: conv_eff)"),
 	PF(patch_bwd_eff, MX_COUNT, "a convolution's gradients over a window wider than 7: share of the GEMM rate (0: conv_bwd_eff)"),
 	PF(colsum_share, 2, "a bias gradient's column sum: share of hbm at many rows and columns, 32-bit and 16-bit"),
 	PF(colsum_half, 2, "the columns and the rows at half the column sum's share"),
