@@ -177,6 +177,10 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			eff = g->colsum_share[wide] * o->channels /
 			      (o->channels + g->colsum_half[0]) * o->rows /
 			      (o->rows + g->colsum_half[1]);
+		/* autocast's residual add, a 16-bit branch into the fp32 stream: the
+		 * dtype-casting kernel, unvectorized */
+		if (o->promote && g->promote_share > 0)
+			eff = g->promote_share;
 		mem = o->bytes / (g->hbm_gbps * 1e9 * eff);
 	}
 	return floor_s + fmax(mat, mem);

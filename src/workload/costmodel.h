@@ -75,6 +75,8 @@ struct op {
 			     * bias-epilogue kernel, bias_gemm_share); 0 for every other op */
 	uint32_t grad_rows; /* the gradients' GEMMs of a linear: its rows M (grad_gemm_share);
 			     * 0 for every other op */
+	uint8_t promote;  /* element-wise with a 16-bit operand promoted into an fp32 result
+			   * (autocast's residual add: promote_share) */
 	double fixed_s;   /* > 0: a recorded duration (op_trace), played as is, no host gap */
 	const char *what; /* static: "gemm", "gemm.dgrad", "bn.bwd", ... */
 };
@@ -141,6 +143,10 @@ struct gpu_profile {
 					     * hbm at many rows and columns, 32- / 16-bit (0: the
 					     * reduce class's share) */
 	double colsum_half[2];              /* the columns and the rows at half that share */
+	double promote_share;               /* an element-wise op mixing a 16-bit and an fp32
+					     * operand (PyTorch's unrolled dtype-casting kernel,
+					     * not the vectorized one): share of hbm (0: the
+					     * class's) */
 	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]
 					     * 32-bit (cuDNN), [1] 16-bit (native kernels) */
 	double floor_us;                    /* shortest kernel */

@@ -239,6 +239,14 @@ static void test_op_classes(void **state)
 	assert_float_equal(cost_op_gpu_s(&fp32, &sum), 8e-3 / 3 + 2e-6, 1e-12);
 	sum.rows = 0;
 	assert_float_equal(cost_op_gpu_s(&fp32, &sum), 2e-3 + 2e-6, 1e-12);
+	/* autocast's residual add (a 16-bit branch into the fp32 stream) at promote_share;
+	 * the class's share where the profile has none */
+	struct op add = { .cls = OPC_ELEM, .kernels = 1, .calls = 1, .bytes = 1e9, .promote = 1 };
+
+	g.mem_eff[OPC_ELEM][1] = 0.8;
+	assert_float_equal(cost_op_gpu_s(&amp, &add), 1.25e-3 + 2e-6, 1e-12);
+	g.promote_share = 0.5;
+	assert_float_equal(cost_op_gpu_s(&amp, &add), 2e-3 + 2e-6, 1e-12);
 }
 
 static void test_precision_names(void **state)

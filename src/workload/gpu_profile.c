@@ -69,6 +69,11 @@
  * (vit_b_16 b64, vit_l_16 b32: 0.046 and 0.05 of the matrix rate, transposes included);
  * fp32's 17 TFLOP/s is conv_bwd_eff's own; tf32 not measured */
 #define H200_PATCH_BWD_EFF { 0, 0, 0.048, 0.048 }
+/* autocast's residual adds, a bf16 branch into the fp32 stream (the fit cases' kernels,
+ * ref/runs/h200_2026-12-03_diag_fit.json: PyTorch's unrolled_elementwise_kernel at 2.46,
+ * 2.51 and 2.54 TB/s of 2 + 4 + 4 bytes an element in vit_b_16 b64, vit_l_16 b32 and
+ * bert_large b32 x 128, where the vectorized fp32 adds stream at 0.9 of HBM) */
+#define H200_PROMOTE_SHARE 0.58
 /* its forward (the same traces): bf16 the cutlass kernel at 38.5 and 42.1 TFLOP/s plus
  * cuDNN's NCHW <-> NHWC transposes of the 3-channel input (168 and 93 us), 0.034 and 0.039
  * of the matrix rate in all; fp32 (vit_b_16 b64) implicit_convolve_sgemm at 14.5 TFLOP/s,
@@ -129,6 +134,7 @@ static const struct gpu_profile profiles[] = {
 		.patch_bwd_eff = H200_PATCH_BWD_EFF,
 		.colsum_share = H200_COLSUM_SHARE,
 		.colsum_half = H200_COLSUM_HALF,
+		.promote_share = H200_PROMOTE_SHARE,
 		.floor_us = 1.0,
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
@@ -159,6 +165,7 @@ static const struct gpu_profile profiles[] = {
 		.patch_bwd_eff = H200_PATCH_BWD_EFF,
 		.colsum_share = H200_COLSUM_SHARE,
 		.colsum_half = H200_COLSUM_HALF,
+		.promote_share = H200_PROMOTE_SHARE,
 		.floor_us = 1.0,
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
@@ -189,6 +196,7 @@ static const struct gpu_profile profiles[] = {
 		.patch_bwd_eff = H200_PATCH_BWD_EFF,
 		.colsum_share = H200_COLSUM_SHARE,
 		.colsum_half = H200_COLSUM_HALF,
+		.promote_share = H200_PROMOTE_SHARE,
 		.floor_us = 1.5,
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
@@ -219,6 +227,7 @@ static const struct gpu_profile profiles[] = {
 		.patch_bwd_eff = H200_PATCH_BWD_EFF,
 		.colsum_share = H200_COLSUM_SHARE,
 		.colsum_half = H200_COLSUM_HALF,
+		.promote_share = H200_PROMOTE_SHARE,
 		.floor_us = 1.0,
 		.launch_gap_us = H200_LAUNCH_GAP_US,
 		.bwd_gap_share = H200_BWD_GAP_SHARE,
@@ -277,6 +286,7 @@ static const struct profile_field fields[] = {
 	PF(patch_bwd_eff, MX_COUNT, "a convolution's gradients over a window wider than 7: share of the GEMM rate (0: conv_bwd_eff)"),
 	PF(colsum_share, 2, "a bias gradient's column sum: share of hbm at many rows and columns, 32-bit and 16-bit"),
 	PF(colsum_half, 2, "the columns and the rows at half the column sum's share"),
+	PF(promote_share, 1, "an element-wise op of a 16-bit and an fp32 operand (autocast's residual add): share of hbm (0: the class's)"),
 	PF(floor_us, 1, "shortest kernel, microseconds"),
 	PF(launch_gap_us, 1, "host microseconds per eager call (forward: Python and dispatcher)"),
 	PF(bwd_gap_share, 1, "backward's host time per autograd node as a share of launch_gap_us"),

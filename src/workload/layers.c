@@ -443,6 +443,21 @@ void ly_add(struct tensor_list *tl, double elems, int ebytes)
 	op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * ebytes * elems, 0, "add.bwd");
 }
 
+void ly_add_residual(struct tensor_list *tl, double elems)
+{
+	int l = last(tl), e = ly_act_bytes(tl);
+	struct op *o;
+
+	if (!precision_is_amp(tl->precision)) {
+		ly_add(tl, elems, e);
+		return;
+	}
+	o = op(tl, l, 0, OPC_ELEM, 1, 0, (e + 2.0 * F32) * elems, 0, "add.promote");
+	if (o)
+		o->promote = 1;
+	op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * F32 * elems, 0, "add.bwd");
+}
+
 void ly_fork(struct tensor_list *tl, int n, double elems, int ebytes)
 {
 	struct op *o;

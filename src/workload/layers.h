@@ -93,6 +93,10 @@ void ly_gelu_formula(struct tensor_list *tl, double elems);
 /* HF's logits.float() before the loss: a cast under autocast, nothing otherwise */
 void ly_logits_float(struct tensor_list *tl, double elems);
 void ly_add(struct tensor_list *tl, double elems, int ebytes);
+/* A transformer's residual add, branch + stream: under autocast a 16-bit branch into the
+ * fp32 stream (2 + 4 + 4 bytes an element, PyTorch's dtype-casting kernel), else
+ * ly_add of the activation's width */
+void ly_add_residual(struct tensor_list *tl, double elems);
 /* backward only: autograd sums the gradients of a tensor read by n + 1 ops (n adds) */
 void ly_fork(struct tensor_list *tl, int n, double elems, int ebytes);
 void ly_dropout(struct tensor_list *tl, double elems, int ebytes, double p);

@@ -63,13 +63,13 @@ static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_views(tl, BERT_VIEWS);
 	ly_linear(tl, "attention.output.dense", h, h, true, pos);
 	ly_dropout(tl, pos * h, e, BERT_DROPOUT);
-	ly_add(tl, pos * h, r);
+	ly_add_residual(tl, pos * h);
 	ly_norm(tl, "attention.output.LayerNorm", h, true, pos * h);
 	ly_linear(tl, "intermediate.dense", h, ffn, true, pos);
 	ly_act(tl, "gelu", pos * ffn, e, 1);
 	ly_linear(tl, "output.dense", ffn, h, true, pos);
 	ly_dropout(tl, pos * h, e, BERT_DROPOUT);
-	ly_add(tl, pos * h, r);
+	ly_add_residual(tl, pos * h);
 	ly_norm(tl, "output.LayerNorm", h, true, pos * h);
 }
 

@@ -44,7 +44,7 @@ static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_
 		       int64_t ffn)
 {
 	double pos = (double)batch * seq;
-	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
+	int e = ly_act_bytes(tl);
 
 	ly_scope(tl, "transformer.h.%d", i);
 	ly_norm(tl, "ln_1", h, true, pos * h);
@@ -57,13 +57,13 @@ static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_fwd_copy(tl, "kv_cache.cat", 2, 2.0 * 2.0 * pos * h * e);
 	ly_conv1d(tl, "attn.c_proj", h, h, pos);
 	ly_dropout(tl, pos * h, e, GPT2_DROPOUT);
-	ly_add(tl, pos * h, r);
+	ly_add_residual(tl, pos * h);
 	ly_norm(tl, "ln_2", h, true, pos * h);
 	ly_conv1d(tl, "mlp.c_fc", h, ffn, pos);
 	ly_gelu_formula(tl, pos * ffn);
 	ly_conv1d(tl, "mlp.c_proj", ffn, h, pos);
 	ly_dropout(tl, pos * h, e, GPT2_DROPOUT);
-	ly_add(tl, pos * h, r);
+	ly_add_residual(tl, pos * h);
 }
 
 int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,

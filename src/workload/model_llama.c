@@ -42,7 +42,7 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 		       int64_t kv, int64_t ffn)
 {
 	double pos = (double)batch * seq;
-	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
+	int e = ly_act_bytes(tl);
 	int o, down, ln1, ln2;
 
 	ly_scope(tl, "model.layers.%d", i);
@@ -54,14 +54,14 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_act(tl, "rotary", pos * (h + kv), e, ROTARY_KERNELS);
 	ly_attention(tl, "self_attn.core", batch, seq, h, true, GPT2_COPIES_FWD, GPT2_COPIES_BWD);
 	o = ly_linear(tl, "self_attn.o_proj", h, h, false, pos);
-	ly_add(tl, pos * h, r);
+	ly_add_residual(tl, pos * h);
 	ly_input_f32(tl);
 	ly_linear(tl, "mlp.gate_proj", h, ffn, false, pos);
 	ly_input_f32(tl);
 	ly_linear(tl, "mlp.up_proj", h, ffn, false, pos);
 	ly_act(tl, "silu_mul", pos * ffn, e, 2);
 	down = ly_linear(tl, "mlp.down_proj", ffn, h, false, pos);
-	ly_add(tl, pos * h, r);
+	ly_add_residual(tl, pos * h);
 	ln1 = ly_norm(tl, "input_layernorm", h, false, pos * h);
 	ln2 = ly_norm(tl, "post_attention_layernorm", h, false, pos * h);
 	tl_exec_after(tl, ln1, prev);

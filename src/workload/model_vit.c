@@ -41,7 +41,7 @@ static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int
 			  int64_t mlp)
 {
 	double pos = (double)batch * seq;
-	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
+	int e = ly_act_bytes(tl);
 
 	ly_scope(tl, "encoder.layers.encoder_layer_%d", i);
 	ly_norm(tl, "ln_1", d, true, pos * d);
@@ -51,12 +51,12 @@ static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int
 	ly_attention(tl, "self_attention.core", batch, seq, d, false, MHA_COPIES_FWD,
 		     MHA_COPIES_BWD);
 	ly_linear(tl, "self_attention.out_proj", d, d, true, pos);
-	ly_add(tl, pos * d, r);
+	ly_add_residual(tl, pos * d);
 	ly_norm(tl, "ln_2", d, true, pos * d);
 	ly_linear(tl, "mlp.0", d, mlp, true, pos);
 	ly_act(tl, "gelu", pos * mlp, e, 1);
 	ly_linear(tl, "mlp.3", mlp, d, true, pos);
-	ly_add(tl, pos * d, r);
+	ly_add_residual(tl, pos * d);
 }
 
 int model_build_vit(const struct model_info *m, const struct workload_opts *w,
