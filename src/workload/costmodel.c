@@ -195,10 +195,15 @@ double cost_op_host_s(const struct cost_params *cp, const struct op *o)
 		return 0; /* a recorded segment already holds its host time */
 	if (cp->launch_gap_us == 0)
 		return 0; /* CUDA graphs: the whole step is one launch */
+	double sub = cp->gpu->sublaunch_us > 0 ? cp->gpu->sublaunch_us : launch;
+	int kernels = host_only(o) ? 0 : o->kernels ? o->kernels : 1;
+	/* one dispatched launch per call (a call-less op, a cast or a same-node kernel, is
+	 * one); the call's further kernels come from inside the library */
+	int first = kernels < (o->calls > 1 ? o->calls : 1) ? kernels : (o->calls > 1 ? o->calls : 1);
+
 	if (o->bwd && cp->gpu->bwd_gap_share > 0)
 		gap *= cp->gpu->bwd_gap_share;
-	return (o->calls * gap + (host_only(o) ? 0 : o->kernels ? o->kernels : 1) * launch) *
-	       1e-6;
+	return (o->calls * gap + first * launch + (kernels - first) * sub) * 1e-6;
 }
 
 double cost_bwd_start_s(const struct cost_params *cp, const struct op *ops, uint32_t n)

@@ -155,6 +155,10 @@ struct gpu_profile {
 					     * share of launch_gap (the C++ engine issues
 					     * them, no Python modules) */
 	double launch_us;                   /* host time to launch one kernel */
+	double sublaunch_us;                /* host time of each further kernel one library
+					     * call launches (cuDNN's transposes and
+					     * transforms, a memset before a reduce: no
+					     * dispatch of their own; 0: launch_us) */
 	double bwd_start_us;                /* host time per forward call before backward's
 					     * first node runs (the engine walks the graph) */
 };

@@ -74,6 +74,16 @@ static void test_op_times(void **state)
 	assert_float_equal(cost_op_host_s(&fp32, &mem), 10e-6 + 2 * 3e-6, 1e-15);
 	mem.bwd = 1;
 	assert_float_equal(cost_op_host_s(&fp32, &mem), 5e-6 + 2 * 3e-6, 1e-15);
+	/* a library call's kernels past the first (cuDNN's transposes) at sublaunch_us; as
+	 * many dispatched launches as calls (layout copies, one call each) */
+	g.sublaunch_us = 1;
+	assert_float_equal(cost_op_host_s(&fp32, &mem), 5e-6 + 3e-6 + 1e-6, 1e-15);
+	mem.calls = 2;
+	assert_float_equal(cost_op_host_s(&fp32, &mem), 10e-6 + 2 * 3e-6, 1e-15);
+	mem.calls = 0;
+	assert_float_equal(cost_op_host_s(&fp32, &mem), 3e-6 + 1e-6, 1e-15);
+	mem.calls = 1;
+	g.sublaunch_us = 0;
 	mem.bytes = 0;
 	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu), 11e-6 + 4e-6, 1e-15);
 	assert_float_equal(host, 11e-6, 1e-15);

@@ -76,6 +76,28 @@ static struct op *conv_op(struct tensor_list *tl, int l, int pass, int kernels, 
 	return o;
 }
 
+/*
+ * Kernels cuDNN launches for one convolution pass (fwd 0, dgrad 1, wgrad 2), counted on the
+ * fit cases' kernels (ref/runs/h200_2026-12-03_diag_fit.json, resnet18 / resnet50 at b128
+ * and b16): a 3x3 or 7x7 window takes about six more kernels backward than a 1x1 (fp32:
+ * FFT and Winograd transforms, flipped filters; 16-bit: NCHW <-> NHWC transposes and
+ * memsets, forward too), which the host launches one by one. 1x1 windows: 1 / 2 / 2
+ * kernels in fp32, 3 / 3 / 2 on the tensor cores (their transposes); 3x3 and 7x7: 1 / 5 / 4
+ * in fp32, 6 / 6 / 5. Other windows (ViT's patches) keep the plain count.
+ */
+int ly_conv_kernels(int pass, int k, bool fp32)
+{
+	static const int plain[2][CP_COUNT] = { { 2, 3, 2 }, { 1, 2, 1 } };
+	static const int one[2][CP_COUNT] = { { 3, 3, 2 }, { 1, 2, 2 } };
+	static const int wide[2][CP_COUNT] = { { 6, 6, 5 }, { 1, 5, 4 } };
+
+	if (pass < 0 || pass >= CP_COUNT)
+		return 1;
+	if (k == 1)
+		return one[fp32][pass];
+	return k == 3 || k == 7 ? wide[fp32][pass] : plain[fp32][pass];
+}
+
 static int last(const struct tensor_list *tl)
 {
 	return tl->err || !tl->nlayers ? -1 : (int)tl->nlayers - 1;
@@ -234,12 +256,12 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 		tl->in_f32 = true;
 	amp_casts(tl, l, wn, bias ? (double)cout : 0, in_el);
 	/* cuDNN on NCHW tensor-core paths transposes to NHWC and back: more kernels */
-	conv_op(tl, l, CP_FWD, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k, stride,
+	conv_op(tl, l, CP_FWD, ly_conv_kernels(CP_FWD, k, fp32), fwd, e * (in_el + out_el + wn), cout, k, stride,
 		out, (double)cin * k * k, "conv");
 	if (!first)
-		conv_op(tl, l, CP_DGRAD, fp32 ? 2 : 3, fwd, e * (in_el + out_el + wn), cout, k,
+		conv_op(tl, l, CP_DGRAD, ly_conv_kernels(CP_DGRAD, k, fp32), fwd, e * (in_el + out_el + wn), cout, k,
 			stride, out, (double)cout * k * k, "conv.dgrad");
-	wg = conv_op(tl, l, CP_WGRAD, fp32 ? 1 : 2, fwd, e * (in_el + out_el + wn), cout, k,
+	wg = conv_op(tl, l, CP_WGRAD, ly_conv_kernels(CP_WGRAD, k, fp32), fwd, e * (in_el + out_el + wn), cout, k,
 		     stride, out, wn, "conv.wgrad");
 	if (!first)
 		same_call(wg); /* ConvolutionBackward computes both */
@@ -363,12 +385,12 @@ void ly_fwd_copy(struct tensor_list *tl, const char *what, int n, double bytes)
 		o->calls = (uint16_t)n;
 }
 
-void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, double bytes)
+void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, int calls, double bytes)
 {
 	struct op *o = op(tl, last(tl), 1, OPC_COPY, n, 0, bytes, 0, what);
 
 	if (o)
-		o->calls = (uint16_t)n;
+		o->calls = (uint16_t)calls;
 }
 
 void ly_views(struct tensor_list *tl, int n)
@@ -456,6 +478,9 @@ void ly_add_residual(struct tensor_list *tl, double elems)
 	if (o)
 		o->promote = 1;
 	op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * F32 * elems, 0, "add.bwd");
+	/* AddBackward0 casts the branch's gradient back to 16 bits (the fit cases' kernels: a
+	 * copy_ per residual add, 14 us at vit_b_16 b64) */
+	same_call(op(tl, l, 1, OPC_CAST, 1, 0, (F32 + e) * elems, 0, "add.bwd.cast"));
 }
 
 void ly_fork(struct tensor_list *tl, int n, double elems, int ebytes)

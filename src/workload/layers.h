@@ -77,8 +77,9 @@ void ly_views(struct tensor_list *tl, int n);
  * all, strided (class copy).
  */
 void ly_fwd_copy(struct tensor_list *tl, const char *what, int n, double bytes);
-/* backward's layout copies of n kernels and bytes in all (autograd's views' gradients) */
-void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, double bytes);
+/* backward's layout copies of n kernels from `calls` host calls (the rest launched inside
+ * another call) and bytes in all (autograd's views' gradients) */
+void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, int calls, double bytes);
 /* A parameterless layer to hang operators on (loss, pooling). */
 int ly_plain(struct tensor_list *tl, const char *name);
 
@@ -116,5 +117,7 @@ double ly_attention_flops(int batch, int seq, int64_t width, bool causal);
 
 /* Output side of a convolution or pooling window. */
 int ly_conv_out(int in, int k, int stride, int pad);
+/* CUDA kernels of one convolution pass (enum conv_pass) of a k x k window */
+int ly_conv_kernels(int pass, int k, bool fp32);
 
 #endif

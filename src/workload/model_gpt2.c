@@ -33,10 +33,14 @@ const struct gpt2_preset gpt2_xl_preset = { 48, 25, 1600 };
 
 /* HF GPT2Attention's split / merge of heads: copies per layer (profiler, torch 2.11) */
 #define GPT2_COPIES_FWD 3
-/* backward: 12 copy kernels a layer, but small ones: 1077 us over 12 layers at gpt2 b8 x
- * 1024 fp32 (a fit case's kernels, 2026-12-01, the cat of q, k, v's gradients included),
- * 2.3 copies of an activation each way at the copy class's rate, not 12 */
-#define GPT2_COPY_KERNELS_BWD 12
+/* backward: 12 copy-class kernels a layer, but small ones: 1077 us over 12 layers at gpt2
+ * b8 x 1024 fp32 (a fit case's kernels, 2026-12-01), 2.3 copies of an activation each way
+ * at the copy class's rate, not 12. Nine of the twelve are memsets: four before the bias
+ * gradients' column sums and one of the attention's, which those ops count already, and
+ * four more inside the GEMMs' calls (launched by cuBLAS, no call of their own); the other
+ * three are calls: the cat of q, k, v's gradients, a fill and a copy */
+#define GPT2_COPY_KERNELS_BWD 7
+#define GPT2_COPY_CALLS_BWD 3
 #define GPT2_COPY_ACTS_BWD 2.3
 #define GPT2_DROPOUT 0.1 /* resid_pdrop, embd_pdrop; attn_pdrop runs inside SDPA */
 
@@ -50,7 +54,7 @@ static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_norm(tl, "ln_1", h, true, pos * h);
 	ly_conv1d(tl, "attn.c_attn", h, 3 * h, pos);
 	ly_attention(tl, "attn.core", batch, seq, h, true, GPT2_COPIES_FWD, 0);
-	ly_bwd_copy(tl, "layout.copy.bwd", GPT2_COPY_KERNELS_BWD,
+	ly_bwd_copy(tl, "layout.copy.bwd", GPT2_COPY_KERNELS_BWD, GPT2_COPY_CALLS_BWD,
 		    GPT2_COPY_ACTS_BWD * 2.0 * pos * (double)h * e);
 	/* use_cache: the layer's keys and values go into the cache (torch.cat of each, the
 	 * profiler's CatArrayBatchedCopy, 2 a layer); the loss never reads them */

@@ -5,8 +5,8 @@ usage: fit_profile.py GRADSYNC_BINARY [--rounds N] > fitted.profile
 
 Starts from `gradsync gpu --profile h200 --write -` and adjusts, by coordinate descent
 with multiplicative steps, only what no kernel measurement pins down: the eager host
-time per call forward, per autograd node backward and per kernel (launch_gap_us,
-bwd_gap_share, launch_us). The layout copies' bytes come from the fit cases' kernels now
+time per call forward, per autograd node backward, per kernel and per further kernel of
+one library call (launch_gap_us, bwd_gap_share, launch_us, sublaunch_us). The layout copies' bytes come from the fit cases' kernels now
 (RESULTS.md, eighth session), so their share is no longer free. Matrix rates, convolution and class shares, HBM bandwidth come from
 micro_kernels.py (ref/h200_torch_micro.json) and the attention share from the kernel
 times the profiler recorded (ref/h200_torch_steps.json, by_class).
@@ -25,7 +25,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (key, index): the free parameters
-FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0)]
+FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0), ("sublaunch_us", 0)]
 
 
 def read_profile(text):
