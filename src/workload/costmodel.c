@@ -99,6 +99,8 @@ int conv_kind_of(int k, int s, int side)
 {
 	if (k == 3 && s == 1 && side > 0 && side <= CONV_SMALL_SIDE)
 		return CK_3S1_SMALL;
+	if (k == 1 && s == 1 && side > 0 && side <= CONV_SMALL_SIDE)
+		return CK_1S1_SMALL;
 	if ((k == 1 || k == 3) && (s == 1 || s == 2))
 		return (k == 1 ? CK_1S1 : CK_3S1) + (s == 2 ? 1 : 0);
 	return k == 7 && s == 2 ? CK_7S2 : -1;
@@ -114,6 +116,8 @@ static double conv_rate(const struct gpu_profile *g, enum matrix_kind mx, const 
 
 	if (k == CK_3S1_SMALL && !(r->share[k] > 0))
 		k = CK_3S1;
+	if (k == CK_1S1_SMALL && !(r->share[k] > 0))
+		k = CK_1S1;
 
 	if (k >= 0 && r->share[k] > 0 && o->inner > 0)
 		return rate * r->share[k] * o->flops / (o->flops + r->gflop_half * 1e9) *

@@ -147,7 +147,9 @@ static void test_conv_shape(void **state)
 	assert_int_equal(conv_kind_of(3, 1, 14), CK_3S1);
 	assert_int_equal(conv_kind_of(3, 1, 7), CK_3S1_SMALL);
 	assert_int_equal(conv_kind_of(3, 2, 7), CK_3S2);
-	assert_int_equal(conv_kind_of(1, 1, 7), CK_1S1);
+	assert_int_equal(conv_kind_of(1, 1, 7), CK_1S1_SMALL);
+	assert_int_equal(conv_kind_of(1, 1, 14), CK_1S1);
+	assert_int_equal(conv_kind_of(1, 2, 7), CK_1S2);
 	assert_int_equal(conv_kind_of(7, 2, 112), CK_7S2);
 	assert_int_equal(conv_kind_of(16, 16, 14), -1);
 	assert_int_equal(conv_kind_of(3, 3, 7), -1);
@@ -198,6 +200,13 @@ static void test_conv_shape(void **state)
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
 	wg.side = 14;
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 20e-3 + 2e-6, 1e-12);
+	/* a 1x1 over 7 x 7 likewise: the 1x1 entry while its own is 0 */
+	r->share[CK_1S1] = 0.5;
+	wg.window = 1;
+	wg.side = 7;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 20e-3 + 2e-6, 1e-12);
+	r->share[CK_1S1_SMALL] = 1.0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 10e-3 + 2e-6, 1e-12);
 }
 
 static void test_op_classes(void **state)
@@ -295,11 +304,11 @@ static void test_profiles(void **state)
 		for (int m = MX_TF32; m < MX_COUNT; m++)
 			assert_true(p->bias_gemm_share[m] == 0);
 		/* convolutions by shape where measured (fp32 and 16-bit), not for tf32; the
-		 * small 3x3 kind in fp32 alone (16-bit takes its 3x3 entry) */
+		 * small 3x3 and 1x1 kinds in fp32 alone (16-bit takes the 3x3 / 1x1 entry) */
 		for (int k = 0; k < CK_COUNT; k++) {
 			assert_true(p->conv_shape[MX_FP32][CP_FWD].share[k] > 0);
 			assert_true((p->conv_shape[MX_BF16][CP_WGRAD].share[k] > 0) ==
-				    (k != CK_3S1_SMALL));
+				    (k != CK_3S1_SMALL && k != CK_1S1_SMALL));
 			assert_true(p->conv_shape[MX_TF32][CP_FWD].share[k] == 0);
 		}
 	}

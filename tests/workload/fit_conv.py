@@ -31,22 +31,32 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KINDS = ("1x1", "1x1/2", "3x3", "3x3/2", "7x7/2", "3x3@7")
+KINDS = ("1x1", "1x1/2", "3x3", "3x3/2", "7x7/2", "3x3@7", "1x1@7")
 NK = len(KINDS)
 # a 3x3 window at stride 1 over an output this small has too few of Winograd's tiles: in
 # fp32 cuDNN runs plain kernels there (data gradient at 22-28 TFLOP/s at every batch, 57-106
 # for the Winograd shapes), its own kind; the tensor cores' precisions use no Winograd, so
 # their small 3x3 is the 3x3 kind (costmodel.c conv_rate: a row without it takes 3x3's)
 SMALL_SIDE = 7
+FALLBACK = {5: 2, 6: 0}  # 3x3@7 -> 3x3, 1x1@7 -> 1x1 (costmodel.c conv_rate)
 PASSES = (("conv_fwd", "fwd"), ("conv_dgrad", "dgrad"), ("conv_wgrad", "wgrad"))
 MX = {"fp32": 0, "bf16": 2}
-# kernels the model charges a pass (layers.c ly_conv2d): the floor per kernel
-KERNELS = {"fp32": {"fwd": 1, "dgrad": 2, "wgrad": 1}, "bf16": {"fwd": 2, "dgrad": 3, "wgrad": 2}}
+# kernels the model charges a pass (layers.c ly_conv_kernels): the floor per kernel
+KERNELS = {"fp32": {1: {"fwd": 1, "dgrad": 2, "wgrad": 2}, 3: {"fwd": 1, "dgrad": 5, "wgrad": 4}},
+           "bf16": {1: {"fwd": 3, "dgrad": 3, "wgrad": 2}, 3: {"fwd": 6, "dgrad": 6, "wgrad": 5}}}
+
+
+def kernels(row):
+    return KERNELS[row["prec"]][1 if row["kind"] in (0, 1, 6) else 3][row["pass"]]
 
 
 def kind(k, s, side, prec):
+    # the small 1x1 (ResNet-50's layer4): fp32's weight gradients there run at twice the
+    # 1x1 row's rate; fp32 only, as the small 3x3
     if (k, s) == (3, 1) and side <= SMALL_SIDE and prec == "fp32":
         return 5
+    if (k, s) == (1, 1) and side <= SMALL_SIDE and prec == "fp32":
+        return 6
     if k in (1, 3) and s in (1, 2):
         return (0 if k == 1 else 2) + (s == 2)
     return 4 if (k, s) == (7, 2) else None
@@ -85,10 +95,12 @@ def model_us(row, peak_t, t0, floor, p):
     """The cost model's time (costmodel.c conv_rate, cost_op_gpu_s) for parameters p:
     [log share xNK, log inner_half xNK, log gflop_half]."""
     k = row["kind"]
+    if k in FALLBACK and p[k] == float("-inf"):  # a row without the small kind: its base's
+        k = FALLBACK[k]
     share, ih, gh = math.exp(p[k]), math.exp(p[NK + k]), math.exp(p[2 * NK])
     rate = peak_t * 1e12 * share * row["F"] / (row["F"] + gh * 1e9) * \
         row["inner"] / (row["inner"] + ih)
-    return KERNELS[row["prec"]][row["pass"]] * floor + t0 + row["F"] / rate * 1e6
+    return kernels(row) * floor + t0 + row["F"] / rate * 1e6
 
 
 def old_us(row, prof):
@@ -96,7 +108,7 @@ def old_us(row, prof):
     eff = prof["conv_bwd_eff" if row["pass"] != "fwd" else "conv_eff"][mx]
     gain = prof["conv3_gain"][mx] if row["kind"] in (2, 3, 5) else 1
     rate = prof["matrix_tflops"][mx] * 1e12 * eff * gain
-    return KERNELS[row["prec"]][row["pass"]] * prof["floor_us"][0] + \
+    return kernels(row) * prof["floor_us"][0] + \
         prof["matrix_t0_us"][mx] + row["F"] / rate * 1e6
 
 
