@@ -203,7 +203,7 @@ double cost_op_host_s(const struct cost_params *cp, const struct op *o)
 	int kernels = host_only(o) ? 0 : o->kernels ? o->kernels : 1;
 	/* one dispatched launch per call (a call-less op, a cast or a same-node kernel, is
 	 * one); the call's further kernels come from inside the library */
-	int first = kernels < (o->calls > 1 ? o->calls : 1) ? kernels : (o->calls > 1 ? o->calls : 1);
+	int first = GS_MIN(kernels, GS_MAX((int)o->calls, 1));
 
 	if (o->bwd && cp->gpu->bwd_gap_share > 0)
 		gap *= cp->gpu->bwd_gap_share;
