@@ -203,10 +203,10 @@ bool run_gpu_facts(const struct run_rank *rr, struct rj_gpu *g, char *drv, size_
 int run_dbuf_alloc(struct run_comm *rc, struct run_dbuf *b, uint64_t bytes, int which);
 void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which);
 
-/* The "ranks" of a result row: slowest rank, spread, per-rank times, straggler; 0 or
- * -ENOMEM. rs's arrays are allocated: run_rank_stats_free() releases them. */
 /* An iteration's time (ns) from every rank's samples: their mean, the largest for p2p. */
 double run_iter_time(struct run_samples **per_rank, int nranks, int i, bool p2p);
+/* The "ranks" of a result row: slowest rank, spread, per-rank times, straggler; 0 or
+ * -ENOMEM. rs's arrays are allocated: run_rank_stats_free() releases them. */
 int run_rank_stats(struct run_samples **per_rank, int nranks, const char *const *hosts,
 		   struct rj_rank_stats *rs);
 void run_rank_stats_free(struct rj_rank_stats *rs);
