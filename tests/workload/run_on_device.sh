@@ -98,6 +98,23 @@ CASES=vit_b_16:64:0:amp_bf16,vit_b_16:64:0:fp32,vit_l_16:32:0:amp_bf16,resnet18:
 CASES=$CASES,resnet18:128:0:amp_bf16,bert_base:32:128:fp32,bert_large:32:128:amp_bf16
 DIAG=$CASES
 fi
+# READY=6 (issue 13, tenth session): a held-out set no fit and no earlier call saw, the
+# eight models at new batches and sequence lengths in both precisions, more at amp_bf16,
+# and three models outside the eight, with one hook a bucket: the model's check on shapes
+# it was never shown (RESULTS.md, "Fresh held-out set")
+if [ "${READY:-0}" = 6 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+CASES=resnet101:32:0:amp_bf16,resnet101:32:0:fp32,gpt2_large:2:1024:amp_bf16
+for c in resnet18:80:0 resnet50:40:0 vit_b_16:24:0 vit_l_16:8:0 bert_base:12:384 \
+	bert_large:2:512 gpt2:6:768 gpt2_medium:3:1024; do
+	CASES=$CASES,$c:amp_bf16,$c:fp32
+done
+for c in resnet18:192:0 resnet50:192:0 vit_b_16:96:0 vit_l_16:48:0 bert_base:48:128 \
+	bert_large:24:256 gpt2:12:512 gpt2_medium:6:512; do
+	CASES=$CASES,$c:amp_bf16
+done
+fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
 # (MICRO_BATCHES=8,24,48,96: others, to check the conv table where it was never fitted)
