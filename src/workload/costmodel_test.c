@@ -303,13 +303,15 @@ static void test_profiles(void **state)
 			    p->bias_gemm_rows[MX_FP32] >= 1024);
 		for (int m = MX_TF32; m < MX_COUNT; m++)
 			assert_true(p->bias_gemm_share[m] == 0);
-		/* convolutions by shape where measured (fp32 and 16-bit), not for tf32; the
-		 * small 3x3 and 1x1 kinds in fp32 alone (16-bit takes the 3x3 / 1x1 entry) */
+		/* convolutions by shape in every precision measured (fp32, tf32, 16-bit); the
+		 * small 3x3 and 1x1 kinds in fp32 alone (the tensor cores' precisions take the
+		 * 3x3 / 1x1 entry) */
 		for (int k = 0; k < CK_COUNT; k++) {
+			bool small = k == CK_3S1_SMALL || k == CK_1S1_SMALL;
+
 			assert_true(p->conv_shape[MX_FP32][CP_FWD].share[k] > 0);
-			assert_true((p->conv_shape[MX_BF16][CP_WGRAD].share[k] > 0) ==
-				    (k != CK_3S1_SMALL && k != CK_1S1_SMALL));
-			assert_true(p->conv_shape[MX_TF32][CP_FWD].share[k] == 0);
+			assert_true((p->conv_shape[MX_BF16][CP_WGRAD].share[k] > 0) == !small);
+			assert_true((p->conv_shape[MX_TF32][CP_FWD].share[k] > 0) == !small);
 		}
 	}
 	assert_null(gpu_profile_find("h300"));

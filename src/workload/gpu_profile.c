@@ -110,7 +110,12 @@
  * bf16 kept (18.5%, 19.7%, 15.1% with those kernel counts): its refit (15.0%, 19.0%,
  * 13.6%) put the fit cases' autocast ResNet steps further off (resnet50 b128 -3.6% ->
  * -4.4%, forward median of the fit set 5.5% -> 5.9%). fp16 takes bf16's (the same tensor
- * cores); tf32 was not measured by shape and keeps conv_eff / conv_bwd_eff. */
+ * cores). tf32 (cuDNN's tensor-core NHWC kernels with their transposes, as bf16: bf16's
+ * kinds and kernel counts) fitted the same way on batches 16, 64 and 256 of its own run
+ * (ref/runs/h200_2026-12-03_micro_conv_split_tf32.json, batches 8-256): per shape median on
+ * the six batches left out forward 10.1%, data gradient 10.6%, weight gradient 13.2%, every
+ * batch's sum within 10.3%, where conv_eff / conv_bwd_eff's one share was 27.8%, 28.3%,
+ * 25.8% off per shape and up to 32% per batch (its weight gradients 19-32% fast). */
 #define H200_CONV_BF16 { \
 	{ { 0.3811, 0.5139, 0.5545, 0.2788, 0.0363, 0, 0 }, { 10.4, 878.3, 656.6, 0, 26.7, 0, 0 }, 0.239 } /* fwd */, \
 	{ { 0.3694, 0.4865, 0.6067, 0.2394, 0, 0, 0 }, { 0, 2107, 784.3, 0, 0, 0, 0 }, 0.272 } /* dgrad */, \
@@ -119,7 +124,11 @@
 	{ { 0.7404, 0.755, 1.7215, 0.5322, 0.5891, 0.5, 0.6186 }, { 12.4, 0.1, 619.2, 0, 65.4, 165.4, 0 }, 0.249 } /* fwd */, \
 	{ { 0.642, 0.5891, 0.8983, 0.6496, 0, 0.5534, 0.5049 }, { 51.2, 155.6, 0, 664.3, 0, 0, 0 }, 0.195 } /* dgrad */, \
 	{ { 0.2986, 0.3665, 2.39, 0.5375, 0.8276, 1.9698, 0.6186 }, { 5349, 14826.9, 121031, 46936, 12054.2, 0, 0 }, 0 } /* wgrad */ }
-#define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
+#define H200_CONV_TF32 { \
+	{ { 0.5109, 0.6031, 0.8357, 0.6408, 0.1077, 0, 0 }, { 69.2, 664.3, 851.3, 854.6, 112.1, 0, 0 }, 0.012 } /* fwd */, \
+	{ { 0.4344, 0.6333, 0.6983, 0.478, 0, 0, 0 }, { 35.8, 2030.3, 645.1, 1037, 0, 0, 0 }, 0.531 } /* dgrad */, \
+	{ { 0.3559, 0.2267, 0.373, 0.308, 0.0743, 0, 0 }, { 3053.7, 53917.5, 36984.6, 52565.8, 0, 0, 0 }, 0.415 } /* wgrad */ }
+#define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_TF32] = H200_CONV_TF32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
 
 /* What every built-in row takes from the H200's measurements: the efficiency tables by
  * shape and class and the eager host's costs (the datasheet rows have no traces of their

@@ -16,7 +16,8 @@ over its shapes. It prints, for the batches left out, each pass's median and wor
 |error| per shape and the error of the sum over the shapes of a batch (what a step feels),
 against the same figures for the profile's one share per direction; then the profile lines
 (or with --c the C initializer of the h200 row). bf16's row serves fp16 (the same tensor
-cores); tf32 is not in the run and keeps conv_eff / conv_bwd_eff.
+cores). tf32 (the third run, 2026-12-03: batches 8-256) is fitted on the same batches, with
+bf16's kinds and kernel counts (the tensor cores' NHWC kernels, no Winograd).
 --check fits nothing: it holds the binary's own h200 rows against the batches left out and
 exits 1 where a pass's median |error| per shape or a batch's sum is past the limits (the
 guard test_costmodel.sh runs).
@@ -40,10 +41,15 @@ NK = len(KINDS)
 SMALL_SIDE = 7
 FALLBACK = {5: 2, 6: 0}  # 3x3@7 -> 3x3, 1x1@7 -> 1x1 (costmodel.c conv_rate)
 PASSES = (("conv_fwd", "fwd"), ("conv_dgrad", "dgrad"), ("conv_wgrad", "wgrad"))
-MX = {"fp32": 0, "bf16": 2}
+MX = {"fp32": 0, "tf32": 1, "bf16": 2}
 # kernels the model charges a pass (layers.c ly_conv_kernels): the floor per kernel
 KERNELS = {"fp32": {1: {"fwd": 1, "dgrad": 2, "wgrad": 2}, 3: {"fwd": 1, "dgrad": 5, "wgrad": 4}},
            "bf16": {1: {"fwd": 3, "dgrad": 3, "wgrad": 2}, 3: {"fwd": 6, "dgrad": 6, "wgrad": 5}}}
+# tf32 runs the tensor cores' NHWC kernels with their transposes, as bf16: the micro run
+# launches as many per pass in both (1x1 2.2 / 2.3 / 3.1 against 2.3 / 2.5 / 3.0, 3x3 4.3 /
+# 4.7 / 5.2 against 4.5 / 4.8 / 4.9), so the step's counts are bf16's (layers.c: fp32 alone
+# counts its own)
+KERNELS["tf32"] = KERNELS["bf16"]
 
 
 def kernels(row):
@@ -165,7 +171,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--micro", default=",".join(os.path.join(HERE, "ref", "runs", f) for f in (
-        "h200_2026-12-01_micro_conv_split.json", "h200_2026-12-01_micro_conv_split_b8-96.json")),
+        "h200_2026-12-01_micro_conv_split.json", "h200_2026-12-01_micro_conv_split_b8-96.json",
+        "h200_2026-12-03_micro_conv_split_tf32.json")),
         help="micro runs, comma-separated")
     ap.add_argument("--fit-batches", default="16,64,256")
     ap.add_argument("--c", action="store_true", help="print the C initializer")
@@ -177,7 +184,7 @@ def main():
     fitb = {int(x) for x in o.fit_batches.split(",")}
     data = [r for path in o.micro.split(",") for r in rows(path)]
     out, bad = {}, False
-    for prec in ("fp32", "bf16"):
+    for prec in [p for p in ("fp32", "tf32", "bf16") if any(r["prec"] == p for r in data)]:
         mx = MX[prec]
         peak_t, t0, floor = prof["matrix_tflops"][mx], prof["matrix_t0_us"][mx], \
             prof["floor_us"][0]
@@ -212,7 +219,7 @@ def main():
         if prec == "bf16":
             print("conv_shape.fp16.%s = %s" % (ps, " ".join("%g" % x for x in v)))
     if o.c:
-        for prec in ("fp32", "bf16"):
+        for prec in [p for p in ("fp32", "tf32", "bf16") if (p, "fwd") in vals]:
             for ps in ("fwd", "dgrad", "wgrad"):
                 v = vals[(prec, ps)]
                 print("/* %s %s */ { { %s }, { %s }, %g }," % (

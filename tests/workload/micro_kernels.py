@@ -429,10 +429,20 @@ def main():
     ap.add_argument("--budget-s", type=float, default=1e9)
     ap.add_argument("--batches", default=None,
                     help="conv_split's batches (default 16,32,64,128,256)")
+    ap.add_argument("--precs", default=None,
+                    help="conv_split's precisions (default fp32,bf16; tf32 as well)")
     opts = ap.parse_args()
-    if opts.batches:
-        bs = tuple(int(b) for b in opts.batches.split(","))
-        GROUPS["conv_split"] = lambda torch, dev, quick: conv_split_rows(torch, dev, quick, bs)
+    if opts.batches or opts.precs:
+        bs = tuple(int(b) for b in opts.batches.split(",")) if opts.batches else \
+            (16, 32, 64, 128, 256)
+        ps = tuple(opts.precs.split(",")) if opts.precs else ("fp32", "bf16")
+        bad = [p for p in ps if p not in BPE]
+        if bad:
+            print("micro_kernels: unknown precision %s (have %s)" % (bad[0], ",".join(BPE)),
+                  file=sys.stderr)
+            return 2
+        GROUPS["conv_split"] = lambda torch, dev, quick: conv_split_rows(torch, dev, quick,
+                                                                         bs, ps)
     import torch
     torch.manual_seed(0)
     only = [g for g in opts.only.split(",") if g]
