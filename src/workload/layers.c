@@ -483,6 +483,18 @@ void ly_add_residual(struct tensor_list *tl, double elems)
 	same_call(op(tl, l, 1, OPC_CAST, 1, 0, (F32 + e) * elems, 0, "add.bwd.cast"));
 }
 
+void ly_norm_input_copy(struct tensor_list *tl, double elems)
+{
+	struct op *o;
+
+	if (!precision_is_amp(tl->precision))
+		return;
+	o = op(tl, last(tl), 0, OPC_ELEM, 1, 0, 2.0 * F32 * elems, 0, "norm.input.copy");
+	same_call(o); /* launched inside layer_norm's call */
+	if (o)
+		o->promote = 1;
+}
+
 void ly_fork(struct tensor_list *tl, int n, double elems, int ebytes)
 {
 	struct op *o;

@@ -98,6 +98,15 @@ void ly_add(struct tensor_list *tl, double elems, int ebytes);
  * fp32 stream (2 + 4 + 4 bytes an element, PyTorch's dtype-casting kernel), else
  * ly_add of the activation's width */
 void ly_add_residual(struct tensor_list *tl, double elems);
+/*
+ * LayerNorm's copy of a strided input into a contiguous one, inside its call (torchvision's
+ * ViT: both norms of every layer, 29.7 us at vit_b_16 b64 in fp32 and autocast alike).
+ * Under autocast the input is the fp32 residual stream and the copy PyTorch's
+ * non-vectorized element-wise kernel, at the rate of the promoted residual add
+ * (promote_share: the fit cases' kernels, 2.61-2.68 TB/s of 4 + 4 bytes an element); in
+ * fp32 the copy class's share, fitted with the layout copies, already holds it.
+ */
+void ly_norm_input_copy(struct tensor_list *tl, double elems);
 /* backward only: autograd sums the gradients of a tensor read by n + 1 ops (n adds) */
 void ly_fork(struct tensor_list *tl, int n, double elems, int ebytes);
 void ly_dropout(struct tensor_list *tl, double elems, int ebytes, double p);

@@ -45,6 +45,7 @@ static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int
 
 	ly_scope(tl, "encoder.layers.encoder_layer_%d", i);
 	ly_norm(tl, "ln_1", d, true, pos * d);
+	ly_norm_input_copy(tl, pos * d);
 	/* MultiheadAttention's packed projection: F.linear(x, in_proj_weight, in_proj_bias) */
 	ly_linear_as(tl, "self_attention.in_proj", "self_attention.in_proj_weight",
 		     "self_attention.in_proj_bias", d, 3 * d, pos);
@@ -53,6 +54,7 @@ static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int
 	ly_linear(tl, "self_attention.out_proj", d, d, true, pos);
 	ly_add_residual(tl, pos * d);
 	ly_norm(tl, "ln_2", d, true, pos * d);
+	ly_norm_input_copy(tl, pos * d);
 	ly_linear(tl, "mlp.0", d, mlp, true, pos);
 	ly_act(tl, "gelu", pos * mlp, e, 1);
 	ly_linear(tl, "mlp.3", mlp, d, true, pos);
