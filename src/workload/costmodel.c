@@ -166,12 +166,18 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			mat = g->matrix_t0_us[mx] * 1e-6 + o->flops / rate;
 	}
 	if (o->bytes > 0) {
-		/* pooling counts 32-bit elements (window work), whatever the precision */
-		if (o->cls == OPC_POOL)
+		/* pooling counts 32-bit elements (window work), whatever the precision; an op
+		 * on fp32 data under autocast streams as in fp32 */
+		if (o->cls == OPC_POOL || o->f32)
 			wide = 0;
 		eff = g->mem_eff[o->cls < OPC_COUNT ? o->cls : OPC_ELEM][wide];
 		if (!(eff > 0))
 			eff = 1;
+		if (o->cls == OPC_SOFTMAX && o->bwd && g->softmax_bwd_gain[wide] > 0)
+			eff = fmin(1.0, eff * g->softmax_bwd_gain[wide]);
+		if (o->cls == OPC_SOFTMAX && !o->bwd && o->align_dim % 2 &&
+		    g->softmax_odd_gain[wide] > 0)
+			eff *= g->softmax_odd_gain[wide];
 		if (o->cls == OPC_BN && o->channels && g->bn_channels_half[wide] > 0)
 			eff *= o->channels / (o->channels + g->bn_channels_half[wide]);
 		/* a bias gradient's column sum: PyTorch's reduce kernel splits the rows over
@@ -185,6 +191,8 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		 * dtype-casting kernel, unvectorized */
 		if (o->promote && g->promote_share > 0)
 			eff = g->promote_share;
+		if (o->promote && o->cls == OPC_CAST && g->widen_share > 0)
+			eff = g->widen_share;
 		mem = o->bytes / (g->hbm_gbps * 1e9 * eff);
 	}
 	return floor_s + fmax(mat, mem);

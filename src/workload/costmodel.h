@@ -77,6 +77,8 @@ struct op {
 			     * 0 for every other op */
 	uint8_t promote;  /* element-wise with a 16-bit operand promoted into an fp32 result
 			   * (autocast's residual add: promote_share) */
+	uint8_t f32;      /* runs on 32-bit data whatever the precision (the loss over logits
+			   * made fp32, nll_loss under autocast): the classes' 32-bit share */
 	double fixed_s;   /* > 0: a recorded duration (op_trace), played as is, no host gap */
 	const char *what; /* static: "gemm", "gemm.dgrad", "bn.bwd", ... */
 };
@@ -156,10 +158,18 @@ struct gpu_profile {
 					     * hbm at many rows and columns, 32- / 16-bit (0: the
 					     * reduce class's share) */
 	double colsum_half[2];              /* the columns and the rows at half that share */
+	double softmax_bwd_gain[2];         /* log_softmax's backward: its share of hbm as a
+					     * multiple of the softmax class's, 32- / 16-bit
+					     * (0: the class's own) */
+	double softmax_odd_gain[2];         /* log_softmax's forward over an odd number of
+					     * classes (rows without paired loads): the class's
+					     * share times this, 32- / 16-bit (0: no change) */
 	double promote_share;               /* an element-wise op mixing a 16-bit and an fp32
 					     * operand (PyTorch's unrolled dtype-casting kernel,
 					     * not the vectorized one): share of hbm (0: the
 					     * class's) */
+	double widen_share;                 /* a cast from 16 bits up to fp32 (the same
+					     * unrolled kernel): share of hbm (0: promote_share) */
 	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]
 					     * 32-bit (cuDNN), [1] 16-bit (native kernels) */
 	double floor_us;                    /* shortest kernel */

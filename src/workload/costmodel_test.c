@@ -268,6 +268,54 @@ static void test_op_classes(void **state)
 	assert_float_equal(cost_op_gpu_s(&amp, &add), 2e-3 + 2e-6, 1e-12);
 }
 
+/* the memory time of o alone: its time less its kernels' floor */
+static double mem_s(const struct cost_params *cp, struct op o)
+{
+	double t = cost_op_gpu_s(cp, &o);
+
+	o.bytes = 0;
+	return t - cost_op_gpu_s(cp, &o);
+}
+
+static void test_loss_and_casts(void **state)
+{
+	struct gpu_profile g = flat();
+	struct cost_params fp32 = { &g, PREC_FP32, -1 }, amp = { &g, PREC_AMP_BF16, -1 };
+	struct op up = { .cls = OPC_CAST, .bwd = 1, .kernels = 1, .calls = 1, .bytes = 1e9,
+			 .promote = 1 };
+	struct op down = up;
+	struct op sm = { .cls = OPC_SOFTMAX, .bwd = 1, .kernels = 1, .calls = 1, .bytes = 1e9 };
+	struct op smf = sm;
+
+	(void)state;
+	/* a cast up to fp32 runs the unrolled kernel: promote_share, or widen_share where
+	 * the profile has one; a cast down keeps the class's share */
+	down.promote = 0;
+	g.mem_eff[OPC_CAST][1] = 0.5;
+	g.promote_share = 0.25;
+	assert_float_equal(mem_s(&amp, down), 2e-3, 1e-12);
+	assert_float_equal(mem_s(&amp, up), 4e-3, 1e-12);
+	g.widen_share = 0.125;
+	assert_float_equal(mem_s(&amp, up), 8e-3, 1e-12);
+	/* log_softmax's backward: the class's share times softmax_bwd_gain of its width */
+	g.mem_eff[OPC_SOFTMAX][0] = 0.25;
+	g.mem_eff[OPC_SOFTMAX][1] = 0.5;
+	assert_float_equal(mem_s(&amp, sm), 2e-3, 1e-12);
+	g.softmax_bwd_gain[1] = 1.5;
+	assert_float_equal(mem_s(&amp, sm), 2e-3 / 1.5, 1e-12);
+	/* an op on fp32 data under autocast (logits made fp32) takes the 32-bit share */
+	smf.f32 = 1;
+	assert_float_equal(mem_s(&amp, smf), mem_s(&fp32, sm), 1e-15);
+	assert_float_equal(mem_s(&amp, smf), 4e-3, 1e-12);
+	/* its forward over an odd class count: times softmax_odd_gain; even: as it is */
+	smf.bwd = 0;
+	smf.align_dim = 50257;
+	g.softmax_odd_gain[0] = 0.5;
+	assert_float_equal(mem_s(&amp, smf), 8e-3, 1e-12);
+	smf.align_dim = 30522;
+	assert_float_equal(mem_s(&amp, smf), 4e-3, 1e-12);
+}
+
 static void test_precision_names(void **state)
 {
 	(void)state;
@@ -436,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_bias_gemm),
 		cmocka_unit_test(test_conv_shape),
 		cmocka_unit_test(test_op_classes),
+		cmocka_unit_test(test_loss_and_casts),
 		cmocka_unit_test(test_precision_names),
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_amp_ready_order),

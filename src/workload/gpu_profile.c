@@ -25,7 +25,7 @@
 	  [OPC_ELEM] = { 0.92, 0.85 }, [OPC_NORM] = { 0.45, 0.45 },                         \
 	  [OPC_BN] = { 0.53, 0.28 }, [OPC_SOFTMAX] = { 0.65, 0.5 },                         \
 	  [OPC_REDUCE] = { 0.6, 0.6 }, [OPC_EMBED] = { 0.3, 0.3 },                          \
-	  [OPC_CAST] = { 0.7, 0.7 }, [OPC_POOL] = { 0.4, 0.4 },                             \
+	  [OPC_CAST] = { 0.9, 0.9 }, [OPC_POOL] = { 0.4, 0.4 },                             \
 	  [OPC_COPY] = { H200_COPY_EFF } }
 /* GPT-2's 50257-word head (the profiler, every gpt2 / gpt2_medium case): under 16-bit
  * autocast its gradients' align1 GEMMs (nn, nt) take 0.65-0.68 of forward's (tn) time;
@@ -79,6 +79,24 @@
  * 2.51 and 2.54 TB/s of 2 + 4 + 4 bytes an element in vit_b_16 b64, vit_l_16 b32 and
  * bert_large b32 x 128, where the vectorized fp32 adds stream at 0.9 of HBM) */
 #define H200_PROMOTE_SHARE 0.58
+/* autocast's casts by direction (the same traces): down to 16 bits (weights and inputs
+ * forward, the logits' and the residual branch's gradients backward) PyTorch's vectorized
+ * copy at 0.9-1.0 of HBM, the cast class's 0.9; up to fp32 (the gradients back to their
+ * fp32 weights and inputs, the log-probabilities for nll_loss) its unrolled dtype-casting
+ * kernel at 0.48-0.54 for activations and the logits (bert_large b32 x 128's [4096, 30522]
+ * at 0.49), 0.33-0.55 for weights; one share of 0.7 had charged both */
+#define H200_WIDEN_SHARE 0.5
+/* The loss's log_softmax backward over 16-bit logits (BERT's 30522-word head under autocast;
+ * the fit case bert_large b32 x 128's kernels, ref/runs/h200_2026-12-03_diag_fit.json):
+ * cunn_SoftMaxBackward streams its 6 bytes an element at 3.16 TB/s (237 us at [4096,
+ * 30522]), 0.74 of HBM, where its forward's 4 bytes stream at the class's 0.5 (235 us); in
+ * fp32 both directions run at the class's 0.65 (bert_base b32 x 128: 347 / 534 us) */
+#define H200_SOFTMAX_BWD_GAIN { 0, 1.48 }
+/* its forward over an odd class count (GPT-2's 50257 words, 32-bit logits: the fit cases
+ * gpt2 b8 x 1024 fp32 and amp_bf16, gpt2_medium b4 x 1024 amp_bf16): 1486, 1483 and 755 us,
+ * 0.79, 0.80 and 0.78 of the class's rate, where BERT's even 30522 runs at it (1.02); its
+ * backward runs at the class's rate (1.02, 0.99). 16-bit not measured. */
+#define H200_SOFTMAX_ODD_GAIN { 0.79, 0 }
 /* the eager host (fit_profile.py on fit_cases.txt alone, against steps and the host's own
  * time per pass measured on a quiet host): per Python call forward, per autograd node
  * backward (as a share of it: the C++ engine), per kernel launched (dispatch, allocation
@@ -142,6 +160,8 @@
 	.bn_channels_half = H200_BN_CHANNELS_HALF, .patch_eff = H200_PATCH_EFF,          \
 	.patch_bwd_eff = H200_PATCH_BWD_EFF, .colsum_share = H200_COLSUM_SHARE,          \
 	.colsum_half = H200_COLSUM_HALF, .promote_share = H200_PROMOTE_SHARE,            \
+	.widen_share = H200_WIDEN_SHARE,                                                 \
+	.softmax_bwd_gain = H200_SOFTMAX_BWD_GAIN, .softmax_odd_gain = H200_SOFTMAX_ODD_GAIN, \
 	.launch_gap_us = H200_LAUNCH_GAP_US, .bwd_gap_share = H200_BWD_GAP_SHARE,        \
 	.launch_us = H200_LAUNCH_US, .sublaunch_us = H200_SUBLAUNCH_US,                  \
 	.bwd_start_us = H200_BWD_START_US
@@ -247,7 +267,10 @@ static const struct profile_field fields[] = {
 	PF(patch_bwd_eff, MX_COUNT, "a convolution's gradients over a window wider than 7: share of the GEMM rate (0: conv_bwd_eff)"),
 	PF(colsum_share, 2, "a bias gradient's column sum: share of hbm at many rows and columns, 32-bit and 16-bit"),
 	PF(colsum_half, 2, "the columns and the rows at half the column sum's share"),
+	PF(softmax_bwd_gain, 2, "the loss's log_softmax backward: share of hbm as a multiple of the softmax class's, 32-bit and 16-bit (0: the class's)"),
+	PF(softmax_odd_gain, 2, "the loss's log_softmax forward over an odd number of classes: the softmax share times this, 32-bit and 16-bit (0: no change)"),
 	PF(promote_share, 1, "an element-wise op of a 16-bit and an fp32 operand (autocast's residual add): share of hbm (0: the class's)"),
+	PF(widen_share, 1, "a cast from 16 bits up to fp32 under autocast: share of hbm (0: promote_share)"),
 	PF(floor_us, 1, "shortest kernel, microseconds"),
 	PF(launch_gap_us, 1, "host microseconds per eager call (forward: Python and dispatcher)"),
 	PF(bwd_gap_share, 1, "backward's host time per autograd node as a share of launch_gap_us"),

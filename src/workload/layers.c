@@ -103,6 +103,23 @@ static int last(const struct tensor_list *tl)
 	return tl->err || !tl->nlayers ? -1 : (int)tl->nlayers - 1;
 }
 
+/* A cast from 16 bits up to fp32 (a gradient back to its fp32 weight or input, log-probs up
+ * for nll_loss, logits.float()): PyTorch's unrolled dtype-casting kernel, the promoted
+ * residual add's rate; casts down to 16 bits run vectorized at the cast class's. */
+/* an op on fp32 data whatever the precision (costmodel.h: the classes' 32-bit share) */
+static void f32(struct op *o, bool on)
+{
+	if (o && on)
+		o->f32 = 1;
+}
+
+static struct op *widen(struct op *o)
+{
+	if (o)
+		o->promote = 1;
+	return o;
+}
+
 /*
  * A weight used by a matrix op under autocast is cast to 16 bits in forward and its
  * gradient cast back in backward (ToCopyBackward); an fp32 activation (a norm's
@@ -114,14 +131,14 @@ static void amp_casts(struct tensor_list *tl, int l, double wnumel, double bias,
 	if (!precision_is_amp(tl->precision))
 		return;
 	op(tl, l, 0, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight");
-	op(tl, l, 1, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight.bwd");
+	widen(op(tl, l, 1, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight.bwd"));
 	if (bias > 0) { /* a kernel of its own each way, however small */
 		op(tl, l, 0, OPC_CAST, 1, 0, bias * 6, 0, "cast.bias");
-		op(tl, l, 1, OPC_CAST, 1, 0, bias * 6, 0, "cast.bias.bwd");
+		widen(op(tl, l, 1, OPC_CAST, 1, 0, bias * 6, 0, "cast.bias.bwd"));
 	}
 	if (tl->in_f32 && in_elems > 0) {
 		op(tl, l, 0, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input");
-		op(tl, l, 1, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input.bwd");
+		widen(op(tl, l, 1, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input.bwd"));
 	}
 	tl->in_f32 = false;
 }
@@ -442,7 +459,7 @@ void ly_gelu_formula(struct tensor_list *tl, double elems)
 	struct op *o;
 
 	if (amp) {
-		op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast");
+		widen(op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast"));
 		op(tl, l, 1, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast.bwd");
 	}
 	o = op(tl, l, 0, OPC_ELEM, 8, 0, (amp ? 64.0 : 18.0 * e) * elems, 0, "gelu_new");
@@ -548,13 +565,13 @@ void ly_loss(struct tensor_list *tl, double rows, int64_t classes)
 
 	if (precision_is_amp(tl->precision) && !tl->in_f32) {
 		sm = ly_act_bytes(tl);
-		op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits");
+		widen(op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits"));
 		op(tl, l, 1, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits.bwd");
 	}
-	op(tl, l, 0, OPC_SOFTMAX, 1, 0, 2.0 * sm * n, 0, "log_softmax");
-	op(tl, l, 0, OPC_REDUCE, 2, 0, F32 * rows, 0, "nll");
-	op(tl, l, 1, OPC_ELEM, 2, 0, F32 * n, 0, "nll.bwd");
-	op(tl, l, 1, OPC_SOFTMAX, 1, 0, 3.0 * sm * n, 0, "log_softmax.bwd");
+	f32(op(tl, l, 0, OPC_SOFTMAX, 1, 0, 2.0 * sm * n, classes, "log_softmax"), sm == F32);
+	f32(op(tl, l, 0, OPC_REDUCE, 2, 0, F32 * rows, 0, "nll"), true);
+	f32(op(tl, l, 1, OPC_ELEM, 2, 0, F32 * n, 0, "nll.bwd"), true);
+	f32(op(tl, l, 1, OPC_SOFTMAX, 1, 0, 3.0 * sm * n, 0, "log_softmax.bwd"), sm == F32);
 }
 
 /* HF's logits.float() before the loss (GPT-2, Llama): under autocast a cast of the
@@ -564,7 +581,7 @@ void ly_logits_float(struct tensor_list *tl, double elems)
 {
 	if (!precision_is_amp(tl->precision))
 		return;
-	op(tl, last(tl), 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "logits.float");
+	widen(op(tl, last(tl), 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "logits.float"));
 	op(tl, last(tl), 1, OPC_CAST, 1, 0, 6.0 * elems, 0, "logits.float.bwd");
 	tl->in_f32 = true;
 }

@@ -10,8 +10,8 @@ HERE=$(dirname "$0")
 PY=${PYTHON:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "python3 not found"; exit 77; }
 fail=0
-"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.045 --guard-worst 0.145 --guard-fwd-median 0.06 \
-	--guard-within 102 --guard-ready-median 0.08 --guard-ready-within 87 || fail=1
+"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.04 --guard-worst 0.14 --guard-fwd-median 0.06 \
+	--guard-within 102 --guard-ready-median 0.08 --guard-ready-within 91 || fail=1
 # the convolution table against cuDNN's kernels at the batches it was not fitted on
 "$PY" "$HERE/fit_conv.py" "$GRADSYNC" --check --max-shape-median 0.23 --max-batch-sum 0.20 || fail=1
 # ready references: an instrument counts only where it did not stretch the backward past 10%
