@@ -20,17 +20,20 @@
 #define SHM_MAPS 4
 
 /*
- * Smallest message sent direct under shm_copy = auto, by whether the host is crowded
- * (more ranks than CPUs). Measured on the 2-core VM, slots against direct interleaved,
- * medians of 5 (tests/bench/RESULTS.md, "shm: direct against slots"): with 2 ranks
- * slots were ahead up to 128 KiB messages (0.62-0.73x) and direct from 512 KiB
- * (1.18-3.5x); with 4 ranks direct was ahead at every size (1.2-6.6x). A direct send
- * completes only once the receiver has read it, one more hand-over per message: it pays
- * where the copy it saves is big, or where a crowded host makes every step wait for the
- * scheduler anyway.
+ * Smallest message sent direct under shm_copy = auto, with a CPU per rank or not (more
+ * ranks than CPUs: crowded). Measured on the 2-core VM, slots against direct interleaved
+ * (tests/bench/RESULTS.md, "shm: direct against slots"): with 2 ranks slots were ahead up
+ * to 128 KiB messages (0.62-0.73x) and direct from 512 KiB (1.18-3.5x). With 4 ranks,
+ * where auto runs linear for small messages (one message each way per non-root rank),
+ * slots led up to 128 KiB (4, 16, 64 KiB AllReduces 2.5x, 2.3x, 2.75x faster, 128 KiB
+ * 1.4x, medians of 5-6), were within the noise from 256 KiB to 1 MiB and behind at 4 MiB
+ * (0.78x): the same crossover ("crowded shm: slots again"). A direct send completes only
+ * once the receiver has read it, one more hand-over per message: the linear root's
+ * result sends waited for each of its three receivers to be scheduled before its
+ * AllReduce could end, where from slots it leaves once it copied. Direct pays where the
+ * copy it saves is big.
  */
-#define SHM_DIRECT_MIN	       (256u << 10)
-#define SHM_DIRECT_MIN_CROWDED 1u
+#define SHM_DIRECT_MIN (256u << 10)
 
 struct shm_desc {
 	uint64_t tag;
@@ -110,9 +113,9 @@ bool shm_peer_on_cpu(struct transport *t, int cpu);
 /*
  * Send len bytes direct (the receiver reads them from our buffer) rather than through
  * slots? copy: enum tp_shm_copy; shared: our buffer is mappable; reachable: the receiver
- * said it can map it; crowded: more ranks than CPUs here. Pure (shm_test.c).
+ * said it can map it. Pure (shm_test.c).
  */
-bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable, bool crowded);
+bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable);
 
 /*
  * The data slot a sender fills next, of nslots; *next is its cursor. empty: the ring holds

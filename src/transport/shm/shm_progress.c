@@ -37,12 +37,11 @@
 #include "util/common.h"
 #include "util/log.h"
 
-bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable, bool crowded)
+bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable)
 {
 	if (!shared || !reachable || !len || copy == TP_SHM_COPY_SLOTS)
 		return false;
-	return copy == TP_SHM_COPY_DIRECT ||
-	       len >= (crowded ? SHM_DIRECT_MIN_CROWDED : SHM_DIRECT_MIN);
+	return copy == TP_SHM_COPY_DIRECT || len >= SHM_DIRECT_MIN;
 }
 
 uint32_t shm_slot_take(uint32_t *next, uint32_t nslots, bool empty)
@@ -89,7 +88,7 @@ static bool progress_tx(struct shm_priv *s, struct shm_pair_link *l, int p)
 		d->off = r->done;
 		d->flags = r->len != r->cts_len ? SHM_DESC_MISMATCH : 0;
 		if (!d->flags && !r->done &&
-		    shm_use_direct(s->copy, r->len, src->shared, reachable, c->env->crowded)) {
+		    shm_use_direct(s->copy, r->len, src->shared, reachable)) {
 			d->flags = SHM_DESC_DIRECT;
 			d->len = 0;
 			d->src_fd = src->loc.fd;

@@ -155,24 +155,23 @@ static void test_use_direct(void **state)
 	static const struct {
 		int copy;
 		uint64_t len;
-		bool shared, reachable, crowded, want;
+		bool shared, reachable, want;
 	} cases[] = {
-	    {TP_SHM_COPY_AUTO, SHM_DIRECT_MIN, true, true, false, true},
-	    {TP_SHM_COPY_AUTO, SHM_DIRECT_MIN - 4, true, true, false, false},
-	    {TP_SHM_COPY_AUTO, 4096, true, true, true, true}, /* crowded: every size */
-	    {TP_SHM_COPY_AUTO, 4096, true, true, false, false},
-	    {TP_SHM_COPY_AUTO, 64u << 20, false, true, false, false},
-	    {TP_SHM_COPY_AUTO, 64u << 20, true, false, true, false},
-	    {TP_SHM_COPY_DIRECT, 4, true, true, false, true},
-	    {TP_SHM_COPY_DIRECT, 4, false, true, true, false},
-	    {TP_SHM_COPY_DIRECT, 0, true, true, false, false},
-	    {TP_SHM_COPY_SLOTS, 64u << 20, true, true, true, false},
+	    {TP_SHM_COPY_AUTO, SHM_DIRECT_MIN, true, true, true},
+	    {TP_SHM_COPY_AUTO, SHM_DIRECT_MIN - 4, true, true, false},
+	    {TP_SHM_COPY_AUTO, 4096, true, true, false},
+	    {TP_SHM_COPY_AUTO, 64u << 20, false, true, false},
+	    {TP_SHM_COPY_AUTO, 64u << 20, true, false, false},
+	    {TP_SHM_COPY_DIRECT, 4, true, true, true},
+	    {TP_SHM_COPY_DIRECT, 4, false, true, false},
+	    {TP_SHM_COPY_DIRECT, 0, true, true, false},
+	    {TP_SHM_COPY_SLOTS, 64u << 20, true, true, false},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_int_equal(shm_use_direct(cases[i].copy, cases[i].len, cases[i].shared,
-						cases[i].reachable, cases[i].crowded),
+						cases[i].reachable),
 				 cases[i].want);
 }
 
@@ -273,7 +272,7 @@ static int body_direct(struct tpt_rank *r, void *arg)
 					 0);
 			off = (p * per_peer + offs[k]) * sizeof(float);
 			TP_CHECK(r->t.ops->post_send(&r->t, p, 40 + k, smr, off, len, 2) == 0);
-			descs += shm_use_direct(copy, len, true, true, r->env.crowded)
+			descs += shm_use_direct(copy, len, true, true)
 				     ? 1
 				     : len / s->slot_size + !!(len % s->slot_size);
 		}
