@@ -27,11 +27,11 @@
  * where auto runs linear for small messages (one message each way per non-root rank),
  * slots led up to 128 KiB (4, 16, 64 KiB AllReduces 2.5x, 2.3x, 2.75x faster, 128 KiB
  * 1.4x, medians of 5-6), were within the noise from 256 KiB to 1 MiB and behind at 4 MiB
- * (0.78x): the same crossover ("crowded shm: slots again"). A direct send completes only
- * once the receiver has read it, one more hand-over per message: the linear root's
- * result sends waited for each of its three receivers to be scheduled before its
- * AllReduce could end, where from slots it leaves once it copied. Direct pays where the
- * copy it saves is big.
+ * (0.78x): the same crossover ("Crowded shm: slots again for small messages"). A
+ * direct send completes only once the receiver has read it, one more hand-over per
+ * message: the linear root's result sends waited for each of its three receivers to be
+ * scheduled before its AllReduce could end, where from slots it leaves once it copied.
+ * Direct pays where the copy it saves is big.
  */
 #define SHM_DIRECT_MIN (256u << 10)
 
