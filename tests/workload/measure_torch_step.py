@@ -395,7 +395,8 @@ def light_steps(torch, step, steps):
             if cur is None:
                 busy = sum(b - a for a, b, _ in fwd)
                 cur = {"fwd_span_ms": round((fwd[-1][1] - fwd[0][0]) / 1e6, 4) if fwd else 0,
-                       "fwd_busy_ms": round(busy / 1e6, 4), "spin_end": en, "ends": []}
+                       "fwd_busy_ms": round(busy / 1e6, 4), "spin_end": en, "ends": [],
+                       "fwd_idle_tenths": fwd_idle_tenths(fwd)}
             else:
                 out.append(cur)
                 cur, fwd = None, []
@@ -407,6 +408,17 @@ def light_steps(torch, step, steps):
                 cur["bwd_start_ms"] = round((st - cur["spin_end"]) / 1e6, 4)
             cur["ends"].append((en - cur["spin_end"]) / 1e6)
     return out
+
+
+def fwd_idle_tenths(fwd):
+    """Where in forward the GPU waits for the host: the GPU's idle time (ms) before the
+    kernels of each tenth of forward's kernels (in start order)."""
+    idle, end = [0.0] * 10, None
+    for i, (st, en, _) in enumerate(fwd):
+        if end is not None:
+            idle[i * 10 // len(fwd)] += max(0.0, st - end) / 1e6
+        end = max(en, end or en)
+    return [round(x, 4) for x in idle]
 
 
 DIAG_GROUPS = 400  # ResNet's every convolution shape and pass fits
@@ -669,8 +681,9 @@ def light_ready(light, ks, nbwd, order):
     (ks from the full trace: the engine runs its nodes in the same order every step).
     A step whose backward launched another number of activities than the full trace's is
     left out (and counted). Returns light_trials: per trial [probe, steps used, backward's
-    GPU end, backward's start-up, forward's GPU span, forward's GPU busy] (ms, medians over
-    the trial's steps) and light_ready: per trial the ready ms per parameter, in order."""
+    GPU end, backward's start-up, forward's GPU span, forward's GPU busy, forward's GPU idle
+    by tenths of its kernels (fwd_idle_tenths)] (ms, medians over the trial's steps) and
+    light_ready: per trial the ready ms per parameter, in order."""
     med = statistics.median
     trials, ready, bad = [], [], 0
     for probe, steps in light:
@@ -688,7 +701,8 @@ def light_ready(light, ks, nbwd, order):
         rd = [round(med(p[i] for p in per), 4) for i in range(len(ks) + 1)]
         trials.append([probe, len(use), rd[-1], round(med(s.get("bwd_start_ms", 0) for s in use), 4),
                        round(med(s["fwd_span_ms"] for s in use), 4),
-                       round(med(s["fwd_busy_ms"] for s in use), 4)])
+                       round(med(s["fwd_busy_ms"] for s in use), 4),
+                       [round(med(s["fwd_idle_tenths"][i] for s in use), 4) for i in range(10)]])
         ready.append(rd[:-1])
     return {"light_trials": trials, "light_ready": ready, "light_order": order,
             "light_mismatch": bad}

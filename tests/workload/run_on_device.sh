@@ -115,6 +115,20 @@ for c in resnet18:192:0 resnet50:192:0 vit_b_16:96:0 vit_l_16:48:0 bert_base:48:
 	CASES=$CASES,$c:amp_bf16
 done
 fi
+# READY=7 (issue 13, twelfth session): fit cases for the host's timeline, new shapes of the
+# host-bound steps whose buckets the model placed wrong (none held out): backward's start-up
+# and its per-node host cost over the backward (one hook a bucket, light traces with
+# forward's GPU idle by tenths: where the host falls behind), 7 trials for the probe, and
+# where forward's GPU waits (--diag: each group's idle) in two of them
+if [ "${READY:-0}" = 7 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+LIGHT=${LIGHT:-2}
+CASES=vit_b_16:40:0:amp_bf16,vit_b_16:56:0:amp_bf16,resnet50:24:0:amp_bf16
+CASES=$CASES,resnet18:48:0:amp_bf16,vit_l_16:12:0:amp_bf16,bert_large:12:128:amp_bf16
+CASES=$CASES,bert_base:40:128:tf32,bert_base:16:128:tf32
+DIAG=${DIAG:-vit_b_16:40:0:amp_bf16,resnet50:24:0:amp_bf16}
+fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
 # (MICRO_BATCHES=8,24,48,96: others, to check the conv table where it was never fitted)
