@@ -26,13 +26,59 @@ Exits 0 otherwise (77 when the binary is missing).
 """
 
 import argparse
+import ast
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+HOST_KEYS = ("launch_gap_us", "launch_us", "sublaunch_us", "bwd_start_us")
+QUIET_PACE_US = 6.921  # the host the h200 row's host values were fitted on (merge_steps.py)
+
+
+def case_pace(c, run_paces):
+    """The host's pace (us per tiny eager op, measure_torch_step.py's probe) in the trials
+    a case's figures come from: merge_steps.py kept the trials within QUIET (1.10) of their
+    run's pace, so the run is the one of run_paces (the table's host_pace_us) whose kept
+    trials give the case's quiet_trials and step_ms; the median of their probes. None where
+    the case's run had no probe or no run matches."""
+    tr = c.get("trials")
+    if isinstance(tr, str):
+        tr = ast.literal_eval(tr)
+    tr = [t for t in tr or [] if len(t) >= 5]
+    if not tr:
+        return None
+    for run in sorted(run_paces or []):
+        keep = [t for t in tr if t[4] <= 1.10 * run] or tr
+        if len(keep) == c.get("quiet_trials") and \
+                abs(statistics.median(t[1] for t in keep) - c["step_ms"]) < 1e-3:
+            return statistics.median(t[4] for t in keep)
+    return None
+
+
+def paced_profile(binary, profile, scale, cache):
+    """A copy of profile with the host's values times scale (a host scale times slower:
+    what gpu --calibrate does with its own pace), written once per scale."""
+    key = round(scale, 2)
+    if key not in cache:
+        text = subprocess.run([binary, "gpu", "--profile", profile, "--write", "-"], check=True,
+                              capture_output=True, text=True).stdout
+        out = []
+        for line in text.splitlines():
+            k = line.split("=")[0].strip()
+            if k in HOST_KEYS and not line.startswith("#"):
+                line = "%s = %.6g" % (k, float(line.split("=")[1]) * key)
+            out.append(line)
+        fd, path = tempfile.mkstemp(suffix=".profile")
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(out) + "\n")
+        cache[key] = path
+    return cache[key]
 
 
 def plan(binary, c, profile):
@@ -116,6 +162,10 @@ def main():
     ap.add_argument("--guard-within", type=int, default=None)
     ap.add_argument("--guard-ready-median", type=float, default=None)
     ap.add_argument("--guard-ready-within", type=int, default=None)
+    ap.add_argument("--host-pace", action="store_true",
+                    help="scale the host's values per case by its trials' pace over the "
+                         "quiet host's (%.3f us): the model told the measured host's speed"
+                    % QUIET_PACE_US)
     o = ap.parse_args()
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
@@ -128,8 +178,12 @@ def main():
     print("%-12s %5s %5s %-9s %-8s %9s %9s %7s %7s %7s %7s" % (
         "model", "batch", "seq", "precision", "set", "real_ms", "model_ms", "err",
         "fwd_err", "ready", "share"))
+    paced = {}
     for c in ref["cases"]:
-        p = plan(o.binary, c, o.profile)
+        prof, pace = o.profile, case_pace(c, ref.get("host_pace_us"))
+        if o.host_pace and pace:
+            prof = paced_profile(o.binary, o.profile, pace / QUIET_PACE_US, paced)
+        p = plan(o.binary, c, prof)
         step = (p["fwd_s"] + p["bwd_s"]) * 1e3
         err = step / c["step_ms"] - 1
         ferr = p["fwd_s"] * 1e3 / c["fwd_ms"] - 1
@@ -211,6 +265,8 @@ def main():
                   pct(statistics.median(rds) if rds else None),
                   pct(statistics.median(shs) if shs else None),
                   pct(max(shs) if shs else None)))
+    for path in paced.values():
+        os.unlink(path)
     print("issue thresholds %s" % ("met" if ok else "missed"))
     if order_bad:
         print("FAIL: ready order differs from PyTorch's (or guard): %s" % order_bad)

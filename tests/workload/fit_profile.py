@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit the h200 profile's free parameters on the fit cases alone (fit_cases.txt).
 
-usage: fit_profile.py GRADSYNC_BINARY [--rounds N] > fitted.profile
+usage: fit_profile.py GRADSYNC_BINARY [--rounds N] [--host-pace] > fitted.profile
 
 Starts from `gradsync gpu --profile h200 --write -` and adjusts, by coordinate descent
 with multiplicative steps, only what no kernel measurement pins down: the eager host
@@ -24,7 +24,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from check_costmodel import HOST_KEYS, QUIET_PACE_US, case_pace  # noqa: E402
 # (key, index): the free parameters
+FAST = 1.25  # merge_steps.py's: a pace within this of the quiet host's is its fast state
 FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0), ("sublaunch_us", 0)]
 
 
@@ -49,6 +52,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--host-pace", action="store_true",
+                    help="plan each case with the host's values scaled by its trials' pace "
+                         "over the quiet host's (check_costmodel.py --host-pace)")
     o = ap.parse_args()
     ref = json.load(open(os.path.join(HERE, "ref", "h200_torch_steps.json")))
     fits = set()
@@ -60,14 +66,31 @@ def main():
              if (c["model"], str(c["batch"]), str(c["seq"]), c["precision"]) in fits]
     prof = read_profile(subprocess.run([o.binary, "gpu", "--profile", "h200", "--write", "-"],
                                        check=True, capture_output=True, text=True).stdout)
-    tmp = tempfile.NamedTemporaryFile("w", suffix=".profile", delete=False).name
+    # a case whose trials ran on a host past FAST of the quiet host's pace describes that
+    # host: left out of the host's fit, unless each case is planned with the host's values
+    # scaled by its pace over the quiet host's (--host-pace, check_costmodel.py's)
+    if not o.host_pace:
+        slow = [c for c in cases if (case_pace(c, ref.get("host_pace_us")) or 0) >
+                FAST * QUIET_PACE_US]
+        cases = [c for c in cases if c not in slow]
+        print("# %d fit cases measured on a slow host left out (--host-pace takes them)" %
+              len(slow), file=sys.stderr)
+    scale = {}
+    for c in cases:
+        pace = case_pace(c, ref.get("host_pace_us")) if o.host_pace else None
+        scale[id(c)] = round(pace / QUIET_PACE_US, 2) if pace else 1.0
+    tmps = {s: tempfile.NamedTemporaryFile("w", suffix=".profile", delete=False).name
+            for s in set(scale.values())}
 
     def cost(p):
-        write_profile(p, tmp)
+        for s, path in tmps.items():
+            write_profile({k: ([x * s for x in v] if k in HOST_KEYS else v)
+                           for k, v in p.items()}, path)
         tot = 0
         for c in cases:
             cmd = [o.binary, "plan", "--model", c["model"], "--batch", str(c["batch"]),
-                   "--precision", c["precision"], "--gpu-profile", tmp, "--json", "--ops"]
+                   "--precision", c["precision"], "--gpu-profile", tmps[scale[id(c)]],
+                   "--json", "--ops"]
             if c["seq"]:
                 cmd += ["--seq-len", str(c["seq"])]
             j = json.loads(subprocess.run(cmd, check=True, capture_output=True,
@@ -99,7 +122,8 @@ def main():
                     else:
                         break
         print("# round %d: objective %.4f" % (rnd, best), file=sys.stderr)
-    os.unlink(tmp)
+    for path in tmps.values():
+        os.unlink(path)
     prof["source"] = "fitted by fit_profile.py on fit_cases.txt"
     for k, v in prof.items():
         print("%s = %s" % (k, v if isinstance(v, str) else " ".join("%.4g" % x for x in v)))

@@ -12,6 +12,10 @@ command -v "$PY" >/dev/null 2>&1 || { echo "python3 not found"; exit 77; }
 fail=0
 "$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.04 --guard-worst 0.14 --guard-fwd-median 0.06 \
 	--guard-within 102 --guard-ready-median 0.08 --guard-ready-within 91 || fail=1
+# the same told each case's host pace (the run's quiet trials' probe over the quiet host's)
+"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --host-pace --guard-median 0.04 --guard-worst 0.15 \
+	--guard-fwd-median 0.06 --guard-within 102 --guard-ready-median 0.08 \
+	--guard-ready-within 93 >/dev/null || { echo "FAIL: check_costmodel --host-pace"; fail=1; }
 # the convolution table against cuDNN's kernels at the batches it was not fitted on
 "$PY" "$HERE/fit_conv.py" "$GRADSYNC" --check --max-shape-median 0.23 --max-batch-sum 0.20 || fail=1
 # ready references: an instrument counts only where it did not stretch the backward past 10%
@@ -28,6 +32,14 @@ c["bwd_light_ms"] = 18.0
 assert r(c) is None, r(c)  # the hooks (30 ms) stretched it too
 c["ready_ms"] = {"a": 10.4}
 assert r(c)[2] == "hooked", r(c)
+# a case pace: the probes of the trials its run kept (within 1.10 of the run pace)
+from check_costmodel import case_pace as cp
+c = {"trials": [[1, 10.0, 0, 0, 7.0], [1, 12.0, 0, 0, 9.0], [1, 11.0, 0, 0, 7.4]],
+     "quiet_trials": 2, "step_ms": 10.5}
+assert cp(c, [7.1, 9.5]) == 7.2, cp(c, [7.1, 9.5])
+c["quiet_trials"], c["step_ms"] = 3, 11.0
+assert cp(c, [7.1, 9.5]) == 7.4, cp(c, [7.1, 9.5])
+assert cp(c, [20.0]) == 7.4 and cp({"trials": [[1, 2, 3, 4]]}, [7.0]) is None
 ' "$HERE" || { echo "FAIL: ready_reference"; fail=1; }
 # profiles: a written row reads back to the same plan; a bad file names file:line
 tmp=$(mktemp -d)
