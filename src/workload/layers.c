@@ -103,9 +103,6 @@ static int last(const struct tensor_list *tl)
 	return tl->err || !tl->nlayers ? -1 : (int)tl->nlayers - 1;
 }
 
-/* A cast from 16 bits up to fp32 (a gradient back to its fp32 weight or input, log-probs up
- * for nll_loss, logits.float()): PyTorch's unrolled dtype-casting kernel, the promoted
- * residual add's rate; casts down to 16 bits run vectorized at the cast class's. */
 /* an op on fp32 data whatever the precision (costmodel.h: the classes' 32-bit share) */
 static void f32(struct op *o, bool on)
 {
@@ -113,6 +110,10 @@ static void f32(struct op *o, bool on)
 		o->f32 = 1;
 }
 
+/* A cast from 16 bits up to fp32 (a gradient back to its fp32 weight or input, log-probs up
+ * for nll_loss, logits.float()) or the residual add that promotes a 16-bit branch into the
+ * fp32 stream: PyTorch's unrolled dtype-casting kernel; casts down to 16 bits run
+ * vectorized at the cast class's rate. */
 static struct op *widen(struct op *o)
 {
 	if (o)
@@ -485,15 +486,12 @@ void ly_add(struct tensor_list *tl, double elems, int ebytes)
 void ly_add_residual(struct tensor_list *tl, double elems)
 {
 	int l = last(tl), e = ly_act_bytes(tl);
-	struct op *o;
 
 	if (!precision_is_amp(tl->precision)) {
 		ly_add(tl, elems, e);
 		return;
 	}
-	o = op(tl, l, 0, OPC_ELEM, 1, 0, (e + 2.0 * F32) * elems, 0, "add.promote");
-	if (o)
-		o->promote = 1;
+	widen(op(tl, l, 0, OPC_ELEM, 1, 0, (e + 2.0 * F32) * elems, 0, "add.promote"));
 	op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * F32 * elems, 0, "add.bwd");
 	/* AddBackward0 casts the branch's gradient back to 16 bits (the fit cases' kernels: a
 	 * copy_ per residual add, 14 us at vit_b_16 b64) */
