@@ -135,6 +135,26 @@ static double conv_rate(const struct gpu_profile *g, enum matrix_kind mx, const 
 	return rate;
 }
 
+/* BatchNorm's time from its bytes by shape: one block per channel, so few channels leave
+ * SMs idle (ResNet's first stage: the share times C / (C + half)) and each channel costs
+ * a fixed time besides (the blocks' reductions in turn: ResNet-50's layer4, 2048 channels
+ * of 7 x 7 per image, is slower than its bytes); backward's kernels have their own. */
+static double bn_s(const struct gpu_profile *g, const struct op *o, int wide, double eff)
+{
+	double ch = g->bn_channels_half[wide], ns = g->bn_channel_ns[wide];
+
+	if (o->bwd) {
+		if (g->bn_bwd_share[wide] > 0)
+			eff = g->bn_bwd_share[wide];
+		if (g->bn_bwd_channels_half[wide] > 0)
+			ch = g->bn_bwd_channels_half[wide];
+		ns = g->bn_bwd_channel_ns[wide];
+	}
+	if (o->channels && ch > 0)
+		eff *= o->channels / (o->channels + ch);
+	return o->bytes / (g->hbm_gbps * 1e9 * eff) + o->channels * fmax(ns, 0) * 1e-9;
+}
+
 /* Calls that launch nothing (views, transposes, reshapes): host time only. */
 static bool host_only(const struct op *o)
 {
@@ -178,8 +198,6 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		if (o->cls == OPC_SOFTMAX && !o->bwd && o->align_dim % 2 &&
 		    g->softmax_odd_gain[wide] > 0)
 			eff *= g->softmax_odd_gain[wide];
-		if (o->cls == OPC_BN && o->channels && g->bn_channels_half[wide] > 0)
-			eff *= o->channels / (o->channels + g->bn_channels_half[wide]);
 		/* a bias gradient's column sum: PyTorch's reduce kernel splits the rows over
 		 * blocks and adds the partial sums; few columns or rows leave it far below a
 		 * stream (768 columns at 0.2-0.3 of HBM, 3072 at 0.45-0.67) */
@@ -193,7 +211,8 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			eff = g->promote_share;
 		if (o->promote && o->cls == OPC_CAST && g->widen_share > 0)
 			eff = g->widen_share;
-		mem = o->bytes / (g->hbm_gbps * 1e9 * eff);
+		mem = o->cls == OPC_BN ? bn_s(g, o, wide, eff)
+				       : o->bytes / (g->hbm_gbps * 1e9 * eff);
 	}
 	return floor_s + fmax(mat, mem);
 }

@@ -11,7 +11,9 @@
  * paths need aligned rows (GPT-2's 50257-word head runs at an eighth of the rate).
  * BatchNorm's per-channel reductions run one block per channel: the class's share of
  * HBM is scaled by C / (C + bn_channels_half), so few wide channels (ResNet's first
- * stage) stream far below a copy. Max pooling is bound by its window's element work,
+ * stage) stream far below a copy, and each channel adds bn_channel_ns, so many short
+ * channels (ResNet-50's layer4 at small batches) take longer than their bytes; backward
+ * has its own share, half and time per channel. Max pooling is bound by its window's element work,
  * not bytes: its ops count 32-bit elements whatever the precision.
  * The host issues the operators: each of its `calls` (Python module and dispatcher
  * calls forward, autograd nodes backward) costs launch_gap of CPU time, and each of its
@@ -172,6 +174,13 @@ struct gpu_profile {
 					     * unrolled kernel): share of hbm (0: promote_share) */
 	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]
 					     * 32-bit (cuDNN), [1] 16-bit (native kernels) */
+	double bn_channel_ns[2];            /* BatchNorm's forward: nanoseconds per channel
+					     * beside its bytes (0: none) */
+	double bn_bwd_share[2];             /* BatchNorm's backward: share of hbm (0: the
+					     * class's, mem_eff.batchnorm) */
+	double bn_bwd_channels_half[2];     /* its channels at half that share (0:
+					     * bn_channels_half) */
+	double bn_bwd_channel_ns[2];        /* its nanoseconds per channel (0: none) */
 	double floor_us;                    /* shortest kernel */
 	double launch_gap_us;               /* host time per forward call in eager mode */
 	double bwd_gap_share;               /* backward's host time per autograd node, as a

@@ -231,6 +231,18 @@ static void test_op_classes(void **state)
 	g.bn_channels_half[1] = 32;
 	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 4e-3 + 4e-6, 1e-12);
 	assert_float_equal(cost_op_gpu_s(&amp, &bn), 4e-3 * 1.5 + 4e-6, 1e-12);
+	/* a time per channel besides the bytes: 64 channels of 1 us */
+	g.bn_channel_ns[0] = 1000;
+	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 4e-3 + 64e-6 + 4e-6, 1e-12);
+	/* backward: the forward's share, half and nothing per channel until it has its own */
+	bn.bwd = 1;
+	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 4e-3 + 4e-6, 1e-12);
+	g.bn_bwd_share[0] = 1.0;
+	g.bn_bwd_channels_half[0] = 16;
+	g.bn_bwd_channel_ns[0] = 500;
+	/* 1 GB at 1 TB/s x 64 / 80 = 800 GB/s, 32 us for the channels */
+	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 1.25e-3 + 32e-6 + 4e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&amp, &bn), 4e-3 * 1.5 + 4e-6, 1e-12);
 	g.mem_eff[OPC_POOL][0] = 0.5;
 	g.mem_eff[OPC_POOL][1] = 0.1;
 	assert_float_equal(cost_op_gpu_s(&amp, &pool), cost_op_gpu_s(&fp32, &pool), 1e-15);
@@ -410,9 +422,13 @@ static void test_profiles(void **state)
 	assert_float_equal(back.matrix_tflops[MX_FP32],
 			   2 * gpu_profile_find("h200")->matrix_tflops[MX_FP32], 1e-9);
 	assert_float_equal(back.hbm_gbps, gpu_profile_find("h200")->hbm_gbps / 2, 1e-9);
-	if (gpu_profile_h200_ours.bn_gbps > 0)
+	if (gpu_profile_h200_ours.bn_gbps > 0) {
 		assert_float_equal(back.mem_eff[OPC_BN][0],
 				   gpu_profile_find("h200")->mem_eff[OPC_BN][0] / 2, 1e-9);
+		/* backward's own share moves with it */
+		assert_float_equal(back.bn_bwd_share[0],
+				   gpu_profile_find("h200")->bn_bwd_share[0] / 2, 1e-9);
+	}
 	assert_float_equal(back.mem_eff[OPC_SOFTMAX][1],
 			   gpu_profile_find("h200")->mem_eff[OPC_SOFTMAX][1], 1e-9);
 	assert_non_null(strstr(back.source, "calibrated on X"));
