@@ -25,6 +25,14 @@ if [ "${CALIBRATE:-0}" = 1 ]; then
 	timeout 120 build/gradsync gpu --calibrate --write "$OUT/h200_calibrated.profile" >>"$L" 2>&1
 fi
 M=tests/workload/measure_torch_step.py
+# add_cases PRECS MODEL:BATCH:SEQ...: each shape at each precision of the comma list
+add_cases() {
+	precs=$1
+	shift
+	for c in "$@"; do
+		for p in $(echo "$precs" | tr , ' '); do CASES=${CASES:+$CASES,}$c:$p; done
+	done
+}
 # every amp_bf16 and tf32 case of the table (the host-bound ones are among them) and four
 # fp32 cases as controls (three GPU-bound, one nearly host-bound); CASES=... (with each
 # case's precision: model:batch:seq:precision) replaces the list, as the second call did
@@ -106,14 +114,10 @@ if [ "${READY:-0}" = 6 ] && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
 CASES=resnet101:32:0:amp_bf16,resnet101:32:0:fp32,gpt2_large:2:1024:amp_bf16
-for c in resnet18:80:0 resnet50:40:0 vit_b_16:24:0 vit_l_16:8:0 bert_base:12:384 \
-	bert_large:2:512 gpt2:6:768 gpt2_medium:3:1024; do
-	CASES=$CASES,$c:amp_bf16,$c:fp32
-done
-for c in resnet18:192:0 resnet50:192:0 vit_b_16:96:0 vit_l_16:48:0 bert_base:48:128 \
-	bert_large:24:256 gpt2:12:512 gpt2_medium:6:512; do
-	CASES=$CASES,$c:amp_bf16
-done
+add_cases amp_bf16,fp32 resnet18:80:0 resnet50:40:0 vit_b_16:24:0 vit_l_16:8:0 \
+	bert_base:12:384 bert_large:2:512 gpt2:6:768 gpt2_medium:3:1024
+add_cases amp_bf16 resnet18:192:0 resnet50:192:0 vit_b_16:96:0 vit_l_16:48:0 \
+	bert_base:48:128 bert_large:24:256 gpt2:12:512 gpt2_medium:6:512
 fi
 # READY=7 (issue 13, twelfth session): fit cases for the host's timeline, new shapes of the
 # host-bound steps whose buckets the model placed wrong (none held out): backward's start-up
@@ -137,14 +141,10 @@ if [ "${READY:-0}" = 8 ] && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
 CASES=resnet101:64:0:amp_bf16,gpt2_large:1:1024:amp_bf16,gpt2_large:1:1024:fp32
-for c in resnet18:24:0 resnet50:8:0 vit_b_16:8:0 vit_l_16:4:0 bert_base:4:512 \
-	bert_large:6:256 gpt2:3:1024 gpt2_medium:1:1024; do
-	CASES=$CASES,$c:amp_bf16,$c:fp32
-done
-for c in resnet18:160:0 resnet50:80:0 vit_b_16:80:0 vit_l_16:40:0 bert_base:96:128 \
-	bert_large:48:128 gpt2:24:256 gpt2_medium:12:256; do
-	CASES=$CASES,$c:amp_bf16
-done
+add_cases amp_bf16,fp32 resnet18:24:0 resnet50:8:0 vit_b_16:8:0 vit_l_16:4:0 \
+	bert_base:4:512 bert_large:6:256 gpt2:3:1024 gpt2_medium:1:1024
+add_cases amp_bf16 resnet18:160:0 resnet50:80:0 vit_b_16:80:0 vit_l_16:40:0 \
+	bert_base:96:128 bert_large:48:128 gpt2:24:256 gpt2_medium:12:256
 CASES=$CASES,vit_b_16:32:0:tf32,bert_large:16:128:tf32,gpt2:4:512:tf32,resnet50:64:0:tf32
 CASES=$CASES,vit_b_16:40:0:amp_bf16,vit_b_16:56:0:amp_bf16,resnet50:24:0:amp_bf16
 CASES=$CASES,resnet18:48:0:amp_bf16,vit_l_16:12:0:amp_bf16,bert_large:12:128:amp_bf16
