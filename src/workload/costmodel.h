@@ -13,8 +13,8 @@
  * HBM is scaled by C / (C + bn_channels_half), so few wide channels (ResNet's first
  * stage) stream far below a copy, and each channel adds bn_channel_ns, so many short
  * channels (ResNet-50's layer4 at small batches) take longer than their bytes; backward
- * has its own share, half and time per channel. Max pooling is bound by its window's element work,
- * not bytes: its ops count 32-bit elements whatever the precision.
+ * has its own share, half and time per channel. Max pooling is bound by its window's
+ * element work, not bytes: its ops count 32-bit elements whatever the precision.
  * The host issues the operators: each of its `calls` (Python module and dispatcher
  * calls forward, autograd nodes backward) costs launch_gap of CPU time, and each of its
  * kernels launch_us more, before the GPU may start it, so small kernels run at the

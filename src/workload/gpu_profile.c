@@ -56,21 +56,21 @@
 #define H200_COPY_EFF 0.296, 0.343
 /* BatchNorm by shape, forward and backward apart: share x C / (C + half) of HBM plus a
  * time per channel (costmodel.c bn_s). 32-bit (cuDNN's bn_fw_tr / bn_bw kernels): fitted
- * (tests/workload/RESULTS.md, thirteenth session) on the eight shapes of
- * ref/h200_torch_micro.json (64-2048 channels, batch 32-256) and the BatchNorm kernels'
- * sum in the three fp32 fit cases' traces (resnet18 b128, resnet50 b128 and b16) at equal
- * weight: forward 0.75 at many channels, half at 160, 6 ns a channel; backward 0.85, 368,
- * 7.5 ns. One share of 0.53 for both with half at 136 had forward 1.16-1.40x and backward
- * 0.74-0.93x the traces' sums in every fp32 ResNet step of the table; now 0.94-1.21x and
- * 0.96-1.13x, within 6% from batch 40 up (the micro run had no batch under 32). 16-bit (PyTorch's native kernels): one share of 0.28, half at
- * 264, both passes; the same fit made its held-out sums worse (median |log error| 0.10
- * against 0.05), so it stays. */
-#define H200_BN_SHARE 0.75, 0.28
-#define H200_BN_CHANNELS_HALF { 160, 264 }
-#define H200_BN_CHANNEL_NS { 6.0, 0 }
-#define H200_BN_BWD_SHARE { 0.85, 0 }
-#define H200_BN_BWD_CHANNELS_HALF { 368, 0 }
-#define H200_BN_BWD_CHANNEL_NS { 7.5, 0 }
+ * by tests/workload/fit_bn.py on the eight shapes of ref/h200_torch_micro.json (64-2048
+ * channels, batch 32-256) and the BatchNorm kernels' sum in the traces of the three fp32
+ * ResNet fit cases (resnet18 b128, resnet50 b128 and b16), weighted alike: forward 0.77 at
+ * many channels, half at 165, 6.3 ns a channel; backward 0.83, 355, 7.6 ns. One share of
+ * 0.53 for both passes with half at 136 had forward at 1.16-1.40x and backward at
+ * 0.74-0.93x the traces' sums in every fp32 ResNet step of the table; now 0.93-1.21x and
+ * 0.95-1.13x, within 7% from batch 40 up (the micro run had no batch under 32). 16-bit
+ * (PyTorch's native kernels): one share of 0.28, half at 264, both passes; the same fit
+ * made its held-out sums worse (median |log error| 0.10 against 0.05), so it stays. */
+#define H200_BN_SHARE 0.77, 0.28
+#define H200_BN_CHANNELS_HALF { 165, 264 }
+#define H200_BN_CHANNEL_NS { 6.3, 0 }
+#define H200_BN_BWD_SHARE { 0.83, 0 }
+#define H200_BN_BWD_CHANNELS_HALF { 355, 0 }
+#define H200_BN_BWD_CHANNEL_NS { 7.6, 0 }
 /* A linear's bias gradient, a column sum over its rows (the kernels of the seven fit cases
  * traced 2026-12-03, ref/runs/h200_2026-12-03_diag_fit.json: 15 kernel groups, 4096-12608
  * rows, 768-30522 columns, 0.15-0.88 of HBM): share x C / (C + 2600) x R / (R + 3250), the

@@ -18,6 +18,8 @@ fail=0
 	--guard-ready-within 111 >/dev/null || { echo "FAIL: check_costmodel --host-pace"; fail=1; }
 # the convolution table against cuDNN's kernels at the batches it was not fitted on
 "$PY" "$HERE/fit_conv.py" "$GRADSYNC" --check --max-shape-median 0.23 --max-batch-sum 0.20 || fail=1
+# BatchNorm's rows against the held-out ResNet traces' BatchNorm kernels
+"$PY" "$HERE/fit_bn.py" "$GRADSYNC" --check >/dev/null || { echo "FAIL: fit_bn.py --check"; fail=1; }
 # ready references: an instrument counts only where it did not stretch the backward past 10%
 "$PY" -c '
 import sys

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Fit the h200 profile's BatchNorm constants per precision and pass, or check them.
+
+usage: fit_bn.py GRADSYNC_BINARY            fit; prints the profile lines
+       fit_bn.py GRADSYNC_BINARY --check [--max-median 0.08] [--max-worst 0.25]
+
+The model (costmodel.c bn_s): kernels x floor + C x ns + bytes / (HBM x share x C / (C +
+half)), per pass (forward: statistics and normalise, 2 e bytes an element; backward: 3 e)
+with its own share, half and ns. Two sources, weighted alike: the micro run's eight shapes
+per precision and pass (ref/h200_torch_micro.json: batchnorm_fwd / _bwd, 64-2048 channels,
+batch 32-256) and, for each ResNet case of fit_cases.txt with a trace, the sum of its
+BatchNorm kernels (cuDNN's bn_fw_tr / bn_bw for fp32, PyTorch's batch_norm_* under autocast)
+against the sum of the model's BatchNorm ops (plan --ops, the layer names give the
+channels). Coordinate descent on the squared log errors. Every other ResNet case with a
+trace is held out: the fit prints its median and worst |log error| beside the binary's
+own rows; --check fits nothing and fails where the binary's rows miss the held-out traces
+past the limits (the guard test_costmodel.sh runs).
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WIDTH = {"layer1": 64, "layer2": 128, "layer3": 256, "layer4": 512}
+PRECS = (("fp32", "fp32", 4), ("bf16", "amp_bf16", 2))  # micro's name, the step's, bytes
+
+
+def profile(binary):
+    out = subprocess.run([binary, "gpu", "--profile", "h200", "--write", "-"], check=True,
+                         capture_output=True, text=True).stdout
+    p = {}
+    for line in out.splitlines():
+        if "=" in line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            try:
+                p[k.strip()] = [float(x) for x in v.split()]
+            except ValueError:  # name, source
+                continue
+    return p
+
+
+def channels(model, layer):
+    """A torchvision ResNet BatchNorm's channels from its name."""
+    parts = layer.split(".")
+    if parts == ["bn1"]:
+        return 64
+    width = WIDTH[parts[0]]
+    wide = model != "resnet18" and (parts[-1] == "bn3" or parts[-2] == "downsample")
+    return 4 * width if wide else width
+
+
+def bn_ops(binary, c):
+    """[(forward bytes, channels)] of the model's BatchNorm layers for case c."""
+    out = subprocess.run([binary, "plan", "--model", c["model"], "--batch", str(c["batch"]),
+                          "--precision", c["precision"], "--ops"], check=True,
+                         capture_output=True, text=True).stdout
+    ops = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) > 8 and f[0] == "fwd" and f[3] == "batchnorm":
+            ops.append((float(f[-3]) * 1e6, channels(c["model"], f[1])))
+    return ops
+
+
+def is_bn(kernel):
+    return "bn_fw" in kernel or "bn_bw" in kernel or "batch_norm" in kernel
+
+
+def op_us(fwd_bytes, ch, e, bwd, p, hbm, floor):
+    share, half, ns = p
+    kernels = 1 if bwd else (2 if e == 4 else 3)  # layers.c ly_batchnorm
+    b = fwd_bytes * 1.5 if bwd else fwd_bytes
+    return kernels * floor + ch * ns * 1e-3 + b / (hbm * 1e3 * share * ch / (ch + half))
+
+
+def cases(binary, fits):
+    ref = json.load(open(os.path.join(HERE, "ref", "h200_torch_steps.json")))
+    out = []
+    for c in ref["cases"]:
+        names = (c.get("kernels") or {}).get("names") or {}
+        if not c["model"].startswith("resnet") or not names:
+            continue
+        real = [sum(v[1] for k, v in names.items() if k.startswith(ph + "|") and is_bn(k))
+                for ph in ("fwd", "bwd")]
+        key = (c["model"], str(c["batch"]), str(c["seq"]), c["precision"])
+        out.append({"key": key, "prec": c["precision"], "fit": key in fits,
+                    "ops": bn_ops(binary, c), "real": real})
+    return out
+
+
+def fit_set():
+    keys = set()
+    with open(os.path.join(HERE, "fit_cases.txt")) as f:
+        for line in f:
+            line = line.split("#")[0].split()
+            if line:
+                keys.add(tuple(line))
+    return keys
+
+
+def step_err(c, e, bwd, p, hbm, floor):
+    t = sum(op_us(b, ch, e, bwd, p, hbm, floor) for b, ch in c["ops"])
+    return math.log(t / c["real"][bwd])
+
+
+def micro_err(r, e, bwd, p, hbm, floor):
+    n, ch, h, w = r["shape"]
+    return math.log(op_us(2 * e * n * ch * h * w, ch, e, bwd, p, hbm, floor) / r["gpu_us"])
+
+
+def fit(micro, steps, e, bwd, hbm, floor):
+    """(share, half, ns) by coordinate descent on log share, log half, ns."""
+    w = len(micro) / max(1, len(steps))
+
+    def cost(q):
+        p = (math.exp(q[0]), math.exp(q[1]), q[2])
+        return sum(micro_err(r, e, bwd, p, hbm, floor) ** 2 for r in micro) + \
+            w * sum(step_err(c, e, bwd, p, hbm, floor) ** 2 for c in steps)
+
+    q, step = [math.log(0.5), math.log(200.0), 5.0], 1.0
+    best = cost(q)
+    while step > 1e-3:
+        moved = False
+        for i in range(3):
+            for d in (step, -step):
+                t = list(q)
+                t[i] += d * (10 if i == 2 else 1)
+                if t[2] < 0:
+                    continue
+                c = cost(t)
+                if c < best - 1e-12:
+                    q, best, moved = t, c, True
+                    break
+        if not moved:
+            step /= 2
+    return (math.exp(q[0]), math.exp(q[1]), q[2])
+
+
+def rows(prof, w):
+    """The binary's (share, half, ns) for width w (0 fp32, 1 16-bit), forward and backward."""
+    fwd = (prof["mem_eff.batchnorm"][w], prof["bn_channels_half"][w], prof["bn_channel_ns"][w])
+    bwd = (prof["bn_bwd_share"][w] or fwd[0], prof["bn_bwd_channels_half"][w] or fwd[1],
+           prof["bn_bwd_channel_ns"][w])
+    return fwd, bwd
+
+
+def held_figures(held, e, bwd, p, hbm, floor):
+    errs = [abs(step_err(c, e, bwd, p, hbm, floor)) for c in held]
+    return statistics.median(errs), max(errs)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--check", action="store_true", help="hold the binary's rows, fit nothing")
+    ap.add_argument("--max-median", type=float, default=0.08)
+    ap.add_argument("--max-worst", type=float, default=0.25)
+    o = ap.parse_args()
+    if not os.access(o.binary, os.X_OK):
+        print("no binary %s" % o.binary)
+        return 77
+    prof = profile(o.binary)
+    hbm, floor = prof["hbm_gbps"][0], prof["floor_us"][0]
+    micro = json.load(open(os.path.join(HERE, "ref", "h200_torch_micro.json")))
+    allc = cases(o.binary, fit_set())
+    bad = 0
+    for w, (mname, sname, e) in enumerate(PRECS):
+        for bwd in (0, 1):
+            op = "batchnorm_bwd" if bwd else "batchnorm_fwd"
+            mic = [r for r in micro if r["op"] == op and r["prec"] == mname]
+            fits = [c for c in allc if c["prec"] == sname and c["fit"]]
+            held = [c for c in allc if c["prec"] == sname and not c["fit"]]
+            own = rows(prof, w)[bwd]
+            om, ow = held_figures(held, e, bwd, own, hbm, floor)
+            line = "# %-4s %-3s binary's (%.3g, %.4g, %.3g ns): held-out %d traces median " \
+                   "%.3f worst %.3f" % (mname, "bwd" if bwd else "fwd", own[0], own[1], own[2],
+                                        len(held), om, ow)
+            if o.check:
+                print(line)
+                if om > o.max_median or ow > o.max_worst:
+                    print("FAIL: BatchNorm %s %s past the limits" % (mname, op))
+                    bad = 1
+                continue
+            p = fit(mic, fits, e, bwd, hbm, floor)
+            nm, nw = held_figures(held, e, bwd, p, hbm, floor)
+            print(line)
+            print("# %-4s %-3s fitted (%.3g, %.4g, %.3g ns): held-out median %.3f worst %.3f; "
+                  "fit cases %s" % (mname, "bwd" if bwd else "fwd", p[0], p[1], p[2], nm, nw,
+                                    " ".join("%.2f" % math.exp(step_err(c, e, bwd, p, hbm, floor))
+                                             for c in fits)))
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
