@@ -623,6 +623,8 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 	if (c->nranks == 1 || !count)
 		return 0;
 	ret = run_setup(&r, chunk_bytes, channels);
+	for (int i = 0; !ret && i < c->ntp; i++)
+		c->tps[i]->ops->coll_begin(c->tps[i], count * r.es);
 	if (!ret && c->mem->coll_begin) {
 		ret = c->mem->coll_begin(c->mem->ctx, off, count * r.es);
 		if (ret)

@@ -179,6 +179,10 @@ static bool stub_peer_on_cpu(struct transport *t GS_UNUSED, int cpu GS_UNUSED)
 	return false;
 }
 
+static void stub_coll_begin(struct transport *t GS_UNUSED, uint64_t bytes GS_UNUSED)
+{
+}
+
 void transport_ops_complete(struct transport_ops *dst, const struct transport_ops *src)
 {
 	*dst = *src;
@@ -186,6 +190,8 @@ void transport_ops_complete(struct transport_ops *dst, const struct transport_op
 		dst->name = "unnamed";
 	if (!dst->chunk_auto)
 		dst->chunk_auto = stub_chunk_auto;
+	if (!dst->coll_begin)
+		dst->coll_begin = stub_coll_begin;
 	if (!dst->can_connect)
 		dst->can_connect = stub_can_connect;
 	if (!dst->open)

@@ -197,6 +197,10 @@ struct transport_ops {
 	 * Cheap enough for a spin loop: two ranks that share a CPU hand it over with a
 	 * yield, where a spin burns the slice the other needs (comm_idle). */
 	bool (*peer_on_cpu)(struct transport *t, int cpu);
+	/* Optional (nothing when unset): a collective over bytes of each rank's buffer
+	 * begins; its messages follow until the next call. A transport may move them by
+	 * the whole size (shm: copies of collectives too big for the cache skip it). */
+	void (*coll_begin)(struct transport *t, uint64_t bytes);
 	int (*path_info)(struct transport *t, struct tp_path_info *info);
 	int (*stats)(struct transport *t, struct tp_stats *st);
 	void (*close)(struct transport *t);

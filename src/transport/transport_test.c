@@ -64,6 +64,7 @@ static void test_order(void **state)
 		assert_non_null(o->post_recv_reduce);
 		assert_non_null(o->wait);
 		assert_non_null(o->peer_on_cpu);
+		assert_non_null(o->coll_begin);
 		assert_non_null(o->path_info);
 		if (o->kind == TP_SHM)
 			shm = i;

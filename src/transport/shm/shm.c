@@ -251,6 +251,7 @@ const struct transport_ops shm_ops = {
     .poll = shm_pair_poll,
     .wait = shm_wait,
     .peer_on_cpu = shm_peer_on_cpu,
+    .coll_begin = shm_coll_begin,
     .path_info = shm_path_info,
     .stats = shm_pair_stats,
     .close = shm_close,

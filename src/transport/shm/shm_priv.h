@@ -98,6 +98,7 @@ struct shm_priv {
 	uint32_t *slot_next;	   /* per peer: the data slot our next copy fills */
 	uint64_t stamp;
 	int cpu; /* the CPU last published in our segments' s_cpu; -2: none yet */
+	bool stream; /* the current collective's direct copies stream (shm_use_stream) */
 };
 
 /* Bump a bell; wake its side when it sleeps on it (shm_wait.c). Only on a crowded host:
@@ -109,6 +110,8 @@ int shm_wait(struct transport *t, int timeout_ms);
 void shm_cpu_publish(struct shm_priv *s);
 /* transport_ops.peer_on_cpu: a peer's last published CPU is cpu. */
 bool shm_peer_on_cpu(struct transport *t, int cpu);
+/* transport_ops.coll_begin: the collective's size sets whether its copies stream. */
+void shm_coll_begin(struct transport *t, uint64_t bytes);
 
 /*
  * Send len bytes direct (the receiver reads them from our buffer) rather than through
@@ -116,6 +119,25 @@ bool shm_peer_on_cpu(struct transport *t, int cpu);
  * said it can map it. Pure (shm_test.c).
  */
 bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable);
+
+/*
+ * Smallest collective (bytes of each rank's buffer, transport_ops.coll_begin) whose
+ * direct messages are copied (not reduced) with streaming stores (gs_copy_stream): the
+ * ranks' buffers together outgrow the cache, so a copy's destination is not read from
+ * it again, and a plain copy's read of each destination line (write allocate) is
+ * traffic wasted. The message size cannot tell: the default 1 MiB chunk makes 1 MiB
+ * messages of every AllReduce from 2 MiB. Measured on the 2-core VM, 2 ranks, streaming
+ * against plain copies interleaved (tests/bench/RESULTS.md, "2-rank shm: streaming
+ * stores for the all-gather's direct copies"): 64 MiB and 256 MiB faster in every run
+ * (medians 1.18-1.7x), 16 MiB ahead in two runs of three, 4 MiB behind (0.82x: two
+ * ranks' 4 MiB stay in the cache for the next reduce); 8 MiB unmeasured, so the
+ * smallest size that gained.
+ */
+#define SHM_STREAM_MIN (16u << 20)
+
+/* Copy direct messages of a collective over coll_bytes with streaming stores? Pure
+ * (shm_test.c). */
+bool shm_use_stream(uint64_t coll_bytes);
 
 /*
  * The data slot a sender fills next, of nslots; *next is its cursor. empty: the ring holds

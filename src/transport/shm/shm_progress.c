@@ -20,8 +20,8 @@
  *   4. R copies (or reduces) each slot out into the posted buffer and frees it (release
  *      store of `tail`). A direct desc: R maps S's allocation once (pidfd_getfd, mmap
  *      read-only, kept per id), reduces or copies the message straight from it in one
- *      pass, then frees the desc. Only CTS'd messages enter the ring, so R never blocks
- *      on its head.
+ *      pass (a large collective's copy with streaming stores, shm_use_stream), then frees the desc.
+ *      Only CTS'd messages enter the ring, so R never blocks on its head.
  * Single producer / single consumer on every index; C11 acquire/release orders the
  * slot bytes (and, direct, S's buffer as it stood when the send was posted) against the
  * index that publishes them. The executor leaves a sent range alone until the send
@@ -35,6 +35,7 @@
 
 #include "transport/shm/shm_priv.h"
 #include "util/common.h"
+#include "util/copy_stream.h"
 #include "util/log.h"
 
 bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable)
@@ -42,6 +43,18 @@ bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable)
 	if (!shared || !reachable || !len || copy == TP_SHM_COPY_SLOTS)
 		return false;
 	return copy == TP_SHM_COPY_DIRECT || len >= SHM_DIRECT_MIN;
+}
+
+bool shm_use_stream(uint64_t coll_bytes)
+{
+	return coll_bytes >= SHM_STREAM_MIN;
+}
+
+void shm_coll_begin(struct transport *t, uint64_t bytes)
+{
+	struct shm_priv *s = t->priv;
+
+	s->stream = shm_use_stream(bytes);
 }
 
 uint32_t shm_slot_take(uint32_t *next, uint32_t nslots, bool empty)
@@ -186,6 +199,8 @@ static int rx_direct(struct shm_priv *s, struct shm_pair_link *l, int p, const s
 	src += d->src_off;
 	if (r->red)
 		r->red(r->buf, src, r->len / dtype_size(r->dt), r->dt);
+	else if (s->stream)
+		gs_copy_stream(r->buf, src, r->len);
 	else
 		memcpy(r->buf, src, r->len);
 	r->done = r->len;

@@ -175,6 +175,27 @@ static void test_use_direct(void **state)
 				 cases[i].want);
 }
 
+/* The streaming-copy policy: plain copies in collectives below SHM_STREAM_MIN (and
+ * outside any: 0), streaming from it. */
+static void test_use_stream(void **state)
+{
+	static const struct {
+		uint64_t coll_bytes;
+		bool want;
+	} cases[] = {
+	    {0, false},
+	    {4096, false},
+	    {4u << 20, false},
+	    {SHM_STREAM_MIN - 4, false},
+	    {SHM_STREAM_MIN, true},
+	    {64u << 20, true},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(shm_use_stream(cases[i].coll_bytes), cases[i].want);
+}
+
 /*
  * The slot cursor: a take (T) publishes one message, a release (R) frees the oldest, as
  * the ring's FIFO does. A slot handed out is never one still held, and an empty ring
@@ -226,13 +247,18 @@ static void red_f32(void *dst, const void *src, uint64_t count, enum dtype dt)
 		d[i] += s[i];
 }
 
-#define DIRECT_NSIZES 4
-static const size_t direct_sizes[DIRECT_NSIZES] = {4096, 20000, 262144, 1u << 20};
+#define DIRECT_NSIZES 5
+/* the last a copy past SHM_STREAM_MIN at an odd offset, with a head and tail short of
+ * a line: the streaming copy's edges */
+static const size_t direct_sizes[DIRECT_NSIZES] = {4096, 20000, 262144, 1u << 20,
+						   (1u << 20) + 4100};
 
 /*
  * Every rank sends each size to every peer from a shmem buffer, received half by copy and
  * half by reduce into a private one; then checks the values and how many descs each
  * message took in its ring (1 direct, len / slot through slots): arg is the expected mode.
+ * Under shm_copy = direct the messages belong to a collective of SHM_STREAM_MIN bytes,
+ * so direct copies stream there (gs_copy_stream) and are plain under auto.
  */
 static int body_direct(struct tpt_rank *r, void *arg)
 {
@@ -259,6 +285,9 @@ static int body_direct(struct tpt_rank *r, void *arg)
 	TP_CHECK(r->t.ops->mr_reg(&r->t, sbuf, per_peer * n * sizeof(float), MEM_HOST, &smr) == 0);
 	TP_CHECK(r->t.ops->mr_reg(&r->t, rbuf, per_peer * n * sizeof(float), MEM_HOST, &rmr) == 0);
 	TP_CHECK(smr->shared && !rmr->shared);
+	if (copy == TP_SHM_COPY_DIRECT)
+		r->t.ops->coll_begin(&r->t, SHM_STREAM_MIN);
+	TP_CHECK(s->stream == (copy == TP_SHM_COPY_DIRECT));
 	for (int p = 0; p < n; p++)
 		for (int k = 0; p != me && k < DIRECT_NSIZES; k++) {
 			size_t off = (p * per_peer + offs[k]) * sizeof(float),
@@ -562,7 +591,7 @@ int main(void)
 	    cmocka_unit_test(test_wait),	cmocka_unit_test(test_wait_uncrowded),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),
 	    cmocka_unit_test(test_squatted_name), cmocka_unit_test(test_peer_cpu),
-	    cmocka_unit_test(test_slot_take),
+	    cmocka_unit_test(test_slot_take),	cmocka_unit_test(test_use_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
