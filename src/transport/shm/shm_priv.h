@@ -131,13 +131,14 @@ bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable);
  * stores for the all-gather's direct copies"): 64 MiB and 256 MiB faster in every run
  * (medians 1.18-1.7x), 16 MiB ahead in two runs of three, 4 MiB behind (0.82x: two
  * ranks' 4 MiB stay in the cache for the next reduce); 8 MiB unmeasured, so the
- * smallest size that gained.
+ * smallest size that gained. Only where every rank has a CPU: 4 ranks on the 2 CPUs
+ * gained nothing at 16 and 64 MiB (0.95x, 1.00x, medians of 6).
  */
 #define SHM_STREAM_MIN (16u << 20)
 
-/* Copy direct messages of a collective over coll_bytes with streaming stores? Pure
- * (shm_test.c). */
-bool shm_use_stream(uint64_t coll_bytes);
+/* Copy direct messages of a collective over coll_bytes with streaming stores? crowded:
+ * this host's ranks outnumber its CPUs. Pure (shm_test.c). */
+bool shm_use_stream(uint64_t coll_bytes, bool crowded);
 
 /*
  * The data slot a sender fills next, of nslots; *next is its cursor. empty: the ring holds

@@ -45,16 +45,16 @@ bool shm_use_direct(int copy, uint64_t len, bool shared, bool reachable)
 	return copy == TP_SHM_COPY_DIRECT || len >= SHM_DIRECT_MIN;
 }
 
-bool shm_use_stream(uint64_t coll_bytes)
+bool shm_use_stream(uint64_t coll_bytes, bool crowded)
 {
-	return coll_bytes >= SHM_STREAM_MIN;
+	return !crowded && coll_bytes >= SHM_STREAM_MIN;
 }
 
 void shm_coll_begin(struct transport *t, uint64_t bytes)
 {
 	struct shm_priv *s = t->priv;
 
-	s->stream = shm_use_stream(bytes);
+	s->stream = shm_use_stream(bytes, s->c.env->crowded);
 }
 
 uint32_t shm_slot_take(uint32_t *next, uint32_t nslots, bool empty)

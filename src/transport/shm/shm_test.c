@@ -176,24 +176,27 @@ static void test_use_direct(void **state)
 }
 
 /* The streaming-copy policy: plain copies in collectives below SHM_STREAM_MIN (and
- * outside any: 0), streaming from it. */
+ * outside any: 0) and wherever ranks outnumber CPUs, streaming from it. */
 static void test_use_stream(void **state)
 {
 	static const struct {
 		uint64_t coll_bytes;
-		bool want;
+		bool crowded, want;
 	} cases[] = {
-	    {0, false},
-	    {4096, false},
-	    {4u << 20, false},
-	    {SHM_STREAM_MIN - 4, false},
-	    {SHM_STREAM_MIN, true},
-	    {64u << 20, true},
+	    {0, false, false},
+	    {4096, false, false},
+	    {4u << 20, false, false},
+	    {SHM_STREAM_MIN - 4, false, false},
+	    {SHM_STREAM_MIN, false, true},
+	    {64u << 20, false, true},
+	    {SHM_STREAM_MIN, true, false},
+	    {64u << 20, true, false},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		assert_int_equal(shm_use_stream(cases[i].coll_bytes), cases[i].want);
+		assert_int_equal(shm_use_stream(cases[i].coll_bytes, cases[i].crowded),
+				 cases[i].want);
 }
 
 /*
