@@ -25,6 +25,8 @@ import statistics
 import subprocess
 import sys
 
+from descent import descend
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WIDTH = {"layer1": 64, "layer2": 128, "layer3": 256, "layer4": 512}
 PRECS = (("fp32", "fp32", 4), ("bf16", "amp_bf16", 2))  # micro's name, the step's, bytes
@@ -118,26 +120,13 @@ def fit(micro, steps, e, bwd, hbm, floor):
     w = len(micro) / max(1, len(steps))
 
     def cost(q):
+        if q[2] < 0:
+            return float("inf")
         p = (math.exp(q[0]), math.exp(q[1]), q[2])
         return sum(micro_err(r, e, bwd, p, hbm, floor) ** 2 for r in micro) + \
             w * sum(step_err(c, e, bwd, p, hbm, floor) ** 2 for c in steps)
 
-    q, step = [math.log(0.5), math.log(200.0), 5.0], 1.0
-    best = cost(q)
-    while step > 1e-3:
-        moved = False
-        for i in range(3):
-            for d in (step, -step):
-                t = list(q)
-                t[i] += d * (10 if i == 2 else 1)
-                if t[2] < 0:
-                    continue
-                c = cost(t)
-                if c < best - 1e-12:
-                    q, best, moved = t, c, True
-                    break
-        if not moved:
-            step /= 2
+    q = descend(cost, [math.log(0.5), math.log(200.0), 5.0], scale=lambda i: 10 if i == 2 else 1)
     return (math.exp(q[0]), math.exp(q[1]), q[2])
 
 

@@ -31,6 +31,8 @@ import statistics
 import subprocess
 import sys
 
+from descent import descend
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = ("1x1", "1x1/2", "3x3", "3x3/2", "7x7/2", "3x3@7", "1x1@7")
 NK = len(KINDS)
@@ -136,21 +138,7 @@ def fit(group, peak_t, t0, floor):
         return c + len(group) / len(batches) * sum(
             math.log(m[b] / sum(r["t"] for r in group if r["b"] == b)) ** 2 for b in batches)
 
-    best, step = cost(p), 1.0
-    while step > 1e-3:
-        moved = False
-        for i in range(len(p)):
-            if i < 2 * NK and i % NK not in used:
-                continue
-            for d in (step, -step):
-                q = list(p)
-                q[i] += d
-                c = cost(q)
-                if c < best - 1e-12:
-                    p, best, moved = q, c, True
-                    break
-        if not moved:
-            step /= 2
+    p = descend(cost, p, free=lambda i: i >= 2 * NK or i % NK in used)
     for k in range(NK):  # a kind never measured: no row (conv_eff)
         if k not in used:
             p[k] = p[NK + k] = float("-inf")
