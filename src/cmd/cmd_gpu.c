@@ -4,10 +4,14 @@
  * --calibrate, the TFLOP/s our GEMM reaches on each (compute = gemm sizes its work with
  * it); --write FILE also measures GPU 0's streaming bandwidth and writes the cost model's
  * profile of this node ([gpu] profile = FILE). --profile NAME --write FILE writes a
- * built-in row as a file to edit.
+ * built-in row as a file to edit. --host-pace US (with --write) gives the eager host's
+ * pace, us per tiny PyTorch op, to which the profile's host values are scaled: our own
+ * kernels' launch pace does not follow Python's (gpu_profile.c, H200_HOST_PACE_US).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -17,8 +21,9 @@
 
 #define CALIBRATE_TIMEOUT_MS 60000
 
-/* One GPU's line; with calibrate, our kernels' rates, and with write, GPU 0's profile. */
-static int show_device(int dev, bool calibrate, const char *write)
+/* One GPU's line; with calibrate, our kernels' rates, and with write, GPU 0's profile
+ * (its host values at pace_us where that is > 0). */
+static int show_device(int dev, bool calibrate, const char *write, double pace_us)
 {
 	struct gpu_stream *s;
 	struct gpu_props p;
@@ -62,6 +67,9 @@ static int show_device(int dev, bool calibrate, const char *write)
 					.softmax_gbps = mr.softmax_gbps,
 				};
 				gpu_profile_calibrated(&m, p.name, &g);
+				if (pace_us > 0)
+					gpu_profile_set_host_pace(&g, gpu_profile_find("h200"),
+								  pace_us);
 				f = strcmp(write, "-") ? fopen(write, "w") : stdout;
 				rc = f ? 0 : -errno;
 				if (f) {
@@ -81,15 +89,22 @@ out_line:
 	return rc;
 }
 
-/* `gradsync gpu --profile NAME --write FILE`: a cost-model profile as a file to edit. */
-static int write_profile(const char *name, const char *path)
+/* `gradsync gpu --profile NAME --write FILE`: a cost-model profile as a file to edit, its
+ * host values at pace_us where that is > 0. */
+static int write_profile(const char *name, const char *path, double pace_us)
 {
-	struct gpu_profile g;
+	struct gpu_profile g, base;
 	FILE *f;
 	int ret;
 
 	if (gpu_profile_load(name, &g))
 		return GS_EXIT_USAGE;
+	base = g;
+	if (pace_us > 0 && gpu_profile_set_host_pace(&g, &base, pace_us)) {
+		fprintf(stderr, "gradsync gpu: --host-pace: profile %s has no host_pace_us to scale from\n",
+			name);
+		return GS_EXIT_USAGE;
+	}
 	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	if (!f) {
 		fprintf(stderr, "gradsync gpu: %s: %s\n", path, strerror(errno));
@@ -103,9 +118,11 @@ static int write_profile(const char *name, const char *path)
 
 int cmd_gpu(int argc, char **argv)
 {
-	const char *profile = NULL, *write = NULL;
+	const char *profile = NULL, *write = NULL, *pace = NULL;
+	double pace_us = 0;
 	bool calibrate = false;
 	int n = 0, failed = 0;
+	char *end;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--calibrate") == 0) {
@@ -114,13 +131,29 @@ int cmd_gpu(int argc, char **argv)
 			profile = argv[++i];
 		} else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc) {
 			write = argv[++i];
+		} else if (strcmp(argv[i], "--host-pace") == 0 && i + 1 < argc) {
+			pace = argv[++i];
 		} else {
-			fprintf(stderr, "usage: gradsync gpu [--calibrate [--write FILE|-]] | --profile NAME|FILE --write FILE|-\n");
+			fprintf(stderr, "usage: gradsync gpu [--calibrate [--write FILE|-]] | --profile NAME|FILE --write FILE|- [--host-pace US]\n");
+			return GS_EXIT_USAGE;
+		}
+	}
+	if (pace) {
+		errno = 0;
+		pace_us = strtod(pace, &end);
+		if (errno || end == pace || *end || !isfinite(pace_us) || pace_us <= 0 ||
+		    pace_us > 1e4) {
+			fprintf(stderr, "gradsync gpu: --host-pace '%s': want microseconds per tiny eager PyTorch op, > 0 and <= 10000 (the h200 row's host: %.3f)\n",
+				pace, gpu_profile_find("h200")->host_pace_us);
+			return GS_EXIT_USAGE;
+		}
+		if (!write) {
+			fprintf(stderr, "gradsync gpu: --host-pace goes with --write FILE\n");
 			return GS_EXIT_USAGE;
 		}
 	}
 	if (write && !calibrate)
-		return write_profile(profile ? profile : "h200", write);
+		return write_profile(profile ? profile : "h200", write, pace_us);
 	if (profile) {
 		fprintf(stderr, "gradsync gpu: --profile goes with --write FILE (without --calibrate)\n");
 		return GS_EXIT_USAGE;
@@ -131,6 +164,6 @@ int cmd_gpu(int argc, char **argv)
 		return GS_EXIT_FAIL;
 	}
 	for (int dev = 0; dev < n; dev++)
-		failed |= show_device(dev, calibrate, write) != 0;
+		failed |= show_device(dev, calibrate, write, pace_us) != 0;
 	return failed ? GS_EXIT_FAIL : GS_EXIT_OK;
 }

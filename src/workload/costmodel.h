@@ -191,6 +191,9 @@ struct gpu_profile {
 					     * call launches (cuDNN's transposes and
 					     * transforms, a memset before a reduce: no
 					     * dispatch of their own; 0: launch_us) */
+	double host_pace_us;                /* the host the four host values above and below
+					     * describe: us per tiny eager PyTorch op (the
+					     * probe of measure_torch_step.py); 0: unknown */
 	double bwd_start_us;                /* host time per forward call before backward's
 					     * first node runs (the engine walks the graph) */
 };

@@ -432,6 +432,22 @@ static void test_profiles(void **state)
 	assert_float_equal(back.mem_eff[OPC_SOFTMAX][1],
 			   gpu_profile_find("h200")->mem_eff[OPC_SOFTMAX][1], 1e-9);
 	assert_non_null(strstr(back.source, "calibrated on X"));
+	{
+		/* a host twice as slow: the four host values twice the h200's */
+		const struct gpu_profile *h = gpu_profile_find("h200");
+		struct gpu_profile s = *h;
+
+		assert_int_equal(gpu_profile_set_host_pace(&s, h, 2 * h->host_pace_us), 0);
+		assert_float_equal(s.launch_gap_us, 2 * h->launch_gap_us, 1e-9);
+		assert_float_equal(s.launch_us, 2 * h->launch_us, 1e-9);
+		assert_float_equal(s.sublaunch_us, 2 * h->sublaunch_us, 1e-9);
+		assert_float_equal(s.bwd_start_us, 2 * h->bwd_start_us, 1e-9);
+		assert_float_equal(s.host_pace_us, 2 * h->host_pace_us, 1e-9);
+		assert_float_equal(s.floor_us, h->floor_us, 1e-12); /* the GPU's own */
+		assert_int_equal(gpu_profile_set_host_pace(&s, h, 0), -EINVAL);
+		s.host_pace_us = 0;
+		assert_int_equal(gpu_profile_set_host_pace(&back, &s, 7), -EINVAL);
+	}
 }
 
 /* Under autocast a linear layer readies its weight first; fp32 and bf16 its bias first;

@@ -53,6 +53,15 @@ extern const struct profile_measure gpu_profile_h200_ours;
 void gpu_profile_calibrated(const struct profile_measure *m, const char *gpu_name,
 			    struct gpu_profile *out);
 
+/*
+ * Tell *g the host's pace (us per tiny eager PyTorch op): its four host values
+ * (launch_gap_us, launch_us, sublaunch_us, bwd_start_us) become base's times
+ * pace / base->host_pace_us, as a host that many times slower runs eager PyTorch.
+ * 0, or -EINVAL where pace is not positive or base does not say its own pace.
+ */
+int gpu_profile_set_host_pace(struct gpu_profile *g, const struct gpu_profile *base,
+			      double pace_us);
+
 /* Write *g in the file format. 0 or -EIO. */
 int gpu_profile_write(FILE *f, const struct gpu_profile *g);
 

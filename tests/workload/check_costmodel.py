@@ -62,21 +62,16 @@ def case_pace(c, run_paces):
 
 
 def paced_profile(binary, profile, scale, cache):
-    """A copy of profile with the host's values times scale (a host scale times slower:
-    what gpu --calibrate does with its own pace), written once per scale."""
+    """A copy of profile with the host's values times scale (a host scale times slower),
+    written once per scale by the binary itself (gpu --host-pace: the four HOST_KEYS
+    scaled by the pace over the row's own, QUIET_PACE_US for h200)."""
     key = round(scale, 2)
     if key not in cache:
-        text = subprocess.run([binary, "gpu", "--profile", profile, "--write", "-"], check=True,
-                              capture_output=True, text=True).stdout
-        out = []
-        for line in text.splitlines():
-            k = line.split("=")[0].strip()
-            if k in HOST_KEYS and not line.startswith("#"):
-                line = "%s = %.6g" % (k, float(line.split("=")[1]) * key)
-            out.append(line)
         fd, path = tempfile.mkstemp(suffix=".profile")
-        with os.fdopen(fd, "w") as f:
-            f.write("\n".join(out) + "\n")
+        os.close(fd)
+        subprocess.run([binary, "gpu", "--profile", profile, "--host-pace",
+                        "%.6g" % (key * QUIET_PACE_US), "--write", path], check=True,
+                       capture_output=True, text=True)
         cache[key] = path
     return cache[key]
 

@@ -43,6 +43,14 @@ expect 2 plan --model resnet50 --precision fp8
 expect 2 plan --model resnet50 --gpu-profile nosuch-gpu
 expect 0 plan --model resnet50 --precision amp_bf16 --gpu-profile a100 --ops
 expect 0 plan --model gpt2 --precision tf32 --launch-gap 0 --json --ops
+# the host's pace: the four host values scaled by it over the row's (6.921 us a tiny op)
+expect 2 gpu --profile h200 --host-pace 0 --write -
+expect 2 gpu --profile h200 --host-pace 7us --write -
+expect 2 gpu --host-pace 7
+gap=$("$GRADSYNC" gpu --profile h200 --host-pace 13.842 --write - | awk '$1 == "launch_gap_us" { print $3 }')
+gap0=$("$GRADSYNC" gpu --profile h200 --write - | awk '$1 == "launch_gap_us" { print $3 }')
+awk -v a="$gap" -v b="$gap0" 'BEGIN { exit !(b > 0 && a / b > 1.999 && a / b < 2.001) }' ||
+	{ echo "FAIL: --host-pace 13.842 launch_gap_us $gap against $gap0"; fail=1; }
 # DDP's first bucket: 1 MiB while bucket_cap is unset, the cap itself once it is given
 first() { "$GRADSYNC" plan --model resnet50 --json "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["first_bucket_cap"])'; }
 [ "$(first)" = 1048576 ] || { echo "FAIL: default first bucket $(first)"; fail=1; }
