@@ -42,6 +42,24 @@ static void test_order(void **state)
 	assert_int_equal(pop_value(&q), 2);
 }
 
+/* fifo_push_head: a stack on the same list; the tail stays right for a later push */
+static void test_push_head(void **state)
+{
+	struct item it[3] = { { .v = 0 }, { .v = 1 }, { .v = 2 } };
+	struct fifo q = { 0 };
+
+	(void)state;
+	fifo_push_head(&q, &it[0].link);
+	assert_ptr_equal(q.head, q.tail);
+	fifo_push_head(&q, &it[1].link);
+	fifo_push(&q, &it[2].link);
+	assert_int_equal(pop_value(&q), 1);
+	assert_int_equal(pop_value(&q), 0);
+	assert_int_equal(pop_value(&q), 2);
+	assert_true(fifo_empty(&q));
+	assert_null(q.tail);
+}
+
 static void test_unlink(void **state)
 {
 	struct item it[4] = { { .v = 0 }, { .v = 1 }, { .v = 2 }, { .v = 3 } };
@@ -97,6 +115,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_push_head),
 		cmocka_unit_test(test_unlink),
 		cmocka_unit_test(test_take),
 	};

@@ -282,7 +282,7 @@ static void handle_cts(struct tcp_priv *tp, int peer, const struct tcp_frame_hdr
 static void cts_release(struct tcp_priv *tp, struct tcp_cts *c)
 {
 	if (c >= tp->cts_pool && c < tp->cts_pool + TCP_NREQS)
-		fifo_push(&tp->cts_free, &c->link);
+		fifo_push_head(&tp->cts_free, &c->link);
 	else
 		free(c);
 }
