@@ -259,7 +259,7 @@ static int tcp_poll(struct transport *t, struct tp_completion *c, int max)
 						.peer = r->peer,
 						.len = r->len,
 						.is_send = r->kind == TR_SEND};
-		fifo_push_head(&tp->free, &r->link); /* reused next, while cache-hot */
+		fifo_push_head(&tp->free, &r->link); /* reused next: fifo_push_head */
 	}
 	atomic_fetch_sub(&tp->ndone, n);
 	pthread_mutex_unlock(&tp->lock);
