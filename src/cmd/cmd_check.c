@@ -88,7 +88,7 @@ int cmd_check(int argc, char **argv)
 	print_axes(exp);
 	for (i = 0; i < exp->ncases; i++) {
 		printf("  case %-3zu %s%s\n", i + 1, exp->cases[i].name,
-		       (int)i == exp->baseline_case ? "  (baseline)" : "");
+		       exp->cases[i].baseline == (int)i ? "  (baseline)" : "");
 		if (full)
 			experiment_write_case_ini(stdout, exp, &exp->cases[i]);
 	}

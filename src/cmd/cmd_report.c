@@ -17,8 +17,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: gradsync report RUN_DIR|report.json ... [options]\n"
-	      "  --baseline CASE       case the speed-ups are measured against\n"
-	      "                        (default: the first run's baseline)\n"
+	      "  --baseline CASE       case every speed-up is measured against (default:\n"
+	      "                        each case's baseline under its run's [matrix] baseline)\n"
 	      "  --format LIST         table,md,csv,html (default: table; with --out: all)\n"
 	      "  --out DIR             where report.md/csv/html go; required for them\n"
 	      "                        (--out . for the working directory); existing\n"

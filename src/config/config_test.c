@@ -363,10 +363,41 @@ static void test_matrix_names_and_override(void **state)
 	assert_string_equal(exp->cases[0].name, "transport=tcp,gdr_level=PIX");
 	assert_string_equal(exp->cases[3].name, "transport=shm,gdr_level=SYS");
 	assert_int_equal(exp->baseline_case, 3);
+	/* a baseline naming every axis is every case's */
+	for (size_t i = 0; i < exp->ncases; i++)
+		assert_int_equal(exp->cases[i].baseline, 3);
 	assert_int_equal(exp->cases[1].cfg.gpu.gdr_level, GDR_SYS);
 	assert_int_equal(exp->cases[2].cfg.transport.kind, TP_SHM);
 	/* the including file overrides the included one */
 	assert_int_equal(exp->cases[0].cfg.launch.local_ranks, 3);
+	experiment_free(exp);
+	free(exp);
+}
+
+/* A baseline naming some axes: each case against the case with the baseline's values there
+ * and its own elsewhere; none where that case is excluded. */
+static void test_matrix_baseline_per_case(void **state)
+{
+	struct experiment *exp = calloc(1, sizeof(*exp));
+	char err[EXP_ERR_MAX];
+	char rule[256];
+
+	write_base();
+	assert_int_equal(load_text("include = base.ini\n[matrix]\ngpu.gdr_level = PIX, SYS, PHB\n"
+				   "baseline = transport=shm\nexclude = transport=shm,gdr_level=PIX\n",
+				   exp, err, sizeof(err)),
+			 0);
+	assert_int_equal(exp->ncases, 5);
+	assert_string_equal(exp->cases[0].name, "transport=tcp,gdr_level=PIX");
+	assert_string_equal(exp->cases[3].name, "transport=shm,gdr_level=SYS");
+	assert_int_equal(exp->cases[0].baseline, -1); /* shm,PIX is excluded */
+	assert_int_equal(exp->cases[1].baseline, 3);
+	assert_int_equal(exp->cases[2].baseline, 4);
+	assert_int_equal(exp->cases[3].baseline, 3);
+	assert_int_equal(exp->cases[4].baseline, 4);
+	assert_int_equal(exp->baseline_case, 3); /* the first that matches */
+	experiment_cond_format(&exp->baseline, rule, sizeof(rule));
+	assert_string_equal(rule, "transport=shm");
 	experiment_free(exp);
 	free(exp);
 }
@@ -389,6 +420,9 @@ static void test_matrix_repeat(void **state)
 	assert_int_equal(exp->cases[4].cfg.transport.kind, TP_TCP);
 	assert_int_equal(exp->cases[5].cfg.transport.kind, TP_SHM);
 	assert_int_equal(exp->baseline_case, 1);
+	/* speed-ups within a round: its own baseline */
+	assert_int_equal(exp->cases[2].baseline, 3);
+	assert_int_equal(exp->cases[5].baseline, 5);
 	experiment_free(exp);
 
 	/* no matrix: the one case per round */
@@ -465,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_matrix_names_and_override),
+		cmocka_unit_test(test_matrix_baseline_per_case),
 		cmocka_unit_test(test_matrix_repeat),
 		cmocka_unit_test(test_sibling_includes),
 		cmocka_unit_test(test_long_list),

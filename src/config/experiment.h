@@ -36,6 +36,10 @@ struct exp_cond {
 struct exp_case {
 	char name[512];       /* "transport=ib,gdr_level=PIX", or "base" without a matrix */
 	struct cfg cfg;
+	unsigned char value[EXP_MAX_AXES]; /* its value of each axis (index into values) */
+	/* The case its speed-ups are measured against (index into cases; itself when it is
+	 * a baseline case), -1 = none: see matrix_case_baseline. */
+	int baseline;
 };
 
 struct experiment {
@@ -47,7 +51,7 @@ struct experiment {
 	struct exp_cond exclude[EXP_MAX_CONDS];
 	bool has_baseline;
 	struct exp_cond baseline;
-	int baseline_case;    /* index into cases, -1 = none */
+	int baseline_case;    /* the first case matching the baseline, -1 = none */
 	size_t ncases;
 	struct exp_case *cases;
 };
@@ -70,6 +74,11 @@ void experiment_delete(struct experiment *exp);
 void experiment_write_case_ini(FILE *out, const struct experiment *exp, const struct exp_case *c);
 /* The whole experiment resolved (base values and matrix): loading it reproduces exp. */
 void experiment_write_resolved(FILE *out, const struct experiment *exp);
+/*
+ * "key=value,key=value" of a condition (the baseline's, an exclude rule's), keys labelled
+ * as in case names. The text the report shows for the baseline rule.
+ */
+void experiment_cond_format(const struct exp_cond *cond, char *buf, size_t len);
 /* Name used for key k in case names and the matrix: bare when unique, else section.key. */
 const char *experiment_key_label(const struct cfg_key *k, char *buf, size_t len);
 bool experiment_key_swept(const struct experiment *exp, const struct cfg_key *k);
@@ -80,5 +89,14 @@ int matrix_axis_add(struct experiment *exp, const char *name, const char *value,
 int matrix_cond_parse(const char *text, struct exp_cond *cond, const char *file, int line,
 		      char *err, size_t errlen);
 int matrix_expand(struct experiment *exp, char *err, size_t errlen);
+/*
+ * The case whose speed-up reference case i is, among cases [0, n): the one with the
+ * baseline's values on the axes the baseline names and case i's own values on every other
+ * axis, so `baseline = transport=tcp` over transport x model compares each model's shm case
+ * with that model's tcp case; a baseline naming every axis is one case for all. i itself
+ * when case i is a baseline case; -1 without a baseline or when that case is excluded.
+ * Pure (config_test.c).
+ */
+int matrix_case_baseline(const struct experiment *exp, size_t n, size_t i);
 
 #endif

@@ -214,6 +214,51 @@ static bool cond_matches(const struct exp_cond *cond, const struct cfg *c)
 	return true;
 }
 
+void experiment_cond_format(const struct exp_cond *cond, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < cond->n; i++) {
+		char label[128];
+
+		experiment_key_label(cond->key[i], label, sizeof(label));
+		if (str_appendf(buf, len, &n, "%s%s=%s", i ? "," : "", label, cond->value[i]))
+			break;
+	}
+}
+
+int matrix_case_baseline(const struct experiment *exp, size_t n, size_t i)
+{
+	unsigned char want[EXP_MAX_AXES];
+	size_t j;
+	int a, t;
+
+	if (!exp->has_baseline || i >= n)
+		return -1;
+	memcpy(want, exp->cases[i].value, sizeof(want));
+	for (t = 0; t < exp->baseline.n; t++) {
+		for (a = 0; a < exp->naxes; a++) {
+			const struct exp_axis *ax = &exp->axes[a];
+			int v;
+
+			if (ax->key != exp->baseline.key[t])
+				continue;
+			for (v = 0; v < ax->nvalues && strcmp(ax->values[v], exp->baseline.value[t]); v++)
+				;
+			if (v == ax->nvalues)
+				return -1; /* a value the axis lacks: no case has it */
+			want[a] = (unsigned char)v;
+		}
+	}
+	for (j = 0; j < n; j++)
+		if (!memcmp(exp->cases[j].value, want, (size_t)exp->naxes))
+			/* terms on keys that are no axis hold for every case or none (lint) */
+			return cond_matches(&exp->baseline, &exp->cases[j].cfg) ? (int)j : -1;
+	return -1;
+}
+
 static void case_name(const struct experiment *exp, const int *idx, char *buf, size_t len)
 {
 	size_t n = 0;
@@ -259,7 +304,8 @@ static int case_check_workload(const struct experiment *exp, const struct exp_ca
  * [experiment] repeat = R runs the whole list R times in rounds (every case once, then
  * every case again), so a drift of the machine spreads over all cases instead of
  * favouring the ones that ran first; each repetition is a case of its own, named
- * "...,repeat=k", whose results are kept. The baseline is the first round's.
+ * "...,repeat=k", whose results are kept. Each case's speed-ups are against its baseline
+ * in the same round (the machine of that moment); baseline_case stays the first round's.
  */
 static int matrix_repeat(struct experiment *exp, char *err, size_t errlen)
 {
@@ -284,6 +330,8 @@ static int matrix_repeat(struct experiment *exp, char *err, size_t errlen)
 			size_t len;
 
 			*c = exp->cases[i];
+			if (c->baseline >= 0)
+				c->baseline += (int)(r * n);
 			if (!exp->naxes)
 				c->name[0] = '\0';
 			len = strlen(c->name);
@@ -325,9 +373,11 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 		int j;
 
 		c->cfg = exp->base;
+		c->baseline = -1;
 		for (i = 0; i < exp->naxes; i++) {
 			char e[512];
 
+			c->value[i] = (unsigned char)idx[i];
 			/* values were checked when the axis was read */
 			if (cfg_value_set(&c->cfg, exp->axes[i].key, exp->axes[i].values[idx[i]], e,
 					  sizeof(e))) {
@@ -364,6 +414,8 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: matrix.baseline: no case matches the baseline", exp->path);
 		return -EINVAL;
 	}
+	for (t = 0; t < n; t++)
+		exp->cases[t].baseline = matrix_case_baseline(exp, n, t);
 	return matrix_repeat(exp, err, errlen);
 }
 

@@ -90,15 +90,16 @@ static void case_common(const struct report_set *s, int i, const char *kind, str
 	put_num(r, "bound_GBps", case_bound_GBps(c));
 }
 
-/* Baseline time of the same op/algo/dtype/size, NAN if the baseline has no such row. */
-static double baseline_time(const struct report_set *s, const json_t *row)
+/* Case i's baseline's time of the same op/algo/dtype/size, NAN if none has such a row. */
+static double baseline_time(const struct report_set *s, int ci, const json_t *row)
 {
+	const json_t *base = report_case_ref(s, ci);
 	json_t *rows, *b;
 	size_t i;
 
-	if (s->baseline < 0)
+	if (!base)
 		return NAN;
-	rows = json_object_get(s->cases[s->baseline].json, "collective");
+	rows = json_object_get(base, "collective");
 	json_array_foreach(rows, i, b) {
 		if (strcmp(jget_str(b, "op"), jget_str(row, "op")) == 0 &&
 		    strcmp(jget_str(b, "algo"), jget_str(row, "algo")) == 0 &&
@@ -117,7 +118,7 @@ static void emit_collective(FILE *f, const struct report_set *s, int i)
 	size_t k;
 
 	json_array_foreach(rows, k, x) {
-		double bw = jget_num(x, "busbw_GBps"), tb = baseline_time(s, x);
+		double bw = jget_num(x, "busbw_GBps"), tb = baseline_time(s, i, x);
 
 		case_common(s, i, "collective", &r);
 		put_str(&r, "op", jget_str(x, "op"));
@@ -143,7 +144,7 @@ static void emit_collective(FILE *f, const struct report_set *s, int i)
 static void emit_workload(FILE *f, const struct report_set *s, int i)
 {
 	const json_t *c = s->cases[i].json, *w = jget(c, "workload");
-	const json_t *bw = s->baseline >= 0 ? jget(s->cases[s->baseline].json, "workload") : NULL;
+	const json_t *bw = report_case_ref(s, i) ? jget(report_case_ref(s, i), "workload") : NULL;
 	struct csv_row r;
 	double v;
 

@@ -129,6 +129,17 @@ int report_set_find(const struct report_set *s, const char *name)
 	return -1;
 }
 
+/* The case named name (its original name) in run r, -1 if none or name is "". */
+static int case_in_run(const struct report_set *s, int r, const char *name)
+{
+	int i;
+
+	for (i = 0; *name && i < s->ncases; i++)
+		if (s->cases[i].run == r && strcmp(case_orig_name(&s->cases[i]), name) == 0)
+			return i;
+	return -1;
+}
+
 int report_set_finish(struct report_set *s, const char *baseline)
 {
 	int total = 0, r, i, j, k = 0;
@@ -166,6 +177,7 @@ int report_set_finish(struct report_set *s, const char *baseline)
 				 s->runs[s->cases[i].run].name, case_orig_name(&s->cases[i]));
 	}
 	s->baseline = -1;
+	s->rule = NULL;
 	if (baseline && *baseline) {
 		s->baseline = report_set_find(s, baseline);
 		if (s->baseline < 0) {
@@ -179,7 +191,38 @@ int report_set_finish(struct report_set *s, const char *baseline)
 			if (s->cases[i].run == 0 && strcmp(case_orig_name(&s->cases[i]), b) == 0)
 				s->baseline = i;
 	}
+	for (i = 0; i < s->ncases; i++) {
+		const json_t *rule = json_object_get(s->runs[s->cases[i].run].root, "baseline_rule");
+
+		s->cases[i].ref = s->baseline;
+		if (baseline && *baseline)
+			continue;
+		if (!json_is_string(rule))
+			continue;
+		s->rule = json_string_value(rule);
+		s->cases[i].ref = case_in_run(s, s->cases[i].run, jget_str(s->cases[i].json, "baseline"));
+	}
+	if (s->rule) /* some case's baseline is its own: say the rule, not one case */
+		s->baseline = -1;
 	return 0;
+}
+
+const json_t *report_case_ref(const struct report_set *s, int i)
+{
+	int r = s->cases[i].ref;
+
+	return r >= 0 ? s->cases[r].json : NULL;
+}
+
+void report_baseline_text(const struct report_set *s, char *buf, size_t len)
+{
+	if (s->rule)
+		snprintf(buf, len, "each case's baseline is the case with %s and the case's own "
+			 "values on the other axes", s->rule);
+	else if (s->baseline >= 0)
+		snprintf(buf, len, "the baseline is %s", s->cases[s->baseline].name);
+	else
+		snprintf(buf, len, "no baseline case");
 }
 
 void report_set_free(struct report_set *s)

@@ -34,6 +34,8 @@ struct report_case {
 	char name[192];           /* case name, prefixed "run/" when names clash across runs */
 	int run;                  /* index into report_set.runs */
 	json_t *json;
+	int ref;                  /* the case its speed-ups are against (itself for a
+				   * baseline case), -1 = none */
 };
 
 /* Runs and their merged cases. Zero-initialise, add runs, then report_set_finish(). */
@@ -42,7 +44,8 @@ struct report_set {
 	int nruns;
 	struct report_case *cases;
 	int ncases;
-	int baseline;             /* index into cases, -1 = none */
+	int baseline;             /* the one baseline case of every case, -1 = none or per case */
+	const char *rule;         /* per case: the runs' baseline rule ("transport=tcp"), borrowed */
 };
 
 /*
@@ -60,13 +63,19 @@ json_t *report_partial_run(const char *dir);
 /* Add an in-memory document under run name NAME; takes a new reference to root. */
 int report_set_add_json(struct report_set *s, const char *name, json_t *root);
 /*
- * Name the cases (prefixing clashing names with their run) and pick the baseline:
- * `baseline` when non-NULL/non-empty (a case name, with or without run prefix),
- * else the first run's "baseline" field, else none. -ENOENT when `baseline` names
- * no case.
+ * Name the cases (prefixing clashing names with their run) and pick each case's baseline
+ * (report_case.ref): `baseline` when non-NULL/non-empty (a case name, with or without run
+ * prefix) for every case; else per case what its run says: the case's own "baseline"
+ * under the run's "baseline_rule" (the reference with the rule's values and the case's
+ * own on the other axes), or the first run's "baseline" case for runs without a rule
+ * (reports before the rule, fixtures); else none. -ENOENT when `baseline` names no case.
  */
 int report_set_finish(struct report_set *s, const char *baseline);
 void report_set_free(struct report_set *s);
+/* The document of case i's baseline (its own for a baseline case), NULL when it has none. */
+const json_t *report_case_ref(const struct report_set *s, int i);
+/* What the speed-ups are measured against (the baseline case or the rule), one clause. */
+void report_baseline_text(const struct report_set *s, char *buf, size_t len);
 /* Case index by (display or original) name, -1 if none. */
 int report_set_find(const struct report_set *s, const char *name);
 

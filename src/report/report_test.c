@@ -18,6 +18,7 @@
 #include "report/fixture.h"
 #include "report/report.h"
 #include "report/rjson.h"
+#include "util/common.h"
 
 #define FIXDIR "tests/fixtures/reports"
 
@@ -197,6 +198,79 @@ static void test_merge_prefixes_clashing_names(void **state)
 	report_set_free(&s);
 }
 
+/* A run of model x transport under baseline = transport=tcp; model c's tcp case excluded. */
+static json_t *rule_doc(void)
+{
+	static const struct {
+		const char *name, *model, *baseline;
+		double iter_ms;
+	} cs[] = {
+		{ "model=a,transport=tcp", "a", "model=a,transport=tcp", 40 },
+		{ "model=a,transport=shm", "a", "model=a,transport=tcp", 20 },
+		{ "model=b,transport=tcp", "b", "model=b,transport=tcp", 90 },
+		{ "model=b,transport=shm", "b", "model=b,transport=tcp", 30 },
+		{ "model=c,transport=shm", "c", NULL, 25 },
+	};
+	static char *const argv[] = { "gradsync", "run", "x.ini" };
+	json_t *doc = rj_doc_new(&(struct rj_meta){ .experiment = "x", .nranks = 2,
+						    .baseline = cs[0].name,
+						    .baseline_rule = "transport=tcp",
+						    .argc = 3, .argv = argv });
+	size_t i;
+
+	assert_non_null(doc);
+	for (i = 0; i < ARRAY_SIZE(cs); i++) {
+		json_t *c = rj_case_new(cs[i].name, NULL, NULL);
+
+		assert_int_equal(rj_case_set_baseline(c, cs[i].baseline), 0);
+		assert_int_equal(rj_case_set_workload_json(c, json_pack("{s:s, s:{s:f}}", "model",
+									cs[i].model, "iter_ms", "mean",
+									cs[i].iter_ms)), 0);
+		assert_int_equal(rj_doc_add_case(doc, c), 0);
+	}
+	return doc;
+}
+
+/* [matrix] baseline names some axes: each case against its own counterpart. */
+static void test_baseline_per_case(void **state)
+{
+	struct report_opts o = { 0 };
+	struct report_set s = { 0 };
+	json_t *doc = rule_doc();
+	char *md, *csv;
+
+	(void)state;
+	assert_int_equal(report_set_add_json(&s, "x-run", doc), 0);
+	json_decref(doc);
+	assert_int_equal(report_set_finish(&s, NULL), 0);
+	assert_int_equal(s.cases[0].ref, 0);
+	assert_int_equal(s.cases[1].ref, 0);
+	assert_int_equal(s.cases[2].ref, 2);
+	assert_int_equal(s.cases[3].ref, 2);
+	assert_int_equal(s.cases[4].ref, -1);
+	md = render(report_write_md, &s, &o);
+	assert_non_null(strstr(md, "each case's baseline is the case with transport=tcp"));
+	/* a: 40/20, b: 90/30 against its own tcp case (not a's: 40/30 = 1.33x) */
+	assert_non_null(strstr(md, "| 2.00x |"));
+	assert_non_null(strstr(md, "| 3.00x |"));
+	assert_null(strstr(md, "1.33x"));
+	assert_null(strstr(md, "1.60x")); /* c has no baseline: no speed-up against a's */
+	csv = render(report_write_csv, &s, &o);
+	assert_non_null(strstr(csv, ",3,"));
+	free(md);
+	free(csv);
+	/* an explicit --baseline is every case's */
+	assert_int_equal(report_set_finish(&s, "model=a,transport=tcp"), 0);
+	assert_int_equal(s.cases[3].ref, 0);
+	assert_int_equal(s.cases[4].ref, 0);
+	md = render(report_write_md, &s, &o);
+	assert_non_null(strstr(md, "the baseline is model=a,transport=tcp"));
+	assert_non_null(strstr(md, "| 1.33x |"));
+	assert_non_null(strstr(md, "| 1.60x |"));
+	free(md);
+	report_set_free(&s);
+}
+
 static bool has_item(const struct fair_item *it, int n, const char *what, const char *needle)
 {
 	int i;
@@ -367,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_golden_two_nodes),
 		cmocka_unit_test(test_golden_workload),
 		cmocka_unit_test(test_merge_prefixes_clashing_names),
+		cmocka_unit_test(test_baseline_per_case),
 		cmocka_unit_test(test_fairness),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_load_errors_and_dirs),

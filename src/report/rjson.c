@@ -129,6 +129,7 @@ json_t *rj_doc_new(const struct rj_meta *m)
 	err |= set(doc, "fingerprint", json_object());
 	err |= set(doc, "env", json_object());
 	err |= set(doc, "baseline", m->baseline ? json_string(m->baseline) : json_null());
+	err |= set(doc, "baseline_rule", m->baseline_rule ? json_string(m->baseline_rule) : json_null());
 	err |= set(doc, "cases", json_array());
 	if (err)
 		goto out_free;
@@ -320,6 +321,7 @@ json_t *rj_case_new(const char *name, json_t *swept, json_t *config)
 	err |= set(c, "launcher", json_string(""));
 	err |= set(c, "hosts", json_array());
 	err |= set(c, "swept", swept ? swept : json_object());
+	err |= set(c, "baseline", json_null());
 	err |= set(c, "config", config ? config : json_object());
 	err |= set(c, "status", json_string("ok"));
 	err |= set(c, "path", json_object());
@@ -472,6 +474,11 @@ int rj_case_set_bound(json_t *c, const struct rj_bound *b)
 		return -ENOMEM;
 	}
 	return set(c, "bound", o);
+}
+
+int rj_case_set_baseline(json_t *c, const char *name)
+{
+	return set(c, "baseline", name ? json_string(name) : json_null());
 }
 
 int rj_case_set_reduce_isa(json_t *c, const char *isa)

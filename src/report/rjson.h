@@ -33,13 +33,15 @@ struct rj_meta {
 	const char *started, *finished; /* rj_iso8601() */
 	const char *launcher;
 	int nranks;
-	const char *baseline; /* NULL = no baseline case (null) */
+	const char *baseline; /* the first baseline case; NULL = none (null) */
+	const char *baseline_rule; /* [matrix] baseline as written, "key=value,..."; NULL = none */
 	int argc;
 	char *const *argv;
 };
 
 /* {"schema", "gradsync", "argv", "experiment", "started", "finished", "launcher",
- *  "nranks", "hosts": [], "fingerprint": {}, "env": {}, "baseline", "cases": []} */
+ *  "nranks", "hosts": [], "fingerprint": {}, "env": {}, "baseline", "baseline_rule",
+ *  "cases": []} */
 json_t *rj_doc_new(const struct rj_meta *m);
 /* Replace one top-level member ("fingerprint", "env", "hosts", "finished"...). */
 int rj_doc_set(json_t *doc, const char *key, json_t *value);
@@ -218,6 +220,8 @@ int rj_case_set_gpu_path(json_t *c, const struct rj_gpu_path *p);
 int rj_case_set_numa(json_t *c, const struct rj_numa *n);
 int rj_case_set_bound(json_t *c, const struct rj_bound *b);
 int rj_case_set_reduce_isa(json_t *c, const char *isa);
+/* The case its speed-ups are against (its own name for a baseline case), NULL = none. */
+int rj_case_set_baseline(json_t *c, const char *name);
 int rj_case_add_coll(json_t *c, const struct rj_coll_row *r);
 /* The row / workload objects alone (a rank builds them before its case is written). */
 json_t *rj_coll_row_json(const struct rj_coll_row *r);

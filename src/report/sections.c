@@ -124,20 +124,16 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 	static const char *const hdr[] = { "#", "Case", "Status", "Transport", "Peak busbw GB/s",
 					   "% of bound", "CPU s/GB", "Host CPU s/GB", "Fit α us",
 					   "Fit 1/β GB/s", "Fit error" };
-	char a[64], b[64];
+	char a[64], b[64], base[1200];
 	struct rtable *t;
 	int i, c;
 
 	doc_text(d, RB_H2, "Cases");
-	if (s->baseline >= 0)
-		doc_text(d, RB_PARA, "Baseline: %s. Bandwidths are bus bandwidths (busbw); "
-			 "each is also given as a percentage of the case's bound. The fit is "
-			 "t = α·steps + β·bytes·factor over the size sweep.",
-			 s->cases[s->baseline].name);
-	else
-		doc_text(d, RB_PARA, "No baseline case. Bandwidths are bus bandwidths (busbw); "
-			 "each is also given as a percentage of the case's bound. The fit is "
-			 "t = α·steps + β·bytes·factor over the size sweep.");
+	report_baseline_text(s, base, sizeof(base));
+	doc_text(d, RB_PARA, "%s%s. Bandwidths are bus bandwidths (busbw); each is also given "
+		 "as a percentage of the case's bound. The fit is t = α·steps + β·bytes·factor "
+		 "over the size sweep.", s->rule || s->baseline >= 0 ? "Speed-ups: " : "",
+		 s->rule || s->baseline >= 0 ? base : "No baseline case");
 	doc_text(d, RB_PARA, "CPU s/GB counts our threads; host CPU s/GB the whole host's busy "
 		 "time (/proc/stat, 10 ms ticks, kernel work included) per GB sent, at the "
 		 "largest size.");
@@ -285,11 +281,21 @@ static int group_cases(const struct report_set *s, const char *group, int **out)
 	return n;
 }
 
+/* Has any of cases cols[0..ncols) a baseline other than itself? */
+static bool any_ref(const struct report_set *s, const int *cols, int ncols)
+{
+	int k;
+
+	for (k = 0; k < ncols; k++)
+		if (s->cases[cols[k]].ref >= 0 && s->cases[cols[k]].ref != cols[k])
+			return true;
+	return false;
+}
+
 /* busbw (bw) or time (tm) per size for cases cols[0..ncols) of the group. */
 static void group_table(const struct report_set *s, const char *group, const int *cols,
 			int ncols, const double *sizes, int nsz, bool time, struct rdoc *d)
 {
-	const json_t *base = s->baseline >= 0 ? s->cases[s->baseline].json : NULL;
 	struct rtable *t = doc_table(d, ncols + 1);
 	char a[64], sz[32], h[32];
 	int i, k;
@@ -300,13 +306,15 @@ static void group_table(const struct report_set *s, const char *group, const int
 		tbl_set(d, t, 0, k + 1, "%s", h);
 	}
 	for (i = 0; i < nsz; i++) {
-		const json_t *brow = base ? find_row(base, group, sizes[i]) : NULL;
 		int row = tbl_row(d, t);
 
 		units_fmt_size((uint64_t)sizes[i], sz, sizeof(sz));
 		tbl_set(d, t, row, 0, "%s", sz);
 		for (k = 0; k < ncols; k++) {
 			const json_t *c = s->cases[cols[k]].json, *r = find_row(c, group, sizes[i]);
+			const json_t *base = s->cases[cols[k]].ref != cols[k] ?
+					     report_case_ref(s, cols[k]) : NULL;
+			const json_t *brow = base ? find_row(base, group, sizes[i]) : NULL;
 			double v, pct, tb;
 
 			if (!r)
@@ -323,7 +331,7 @@ static void group_table(const struct report_set *s, const char *group, const int
 			}
 			v = jget_num(r, "time_us.avg");
 			tb = brow ? jget_num(brow, "time_us.avg") : NAN;
-			if (cols[k] != s->baseline && isfinite(tb) && v > 0)
+			if (isfinite(tb) && v > 0)
 				tbl_set(d, t, row, k + 1, "%s (%.2fx)", fmt_num(v, a, sizeof(a)),
 					tb / v);
 			else
@@ -435,12 +443,15 @@ static void section_group(const struct report_set *s, const char *group, struct 
 	group_tables(s, group, cols, ncols, sizes, nsz, false, d);
 	doc_chart(d, CHART_BUSBW, group);
 	doc_text(d, RB_H2, "%s: time per operation", group);
-	if (s->baseline >= 0)
+	if (any_ref(s, cols, ncols)) {
+		char base[1200];
+
+		report_baseline_text(s, base, sizeof(base));
 		doc_text(d, RB_PARA, "Average time in microseconds; in parentheses the speed-up "
-			 "against the baseline %s (above 1x: faster).",
-			 s->cases[s->baseline].name);
-	else
+			 "against the case's baseline (above 1x: faster): %s.", base);
+	} else {
 		doc_text(d, RB_PARA, "Average time in microseconds.");
+	}
 	group_tables(s, group, cols, ncols, sizes, nsz, true, d);
 	group_details(s, group, cols, ncols, d);
 	free(sizes);
@@ -516,14 +527,14 @@ static void section_workload(const struct report_set *s, struct rdoc *d)
 					   "Backward ms", "Exposed comm ms", "Comm-wait",
 					   "Overlap eff.", "Samples/s", "busbw GB/s",
 					   "Scaling eff.", "Speed-up" };
-	const json_t *bw = s->baseline >= 0 ? jget(s->cases[s->baseline].json, "workload") : NULL;
-	double base_iter = json_is_object(bw) ? jget_num(bw, "iter_ms.mean") : NAN;
 	struct rtable *t = NULL;
 	char a[64];
 	int i, c;
 
 	for (i = 0; i < s->ncases; i++) {
 		const json_t *j = s->cases[i].json, *w = jget(j, "workload");
+		const json_t *bw = report_case_ref(s, i) ? jget(report_case_ref(s, i), "workload") : NULL;
+		double base_iter = json_is_object(bw) ? jget_num(bw, "iter_ms.mean") : NAN;
 		double v, pct, it;
 		int row;
 
@@ -531,9 +542,12 @@ static void section_workload(const struct report_set *s, struct rdoc *d)
 			continue;
 		if (!t) {
 			doc_text(d, RB_H2, "Workload");
+			char base[1200];
+
+			report_baseline_text(s, base, sizeof(base));
 			doc_text(d, RB_PARA, "Mean times per iteration. Comm-wait: share of the "
-				 "iteration spent waiting for communication; speed-up: baseline "
-				 "iteration time over the case's.");
+				 "iteration spent waiting for communication; speed-up: the iteration "
+				 "time of the case's baseline over the case's (%s).", base);
 			t = doc_table(d, 13);
 			for (c = 0; c < 13; c++)
 				tbl_set(d, t, 0, c, "%s", hdr[c]);

@@ -138,9 +138,9 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			int only_case, int argc, char **argv, const struct launch_info *li,
 			const struct run_outcome *oc)
 {
-	char path[PATH_MAX + 32], when[32], detail[256], cuda[128], hash[24];
+	char path[PATH_MAX + 32], when[32], detail[256], cuda[128], hash[24], rule[1024];
 	char **jargv = calloc((size_t)argc + 1, sizeof(*jargv)), *resolved;
-	int i, st, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
+	int i, st, ref, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
 	size_t c, len = 0;
 	json_t *root, *cases;
 
@@ -159,6 +159,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	else
 		snprintf(cuda, sizeof(cuda), "off");
 	run_iso_time(when, sizeof(when));
+	experiment_cond_format(&exp->baseline, rule, sizeof(rule));
 	root = rj_doc_new(&(struct rj_meta){
 		.version = GS_VERSION, .commit = GS_COMMIT, .build_date = GS_BUILD_DATE,
 		.compiler = GS_COMPILER, .cuda = cuda,
@@ -168,6 +169,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		.description = exp->base.experiment.description, .started = started,
 		.finished = when, .launcher = li ? li->launcher : "local",
 		.baseline = exp->baseline_case >= 0 ? exp->cases[exp->baseline_case].name : NULL,
+		.baseline_rule = exp->has_baseline ? rule : NULL,
 		.argc = argc + 1, .argv = jargv });
 	free(resolved);
 	free(jargv);
@@ -196,6 +198,8 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			nfailed++;
 		}
 		nranks = GS_MAX(nranks, (int)json_integer_value(json_object_get(cj, "nranks")));
+		ref = exp->cases[c].baseline;
+		rj_case_set_baseline(cj, ref >= 0 ? exp->cases[ref].name : NULL);
 		rj_doc_add_case(root, cj);
 	}
 	rj_cases_fill_scaling(cases);
