@@ -484,7 +484,7 @@ static void section_collective(const struct report_set *s, struct rdoc *d)
 /* One iteration's buckets of workload case i: when each was ready, started, ended. */
 static void section_timeline(const struct report_set *s, int i, struct rdoc *d)
 {
-	static const char *const hdr[] = { "Bucket", "Bytes", "Tensors", "Ready ms", "Start ms",
+	static const char *const hdr[] = { "Bucket", "MiB", "Tensors", "Ready ms", "Start ms",
 					   "End ms", "Queued ms", "AllReduce ms", "busbw GB/s" };
 	const json_t *tl = jget(s->cases[i].json, "workload.bucket_timeline"), *b;
 	char a[64], sz[32], arg[16];
@@ -507,8 +507,9 @@ static void section_timeline(const struct report_set *s, int i, struct rdoc *d)
 		double end = jget_num(b, "end_ms");
 
 		tbl_set(d, t, row, 0, "%.0f", jget_num(b, "index"));
-		units_fmt_size((uint64_t)jget_num(b, "bytes"), sz, sizeof(sz));
-		tbl_set(d, t, row, 1, "%s", sz);
+		/* in one unit: exact sizes read 2052000B, 28176KiB, 15853824B side by side
+		 * (the bytes are exact in report.json and the CSV) */
+		tbl_set(d, t, row, 1, "%s", fmt_num(jget_num(b, "bytes") / (1 << 20), sz, sizeof(sz)));
 		tbl_set(d, t, row, 2, "%.0f", jget_num(b, "tensors"));
 		tbl_set(d, t, row, 3, "%s", fmt_num(ready, a, sizeof(a)));
 		tbl_set(d, t, row, 4, "%s", fmt_num(start, a, sizeof(a)));
