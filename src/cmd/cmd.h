@@ -25,6 +25,11 @@ int cmd_doctor(int argc, char **argv);
 /* --gdr-level ARG of verb: 0 and *level set, or -EINVAL after one line naming the verb. */
 int cmd_gdr_level_arg(const char *verb, const char *arg, int *level);
 
+/* An integer option of verb, the whole of arg in min..max (no trailing text, no
+ * truncation to int): 0 and *out set, or -EINVAL after one line naming the option. */
+int cmd_int_arg(const char *verb, const char *opt, const char *arg, long long min,
+		long long max, int *out);
+
 /* The node options of doctor and topo; the caller sets the defaults (root "/sys"). */
 struct cmd_node_args {
 	const char *root;  /* --sysfs-root DIR */

@@ -9,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "topo/topo_print.h"
 #include "util/common.h"
+#include "util/units.h"
 
 int cmd_gdr_level_arg(const char *verb, const char *arg, int *level)
 {
@@ -17,6 +18,20 @@ int cmd_gdr_level_arg(const char *verb, const char *arg, int *level)
 	fprintf(stderr, "gradsync %s: --gdr-level '%s': expected LOC, PIX, PXB, PHB or SYS\n",
 		verb, arg);
 	return -EINVAL;
+}
+
+int cmd_int_arg(const char *verb, const char *opt, const char *arg, long long min,
+		long long max, int *out)
+{
+	long long v;
+
+	if (units_parse_int(arg, &v) || v < min || v > max) {
+		fprintf(stderr, "gradsync %s: %s '%s': expected an integer %lld..%lld\n", verb, opt,
+			arg, min, max);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
 }
 
 int cmd_node_opt(const char *verb, int c, const char *arg, struct cmd_node_args *a)

@@ -44,19 +44,6 @@ static void rdv_usage(FILE *out)
 		     "the bootstrap's barrier/allgather latency. Exit 0 when every rank took part.\n");
 }
 
-static int parse_count(const char *opt, const char *s, long long min, long long max, int *out)
-{
-	long long v;
-
-	if (units_parse_int(s, &v) || v < min || v > max) {
-		fprintf(stderr, "gradsync rendezvous: %s '%s': expected %lld..%lld\n", opt, s, min,
-			max);
-		return -EINVAL;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct rdv_args *a)
 {
 	for (int i = 1; i < argc; i++) {
@@ -71,13 +58,13 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 		}
 		i++;
 		if (!strcmp(o, "--local-ranks"))
-			ret = parse_count(o, v, 1, 1024, &a->opts.local_ranks);
+			ret = cmd_int_arg("rendezvous", o, v, 1, 1024, &a->opts.local_ranks);
 		else if (!strcmp(o, "--iters"))
-			ret = parse_count(o, v, 1, 1000000, &a->iters);
+			ret = cmd_int_arg("rendezvous", o, v, 1, 1000000, &a->iters);
 		else if (!strcmp(o, "--rank"))
-			ret = parse_count(o, v, 0, 1 << 20, &a->flags.rank);
+			ret = cmd_int_arg("rendezvous", o, v, 0, LAUNCH_RANKS_MAX - 1, &a->flags.rank);
 		else if (!strcmp(o, "--world-size"))
-			ret = parse_count(o, v, 1, 1 << 20, &a->flags.world_size);
+			ret = cmd_int_arg("rendezvous", o, v, 1, LAUNCH_RANKS_MAX, &a->flags.world_size);
 		else if (!strcmp(o, "--rendezvous"))
 			a->flags.rendezvous = v;
 		else if (!strcmp(o, "--token"))

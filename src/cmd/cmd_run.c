@@ -3,6 +3,7 @@
  * each case's ranks, or one rank of a launched job) is run/job.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,15 +61,16 @@ static int parse_args(int argc, char **argv, struct run_job_args *a)
 		} else if (!strcmp(o, "--replay")) {
 			a->replay = v;
 		} else if (!strcmp(o, "--case")) {
-			a->only_case = atoi(v) - 1;
-			if (a->only_case < 0) {
-				fprintf(stderr, "gradsync run: --case %s: expected a case number >= 1\n", v);
+			/* atoi ran case 2 for '2x' and for 4294967298 */
+			if (cmd_int_arg("run", o, v, 1, INT_MAX, &a->only_case))
 				return -EINVAL;
-			}
+			a->only_case--;
 		} else if (!strcmp(o, "--rank")) {
-			a->flags.rank = atoi(v);
+			if (cmd_int_arg("run", o, v, 0, LAUNCH_RANKS_MAX - 1, &a->flags.rank))
+				return -EINVAL;
 		} else if (!strcmp(o, "--world-size")) {
-			a->flags.world_size = atoi(v);
+			if (cmd_int_arg("run", o, v, 1, LAUNCH_RANKS_MAX, &a->flags.world_size))
+				return -EINVAL;
 		} else if (!strcmp(o, "--rendezvous")) {
 			a->flags.rendezvous = v;
 		} else if (!strcmp(o, "--token")) {

@@ -38,6 +38,7 @@ struct launch_info {
 };
 
 /* Command-line overrides: --rank --world-size --rendezvous --token (-1 / "" = unset). */
+#define LAUNCH_RANKS_MAX (1 << 20) /* the largest --world-size the verbs take */
 struct launch_flags {
 	int rank;
 	int world_size;

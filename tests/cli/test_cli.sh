@@ -102,6 +102,20 @@ expect_err "report on a FIFO" "is a FIFO, not a regular file"
 check "report on /dev/zero" 2 timeout 20 "$G" report /dev/zero
 expect_err "report on /dev/zero" "is a character device, not a regular file"
 
+# Integer flags take the whole argument or nothing: atoi ran case 2 for '--case 2x' and
+# for '--case 4294967298', and rank 0 for '--rank x'.
+printf '[collective]\nsizes = 4KiB\n[matrix]\ntransport = tcp, shm\n' >"$T/two.ini"
+for v in 2x 4294967298 1.5 0 ''; do
+	check "run --case '$v'" 2 timeout 20 "$G" run "$T/two.ini" --case "$v"
+	expect_err "run --case '$v'" "gradsync run: --case '$v': expected an integer 1..2147483647"
+done
+check "run --rank x" 2 timeout 20 "$G" run "$T/two.ini" --rank x --world-size 1
+expect_err "run --rank x" "gradsync run: --rank 'x': expected an integer 0..1048575"
+check "run --world-size 1x" 2 timeout 20 "$G" run "$T/two.ini" --rank 0 --world-size 1x
+expect_err "run --world-size 1x" "gradsync run: --world-size '1x': expected an integer 1..1048576"
+check "rendezvous --world-size 4294967297" 2 timeout 20 "$G" rendezvous --rank 0 --world-size 4294967297
+expect_err "rendezvous --world-size 4294967297" "gradsync rendezvous: --world-size '4294967297': expected an integer 1..1048576"
+
 # The README's key reference is generated from the same table.
 "$G" keys --markdown >"$T/keys.md"
 sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' README.md | sed '1d;$d' >"$T/readme.md"
