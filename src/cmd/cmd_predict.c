@@ -82,15 +82,25 @@ static int resolve_input(const char *in, char *path, size_t len)
 	return ret;
 }
 
-/* Parse a comma list of positive integers into v (at most max). -EINVAL names the item. */
+/* Parse a comma list of positive integers into v (at most max). -EINVAL names the item,
+ * or says the list is longer than max: dropping the rest unsaid projected 64 of 88. */
 static int int_list(const char *flag, const char *text, int *v, int max)
 {
 	char buf[256], *items[PROJECT_MAX_LAYOUTS];
 	size_t n, i;
 
+	if (strlen(text) >= sizeof(buf)) {
+		fprintf(stderr, "gradsync predict: %s: list too long (at most %zu characters)\n",
+			flag, sizeof(buf) - 1);
+		return -EINVAL;
+	}
 	snprintf(buf, sizeof(buf), "%s", text);
 	n = str_split(buf, ',', items, ARRAY_SIZE(items));
-	for (i = 0; i < n && (int)i < max; i++) {
+	if (n > (size_t)max || n > ARRAY_SIZE(items)) {
+		fprintf(stderr, "gradsync predict: %s: more than %d counts\n", flag, max);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
 		char *end;
 		long r = strtol(items[i], &end, 10);
 
@@ -101,7 +111,7 @@ static int int_list(const char *flag, const char *text, int *v, int max)
 		}
 		v[i] = (int)r;
 	}
-	return (int)(n < (size_t)max ? n : (size_t)max);
+	return (int)n;
 }
 
 struct predict_args {
@@ -161,24 +171,54 @@ static int predict_parse(int argc, char **argv, struct predict_args *a)
 	return 0;
 }
 
+/* Add a layout the flags asked for; -EINVAL after one line when it cannot be projected:
+ * the table silently left out layouts past 64 and those of more than 1024 ranks. */
+static int layout_add(struct predict_args *a, int hosts, int rph)
+{
+	if ((long)hosts * rph > TIER_MAX_RANKS) {
+		fprintf(stderr, "gradsync predict: %d hosts x %d ranks per host is %ld ranks, more than the %d projected\n",
+			hosts, rph, (long)hosts * rph, TIER_MAX_RANKS);
+		return -EINVAL;
+	}
+	if (a->po.nlays >= PROJECT_MAX_LAYOUTS) {
+		fprintf(stderr, "gradsync predict: --hosts, --ranks and --ranks-per-host ask for more than %d layouts\n",
+			PROJECT_MAX_LAYOUTS);
+		return -EINVAL;
+	}
+	a->po.lays[a->po.nlays++] = (struct tier_layout){ hosts, rph };
+	return 0;
+}
+
 /* --hosts x --ranks-per-host, and --ranks N at each ranks-per-host count dividing N. */
-static void predict_layouts(struct predict_args *a)
+static int predict_layouts(struct predict_args *a)
 {
 	int i, k, nr = a->nrph ? a->nrph : 1, one = 1, *rph = a->nrph ? a->rph : &one;
 
 	for (k = 0; k < nr; k++) {
-		for (i = 0; i < a->nhosts && a->po.nlays < PROJECT_MAX_LAYOUTS; i++)
-			a->po.lays[a->po.nlays++] = (struct tier_layout){ a->hosts[i], rph[k] };
-		for (i = 0; i < a->nranks && a->po.nlays < PROJECT_MAX_LAYOUTS; i++)
-			if (a->ranks[i] % rph[k] == 0)
-				a->po.lays[a->po.nlays++] =
-				    (struct tier_layout){ a->ranks[i] / rph[k], rph[k] };
+		for (i = 0; i < a->nhosts; i++)
+			if (layout_add(a, a->hosts[i], rph[k]))
+				return -EINVAL;
+		for (i = 0; i < a->nranks; i++)
+			if (a->ranks[i] % rph[k] == 0 && layout_add(a, a->ranks[i] / rph[k], rph[k]))
+				return -EINVAL;
+	}
+	/* a count no ranks-per-host divides would project nothing, and say nothing */
+	for (i = 0; i < a->nranks; i++) {
+		for (k = 0; k < nr && a->ranks[i] % rph[k]; k++)
+			;
+		if (k == nr) {
+			fprintf(stderr, "gradsync predict: --ranks %d: no --ranks-per-host count divides it\n",
+				a->ranks[i]);
+			return -EINVAL;
+		}
 	}
 	/* --ranks-per-host alone: the default host counts at each */
 	if (!a->nhosts && !a->nranks && a->nrph)
 		for (k = 0; k < nr; k++)
-			for (i = 2; i <= 64 && a->po.nlays < PROJECT_MAX_LAYOUTS; i *= i < 16 ? 2 : 4)
-				a->po.lays[a->po.nlays++] = (struct tier_layout){ i, rph[k] };
+			for (i = 2; i <= 64 && (long)i * rph[k] <= TIER_MAX_RANKS; i *= i < 16 ? 2 : 4)
+				if (layout_add(a, i, rph[k]))
+					return -EINVAL;
+	return 0;
 }
 
 int cmd_predict(int argc, char **argv)
@@ -207,7 +247,10 @@ int cmd_predict(int argc, char **argv)
 		goto out_free;
 	}
 	a.po.fit_run = fit_run;
-	predict_layouts(&a);
+	if (predict_layouts(&a)) {
+		code = GS_EXIT_USAGE;
+		goto out_free;
+	}
 	project_default_layouts(&set, &a.po);
 	ret = project_doc(&set, &a.po, &d);
 	doc_render_text(stdout, &d);

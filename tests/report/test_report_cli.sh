@@ -92,5 +92,30 @@ fi
 [ $? = 2 ] || fail "unknown --baseline: expected exit 2"
 "$G" report "$T/missing" >/dev/null 2>&1; [ $? = 2 ] || fail "missing input: expected exit 2"
 
+# predict projects every layout its flags ask for or stops (exit 2, one line): it
+# dropped layouts past 64, those of more than 1024 ranks and a --ranks count no
+# --ranks-per-host divides, and cut a --hosts list at 255 characters, all unsaid.
+predict_err() { # predict_err DESC TEXT ARGS...
+	d=$1 want=$2
+	shift 2
+	timeout 20 "$G" predict "$F/tcp_shm.json" "$@" >/dev/null 2>"$T/err"
+	st=$?
+	[ $st = 2 ] || fail "predict $d: exit $st, expected 2"
+	grep -qF -- "$want" "$T/err" || fail "predict $d: stderr lacks '$want': $(cat "$T/err")"
+	[ "$(wc -l <"$T/err")" = 1 ] || fail "predict $d: error is not one line"
+}
+predict_err "1024x1024" "1024 hosts x 1024 ranks per host is 1048576 ranks, more than the 1024 projected" \
+	--hosts 1024 --ranks-per-host 1024
+predict_err "--ranks 1024 / 3" "--ranks 1024: no --ranks-per-host count divides it" \
+	--ranks 1024 --ranks-per-host 3
+predict_err "88 host counts" "--hosts: more than 64 counts" \
+	--hosts "$(seq -s, 2 89)"
+predict_err "long --hosts" "--hosts: list too long (at most 255 characters)" \
+	--hosts "$(printf '1,%.0s' $(seq 127))1000"
+predict_err "78 layouts" "ask for more than 64 layouts" --hosts 2,4 --ranks-per-host "$(seq -s, 1 39)"
+timeout 20 "$G" predict "$F/tcp_shm.json" --hosts 2,4 --ranks 16 --ranks-per-host 2,4 >"$T/out" 2>"$T/err" ||
+	fail "predict --hosts 2,4 --ranks 16 --ranks-per-host 2,4: exit $?: $(cat "$T/err")"
+grep -q ' 8x2 ' "$T/out" || fail "predict --ranks 16 --ranks-per-host 2: no 8x2 row"
+
 [ $fails = 0 ] && echo "report CLI: all checks passed"
 [ $fails = 0 ]
