@@ -366,7 +366,11 @@ static int value_set(struct cfg *c, const struct cfg_key *k, const char *value, 
 				 strlen(value), k->size - 1);
 			return -ERANGE;
 		}
-		if (k->check && *value) {
+		/*
+		 * Empty is "unset" only where the default is empty (layers, min_busbw); the
+		 * other checks judge it: name = "" named the run directory "-<time>".
+		 */
+		if (k->check && (*value || *k->def)) {
 			ret = k->check(value, err, errlen);
 			if (ret)
 				return ret;

@@ -102,6 +102,20 @@ expect_err "report on a FIFO" "is a FIFO, not a regular file"
 check "report on /dev/zero" 2 timeout 20 "$G" report /dev/zero
 expect_err "report on /dev/zero" "is a character device, not a regular file"
 
+# An empty value is judged by the key's check unless the key's default is empty: an
+# empty name made the run directory "-<time>", empty devices and bindings passed.
+for kv in "experiment name bad name ''" "transport device bad device ''" \
+	"gpu device bad GPU list ''" "numa bind unknown binding ''"; do
+	set -- $kv
+	sec=$1 key=$2
+	shift 2
+	printf '[%s]\n%s =\n' "$sec" "$key" >"$T/empty.ini"
+	check "empty $sec.$key" 2 timeout 20 "$G" check "$T/empty.ini"
+	expect_err "empty $sec.$key" "empty.ini:2: $sec.$key: $*"
+done
+printf '[workload]\nlayers =\n[report]\nmin_busbw =\n' >"$T/empty.ini"
+check "empty layers and min_busbw (their defaults)" 0 timeout 20 "$G" check "$T/empty.ini"
+
 # Integer flags take the whole argument or nothing: atoi ran case 2 for '--case 2x' and
 # for '--case 4294967298', and rank 0 for '--rank x'.
 printf '[collective]\nsizes = 4KiB\n[matrix]\ntransport = tcp, shm\n' >"$T/two.ini"
