@@ -57,6 +57,10 @@ static int parse_args(int argc, char **argv, struct run_job_args *a)
 		}
 		i++;
 		if (!strcmp(o, "--out")) {
+			if (!*v) { /* "" + "/name-time" is a directory in / */
+				fprintf(stderr, "gradsync run: --out '': expected a directory ('.' for the working directory)\n");
+				return -EINVAL;
+			}
 			a->out = v;
 		} else if (!strcmp(o, "--replay")) {
 			a->replay = v;

@@ -124,7 +124,7 @@ static const struct cfg_key keys[] = {
 	/* [experiment] */
 	{ "experiment", "name", CFG_STRING, "experiment", "", UNBOUNDED, .check = vocab_check_name,
 	  FIELD(experiment, name), .help = "experiment name; the results directory is named after it" },
-	{ "experiment", "output_dir", CFG_STRING, "results", "", UNBOUNDED,
+	{ "experiment", "output_dir", CFG_STRING, "results", "", UNBOUNDED, .check = vocab_check_dir,
 	  FIELD(experiment, output_dir),
 	  .help = "where run directories are created (relative to the working directory)" },
 	{ "experiment", "seed", CFG_INT, "1", "", 0, 2147483647, FIELD(experiment, seed),

@@ -42,6 +42,15 @@ bad:
 	return -EINVAL;
 }
 
+/* A directory to write into: not empty, which joined to "/name" meant the root. */
+int vocab_check_dir(const char *value, char *err, size_t errlen)
+{
+	if (*value)
+		return 0;
+	snprintf(err, errlen, "empty directory (expected a path; '.' for the working directory)");
+	return -EINVAL;
+}
+
 /* "auto", "mlx5_0" or "mlx5_0:1". */
 int vocab_check_ibdev(const char *value, char *err, size_t errlen)
 {

@@ -130,6 +130,13 @@ expect_err "run --world-size 1x" "gradsync run: --world-size '1x': expected an i
 check "rendezvous --world-size 4294967297" 2 timeout 20 "$G" rendezvous --rank 0 --world-size 4294967297
 expect_err "rendezvous --world-size 4294967297" "gradsync rendezvous: --world-size '4294967297': expected an integer 1..1048576"
 
+# An empty output directory is refused: "" joined to "/name-time" wrote the run into /.
+printf '[experiment]\noutput_dir =\n' >"$T/outdir.ini"
+check "output_dir =" 2 timeout 20 "$G" check "$T/outdir.ini"
+expect_err "output_dir =" "outdir.ini:2: experiment.output_dir: empty directory (expected a path; '.' for the working directory)"
+check "run --out ''" 2 timeout 20 "$G" run "$T/two.ini" --out ''
+expect_err "run --out ''" "gradsync run: --out '': expected a directory ('.' for the working directory)"
+
 # The README's key reference is generated from the same table.
 "$G" keys --markdown >"$T/keys.md"
 sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' README.md | sed '1d;$d' >"$T/readme.md"
