@@ -212,8 +212,8 @@ static int plan_run(const struct workload_opts *wp, bool list, bool json, bool t
 		return GS_EXIT_USAGE;
 	}
 	ret = plan_print(stdout, &w, json, tensors, ops);
-	if (ret == -EINVAL || ret == -ENOENT)
-		return GS_EXIT_USAGE; /* the model's builder logged the one-line reason */
+	if (ret == -EINVAL || ret == -ENOENT || ret == -ERANGE)
+		return GS_EXIT_USAGE; /* the model's builder or its timeline logged the reason */
 	if (ret) {
 		fprintf(stderr, "gradsync plan: %s\n", strerror(-ret));
 		return GS_EXIT_FAIL;

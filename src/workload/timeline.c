@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/log.h"
 #include "workload/timeline.h"
 
 int compute_params_resolve(const struct workload_opts *w, double calibrated_tflops,
@@ -100,6 +101,16 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 			out->tensor_ready[l->tensors[j]] = end - t0;
 	}
 	out->bwd_s = fmax(gpu, host) - t0;
+	/*
+	 * The player waits to each time as whole nanoseconds in 64 bits: gpu_tflops =
+	 * 1e-300 modelled a step of 1e302 ms, which played as 8 ms without a word.
+	 */
+	if (!(out->fwd_s + out->bwd_s <= COMPUTE_STEP_MAX_S)) {
+		log_err(LOG_WORKLOAD, "modelled step of %.3g s (forward %.3g s, backward %.3g s) is longer than %.0e s: gpu_tflops too small for the model's FLOPs",
+			out->fwd_s + out->bwd_s, out->fwd_s, out->bwd_s, COMPUTE_STEP_MAX_S);
+		compute_timeline_free(out);
+		return -ERANGE;
+	}
 	for (i = 0; i < out->nbuckets; i++) {
 		const struct bucket *b = &plan->b[i];
 		double r = 0;

@@ -47,8 +47,10 @@ int compute_params_resolve(const struct workload_opts *w, double calibrated_tflo
 
 /*
  * Fill *out for the list and a plan built from it (plan may be NULL: no bucket times).
- * Returns 0, -EINVAL (no profile, plan not of this list) or -ENOMEM.
+ * Returns 0, -EINVAL (no profile, plan not of this list), -ENOMEM, or -ERANGE after one
+ * logged line when the step is longer than COMPUTE_STEP_MAX_S.
  */
+#define COMPUTE_STEP_MAX_S 1e9 /* 31 years: far below what a step's ns in 64 bits hold */
 int compute_timeline_build(const struct tensor_list *tl, const struct bucket_plan *plan,
 			   const struct cost_params *cp, struct compute_timeline *out);
 void compute_timeline_free(struct compute_timeline *ct);

@@ -137,6 +137,12 @@ expect_err "output_dir =" "outdir.ini:2: experiment.output_dir: empty directory 
 check "run --out ''" 2 timeout 20 "$G" run "$T/two.ini" --out ''
 expect_err "run --out ''" "gradsync run: --out '': expected a directory ('.' for the working directory)"
 
+# A modelled step longer than the player's clock fails its case, saying why: gpu_tflops =
+# 1e-300 ran resnet18's 1e302 ms step as 8 ms and exited 0.
+printf '[experiment]\noutput_dir = %s\n[workload]\nmodel = resnet18\ngpu_tflops = 1e-300\niterations = 1\nwarmup = 0\n[launch]\nlocal_ranks = 2\n' "$T/res" >"$T/tflops.ini"
+check "gpu_tflops = 1e-300" 1 timeout 60 "$G" run "$T/tflops.ini"
+expect_err "gpu_tflops = 1e-300" "is longer than 1e+09 s: gpu_tflops too small for the model's FLOPs"
+
 # The README's key reference is generated from the same table.
 "$G" keys --markdown >"$T/keys.md"
 sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' README.md | sed '1d;$d' >"$T/readme.md"

@@ -56,6 +56,16 @@ first() { "$GRADSYNC" plan --model resnet50 --json "$@" | python3 -c 'import jso
 [ "$(first)" = 1048576 ] || { echo "FAIL: default first bucket $(first)"; fail=1; }
 [ "$(first --bucket-cap 25MiB)" = 26214400 ] || { echo "FAIL: --bucket-cap 25MiB first bucket $(first --bucket-cap 25MiB)"; fail=1; }
 [ "$(first --bucket-cap 25MiB --first-bucket-cap 2MiB)" = 2097152 ] || { echo "FAIL: explicit first bucket"; fail=1; }
+# a step the player cannot wait out is refused: gpu_tflops = 1e-300 modelled 1e302 ms,
+# which a run played as 8 ms
+expect 2 plan --model resnet18 --gpu-tflops 1e-300
+msg=$("$GRADSYNC" plan --model resnet18 --gpu-tflops 1e-300 2>&1 >/dev/null)
+case $msg in
+*"modelled step of 4.67e+299 s (forward 1.66e+299 s, backward 3.01e+299 s) is longer than 1e+09 s"*) ;;
+*) echo "FAIL: --gpu-tflops 1e-300: $msg"; fail=1 ;;
+esac
+[ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || { echo "FAIL: --gpu-tflops 1e-300 error is not one line: $msg"; fail=1; }
+expect 0 plan --model resnet18 --gpu-tflops 1e-6
 msg=$("$GRADSYNC" plan --model nosuch 2>&1 >/dev/null)
 [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || { echo "FAIL: usage error is not one line: $msg"; fail=1; }
 python3 "$HERE/plan_selfcheck.py" "$GRADSYNC" || fail=1
