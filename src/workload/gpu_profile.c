@@ -4,8 +4,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/common.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "workload/gpu_profile.h"
@@ -20,6 +22,8 @@
  * convolutions by shape and the host gap are the h200's. Not measured: calibrate on the
  * node for real numbers.
  */
+#define GPU_PROFILE_MAX_FILE (1ull << 20) /* a profile is a few dozen lines */
+
 #define H200_MEM_EFF                                                                       \
 	{ [OPC_GEMM] = { 0.8, 0.8 }, [OPC_CONV] = { 0.8, 0.8 }, [OPC_ATTN] = { 0.8, 0.8 },  \
 	  [OPC_ELEM] = { 0.92, 0.85 }, [OPC_NORM] = { 0.45, 0.45 },                         \
@@ -462,18 +466,24 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 int gpu_profile_load(const char *name, struct gpu_profile *out)
 {
 	const struct gpu_profile *row = gpu_profile_find(name);
-	char line[512];
-	int lineno = 0, ret = 0;
+	char line[512], why[128];
+	int lineno = 0, ret = 0, fd;
 	FILE *f;
 
 	if (row) {
 		*out = *row;
 		return 0;
 	}
-	f = fopen(name, "r");
+	/* a regular file only: profile = /dev/zero or a FIFO hung plan and run */
+	fd = fs_open_regular(name, GPU_PROFILE_MAX_FILE, why, sizeof(why));
+	f = fd < 0 ? NULL : fdopen(fd, "r");
 	if (!f) {
+		if (fd >= 0) {
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+			close(fd);
+		}
 		log_err(LOG_WORKLOAD, "gpu profile '%s': not a built-in row (h200, h100, a100, b200) and not a readable file: %s",
-			name, strerror(errno));
+			name, why);
 		return -ENOENT;
 	}
 	*out = profiles[0];

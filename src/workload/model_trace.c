@@ -12,13 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/dtype.h"
+#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "workload/model.h"
 
 #define TRACE_LINE_MAX 4096
+#define TRACE_MAX_FILE (64ull << 20) /* recorded traces are tens of KiB */
 
 struct seg {
 	double us;
@@ -113,11 +116,19 @@ static int parse_seg(char *rest, struct seg *s)
 static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr)
 {
 	char line[TRACE_LINE_MAX];
-	int lineno = 0, ret = 0;
-	FILE *f = fopen(path, "r");
+	int lineno = 0, ret = 0, fd;
+	char why[128];
+	FILE *f;
 
+	/* a regular file only: op_trace = /dev/zero or a FIFO hung check, plan and run */
+	fd = fs_open_regular(path, TRACE_MAX_FILE, why, sizeof(why));
+	f = fd < 0 ? NULL : fdopen(fd, "r");
 	if (!f) {
-		log_err(LOG_WORKLOAD, "op_trace %s: %s", path, strerror(errno));
+		if (fd >= 0) {
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+			close(fd);
+		}
+		log_err(LOG_WORKLOAD, "op_trace %s: %s", path, why);
 		return -ENOENT;
 	}
 	/* a placeholder layer holds the parameters while they are read */

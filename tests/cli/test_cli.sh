@@ -143,6 +143,18 @@ printf '[experiment]\noutput_dir = %s\n[workload]\nmodel = resnet18\ngpu_tflops 
 check "gpu_tflops = 1e-300" 1 timeout 60 "$G" run "$T/tflops.ini"
 expect_err "gpu_tflops = 1e-300" "is longer than 1e+09 s: gpu_tflops too small for the model's FLOPs"
 
+# Files a key names are opened as regular files only: op_trace or a gpu profile FILE
+# of /dev/zero or a FIFO hung check, plan and run.
+printf '[workload]\nmodel = trace\nop_trace = /dev/zero\n' >"$T/trace0.ini"
+check "op_trace = /dev/zero" 2 timeout 20 "$G" check "$T/trace0.ini"
+expect_err "op_trace = /dev/zero" "op_trace /dev/zero: is a character device, not a regular file"
+check "plan --op-trace FIFO" 2 timeout 20 "$G" plan --model trace --op-trace "$T/fifo"
+expect_err "plan --op-trace FIFO" "fifo: is a FIFO, not a regular file"
+check "plan --gpu-profile FIFO" 2 timeout 20 "$G" plan --model resnet18 --gpu-profile "$T/fifo"
+expect_err "plan --gpu-profile FIFO" "not a readable file: is a FIFO, not a regular file"
+check "plan --gpu-profile /dev/zero" 2 timeout 20 "$G" plan --model resnet18 --gpu-profile /dev/zero
+expect_err "plan --gpu-profile /dev/zero" "is a character device, not a regular file"
+
 # The README's key reference is generated from the same table.
 "$G" keys --markdown >"$T/keys.md"
 sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' README.md | sed '1d;$d' >"$T/readme.md"
