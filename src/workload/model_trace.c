@@ -21,6 +21,7 @@
 #include "workload/model.h"
 
 #define TRACE_LINE_MAX 4096
+#define TRACE_NUMEL_MAX (1ll << 48) /* elements of one parameter: 1 PiB in f32 */
 #define TRACE_MAX_FILE (64ull << 20) /* recorded traces are tens of KiB */
 
 struct seg {
@@ -67,17 +68,25 @@ static int parse_dtype(const char *s, int *out)
 static int parse_param(struct tensor_list *tl, char *rest)
 {
 	char *name = strtok(rest, " \t"), *dims = strtok(NULL, " \t"), *dt = strtok(NULL, " \t");
-	int64_t shape[TENSOR_NDIM_MAX];
+	int64_t shape[TENSOR_NDIM_MAX], numel = 1;
 	int nd = 0, dtype, t;
 	char *d, *end;
 
 	if (!name || !dims || parse_dtype(dt, &dtype))
 		return -EINVAL;
 	for (d = strtok(dims, ","); d; d = strtok(NULL, ",")) {
-		long long v = strtoll(d, &end, 10);
+		long long v;
 
-		if (*end || v <= 0)
+		errno = 0;
+		v = strtoll(d, &end, 10);
+		/*
+		 * The whole tensor bounded, not only each dimension: 99999999999999999999
+		 * was read as LLONG_MAX, 65536,65536,65536,65536 wrapped numel to 0, and
+		 * folding many dimensions overflowed.
+		 */
+		if (*end || errno || v <= 0 || v > TRACE_NUMEL_MAX / numel)
 			return -EINVAL;
+		numel *= v;
 		if (nd == TENSOR_NDIM_MAX) /* fold extra dimensions into the last */
 			shape[nd - 1] *= v;
 		else

@@ -155,6 +155,16 @@ expect_err "plan --gpu-profile FIFO" "not a readable file: is a FIFO, not a regu
 check "plan --gpu-profile /dev/zero" 2 timeout 20 "$G" plan --model resnet18 --gpu-profile /dev/zero
 expect_err "plan --gpu-profile /dev/zero" "is a character device, not a regular file"
 
+# A trace's parameter shape is bounded as a whole: 99999999999999999999 was read as
+# LLONG_MAX elements, 65536,65536,65536,65536 wrapped to 0, and folding 67 dimensions
+# overflowed a signed product (UBSan).
+for dims in 99999999999999999999 65536,65536,65536,65536 "$(seq -s, 67 | sed 's/[0-9]*/2/g')"; do
+	printf 'gradsync_op_trace 1\nparam a %s\nfwd 5 x\nbwd 3 y a\n' "$dims" >"$T/big.trace"
+	printf '[workload]\nmodel = trace\nop_trace = %s\n' "$T/big.trace" >"$T/bigtrace.ini"
+	check "trace param $dims" 2 timeout 20 "$G" check "$T/bigtrace.ini"
+	expect_err "trace param $dims" "big.trace:2: bad param line"
+done
+
 # The README's key reference is generated from the same table.
 "$G" keys --markdown >"$T/keys.md"
 sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' README.md | sed '1d;$d' >"$T/readme.md"
