@@ -92,6 +92,12 @@ static void test_key_table(void **state)
 		}
 		if (k->type == CFG_ENUM || k->type == CFG_LIST || k->type == CFG_BOOL)
 			assert_true(cfg_key_nchoices(k) > 0);
+		/* compared between ranks (run/agree.c): never a per-host section */
+		if (k->same_on_all_ranks)
+			assert_true(!strcmp(k->section, "experiment") ||
+				    !strcmp(k->section, "workload") ||
+				    !strcmp(k->section, "collective") ||
+				    !strcmp(k->section, "transport"));
 		/* no key is defined twice */
 		for (j = i + 1; j < cfg_key_count(); j++) {
 			const struct cfg_key *o = cfg_key_at(j);
@@ -99,6 +105,12 @@ static void test_key_table(void **state)
 			assert_false(!strcmp(k->section, o->section) && !strcmp(k->name, o->name));
 		}
 	}
+	/* what shapes the messages must agree; what names this host's devices need not */
+	assert_true(cfg_key_find("collective", "sizes")->same_on_all_ranks);
+	assert_true(cfg_key_find("transport", "streams")->same_on_all_ranks);
+	assert_false(cfg_key_find("transport", "tcp_interface")->same_on_all_ranks);
+	assert_false(cfg_key_find("experiment", "output_dir")->same_on_all_ranks);
+	assert_false(cfg_key_find("workload", "gpu_tflops")->same_on_all_ranks);
 }
 
 struct value_case {

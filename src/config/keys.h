@@ -76,6 +76,11 @@ struct cfg_key {
 	int (*check)(const char *value, char *err, size_t errlen);
 	bool sweepable;           /* may appear in [matrix] */
 	bool secret;              /* CFG_STRING: shown as LAUNCH_REDACTED wherever it is echoed */
+	/* Shapes the messages ranks exchange (sizes, counts, order, element type, transport
+	 * handshake) or the expected results: a rank with another value than rank 0's
+	 * cannot take part in the job. Per-host keys (interface, device, compute speed)
+	 * may differ. */
+	bool same_on_all_ranks;
 	bool size_auto;           /* CFG_SIZE: "auto" is accepted and stored as 0;
 				   * CFG_DURATION: stored as CFG_DURATION_AUTO */
 	size_t offset;            /* where the value lives in struct cfg */

@@ -219,7 +219,10 @@ int run_rank_case(struct run_rank *rr)
 		if (!c)
 			return -ENOMEM;
 	}
-	ret = run_gpu_case_open(rr);
+	/* before anything opens: a rank with another case would only time out later */
+	ret = run_rank_agree(rr);
+	if (!ret)
+		ret = run_gpu_case_open(rr);
 	if (!ret)
 		ret = run_node_bind(rr);
 	/* the live line counts the ranks that reached the connection's exchanges */

@@ -8,7 +8,8 @@
  * connection), dbuf.c (a case's buffers), bench.c (size sweep, point-to-point),
  * workload.c + wl_gpu.c (the DDP workload), result.c (statistics of a size), links.c
  * (per-link waits), report.c (report.json and the other formats), env.c (fingerprint of
- * the node). cmd/cmd_run.c only parses the command line.
+ * the node), agree.c (do all ranks run the same case?). cmd/cmd_run.c only parses the
+ * command line.
  */
 #ifndef GS_RUN_RUN_H
 #define GS_RUN_RUN_H
@@ -250,6 +251,13 @@ const char *run_node_reduce_isa(void);
 
 /* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */
 int run_rank_case(struct run_rank *rr);
+/*
+ * Collective, at the start of each case: 0 when every rank's keys marked
+ * same_on_all_ranks (config/keys.h) hold rank 0's values for this case; else -EINVAL
+ * on every rank, rank 0 having logged and aborted the job with the first rank, host,
+ * key and values that differ.
+ */
+int run_rank_agree(struct run_rank *rr);
 /*
  * A rank started by a launcher or the spawner: runs its case(s); oc says how many
  * started and which SIGINT/SIGTERM stopped them (launcher ranks catch the first one

@@ -4,7 +4,8 @@
 # finishes; strangers (wrong token, a stolen rank number, garbage) all get the same
 # refusal while a real rank joins; the token never reaches a file or argv; token_file
 # modes; a launcher job without a token; shm names nobody can squat; no /dev/shm segment
-# left when a rank is killed during shm setup.
+# left when a rank is killed during shm setup; ranks with different experiment files
+# stopped at once, naming the rank, the key and both values.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -208,6 +209,43 @@ st=$?
 grep -q "no job token; put a secret in a file only you can read" "$T/nt.log" ||
 	{ fail "torchrun without a token: message"; cat "$T/nt.log"; }
 echo "tokens: token_file 0644 refused, 0600 used; a launcher job without a token refused"
+
+# --- ranks started by hand with different experiment files: the job stops before the
+# first case's transports open, rank 0 names the rank, the key and both values, every
+# rank exits 1, and the report keeps the reason (it used to take the whole timeout,
+# "Message too long" or wrong results, depending on the key)
+for tp in tcp shm; do
+	port=$(free_port $((port + 1)))
+	sed "s/^transport = tcp/transport = $tp/" "$T/job.ini" >"$T/mm.ini"
+	sed 's/^sizes = 64KiB/sizes = 16KiB/' "$T/mm.ini" >"$T/mm2.ini"
+	start=$(date +%s)
+	pids=
+	for r in 0 1 2; do
+		f=$T/mm.ini
+		[ $r = 2 ] && f=$T/mm2.ini
+		GRADSYNC_TOKEN=mm "$G" run "$f" --rank $r --world-size 3 --rendezvous 127.0.0.1:$port \
+			>"$T/mm.$r.log" 2>&1 &
+		pids="$pids $!"
+	done
+	sts=
+	for p in $pids; do wait "$p"; sts="$sts $?"; done
+	pids=
+	took=$(( $(date +%s) - start ))
+	[ "$sts" = " 1 1 1" ] || fail "mismatch $tp: exits$sts, expected 1 1 1"
+	[ $took -le 10 ] || fail "mismatch $tp: took ${took}s (timeout 30s)"
+	want="rank 2 (host $(hostname)) runs another experiment than rank 0: case 1 [collective] sizes = 16KiB there, 64KiB on rank 0"
+	grep -qF "error: $want" "$T/mm.0.log" || { fail "mismatch $tp: rank 0 does not name it"; cat "$T/mm.0.log"; }
+	grep -q "this rank's experiment differs from rank 0's" "$T/mm.2.log" ||
+		{ fail "mismatch $tp: rank 2 does not say it differs"; cat "$T/mm.2.log"; }
+	d=$(ls -td "$T"/results/hostile-* | head -n 1)
+	python3 - "$d" "$want" <<'PY' || fail "mismatch $tp: report.json lacks the reason"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+assert r["status"] == "failed", r["status"]
+assert sys.argv[2] in r["cases"][0]["error"], r["cases"][0]["error"]
+PY
+	echo "mismatch $tp: exits$sts in ${took}s: $(grep -o 'rank 2 (host.*rank 0;' "$T/mm.0.log" | head -n 1)"
+done
 
 # --- shm: squatted names of the old scheme do not matter; a rank killed in setup leaves nothing
 for n in 0000000000000000-0-1 0000000000000000-1-0 0001000000000000-0-1; do
