@@ -285,9 +285,16 @@ static int write_one(const char *dir, const char *file, report_writer_fn fn,
 		log_err(LOG_REPORT, "fopen %s: %s", tmp, strerror(errno));
 		return ret;
 	}
+	errno = 0;
 	ret = fn(f, s, o);
+	/* a full disk shows as a failed write or fclose: name the file and keep their errno
+	 * (ENOSPC), the caller's summary line alone said EIO of the directory */
+	if (ret == -EIO && errno)
+		ret = -errno;
 	if (fclose(f) && !ret)
-		ret = -EIO;
+		ret = errno ? -errno : -EIO;
+	if (ret)
+		log_err(LOG_REPORT, "write %s: %s", path, strerror(-ret));
 	if (!ret && keep) {
 		if (link(tmp, path)) {
 			ret = -errno;

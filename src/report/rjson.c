@@ -737,10 +737,14 @@ int rj_save(const char *path, const json_t *doc)
 	int ret;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* jansson leaves the failed call's errno (ENOSPC, EDQUOT, EROFS): the caller's
+	 * "write report.json: ..." line must say "No space left on device", not EIO */
+	errno = 0;
 	if (json_dump_file(doc, tmp, RJ_FLAGS)) {
-		log_err(LOG_REPORT, "json_dump_file %s: %s", tmp, strerror(errno ? errno : EIO));
+		ret = errno ? -errno : -EIO;
+		log_err(LOG_REPORT, "json_dump_file %s: %s", tmp, strerror(-ret));
 		unlink(tmp);
-		return -EIO;
+		return ret;
 	}
 	if (rename(tmp, path)) {
 		ret = -errno;

@@ -29,12 +29,12 @@ formats = table,json
 [matrix]
 transport.streams = 1, 2, 3, 4
 INI
-# start OUT: the driver in the background, its run directory in $dir once case 0 is done.
+# start OUT [INI]: the driver in the background, its run directory in $dir once case 0 is done.
 # A case takes about a second (200 iterations): a loaded host (load 14 in a CI run) took so
 # long between seeing case 0 and signalling that 40 iterations a case had all but finished.
 start() {
 	mkdir -p "$T/$1"
-	"$G" run "$T/run.ini" --out "$T/$1" >"$T/$1.out" 2>"$T/$1.err" &
+	"$G" run "${2:-$T/run.ini}" --out "$T/$1" >"$T/$1.out" 2>"$T/$1.err" &
 	drv=$!
 	dir=
 	for i in $(seq 600); do
@@ -108,6 +108,28 @@ if start noreport; then
 		{ fail "unwritable report: the terminal lacks figures"; cat "$T/noreport.out"; }
 	grep -q "^failed" "$dir/status" || fail "unwritable report: status: $(cat "$dir/status")"
 	echo "unwritable report.json and case file: every case on the terminal; $(cat "$dir/status")"
+fi
+# A full disk (the temporary files of a case and of report.html lead to /dev/full):
+# each failed write names its file and ENOSPC (they used to say "Input/output error",
+# report.html's only of the directory), the case's figures reach the terminal, the
+# other files are complete, exit 1.
+sed 's/^formats = table,json/formats = table,json,html/' "$T/run.ini" >"$T/full.ini"
+if start full "$T/full.ini"; then
+	ln -s /dev/full "$dir/report.html.tmp"
+	ln -s /dev/full "$dir/cases/0003.json.tmp"
+	wait $drv
+	st=$?
+	drv=
+	[ $st = 1 ] || fail "full disk: exit $st, expected 1"
+	grep -q "write $dir/cases/0003.json: No space left on device; this case's results follow" "$T/full.err" ||
+		{ fail "full disk: the case file's error does not say ENOSPC"; tail -n 5 "$T/full.err"; }
+	grep -q "write $dir/report.html: No space left on device" "$T/full.err" ||
+		{ fail "full disk: report.html's error does not name it with ENOSPC"; tail -n 5 "$T/full.err"; }
+	[ -e "$dir/report.html" ] && fail "full disk: a report.html was left"
+	grep -q "^  *[0-9]*  *streams=4 *ok" "$T/full.out" || { fail "full disk: case 4 not on the terminal"; cat "$T/full.out"; }
+	python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$dir/report.json" ||
+		fail "full disk: report.json unreadable"
+	echo "full disk: $(grep -c 'No space left on device' "$T/full.err") writes named with ENOSPC; $(cat "$dir/status")"
 fi
 # Under a launcher (srun and mpirun forward Ctrl-C to every rank): each rank stops the
 # job through the bootstrap, rank 0 writes the report of what ran, exit 130.
