@@ -69,8 +69,9 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
  * socket to rank 0 (GRADSYNC_LISTEN_FD, the fd number): no window in which another
  * process could take the port. The ranks form one process group, killed with the
  * spawner (PR_SET_PDEATHSIG). Waits for all ranks: once one fails (non-zero exit or
- * signal), the others get timeout_ns to exit, then SIGTERM, then SIGKILL
- * min(timeout_ns, 2 s) later. SIGINT/SIGTERM to the spawner are forwarded to the ranks,
+ * signal), the others get timeout_ns to exit (1 s once rank 0, which writes the
+ * results, is gone: a rank left then is hung), then SIGTERM (and SIGCONT, for a stopped
+ * one), then SIGKILL min(timeout_ns, 2 s) later. SIGINT/SIGTERM to the spawner are forwarded to the ranks,
  * which get 0.7 s before SIGKILL; a second one kills them at once; *signo names the
  * first (0: none). Returns 0 when all exited 0, 128 + *signo when interrupted, else the
  * first failure as a shell reports it (exit status, or 128 + signal), logging which

@@ -27,7 +27,8 @@ extern char **environ;
 #define SPAWN_POLL_NS	    100000000ull
 /* After a forwarded Ctrl-C/SIGTERM, the ranks get this long before SIGKILL. */
 #define SPAWN_INTERRUPT_GRACE_NS 700000000ull
-#define SPAWN_LINGER_NS	    1000000000ull /* after a failure, ranks still alive this long are named */
+/* After a failure, ranks still alive this long are named; once rank 0 is gone, stopped. */
+#define SPAWN_LINGER_NS	    1000000000ull
 
 /* The variables the spawner sets (build_env fills them in this order). */
 /* clang-format off */
@@ -182,6 +183,7 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 		      const sigset_t *set, int *signo)
 {
 	uint64_t fail_t = 0, term_t = 0, grace = GS_MIN(timeout_ns, SPAWN_TERM_GRACE_NS);
+	uint64_t term_at = 0; /* once a rank failed: when the others get SIGTERM */
 	int alive = n, first_rc = 0, st;
 	bool killed = false, lingering = false;
 	char list[256];
@@ -202,27 +204,38 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 			rc = report_exit(i, st, !first_rc && !fail_t);
 			if (rc && !first_rc)
 				first_rc = rc;
-			if (rc && !fail_t)
+			if (rc && !fail_t) {
 				fail_t = time_now_ns();
+				term_at = fail_t + timeout_ns;
+			}
 		}
 		if (!alive)
 			break;
 
 		uint64_t now = time_now_ns(), wait = SPAWN_POLL_NS;
 
+		/* Rank 0 gone after a failure: it alone gathers and writes the case's results,
+		 * so the others have nothing left to finish and each learnt of the end from the
+		 * bootstrap at once. One still here a moment later is hung (SIGSTOP, a call
+		 * that never returns): waiting out the rest of timeout_ns helps nobody. */
+		if (fail_t && r[0].done && !term_t)
+			term_at = GS_MIN(term_at, now + SPAWN_LINGER_NS);
+
 		/* Said only of ranks that really linger: most stop within a poll or two of
 		 * the failure, and a promise of a long wait that never comes misleads. */
 		if (fail_t && !lingering && !*signo && now >= fail_t + SPAWN_LINGER_NS && !term_t) {
 			log_err(LOG_LAUNCH, "ranks %s still running %.1fs after the failure; stopping them in at most %.1fs",
 				rank_list(r, n, list, sizeof(list)), (now - fail_t) / 1e9,
-				(fail_t + timeout_ns - GS_MIN(now, fail_t + timeout_ns)) / 1e9);
+				(term_at - GS_MIN(now, term_at)) / 1e9);
 			lingering = true;
 		}
 
-		if (fail_t && !term_t && now >= fail_t + timeout_ns) {
+		if (fail_t && !term_t && now >= term_at) {
 			log_err(LOG_LAUNCH, "terminating ranks %s (SIGTERM)",
 				rank_list(r, n, list, sizeof(list)));
 			killpg(pgid, SIGTERM);
+			/* a stopped rank takes its SIGTERM only once continued */
+			killpg(pgid, SIGCONT);
 			term_t = now;
 		} else if (term_t && !killed && now >= term_t + grace) {
 			log_err(LOG_LAUNCH, "killing ranks %s (SIGKILL)",
@@ -231,7 +244,7 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 			killed = true;
 		}
 		if (fail_t && !term_t)
-			wait = GS_MIN(wait, fail_t + timeout_ns - GS_MIN(now, fail_t + timeout_ns));
+			wait = GS_MIN(wait, term_at - GS_MIN(now, term_at));
 		else if (term_t && !killed)
 			wait = GS_MIN(wait, term_t + grace - GS_MIN(now, term_t + grace));
 		if (fail_t && !lingering)

@@ -108,6 +108,13 @@ static int child_main(const char *mode)
 		msleep(30000);
 		return 0;
 	}
+	if (!strcmp(mode, "hung")) {
+		/* rank 0 fails, the others leave as aborted ranks do, rank 2 hangs */
+		if (rank == 2)
+			raise(SIGSTOP);
+		msleep(rank == 0 ? 50 : 100);
+		return 1;
+	}
 	if (!strcmp(mode, "sigint")) {
 		if (rank == 0)
 			kill(getppid(), SIGINT);
@@ -199,6 +206,21 @@ static void test_sigkill_after_sigterm(void **state)
 	assert_true(s < 3);
 }
 
+/* A rank hung (stopped) after rank 0 failed and left: stopped within seconds, not after
+ * the 60 s timeout (it used to take the timeout, then 2 s more for SIGKILL). */
+static void test_hung_rank_after_rank0(void **state)
+{
+	char log[4096];
+	double s;
+
+	(void)state;
+	assert_int_equal(spawn("hung", 60000000000ull, &s, log, sizeof(log)), 1);
+	assert_non_null(strstr(log, "rank 0 exited with status 1"));
+	assert_non_null(strstr(log, "terminating ranks 2 (SIGTERM)"));
+	assert_non_null(strstr(log, "rank 2 killed by signal 15"));
+	assert_true(s < 5); /* 1 s after rank 0; loose for a loaded host */
+}
+
 static void test_sigint_forwarded(void **state)
 {
 	char log[4096];
@@ -255,6 +277,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exit_code_kills_survivors),
 		cmocka_unit_test(test_signal_reported),
 		cmocka_unit_test(test_sigkill_after_sigterm),
+		cmocka_unit_test(test_hung_rank_after_rank0),
 		cmocka_unit_test(test_sigint_forwarded),
 		cmocka_unit_test(test_sigterm_bounded),
 		cmocka_unit_test(test_second_sigint),

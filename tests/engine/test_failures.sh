@@ -1,6 +1,7 @@
 #!/bin/sh
 # Failure handling end to end: a rank killed mid-run makes every other rank exit
-# non-zero within the timeout with a message naming it; a stranger with garbage and
+# non-zero within the timeout with a message naming it; a rank stopped (hung) under the
+# local driver is named and terminated within a second of rank 0; a stranger with garbage and
 # one with the wrong token at the rendezvous are refused while the run completes.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
@@ -45,6 +46,38 @@ for tp in tcp shm; do
 	done
 	echo "$tp: survivors stopped in ${took}s: $(grep -h 'rank 2' "$T/$tp.0.log" | head -n 1)"
 	port=$(free_port $((port + 1)))
+done
+
+# A rank hung (SIGSTOP) mid-collective under the local driver: the others time out
+# naming it, and the driver stops the hung rank a second after rank 0 has left (it used
+# to wait out a second timeout, then 2 s more for SIGKILL: 12 s here instead of 6).
+for tp in tcp shm; do
+	sed "s/TRANSPORT/$tp/; s/^timeout = 10s/timeout = 5s/; s/^\[launch\]/[launch]\nlocal_ranks = 3/" \
+		"$T/long.ini" >"$T/stop.ini"
+	"$G" run "$T/stop.ini" >"$T/stop.out" 2>"$T/stop.err" &
+	drv=$!
+	pids="$drv"
+	ranks=
+	for i in $(seq 100); do
+		ranks=$(pgrep -P $drv | sort -n)
+		[ "$(echo "$ranks" | grep -c .)" = 3 ] && grep -q "iteration" "$T/stop.err" && break
+		sleep 0.1
+	done
+	victim=$(echo "$ranks" | sed -n 2p)
+	[ -n "$victim" ] || { echo "FAIL: stop $tp: ranks never started"; fails=$((fails + 1)); continue; }
+	kill -STOP "$victim"
+	start=$(date +%s)
+	wait $drv
+	st=$?
+	took=$(( $(date +%s) - start ))
+	kill -KILL "$victim" 2>/dev/null
+	pids=
+	[ $st = 1 ] || { echo "FAIL: stop $tp: driver exit $st, expected 1"; fails=$((fails + 1)); }
+	[ $took -le 9 ] || { echo "FAIL: stop $tp: ${took}s to stop (timeout 5s)"; fails=$((fails + 1)); }
+	grep -q "peer 1" "$T/stop.err" && grep -q "rank 1 killed by signal 15" "$T/stop.err" || {
+		echo "FAIL: stop $tp: no error naming peer 1, or rank 1 not terminated:"
+		grep -v iteration "$T/stop.err" | tail -n 8; fails=$((fails + 1)); }
+	echo "stop $tp: driver exit $st in ${took}s: $(grep -m 1 -o 'waits on .* peer 1' "$T/stop.err")"
 done
 
 # Strangers at the rendezvous: garbage and a wrong token; the job must still finish.
