@@ -110,7 +110,11 @@ static int listen_on(const char *addr)
 		if (fd >= 0)
 			break;
 	}
-	if (fd < 0) {
+	if (fd == -EADDRINUSE) {
+		/* the address is ours, the port is not: asking whether the host is ours misleads */
+		log_err(LOG_LAUNCH, "bootstrap: bind/listen %s: %s: another process (another job, or one still ending) holds port %s; choose another rendezvous port",
+			addr, strerror(-fd), port);
+	} else if (fd < 0) {
 		log_err(LOG_LAUNCH, "bootstrap: bind/listen %s: %s (is %s an address of this host?)",
 			addr, strerror(-fd), host);
 	} else if (addr_is_loopback(a->ai_addr)) {

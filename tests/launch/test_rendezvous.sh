@@ -1,6 +1,7 @@
 #!/bin/sh
 # `gradsync rendezvous` end to end: a local spawn through the real binary (exec of
-# /proc/self/exe, inherited listener, bootstrap), flags, and failures that name ranks.
+# /proc/self/exe, inherited listener, bootstrap), flags, and failures that name ranks
+# or the port another process holds.
 set -u
 G=${GRADSYNC:-build/gradsync}
 T=$(mktemp -d)
@@ -46,6 +47,32 @@ expect "missing rank" err "timed out after 1s waiting for ranks 1,2 to connect"
 check "bad flags" 2 "$G" rendezvous --rank 3 --world-size 2
 expect "bad flags" err "--rank=3 --world-size=2"
 check "bad option" 2 "$G" rendezvous --frobnicate 1
+
+# The rendezvous port held by another process (a listener that never answers): rank 0
+# says the port is taken (it used to ask whether 127.0.0.1 is an address of this host),
+# and a local spawn ends within seconds, its other rank stopped once rank 0 has failed.
+taken=$((port + 2))
+python3 - "$taken" "$T/held" <<'PY' &
+import os, socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+open(sys.argv[2], "w").close()
+time.sleep(30)
+PY
+holder=$!
+for i in $(seq 100); do [ -e "$T/held" ] && break; sleep 0.05; done
+check "port taken" 1 "$G" rendezvous --rank 0 --world-size 2 --token t \
+	--rendezvous 127.0.0.1:$taken --timeout 2s
+expect "port taken" err "bind/listen 127.0.0.1:$taken: Address already in use: another process"
+start=$(date +%s)
+check "port taken, local spawn" 1 "$G" rendezvous --local-ranks 2 --iters 5 \
+	--rendezvous 127.0.0.1:$taken --timeout 10s
+took=$(( $(date +%s) - start ))
+expect "port taken, local spawn" err "holds port $taken; choose another rendezvous port"
+[ $took -le 6 ] || { echo "FAIL: port taken, local spawn: ${took}s (timeout 10s)"; fails=$((fails + 1)); }
+kill $holder 2>/dev/null
+wait $holder 2>/dev/null
 
 [ $fails -eq 0 ] || exit 1
 echo "ok"
