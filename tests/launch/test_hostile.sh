@@ -5,7 +5,8 @@
 # refusal while a real rank joins; the token never reaches a file or argv; token_file
 # modes; a launcher job without a token; shm names nobody can squat; no /dev/shm segment
 # left when a rank is killed during shm setup; ranks with different experiment files
-# stopped at once, naming the rank, the key and both values.
+# stopped at once, naming the rank, the key and both values; the segments of a job
+# killed with its launcher during shm setup removed by the next one.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -306,6 +307,61 @@ else
 	wait $drv
 	fail "shm kill: no segment of the run appeared (setup too fast to catch?)"
 fi
+# --- leftovers of a job killed during shm setup with its launcher (kill -9 of the driver:
+# its ranks die too, nobody sweeps by job id; each name held up to shm_ring of /dev/shm
+# for good): the next shm job removes the names whose creator is gone, keeps those of a
+# live creator or of another pid namespace. Deterministic: segments written by hand
+# with the creator fields (pid, pid namespace inode, start time) at offset 24.
+sleep 30 &
+live=$!
+pids="$pids $live"
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+python3 - "$live" "$dead" <<'PY'
+import os, struct, sys
+live, dead = int(sys.argv[1]), int(sys.argv[2])
+ns = os.stat("/proc/self/ns/pid").st_ino
+start = lambda pid: int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[19])
+def seg(name, pid, pidns, st):
+    with open("/dev/shm/gradsync-" + name, "wb") as f:
+        f.write(bytes(24) + struct.pack("<iiQQ", pid, 0, pidns, st) + bytes(4096 - 48))
+seg("5a1e000000000000-0-1", dead, ns, start(live) + 1)  # creator gone
+seg("5a1e000000000000-1-0", live, ns, start(live) + 7)  # pid reused by another process
+seg("5a1e000000000001-0-1", live, ns, start(live))      # creator alive: a job setting up
+seg("5a1e000000000002-0-1", dead, ns + 1, 12345)        # another pid namespace's
+PY
+sed 's/^shm_ring = 256MiB/shm_ring = 1MiB/' "$T/shm.ini" >"$T/sweep.ini"
+"$G" run "$T/sweep.ini" >"$T/sweep.log" 2>&1 || fail "shm sweep: run failed: $(tail -n 3 "$T/sweep.log")"
+left=$(ls /dev/shm | grep '^gradsync-5a1e' | tr '\n' ' ')
+[ "$left" = "gradsync-5a1e000000000001-0-1 gradsync-5a1e000000000002-0-1 " ] ||
+	fail "shm sweep: left in /dev/shm: $left"
+grep -q "removed 2 shared-memory segments (0.0 MiB) that gradsync jobs killed during setup left in /dev/shm" "$T/sweep.log" ||
+	{ fail "shm sweep: no line saying what was removed"; cat "$T/sweep.log"; }
+rm -f /dev/shm/gradsync-5a1e*
+kill $live 2>/dev/null
+echo "shm sweep: dead creators' segments removed, a live one's and another namespace's kept"
+# and the real thing: the driver killed while its ranks set up 256MiB rings
+"$G" run "$T/shm.ini" >"$T/shmdrv.log" 2>&1 &
+drv=$!
+for i in $(seq 200); do [ "$(pgrep -P $drv | wc -l)" = 3 ] && break; sleep 0.01; done
+ranks=$(pgrep -P $drv)
+sleep 0.2
+kill -9 $drv
+wait $drv 2>/dev/null
+# the ranks die of PR_SET_PDEATHSIG; unmapping their rings takes a moment
+for i in $(seq 100); do
+	alive=
+	for r in $ranks; do [ -e /proc/$r ] && alive=1; done
+	[ -z "$alive" ] && break
+	sleep 0.1
+done
+before=$(ls /dev/shm | grep -c '^gradsync-')
+"$G" run "$T/sweep.ini" >"$T/sweep2.log" 2>&1 || fail "shm sweep after kill -9: run failed"
+after=$(ls /dev/shm | grep -c '^gradsync-')
+[ "$after" -le 3 ] || fail "shm sweep after kill -9 of the driver: $after segments left (squatted 3)"
+echo "shm sweep: kill -9 of the driver mid-setup left $before names (3 squatted), the next job $after"
+
 for n in 0000000000000000-0-1 0000000000000000-1-0 0001000000000000-0-1; do
 	rm -f "/dev/shm/gradsync-$n"
 done

@@ -59,6 +59,10 @@ struct shm_pair_hdr {
 	int32_t receiver;
 	int32_t receiver_pid;
 	_Atomic int32_t sender_pid;		/* non-zero once the sender mapped the segment */
+	/* Who created it, written before the segment is sized: a later job removes a name
+	 * whose creator is gone (shm_pair_sweep_stale), whatever killed it mid-setup. */
+	uint64_t receiver_pidns;		/* inode of the creator's pid namespace */
+	uint64_t receiver_start;		/* its start time, /proc/PID/stat field 22 */
 	_Alignas(64) _Atomic uint64_t cts_head; /* CTS entries published by R */
 	_Alignas(64) _Atomic uint64_t cts_tail; /* CTS entries consumed by S */
 	_Alignas(64) struct shm_pair_cts cts[SHM_PAIR_CTS_CAP];

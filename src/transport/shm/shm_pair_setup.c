@@ -62,8 +62,60 @@ static void seg_name_taken(const struct shm_pair_seg *s, int sender)
 		path, sender, who);
 }
 
+/* A process's identity beyond its pid, which the kernel reuses: the pid namespace's
+ * inode (a pid means nothing outside it) and the start time. 0 when unreadable. */
+static uint64_t proc_pidns(const char *pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/pid", pid);
+	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+/* 0 also for a process that has exited and awaits its reaping (zombie): it is gone. */
+static uint64_t proc_start(const char *pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* the command name may hold spaces and ')': fields count from the last ')' */
+	p = strrchr(buf, ')');
+	if (p && (p[2] == 'Z' || p[2] == 'X'))
+		return 0;
+	for (i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		sscanf(p + 1, "%llu", &start);
+	return start;
+}
+
+/* The creator fields of a header, as the segment's first bytes at offset 24. */
+struct seg_creator {
+	int32_t receiver_pid;
+	int32_t sender_pid;
+	uint64_t receiver_pidns;
+	uint64_t receiver_start;
+};
+_Static_assert(offsetof(struct shm_pair_hdr, receiver_pid) == 24 &&
+		       offsetof(struct shm_pair_hdr, receiver_start) == 40,
+	       "struct seg_creator mirrors the header from receiver_pid on");
+
 static int seg_create(struct shm_pair_core *c, struct shm_pair_seg *s, int sender)
 {
+	struct seg_creator me = {.receiver_pid = getpid(), .receiver_pidns = proc_pidns("self"),
+				 .receiver_start = proc_start("self")};
 	const struct shm_pair_proto *pr = c->proto;
 	size_t size = c->seg_size;
 	int fd, err;
@@ -81,6 +133,14 @@ static int seg_create(struct shm_pair_core *c, struct shm_pair_seg *s, int sende
 		s->name[0] = '\0';
 		return -err;
 	}
+	/* who we are, before the slow part (fallocate and touching every page): a job
+	 * killed meanwhile (its launcher got SIGKILL) leaves a name the next one can judge */
+	if (pwrite(fd, &me, sizeof(me), offsetof(struct shm_pair_hdr, receiver_pid)) !=
+	    (ssize_t)sizeof(me)) {
+		err = errno ? errno : EIO;
+		log_err(LOG_TRANSPORT, "write %s: %s", s->name, strerror(err));
+		goto out_unlink;
+	}
 	/* allocate for real: a full /dev/shm must fail here with ENOSPC, not SIGBUS later */
 	err = posix_fallocate(fd, 0, (off_t)size);
 	if (err) {
@@ -95,8 +155,9 @@ static int seg_create(struct shm_pair_core *c, struct shm_pair_seg *s, int sende
 		goto out_unlink;
 	}
 	close(fd);
-	/* touch every page now: the data path must never fault a fresh page */
-	memset(p, 0, size);
+	/* touch every page now: the data path must never fault a fresh page; the first 64
+	 * bytes (zero but the creator, the file is new) keep the creator meanwhile */
+	memset((char *)p + 64, 0, size - 64);
 	s->hdr = p;
 	s->size = size;
 	s->hdr->job_id = c->env->job_id;
@@ -222,11 +283,70 @@ int shm_pair_init(struct shm_pair_core *c, const struct transport_env *env,
 	return 0;
 }
 
+/*
+ * Remove our uid's segments whose creator is gone: names a job killed during setup left
+ * (the launcher got SIGKILL, and its ranks with it, before any sender unlinked them;
+ * nobody is left to sweep them by job id), each up to shm_ring bytes of /dev/shm for
+ * good. Only creators in our pid namespace are judged (elsewhere a pid means nothing);
+ * a pid alive with another start time was reused: its creator is gone too. A segment
+ * older than the creator fields is left alone. Returns how many were removed.
+ */
+static int shm_pair_sweep_stale(void)
+{
+	uint64_t ns = proc_pidns("self"), bytes = 0;
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	d = opendir("/dev/shm");
+	if (!d || !ns) {
+		if (d)
+			closedir(d);
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		struct seg_creator cr;
+		char path[320], pid[16];
+		struct stat st;
+		int fd;
+
+		if (strncmp(e->d_name, "gradsync-", 9))
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		    pread(fd, &cr, sizeof(cr), offsetof(struct shm_pair_hdr, receiver_pid)) !=
+			    (ssize_t)sizeof(cr)) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		if (cr.receiver_pid <= 0 || cr.receiver_pidns != ns || !cr.receiver_start)
+			continue;
+		snprintf(pid, sizeof(pid), "%d", (int)cr.receiver_pid);
+		if (proc_start(pid) == cr.receiver_start)
+			continue; /* its creator lives: a job setting up */
+		if (unlink(path) == 0) {
+			n++;
+			bytes += (uint64_t)st.st_size;
+		}
+	}
+	closedir(d);
+	if (n)
+		log_warn(LOG_TRANSPORT, "removed %d shared-memory segments (%.1f MiB) that gradsync jobs killed during setup left in /dev/shm",
+			 n, bytes / 1048576.0);
+	return n;
+}
+
 int shm_pair_create(struct shm_pair_core *c, size_t seg_size)
 {
 	const struct transport_env *env = c->env;
 	int err;
 
+	/* before we add our own: /dev/shm is the budget of every ring of this host */
+	shm_pair_sweep_stale();
 	c->seg_size = seg_size;
 	for (int p = 0; p < env->nranks; p++) {
 		struct shm_pair_link *l = &c->links[p];
