@@ -275,6 +275,29 @@ int run_rank_case(struct run_rank *rr)
 }
 
 /*
+ * Rank 0, the job failed before its first case (a rank vanished or never answered in
+ * the host exchange): that case's file says failed and why. Without it the report
+ * listed no case and read "done" while the run exited 1.
+ */
+static void case_fail_early(struct run_rank *rr, int index, int err)
+{
+	json_t *c = rj_case_new(rr->exp->cases[index].name, NULL, NULL);
+	const char *why = rr->bs ? bootstrap_abort_reason(rr->bs) : NULL;
+	char path[PATH_MAX + 32];
+
+	if (!c)
+		return;
+	if (!why || !*why)
+		why = *log_first_error() ? log_first_error() : strerror(-err);
+	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, NULL);
+	rj_case_fail(c, why);
+	snprintf(path, sizeof(path), "%s/cases/%04d.json", rr->run_dir, index);
+	if (rj_save(path, c))
+		log_err(LOG_MAIN, "write %s: the case failed before it started: %s", path, why);
+	json_decref(c);
+}
+
+/*
  * A rank under a launcher (srun, mpirun: they forward Ctrl-C to every rank) stops the
  * job through the bootstrap on the first SIGINT/SIGTERM, so rank 0 still writes the
  * report of what ran; a second one kills at once. Process-wide by nature: the handler
@@ -359,6 +382,14 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	if (!ret)
 		ret = job_nonce(&rr);
 	oc->ncases = 0;
+	if (ret) {
+		int first = only_case >= 0 ? only_case : 0;
+
+		/* the first case is the one that failed: the report lists it, with the reason */
+		oc->ncases = (size_t)first + 1;
+		if (li->rank == 0)
+			case_fail_early(&rr, first, ret);
+	}
 	for (i = 0; !ret && i < exp->ncases; i++) {
 		if (only_case >= 0 && (int)i != only_case)
 			continue;

@@ -2,7 +2,8 @@
 # Failure handling end to end: a rank killed mid-run makes every other rank exit
 # non-zero within the timeout with a message naming it; a rank stopped (hung) under the
 # local driver is named and terminated within a second of rank 0; a stranger with garbage and
-# one with the wrong token at the rendezvous are refused while the run completes.
+# one with the wrong token at the rendezvous are refused while the run completes; a rank
+# silent in the host exchange fails the first case in the report, with the reason.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -113,5 +114,35 @@ for p in $pids; do wait "$p" || { echo "FAIL: strangers: a real rank failed"; fa
 wait $bad && { echo "FAIL: the wrong-token rank was accepted"; fails=$((fails + 1)); }
 grep -qi "token" "$T/s0.log" || { echo "FAIL: rank 0 did not log the refused token"; cat "$T/s0.log"; fails=$((fails + 1)); }
 ls "$T"/results/strangers-*/report.json >/dev/null 2>&1 || { echo "FAIL: no report"; fails=$((fails + 1)); }
+# A rank that never answers the host exchange (just after the bootstrap; strace holds its
+# read of the boot id for 3 s, timeout 1s): rank 0 fails the first case with the reason
+# and the report says failed (it listed no case and said "done" while exiting 1).
+if command -v strace >/dev/null 2>&1; then
+	port=$(free_port $((port + 1)))
+	sed 's/^timeout = 20s/timeout = 1s/' "$T/ok.ini" >"$T/early.ini"
+	"$G" run "$T/early.ini" --out "$T/early" --rank 0 --world-size 2 \
+		--rendezvous 127.0.0.1:$port --token e >"$T/e0.log" 2>&1 &
+	pids="$!"
+	strace -o /dev/null -f -e trace=openat -e inject=openat:delay_enter=3000000 \
+		-P /proc/sys/kernel/random/boot_id "$G" run "$T/early.ini" --out "$T/early" --rank 1 \
+		--world-size 2 --rendezvous 127.0.0.1:$port --token e >"$T/e1.log" 2>&1
+	wait $pids
+	st=$?
+	pids=
+	[ $st = 1 ] || { echo "FAIL: early failure: rank 0 exit $st, expected 1"; fails=$((fails + 1)); }
+	d=$(ls -d "$T"/early/strangers-* | head -n 1)
+	grep -q "^failed" "$d/status" || { echo "FAIL: early failure: status: $(cat "$d/status")"; fails=$((fails + 1)); }
+	python3 - "$d" <<'PY' || { echo "FAIL: early failure: report.json"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+c = r["cases"]
+assert r["status"] == "failed", r["status"]
+assert len(c) == 1 and c[0]["status"] == "failed", c
+assert "waiting for rank 1 (allgather)" in c[0]["error"], c[0]["error"]
+PY
+	echo "early failure: rank 0 exit $st; $(cat "$d/status")"
+else
+	echo "early failure: strace not installed, not checked"
+fi
 [ $fails = 0 ] && echo "failures: kills detected and strangers refused"
 exit $((fails > 0))
