@@ -31,11 +31,54 @@ bool shm_pair_on_host(const struct transport_env *env, int peer)
 	       env->host_of_rank[peer] == env->host_of_rank[env->rank];
 }
 
+/* Every segment's name in /dev/shm starts so (shm_open's name is "/" and this). */
+#define SEG_PREFIX "gradsync-"
+
 static void seg_name(struct shm_pair_seg *s, const struct shm_pair_proto *pr, uint64_t job_id,
 		     int sender, int receiver)
 {
-	snprintf(s->name, sizeof(s->name), "/gradsync-%016llx-%s%d-%d", (unsigned long long)job_id,
-		 pr->seg_infix, sender, receiver);
+	snprintf(s->name, sizeof(s->name), "/" SEG_PREFIX "%016llx-%s%d-%d",
+		 (unsigned long long)job_id, pr->seg_infix, sender, receiver);
+}
+
+/*
+ * Unlink our uid's regular files in /dev/shm whose name starts with prefix and for which
+ * gone(fd, arg) holds (NULL: every one): the one walk of both sweeps. Returns how many
+ * were removed; *bytes (unless NULL) adds their sizes.
+ */
+static int seg_sweep(const char *prefix, bool (*gone)(int fd, void *arg), void *arg,
+		     uint64_t *bytes)
+{
+	struct dirent *e;
+	int n = 0;
+	DIR *d = opendir("/dev/shm");
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[320];
+		struct stat st;
+		bool drop;
+		int fd;
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		/* only our own: a name someone else made is theirs to remove */
+		drop = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		       (!gone || gone(fd, arg));
+		close(fd);
+		if (drop && unlink(path) == 0) {
+			n++;
+			if (bytes)
+				*bytes += (uint64_t)st.st_size;
+		}
+	}
+	closedir(d);
+	return n;
 }
 
 /*
@@ -283,6 +326,22 @@ int shm_pair_init(struct shm_pair_core *c, const struct transport_env *env,
 	return 0;
 }
 
+/* seg_sweep's test for shm_pair_sweep_stale: the creator in the header is gone. */
+static bool creator_gone(int fd, void *arg)
+{
+	const uint64_t *ns = arg;
+	struct seg_creator cr;
+	char pid[16];
+
+	if (pread(fd, &cr, sizeof(cr), offsetof(struct shm_pair_hdr, receiver_pid)) !=
+	    (ssize_t)sizeof(cr))
+		return false;
+	if (cr.receiver_pid <= 0 || cr.receiver_pidns != *ns || !cr.receiver_start)
+		return false;
+	snprintf(pid, sizeof(pid), "%d", (int)cr.receiver_pid);
+	return proc_start(pid) != cr.receiver_start; /* alive: a job setting up */
+}
+
 /*
  * Remove our uid's segments whose creator is gone: names a job killed during setup left
  * (the launcher got SIGKILL, and its ranks with it, before any sender unlinked them;
@@ -294,46 +353,11 @@ int shm_pair_init(struct shm_pair_core *c, const struct transport_env *env,
 static int shm_pair_sweep_stale(void)
 {
 	uint64_t ns = proc_pidns("self"), bytes = 0;
-	struct dirent *e;
-	int n = 0;
-	DIR *d;
+	int n;
 
-	d = opendir("/dev/shm");
-	if (!d || !ns) {
-		if (d)
-			closedir(d);
+	if (!ns)
 		return 0;
-	}
-	while ((e = readdir(d))) {
-		struct seg_creator cr;
-		char path[320], pid[16];
-		struct stat st;
-		int fd;
-
-		if (strncmp(e->d_name, "gradsync-", 9))
-			continue;
-		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-		    pread(fd, &cr, sizeof(cr), offsetof(struct shm_pair_hdr, receiver_pid)) !=
-			    (ssize_t)sizeof(cr)) {
-			close(fd);
-			continue;
-		}
-		close(fd);
-		if (cr.receiver_pid <= 0 || cr.receiver_pidns != ns || !cr.receiver_start)
-			continue;
-		snprintf(pid, sizeof(pid), "%d", (int)cr.receiver_pid);
-		if (proc_start(pid) == cr.receiver_start)
-			continue; /* its creator lives: a job setting up */
-		if (unlink(path) == 0) {
-			n++;
-			bytes += (uint64_t)st.st_size;
-		}
-	}
-	closedir(d);
+	n = seg_sweep(SEG_PREFIX, creator_gone, &ns, &bytes);
 	if (n)
 		log_warn(LOG_TRANSPORT, "removed %d shared-memory segments (%.1f MiB) that gradsync jobs killed during setup left in /dev/shm",
 			 n, bytes / 1048576.0);
@@ -472,27 +496,8 @@ int shm_pair_connect(struct transport *t, const void *eps)
 
 int transport_sweep_job(uint64_t job_id)
 {
-	char prefix[48], path[320];
-	struct dirent *e;
-	int n = 0;
-	DIR *d;
+	char prefix[48];
 
-	snprintf(prefix, sizeof(prefix), "gradsync-%016llx-", (unsigned long long)job_id);
-	d = opendir("/dev/shm");
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		struct stat st;
-
-		if (strncmp(e->d_name, prefix, strlen(prefix)))
-			continue;
-		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-		/* only our own: a name someone else made is theirs to remove */
-		if (lstat(path, &st) || st.st_uid != geteuid())
-			continue;
-		if (unlink(path) == 0)
-			n++;
-	}
-	closedir(d);
-	return n;
+	snprintf(prefix, sizeof(prefix), SEG_PREFIX "%016llx-", (unsigned long long)job_id);
+	return seg_sweep(prefix, NULL, NULL, NULL);
 }
