@@ -144,7 +144,7 @@ static void emit_collective(FILE *f, const struct report_set *s, int i)
 static void emit_workload(FILE *f, const struct report_set *s, int i)
 {
 	const json_t *c = s->cases[i].json, *w = jget(c, "workload");
-	const json_t *bw = report_case_ref(s, i) ? jget(report_case_ref(s, i), "workload") : NULL;
+	const json_t *bw = jget(report_case_ref(s, i), "workload");
 	struct csv_row r;
 	double v;
 

@@ -534,7 +534,7 @@ static void section_workload(const struct report_set *s, struct rdoc *d)
 
 	for (i = 0; i < s->ncases; i++) {
 		const json_t *j = s->cases[i].json, *w = jget(j, "workload");
-		const json_t *bw = report_case_ref(s, i) ? jget(report_case_ref(s, i), "workload") : NULL;
+		const json_t *bw = jget(report_case_ref(s, i), "workload");
 		double base_iter = json_is_object(bw) ? jget_num(bw, "iter_ms.mean") : NAN;
 		double v, pct, it;
 		int row;

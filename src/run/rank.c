@@ -258,7 +258,7 @@ int run_rank_case(struct run_rank *rr)
 	rj_case_set_reduce_isa(c, run_node_reduce_isa());
 	rj_case_set_collective(c, results);
 	rj_case_set_workload_json(c, workload);
-	snprintf(path, sizeof(path), "%s/cases/%04d.json", rr->run_dir, rr->case_index);
+	run_case_file(path, sizeof(path), rr->run_dir, (size_t)rr->case_index);
 	werr = rj_save(path, c);
 	if (werr) {
 		/* disk full, read-only: the figures must reach the terminal at least */
@@ -291,7 +291,7 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
 		why = *log_first_error() ? log_first_error() : strerror(-err);
 	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, NULL);
 	rj_case_fail(c, why);
-	snprintf(path, sizeof(path), "%s/cases/%04d.json", rr->run_dir, index);
+	run_case_file(path, sizeof(path), rr->run_dir, (size_t)index);
 	if (rj_save(path, c))
 		log_err(LOG_MAIN, "write %s: the case failed before it started: %s", path, why);
 	json_decref(c);

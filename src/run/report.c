@@ -69,6 +69,11 @@ int run_report_begin(const char *dir, const struct experiment *exp)
 	return run_status_write(dir, "running", path) ? -EIO : ret;
 }
 
+void run_case_file(char *buf, size_t len, const char *dir, size_t index)
+{
+	snprintf(buf, len, "%s/cases/%04zu.json", dir, index);
+}
+
 void run_iso_time(char *buf, size_t len)
 {
 	time_t now = time(NULL);
@@ -186,7 +191,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 
 		if (only_case >= 0 && (int)c != only_case)
 			continue;
-		snprintf(path, sizeof(path), "%s/cases/%04zu.json", dir, c);
+		run_case_file(path, sizeof(path), dir, c);
 		cj = json_load_file(path, 0, &jerr);
 		if (!cj && oc->signo && c + 1 == oc->ncases)
 			cj = interrupted_case(exp, c, oc->signo);

@@ -283,6 +283,8 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 int run_status_write(const char *dir, const char *state, const char *detail);
 /* At the start of a run: experiment.ini (resolved, secrets redacted) and status running. */
 int run_report_begin(const char *dir, const struct experiment *exp);
+/* Case index's results file in run directory dir: DIR/cases/NNNN.json. */
+void run_case_file(char *buf, size_t len, const char *dir, size_t index);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */
