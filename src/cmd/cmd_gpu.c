@@ -94,11 +94,14 @@ out_line:
 static int write_profile(const char *name, const char *path, double pace_us)
 {
 	struct gpu_profile g, base;
+	char err[256];
 	FILE *f;
 	int ret;
 
-	if (gpu_profile_load(name, &g))
+	if (gpu_profile_load(name, &g, err, sizeof(err))) {
+		fprintf(stderr, "gradsync gpu: %s\n", err);
 		return GS_EXIT_USAGE;
+	}
 	base = g;
 	if (pace_us > 0 && gpu_profile_set_host_pace(&g, &base, pace_us)) {
 		fprintf(stderr, "gradsync gpu: --host-pace: profile %s has no host_pace_us to scale from\n",

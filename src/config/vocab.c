@@ -13,6 +13,7 @@
 #include "util/common.h"
 #include "util/units.h"
 #include "util/threshold.h"
+#include "workload/gpu_profile.h"
 #include "workload/model.h"
 #include "coll/schedule.h"
 
@@ -156,4 +157,12 @@ int vocab_check_layers(const char *value, char *err, size_t errlen)
 	ret = model_check(w, err, errlen);
 	free(w);
 	return ret;
+}
+
+/* A built-in row or a profile file that reads whole: check refuses what run would. */
+int vocab_check_gpu_profile(const char *value, char *err, size_t errlen)
+{
+	struct gpu_profile g;
+
+	return gpu_profile_load(value, &g, err, errlen);
 }

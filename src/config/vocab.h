@@ -18,6 +18,7 @@ int vocab_check_name(const char *value, char *err, size_t errlen);
 int vocab_check_dir(const char *value, char *err, size_t errlen);
 int vocab_check_ibdev(const char *value, char *err, size_t errlen);
 int vocab_check_gpu_device(const char *value, char *err, size_t errlen);
+int vocab_check_gpu_profile(const char *value, char *err, size_t errlen);
 int vocab_check_threshold(const char *value, char *err, size_t errlen);
 /* [workload] layers: parsed by the custom model's own builder, as `run` will. */
 int vocab_check_layers(const char *value, char *err, size_t errlen);

@@ -343,7 +343,7 @@ static void test_precision_names(void **state)
 
 static void test_profiles(void **state)
 {
-	char path[] = "/tmp/gs_profile_XXXXXX";
+	char path[] = "/tmp/gs_profile_XXXXXX", err[256];
 	struct gpu_profile g, back;
 	int fd;
 	FILE *f;
@@ -375,14 +375,14 @@ static void test_profiles(void **state)
 		}
 	}
 	assert_null(gpu_profile_find("h300"));
-	assert_int_equal(gpu_profile_load("a100", &g), 0);
+	assert_int_equal(gpu_profile_load("a100", &g, err, sizeof(err)), 0);
 	/* round trip through the file format */
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	f = fdopen(fd, "w");
 	assert_int_equal(gpu_profile_write(f, &g), 0);
 	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back), 0);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), 0);
 	assert_float_equal(back.hbm_gbps, g.hbm_gbps, 1e-9);
 	assert_float_equal(back.matrix_tflops[MX_BF16], g.matrix_tflops[MX_BF16], 1e-9);
 	assert_float_equal(back.mem_eff[OPC_BN][1], g.mem_eff[OPC_BN][1], 1e-9);
@@ -390,17 +390,23 @@ static void test_profiles(void **state)
 	f = fopen(path, "w");
 	fputs("hbm_gbps = 100\nmatrix_tflop = 1 2 3 4\n", f);
 	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back), -EINVAL);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
+	/* one line naming the file, the line and the key */
+	assert_non_null(strstr(err, ":2: unknown profile key 'matrix_tflop'"));
+	assert_non_null(strstr(err, path));
+	assert_null(strchr(err, '\n'));
 	f = fopen(path, "w");
 	fputs("matrix_tflops = 1 2\n", f);
 	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back), -EINVAL);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
 	f = fopen(path, "w");
 	fputs("floor_us = -1\n", f);
 	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back), -EINVAL);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
 	unlink(path);
-	assert_int_equal(gpu_profile_load("/nonexistent/profile", &back), -ENOENT);
+	assert_int_equal(gpu_profile_load("/nonexistent/profile", &back, err, sizeof(err)), -ENOENT);
+	/* the built-in rows named from the table itself */
+	assert_non_null(strstr(err, "not a built-in row (h200, h100, a100, b200)"));
 	/* calibrated with the H200's own figures: the h200 row; twice the GEMM rate: twice
 	 * every matrix rate, the rest as measured */
 	gpu_profile_calibrated(&gpu_profile_h200_ours, "H200", &back);

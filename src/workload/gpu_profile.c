@@ -417,8 +417,9 @@ static const struct profile_field *field_find(const char *key)
 	return NULL;
 }
 
-/* One "key = v..." line into g; 0 or -EINVAL (logged). */
-static int parse_line(const char *path, int lineno, char *line, struct gpu_profile *g)
+/* One "key = v..." line into g; 0 or -EINVAL with err saying why (file:line). */
+static int parse_line(const char *path, int lineno, char *line, struct gpu_profile *g,
+		      char *err, size_t errlen)
 {
 	char *eq = strchr(line, '='), *key = line, *val, *end;
 	const struct profile_field *f;
@@ -426,7 +427,7 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 	int i;
 
 	if (!eq) {
-		log_err(LOG_WORKLOAD, "%s:%d: expected 'key = value', got '%s'", path, lineno, line);
+		snprintf(err, errlen, "%s:%d: expected 'key = value', got '%s'", path, lineno, line);
 		return -EINVAL;
 	}
 	*eq = '\0';
@@ -440,7 +441,7 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 	}
 	f = field_find(key);
 	if (!f) {
-		log_err(LOG_WORKLOAD, "%s:%d: unknown profile key '%s'", path, lineno, key);
+		snprintf(err, errlen, "%s:%d: unknown profile key '%s'", path, lineno, key);
 		return -EINVAL;
 	}
 	dst = (double *)((char *)g + f->offset);
@@ -448,22 +449,22 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 		double v = strtod(val, &end);
 
 		if (end == val || !(v >= 0)) {
-			log_err(LOG_WORKLOAD, "%s:%d: %s: expected %d non-negative numbers",
-				path, lineno, key, f->count);
+			snprintf(err, errlen, "%s:%d: %s: expected %d non-negative numbers", path,
+				 lineno, key, f->count);
 			return -EINVAL;
 		}
 		dst[i] = v;
 		val = end;
 	}
 	if (*str_trim(val)) {
-		log_err(LOG_WORKLOAD, "%s:%d: %s: expected %d numbers, more given", path, lineno,
-			key, f->count);
+		snprintf(err, errlen, "%s:%d: %s: expected %d numbers, more given", path, lineno,
+			 key, f->count);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int gpu_profile_load(const char *name, struct gpu_profile *out)
+int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_t errlen)
 {
 	const struct gpu_profile *row = gpu_profile_find(name);
 	char line[512], why[128];
@@ -482,8 +483,13 @@ int gpu_profile_load(const char *name, struct gpu_profile *out)
 			snprintf(why, sizeof(why), "%s", strerror(errno));
 			close(fd);
 		}
-		log_err(LOG_WORKLOAD, "gpu profile '%s': not a built-in row (h200, h100, a100, b200) and not a readable file: %s",
-			name, why);
+		char rows[64] = "";
+
+		for (size_t i = 0; i < ARRAY_SIZE(profiles); i++)
+			snprintf(rows + strlen(rows), sizeof(rows) - strlen(rows), "%s%s",
+				 i ? ", " : "", profiles[i].name);
+		snprintf(err, errlen, "gpu profile '%s': not a built-in row (%s) and not a readable file: %s",
+			 name, rows, why);
 		return -ENOENT;
 	}
 	*out = profiles[0];
@@ -497,7 +503,7 @@ int gpu_profile_load(const char *name, struct gpu_profile *out)
 			*hash = '\0';
 		s = str_trim(line);
 		if (*s)
-			ret = parse_line(name, lineno, s, out);
+			ret = parse_line(name, lineno, s, out, err, errlen);
 	}
 	fclose(f);
 	return ret;

@@ -25,10 +25,11 @@ const struct gpu_profile *gpu_profile_find(const char *name);
 
 /*
  * name: a built-in row or a file path (contains '/' or ends in .ini/.profile, or is
- * not a row name). Fills *out; 0, -ENOENT (no such row or file) or -EINVAL (bad file,
- * logged with file:line).
+ * not a row name). Fills *out; 0, -ENOENT (no such row or file) or -EINVAL (bad file),
+ * err saying why in one line (file:line). Nothing is logged: `check` names the
+ * experiment and case, `run` and `plan` log it.
  */
-int gpu_profile_load(const char *name, struct gpu_profile *out);
+int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_t errlen);
 /* What our own kernels reached on a node (`gradsync gpu --calibrate`, gpu/gpu.h). */
 struct profile_measure {
 	double gemm_tflops;    /* our bf16 GEMM at 4096^3 .. 8192^3 */

@@ -11,10 +11,14 @@ int compute_params_resolve(const struct workload_opts *w, double calibrated_tflo
 			   struct gpu_profile *g, struct cost_params *cp)
 {
 	double tf = w->gpu_tflops > 0 ? w->gpu_tflops : calibrated_tflops;
-	int ret = gpu_profile_load(w->gpu_profile[0] ? w->gpu_profile : "h200", g);
+	char err[256];
+	int ret = gpu_profile_load(w->gpu_profile[0] ? w->gpu_profile : "h200", g, err,
+				   sizeof(err));
 
-	if (ret)
+	if (ret) {
+		log_err(LOG_WORKLOAD, "%s", err);
 		return ret;
+	}
 	if (tf > 0) {
 		/* a given GEMM rate is the 16-bit one; the other units keep their ratio */
 		double scale = tf / g->matrix_tflops[precision_matrix(w->precision)];
