@@ -138,7 +138,11 @@ static const struct value_case value_cases[] = {
 	{ "launch.timeout", "2d", -22, "bad duration" },
 	{ "launch.local_ranks", "8", 0, "8" },
 	{ "launch.local_ranks", "0", -34, "out of range (expected 1..1024)" },
-	{ "launch.local_ranks", "four", -22, "is not an integer" },
+	{ "launch.local_ranks", "four", -22, "is not an integer (expected 1..1024)" },
+	/* integer ranges whole, as `gradsync keys` prints them (they read 0..1e+06) */
+	{ "collective.warmup", "9999999999", -34, "out of range (expected 0..1000000)" },
+	{ "transport.gid_index", "x", -22, "is not an integer (expected auto, -1..255)" },
+	{ "gpu.profile", "h300", -2, "not a built-in row (h200, h100, a100, b200)" },
 	{ "transport.gid_index", "auto", 0, "auto" },
 	{ "transport.gid_index", "3", 0, "3" },
 	{ "transport.gid_index", "256", -34, "out of range" },

@@ -24,26 +24,18 @@ static bool bounded(const struct cfg_key *k)
 	return k->min <= k->max;
 }
 
+static void allowed_text(const struct cfg_key *k, char *buf, size_t len);
+
 static int check_bounds(const struct cfg_key *k, double v, const char *text, char *err,
 			size_t errlen)
 {
+	char allowed[80];
+
 	if (!bounded(k) || (v >= k->min && v <= k->max))
 		return 0;
-	if (k->type == CFG_SIZE || k->type == CFG_SIZES) {
-		char a[32], b[32];
-
-		snprintf(err, errlen, "%s is out of range (expected %s..%s)", text,
-			 units_fmt_size((uint64_t)k->min, a, sizeof(a)),
-			 units_fmt_size((uint64_t)k->max, b, sizeof(b)));
-	} else if (k->type == CFG_DURATION) {
-		char a[32], b[32];
-
-		snprintf(err, errlen, "%s is out of range (expected %s..%s)", text,
-			 units_fmt_duration((uint64_t)k->min, a, sizeof(a)),
-			 units_fmt_duration((uint64_t)k->max, b, sizeof(b)));
-	} else {
-		snprintf(err, errlen, "%s is out of range (expected %g..%g)", text, k->min, k->max);
-	}
+	/* the range as `gradsync keys` prints it: sizes and durations in units, integers whole */
+	allowed_text(k, allowed, sizeof(allowed));
+	snprintf(err, errlen, "%s is out of range (expected %s)", text, allowed);
 	return -ERANGE;
 }
 
@@ -293,8 +285,11 @@ static int value_set(struct cfg *c, const struct cfg_key *k, const char *value, 
 			return 0;
 		}
 		if (units_parse_int(value, &iv)) {
-			snprintf(err, errlen, "'%s' is not an integer (expected %s%g..%g)", value,
-				 int_has_auto(k) ? "auto or " : "", k->min, k->max);
+			char allowed[80];
+
+			allowed_text(k, allowed, sizeof(allowed));
+			snprintf(err, errlen, "'%s' is not an integer (expected %s)", value,
+				 allowed[0] ? allowed : "an integer");
 			return -EINVAL;
 		}
 		ret = check_bounds(k, (double)iv, value, err, errlen);
