@@ -52,6 +52,11 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 
 		if (!strcmp(o, "-h") || !strcmp(o, "--help"))
 			return 1;
+		if (o[0] != '-') {
+			fprintf(stderr, "gradsync rendezvous: unexpected argument '%s' (it takes options only, no experiment file)\n",
+				o);
+			return -EINVAL;
+		}
 		if (!v) {
 			fprintf(stderr, "gradsync rendezvous: %s needs a value\n", o);
 			return -EINVAL;

@@ -97,6 +97,11 @@ int cmd_report(int argc, char **argv)
 			snprintf(o.formats, sizeof(o.formats), "%s", optarg);
 			break;
 		case 'o':
+			if (!*optarg) { /* mkdir "" would fail only after the inputs were read */
+				fprintf(stderr, "gradsync report: --out '': expected a directory "
+						"('.' for the working directory)\n");
+				return GS_EXIT_USAGE;
+			}
 			out = optarg;
 			break;
 		case 'm':

@@ -384,14 +384,23 @@ static int detect_flags(const struct launch_flags *f, struct launch_info *info)
 	return 0;
 }
 
+/* HOST:PORT with a host under 120 bytes and a port 1..65535 (the caller says what is wrong,
+ * in one line). */
 static bool rendezvous_valid(const char *s)
 {
-	const char *colon = strrchr(s, ':');
-	int port;
+	const char *colon = strrchr(s, ':'), *p;
+	long port = 0;
 
-	if (!colon || colon == s || (size_t)(colon - s) >= 120)
+	if (!colon || colon == s || (size_t)(colon - s) >= 120 || !colon[1])
 		return false;
-	return parse_dec("rendezvous port", colon + 1, 1, 65535, &port) == 0;
+	for (p = colon + 1; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		port = port * 10 + (*p - '0');
+		if (port > 65535)
+			return false;
+	}
+	return port >= 1;
 }
 
 /*
@@ -468,7 +477,8 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 	}
 	if (rdv) {
 		if (!rendezvous_valid(rdv)) {
-			log_err(LOG_LAUNCH, "%s=\"%s\": expected HOST:PORT", rdv_from, rdv);
+			log_err(LOG_LAUNCH, "%s=\"%s\": expected HOST:PORT, PORT 1..65535", rdv_from,
+				rdv);
 			return -EINVAL;
 		}
 		copy_str(info->rendezvous, sizeof(info->rendezvous), rdv);
