@@ -205,8 +205,10 @@ static void take_signals(struct bootstrap *b)
 		for (ssize_t i = 0; i < n; i++) {
 			if (c[i] == BS_WAKE_STOP)
 				continue;
-			snprintf(why, sizeof(why), "rank %d stopped by %s", b->rank,
-				 c[i] == SIGINT ? "SIGINT" : c[i] == SIGTERM ? "SIGTERM" : "a signal");
+			const char *abbrev = sigabbrev_np(c[i]);
+
+			snprintf(why, sizeof(why), "rank %d stopped by SIG%s", b->rank,
+				 abbrev ? abbrev : "?");
 			bs_raise_abort(b, b->rank, why, -1, true);
 		}
 	}

@@ -18,6 +18,7 @@
 
 #include "launch/launch.h"
 #include "util/log.h"
+#include "util/stopsig.h"
 #include "util/timeutil.h"
 
 extern char **environ;
@@ -25,7 +26,8 @@ extern char **environ;
 /* Time between SIGTERM and SIGKILL once survivors are being killed. */
 #define SPAWN_TERM_GRACE_NS 2000000000ull
 #define SPAWN_POLL_NS	    100000000ull
-/* After a forwarded Ctrl-C/SIGTERM, the ranks get this long before SIGKILL. */
+/* After a forwarded stop signal (Ctrl-C, SIGTERM, SIGHUP), the ranks get this long
+ * before SIGKILL. */
 #define SPAWN_INTERRUPT_GRACE_NS 700000000ull
 /* After a failure, ranks still alive this long are named; once rank 0 is gone, stopped. */
 #define SPAWN_LINGER_NS	    1000000000ull
@@ -132,8 +134,7 @@ static void child_exec(int rank, pid_t pgid, pid_t parent, int listen_fd, char *
 	if (rank == 0 && listen_fd > 0)
 		fcntl(listen_fd, F_SETFD, 0);
 	/* a background shell leaves SIGINT ignored: the forwarded one must stop the rank */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	stop_sigs_handle(SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	execve("/proc/self/exe", argv, envp);
 	_exit(127);
@@ -173,11 +174,11 @@ static struct timespec ns_to_ts(uint64_t ns)
 }
 
 /*
- * Reap until every rank is gone. SIGCHLD/SIGINT/SIGTERM are blocked by the caller and
- * taken here with sigtimedwait. A failure starts the kill clock: timeout_ns, SIGTERM,
- * then SIGKILL. SIGINT/SIGTERM are forwarded to the process group and the ranks get
- * SPAWN_INTERRUPT_GRACE_NS before SIGKILL (the user wants the run stopped, now); a
- * second one sends SIGKILL at once. *signo: the first such signal, else 0.
+ * Reap until every rank is gone. SIGCHLD and the stop signals (util/stopsig.h) are
+ * blocked by the caller and taken here with sigtimedwait. A failure starts the kill
+ * clock: timeout_ns, SIGTERM, then SIGKILL. A stop signal is forwarded to the process
+ * group and the ranks get SPAWN_INTERRUPT_GRACE_NS before SIGKILL (the user wants the
+ * run stopped, now); a second one sends SIGKILL at once. *signo: the first such signal, else 0.
  */
 static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_ns,
 		      const sigset_t *set, int *signo)
@@ -253,16 +254,14 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 		struct timespec ts = ns_to_ts(GS_MAX(wait, 1000000ull));
 		int sig = sigtimedwait(set, NULL, &ts);
 
-		if ((sig == SIGINT || sig == SIGTERM) && *signo) {
-			log_warn(LOG_LAUNCH, "got %s again: killing ranks %s (SIGKILL)",
-				 sig == SIGINT ? "SIGINT" : "SIGTERM",
-				 rank_list(r, n, list, sizeof(list)));
+		if (stop_sig_is(sig) && *signo) {
+			log_warn(LOG_LAUNCH, "got SIG%s again: killing ranks %s (SIGKILL)",
+				 sigabbrev_np(sig), rank_list(r, n, list, sizeof(list)));
 			killpg(pgid, SIGKILL);
 			killed = true;
-		} else if (sig == SIGINT || sig == SIGTERM) {
-			log_warn(LOG_LAUNCH, "got %s, forwarding it to ranks %s",
-				 sig == SIGINT ? "SIGINT" : "SIGTERM",
-				 rank_list(r, n, list, sizeof(list)));
+		} else if (stop_sig_is(sig)) {
+			log_warn(LOG_LAUNCH, "got SIG%s, forwarding it to ranks %s",
+				 sigabbrev_np(sig), rank_list(r, n, list, sizeof(list)));
 			*signo = sig;
 			killpg(pgid, sig);
 			/* the forwarded signal is the polite stage: SIGKILL follows soon */
@@ -313,14 +312,12 @@ int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, c
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	stop_sigs_set(&set, false);
 	pthread_sigmask(SIG_BLOCK, &set, &old_mask);
 	/* the ranks take the forwarded signals even when our caller keeps them blocked */
 	child_mask = old_mask;
 	sigdelset(&child_mask, SIGCHLD);
-	sigdelset(&child_mask, SIGINT);
-	sigdelset(&child_mask, SIGTERM);
+	stop_sigs_set(&child_mask, true);
 	/* SIG_IGN on SIGCHLD would auto-reap the ranks and hide their exit status. */
 	sigaction(SIGCHLD, &dfl, &old_chld);
 	for (int i = 0; i < nranks; i++) {

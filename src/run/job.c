@@ -21,6 +21,7 @@
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/rand.h"
+#include "util/stopsig.h"
 
 int run_job_token(const struct launch_opts *o, const char *flag, char *token, size_t len)
 {
@@ -79,18 +80,18 @@ static bool may_use_shm(const struct experiment *exp)
 	return false;
 }
 
-/* A Ctrl-C or SIGTERM that arrived between two cases (both are blocked while we drive). */
+/* A stop signal (util/stopsig.h) that arrived between two cases (blocked while we drive). */
 static int pending_stop(const sigset_t *stop)
 {
 	struct timespec zero = {0, 0};
 	int sig = sigtimedwait(stop, NULL, &zero);
 
-	return sig == SIGINT || sig == SIGTERM ? sig : 0;
+	return stop_sig_is(sig) ? sig : 0;
 }
 
 /*
- * No launcher: spawn each case's ranks on this host, one job per case. SIGINT/SIGTERM
- * (blocked by the caller, in `stop`) end the run: the spawner forwards it and kills the
+ * No launcher: spawn each case's ranks on this host, one job per case. A stop signal
+ * (blocked by the caller, in `stop`) ends the run: the spawner forwards it and kills the
  * case's ranks within a second, no further case starts, oc says what ran.
  */
 static int drive_local(const struct experiment *exp, const struct run_job_args *a, const char *dir,
@@ -254,8 +255,7 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 
 		/* taken with sigtimedwait while driving; afterwards a new Ctrl-C kills at once */
 		sigemptyset(&stop);
-		sigaddset(&stop, SIGINT);
-		sigaddset(&stop, SIGTERM);
+		stop_sigs_set(&stop, false);
 		pthread_sigmask(SIG_BLOCK, &stop, &old);
 		oc.ncases = 0;
 		ret = drive_local(exp, a, dir, argc, argv, &stop, &oc);
@@ -272,7 +272,7 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 		if (st && code == GS_EXIT_OK)
 			code = st;
 	}
-	if (oc.signo) /* as a shell reports a command a signal stopped: 130, 143 */
+	if (oc.signo) /* as a shell reports a command a signal stopped: 129, 130, 143 */
 		code = 128 + oc.signo;
 out:
 	if (*tmpfile)

@@ -19,6 +19,7 @@
 #include "util/fdlimit.h"
 #include "util/log.h"
 #include "util/rand.h"
+#include "util/stopsig.h"
 
 static void read_boot_id(char *out, size_t len)
 {
@@ -299,8 +300,8 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
 
 /*
  * A rank under a launcher (srun, mpirun: they forward Ctrl-C to every rank) stops the
- * job through the bootstrap on the first SIGINT/SIGTERM, so rank 0 still writes the
- * report of what ran; a second one kills at once. Process-wide by nature: the handler
+ * job through the bootstrap on the first stop signal (util/stopsig.h), so rank 0 still
+ * writes the report of what ran; a second one kills at once. Process-wide by nature: the handler
  * can reach nothing else. Spawned ranks keep the default action: the driver reports.
  */
 static int stop_fd = -1;
@@ -323,18 +324,13 @@ static void on_stop_signal(int sig)
 
 static void stop_signals_catch(struct bootstrap *bs)
 {
-	struct sigaction sa = {.sa_handler = on_stop_signal};
-
 	stop_fd = bootstrap_signal_fd(bs);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop_sigs_handle(on_stop_signal);
 }
 
 static void stop_signals_release(void)
 {
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	stop_sigs_handle(SIG_DFL);
 	stop_fd = -1;
 }
 
