@@ -167,41 +167,38 @@ done
 
 # Bad input is one line on stderr: a trace error printed its reason, then "model 'trace':
 # Invalid argument"; a rendezvous port of 0 two lines; a bad profile file passed `check`.
-one_line() { # one_line DESC
-	[ "$(wc -l <"$T/err")" -eq 1 ] || { echo "FAIL: $1: stderr is not one line:"; cat "$T/err"; fails=$((fails + 1)); }
+usage_err() { # usage_err DESC TEXT CMD...: exit 2 and TEXT as the one line on stderr
+	desc=$1 text=$2
+	shift 2
+	check "$desc" 2 timeout 20 "$@"
+	expect_err "$desc" "$text"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || { echo "FAIL: $desc: stderr is not one line:"; cat "$T/err"; fails=$((fails + 1)); }
 }
 printf 'gradsync_op_trace 1\nbogus line\n' >"$T/bad.trace"
 printf '[workload]\nmodel = trace\nop_trace = %s\n' "$T/bad.trace" >"$T/badtrace.ini"
-check "check bad trace" 2 timeout 20 "$G" check "$T/badtrace.ini"
-expect_err "check bad trace" "badtrace.ini: case base: workload: $T/bad.trace:2: bad bogus line"
-one_line "check bad trace"
-check "plan bad trace" 2 timeout 20 "$G" plan --model trace --op-trace "$T/bad.trace"
-expect_err "plan bad trace" "bad.trace:2: bad bogus line"
-one_line "plan bad trace"
+usage_err "check bad trace" "badtrace.ini: case base: workload: $T/bad.trace:2: bad bogus line" \
+	"$G" check "$T/badtrace.ini"
+usage_err "plan bad trace" "bad.trace:2: bad bogus line" \
+	"$G" plan --model trace --op-trace "$T/bad.trace"
 printf 'gradsync_op_trace 1\nparam a 4\nfwd 5 x\nbwd 3 y b\n' >"$T/undecl.trace"
-check "plan trace undeclared" 2 timeout 20 "$G" plan --model trace --op-trace "$T/undecl.trace"
-expect_err "plan trace undeclared" "bwd y: parameter b not declared"
-one_line "plan trace undeclared"
+usage_err "plan trace undeclared" "bwd y: parameter b not declared" \
+	"$G" plan --model trace --op-trace "$T/undecl.trace"
 printf 'hbm_gbps = 100\nfoo\n' >"$T/bad.profile"
 printf '[workload]\nmodel = resnet18\n[gpu]\nprofile = %s\n' "$T/bad.profile" >"$T/badprof.ini"
-check "check bad profile" 2 timeout 20 "$G" check "$T/badprof.ini"
-expect_err "check bad profile" "badprof.ini:4: gpu.profile: $T/bad.profile:2: expected 'key = value', got 'foo'"
-one_line "check bad profile"
-check "plan bad profile" 2 timeout 20 "$G" plan --model resnet18 --gpu-profile "$T/bad.profile"
-one_line "plan bad profile"
-check "gpu --profile bad --write" 2 timeout 20 "$G" gpu --profile "$T/bad.profile" --write "$T/p.out"
-expect_err "gpu --profile bad --write" "gradsync gpu: $T/bad.profile:2: expected 'key = value'"
-one_line "gpu --profile bad --write"
+usage_err "check bad profile" "badprof.ini:4: gpu.profile: $T/bad.profile:2: expected 'key = value', got 'foo'" \
+	"$G" check "$T/badprof.ini"
+usage_err "plan bad profile" "bad.profile:2: expected 'key = value', got 'foo'" \
+	"$G" plan --model resnet18 --gpu-profile "$T/bad.profile"
+usage_err "gpu --profile bad --write" "gradsync gpu: $T/bad.profile:2: expected 'key = value'" \
+	"$G" gpu --profile "$T/bad.profile" --write "$T/p.out"
 for port in 0 99999 x ''; do
-	check "rendezvous port '$port'" 2 timeout 20 "$G" rendezvous --rendezvous "localhost:$port" --rank 0 --world-size 2
-	expect_err "rendezvous port '$port'" "--rendezvous=\"localhost:$port\": expected HOST:PORT, PORT 1..65535"
-	one_line "rendezvous port '$port'"
+	usage_err "rendezvous port '$port'" "--rendezvous=\"localhost:$port\": expected HOST:PORT, PORT 1..65535" \
+		"$G" rendezvous --rendezvous "localhost:$port" --rank 0 --world-size 2
 done
 check "rendezvous positional" 2 timeout 20 "$G" rendezvous --local-ranks 2 exp.ini
 expect_err "rendezvous positional" "gradsync rendezvous: unexpected argument 'exp.ini'"
-check "report --out ''" 2 timeout 20 "$G" report --out '' tests/fixtures/reports/tcp_shm.json
-expect_err "report --out ''" "gradsync report: --out '': expected a directory ('.' for the working directory)"
-one_line "report --out ''"
+usage_err "report --out ''" "gradsync report: --out '': expected a directory ('.' for the working directory)" \
+	"$G" report --out '' tests/fixtures/reports/tcp_shm.json
 
 # The README's key reference is generated from the same table.
 "$G" keys --markdown >"$T/keys.md"
