@@ -9,6 +9,10 @@
  *     cudaHostRegister; 8..32 slots; an event per piece or per batch of pieces; batches
  *     issued with cudaMemcpyBatchAsync; the H2D stream at high priority; the whole
  *     pipeline captured once into a CUDA graph and replayed.
+ *   - `staged_sweep thp`: host memory on 2 MiB pages (transparent huge pages, madvise, then
+ *     cudaHostRegister) for the ceilings and the batched pipeline beside cudaHostAlloc's:
+ *     whether the loss with both directions at once is the IOMMU's page walks (one
+ *     translation per 4 KiB page) rather than the link.
  * Timed with CUDA events, median of 5 after a warm-up; every pipeline's output compared
  * with its input on the GPU. Prints "variant GB/s ratio" lines, a table last.
  *   nvcc -O3 -std=c++17 -arch=sm_90 tests/gpu/staged_sweep.cu -o staged_sweep
@@ -23,13 +27,15 @@
 #include <cstring>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "sweep_check.h"
 
 static const size_t TOTAL = 1ull << 30, PIECE = 1ull << 20;
 static const int NPIECES = (int)(TOTAL / PIECE), REPS = 5, MAX_SLOTS = 64;
 
-enum ring_kind { RING_HOSTALLOC, RING_WC, RING_REGISTER };
-static const char *const ring_names[] = { "hostalloc", "hostalloc-wc", "register" };
+enum ring_kind { RING_HOSTALLOC, RING_WC, RING_REGISTER, RING_THP };
+static const char *const ring_names[] = { "hostalloc", "hostalloc-wc", "register", "thp" };
 
 __global__ void fill(uint32_t *p, size_t n, uint32_t seed)
 {
@@ -188,9 +194,12 @@ static char *ring_alloc(ring_kind k, size_t bytes)
 {
 	void *p = nullptr;
 
-	if (k == RING_REGISTER) {
+	if (k == RING_REGISTER || k == RING_THP) {
 		if (posix_memalign(&p, 1 << 21, bytes))
 			exit(1);
+		/* before the first touch: the pages are born huge */
+		if (k == RING_THP && madvise(p, bytes, MADV_HUGEPAGE))
+			perror("madvise MADV_HUGEPAGE");
 		memset(p, 0, bytes);
 		CK(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
 	} else {
@@ -203,7 +212,7 @@ static char *ring_alloc(ring_kind k, size_t bytes)
 
 static void ring_free(ring_kind k, char *p)
 {
-	if (k == RING_REGISTER) {
+	if (k == RING_REGISTER || k == RING_THP) {
 		CK(cudaHostUnregister(p));
 		free(p);
 	} else {
@@ -252,8 +261,23 @@ static void run_graph(ctx &c, int slots)
 	ring_free(RING_HOSTALLOC, ring);
 }
 
-int main(void)
+static long anon_huge_kib(void)
 {
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+int main(int argc, char **argv)
+{
+	bool thp = argc > 1 && !strcmp(argv[1], "thp");
 	ctx c;
 	cudaDeviceProp p;
 	int lo, hi;
@@ -264,10 +288,11 @@ int main(void)
 	CK(cudaMalloc(&c.src, TOTAL));
 	CK(cudaMalloc(&c.dst, TOTAL));
 	CK(cudaMalloc(&c.bad, sizeof(*c.bad)));
-	CK(cudaHostAlloc(&c.pa, TOTAL, cudaHostAllocDefault));
-	CK(cudaHostAlloc(&c.pb, TOTAL, cudaHostAllocDefault));
-	memset(c.pa, 0, TOTAL);
-	memset(c.pb, 0, TOTAL);
+	printf("AnonHugePages before: %ld kB\n", anon_huge_kib());
+	c.pa = ring_alloc(thp ? RING_THP : RING_HOSTALLOC, TOTAL);
+	c.pb = ring_alloc(thp ? RING_THP : RING_HOSTALLOC, TOTAL);
+	printf("host ends of the plain copies: %s; AnonHugePages now: %ld kB\n",
+	       thp ? "thp" : "hostalloc", anon_huge_kib());
 	for (int i = 0; i < 4; i++)
 		CK(cudaStreamCreateWithFlags(&c.s[i], cudaStreamNonBlocking));
 	CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
@@ -322,6 +347,16 @@ int main(void)
 	       }));
 
 	/* the pipeline */
+	if (thp) {
+		for (int k = 0; k < 2; k++) {
+			run_pipeline(c, RING_THP, 8, 1, false, false);
+			run_pipeline(c, RING_HOSTALLOC, 8, 1, false, false);
+			run_pipeline(c, RING_THP, 32, 8, true, false);
+			run_pipeline(c, RING_HOSTALLOC, 32, 8, true, false);
+			run_pipeline(c, RING_THP, 64, 16, true, false);
+		}
+		goto table;
+	}
 	run_pipeline(c, RING_HOSTALLOC, 8, 1, false, false); /* today's gpu_bench shape */
 	run_pipeline(c, RING_HOSTALLOC, 16, 1, false, false);
 	run_pipeline(c, RING_HOSTALLOC, 32, 1, false, false);
@@ -336,6 +371,7 @@ int main(void)
 	run_graph(c, 16);
 	run_graph(c, 32);
 
+table:
 	printf("\n%-60s %9s %6s\n", "variant (1 GiB, 1 MiB pieces)", "GB/s", "ratio");
 	for (const result &r : results)
 		printf("%-60s %9.1f %5.2fx\n", r.name, r.gbs, r.gbs / base_gbs);
