@@ -41,48 +41,20 @@ static void usage(FILE *out)
 		     "environment: GRADSYNC_LOG=debug[,subsystem...] for more detail\n");
 }
 
-/* GRADSYNC_LOG=debug,transport,coll: level and subsystems of the logging family. */
-static void log_from_env(enum log_level *level, unsigned int *mask)
-{
-	static const struct {
-		const char *name;
-		unsigned int bit;
-	} subs[] = {
-		{ "main", LOG_MAIN }, { "config", LOG_CONFIG }, { "workload", LOG_WORKLOAD },
-		{ "coll", LOG_COLL }, { "transport", LOG_TRANSPORT }, { "gpu", LOG_GPU },
-		{ "topo", LOG_TOPO }, { "launch", LOG_LAUNCH }, { "report", LOG_REPORT },
-	};
-	const char *env = getenv("GRADSYNC_LOG");
-	char buf[256], *tok, *save = NULL;
-	unsigned int m = 0;
-	size_t i;
-
-	if (!env)
-		return;
-	snprintf(buf, sizeof(buf), "%s", env);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "debug"))
-			*level = LOG_DEBUG;
-		else if (!strcmp(tok, "info"))
-			*level = LOG_INFO;
-		else if (!strcmp(tok, "warn"))
-			*level = LOG_WARN;
-		for (i = 0; i < ARRAY_SIZE(subs); i++)
-			if (!strcmp(tok, subs[i].name))
-				m |= subs[i].bit;
-	}
-	if (m)
-		*mask = m;
-}
-
 int main(int argc, char **argv)
 {
 	enum log_level level = LOG_INFO;
 	unsigned int mask = LOG_ALL;
+	char err[320];
 	int i = 1;
 	size_t v;
 
-	log_from_env(&level, &mask);
+	/* GRADSYNC_LOG=debug,transport,coll: level and subsystems of the logging family */
+	if (getenv("GRADSYNC_LOG") &&
+	    log_spec_parse(getenv("GRADSYNC_LOG"), &level, &mask, err, sizeof(err))) {
+		fprintf(stderr, "gradsync: GRADSYNC_LOG=%s: %s\n", getenv("GRADSYNC_LOG"), err);
+		return GS_EXIT_USAGE;
+	}
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		/* the environment carries the level to the ranks gradsync spawns */
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {

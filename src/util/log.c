@@ -1,7 +1,9 @@
 /* The logging family: level/subsystem filter, rank prefix, one write per line. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -17,6 +19,69 @@ static char first_error[LOG_FIRST_ERROR_LEN];
 static const char *const log_level_names[] = {
 	[LOG_ERR] = "error", [LOG_WARN] = "warning", [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
 };
+
+/* GRADSYNC_LOG's words: the levels, then the subsystems (one table for parsing and the error). */
+static const struct {
+	const char *name;
+	unsigned int bit;
+} log_subsys_names[] = {
+	{ "main", LOG_MAIN }, { "config", LOG_CONFIG }, { "workload", LOG_WORKLOAD },
+	{ "coll", LOG_COLL }, { "transport", LOG_TRANSPORT }, { "gpu", LOG_GPU },
+	{ "topo", LOG_TOPO }, { "launch", LOG_LAUNCH }, { "report", LOG_REPORT },
+};
+static const struct {
+	const char *name;
+	enum log_level level;
+} log_spec_levels[] = {
+	{ "error", LOG_ERR }, { "warn", LOG_WARN }, { "info", LOG_INFO }, { "debug", LOG_DEBUG },
+};
+
+int log_spec_parse(const char *spec, enum log_level *level, unsigned int *mask, char *err,
+		   size_t errlen)
+{
+	char buf[256], *tok, *save = NULL;
+	unsigned int m = 0;
+	size_t i, n = 0;
+
+	if (strlen(spec) >= sizeof(buf)) {
+		snprintf(err, errlen, "longer than %zu bytes", sizeof(buf) - 1);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		bool known = false;
+
+		for (i = 0; i < ARRAY_SIZE(log_spec_levels) && !known; i++) {
+			if (!strcasecmp(tok, log_spec_levels[i].name)) {
+				*level = log_spec_levels[i].level;
+				known = true;
+			}
+		}
+		for (i = 0; i < ARRAY_SIZE(log_subsys_names) && !known; i++) {
+			if (!strcasecmp(tok, log_subsys_names[i].name)) {
+				m |= log_subsys_names[i].bit;
+				known = true;
+			}
+		}
+		if (known)
+			continue;
+		n = (size_t)snprintf(err, errlen, "unknown word '%s' (expected a level:", tok);
+		for (i = 0; i < ARRAY_SIZE(log_spec_levels) && n < errlen; i++)
+			n += (size_t)snprintf(err + n, errlen - n, "%s %s", i ? "," : "",
+					      log_spec_levels[i].name);
+		if (n < errlen)
+			n += (size_t)snprintf(err + n, errlen - n, "; and subsystems:");
+		for (i = 0; i < ARRAY_SIZE(log_subsys_names) && n < errlen; i++)
+			n += (size_t)snprintf(err + n, errlen - n, "%s %s", i ? "," : "",
+					      log_subsys_names[i].name);
+		if (n < errlen)
+			snprintf(err + n, errlen - n, ")");
+		return -EINVAL;
+	}
+	if (m)
+		*mask = m;
+	return 0;
+}
 
 void log_setup(enum log_level level, unsigned int subsys_mask)
 {

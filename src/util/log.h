@@ -29,6 +29,13 @@ enum log_subsys {
 	LOG_ALL = 0xffffffffu,
 };
 
+/*
+ * GRADSYNC_LOG's value ("debug,transport,coll"): a level and the subsystems whose debug and
+ * info lines show (all when none is named). 0, or -EINVAL with err naming the unknown word
+ * and the words there are; *level and *mask keep what they held for what is not said.
+ */
+int log_spec_parse(const char *spec, enum log_level *level, unsigned int *mask, char *err,
+		   size_t errlen);
 /* Set from main() only: --verbose/-q and GRADSYNC_LOG=debug,transport. */
 void log_setup(enum log_level level, unsigned int subsys_mask);
 /* Prefix every message with "rank N:" from now on (-1 clears it). */
