@@ -254,8 +254,11 @@ static int detect_slurm(struct launch_info *info)
 	 * process would wait for ranks nobody starts (sbatch), or run local ranks beside
 	 * the allocation (salloc). Say so now rather than after the timeout.
 	 */
-	if (job && !step && !getenv("SLURM_STEPID") &&
-	    env_int("SLURM_NTASKS", 1, INT_MAX, &ntasks) > 0 && ntasks > 1) {
+	ret = job && !step && !getenv("SLURM_STEPID") ? env_int("SLURM_NTASKS", 1, INT_MAX, &ntasks)
+						       : 0;
+	if (ret < 0) /* said once, here: parse_vars would read it again */
+		return ret;
+	if (ret > 0 && ntasks > 1) {
 		log_err(LOG_LAUNCH, "inside Slurm job %s (%d tasks) but not in a job step (an sbatch script or salloc shell): start the ranks with 'srun gradsync run FILE.ini'; for local ranks on this node instead, run with SLURM_JOB_ID unset",
 			job, ntasks);
 		return -EINVAL;
