@@ -39,7 +39,7 @@ static void rdv_usage(FILE *out)
 		     "[--iters N]\n"
 		     "                            [--rank R --world-size N] [--rendezvous HOST:PORT] "
 		     "[--token STR]\n"
-		     "Starts or joins a job (Slurm, Open MPI, PMIx, torchrun, flags, or N local\n"
+		     "Starts or joins a job (Slurm, Open MPI, PMIx, PMI, torchrun, flags, or N local\n"
 		     "ranks), connects every rank to rank 0 and prints where each rank runs and\n"
 		     "the bootstrap's barrier/allgather latency. Exit 0 when every rank took part.\n");
 }

@@ -24,7 +24,8 @@ static void run_usage(FILE *f)
 		"  --replay REPORT       rerun the exact experiment recorded in a report\n"
 		"  --rank R --world-size N --rendezvous HOST:PORT [--token T]\n"
 		"                        join a job started by hand (one command per rank)\n"
-		"Launchers detected from the environment: Slurm, Open MPI, PMIx, torchrun.\n");
+		"Launchers detected from the environment: Slurm, Open MPI, PMIx, PMI (Hydra,\n"
+		"PALS), torchrun.\n");
 }
 
 static int parse_args(int argc, char **argv, struct run_job_args *a)

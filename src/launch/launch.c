@@ -323,6 +323,23 @@ static int detect_pmix(struct launch_info *info)
 }
 
 /*
+ * MPICH's and Intel MPI's Hydra (mpiexec) and Cray PALS: PMI_RANK and PMI_SIZE, the local
+ * rank from MPI_LOCALRANKID / MPI_LOCALNRANKS (Hydra) or PMI_LOCAL_RANK / PMI_LOCAL_SIZE
+ * (PALS). Neither exports a job id the ranks share, so no port can be derived from one:
+ * such a job names its rendezvous (launch_detect says so), even on one host.
+ */
+static int detect_pmi(struct launch_info *info)
+{
+	struct launch_vars v = {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"};
+
+	if (!getenv("MPI_LOCALRANKID") && getenv("PMI_LOCAL_RANK")) {
+		v.local_rank = "PMI_LOCAL_RANK";
+		v.local_size = "PMI_LOCAL_SIZE";
+	}
+	return parse_vars(&v, info);
+}
+
+/*
  * torchrun's elastic agent keeps its own TCPStore on MASTER_PORT for the whole job,
  * so gradsync's rendezvous uses the port just above it.
  */
@@ -348,16 +365,18 @@ static int detect_torchrun(struct launch_info *info)
 struct launcher {
 	const char *name;
 	int (*detect)(struct launch_info *info);
+	bool no_job_id; /* nothing names the job: its ranks cannot derive a common port */
 };
 
 /* The environment launchers, in the order they are trusted. */
 /* clang-format off */
 static const struct launcher launchers[] = {
-	{"local",    detect_gradsync},
-	{"slurm",    detect_slurm},
-	{"openmpi",  detect_openmpi},
-	{"pmix",     detect_pmix},
-	{"torchrun", detect_torchrun},
+	{"local",    detect_gradsync, false},
+	{"slurm",    detect_slurm,    false},
+	{"openmpi",  detect_openmpi,  false},
+	{"pmix",     detect_pmix,     false},
+	{"pmi",      detect_pmi,      true},
+	{"torchrun", detect_torchrun, false},
 };
 /* clang-format on */
 
@@ -445,6 +464,7 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 		  struct launch_info *info)
 {
 	const char *rdv = NULL, *rdv_from = NULL;
+	bool no_job_id = false;
 	int ret = -ENOENT;
 
 	memset(info, 0, sizeof(*info));
@@ -454,8 +474,10 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 	for (size_t i = 0; ret == -ENOENT && i < ARRAY_SIZE(launchers); i++) {
 		memset(info, 0, sizeof(*info));
 		ret = launchers[i].detect(info);
-		if (!ret)
+		if (!ret) {
 			copy_str(info->launcher, sizeof(info->launcher), launchers[i].name);
+			no_job_id = launchers[i].no_job_id;
+		}
 	}
 	if (ret)
 		return ret;
@@ -491,6 +513,14 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 				"%s launch over %d hosts: no rendezvous known, set "
 				"--rendezvous or GRADSYNC_RENDEZVOUS=HOST:PORT",
 				info->launcher, GS_DIV_ROUND_UP(info->nranks, info->local_nranks));
+			return -EINVAL;
+		}
+		if (no_job_id && info->nranks > 1) {
+			log_err(LOG_LAUNCH,
+				"%s launch of %d ranks: the launcher names no job, so its ranks "
+				"cannot pick a port together; set GRADSYNC_RENDEZVOUS=HOST:PORT "
+				"(rank 0's host; 127.0.0.1:PORT on one host) or --rendezvous",
+				info->launcher, info->nranks);
 			return -EINVAL;
 		}
 		/* All ranks on this host: loopback, port derived from the job id. */

@@ -29,7 +29,7 @@ struct launch_info {
 	int nranks;
 	int local_rank;
 	int local_nranks;
-	char launcher[16];        /* "local", "slurm", "openmpi", "pmix", "torchrun", "flags" */
+	char launcher[16];        /* "local", "slurm", "openmpi", "pmix", "pmi", "torchrun", "flags" */
 	char job_id[64];
 	char rendezvous[128];     /* HOST:PORT */
 	char token[LAUNCH_TOKEN_MAX + 1]; /* the job's secret; never printed, never written */

@@ -197,6 +197,11 @@ for port in 0 99999 x ''; do
 done
 check "rendezvous positional" 2 timeout 20 "$G" rendezvous --local-ranks 2 exp.ini
 expect_err "rendezvous positional" "gradsync rendezvous: unexpected argument 'exp.ini'"
+# GRADSYNC_LOG with a word it does not know was ignored without a word (no debug lines)
+usage_err "GRADSYNC_LOG typo" \
+	"gradsync: GRADSYNC_LOG=debug,transprt: unknown word 'transprt' (expected a level: error, warn, info, debug; and subsystems: main," \
+	env GRADSYNC_LOG=debug,transprt "$G" keys
+check "GRADSYNC_LOG any case" 0 env GRADSYNC_LOG=DEBUG,Coll "$G" keys
 usage_err "report --out ''" "gradsync report: --out '': expected a directory ('.' for the working directory)" \
 	"$G" report --out '' tests/fixtures/reports/tcp_shm.json
 

@@ -40,6 +40,23 @@ check "flags rank 0" 0 "$G" rendezvous --rank 0 --world-size 2 --rendezvous 127.
 wait $! || { echo "FAIL: flags rank 1"; cat "$T/r1"; fails=$((fails + 1)); }
 expect "flags" out "2 ranks via flags"
 
+# Two ranks as MPICH's or Intel MPI's Hydra starts them (PMI_RANK, PMI_SIZE,
+# MPI_LOCALRANKID): no job id to derive a port from, so without a rendezvous each stops
+# at once saying to set one; with GRADSYNC_RENDEZVOUS they meet.
+check "pmi without rendezvous" 2 env PMI_RANK=0 PMI_SIZE=2 MPI_LOCALRANKID=0 \
+	MPI_LOCALNRANKS=2 GRADSYNC_TOKEN=t "$G" rendezvous --iters 5
+expect "pmi without rendezvous" err "pmi launch of 2 ranks: the launcher names no job"
+for r in 1 0; do
+	PMI_RANK=$r PMI_SIZE=2 MPI_LOCALRANKID=$r MPI_LOCALNRANKS=2 GRADSYNC_TOKEN=t \
+		GRADSYNC_RENDEZVOUS=127.0.0.1:$((port + 3)) timeout 20 "$G" rendezvous --iters 5 \
+		>"$T/pmi$r" 2>&1 &
+	eval pmi$r=\$!
+done
+wait $pmi0 || { echo "FAIL: pmi rank 0"; cat "$T/pmi0"; fails=$((fails + 1)); }
+wait $pmi1 || { echo "FAIL: pmi rank 1"; cat "$T/pmi1"; fails=$((fails + 1)); }
+cp "$T/pmi0" "$T/out"
+expect "pmi" out "2 ranks via pmi"
+
 # Rank 0 alone: the timeout names the rank that never came.
 check "missing rank" 1 "$G" rendezvous --rank 0 --world-size 3 --token t \
 	--rendezvous 127.0.0.1:$((port + 1)) --timeout 1s
