@@ -222,6 +222,9 @@ int run_rank_case(struct run_rank *rr)
 	}
 	/* before anything opens: a rank with another case would only time out later */
 	ret = run_rank_agree(rr);
+	/* after agree: every rank of the case is here, none holds its buffers yet */
+	if (!ret)
+		ret = run_memfit_check(rr);
 	if (!ret)
 		ret = run_gpu_case_open(rr);
 	if (!ret)

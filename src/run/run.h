@@ -8,8 +8,8 @@
  * connection), dbuf.c (a case's buffers), bench.c (size sweep, point-to-point),
  * workload.c + wl_gpu.c (the DDP workload), result.c (statistics of a size), links.c
  * (per-link waits), report.c (report.json and the other formats), env.c (fingerprint of
- * the node), agree.c (do all ranks run the same case?). cmd/cmd_run.c only parses the
- * command line.
+ * the node), agree.c (do all ranks run the same case?), memfit.c (do the buffers fit in
+ * memory?). cmd/cmd_run.c only parses the command line.
  */
 #ifndef GS_RUN_RUN_H
 #define GS_RUN_RUN_H
@@ -251,6 +251,19 @@ const char *run_node_reduce_isa(void);
 
 /* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */
 int run_rank_case(struct run_rank *rr);
+/*
+ * memfit.c: the host bytes one rank of case c allocates for its data buffers, touched at
+ * setup (a lower bound: transport rings and scratch left out; 0 for GPU buffers, whose
+ * host mirrors depend on the path chosen later).
+ */
+uint64_t run_case_host_bytes(const struct exp_case *c);
+/* Do nranks buffers of per_rank bytes fit in avail? (pure) */
+bool run_memfit(uint64_t per_rank, int nranks, uint64_t avail);
+/*
+ * At a case's start, on every rank: -ENOMEM with one line when the ranks sharing this
+ * machine's kernel need more for their buffers than its MemAvailable, else 0.
+ */
+int run_memfit_check(struct run_rank *rr);
 /*
  * Collective, at the start of each case: 0 when every rank's keys marked
  * same_on_all_ranks (config/keys.h) hold rank 0's values for this case; else -EINVAL

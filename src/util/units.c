@@ -158,6 +158,20 @@ char *units_fmt_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+char *units_fmt_size_approx(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const sfx[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	size_t i = 0;
+
+	while (i + 1 < ARRAY_SIZE(sfx) && v >= 1024) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.3g%s" : "%.0f%s", v, sfx[i]);
+	return buf;
+}
+
 char *units_fmt_duration(uint64_t ns, char *buf, size_t len)
 {
 	static const struct {

@@ -17,6 +17,8 @@ int units_parse_double(const char *s, double *v);
 
 /* Shortest exact binary form: 65536 -> "64KiB", 1000 -> "1000B"; returns buf. */
 char *units_fmt_size(uint64_t bytes, char *buf, size_t len);
+/* A size to read, 3 significant digits: 24819712000 -> "23.1GiB", 1000 -> "1000B". */
+char *units_fmt_size_approx(uint64_t bytes, char *buf, size_t len);
 /* Human form with 3 significant digits: "1.50ms", "250us". */
 char *units_fmt_duration(uint64_t ns, char *buf, size_t len);
 

@@ -66,9 +66,8 @@ const struct model_info *model_find(const char *name)
 	return NULL;
 }
 
-/* Build w's model into out; on failure out is freed and err says why (nothing logged). */
-static int model_build_quiet(const struct workload_opts *w, struct tensor_list *out, char *err,
-			     size_t errlen)
+int model_build_err(const struct workload_opts *w, struct tensor_list *out, char *err,
+		    size_t errlen)
 {
 	const struct model_info *m = model_find(w->model);
 	int ret;
@@ -97,7 +96,7 @@ static int model_build_quiet(const struct workload_opts *w, struct tensor_list *
 int model_build(const struct workload_opts *w, struct tensor_list *out)
 {
 	char err[sizeof(out->why)];
-	int ret = model_build_quiet(w, out, err, sizeof(err));
+	int ret = model_build_err(w, out, err, sizeof(err));
 
 	if (ret)
 		log_err(LOG_WORKLOAD, "%s", err);
@@ -107,7 +106,7 @@ int model_build(const struct workload_opts *w, struct tensor_list *out)
 int model_check(const struct workload_opts *w, char *err, size_t errlen)
 {
 	struct tensor_list tl;
-	int ret = model_build_quiet(w, &tl, err, errlen);
+	int ret = model_build_err(w, &tl, err, errlen);
 
 	if (!ret)
 		tensor_list_free(&tl);

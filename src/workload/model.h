@@ -35,6 +35,9 @@ const struct model_info *model_find(const char *name);
 
 /* Look w->model up and build it; -ENOENT for an unknown name. A refusal is logged once. */
 int model_build(const struct workload_opts *w, struct tensor_list *out);
+/* The same, nothing logged: on failure out is freed and err says why. */
+int model_build_err(const struct workload_opts *w, struct tensor_list *out, char *err,
+		    size_t errlen);
 /*
  * What `check` asks: would model_build() accept w? Builds and frees the model; 0, or
  * -errno with the reason (the same words run logs) in err. Pure apart from memory.

@@ -144,5 +144,37 @@ PY
 else
 	echo "early failure: strace not installed, not checked"
 fi
+# Buffers past the machine's memory: 2 local ranks x (pristine + work) of 64 GiB are
+# refused before any is allocated, naming the arithmetic; the OOM killer used to choose.
+cat >"$T/mem.ini" <<INI
+[experiment]
+name = mem
+output_dir = $T/mem
+[collective]
+sizes = 4KiB, 64GiB
+iterations = 1
+[launch]
+local_ranks = 2
+timeout = 20s
+INI
+t0=$(date +%s)
+timeout 60 "$G" run "$T/mem.ini" >"$T/mem.out" 2>"$T/mem.err"
+st=$?
+took=$(($(date +%s) - t0))
+[ $st = 1 ] || { echo "FAIL: memory: exit $st, expected 1"; fails=$((fails + 1)); }
+grep -q "error: case base: 2 ranks on host .* need 256GiB for their buffers (128GiB each), .* available (MemAvailable): lower \[collective\] sizes or use fewer ranks per host" "$T/mem.err" ||
+	{ echo "FAIL: memory: no line with the arithmetic:"; cat "$T/mem.err"; fails=$((fails + 1)); }
+[ "$(grep -c 'need 256GiB' "$T/mem.err")" -le 3 ] || { echo "FAIL: memory: said by every rank"; fails=$((fails + 1)); }
+[ $took -le 15 ] || { echo "FAIL: memory: took ${took}s"; fails=$((fails + 1)); }
+d=$(ls -d "$T/mem"/mem-* | head -n 1)
+python3 - "$d" <<'PY' || { echo "FAIL: memory: report.json"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+c = r["cases"]
+assert r["status"] == "failed" and c[0]["status"] == "failed", (r["status"], c)
+assert "need 256GiB for their buffers" in c[0]["error"], c[0]["error"]
+PY
+echo "memory: 2 x 128 GiB refused in ${took}s, exit $st"
+
 [ $fails = 0 ] && echo "failures: kills detected and strangers refused"
 exit $((fails > 0))
