@@ -7,7 +7,9 @@
 #include "cmd/cmd.h"
 #include "config/experiment.h"
 #include "config/lint.h"
+#include "run/run.h"
 #include "util/common.h"
+#include "util/units.h"
 
 static void print_axes(const struct experiment *exp)
 {
@@ -46,6 +48,32 @@ static void print_base(const struct experiment *exp)
 	free(def);
 }
 
+/*
+ * Cases whose local ranks' buffers would not fit in this machine's memory now: warnings,
+ * as the file may be meant for other machines; run refuses such a case at its start.
+ */
+static void warn_memory(const struct experiment *exp, const char *path)
+{
+	uint64_t avail, per;
+	char a[32], b[32], t[32];
+
+	if (run_mem_available(&avail))
+		return;
+	for (size_t i = 0; i < exp->ncases; i++) {
+		const struct exp_case *c = &exp->cases[i];
+		int n = c->cfg.launch.local_ranks;
+
+		per = run_case_host_bytes(c);
+		if (!per || run_memfit(per, n, avail))
+			continue;
+		fprintf(stderr, "%s: warning: case %zu (%s): %d local rank%s need %s for their buffers (%s each), this machine has %s available (MemAvailable): run would stop it here\n",
+			path, i + 1, c->name, n, n == 1 ? "" : "s",
+			units_fmt_size_approx(per * (uint64_t)n, t, sizeof(t)),
+			units_fmt_size_approx(per, a, sizeof(a)),
+			units_fmt_size_approx(avail, b, sizeof(b)));
+	}
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct lint_result lint;
@@ -82,6 +110,7 @@ int cmd_check(int argc, char **argv)
 		experiment_delete(exp);
 		return GS_EXIT_USAGE;
 	}
+	warn_memory(exp, path);
 	printf("%s: experiment '%s', %zu case%s\n", path, exp->base.experiment.name, exp->ncases,
 	       exp->ncases == 1 ? "" : "s");
 	print_base(exp);

@@ -44,8 +44,7 @@ bool run_memfit(uint64_t per_rank, int nranks, uint64_t avail)
 	return (long double)per_rank * nranks <= (long double)avail;
 }
 
-/* MemAvailable of /proc/meminfo in bytes: what can be had without swapping. */
-static int mem_available(uint64_t *bytes)
+int run_mem_available(uint64_t *bytes)
 {
 	char line[128];
 	unsigned long long kib;
@@ -70,7 +69,7 @@ int run_memfit_check(struct run_rank *rr)
 	int here = 0, me = rr->li.rank, first = rr->kernel_of_rank[me];
 	char a[32], b[32], t[32], why[400];
 
-	if (!per_rank || mem_available(&avail))
+	if (!per_rank || run_mem_available(&avail))
 		return 0;
 	/* the ranks that share this kernel share its memory (rank.c's host exchange) */
 	for (int r = 0; r < rr->li.nranks; r++)

@@ -259,6 +259,8 @@ int run_rank_case(struct run_rank *rr);
 uint64_t run_case_host_bytes(const struct exp_case *c);
 /* Do nranks buffers of per_rank bytes fit in avail? (pure) */
 bool run_memfit(uint64_t per_rank, int nranks, uint64_t avail);
+/* This machine's MemAvailable (/proc/meminfo) in bytes: 0 or -errno. */
+int run_mem_available(uint64_t *bytes);
 /*
  * At a case's start, on every rank: -ENOMEM with one line when the ranks sharing this
  * machine's kernel need more for their buffers than its MemAvailable, else 0.

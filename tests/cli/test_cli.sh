@@ -205,6 +205,12 @@ check "GRADSYNC_LOG any case" 0 env GRADSYNC_LOG=DEBUG,Coll "$G" keys
 usage_err "report --out ''" "gradsync report: --out '': expected a directory ('.' for the working directory)" \
 	"$G" report --out '' tests/fixtures/reports/tcp_shm.json
 
+# check warns (exit 0: the file may be for another machine) of a case whose local ranks'
+# buffers exceed this machine's memory; run stops such a case (tests/engine/test_failures.sh)
+printf '[collective]\nsizes = 4KiB, 64GiB\n[launch]\nlocal_ranks = 2\n' >"$T/mem.ini"
+check "check memory" 0 "$G" check "$T/mem.ini"
+expect_err "check memory" "mem.ini: warning: case 1 (base): 2 local ranks need 256GiB for their buffers (128GiB each), this machine has"
+
 # The README's key reference is generated from the same table.
 "$G" keys --markdown >"$T/keys.md"
 sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' README.md | sed '1d;$d' >"$T/readme.md"
