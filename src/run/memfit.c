@@ -79,9 +79,11 @@ int run_memfit_check(struct run_rank *rr)
 	/* every rank here fails; the first one says why and stops the job with it, before
 	 * the others' vaguer "Cannot allocate memory" */
 	if (me == first) {
-		snprintf(why, sizeof(why), "case %s: %d rank%s on host %s need %s for their buffers (%s each), %s available (MemAvailable): %s",
+		snprintf(why, sizeof(why), "case %s: %d rank%s on host %s need%s %s for %s buffers (%s each), %s available (MemAvailable): %s",
 			 rr->ecase->name, here, here == 1 ? "" : "s", rr->hosts[me].hostname,
+			 here == 1 ? "s" : "",
 			 units_fmt_size_approx(per_rank * (uint64_t)here, t, sizeof(t)),
+			 here == 1 ? "its" : "their",
 			 units_fmt_size_approx(per_rank, a, sizeof(a)),
 			 units_fmt_size_approx(avail, b, sizeof(b)),
 			 strcmp(rr->ecase->cfg.workload.model, "none")
