@@ -146,6 +146,8 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 			log_err(LOG_MAIN, "case %s failed (exit status %d)", exp->cases[i].name, st);
 			failed++;
 		}
+		if (oc->case_exit)
+			oc->case_exit[i] = oc->signo ? 0 : st;
 		/* ranks killed mid-setup cannot unlink their segments: we know the names */
 		swept = transport_sweep_job(nonce ^ ((uint64_t)i << 48));
 		if (swept)
@@ -258,6 +260,9 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 		stop_sigs_set(&stop, false);
 		pthread_sigmask(SIG_BLOCK, &stop, &old);
 		oc.ncases = 0;
+		/* without it a rank that failed after writing its case's results would leave
+		 * a "done" report beside exit 1; report.c then says so in the case */
+		oc.case_exit = calloc(exp->ncases, sizeof(*oc.case_exit));
 		ret = drive_local(exp, a, dir, argc, argv, &stop, &oc);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	} else {
@@ -275,6 +280,7 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 	if (oc.signo) /* as a shell reports a command a signal stopped: 129, 130, 143 */
 		code = 128 + oc.signo;
 out:
+	free(oc.case_exit);
 	if (*tmpfile)
 		unlink(tmpfile);
 	experiment_free(exp);

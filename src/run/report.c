@@ -198,6 +198,14 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		else if (!cj)
 			cj = missing_case(exp, c);
 		nran++;
+		if (oc->case_exit && oc->case_exit[c] && case_ok(cj)) {
+			char why[160];
+
+			/* its figures are whole, its ranks' exits were not: a crash in teardown */
+			snprintf(why, sizeof(why), "a rank of this case exited with status %d after its results were written (the figures are kept)",
+				 oc->case_exit[c]);
+			rj_case_fail(cj, why);
+		}
 		if (!case_ok(cj)) {
 			code = GS_EXIT_FAIL;
 			nfailed++;

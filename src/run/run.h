@@ -86,8 +86,10 @@ struct run_rank {
 
 /* How a run ended: report.json's status and which cases it lists. */
 struct run_outcome {
-	int signo;	   /* SIGINT or SIGTERM that stopped the run; 0 = not interrupted */
+	int signo;	   /* the stop signal (util/stopsig.h) that ended the run; 0 = none */
 	size_t ncases; /* cases started, in index order; the others never ran */
+	int *case_exit;	   /* local driver: per case, the spawner's exit status (0: every
+			    * rank exited 0); NULL under a launcher */
 };
 
 /* The case's GPU buffers' path and memops; written by gpu.c only (run_gpu_path_setup

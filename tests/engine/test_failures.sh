@@ -176,5 +176,52 @@ assert "need 256GiB for their buffers" in c[0]["error"], c[0]["error"]
 PY
 echo "memory: 2 x 128 GiB refused in ${took}s, exit $st"
 
+# A rank that fails after writing its case's results (a crash in teardown, here an exit
+# status 3 from a preloaded destructor once main has returned): the run exited 1 beside a
+# "done" report; now the case reads failed with why, its figures kept.
+cat >"$T/late.c" <<'C'
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((destructor)) static void late_exit(void)
+{
+	const char *r = getenv("GRADSYNC_RANK");
+
+	if (r && !strcmp(r, "1") && getenv("GRADSYNC_CASE"))
+		_exit(3);
+}
+C
+if cc -shared -fPIC -o "$T/late.so" "$T/late.c" 2>"$T/late.cc"; then
+	cat >"$T/late.ini" <<INI
+[experiment]
+name = late
+output_dir = $T/late
+[collective]
+sizes = 4KiB
+iterations = 5
+[launch]
+local_ranks = 2
+INI
+	# a sanitizer build wants its runtime first among the preloads: let it be second
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		LD_PRELOAD="$T/late.so" timeout 60 "$G" run "$T/late.ini" >"$T/late.out" 2>"$T/late.err"
+	st=$?
+	[ $st = 1 ] || { echo "FAIL: late exit: exit $st, expected 1"; fails=$((fails + 1)); }
+	d=$(ls -d "$T/late"/late-* | head -n 1)
+	grep -q "^failed" "$d/status" || { echo "FAIL: late exit: status: $(cat "$d/status")"; fails=$((fails + 1)); }
+	python3 - "$d" <<'PY' || { echo "FAIL: late exit: report.json"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+c = r["cases"][0]
+assert r["status"] == "failed", r["status"]
+assert c["status"] == "failed", c["status"]
+assert "exited with status 3 after its results were written" in c["error"], c["error"]
+assert c["collective"][0]["busbw_GBps"] > 0, c["collective"]
+PY
+	echo "late exit: exit $st; $(cat "$d/status")"
+else
+	echo "late exit: no C compiler for the preload, not checked"
+fi
+
 [ $fails = 0 ] && echo "failures: kills detected and strangers refused"
 exit $((fails > 0))
