@@ -74,7 +74,7 @@ volatile const int *bootstrap_abort_flag(struct bootstrap *b);
 /* Why the job aborts, naming the rank ("rank 2 exited unexpectedly ..."); "" before. */
 const char *bootstrap_abort_reason(struct bootstrap *b);
 /*
- * For a SIGINT/SIGTERM handler: write(fd, &(char){signo}, 1) (async-signal-safe) and
+ * For a stop signal's handler: write(fd, &(char){signo}, 1) (async-signal-safe) and
  * the reader thread aborts the job "rank R stopped by SIGINT", as bootstrap_abort would.
  * Valid from bootstrap_open to bootstrap_close; -1 for a job of one rank.
  */

@@ -27,7 +27,7 @@ uint64_t launch_job_hash(const char *s)
 }
 
 /* Strict decimal: digits only (optional leading '-'), no blanks, no base prefixes. */
-static int parse_dec(const char *name, const char *s, long long min, long long max, int *out)
+static bool dec_in_range(const char *s, long long min, long long max, int *out)
 {
 	const char *p = s;
 	long long v = 0;
@@ -38,19 +38,25 @@ static int parse_dec(const char *name, const char *s, long long min, long long m
 		p++;
 	}
 	if (!*p)
-		goto bad;
+		return false;
 	for (; *p; p++) {
 		if (*p < '0' || *p > '9' || v > (LLONG_MAX - 9) / 10)
-			goto bad;
+			return false;
 		v = v * 10 + (*p - '0');
 	}
 	if (neg)
 		v = -v;
 	if (v < min || v > max)
-		goto bad;
+		return false;
 	*out = (int)v;
-	return 0;
-bad:
+	return true;
+}
+
+/* dec_in_range, saying what is wrong in one line naming the variable. */
+static int parse_dec(const char *name, const char *s, long long min, long long max, int *out)
+{
+	if (dec_in_range(s, min, max, out))
+		return 0;
 	log_err(LOG_LAUNCH, "%s=\"%s\": expected an integer in [%lld, %lld]", name, s, min, max);
 	return -EINVAL;
 }
@@ -410,19 +416,12 @@ static int detect_flags(const struct launch_flags *f, struct launch_info *info)
  * in one line). */
 static bool rendezvous_valid(const char *s)
 {
-	const char *colon = strrchr(s, ':'), *p;
-	long port = 0;
+	const char *colon = strrchr(s, ':');
+	int port;
 
-	if (!colon || colon == s || (size_t)(colon - s) >= 120 || !colon[1])
+	if (!colon || colon == s || (size_t)(colon - s) >= 120)
 		return false;
-	for (p = colon + 1; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return false;
-		port = port * 10 + (*p - '0');
-		if (port > 65535)
-			return false;
-	}
-	return port >= 1;
+	return dec_in_range(colon + 1, 1, 65535, &port);
 }
 
 /*

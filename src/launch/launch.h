@@ -67,18 +67,18 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
  * argv and GRADSYNC_RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_SIZE/RENDEZVOUS/TOKEN/JOB_ID set.
  * With no rendezvous, the spawner binds 127.0.0.1:0 itself and hands the listening
  * socket to rank 0 (GRADSYNC_LISTEN_FD, the fd number): no window in which another
- * process could take the port. The ranks form one process group, killed with the
- * spawner (PR_SET_PDEATHSIG). Waits for all ranks: once one fails (non-zero exit or
- * signal), the others get timeout_ns to exit (1 s once rank 0, which writes the
- * results, is gone: a rank left then is hung), then SIGTERM (and SIGCONT, for a stopped
- * one), then SIGKILL min(timeout_ns, 2 s) later. SIGINT/SIGTERM to the spawner are forwarded to the ranks,
- * which get 0.7 s before SIGKILL; a second one kills them at once; *signo names the
- * first (0: none). Returns 0 when all exited 0, 128 + *signo when interrupted, else the
- * first failure as a shell reports it (exit status, or 128 + signal), logging which
- * rank failed and how; -errno when it could not start them. Call it from the main
- * thread before other threads exist: it blocks SIGCHLD/SIGINT/SIGTERM in the calling
- * thread while it waits (a caller may keep SIGINT/SIGTERM blocked around it, to take
- * one arriving between two calls with sigtimedwait).
+ * process could take the port. The ranks form one process group, killed with the spawner
+ * (PR_SET_PDEATHSIG). Waits for all ranks: once one fails (non-zero exit or signal), the
+ * others get timeout_ns to exit (1 s once rank 0, which writes the results, is gone: a
+ * rank left then is hung), then SIGTERM (and SIGCONT, for a stopped one), then SIGKILL
+ * min(timeout_ns, 2 s) later. A stop signal to the spawner (SIGINT, SIGTERM, SIGHUP:
+ * util/stopsig.h) is forwarded to the ranks, which get 0.7 s before SIGKILL; a second one
+ * kills them at once; *signo names the first (0: none). Returns 0 when all exited 0, 128 +
+ * *signo when interrupted, else the first failure as a shell reports it (exit status, or
+ * 128 + signal), logging which rank failed and how; -errno when it could not start them.
+ * Call it from the main thread before other threads exist: it blocks SIGCHLD and the stop
+ * signals in the calling thread while it waits (a caller may keep the stop signals blocked
+ * around it, to take one arriving between two calls with sigtimedwait).
  */
 int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, const char *token,
 		       uint64_t timeout_ns, int *signo);

@@ -178,7 +178,8 @@ static struct timespec ns_to_ts(uint64_t ns)
  * blocked by the caller and taken here with sigtimedwait. A failure starts the kill
  * clock: timeout_ns, SIGTERM, then SIGKILL. A stop signal is forwarded to the process
  * group and the ranks get SPAWN_INTERRUPT_GRACE_NS before SIGKILL (the user wants the
- * run stopped, now); a second one sends SIGKILL at once. *signo: the first such signal, else 0.
+ * run stopped, now); a second one sends SIGKILL at once. *signo: the first such signal,
+ * else 0.
  */
 static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_ns,
 		      const sigset_t *set, int *signo)

@@ -2,7 +2,7 @@
  * The job driver of `gradsync run` (fio's backend.c: a thin driver over tested parts):
  * load and lint the experiment, detect the launcher, then either drive the cases on
  * this host (no launcher: the results directory, one spawn of local_ranks copies per
- * case, Ctrl-C/SIGTERM between cases) or run this rank's cases (run/rank.c); rank 0's
+ * case, a stop signal between cases) or run this rank's cases (run/rank.c); rank 0's
  * case files become report.json (run/report.c). The token and spawn steps, and the
  * rank's bootstrap options, are shared with `gradsync rendezvous`.
  */

@@ -277,8 +277,8 @@ int run_memfit_check(struct run_rank *rr);
 int run_rank_agree(struct run_rank *rr);
 /*
  * A rank started by a launcher or the spawner: runs its case(s); oc says how many
- * started and which SIGINT/SIGTERM stopped them (launcher ranks catch the first one
- * and stop the job through the bootstrap; a second one kills).
+ * started and which stop signal (util/stopsig.h) stopped them (launcher ranks catch the
+ * first one and stop the job through the bootstrap; a second one kills).
  */
 int run_rank_main(const struct experiment *exp, const struct launch_info *li, int only_case,
 		  const char *run_dir, int argc, char **argv, struct run_outcome *oc);
