@@ -393,7 +393,7 @@ static int parse_file_run(struct parse_state *st, const char *path, struct parse
 	struct parse_file *pf, *p;
 	size_t saved_file = st->cur_file;
 	char why[256];
-	int depth = 0, ret, fd;
+	int depth = 0, ret;
 
 	pf = calloc(1, sizeof(*pf));
 	if (!pf) {
@@ -424,17 +424,10 @@ static int parse_file_run(struct parse_state *st, const char *path, struct parse
 		ret = -EMFILE;
 		goto out_free;
 	}
-	fd = fs_open_regular(path, PARSE_MAX_FILE, why, sizeof(why));
-	if (fd < 0) {
-		ret = fd;
-		parse_fail_open(st, parent, path, why);
-		goto out_free;
-	}
-	pf->f = fdopen(fd, "r");
+	pf->f = fs_fopen_regular(path, PARSE_MAX_FILE, why, sizeof(why));
 	if (!pf->f) {
 		ret = -errno;
-		close(fd);
-		parse_fail_open(st, parent, path, strerror(-ret));
+		parse_fail_open(st, parent, path, why);
 		goto out_free;
 	}
 	st->files[st->nfiles] = strdup(pf->real);

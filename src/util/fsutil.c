@@ -146,3 +146,22 @@ out_close:
 	close(fd);
 	return ret;
 }
+
+FILE *fs_fopen_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen)
+{
+	int fd = fs_open_regular(path, max_bytes, why, whylen), err;
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = errno;
+		snprintf(why, whylen, "%s", strerror(err));
+		close(fd);
+		errno = err;
+	}
+	return f;
+}

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Write data to path through a temporary file and rename(): readers never see half a file. */
 int fs_write_atomic(const char *path, const void *data, size_t len);
@@ -20,5 +21,7 @@ int fs_make_unique_dir(const char *parent, const char *name, char *out, size_t l
  * Callers still bound what they read: the file may grow after fstat().
  */
 int fs_open_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen);
+/* The same as a stdio stream to read lines from: NULL with why filled in and errno set. */
+FILE *fs_fopen_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen);
 
 #endif

@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/common.h"
 #include "util/fsutil.h"
@@ -467,8 +466,8 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_t errlen)
 {
 	const struct gpu_profile *row = gpu_profile_find(name);
-	char line[512], why[128];
-	int lineno = 0, ret = 0, fd;
+	char line[512], why[128], rows[64] = "";
+	int lineno = 0, ret = 0;
 	FILE *f;
 
 	if (row) {
@@ -476,15 +475,8 @@ int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_
 		return 0;
 	}
 	/* a regular file only: profile = /dev/zero or a FIFO hung plan and run */
-	fd = fs_open_regular(name, GPU_PROFILE_MAX_FILE, why, sizeof(why));
-	f = fd < 0 ? NULL : fdopen(fd, "r");
+	f = fs_fopen_regular(name, GPU_PROFILE_MAX_FILE, why, sizeof(why));
 	if (!f) {
-		if (fd >= 0) {
-			snprintf(why, sizeof(why), "%s", strerror(errno));
-			close(fd);
-		}
-		char rows[64] = "";
-
 		for (size_t i = 0; i < ARRAY_SIZE(profiles); i++)
 			snprintf(rows + strlen(rows), sizeof(rows) - strlen(rows), "%s%s",
 				 i ? ", " : "", profiles[i].name);

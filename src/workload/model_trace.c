@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/dtype.h"
 #include "util/fsutil.h"
@@ -124,19 +123,13 @@ static int parse_seg(char *rest, struct seg *s)
 
 static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr)
 {
-	char line[TRACE_LINE_MAX];
-	int lineno = 0, ret = 0, fd;
-	char why[128];
+	char line[TRACE_LINE_MAX], why[128];
+	int lineno = 0, ret = 0;
 	FILE *f;
 
 	/* a regular file only: op_trace = /dev/zero or a FIFO hung check, plan and run */
-	fd = fs_open_regular(path, TRACE_MAX_FILE, why, sizeof(why));
-	f = fd < 0 ? NULL : fdopen(fd, "r");
+	f = fs_fopen_regular(path, TRACE_MAX_FILE, why, sizeof(why));
 	if (!f) {
-		if (fd >= 0) {
-			snprintf(why, sizeof(why), "%s", strerror(errno));
-			close(fd);
-		}
 		tl_reject(tl, "op_trace %s: %s", path, why);
 		return -ENOENT;
 	}
