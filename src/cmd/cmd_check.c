@@ -55,7 +55,7 @@ static void print_base(const struct experiment *exp)
 static void warn_memory(const struct experiment *exp, const char *path)
 {
 	uint64_t avail, per;
-	char a[32], b[32], t[32];
+	char need[128], a[32];
 
 	if (run_mem_available(&avail))
 		return;
@@ -66,12 +66,10 @@ static void warn_memory(const struct experiment *exp, const char *path)
 		per = run_case_host_bytes(c);
 		if (!per || run_memfit(per, n, avail))
 			continue;
-		fprintf(stderr, "%s: warning: case %zu (%s): %d local rank%s need%s %s for %s buffers (%s each), this machine has %s available (MemAvailable): run would stop it here\n",
-			path, i + 1, c->name, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
-			units_fmt_size_approx(per * (uint64_t)n, t, sizeof(t)),
-			n == 1 ? "its" : "their",
-			units_fmt_size_approx(per, a, sizeof(a)),
-			units_fmt_size_approx(avail, b, sizeof(b)));
+		fprintf(stderr, "%s: warning: case %zu (%s): %d local rank%s %s, this machine has %s available (MemAvailable): run would stop it here\n",
+			path, i + 1, c->name, n, n == 1 ? "" : "s",
+			run_memfit_need(need, sizeof(need), per, n),
+			units_fmt_size_approx(avail, a, sizeof(a)));
 	}
 }
 

@@ -63,11 +63,21 @@ int run_mem_available(uint64_t *bytes)
 	return ret;
 }
 
+char *run_memfit_need(char *buf, size_t len, uint64_t per_rank, int nranks)
+{
+	char all[32], each[32];
+
+	snprintf(buf, len, "need%s %s for %s buffers (%s each)", nranks == 1 ? "s" : "",
+		 units_fmt_size_approx(per_rank * (uint64_t)nranks, all, sizeof(all)),
+		 nranks == 1 ? "its" : "their", units_fmt_size_approx(per_rank, each, sizeof(each)));
+	return buf;
+}
+
 int run_memfit_check(struct run_rank *rr)
 {
 	uint64_t per_rank = run_case_host_bytes(rr->ecase), avail = 0;
 	int here = 0, me = rr->li.rank, first = rr->kernel_of_rank[me];
-	char a[32], b[32], t[32], why[400];
+	char need[128], a[32], why[400];
 
 	if (!per_rank || run_mem_available(&avail))
 		return 0;
@@ -79,13 +89,10 @@ int run_memfit_check(struct run_rank *rr)
 	/* every rank here fails; the first one says why and stops the job with it, before
 	 * the others' vaguer "Cannot allocate memory" */
 	if (me == first) {
-		snprintf(why, sizeof(why), "case %s: %d rank%s on host %s need%s %s for %s buffers (%s each), %s available (MemAvailable): %s",
+		snprintf(why, sizeof(why), "case %s: %d rank%s on host %s %s, %s available (MemAvailable): %s",
 			 rr->ecase->name, here, here == 1 ? "" : "s", rr->hosts[me].hostname,
-			 here == 1 ? "s" : "",
-			 units_fmt_size_approx(per_rank * (uint64_t)here, t, sizeof(t)),
-			 here == 1 ? "its" : "their",
-			 units_fmt_size_approx(per_rank, a, sizeof(a)),
-			 units_fmt_size_approx(avail, b, sizeof(b)),
+			 run_memfit_need(need, sizeof(need), per_rank, here),
+			 units_fmt_size_approx(avail, a, sizeof(a)),
 			 strcmp(rr->ecase->cfg.workload.model, "none")
 				 ? "use a smaller model, grad_dtype = bf16, or fewer ranks per host"
 				 : "lower [collective] sizes or use fewer ranks per host");

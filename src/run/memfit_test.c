@@ -57,11 +57,23 @@ static void test_fits(void **state)
 	assert_false(run_memfit(UINT64_MAX, 3, UINT64_MAX));
 }
 
+static void test_need_text(void **state)
+{
+	char buf[128];
+
+	(void)state;
+	assert_string_equal(run_memfit_need(buf, sizeof(buf), 16ull << 30, 2),
+			    "need 32GiB for their buffers (16GiB each)");
+	assert_string_equal(run_memfit_need(buf, sizeof(buf), 32121044992ull, 1),
+			    "needs 29.9GiB for its buffers (29.9GiB each)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host_bytes),
 		cmocka_unit_test(test_fits),
+		cmocka_unit_test(test_need_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -263,6 +263,8 @@ uint64_t run_case_host_bytes(const struct exp_case *c);
 bool run_memfit(uint64_t per_rank, int nranks, uint64_t avail);
 /* This machine's MemAvailable (/proc/meminfo) in bytes: 0 or -errno. */
 int run_mem_available(uint64_t *bytes);
+/* "need 32GiB for their buffers (16GiB each)" ("needs ... its" for one rank); buf. */
+char *run_memfit_need(char *buf, size_t len, uint64_t per_rank, int nranks);
 /*
  * At a case's start, on every rank: -ENOMEM with one line when the ranks sharing this
  * machine's kernel need more for their buffers than its MemAvailable, else 0.
