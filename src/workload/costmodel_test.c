@@ -343,7 +343,8 @@ static void test_precision_names(void **state)
 
 static void test_profiles(void **state)
 {
-	char path[] = "/tmp/gs_profile_XXXXXX", err[256];
+	char path[] = "/tmp/gs_profile_XXXXXX"; /* mkstemp's template: it fills in the X's */
+	char err[256];                            /* gpu_profile_load's one-line reason */
 	struct gpu_profile g, back;
 	int fd;
 	FILE *f;
