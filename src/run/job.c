@@ -261,7 +261,8 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 		pthread_sigmask(SIG_BLOCK, &stop, &old);
 		oc.ncases = 0;
 		/* without it a rank that failed after writing its case's results would leave
-		 * a "done" report beside exit 1; report.c then says so in the case */
+		 * a "done" report beside exit 1; report.c then says so in the case (NULL on
+		 * ENOMEM: the run goes on, only that note is lost; the exit code still says 1) */
 		oc.case_exit = calloc(exp->ncases, sizeof(*oc.case_exit));
 		ret = drive_local(exp, a, dir, argc, argv, &stop, &oc);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
