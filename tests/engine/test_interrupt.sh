@@ -47,6 +47,14 @@ start() {
 	fail "$1: case 0 never finished: $(tail -n 3 "$T/$1.err")"
 	return 1
 }
+# finish WANT DESC: wait for the driver start() began; its exit status in $st, a failure
+# unless it is WANT
+finish() {
+	wait $drv
+	st=$?
+	drv=
+	[ $st = "$1" ] || fail "$2: exit $st, expected $1"
+}
 elapsed() { python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.2f}')" "$1"; }
 
 for sig in INT TERM HUP; do
@@ -54,11 +62,8 @@ for sig in INT TERM HUP; do
 	start $sig || continue
 	t0=$(date +%s.%N)
 	kill -$sig $drv
-	wait $drv
-	st=$?
-	drv=
+	finish $want "SIG$sig"
 	took=$(elapsed $t0)
-	[ $st = $want ] || fail "SIG$sig: exit $st, expected $want"
 	python3 -c "import sys; sys.exit(float(sys.argv[1]) > 8)" "$took" ||
 		fail "SIG$sig: the run took ${took}s to stop"
 	grep -q "^interrupted" "$dir/status" || fail "SIG$sig: status: $(cat "$dir/status")"
@@ -81,10 +86,7 @@ done
 # (a blocked signal is queued even when ignored, so the driver's set must leave it out)
 if start nohup "$T/run.ini" nohup; then
 	kill -HUP $drv
-	wait $drv
-	st=$?
-	drv=
-	[ $st = 0 ] || fail "nohup, SIGHUP: exit $st, expected 0 (the run goes on)"
+	finish 0 "nohup, SIGHUP (the run goes on)"
 	grep -q "^done" "$dir/status" || fail "nohup, SIGHUP: status: $(cat "$dir/status")"
 	echo "nohup, SIGHUP: exit $st; $(cat "$dir/status")"
 fi
@@ -108,10 +110,7 @@ fi
 if start noreport; then
 	mkdir "$dir/report.json"
 	mkdir "$dir/cases/0002.json" # and case 2's file cannot be written either
-	wait $drv
-	st=$?
-	drv=
-	[ $st = 1 ] || fail "unwritable report: exit $st, expected 1"
+	finish 1 "unwritable report"
 	grep -q "write $dir/report.json: .*every finished case's results are in $dir/cases/" "$T/noreport.err" ||
 		{ fail "unwritable report: the error does not say where the results are"; tail -n 5 "$T/noreport.err"; }
 	grep -q "write $dir/cases/0002.json: .*this case's results follow" "$T/noreport.err" ||
@@ -131,10 +130,7 @@ sed 's/^formats = table,json/formats = table,json,html/' "$T/run.ini" >"$T/full.
 if start full "$T/full.ini"; then
 	ln -s /dev/full "$dir/report.html.tmp"
 	ln -s /dev/full "$dir/cases/0003.json.tmp"
-	wait $drv
-	st=$?
-	drv=
-	[ $st = 1 ] || fail "full disk: exit $st, expected 1"
+	finish 1 "full disk"
 	grep -q "write $dir/cases/0003.json: No space left on device; this case's results follow" "$T/full.err" ||
 		{ fail "full disk: the case file's error does not say ENOSPC"; tail -n 5 "$T/full.err"; }
 	grep -q "write $dir/report.html: No space left on device" "$T/full.err" ||
