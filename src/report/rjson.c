@@ -154,7 +154,9 @@ int rj_doc_set_status(json_t *doc, const char *status, const char *detail)
 {
 	int err = set(doc, "status", jstr(status));
 
-	return err || !detail ? err : set(doc, "interrupted", jstr(detail));
+	if (err || !detail)
+		return err;
+	return set(doc, strcmp(status, "interrupted") ? "error" : "interrupted", jstr(detail));
 }
 
 int rj_doc_add_case(json_t *doc, json_t *c)

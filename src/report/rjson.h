@@ -45,7 +45,8 @@ struct rj_meta {
 json_t *rj_doc_new(const struct rj_meta *m);
 /* Replace one top-level member ("fingerprint", "env", "hosts", "finished"...). */
 int rj_doc_set(json_t *doc, const char *key, json_t *value);
-/* How the run ended: "done", "failed" or "interrupted" with what stopped it (detail). */
+/* How the run ended: "done", "failed" or "interrupted"; detail (NULL: none) says what
+ * stopped it ("interrupted") or what failed though no case did ("error"). */
 int rj_doc_set_status(json_t *doc, const char *status, const char *detail);
 int rj_doc_add_case(json_t *doc, json_t *c);
 /* UTC "2026-11-29T16:00:00Z" into buf (>= 21 bytes); returns buf. */

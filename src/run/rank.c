@@ -399,8 +399,14 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		if (ret)
 			rank_abort(&rr, ret);
 	}
-	if (!ret)
+	if (!ret) {
+		/* every case ended; a rank lost now had its results in, the run still failed */
 		ret = bootstrap_barrier(rr.bs);
+		oc->end_err = ret;
+		if (ret)
+			log_err(LOG_LAUNCH, "every case ended, but the ranks' barrier after "
+				"the last case failed: %s", strerror(-ret));
+	}
 	if (!li->spawned)
 		stop_signals_release();
 	oc->signo = stop_signo;

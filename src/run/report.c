@@ -146,6 +146,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	char path[PATH_MAX + 32], when[32], detail[256], cuda[128], hash[24], rule[1024];
 	char **jargv = calloc((size_t)argc + 1, sizeof(*jargv)), *resolved;
 	int i, st, ref, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
+	bool end_failed;
 	size_t c, len = 0;
 	json_t *root, *cases;
 
@@ -218,11 +219,18 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	rj_cases_fill_scaling(cases);
 	rj_doc_set(root, "hosts", run_hosts(cases));
 	rj_doc_set(root, "nranks", json_integer(nranks));
+	end_failed = !oc->signo && oc->end_err;
 	if (oc->signo)
 		snprintf(detail, sizeof(detail), "%s after %d of %zu cases", strsignal(oc->signo),
 			 nran, only_case >= 0 ? (size_t)1 : exp->ncases);
-	rj_doc_set_status(root, oc->signo ? "interrupted" : nfailed ? "failed" : "done",
-			  oc->signo ? detail : NULL);
+	else if (end_failed)
+		snprintf(detail, sizeof(detail), "the ranks' barrier after the last case failed "
+			 "(%s): a rank was lost after its results were written (the figures are kept)",
+			 strerror(-oc->end_err));
+	if (end_failed)
+		code = GS_EXIT_FAIL;
+	rj_doc_set_status(root, oc->signo ? "interrupted" : nfailed || end_failed ? "failed" : "done",
+			  oc->signo || end_failed ? detail : NULL);
 	st = run_report_write(dir, root, &exp->base.report);
 	code = GS_MAX(code, st);
 	if (!oc->signo) {
@@ -231,9 +239,11 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 
 		snprintf(path, sizeof(path), "%s/report.json", dir);
 		written = !stat(path, &rs) && S_ISREG(rs.st_mode);
-		snprintf(detail, sizeof(detail), "%s%s%s",
+		snprintf(detail, sizeof(detail), "%s%s%s%s%s",
 			 nfailed ? "some cases failed" : "",
-			 nfailed && !written ? "; " : "",
+			 nfailed && end_failed ? "; " : "",
+			 end_failed ? "a rank was lost after the last case" : "",
+			 (nfailed || end_failed) && !written ? "; " : "",
 			 written ? "" : "report.json could not be written, the results are in cases/");
 	}
 	run_status_write(dir, oc->signo ? "interrupted" : code ? "failed" : "done",

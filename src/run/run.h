@@ -90,6 +90,8 @@ struct run_outcome {
 	size_t ncases; /* cases started, in index order; the others never ran */
 	int *case_exit;	   /* local driver: per case, the spawner's exit status (0: every
 			    * rank exited 0); NULL under a launcher */
+	int end_err;	   /* under a launcher: the ranks' barrier after the last case failed
+			    * (-errno; a rank lost after its results were written), 0 = none */
 };
 
 /* The case's GPU buffers' path and memops; written by gpu.c only (run_gpu_path_setup

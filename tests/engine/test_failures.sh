@@ -223,5 +223,60 @@ else
 	echo "late exit: no C compiler for the preload, not checked"
 fi
 
+# The same under a launcher, where no driver sees the ranks' exits: rank 1 exits (status
+# 3) in its case's teardown, when it unmaps its first buffer of 1 MiB or more (none before
+# that in a rank: the case's buffers are its only ones), after its results went to rank 0.
+# Rank 0's barrier after the last case fails: exit 1 and a "failed" report saying why,
+# where it wrote "done" beside exit 1 before; the case's figures stay.
+cat >"$T/gone.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+int munmap(void *addr, size_t len)
+{
+	int (*real)(void *, size_t) = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
+
+	if (len >= (1u << 20))
+		_exit(3);
+	return real(addr, len);
+}
+C
+if cc -shared -fPIC -o "$T/gone.so" "$T/gone.c" -ldl 2>"$T/gone.cc"; then
+	sed -e "s/^name = late/name = gone/" -e "s#^output_dir = .*#output_dir = $T/gone#" \
+		-e "/^local_ranks/d" "$T/late.ini" >"$T/gone.ini"
+	gport=$(free_port $((port + 7)))
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		LD_PRELOAD="$T/gone.so" timeout 60 "$G" run "$T/gone.ini" --rank 1 --world-size 2 \
+		--rendezvous 127.0.0.1:$gport --token gone-test >"$T/gone.1.log" 2>&1 &
+	gpid=$!
+	timeout 60 "$G" run "$T/gone.ini" --rank 0 --world-size 2 --rendezvous 127.0.0.1:$gport \
+		--token gone-test >"$T/gone.0.log" 2>&1
+	st=$?
+	wait "$gpid"
+	st1=$?
+	[ $st1 = 3 ] || { echo "FAIL: lost at the end: rank 1 exit $st1, expected 3 (the preload)"; fails=$((fails + 1)); }
+	[ $st = 1 ] || { echo "FAIL: lost at the end: rank 0 exit $st, expected 1"; fails=$((fails + 1)); }
+	grep -q "barrier after the last case" "$T/gone.0.log" ||
+		{ echo "FAIL: lost at the end: no line on rank 0"; cat "$T/gone.0.log"; fails=$((fails + 1)); }
+	d=$(ls -d "$T/gone"/gone-* | head -n 1)
+	grep -q "^failed.*a rank was lost after the last case" "$d/status" ||
+		{ echo "FAIL: lost at the end: status: $(cat "$d/status")"; fails=$((fails + 1)); }
+	python3 - "$d" <<'PY' || { echo "FAIL: lost at the end: report.json"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+c = r["cases"][0]
+assert r["status"] == "failed", r["status"]
+assert "barrier after the last case failed" in r["error"], r.get("error")
+assert c["status"] == "ok", c["status"]
+assert c["collective"][0]["busbw_GBps"] > 0, c["collective"]
+PY
+	echo "lost at the end: rank 0 exit $st, rank 1 exit $st1; $(cat "$d/status")"
+else
+	echo "lost at the end: no C compiler for the preload, not checked"
+fi
+
 [ $fails = 0 ] && echo "failures: kills detected and strangers refused"
 exit $((fails > 0))
