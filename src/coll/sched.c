@@ -3,6 +3,7 @@
  * step-building helpers every builder uses, ALGO_AUTO's choice and the alpha-beta costs.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -284,6 +285,15 @@ int sched_pick(int nranks, uint64_t bytes)
  * exchange goes through scratch), rd and ring within 1 us of it below. Crowded rows hold
  * 3 to SCHED_MAX_XFER + 1 ranks (one root batch) by the same count of hand-overs; only 4
  * was measured, and past one batch the root's batches add rounds.
+ * Above linear's range, crowded tcp keeps the latency schedules (rhd, tree where the rank
+ * count is no power of two) where sched_pick turns to ring from 256 KiB: ring's 2(n-1)
+ * hand-overs against rhd's 2 log2 n cost more than its bytes save, the more so the more
+ * ranks (bench_algo.sh, p50 medians of 3-5 interleaved repetitions, tests/bench/RESULTS.md
+ * "Crowded tcp above linear"): at 512 KiB 4 ranks rhd 467-558 us against ring 695-945 in
+ * three runs, 3 ranks tree 367 against 464, 8 ranks rhd 1429-1481 against 7393-8535; on to
+ * 2 MiB from 8 ranks (8: rhd or tree 1.2-1.5x at 1-2 MiB, 16: rhd 1.7-8.7x at 1-4 MiB),
+ * where with 4 ranks ring and rhd traded places between runs at 1-4 MiB (one size alone:
+ * ring 915 against 1048 us at 1 MiB; in a sweep to 8 MiB rhd 905 against 964).
  */
 struct pick_row {
 	int tp_kind;		 /* enum transport_kind */
@@ -291,12 +301,15 @@ struct pick_row {
 	int min_ranks, max_ranks;
 	uint64_t min_bytes, max_bytes; /* inclusive */
 	int algo;
+	int algo_odd; /* for a rank count that is no power of two (0: algo) */
 };
 
 static const struct pick_row pick_rows[] = {
-    {TP_SHM, true, 3, SCHED_MAX_XFER + 1, 0, 512ull << 10, ALGO_LINEAR},
-    {TP_TCP, true, 3, SCHED_MAX_XFER + 1, 0, 256ull << 10, ALGO_LINEAR},
-    {TP_SHM, false, 2, 2, (8ull << 10) + 1, 256ull << 10, ALGO_LINEAR},
+    {TP_SHM, true, 3, SCHED_MAX_XFER + 1, 0, 512ull << 10, ALGO_LINEAR, 0},
+    {TP_TCP, true, 3, SCHED_MAX_XFER + 1, 0, 256ull << 10, ALGO_LINEAR, 0},
+    {TP_TCP, true, 3, INT_MAX, (256ull << 10) + 1, 512ull << 10, ALGO_RHD, ALGO_TREE},
+    {TP_TCP, true, 8, INT_MAX, (512ull << 10) + 1, 2ull << 20, ALGO_RHD, ALGO_TREE},
+    {TP_SHM, false, 2, 2, (8ull << 10) + 1, 256ull << 10, ALGO_LINEAR, 0},
 };
 
 int sched_pick_on(int nranks, uint64_t bytes, bool one_host, int tp_kind, bool crowded)
@@ -306,7 +319,7 @@ int sched_pick_on(int nranks, uint64_t bytes, bool one_host, int tp_kind, bool c
 
 		if (p->tp_kind == tp_kind && p->crowded == crowded && nranks >= p->min_ranks &&
 		    nranks <= p->max_ranks && bytes >= p->min_bytes && bytes <= p->max_bytes)
-			return p->algo;
+			return p->algo_odd && !is_pow2(nranks) ? p->algo_odd : p->algo;
 	}
 	return sched_pick(nranks, bytes);
 }

@@ -451,8 +451,9 @@ static void test_pick_and_cost(void **state)
 	assert_true(sched_model_ns(&c, 1000, 1000.0, 1.0) == 14000.0 + 1750.0);
 }
 
-/* The job's shape: crowded one-host tcp/shm take linear up to their crossovers, 2 uncrowded
- * shm ranks between 8 and 256 KiB; everything else is sched_pick's answer. */
+/* The job's shape: crowded one-host tcp/shm take linear up to their crossovers, crowded tcp
+ * rhd (tree) on to 512 KiB (2 MiB from 8 ranks), 2 uncrowded shm ranks linear between 8
+ * and 256 KiB; everything else is sched_pick's answer. */
 static void test_pick_on(void **state)
 {
 	const struct {
@@ -466,7 +467,16 @@ static void test_pick_on(void **state)
 	    {4, 512 << 10, TP_SHM, true, ALGO_LINEAR},
 	    {4, (512 << 10) + 1, TP_SHM, true, ALGO_RING},
 	    {4, 256 << 10, TP_TCP, true, ALGO_LINEAR},
-	    {4, (256 << 10) + 1, TP_TCP, true, ALGO_RING},
+	    {4, (256 << 10) + 1, TP_TCP, true, ALGO_RHD}, /* crowded tcp: latency on */
+	    {4, 512 << 10, TP_TCP, true, ALGO_RHD},
+	    {4, (512 << 10) + 1, TP_TCP, true, ALGO_RING},
+	    {3, 512 << 10, TP_TCP, true, ALGO_TREE},
+	    {8, 2 << 20, TP_TCP, true, ALGO_RHD},		/* from 8 ranks to 2 MiB */
+	    {12, 1 << 20, TP_TCP, true, ALGO_TREE},
+	    {16, (2 << 20) + 1, TP_TCP, true, ALGO_RING},
+	    {6, 4096, TP_TCP, true, ALGO_TREE},	 /* two root batches: sched_pick */
+	    {4, 1 << 20, TP_TCP, false, ALGO_RING},	 /* a CPU per rank: sched_pick */
+	    {4, 1 << 20, TP_SHM, true, ALGO_RING},	 /* shm: measured mixed, sched_pick */
 	    {3, 4096, TP_TCP, true, ALGO_LINEAR},
 	    {5, 4096, TP_SHM, true, ALGO_LINEAR},
 	    {6, 4096, TP_SHM, true, ALGO_TREE},	 /* two root batches: not measured */
