@@ -1,7 +1,11 @@
 /*
  * Bootstrap collectives through rank 0 (a star): UP to rank 0, DOWN from it, each
  * bounded by timeout_ms. Any failure other than an abort already under way aborts
- * the job, because the ranks' sequence of collectives is out of step after it.
+ * the job, because the ranks' sequence of collectives is out of step after it. A
+ * collective whose every message is in completes even when an abort came meanwhile (a
+ * rank sent its part, then died: the reader saw its bytes and its end in one read): what
+ * it carries is whole; the abort fails the calls after it (check_call), except on rank 0
+ * one whose messages came before it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,10 +71,10 @@ static int gather_up(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 			}
 		}
 		bs_arrival(b, b->nranks - missing, &shown);
-		if (b->abort_flag)
-			ret = -ECANCELED;
-		else if (!missing)
+		if (!missing)
 			ret = 0;
+		else if (b->abort_flag)
+			ret = -ECANCELED;
 		else if (left >= 0)
 			ret = -EPIPE;
 		else if (cond_wait_until(b, deadline))
@@ -128,10 +132,10 @@ static int recv_down(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
 		m = pop(p);
-		if (b->abort_flag)
-			ret = -ECANCELED;
-		else if (m)
+		if (m)
 			ret = 0;
+		else if (b->abort_flag)
+			ret = -ECANCELED;
 		else if (p->bye)
 			ret = -EPIPE;
 		else if (cond_wait_until(b, deadline))
@@ -212,11 +216,25 @@ static int bcast_down(struct bootstrap *b, uint8_t op, uint32_t seq, const void 
 	return fail(b, err, bad, reason);
 }
 
-static int check_call(struct bootstrap *b, size_t total, const char *what)
+/* Rank 0: every other rank's next message is in (the abort came after they sent). */
+static bool all_up_queued(struct bootstrap *b)
+{
+	bool all = b->rank == 0;
+
+	pthread_mutex_lock(&b->lock);
+	for (int r = 1; all && r < b->nranks; r++)
+		all = !fifo_empty(&b->peers[r].queue);
+	pthread_mutex_unlock(&b->lock);
+	return all;
+}
+
+/* A call's arguments, and the abort: after one, later calls fail at once, except on
+ * rank 0 a call that gathers (up) whose messages are all in already. */
+static int check_call(struct bootstrap *b, size_t total, bool up, const char *what)
 {
 	if (!b)
 		return -EINVAL;
-	if (aborted(b))
+	if (aborted(b) && !(up && all_up_queued(b)))
 		return -ECANCELED;
 	if (total > BS_MAX_PAYLOAD) {
 		log_err(LOG_LAUNCH, "bootstrap: %s of %zu bytes is over the %u-byte limit", what,
@@ -235,7 +253,7 @@ static int exchange(struct bootstrap *b, uint8_t op, const void *mine, void *all
 	uint32_t seq;
 	int ret;
 
-	ret = check_call(b, len > BS_MAX_PAYLOAD ? (size_t)-1 : total, bs_op_name(op));
+	ret = check_call(b, len > BS_MAX_PAYLOAD ? (size_t)-1 : total, true, bs_op_name(op));
 	if (ret)
 		return ret;
 	if (len)
@@ -301,7 +319,7 @@ int bootstrap_gatherv(struct bootstrap *b, const void *mine, size_t len, void **
 
 	*all = NULL;
 	*lens = NULL;
-	ret = check_call(b, len, "gatherv");
+	ret = check_call(b, len, true, "gatherv");
 	if (ret)
 		return ret;
 	seq = b->nranks > 1 ? ++b->seq : 0;
@@ -353,7 +371,7 @@ int bootstrap_bcast(struct bootstrap *b, void *buf, size_t len)
 	uint32_t seq;
 	int ret;
 
-	ret = check_call(b, len, "bcast");
+	ret = check_call(b, len, false, "bcast");
 	if (ret || b->nranks == 1)
 		return ret;
 	seq = ++b->seq;

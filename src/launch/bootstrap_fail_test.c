@@ -105,6 +105,57 @@ static void test_abort(void **state)
 	job_cleanup(&j);
 }
 
+/*
+ * Rank 1 sends its part of a gatherv, then exits without a goodbye (a crash in teardown);
+ * rank 0 enters the gatherv only once it has seen the abort: the part is in, so the
+ * gatherv completes with it (the case's results are whole), and the barrier after it,
+ * which rank 1 never joins, ends in -ECANCELED at once.
+ */
+static int sent_then_gone_fn(struct job *j, int rank, struct bootstrap *b)
+{
+	uint64_t mine = 0x1234 + (uint64_t)rank, t0;
+	size_t *lens = NULL;
+	void **all = NULL;
+
+	(void)j;
+	child_check(!bootstrap_barrier(b), __LINE__, "barrier");
+	if (rank == 1) {
+		child_check(!bootstrap_gatherv(b, &mine, sizeof(mine), &all, &lens), __LINE__,
+			    "gatherv sent");
+		_exit(0);
+	}
+	t0 = time_now_ns();
+	while (!__atomic_load_n(bootstrap_abort_flag(b), __ATOMIC_ACQUIRE) &&
+	       time_now_ns() - t0 < 5000000000ull)
+		msleep(10);
+	child_check(__atomic_load_n(bootstrap_abort_flag(b), __ATOMIC_ACQUIRE) != 0, __LINE__,
+		    "rank 1's exit seen");
+	child_check(!bootstrap_gatherv(b, &mine, sizeof(mine), &all, &lens), __LINE__,
+		    "gatherv after the abort, its part in");
+	child_check(lens && lens[1] == sizeof(mine) && all &&
+			    *(uint64_t *)all[1] == 0x1235,
+		    __LINE__, "rank 1's part");
+	for (int r = 0; all && r < 2; r++)
+		free(all[r]);
+	free(all);
+	free(lens);
+	child_check(bootstrap_barrier(b) == -ECANCELED, __LINE__, "barrier after it cancelled");
+	child_check(bootstrap_bcast(b, &mine, 1) == -ECANCELED, __LINE__, "bcast cancelled");
+	bootstrap_close(b);
+	return 0;
+}
+
+static void test_sent_then_gone(void **state)
+{
+	struct job j = {.n = 2, .timeout_ms = 10000, .fn = sent_then_gone_fn};
+
+	(void)state;
+	job_start(&j);
+	job_finish(&j);
+	expect_exit(&j, 0, 0);
+	job_cleanup(&j);
+}
+
 /* Ranks 2 and 3 never join the barrier: rank 0 names them, everyone learns it. */
 static int late_fn(struct job *j, int rank, struct bootstrap *b)
 {
@@ -224,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_kill_rank),
 		cmocka_unit_test(test_kill_rank0),
 		cmocka_unit_test(test_abort),
+		cmocka_unit_test(test_sent_then_gone),
 		cmocka_unit_test(test_timeout_names_ranks),
 		cmocka_unit_test(test_open_timeout),
 		cmocka_unit_test(test_connect_timeout),
