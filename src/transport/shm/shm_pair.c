@@ -213,11 +213,6 @@ int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max)
 
 	if (c->fatal)
 		return c->fatal;
-	if (c->env->abort_flag && *c->env->abort_flag) {
-		log_err(LOG_TRANSPORT, "%s poll: job aborting", c->proto->name);
-		c->fatal = -ECANCELED;
-		return c->fatal;
-	}
 	/* nothing posted: nothing can arrive (it needs our CTS), skip the clock too */
 	if (c->outstanding) {
 		c->work_t0 = 0;
@@ -242,6 +237,13 @@ int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max)
 						   .len = r->len,
 						   .is_send = r->kind == SHM_PAIR_SEND};
 		pair_req_put(c, r);
+	}
+	/* after the progress: what came before an abort still completes (a peer that sent
+	 * its last part, then died); the abort is reported once nothing did */
+	if (!n && c->env->abort_flag && *c->env->abort_flag) {
+		log_err(LOG_TRANSPORT, "%s poll: job aborting", c->proto->name);
+		c->fatal = -ECANCELED;
+		return c->fatal;
 	}
 	return n;
 }

@@ -126,6 +126,15 @@ static void test_abort(void **state)
 	run_ok(2, &o, tpt_body_abort, NULL);
 }
 
+/* A message in its slot before the abort is delivered. */
+static void test_abort_after_arrival(void **state)
+{
+	struct transport_opts o = {.kind = TP_SHM, .shm_ring = 4u << 20, .slot_size = 1u << 20};
+
+	(void)state;
+	run_ok(2, &o, tpt_body_abort_after_arrival, NULL);
+}
+
 static void test_can_connect(void **state)
 {
 	int hosts[3] = {7, 7, 9};
@@ -589,7 +598,7 @@ int main(void)
 	    cmocka_unit_test(test_exchange),	cmocka_unit_test(test_many_small),
 	    cmocka_unit_test(test_msgsize),	cmocka_unit_test(test_held_tag),
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
-	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_can_connect),
+	    cmocka_unit_test(test_abort), cmocka_unit_test(test_abort_after_arrival),	cmocka_unit_test(test_can_connect),
 	    cmocka_unit_test(test_use_direct),	cmocka_unit_test(test_direct),
 	    cmocka_unit_test(test_wait),	cmocka_unit_test(test_wait_uncrowded),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),

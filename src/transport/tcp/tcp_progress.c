@@ -239,23 +239,26 @@ static void *progress_main(void *arg)
 	uint64_t cpu0 = time_thread_cpu_ns();
 
 	while (!atomic_load(&tp->stop) && !atomic_load(&tp->fatal)) {
+		/* a job aborting: one more round without sleeping, so bytes that came before
+		 * the abort still complete their receives, then stop */
+		bool last = tp->env->abort_flag && *tp->env->abort_flag;
 		int n, timeout = 100;
 
-		if (aborting(tp))
-			break;
 		drain_ops(tp);
 		tcp_rts_due(tp);
 		write_all(tp);
 		atomic_store(&tp->cpu_ns, time_thread_cpu_ns() - cpu0);
 		/* Dekker with tcp_wake(): announce sleep, then re-check the op queue */
 		atomic_store(&tp->sleeping, 1);
-		if (atomic_load(&tp->ops_pending))
+		if (atomic_load(&tp->ops_pending) || last)
 			timeout = 0;
 		else if (tp->waiting_cts)
 			timeout = TCP_RTS_AFTER_NS / 1000000;
 		n = epoll_wait(tp->epfd, ev, ARRAY_SIZE(ev), timeout);
 		atomic_store(&tp->sleeping, 0);
 		handle_events(tp, ev, n);
+		if (last && aborting(tp))
+			break;
 	}
 	atomic_store(&tp->cpu_ns, time_thread_cpu_ns() - cpu0);
 	return NULL;
@@ -279,8 +282,13 @@ void tcp_inline_progress(struct tcp_priv *tp, int timeout_ms)
 	struct epoll_event ev[64];
 	int n;
 
-	if (atomic_load(&tp->fatal) || aborting(tp))
+	if (atomic_load(&tp->fatal))
 		return;
+	/* a job aborting: one look without sleeping, so bytes that came before the abort
+	 * still complete their receives (a peer that sent its last part, then died);
+	 * tcp_poll reports the abort when nothing completed */
+	if (tp->env->abort_flag && *tp->env->abort_flag)
+		timeout_ms = 0;
 	tcp_rts_due(tp);
 	write_all(tp); /* what the posts queued goes out before we look or sleep */
 	n = epoll_wait(tp->epfd, ev, ARRAY_SIZE(ev), timeout_ms);

@@ -454,6 +454,17 @@ static void test_abort(void **state)
 	run_ok(2, &o, tpt_body_abort, NULL);
 }
 
+/* A message in before the abort is delivered: inline progress and the thread's. */
+static void test_abort_after_arrival(void **state)
+{
+	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
+
+	(void)state;
+	run_ok(2, &o, tpt_body_abort_after_arrival, NULL);
+	o.progress = TP_PROGRESS_THREAD;
+	run_ok(2, &o, tpt_body_abort_after_arrival, NULL);
+}
+
 static void test_bad_interface(void **state)
 {
 	struct transport_opts o = {.kind = TP_TCP, .streams = 2};
@@ -488,7 +499,7 @@ int main(void)
 	    cmocka_unit_test(test_exchange),	cmocka_unit_test(test_sockbuf_and_interface),
 	    cmocka_unit_test(test_many_small),	cmocka_unit_test(test_msgsize),
 	    cmocka_unit_test(test_killed_peer), cmocka_unit_test(test_connect_timeout),
-	    cmocka_unit_test(test_abort),	cmocka_unit_test(test_bad_interface),
+	    cmocka_unit_test(test_abort), cmocka_unit_test(test_abort_after_arrival),	cmocka_unit_test(test_bad_interface),
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_eager_mismatch),
 	    cmocka_unit_test(test_stage_edges), cmocka_unit_test(test_quiet_tail),
 	    cmocka_unit_test(test_credit),	cmocka_unit_test(test_killed_credit),
