@@ -280,9 +280,11 @@ int sched_pick(int nranks, uint64_t bytes)
  * schedule"): with 4 ranks on 2 CPUs linear led rd, rhd, tree and ring at every size up
  * to 256 KiB over shm (to 512 KiB, where rhd takes over by 1 MiB) and over tcp at 5 of 7
  * sizes to 256 KiB (rd within 1% at the other two), in runs of 9 interleaved
- * repetitions; 2 uncrowded shm ranks: linear led from 16 KiB to 256 KiB in two runs of 9
- * (one sent message each way, the root's receive reduced as it lands where rd's
- * exchange goes through scratch), rd and ring within 1 us of it below. Crowded rows hold
+ * repetitions. 2 uncrowded shm ranks have no row: linear, which led them from 16 to 256
+ * KiB on that machine loaded by other work (load 6-8), was the slowest of the three at
+ * every size from 8 to 512 KiB on the quiet machine, in its slow and its fast state alike
+ * (1.3-3x behind; "shm: slots to 1 MiB, 2 ranks without linear"), where sched_pick's rd
+ * then ring stayed within 15% of the best. Crowded rows hold
  * 3 to SCHED_MAX_XFER + 1 ranks (one root batch) by the same count of hand-overs; only 4
  * was measured, and past one batch the root's batches add rounds.
  * Above linear's range, crowded tcp keeps the latency schedules (rhd, tree where the rank
@@ -309,7 +311,6 @@ static const struct pick_row pick_rows[] = {
     {TP_TCP, true, 3, SCHED_MAX_XFER + 1, 0, 256ull << 10, ALGO_LINEAR, 0},
     {TP_TCP, true, 3, INT_MAX, (256ull << 10) + 1, 512ull << 10, ALGO_RHD, ALGO_TREE},
     {TP_TCP, true, 8, INT_MAX, (512ull << 10) + 1, 2ull << 20, ALGO_RHD, ALGO_TREE},
-    {TP_SHM, false, 2, 2, (8ull << 10) + 1, 256ull << 10, ALGO_LINEAR, 0},
 };
 
 int sched_pick_on(int nranks, uint64_t bytes, bool one_host, int tp_kind, bool crowded)

@@ -452,8 +452,8 @@ static void test_pick_and_cost(void **state)
 }
 
 /* The job's shape: crowded one-host tcp/shm take linear up to their crossovers, crowded tcp
- * rhd (tree) on to 512 KiB (2 MiB from 8 ranks), 2 uncrowded shm ranks linear between 8
- * and 256 KiB; everything else is sched_pick's answer. */
+ * rhd (tree) on to 512 KiB (2 MiB from 8 ranks); everything else is sched_pick's
+ * answer. */
 static void test_pick_on(void **state)
 {
 	const struct {
@@ -484,10 +484,9 @@ static void test_pick_on(void **state)
 	    {4, 4096, TP_SHM, false, ALGO_RD},	 /* a CPU per rank: sched_pick */
 	    {4, 4096, TP_IB, true, ALGO_RD},	 /* other transports: sched_pick */
 	    {4, 4096, TP_AUTO, true, ALGO_RD},	 /* several transports */
-	    {2, 8 << 10, TP_SHM, false, ALGO_RD},
-	    {2, (8 << 10) + 1, TP_SHM, false, ALGO_LINEAR},
-	    {2, 256 << 10, TP_SHM, false, ALGO_LINEAR},
-	    {2, (256 << 10) + 1, TP_SHM, false, ALGO_RING},
+	    {2, 64 << 10, TP_SHM, false, ALGO_RD},	 /* 2 uncrowded shm ranks: sched_pick */
+	    {2, (64 << 10) + 1, TP_SHM, false, ALGO_RING},
+	    {2, 256 << 10, TP_SHM, false, ALGO_RING},
 	    {2, 16 << 10, TP_TCP, false, ALGO_RD},
 	};
 

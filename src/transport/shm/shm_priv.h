@@ -23,7 +23,12 @@
  * Smallest message sent direct under shm_copy = auto, with a CPU per rank or not (more
  * ranks than CPUs: crowded). Measured on the 2-core VM, slots against direct interleaved
  * (tests/bench/RESULTS.md, "shm: direct against slots"): with 2 ranks slots were ahead up
- * to 128 KiB messages (0.62-0.73x) and direct from 512 KiB (1.18-3.5x). With 4 ranks,
+ * to 128 KiB messages (0.62-0.73x) and direct from 512 KiB (1.18-3.5x) on the machine
+ * loaded by other work; quiet ("shm: slots to 1 MiB, 2 ranks without linear"; rd, p50,
+ * 3 runs each) the VM swings between a slow and a fast state for minutes at a time, and
+ * slots led at 256 KiB in both (19 against 51-55 us slow, 12 against 15.5 fast) and at
+ * 512 KiB slow (40 against 87-104; fast a tie, 27.7 against 28.2); direct from 1 MiB in
+ * both (180 against 195 slow, 51 against 64 fast; 4 MiB 200 against 244). With 4 ranks,
  * where auto runs linear for small messages (one message each way per non-root rank),
  * slots led up to 128 KiB (4, 16, 64 KiB AllReduces 2.5x, 2.3x, 2.75x faster, 128 KiB
  * 1.4x, medians of 5-6), were within the noise from 256 KiB to 1 MiB and behind at 4 MiB
@@ -33,7 +38,7 @@
  * scheduled before its AllReduce could end, where from slots it leaves once it copied.
  * Direct pays where the copy it saves is big.
  */
-#define SHM_DIRECT_MIN (256u << 10)
+#define SHM_DIRECT_MIN (1u << 20)
 
 struct shm_desc {
 	uint64_t tag;
