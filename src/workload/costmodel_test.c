@@ -343,11 +343,9 @@ static void test_precision_names(void **state)
 
 static void test_profiles(void **state)
 {
-	char path[] = "/tmp/gs_profile_XXXXXX"; /* mkstemp's template: it fills in the X's */
-	char err[256];                            /* gpu_profile_load's one-line reason */
+	char path[64], err[256]; /* err: gpu_profile_load's one-line reason */
 	struct gpu_profile g, back;
-	int fd;
-	FILE *f;
+	FILE *tmp, *f;
 
 	(void)state;
 	assert_true(gpu_profile_count() >= 4);
@@ -377,10 +375,13 @@ static void test_profiles(void **state)
 	}
 	assert_null(gpu_profile_find("h300"));
 	assert_int_equal(gpu_profile_load("a100", &g, err, sizeof(err)), 0);
-	/* round trip through the file format */
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
+	/* round trip through the file format: an anonymous file (gone at fclose), opened by
+	 * its /proc name as a user's profile is opened by its path */
+	tmp = tmpfile();
+	assert_non_null(tmp);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fileno(tmp));
+	f = fopen(path, "w");
+	assert_non_null(f);
 	assert_int_equal(gpu_profile_write(f, &g), 0);
 	fclose(f);
 	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), 0);
@@ -404,7 +405,7 @@ static void test_profiles(void **state)
 	fputs("floor_us = -1\n", f);
 	fclose(f);
 	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
-	unlink(path);
+	fclose(tmp);
 	assert_int_equal(gpu_profile_load("/nonexistent/profile", &back, err, sizeof(err)), -ENOENT);
 	/* the built-in rows named from the table itself */
 	assert_non_null(strstr(err, "not a built-in row (h200, h100, a100, b200)"));
