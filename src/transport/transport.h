@@ -124,6 +124,12 @@ struct transport_env {
 	char rail[32];
 };
 
+/* The job is aborting (env->abort_flag set): a transport's waits stop at their next look. */
+static inline bool tp_env_aborting(const struct transport_env *env)
+{
+	return env->abort_flag && *env->abort_flag;
+}
+
 struct tp_completion {
 	uint64_t cookie;  /* as given to post_* */
 	int status;       /* 0 or -errno */

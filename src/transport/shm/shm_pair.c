@@ -240,7 +240,7 @@ int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max)
 	}
 	/* after the progress: what came before an abort still completes (a peer that sent
 	 * its last part, then died); the abort is reported once nothing did */
-	if (!n && c->env->abort_flag && *c->env->abort_flag) {
+	if (!n && tp_env_aborting(c->env)) {
 		log_err(LOG_TRANSPORT, "%s poll: job aborting", c->proto->name);
 		c->fatal = -ECANCELED;
 		return c->fatal;

@@ -438,7 +438,7 @@ static int wait_attached(struct shm_pair_core *c, int p, uint64_t deadline)
 	struct shm_pair_seg *rx = &c->links[p].rx;
 
 	while (!atomic_load_explicit(&rx->hdr->sender_pid, memory_order_acquire)) {
-		if (c->env->abort_flag && *c->env->abort_flag)
+		if (tp_env_aborting(c->env))
 			return -ECANCELED;
 		if (time_now_ns() > deadline) {
 			log_err(LOG_TRANSPORT, "%s connect peer=%d: peer never attached",

@@ -243,7 +243,7 @@ static int tcp_poll(struct transport *t, struct tp_completion *c, int max)
 	if (tp->inline_progress)
 		tcp_inline_progress(tp, 0);
 	if (atomic_load_explicit(&tp->ndone, memory_order_acquire) == 0) {
-		if (tp->env->abort_flag && *tp->env->abort_flag)
+		if (tp_env_aborting(tp->env))
 			set_fatal_abort(tp);
 		fatal = atomic_load(&tp->fatal);
 		if (fatal == -ECANCELED && !tp->fatal_reported)

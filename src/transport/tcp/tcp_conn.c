@@ -214,7 +214,7 @@ static int ms_left(uint64_t deadline)
 
 static bool aborting(struct tcp_priv *tp)
 {
-	return tp->env->abort_flag && *tp->env->abort_flag;
+	return tp_env_aborting(tp->env);
 }
 
 /* Blocking-with-deadline I/O of a small fixed record on a non-blocking socket. */

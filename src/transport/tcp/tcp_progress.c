@@ -225,7 +225,7 @@ static void handle_events(struct tcp_priv *tp, const struct epoll_event *ev, int
 
 static bool aborting(struct tcp_priv *tp)
 {
-	if (tp->env->abort_flag && *tp->env->abort_flag) {
+	if (tp_env_aborting(tp->env)) {
 		tcp_set_fatal(tp, -ECANCELED);
 		return true;
 	}
@@ -241,7 +241,7 @@ static void *progress_main(void *arg)
 	while (!atomic_load(&tp->stop) && !atomic_load(&tp->fatal)) {
 		/* a job aborting: one more round without sleeping, so bytes that came before
 		 * the abort still complete their receives, then stop */
-		bool last = tp->env->abort_flag && *tp->env->abort_flag;
+		bool last = tp_env_aborting(tp->env);
 		int n, timeout = 100;
 
 		drain_ops(tp);
@@ -287,7 +287,7 @@ void tcp_inline_progress(struct tcp_priv *tp, int timeout_ms)
 	/* a job aborting: one look without sleeping, so bytes that came before the abort
 	 * still complete their receives (a peer that sent its last part, then died);
 	 * tcp_poll reports the abort when nothing completed */
-	if (tp->env->abort_flag && *tp->env->abort_flag)
+	if (tp_env_aborting(tp->env))
 		timeout_ms = 0;
 	tcp_rts_due(tp);
 	write_all(tp); /* what the posts queued goes out before we look or sleep */

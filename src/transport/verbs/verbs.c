@@ -58,7 +58,7 @@ static int v_poll(struct transport *t, struct tp_completion *c, int max)
 
 	if (s->fatal)
 		return s->fatal;
-	if (s->env->abort_flag && *s->env->abort_flag) {
+	if (tp_env_aborting(s->env)) {
 		log_err(LOG_TRANSPORT, "%s poll: job aborting", s->kind == TP_IB ? "ib" : "roce");
 		s->fatal = -ECANCELED;
 		return s->fatal;
