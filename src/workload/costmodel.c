@@ -252,7 +252,16 @@ double cost_bwd_start_s(const struct cost_params *cp, const struct op *ops, uint
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
 		  double *gpu_t)
 {
+	double gpu_s = cost_op_gpu_s(cp, o), gap = cp->gpu->kernel_gap_us * 1e-6;
+	int kernels = o->kernels ? o->kernels : 1;
+
 	*host_t += cost_op_host_s(cp, o);
-	*gpu_t = fmax(*gpu_t, *host_t) + cost_op_gpu_s(cp, o);
+	if (!(gpu_s > 0) || o->fixed_s > 0) {
+		*gpu_t = fmax(*gpu_t, *host_t) + gpu_s;
+		return *gpu_t;
+	}
+	/* the first kernel's dispatch hides behind a late host; the op's further
+	 * kernels follow their own back to back */
+	*gpu_t = fmax(*gpu_t + gap, *host_t) + gpu_s + (kernels - 1) * gap;
 	return *gpu_t;
 }

@@ -182,6 +182,9 @@ struct gpu_profile {
 					     * bn_channels_half) */
 	double bn_bwd_channel_ns[2];        /* its nanoseconds per channel (0: none) */
 	double floor_us;                    /* shortest kernel */
+	double kernel_gap_us;               /* the GPU's idle between two kernels queued
+					     * back to back on one stream (its dispatch of
+					     * the next; hidden where it waits for the host) */
 	double launch_gap_us;               /* host time per forward call in eager mode */
 	double bwd_gap_share;               /* backward's host time per autograd node, as a
 					     * share of launch_gap (the C++ engine issues

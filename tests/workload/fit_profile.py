@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Fit the h200 profile's free parameters on the fit cases alone (fit_cases.txt).
 
-usage: fit_profile.py GRADSYNC_BINARY [--rounds N] [--host-pace] > fitted.profile
+usage: fit_profile.py GRADSYNC_BINARY [--rounds N] [--host-pace] [--profile ROW|FILE]
+                      > fitted.profile
 
-Starts from `gradsync gpu --profile h200 --write -` and adjusts, by coordinate descent
-with multiplicative steps, only what no kernel measurement pins down: the eager host
-time per call forward, per autograd node backward, per kernel and per further kernel of
-one library call (launch_gap_us, bwd_gap_share, launch_us, sublaunch_us). The layout copies' bytes come from the fit cases' kernels now
+Starts from `gradsync gpu --profile h200 --write -` (or the --profile given) and adjusts, by
+coordinate descent with multiplicative steps, only what no kernel measurement pins down: the
+eager host time per call forward, per autograd node backward, per kernel and per further
+kernel of one library call (launch_gap_us, bwd_gap_share, launch_us, sublaunch_us), and the
+GPU's idle between queued kernels (kernel_gap_us: the profiler's kernel durations, which the
+shares are fitted on, leave it out; a multiplicative step needs a start above 0). The layout copies' bytes come from the fit cases' kernels now
 (RESULTS.md, eighth session), so their share is no longer free. Matrix rates, convolution and class shares, HBM bandwidth come from
 micro_kernels.py (ref/h200_torch_micro.json) and the attention share from the kernel
 times the profiler recorded (ref/h200_torch_steps.json, by_class).
@@ -28,7 +31,8 @@ sys.path.insert(0, HERE)
 from check_costmodel import HOST_KEYS, QUIET_PACE_US, case_pace  # noqa: E402
 # (key, index): the free parameters
 FAST = 1.25  # merge_steps.py's: a pace within this of the quiet host's is its fast state
-FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0), ("sublaunch_us", 0)]
+FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0), ("sublaunch_us", 0),
+        ("kernel_gap_us", 0)]
 
 
 def read_profile(text):
@@ -52,6 +56,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--profile", default="h200", help="the row or file to start from")
     ap.add_argument("--host-pace", action="store_true",
                     help="plan each case with the host's values scaled by its trials' pace "
                          "over the quiet host's (check_costmodel.py --host-pace)")
@@ -64,7 +69,7 @@ def main():
             fits.add(tuple(f))
     cases = [c for c in ref["cases"]
              if (c["model"], str(c["batch"]), str(c["seq"]), c["precision"]) in fits]
-    prof = read_profile(subprocess.run([o.binary, "gpu", "--profile", "h200", "--write", "-"],
+    prof = read_profile(subprocess.run([o.binary, "gpu", "--profile", o.profile, "--write", "-"],
                                        check=True, capture_output=True, text=True).stdout)
     # a case whose trials ran on a host past FAST of the quiet host's pace describes that
     # host: left out of the host's fit, unless each case is planned with the host's values

@@ -10,11 +10,11 @@ HERE=$(dirname "$0")
 PY=${PYTHON:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "python3 not found"; exit 77; }
 fail=0
-"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.045 --guard-worst 0.21 --guard-fwd-median 0.06 \
-	--guard-within 129 --guard-ready-median 0.08 --guard-ready-within 109 || fail=1
+"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.045 --guard-worst 0.17 --guard-fwd-median 0.05 \
+	--guard-within 131 --guard-ready-median 0.085 --guard-ready-within 109 || fail=1
 # the same told each case's host pace (the run's quiet trials' probe over the quiet host's)
-"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --host-pace --guard-median 0.045 --guard-worst 0.17 \
-	--guard-fwd-median 0.055 --guard-within 131 --guard-ready-median 0.08 \
+"$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --host-pace --guard-median 0.042 --guard-worst 0.135 \
+	--guard-fwd-median 0.05 --guard-within 133 --guard-ready-median 0.085 \
 	--guard-ready-within 111 >/dev/null || { echo "FAIL: check_costmodel --host-pace"; fail=1; }
 # the convolution table against cuDNN's kernels at the batches it was not fitted on
 "$PY" "$HERE/fit_conv.py" "$GRADSYNC" --check --max-shape-median 0.23 --max-batch-sum 0.20 || fail=1
