@@ -249,19 +249,24 @@ double cost_bwd_start_s(const struct cost_params *cp, const struct op *ops, uint
 	return calls * cp->gpu->bwd_start_us * 1e-6;
 }
 
+double cost_op_span_s(const struct cost_params *cp, const struct op *o)
+{
+	double gpu_s = cost_op_gpu_s(cp, o);
+
+	if (!(gpu_s > 0) || o->fixed_s > 0)
+		return gpu_s; /* a recorded segment holds its gaps */
+	return gpu_s + (o->kernels ? o->kernels : 1) * cp->gpu->kernel_gap_us * 1e-6;
+}
+
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
 		  double *gpu_t)
 {
-	double gpu_s = cost_op_gpu_s(cp, o), gap = cp->gpu->kernel_gap_us * 1e-6;
-	int kernels = o->kernels ? o->kernels : 1;
+	double span = cost_op_span_s(cp, o);
+	/* the first kernel's dispatch gap hides behind a late host: it starts when it is
+	 * launched; its further kernels follow their own gaps */
+	double hidden = span - cost_op_gpu_s(cp, o) > 0 ? cp->gpu->kernel_gap_us * 1e-6 : 0;
 
 	*host_t += cost_op_host_s(cp, o);
-	if (!(gpu_s > 0) || o->fixed_s > 0) {
-		*gpu_t = fmax(*gpu_t, *host_t) + gpu_s;
-		return *gpu_t;
-	}
-	/* the first kernel's dispatch hides behind a late host; the op's further
-	 * kernels follow their own back to back */
-	*gpu_t = fmax(*gpu_t + gap, *host_t) + gpu_s + (kernels - 1) * gap;
+	*gpu_t = fmax(*gpu_t, *host_t - hidden) + span;
 	return *gpu_t;
 }

@@ -224,6 +224,10 @@ int conv_kind_of(int k, int s, int side);
 /* GPU seconds of one operator (no host gap). Pure. */
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o);
 
+/* GPU seconds of one operator queued behind another: its kernels and the dispatch gap
+ * before each (kernel_gap_us; none for a recorded segment). Pure. */
+double cost_op_span_s(const struct cost_params *cp, const struct op *o);
+
 /* Host seconds to issue one operator. */
 double cost_op_host_s(const struct cost_params *cp, const struct op *o);
 /* Host time between the call of backward and its first node: bwd_start_us per forward

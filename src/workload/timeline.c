@@ -45,7 +45,7 @@ static double play(const struct cost_params *cp, const struct tensor_list *tl, u
 			continue;
 		cost_issue(cp, &tl->ops[k], host, gpu);
 		out->op_issue_s[k] = *host - pass_start;
-		out->op_gpu_s[k] = cost_op_gpu_s(cp, &tl->ops[k]);
+		out->op_gpu_s[k] = cost_op_span_s(cp, &tl->ops[k]);
 	}
 	return *gpu;
 }

@@ -34,7 +34,8 @@ struct compute_timeline {
 	double *op_issue_s;    /* per operator (tl->ops index): when the host has issued it,
 				* since its pass's start (backward: may be < 0, the host was
 				* ahead of the GPU when forward ended) */
-	double *op_gpu_s;      /* per operator: its GPU time (compute = gemm plays it) */
+	double *op_gpu_s;      /* per operator: its GPU time queued behind another, dispatch
+				* gaps included (compute = gemm plays it back to back) */
 };
 
 /*
