@@ -150,6 +150,20 @@ CASES=$CASES,vit_b_16:40:0:amp_bf16,vit_b_16:56:0:amp_bf16,resnet50:24:0:amp_bf1
 CASES=$CASES,resnet18:48:0:amp_bf16,vit_l_16:12:0:amp_bf16,bert_large:12:128:amp_bf16
 CASES=$CASES,bert_base:40:128:tf32,bert_base:16:128:tf32
 fi
+# READY=9 (issue 13, sixteenth session): a fourth held-out set, measured after the GPU's
+# dispatch gap and the host refit were committed (df99656): 30 shapes no earlier call
+# measured, the eight models and two outside them, both precisions at small and middle
+# batches, amp_bf16 at large ones, tf32 on three; one hook a bucket, light traces
+if [ "${READY:-0}" = 9 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+LIGHT=${LIGHT:-2}
+add_cases amp_bf16,fp32 resnet18:112:0 resnet50:56:0 vit_b_16:20:0 vit_l_16:20:0 \
+	bert_base:16:256 bert_large:4:512 gpt2:2:1024 gpt2_medium:2:512 resnet101:16:0
+add_cases amp_bf16 resnet18:224:0 resnet50:160:0 vit_b_16:112:0 vit_l_16:56:0 \
+	bert_base:32:256 bert_large:8:256 gpt2:6:1024 gpt2_medium:2:768 gpt2_large:1:512
+CASES=$CASES,vit_l_16:16:0:tf32,bert_base:8:512:tf32,resnet18:64:0:tf32
+fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
 # (MICRO_BATCHES=8,24,48,96: others, to check the conv table where it was never fitted)
