@@ -293,9 +293,13 @@ int sched_pick(int nranks, uint64_t bytes)
  * ranks (bench_algo.sh, p50 medians of 3-5 interleaved repetitions, tests/bench/RESULTS.md
  * "Crowded tcp above linear"): at 512 KiB 4 ranks rhd 467-558 us against ring 695-945 in
  * three runs, 3 ranks tree 367 against 464, 8 ranks rhd 1429-1481 against 7393-8535; on to
- * 2 MiB from 8 ranks (8: rhd or tree 1.2-1.5x at 1-2 MiB, 16: rhd 1.7-8.7x at 1-4 MiB),
- * where with 4 ranks ring and rhd traded places between runs at 1-4 MiB (one size alone:
- * ring 915 against 1048 us at 1 MiB; in a sweep to 8 MiB rhd 905 against 964).
+ * 4 MiB from 4 ranks: with 4 ranks ring and rhd traded places between runs at 1-4 MiB in
+ * p50 sweeps, but by each run's mean (what a step and the peers' bench feel; bench_algo.sh
+ * STAT=avg, 11 interleaved repetitions) rhd led at 1, 2 and 4 MiB (836 / 1419 / 2825 us
+ * against ring's 937 / 1772 / 3060, ahead in 9, 8 and 7 of 11), even with ring at 8-64 MiB
+ * (within 5% both ways); 6 ranks tree 1.07-1.28x ring at 1-4 MiB, 8 ranks rhd or tree
+ * 1.07-1.5x, ring ahead from 8 MiB (14.0 against 17.2 ms); 3 ranks within 10% of each
+ * other at 1-4 MiB, so they keep ring (tests/bench/RESULTS.md "Crowded tcp to 4 MiB").
  */
 struct pick_row {
 	int tp_kind;		 /* enum transport_kind */
@@ -310,7 +314,7 @@ static const struct pick_row pick_rows[] = {
     {TP_SHM, true, 3, SCHED_MAX_XFER + 1, 0, 512ull << 10, ALGO_LINEAR, 0},
     {TP_TCP, true, 3, SCHED_MAX_XFER + 1, 0, 256ull << 10, ALGO_LINEAR, 0},
     {TP_TCP, true, 3, INT_MAX, (256ull << 10) + 1, 512ull << 10, ALGO_RHD, ALGO_TREE},
-    {TP_TCP, true, 8, INT_MAX, (512ull << 10) + 1, 2ull << 20, ALGO_RHD, ALGO_TREE},
+    {TP_TCP, true, 4, INT_MAX, (512ull << 10) + 1, 4ull << 20, ALGO_RHD, ALGO_TREE},
 };
 
 int sched_pick_on(int nranks, uint64_t bytes, bool one_host, int tp_kind, bool crowded)

@@ -452,7 +452,7 @@ static void test_pick_and_cost(void **state)
 }
 
 /* The job's shape: crowded one-host tcp/shm take linear up to their crossovers, crowded tcp
- * rhd (tree) on to 512 KiB (2 MiB from 8 ranks); everything else is sched_pick's
+ * rhd (tree) on to 512 KiB (4 MiB from 4 ranks); everything else is sched_pick's
  * answer. */
 static void test_pick_on(void **state)
 {
@@ -469,11 +469,15 @@ static void test_pick_on(void **state)
 	    {4, 256 << 10, TP_TCP, true, ALGO_LINEAR},
 	    {4, (256 << 10) + 1, TP_TCP, true, ALGO_RHD}, /* crowded tcp: latency on */
 	    {4, 512 << 10, TP_TCP, true, ALGO_RHD},
-	    {4, (512 << 10) + 1, TP_TCP, true, ALGO_RING},
+	    {4, (512 << 10) + 1, TP_TCP, true, ALGO_RHD}, /* from 4 ranks to 4 MiB */
+	    {4, 4 << 20, TP_TCP, true, ALGO_RHD},
+	    {4, (4 << 20) + 1, TP_TCP, true, ALGO_RING},
 	    {3, 512 << 10, TP_TCP, true, ALGO_TREE},
-	    {8, 2 << 20, TP_TCP, true, ALGO_RHD},		/* from 8 ranks to 2 MiB */
+	    {3, (512 << 10) + 1, TP_TCP, true, ALGO_RING}, /* 3 ranks: within 10%, ring */
+	    {6, 1 << 20, TP_TCP, true, ALGO_TREE},
+	    {8, 2 << 20, TP_TCP, true, ALGO_RHD},
 	    {12, 1 << 20, TP_TCP, true, ALGO_TREE},
-	    {16, (2 << 20) + 1, TP_TCP, true, ALGO_RING},
+	    {16, (4 << 20) + 1, TP_TCP, true, ALGO_RING},
 	    {6, 4096, TP_TCP, true, ALGO_TREE},	 /* two root batches: sched_pick */
 	    {4, 1 << 20, TP_TCP, false, ALGO_RING},	 /* a CPU per rank: sched_pick */
 	    {4, 1 << 20, TP_SHM, true, ALGO_RING},	 /* shm: measured mixed, sched_pick */

@@ -5,7 +5,8 @@
 # the table holds per point the median over repetitions of each run's p50 (latency-bound
 # sizes: the median shrugs off a preempted iteration on a shared host).
 #   usage: tests/bench/bench_algo.sh [OUTDIR]
-#   env:   RANKS="2 4" REPS=5 ITERS=100 SIZES="4KiB..256KiB x2" TRANSPORTS="tcp, shm"
+#   env:   RANKS="2 4" REPS=5 ITERS=100 SIZES="4KiB..256KiB x2" TRANSPORTS="tcp, shm" STAT=p50
+#          (STAT=avg: each run's mean instead, what bench_peers.sh compares with the peers)
 #          ALGOS="ring rd rhd tree linear" (2 ranks: ring, rd and linear only, rhd and
 #          tree equal ring there) GRADSYNC=build/gradsync
 # Writes OUTDIR/raw.tsv (rep ranks transport algo size p50_us) and prints the table:
@@ -18,6 +19,8 @@ ITERS=${ITERS:-100}
 SIZES=${SIZES:-4KiB..256KiB x2}
 TRANSPORTS=${TRANSPORTS:-tcp, shm}
 ALGOS=${ALGOS:-ring rd rhd tree linear}
+STAT=${STAT:-p50}
+case $STAT in p50 | avg) ;; *) echo "bench_algo.sh: STAT=$STAT: p50 or avg" >&2; exit 2 ;; esac
 OUT=${1:-results/bench-algo-$(date -u +%Y%m%dT%H%M%S)}
 mkdir -p "$OUT"
 T=$(mktemp -d)
@@ -45,13 +48,13 @@ transport = $TRANSPORTS
 INI
 	rm -rf "$T/results"
 	"$G" -q run "$T/a.ini" >/dev/null
-	/usr/bin/python3 - "$T" "$1" "$2" "$3" >>"$RAW" <<'PY'
+	/usr/bin/python3 - "$T" "$1" "$2" "$3" "$STAT" >>"$RAW" <<'PY'
 import glob, json, sys
 rep = json.load(open(glob.glob(sys.argv[1] + "/results/algo-*/report.json")[0]))
 for c in rep["cases"]:
     for r in c["collective"]:
         print(sys.argv[2], sys.argv[3], c["config"]["transport.transport"], sys.argv[4],
-              r["size"], r["time_us"]["p50"], sep="\t")
+              r["size"], r["time_us"][sys.argv[5]], sep="\t")
 PY
 }
 
@@ -69,7 +72,7 @@ while [ "$rep" -le "$REPS" ]; do
 	rep=$((rep + 1))
 done
 
-/usr/bin/python3 - "$RAW" <<'PY' | tee "$OUT/table.md"
+/usr/bin/python3 - "$RAW" "$STAT" <<'PY' | tee "$OUT/table.md"
 import collections, statistics, sys
 v = collections.defaultdict(list)
 for line in open(sys.argv[1]):
@@ -78,7 +81,7 @@ for line in open(sys.argv[1]):
 med = {k: statistics.median(x) for k, x in v.items()}
 algos = sorted({k[3] for k in med}, key="ring rd rhd tree linear".split().index)
 reps = max(len(x) for x in v.values())
-print(f"p50 us per AllReduce, median of {reps} interleaved repetitions\n")
+print(f"{sys.argv[2]} us per AllReduce, median of {reps} interleaved repetitions\n")
 print("| ranks | transport | size | " + " | ".join(algos) + " | fastest |")
 print("|---" * (4 + len(algos)) + "|")
 for n, tp, size in sorted({k[:3] for k in med}):
