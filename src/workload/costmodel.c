@@ -264,7 +264,7 @@ double cost_issue(const struct cost_params *cp, const struct op *o, double *host
 	double span = cost_op_span_s(cp, o);
 	/* the first kernel's dispatch gap hides behind a late host: it starts when it is
 	 * launched; its further kernels follow their own gaps */
-	double hidden = span - cost_op_gpu_s(cp, o) > 0 ? cp->gpu->kernel_gap_us * 1e-6 : 0;
+	double hidden = span > cost_op_gpu_s(cp, o) ? cp->gpu->kernel_gap_us * 1e-6 : 0;
 
 	*host_t += cost_op_host_s(cp, o);
 	*gpu_t = fmax(*gpu_t, *host_t - hidden) + span;

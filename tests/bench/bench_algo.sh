@@ -3,13 +3,14 @@
 # `algorithm = auto` has to choose (sched_pick, src/coll/sched.c), interleaved: every
 # repetition runs each algorithm once per rank count, in an order that alternates, and
 # the table holds per point the median over repetitions of each run's p50 (latency-bound
-# sizes: the median shrugs off a preempted iteration on a shared host).
+# sizes: the median shrugs off a preempted iteration on a shared host), or with STAT=avg
+# of each run's mean.
 #   usage: tests/bench/bench_algo.sh [OUTDIR]
 #   env:   RANKS="2 4" REPS=5 ITERS=100 SIZES="4KiB..256KiB x2" TRANSPORTS="tcp, shm" STAT=p50
 #          (STAT=avg: each run's mean instead, what bench_peers.sh compares with the peers)
 #          ALGOS="ring rd rhd tree linear" (2 ranks: ring, rd and linear only, rhd and
 #          tree equal ring there) GRADSYNC=build/gradsync
-# Writes OUTDIR/raw.tsv (rep ranks transport algo size p50_us) and prints the table:
+# Writes OUTDIR/raw.tsv (rep ranks transport algo size us, the STAT) and prints the table:
 # µs per AllReduce, the fastest algorithm per point.
 set -eu
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
