@@ -150,10 +150,11 @@ CASES=$CASES,vit_b_16:40:0:amp_bf16,vit_b_16:56:0:amp_bf16,resnet50:24:0:amp_bf1
 CASES=$CASES,resnet18:48:0:amp_bf16,vit_l_16:12:0:amp_bf16,bert_large:12:128:amp_bf16
 CASES=$CASES,bert_base:40:128:tf32,bert_base:16:128:tf32
 fi
-# READY=9 (issue 13, sixteenth session): a fourth held-out set, measured after the GPU's
-# dispatch gap and the host refit were committed (df99656): 30 shapes no earlier call
+# READY=9 (issue 13, sixteenth session): a fourth held-out set, to be measured after the
+# GPU's dispatch gap and the host refit were committed (df99656): 30 shapes no earlier call
 # measured, the eight models and two outside them, both precisions at small and middle
-# batches, amp_bf16 at large ones, tf32 on three; one hook a bucket, light traces
+# batches, amp_bf16 at large ones, tf32 on three; one hook a bucket, light traces. Not
+# measured yet: the sixteenth session's call stopped answering and no machine followed.
 if [ "${READY:-0}" = 9 ] && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
