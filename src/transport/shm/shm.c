@@ -236,9 +236,27 @@ static int shm_path_info(struct transport *t, struct tp_path_info *info)
 	return 0;
 }
 
+/*
+ * chunk_size = auto. Measured on the 2-core VM (2 ranks: 5 interleaved repetitions, each
+ * run's mean; tests/bench/RESULTS.md "shm's chunk by size"): 512 KiB pieces cross through
+ * the slots and are reduced while still in L2, 1 MiB pieces go direct from the sender's
+ * buffer (SHM_DIRECT_MIN), one copy fewer but out of cache. 2 ranks: 512 KiB 1.3-2.4x
+ * ahead from 2 to 16 MiB (8 MiB 633 against 1239 us), even at 24-32 MiB, 1 MiB ahead from
+ * 48 MiB (4630 against 5014 us) and 1.3-1.8x at 64-256 MiB; 4 ranks: 512 KiB ahead at 2
+ * and 4 MiB (573 / 953 against 824 / 1431 us), behind from 8 MiB. Never smaller for more
+ * bytes (coll_comm_chunk).
+ */
+static uint64_t shm_chunk_auto(uint64_t bytes, int nranks)
+{
+	uint64_t cached_max = nranks <= 2 ? 16ull << 20 : 4ull << 20;
+
+	return bytes <= cached_max ? 512u << 10 : SHM_DIRECT_MIN;
+}
+
 const struct transport_ops shm_ops = {
     .name = "shm",
     .kind = TP_SHM,
+    .chunk_auto = shm_chunk_auto,
     .can_connect = shm_pair_on_host,
     .open = shm_open_t,
     .endpoint = shm_pair_endpoint,

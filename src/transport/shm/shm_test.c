@@ -184,6 +184,26 @@ static void test_use_direct(void **state)
 				 cases[i].want);
 }
 
+/* The chunk policy: 512 KiB pieces through the slots while a collective stays cached (to
+ * 16 MiB with 2 ranks, 4 MiB with more), then SHM_DIRECT_MIN pieces that go direct; never
+ * smaller for more bytes. */
+static void test_chunk_auto(void **state)
+{
+	(void)state;
+	assert_int_equal(shm_ops.chunk_auto(4096, 2), 512u << 10);
+	assert_int_equal(shm_ops.chunk_auto(16ull << 20, 2), 512u << 10);
+	assert_int_equal(shm_ops.chunk_auto((16ull << 20) + 4, 2), SHM_DIRECT_MIN);
+	assert_int_equal(shm_ops.chunk_auto(4ull << 20, 4), 512u << 10);
+	assert_int_equal(shm_ops.chunk_auto((4ull << 20) + 4, 4), SHM_DIRECT_MIN);
+	assert_true(shm_use_direct(TP_SHM_COPY_AUTO, shm_ops.chunk_auto(1ull << 30, 3), true,
+				   true));
+	assert_false(shm_use_direct(TP_SHM_COPY_AUTO, shm_ops.chunk_auto(1 << 20, 3), true,
+				    true));
+	for (int n = 2; n <= 8; n++)
+		for (uint64_t b = 4096; b < (1ull << 30); b *= 2)
+			assert_true(shm_ops.chunk_auto(b, n) <= shm_ops.chunk_auto(2 * b, n));
+}
+
 /* The streaming-copy policy: plain copies in collectives below SHM_STREAM_MIN (and
  * outside any: 0) and wherever ranks outnumber CPUs, streaming from it. */
 static void test_use_stream(void **state)
@@ -605,6 +625,7 @@ int main(void)
 	    cmocka_unit_test(test_bandwidth),	cmocka_unit_test(test_rank_dies_in_setup),
 	    cmocka_unit_test(test_squatted_name), cmocka_unit_test(test_peer_cpu),
 	    cmocka_unit_test(test_slot_take),	cmocka_unit_test(test_use_stream),
+	    cmocka_unit_test(test_chunk_auto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
