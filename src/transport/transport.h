@@ -41,6 +41,10 @@
 
 #define TRANSPORT_EP_MAX 512   /* bytes of one rank's endpoint record */
 #define TP_CHUNK_DEFAULT (1u << 20)
+/* a piece that stays in a core's L2 between the copy that lands it and the reduce that
+ * reads it (512 KiB on the dev VM's EPYC): tcp's chunk, and shm's while a collective is
+ * small enough to stay cached */
+#define TP_CHUNK_CACHED (512u << 10)
 #define TRANSPORT_NAME_MAX 64
 
 /* One row per transport; config's enum for [transport] transport uses these names. */

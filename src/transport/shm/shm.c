@@ -250,7 +250,7 @@ static uint64_t shm_chunk_auto(uint64_t bytes, int nranks)
 {
 	uint64_t cached_max = nranks <= 2 ? 16ull << 20 : 4ull << 20;
 
-	return bytes <= cached_max ? 512u << 10 : SHM_DIRECT_MIN;
+	return bytes <= cached_max ? TP_CHUNK_CACHED : SHM_DIRECT_MIN;
 }
 
 const struct transport_ops shm_ops = {

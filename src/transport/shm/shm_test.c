@@ -190,7 +190,7 @@ static void test_use_direct(void **state)
 static void test_chunk_auto(void **state)
 {
 	(void)state;
-	assert_int_equal(shm_ops.chunk_auto(4096, 2), 512u << 10);
+	assert_int_equal(shm_ops.chunk_auto(4096, 2), 512u << 10); /* TP_CHUNK_CACHED */
 	assert_int_equal(shm_ops.chunk_auto(16ull << 20, 2), 512u << 10);
 	assert_int_equal(shm_ops.chunk_auto((16ull << 20) + 4, 2), SHM_DIRECT_MIN);
 	assert_int_equal(shm_ops.chunk_auto(4ull << 20, 4), 512u << 10);

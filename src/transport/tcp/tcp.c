@@ -333,7 +333,7 @@ static int tcp_stats(struct transport *t, struct tp_stats *st)
  * flight inside its L2 between the kernel's copy and the reduce */
 static uint64_t tcp_chunk_auto(uint64_t bytes GS_UNUSED, int nranks GS_UNUSED)
 {
-	return 512u << 10;
+	return TP_CHUNK_CACHED;
 }
 
 const struct transport_ops tcp_ops = {
