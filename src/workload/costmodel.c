@@ -249,22 +249,26 @@ double cost_bwd_start_s(const struct cost_params *cp, const struct op *ops, uint
 	return calls * cp->gpu->bwd_start_us * 1e-6;
 }
 
+/* The span of an op whose kernels take busy seconds: a dispatch gap before each. */
+static double span_of(const struct cost_params *cp, const struct op *o, double busy)
+{
+	if (!(busy > 0) || o->fixed_s > 0)
+		return busy; /* a recorded segment holds its gaps */
+	return busy + (o->kernels ? o->kernels : 1) * cp->gpu->kernel_gap_us * 1e-6;
+}
+
 double cost_op_span_s(const struct cost_params *cp, const struct op *o)
 {
-	double gpu_s = cost_op_gpu_s(cp, o);
-
-	if (!(gpu_s > 0) || o->fixed_s > 0)
-		return gpu_s; /* a recorded segment holds its gaps */
-	return gpu_s + (o->kernels ? o->kernels : 1) * cp->gpu->kernel_gap_us * 1e-6;
+	return span_of(cp, o, cost_op_gpu_s(cp, o));
 }
 
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
 		  double *gpu_t)
 {
-	double span = cost_op_span_s(cp, o);
+	double busy = cost_op_gpu_s(cp, o), span = span_of(cp, o, busy);
 	/* the first kernel's dispatch gap hides behind a late host: it starts when it is
 	 * launched; its further kernels follow their own gaps */
-	double hidden = span > cost_op_gpu_s(cp, o) ? cp->gpu->kernel_gap_us * 1e-6 : 0;
+	double hidden = span > busy ? cp->gpu->kernel_gap_us * 1e-6 : 0;
 
 	*host_t += cost_op_host_s(cp, o);
 	*gpu_t = fmax(*gpu_t, *host_t - hidden) + span;
