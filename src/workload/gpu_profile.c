@@ -364,6 +364,7 @@ void gpu_profile_calibrated(const struct profile_measure *m, const char *gpu_nam
 {
 	const struct profile_measure *r = &gpu_profile_h200_ours;
 	double mx = m->gemm_tflops / r->gemm_tflops, f;
+	double pace = m->floor_us / r->floor_us; /* tiny kernels back to back, here over there */
 
 	*out = profiles[0];
 	snprintf(out->name, sizeof(out->name), "calibrated");
@@ -371,11 +372,11 @@ void gpu_profile_calibrated(const struct profile_measure *m, const char *gpu_nam
 	for (int i = 0; i < MX_COUNT; i++)
 		out->matrix_tflops[i] *= mx;
 	out->hbm_gbps *= m->stream_gbps / r->stream_gbps;
-	out->floor_us *= m->floor_us / r->floor_us;
-	out->kernel_gap_us *= m->floor_us / r->floor_us; /* the same dispatch */
-	out->launch_us *= m->floor_us / r->floor_us; /* the pace is the host's launch rate */
-	out->sublaunch_us *= m->floor_us / r->floor_us;
-	out->bwd_start_us *= m->floor_us / r->floor_us;
+	out->floor_us *= pace;
+	out->kernel_gap_us *= pace; /* the same dispatch */
+	out->launch_us *= pace; /* the pace is the host's launch rate */
+	out->sublaunch_us *= pace;
+	out->bwd_start_us *= pace;
 	f = scale_share(out, OPC_BN, m->bn_gbps, m->stream_gbps, r->bn_gbps, r->stream_gbps);
 	for (int w = 0; w < 2; w++) /* our two-pass reduction stands for both passes */
 		out->bn_bwd_share[w] = fmin(1.0, out->bn_bwd_share[w] * f);
