@@ -132,15 +132,45 @@ static int plan_base(const char *path, struct cfg *c)
 static int plan_run(const struct workload_opts *wp, bool list, bool json, bool tensors,
 		    bool ops);
 
+struct plan_over {
+	int opt;
+	char *arg;
+};
+
+/*
+ * A model that refuses its shape is named by the flag that gave the refused value
+ * ("--seq-len '2048': ..."), else by its key (FILE.ini's, or a default's); 0 or an exit code.
+ */
+static int plan_check_model(const struct workload_opts *w, const struct plan_over *over,
+			    int nover)
+{
+	const char *key;
+	char e[512];
+	int i;
+
+	if (!w->model[0] || !strcmp(w->model, "none") || !model_check(w, &key, e, sizeof(e)))
+		return 0;
+	for (i = nover; key && i-- > 0;) {
+		const struct plan_flag *pf = &plan_flags[over[i].opt - OPT_FLAG0];
+
+		if (!strcmp(pf->section, "workload") && !strcmp(pf->key, key)) {
+			fprintf(stderr, "gradsync plan: --%s '%s': %s\n", pf->flag, over[i].arg, e);
+			return GS_EXIT_USAGE;
+		}
+	}
+	if (key)
+		fprintf(stderr, "gradsync plan: workload.%s: %s\n", key, e);
+	else
+		fprintf(stderr, "gradsync plan: %s\n", e);
+	return GS_EXIT_USAGE;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	bool json = false, tensors = false, ops = false, list = false;
 	struct option options[NFLAGS + 6];
 	struct cfg *cfg;
-	struct {
-		int opt;
-		char *arg;
-	} over[64];
+	struct plan_over over[64];
 	int c, i, nover = 0, ret;
 
 	/* one getopt pass: options are kept, then applied over FILE.ini or the defaults */
@@ -192,6 +222,8 @@ int cmd_plan(int argc, char **argv)
 	ret = plan_base(optind < argc ? argv[optind] : NULL, cfg);
 	for (i = 0; !ret && i < nover; i++)
 		ret = plan_opt((size_t)(over[i].opt - OPT_FLAG0), over[i].arg, cfg);
+	if (!ret && !list)
+		ret = plan_check_model(&cfg->workload, over, nover);
 	if (!ret)
 		ret = plan_run(&cfg->workload, list, json, tensors, ops);
 	free(cfg);

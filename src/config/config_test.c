@@ -46,6 +46,7 @@ static void write_special_files(void)
 	write_file("sib_a.ini", "[workload]\n\niterations = 5\n", 27);
 	write_file("sib_b.ini", "[workload]\n\n\niterations = 7\n", 28);
 	write_file("sib_dup.ini", "[workload]\n\niterations = 7\niterations = 8\n", 41);
+	write_file("seq4096.ini", "[workload]\nseq_len = 4096\n", 26);
 }
 
 static void write_base(void)
@@ -72,6 +73,8 @@ static void test_key_table(void **state)
 	size_t i, j;
 
 	assert_int_equal(cfg_defaults(&c, err, sizeof(err)), 0);
+	/* parse.c keeps the line of every key a file sets */
+	assert_true(cfg_key_count() <= EXP_MAX_SET);
 	for (i = 0; i < cfg_key_count(); i++) {
 		const struct cfg_key *k = cfg_key_at(i);
 		char v[8192], e[512];
@@ -275,12 +278,25 @@ static const struct file_case file_cases[] = {
 	{ "[workload]\rmodel = none\riterations = 3\r",
 	  "t.ini:1: carriage return without a line feed (CR-only line endings?", 0 },
 	{ "[workload]\r\nmodel = none\r\niterations = 3\r\n", NULL, 1 },
+	/* a model's refusal names the line that set the refused key, else the model's */
 	{ "[workload]\nmodel = custom\n",
-	  "t.ini: case base: workload: model custom: layers is empty", 0 },
+	  "t.ini:2: workload.model: model custom: layers is empty", 0 },
 	{ "[workload]\nmodel = custom\nlayers = a:-5\n",
 	  "t.ini:3: workload.layers: model custom: layers entry 1 'a:-5'", 0 },
 	{ "[workload]\nmodel = bert_base\nseq_len = 4096\n",
-	  "case base: workload: model bert_base: seq_len 4096 above 512 positions", 0 },
+	  "t.ini:3: workload.seq_len: model bert_base has 512 positions: seq_len 4096 is past them", 0 },
+	{ "[workload]\nmodel = gpt2\nnum_heads = 7\n",
+	  "t.ini:3: workload.num_heads: model gpt2: hidden_size 768 is not a multiple of num_heads 7", 0 },
+	{ "[workload]\nhidden_size = 100\nmodel = bert_base\n",
+	  "t.ini:2: workload.hidden_size: model bert_base: hidden_size 100 is not a multiple of num_heads 12", 0 },
+	{ "[workload]\nmodel = vit_b_16\nimage_size = 230\n",
+	  "t.ini:3: workload.image_size: model vit_b_16: image_size 230 is not a multiple of its patch size 16", 0 },
+	{ "[workload]\nmodel = llama3_8b\nnum_kv_heads = 5\n",
+	  "t.ini:3: workload.num_kv_heads: model llama3_8b: num_heads 32 is not a multiple of num_kv_heads 5", 0 },
+	{ "[workload]\nmodel = gpt2\n[matrix]\nseq_len = 512, 2048\n",
+	  "t.ini:4: workload.seq_len: model gpt2 has 1024 positions: seq_len 2048 is past them (case seq_len=2048)", 0 },
+	{ "include = seq4096.ini\n[workload]\nmodel = bert_base\n",
+	  "seq4096.ini:2: workload.seq_len: model bert_base has 512 positions", 0 },
 	{ "[workload]\nmodel = custom\n[matrix]\nlayers = a:1, b:-1\n",
 	  "t.ini:4: matrix.layers", 0 },
 	/* finding 9: includes are regular files, refused before a byte is read */
@@ -335,6 +351,17 @@ static void test_sibling_includes(void **state)
 				   sizeof(err)),
 			 0);
 	assert_int_equal(exp->cases[0].cfg.workload.iterations, 7);
+	/* where the value came from: the later sibling's line */
+	const struct cfg_key *it = cfg_key_find("workload", "iterations");
+	const char *file;
+	int line;
+
+	assert_int_equal(experiment_key_line(exp, it, &file, &line), 0);
+	assert_non_null(strstr(file, "sib_b.ini"));
+	assert_int_equal(line, 4);
+	assert_int_equal(experiment_key_line(exp, cfg_key_find("workload", "batch"), &file,
+					     &line),
+			 -ENOENT);
 	experiment_free(exp);
 	/* the includer still overrides both */
 	assert_int_equal(load_text("include = sib_a.ini\ninclude = sib_b.ini\n[workload]\n"
@@ -342,6 +369,9 @@ static void test_sibling_includes(void **state)
 				   exp, err, sizeof(err)),
 			 0);
 	assert_int_equal(exp->cases[0].cfg.workload.iterations, 9);
+	assert_int_equal(experiment_key_line(exp, it, &file, &line), 0);
+	assert_non_null(strstr(file, "t.ini"));
+	assert_int_equal(line, 4);
 	experiment_free(exp);
 	free(exp);
 }
@@ -453,7 +483,7 @@ static void test_matrix_repeat(void **state)
 
 	write_file("big.ini", big, strlen(big));
 	assert_int_not_equal(load_text("include = big.ini\n", exp, err, sizeof(err)), 0);
-	assert_non_null(strstr(err, "experiment.repeat:"));
+	assert_non_null(strstr(err, "big.ini:2: experiment.repeat: 5 cases x 1000 repetitions"));
 	experiment_free(exp);
 	free(exp);
 }

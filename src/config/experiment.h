@@ -17,6 +17,8 @@
 #define EXP_MAX_CASES 4096
 #define EXP_VALUE_MAX 128
 #define EXP_ERR_MAX 1024
+#define EXP_MAX_FILES 256   /* files one experiment reads, includes counted */
+#define EXP_MAX_SET 1024    /* keys set outside [matrix] whose line is kept */
 
 struct exp_axis {
 	const struct cfg_key *key;
@@ -42,9 +44,23 @@ struct exp_case {
 	int baseline;
 };
 
+/* Where the file set a key outside [matrix]: the last setter, as the value is its. */
+struct exp_set {
+	const struct cfg_key *key;
+	int file;             /* index into experiment.files */
+	int line;
+};
+
 struct experiment {
 	char path[PATH_MAX];
 	struct cfg base;
+	/* the files read, as the user named them (includes joined to their includer's
+	 * directory), and where each key of base was set: a check that refuses a value
+	 * after loading (a case's model) still names FILE:LINE and the key */
+	int nfiles;
+	char *files[EXP_MAX_FILES];
+	size_t nset;
+	struct exp_set set[EXP_MAX_SET];
 	int naxes;
 	struct exp_axis axes[EXP_MAX_AXES];
 	int nexclude;
@@ -81,6 +97,13 @@ void experiment_write_resolved(FILE *out, const struct experiment *exp);
 void experiment_cond_format(const struct exp_cond *cond, char *buf, size_t len);
 /* Name used for key k in case names and the matrix: bare when unique, else section.key. */
 const char *experiment_key_label(const struct cfg_key *k, char *buf, size_t len);
+/*
+ * The line that gave the cases their value of key k: the [matrix] axis that sweeps k,
+ * else the key's last setting in the files. 0 with *file and *line, or -ENOENT where k
+ * kept its default.
+ */
+int experiment_key_line(const struct experiment *exp, const struct cfg_key *k,
+			const char **file, int *line);
 bool experiment_key_swept(const struct experiment *exp, const struct cfg_key *k);
 
 /* Internal to config/: matrix expansion after the files are read. */

@@ -282,21 +282,37 @@ static void case_name(const struct experiment *exp, const int *idx, char *buf, s
 /*
  * What `run` would refuse when it builds the case's model (a bad custom layers string, a
  * seq_len past the model's positions, ...) is refused here, so `check` passes only what runs.
- * Consecutive cases with the same workload are checked once.
+ * Consecutive cases with the same workload are checked once. The error names the line
+ * that set the refused key ("FILE:LINE: workload.seq_len: ..."), else the model's line
+ * (the key kept its default), and the case where the file has a matrix.
  */
 static int case_check_workload(const struct experiment *exp, const struct exp_case *c,
 			       const struct exp_case *prev, char *err, size_t errlen)
 {
-	char e[512];
-	int ret;
+	const struct cfg_key *k = NULL;
+	const char *key = NULL, *file;
+	char e[512], cs[sizeof(c->name) + 16] = "";
+	int ret, line;
 
 	if (!strcmp(c->cfg.workload.model, "none"))
 		return 0;
 	if (prev && !memcmp(&prev->cfg.workload, &c->cfg.workload, sizeof(c->cfg.workload)))
 		return 0;
-	ret = model_check(&c->cfg.workload, e, sizeof(e));
-	if (ret)
-		snprintf(err, errlen, "%s: case %s: workload: %s", exp->path, c->name, e);
+	ret = model_check(&c->cfg.workload, &key, e, sizeof(e));
+	if (!ret)
+		return 0;
+	if (exp->naxes)
+		snprintf(cs, sizeof(cs), " (case %s)", c->name);
+	if (key)
+		k = cfg_key_find("workload", key);
+	if (!k || experiment_key_line(exp, k, &file, &line))
+		k = cfg_key_find("workload", "model");
+	if (k && !experiment_key_line(exp, k, &file, &line)) {
+		snprintf(err, errlen, "%s:%d: %s.%s: %s%s", file, line, k->section, k->name, e,
+			 cs);
+		return ret;
+	}
+	snprintf(err, errlen, "%s: case %s: workload: %s", exp->path, c->name, e);
 	return ret;
 }
 
@@ -309,15 +325,19 @@ static int case_check_workload(const struct experiment *exp, const struct exp_ca
  */
 static int matrix_repeat(struct experiment *exp, char *err, size_t errlen)
 {
-	int reps = exp->base.experiment.repeat;
+	int reps = exp->base.experiment.repeat, line = 0;
 	size_t n = exp->ncases, r, i;
+	const char *file = exp->path;
+	char where[PATH_MAX + 16];
 	struct exp_case *all;
 
 	if (reps <= 1)
 		return 0;
+	experiment_key_line(exp, cfg_key_find("experiment", "repeat"), &file, &line);
+	snprintf(where, sizeof(where), line ? "%s:%d" : "%s", file, line);
 	if (n * (size_t)reps > EXP_MAX_CASES) {
 		snprintf(err, errlen, "%s: experiment.repeat: %zu cases x %d repetitions is more "
-			 "than %d cases (reduce the axes or repeat)", exp->path, n, reps,
+			 "than %d cases (reduce the axes or repeat)", where, n, reps,
 			 EXP_MAX_CASES);
 		return -E2BIG;
 	}
@@ -338,7 +358,7 @@ static int matrix_repeat(struct experiment *exp, char *err, size_t errlen)
 			if (str_appendf(c->name, sizeof(c->name), &len, "%srepeat=%zu",
 					len ? "," : "", r + 1)) {
 				snprintf(err, errlen, "%s: experiment.repeat: case name too long: %s",
-					 exp->path, exp->cases[i].name);
+					 where, exp->cases[i].name);
 				free(all);
 				return -ENAMETOOLONG;
 			}

@@ -21,11 +21,9 @@
 /* Characters in one line, without its line ending. */
 #define PARSE_MAX_LINE 4000
 #define PARSE_MAX_DEPTH 16
-#define PARSE_MAX_SEEN 1024
 /* An experiment file is a page of text; these stop /dev/zero-like inputs early. */
 #define PARSE_MAX_FILE (1u << 20)
 #define PARSE_MAX_TOTAL (16u << 20) /* all files of one experiment, includes counted */
-#define PARSE_MAX_FILES 256         /* files opened by one experiment, includes counted */
 
 /* One file being read; files form a stack through includes. */
 struct parse_file {
@@ -46,18 +44,13 @@ struct parse_state {
 	int failed;                 /* first error recorded; everything after is ignored */
 	size_t total_bytes;         /* read from every file so far */
 	/*
-	 * Canonical names of every file read, owned here: a key's first setter must stay
-	 * nameable after its include has been closed (its parse_file is gone by then).
+	 * Canonical names of every file read (exp->files has them as named, at the same
+	 * index), owned here: a key's setter (exp->set) must stay comparable after its
+	 * include has been closed (its parse_file is gone by then).
 	 */
-	char *files[PARSE_MAX_FILES];
-	size_t nfiles;
-	size_t nseen;
-	struct {
-		const struct cfg_key *key;
-		size_t file;        /* index into files[] of the file that set it */
-		int line;
-	} seen[PARSE_MAX_SEEN];
-	size_t cur_file;            /* index into files[] of st->cur */
+	char *files[EXP_MAX_FILES];
+	int nfiles;
+	int cur_file;               /* index into files[] of st->cur */
 };
 
 static int parse_file_run(struct parse_state *st, const char *path, struct parse_file *parent);
@@ -261,28 +254,29 @@ static int handle_include(struct parse_state *st, const char *value)
 	return parse_file_run(st, path, st->cur);
 }
 
+/* Refuse a key set twice in one file; else remember where it was set (exp->set). */
 static bool check_duplicate(struct parse_state *st, const struct cfg_key *k, const char *what)
 {
+	struct experiment *exp = st->exp;
+	struct exp_set *s;
 	size_t i;
 
-	for (i = 0; i < st->nseen; i++) {
-		if (st->seen[i].key != k)
+	for (i = 0; i < exp->nset; i++) {
+		s = &exp->set[i];
+		if (s->key != k)
 			continue;
-		if (strcmp(st->files[st->seen[i].file], st->cur->real) == 0) {
-			parse_fail(st, what, "duplicate key (first set at line %d)", st->seen[i].line);
+		if (strcmp(st->files[s->file], st->cur->real) == 0) {
+			parse_fail(st, what, "duplicate key (first set at line %d)", s->line);
 			return false;
 		}
 		/* a later file (the includer, or a later include) overrides an earlier one */
-		st->seen[i].file = st->cur_file;
-		st->seen[i].line = st->cur->line;
+		s->file = st->cur_file;
+		s->line = st->cur->line;
 		return true;
 	}
-	if (st->nseen < PARSE_MAX_SEEN) {
-		st->seen[st->nseen].key = k;
-		st->seen[st->nseen].file = st->cur_file;
-		st->seen[st->nseen].line = st->cur->line;
-		st->nseen++;
-	}
+	/* every key of the table fits: EXP_MAX_SET is above its size (config_test.c) */
+	if (exp->nset < EXP_MAX_SET)
+		exp->set[exp->nset++] = (struct exp_set){ k, st->cur_file, st->cur->line };
 	return true;
 }
 
@@ -391,7 +385,7 @@ static void parse_fail_open(struct parse_state *st, const struct parse_file *par
 static int parse_file_run(struct parse_state *st, const char *path, struct parse_file *parent)
 {
 	struct parse_file *pf, *p;
-	size_t saved_file = st->cur_file;
+	int saved_file = st->cur_file;
 	char why[256];
 	int depth = 0, ret;
 
@@ -419,8 +413,8 @@ static int parse_file_run(struct parse_state *st, const char *path, struct parse
 		ret = -ELOOP;
 		goto out_free;
 	}
-	if (st->nfiles >= PARSE_MAX_FILES) {
-		parse_fail(st, "include", "more than %d files included", PARSE_MAX_FILES);
+	if (st->nfiles >= EXP_MAX_FILES) {
+		parse_fail(st, "include", "more than %d files included", EXP_MAX_FILES);
 		ret = -EMFILE;
 		goto out_free;
 	}
@@ -431,7 +425,11 @@ static int parse_file_run(struct parse_state *st, const char *path, struct parse
 		goto out_free;
 	}
 	st->files[st->nfiles] = strdup(pf->real);
-	if (!st->files[st->nfiles]) {
+	st->exp->files[st->nfiles] = strdup(path);
+	st->exp->nfiles = st->nfiles + 1;
+	if (!st->files[st->nfiles] || !st->exp->files[st->nfiles]) {
+		free(st->files[st->nfiles]);
+		st->files[st->nfiles] = NULL;
 		ret = -ENOMEM;
 		parse_fail_open(st, parent, path, strerror(ENOMEM));
 		goto out_fclose;
@@ -480,7 +478,7 @@ int experiment_load(const char *path, struct experiment *exp, char *err, size_t 
 	st->err = err;
 	st->errlen = errlen;
 	ret = parse_file_run(st, path, NULL);
-	for (size_t i = 0; i < st->nfiles; i++)
+	for (int i = 0; i < st->nfiles; i++)
 		free(st->files[i]);
 	free(st);
 	if (ret)
@@ -490,9 +488,33 @@ int experiment_load(const char *path, struct experiment *exp, char *err, size_t 
 
 void experiment_free(struct experiment *exp)
 {
+	for (int i = 0; i < exp->nfiles; i++)
+		free(exp->files[i]);
+	exp->nfiles = 0;
+	exp->nset = 0;
 	free(exp->cases);
 	exp->cases = NULL;
 	exp->ncases = 0;
+}
+
+int experiment_key_line(const struct experiment *exp, const struct cfg_key *k,
+			const char **file, int *line)
+{
+	for (int i = 0; i < exp->naxes; i++) {
+		if (exp->axes[i].key == k) {
+			*file = exp->axes[i].file;
+			*line = exp->axes[i].line;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < exp->nset; i++) {
+		if (exp->set[i].key == k) {
+			*file = exp->files[exp->set[i].file];
+			*line = exp->set[i].line;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 struct experiment *experiment_open(const char *path)

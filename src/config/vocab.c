@@ -154,7 +154,7 @@ int vocab_check_layers(const char *value, char *err, size_t errlen)
 		return -ENOMEM;
 	snprintf(w->model, sizeof(w->model), "custom");
 	snprintf(w->layers, sizeof(w->layers), "%s", value);
-	ret = model_check(w, err, errlen);
+	ret = model_check(w, NULL, err, errlen);
 	free(w);
 	return ret;
 }

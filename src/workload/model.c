@@ -66,14 +66,36 @@ const struct model_info *model_find(const char *name)
 	return NULL;
 }
 
-int model_build_err(const struct workload_opts *w, struct tensor_list *out, char *err,
-		    size_t errlen)
+int model_need_heads(struct tensor_list *tl, const struct workload_opts *w, const char *model,
+		     int64_t hidden, int heads)
+{
+	if (hidden % heads == 0)
+		return 0;
+	return tl_reject(tl, w->num_heads ? "num_heads" : "hidden_size",
+			 "model %s: hidden_size %lld is not a multiple of num_heads %d", model,
+			 (long long)hidden, heads);
+}
+
+int model_need_positions(struct tensor_list *tl, const char *model, int seq, int positions)
+{
+	if (seq <= positions)
+		return 0;
+	return tl_reject(tl, "seq_len", "model %s has %d positions: seq_len %d is past them",
+			 model, positions, seq);
+}
+
+int model_build_err(const struct workload_opts *w, struct tensor_list *out, const char **key,
+		    char *err, size_t errlen)
 {
 	const struct model_info *m = model_find(w->model);
 	int ret;
 
 	tensor_list_init(out);
+	if (key)
+		*key = NULL;
 	if (!m) {
+		if (key)
+			*key = "model";
 		snprintf(err, errlen, "model '%s': unknown", w->model);
 		return -ENOENT;
 	}
@@ -88,6 +110,8 @@ int model_build_err(const struct workload_opts *w, struct tensor_list *out, char
 			snprintf(err, errlen, "%s", out->why);
 		else
 			snprintf(err, errlen, "model '%s': %s", w->model, strerror(-ret));
+		if (key)
+			*key = out->why_key; /* a static string: outlives the list */
 		tensor_list_free(out);
 	}
 	return ret;
@@ -96,17 +120,17 @@ int model_build_err(const struct workload_opts *w, struct tensor_list *out, char
 int model_build(const struct workload_opts *w, struct tensor_list *out)
 {
 	char err[sizeof(out->why)];
-	int ret = model_build_err(w, out, err, sizeof(err));
+	int ret = model_build_err(w, out, NULL, err, sizeof(err));
 
 	if (ret)
 		log_err(LOG_WORKLOAD, "%s", err);
 	return ret;
 }
 
-int model_check(const struct workload_opts *w, char *err, size_t errlen)
+int model_check(const struct workload_opts *w, const char **key, char *err, size_t errlen)
 {
 	struct tensor_list tl;
-	int ret = model_build_err(w, &tl, err, errlen);
+	int ret = model_build_err(w, &tl, key, err, errlen);
 
 	if (!ret)
 		tensor_list_free(&tl);

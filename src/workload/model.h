@@ -35,14 +35,16 @@ const struct model_info *model_find(const char *name);
 
 /* Look w->model up and build it; -ENOENT for an unknown name. A refusal is logged once. */
 int model_build(const struct workload_opts *w, struct tensor_list *out);
-/* The same, nothing logged: on failure out is freed and err says why. */
-int model_build_err(const struct workload_opts *w, struct tensor_list *out, char *err,
-		    size_t errlen);
+/* The same, nothing logged: on failure out is freed, err says why and *key (key not NULL)
+ * names the [workload] key holding the refused value (NULL: none). */
+int model_build_err(const struct workload_opts *w, struct tensor_list *out, const char **key,
+		    char *err, size_t errlen);
 /*
  * What `check` asks: would model_build() accept w? Builds and frees the model; 0, or
- * -errno with the reason (the same words run logs) in err. Pure apart from memory.
+ * -errno with the reason (the same words run logs) in err and, where key is not NULL, the
+ * [workload] key holding the refused value in *key (NULL: none). Pure apart from memory.
  */
-int model_check(const struct workload_opts *w, char *err, size_t errlen);
+int model_check(const struct workload_opts *w, const char **key, char *err, size_t errlen);
 
 /* Builders, one file each (model_<family>.c); presets live beside them. */
 int model_build_resnet(const struct model_info *m, const struct workload_opts *w,
@@ -68,6 +70,16 @@ extern const struct bert_preset bert_base_preset, bert_large_preset;
 extern const struct gpt2_preset gpt2_preset, gpt2_medium_preset, gpt2_large_preset,
 	gpt2_xl_preset;
 extern const struct llama_preset llama2_7b_preset, llama3_8b_preset;
+
+/*
+ * The shape rules the transformer builders share, each refusal naming the key that holds
+ * the refused value (tl_reject): attention heads split the hidden size evenly (blamed on
+ * num_heads where the file sets it, else on hidden_size), and a learned position table
+ * ends at `positions` (seq_len). 0, or -EINVAL with tl->why set.
+ */
+int model_need_heads(struct tensor_list *tl, const struct workload_opts *w, const char *model,
+		     int64_t hidden, int heads);
+int model_need_positions(struct tensor_list *tl, const char *model, int seq, int positions);
 
 /* Shared by the transformer families: w's override if non-zero, else the preset's. */
 static inline int model_pick(int override, int preset)

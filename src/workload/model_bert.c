@@ -90,11 +90,9 @@ int model_build_bert(const struct model_info *m, const struct workload_opts *w,
 
 	tl->batch = batch;
 	tl->seq_len = seq;
-	if (seq > BERT_POSITIONS || h % heads) {
-		return tl_reject(tl, "model %s: seq_len %d above %d positions, or hidden %lld "
-			"not a multiple of heads %d", m->name, seq, BERT_POSITIONS,
-			(long long)h, heads);
-	}
+	if (model_need_positions(tl, m->name, seq, BERT_POSITIONS) ||
+	    model_need_heads(tl, w, m->name, h, heads))
+		return -EINVAL;
 	/* Registration: word, position, token_type; execution: word, token_type, position. */
 	ly_scope(tl, "%s", "bert.embeddings");
 	l_word = ly_embedding(tl, "word_embeddings", vocab, h, pos);

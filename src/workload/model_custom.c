@@ -117,7 +117,7 @@ int model_build_custom(const struct model_info *m, const struct workload_opts *w
 			const char *ts = s, *te = e;
 
 			trim(&ts, &te);
-			return tl_reject(tl,
+			return tl_reject(tl, "layers",
 					 "model custom: layers entry %d '%.*s': expected name:params[:gflops] (params a whole number >= 1, k/M/G allowed; gflops >= 0)",
 					 idx + 1, (int)GS_MIN(te - ts, 64), ts);
 		}
@@ -127,8 +127,8 @@ int model_build_custom(const struct model_info *m, const struct workload_opts *w
 		s = e + 1;
 	}
 	if (!idx)
-		return tl_reject(tl, "model custom: layers is empty");
+		return tl_reject(tl, "layers", "model custom: layers is empty");
 	if (tensor_list_has_duplicates(tl))
-		return tl_reject(tl, "model custom: layer names must be unique");
+		return tl_reject(tl, "layers", "model custom: layer names must be unique");
 	return 0;
 }

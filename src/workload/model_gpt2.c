@@ -86,11 +86,9 @@ int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
 
 	tl->batch = batch;
 	tl->seq_len = seq;
-	if (seq > GPT2_POSITIONS || h % heads) {
-		return tl_reject(tl, "model %s: seq_len %d above %d positions, or hidden %lld "
-			"not a multiple of heads %d", m->name, seq, GPT2_POSITIONS,
-			(long long)h, heads);
-	}
+	if (model_need_positions(tl, m->name, seq, GPT2_POSITIONS) ||
+	    model_need_heads(tl, w, m->name, h, heads))
+		return -EINVAL;
 	ly_embedding(tl, "transformer.wte", vocab, h, pos);
 	ly_embedding(tl, "transformer.wpe", GPT2_POSITIONS, h, pos);
 	ly_add(tl, pos * h, 4);

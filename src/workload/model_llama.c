@@ -86,9 +86,12 @@ int model_build_llama(const struct model_info *m, const struct workload_opts *w,
 
 	tl->batch = batch;
 	tl->seq_len = seq;
-	if (h % heads || heads % kv_heads) {
-		return tl_reject(tl, "model %s: hidden %lld not a multiple of heads %d, or heads "
-			"not a multiple of kv_heads %d", m->name, (long long)h, heads, kv_heads);
+	if (model_need_heads(tl, w, m->name, h, heads))
+		return -EINVAL;
+	if (heads % kv_heads) {
+		return tl_reject(tl, w->num_kv_heads ? "num_kv_heads" : "num_heads",
+				 "model %s: num_heads %d is not a multiple of num_kv_heads %d",
+				 m->name, heads, kv_heads);
 	}
 	prev = ly_embedding(tl, "model.embed_tokens", vocab, h, pos);
 	for (i = 0; i < layers; i++)

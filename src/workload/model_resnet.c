@@ -78,7 +78,8 @@ int model_build_resnet(const struct model_info *m, const struct workload_opts *w
 	tl->batch = batch;
 	tl->image_size = hw;
 	if (hw < 32) {
-		return tl_reject(tl, "model %s: image_size %d below 32", m->name, hw);
+		return tl_reject(tl, "image_size", "model %s: image_size %d is below 32", m->name,
+				 hw);
 	}
 	ly_conv2d(tl, "conv1", 3, 64, 7, 2, 3, false, batch, &hw, true);
 	ly_batchnorm(tl, "bn1", 64, (double)batch * 64 * hw * hw);

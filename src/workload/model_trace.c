@@ -130,7 +130,7 @@ static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr
 	/* a regular file only: op_trace = /dev/zero or a FIFO hung check, plan and run */
 	f = fs_fopen_regular(path, TRACE_MAX_FILE, why, sizeof(why));
 	if (!f) {
-		tl_reject(tl, "op_trace %s: %s", path, why);
+		tl_reject(tl, "op_trace", "op_trace %s: %s", path, why);
 		return -ENOENT;
 	}
 	/* a placeholder layer holds the parameters while they are read */
@@ -149,7 +149,7 @@ static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr
 		s = kw + strlen(kw) + 1;
 		if (lineno == 1 || !strcmp(kw, "gradsync_op_trace")) {
 			if (strcmp(kw, "gradsync_op_trace") || atoi(s) != 1) {
-				ret = tl_reject(tl, "%s:%d: not a gradsync_op_trace 1 file", path,
+				ret = tl_reject(tl, "op_trace", "%s:%d: not a gradsync_op_trace 1 file", path,
 						lineno);
 			}
 			continue;
@@ -163,12 +163,12 @@ static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr
 		else
 			ret = -EINVAL;
 		if (ret && ret != -ENOMEM)
-			tl_reject(tl, "%s:%d: bad %s line (expected param NAME DIMS [DTYPE], fwd US LABEL or bwd US LABEL [PARAM...]; at most %d parameters a line)",
+			tl_reject(tl, "op_trace", "%s:%d: bad %s line (expected param NAME DIMS [DTYPE], fwd US LABEL or bwd US LABEL [PARAM...]; at most %d parameters a line)",
 				path, lineno, kw, LAYER_TENSORS_MAX);
 	}
 	fclose(f);
 	if (!ret && (!tl->n || !tr->nbwd)) {
-		ret = tl_reject(tl, "op_trace %s: no parameters or no backward segments", path);
+		ret = tl_reject(tl, "op_trace", "op_trace %s: no parameters or no backward segments", path);
 	}
 	return ret;
 }
@@ -182,7 +182,7 @@ int model_build_trace(const struct model_info *m, const struct workload_opts *w,
 
 	(void)m;
 	if (!w->op_trace[0]) {
-		return tl_reject(tl, "model trace: set [workload] op_trace = FILE (tests/workload/record_op_trace.py records one)");
+		return tl_reject(tl, "op_trace", "model trace: set [workload] op_trace = FILE (tests/workload/record_op_trace.py records one)");
 	}
 	ret = read_trace(w->op_trace, tl, &tr);
 	if (ret)
@@ -205,7 +205,7 @@ int model_build_trace(const struct model_info *m, const struct workload_opts *w,
 			int t = tensor_list_find(tl, s->params[j]);
 
 			if (t < 0 || seen[t]) {
-				ret = tl_reject(tl, "op_trace %s: bwd %s: parameter %s %s",
+				ret = tl_reject(tl, "op_trace", "op_trace %s: bwd %s: parameter %s %s",
 						w->op_trace, s->label, s->params[j],
 						t < 0 ? "not declared" : "listed twice");
 				goto out;
@@ -217,7 +217,7 @@ int model_build_trace(const struct model_info *m, const struct workload_opts *w,
 	}
 	for (uint32_t t = 0; t < tl->n; t++) {
 		if (!seen[t]) {
-			ret = tl_reject(tl, "op_trace %s: parameter %s is in no bwd line (unused parameters cannot be replayed)",
+			ret = tl_reject(tl, "op_trace", "op_trace %s: parameter %s is in no bwd line (unused parameters cannot be replayed)",
 					w->op_trace, tl->t[t].name);
 			goto out;
 		}

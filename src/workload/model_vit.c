@@ -76,11 +76,12 @@ int model_build_vit(const struct model_info *m, const struct workload_opts *w,
 
 	tl->batch = batch;
 	tl->image_size = image;
-	if (image % p->patch || d % heads) {
-		return tl_reject(tl, "model %s: image_size %d not a multiple of patch %d, or "
-			"hidden %lld not a multiple of heads %d", m->name, image, p->patch,
-			(long long)d, heads);
+	if (image % p->patch) {
+		return tl_reject(tl, "image_size", "model %s: image_size %d is not a multiple of "
+				 "its patch size %d", m->name, image, p->patch);
 	}
+	if (model_need_heads(tl, w, m->name, d, heads))
+		return -EINVAL;
 	seq = (image / p->patch) * (image / p->patch) + 1;
 	tl->seq_len = seq;
 	pe[1] = seq;

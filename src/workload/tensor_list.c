@@ -48,11 +48,12 @@ static bool grow(struct tensor_list *tl, void **arr, uint32_t *cap, uint32_t nee
 	return true;
 }
 
-int tl_reject(struct tensor_list *tl, const char *fmt, ...)
+int tl_reject(struct tensor_list *tl, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (!tl->why[0]) {
+		tl->why_key = key;
 		va_start(ap, fmt);
 		vsnprintf(tl->why, sizeof(tl->why), fmt, ap);
 		va_end(ap);

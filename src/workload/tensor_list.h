@@ -83,6 +83,7 @@ struct tensor_list {
 	char scope[TENSOR_NAME_MAX]; /* prefix of the names layer helpers register */
 	bool in_f32;    /* autocast: the next linear reads an fp32 activation (a norm's) */
 	char why[256];  /* what tl_reject() refused, in words ("" if nothing was) */
+	const char *why_key; /* the [workload] key it blames (NULL: none), e.g. "seq_len" */
 };
 
 void tensor_list_init(struct tensor_list *tl);
@@ -104,10 +105,12 @@ int tl_op(struct tensor_list *tl, int layer, const struct op *o);
 void tl_exec_after(struct tensor_list *tl, int layer, int after);
 /*
  * A builder refusing its input (a bad shape, a bad layers string): records the reason in
- * tl->why (the first one wins) and returns -EINVAL. Nothing is logged here, so the same
- * builder serves `run` (which logs it) and `check` (which names the file and the case).
+ * tl->why and the [workload] key that holds the refused value in tl->why_key (key NULL:
+ * none; the first refusal wins) and returns -EINVAL. Nothing is logged here, so the same
+ * builder serves `run` (which logs it), `check` (which names the file, the line that set
+ * the key and the case) and `plan` (which names the flag).
  */
-int tl_reject(struct tensor_list *tl, const char *fmt, ...) GS_PRINTF(2, 3);
+int tl_reject(struct tensor_list *tl, const char *key, const char *fmt, ...) GS_PRINTF(3, 4);
 /* Reorder layers into execution order, derive the ready order and totals. 0 or -errno. */
 int tl_finish(struct tensor_list *tl);
 

@@ -176,10 +176,18 @@ usage_err() { # usage_err DESC TEXT CMD...: exit 2 and TEXT as the one line on s
 }
 printf 'gradsync_op_trace 1\nbogus line\n' >"$T/bad.trace"
 printf '[workload]\nmodel = trace\nop_trace = %s\n' "$T/bad.trace" >"$T/badtrace.ini"
-usage_err "check bad trace" "badtrace.ini: case base: workload: $T/bad.trace:2: bad bogus line" \
+usage_err "check bad trace" "badtrace.ini:3: workload.op_trace: $T/bad.trace:2: bad bogus line" \
 	"$G" check "$T/badtrace.ini"
 usage_err "plan bad trace" "bad.trace:2: bad bogus line" \
 	"$G" plan --model trace --op-trace "$T/bad.trace"
+# a shape the model refuses is named by the flag (or the file's line) that set it
+usage_err "plan seq past positions" "gradsync plan: --seq-len '2048': model gpt2 has 1024 positions: seq_len 2048 is past them" \
+	"$G" plan --model gpt2 --seq-len 2048
+usage_err "plan heads" "gradsync plan: --num-heads '7': model gpt2: hidden_size 768 is not a multiple of num_heads 7" \
+	"$G" plan --model gpt2 --num-heads 7
+printf '[workload]\nmodel = bert_base\n[matrix]\nseq_len = 128, 4096\n' >"$T/badseq.ini"
+usage_err "check seq past positions" "badseq.ini:4: workload.seq_len: model bert_base has 512 positions: seq_len 4096 is past them (case seq_len=4096)" \
+	"$G" check "$T/badseq.ini"
 printf 'gradsync_op_trace 1\nparam a 4\nfwd 5 x\nbwd 3 y b\n' >"$T/undecl.trace"
 usage_err "plan trace undeclared" "bwd y: parameter b not declared" \
 	"$G" plan --model trace --op-trace "$T/undecl.trace"
