@@ -119,9 +119,13 @@ static double conv_rate(const struct gpu_profile *g, enum matrix_kind mx, const 
 	if (k == CK_1S1_SMALL && !(r->share[k] > 0))
 		k = CK_1S1;
 
-	if (k >= 0 && r->share[k] > 0 && o->inner > 0)
-		return rate * r->share[k] * o->flops / (o->flops + r->gflop_half * 1e9) *
-		       o->inner / (o->inner + r->inner_half[k]);
+	if (k >= 0 && r->share[k] > 0 && o->inner > 0) {
+		rate *= r->share[k] * o->flops / (o->flops + r->gflop_half * 1e9) * o->inner /
+			(o->inner + r->inner_half[k]);
+		if (r->pixels_half > 0 && o->pixels > 0)
+			rate *= o->pixels / (o->pixels + r->pixels_half);
+		return rate;
+	}
 	/* ViT's patch embedding: 3 input channels under a 16 x 16 window, which cuDNN's
 	 * 16-bit kernels run at a twentieth to a thirtieth of the rate both ways (NCHW
 	 * transposes included) */

@@ -67,6 +67,7 @@ struct op {
 	uint8_t pass;     /* convolutions: enum conv_pass */
 	uint16_t side;    /* convolutions: the output's side (conv_kind_of) */
 	double inner;     /* convolutions: the GEMM view's size that sets the rate (conv_row) */
+	double pixels;    /* convolutions: output pixels, batch x side^2 (conv_row) */
 	uint32_t channels; /* BatchNorm: its channels; a column sum (bias gradient): its
 			    * columns (0: unknown, no scaling) */
 	uint32_t rows;     /* a column sum: the rows it sums (colsum_share) */
@@ -91,6 +92,7 @@ struct op {
  * windows at 8-10 TFLOP/s, of 3x3 at 65-110, on the same H200). A conv_row holds, per pass,
  * for each kind (window and stride):
  *   rate = matrix_tflops * share[kind] * F / (F + gflop_half) * n / (n + inner_half[kind])
+ *          * P / (P + pixels_half)
  * F the op's FLOPs (the saturation: a fixed ramp and tail of gflop_half / peak seconds),
  * n the GEMM view's size that bounds the tiles' reuse: Cin k^2 forward (the implicit GEMM's
  * inner dimension), Cout k^2 for the data gradient, Cout Cin k^2 for the weight gradient
@@ -104,7 +106,11 @@ struct op {
  * output is one too (CK_1S1_SMALL): ResNet-50's layer4, whose fp32 weight gradients cuDNN
  * runs at 27-30 TFLOP/s where the 1x1 shapes of the earlier stages, with weights a quarter
  * the size, reach 14.5 (a jump the saturating form of one row cannot follow); a row that
- * leaves it 0 takes its 1x1 entry.
+ * leaves it 0 takes its 1x1 entry. P, the output pixels (batch x side^2: the rows of
+ * the implicit GEMM), starves the tensor cores' kernels where it is small: cuDNN's 16-bit
+ * and tf32 3x3 kernels over ResNet's 7 x 7 outputs ran at half the rate of one share at
+ * batch 8 and at 1.3-1.8 times it at 256, the larger outputs alike at every batch; fp32's
+ * rows leave pixels_half 0 (no such trend).
  */
 enum conv_kind {
 	CK_1S1 = 0,
@@ -123,6 +129,7 @@ struct conv_row {
 	double share[CK_COUNT];      /* peak rate as a share of matrix_tflops */
 	double inner_half[CK_COUNT]; /* the GEMM view's size at half the rate */
 	double gflop_half;           /* GFLOP at half the rate (ramp and tail) */
+	double pixels_half;          /* output pixels at half the rate (0: no term) */
 };
 
 /* What one GPU does: a row of the profile table or a file (workload/gpu_profile.h). */

@@ -190,6 +190,14 @@ static void test_conv_shape(void **state)
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 20e-3 + 2e-6, 1e-12);
 	r->gflop_half = 1000;
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	/* few output pixels halve it again where the row has pixels_half; an op that does
+	 * not know its pixels (0) keeps the rate */
+	r->pixels_half = 392;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
+	wg.pixels = 392;
+	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 80e-3 + 2e-6, 1e-12);
+	wg.pixels = 0;
+	r->pixels_half = 0;
 	/* another pass or kind of the same op keeps its own (here: none, one share) */
 	wg.stride = 2;
 	assert_float_equal(cost_op_gpu_s(&fp32, &wg), 40e-3 + 2e-6, 1e-12);
@@ -383,6 +391,12 @@ static void test_profiles(void **state)
 			assert_true((p->conv_shape[MX_BF16][CP_WGRAD].share[k] > 0) == !small);
 			assert_true((p->conv_shape[MX_TF32][CP_FWD].share[k] > 0) == !small);
 		}
+		/* few output pixels slow every pass but fp32's weight gradients (fit_conv.py) */
+		for (int c = 0; c < CP_COUNT; c++) {
+			assert_true((p->conv_shape[MX_FP32][c].pixels_half > 0) == (c != CP_WGRAD));
+			assert_true(p->conv_shape[MX_TF32][c].pixels_half > 0);
+			assert_true(p->conv_shape[MX_BF16][c].pixels_half > 0);
+		}
 	}
 	assert_null(gpu_profile_find("h300"));
 	assert_int_equal(gpu_profile_load("a100", &g, err, sizeof(err)), 0);
@@ -399,6 +413,21 @@ static void test_profiles(void **state)
 	assert_float_equal(back.hbm_gbps, g.hbm_gbps, 1e-9);
 	assert_float_equal(back.matrix_tflops[MX_BF16], g.matrix_tflops[MX_BF16], 1e-9);
 	assert_float_equal(back.mem_eff[OPC_BN][1], g.mem_eff[OPC_BN][1], 1e-9);
+	assert_float_equal(back.conv_shape[MX_BF16][CP_WGRAD].pixels_half,
+			   g.conv_shape[MX_BF16][CP_WGRAD].pixels_half, 1e-9);
+	/* a file from before pixels_half: its convolution rows stop after gflop_half and
+	 * read without the term (they were fitted without it); one number fewer still fails */
+	f = fopen(path, "w");
+	fputs("conv_shape.bf16.fwd = 0.5 0.5 0.5 0.5 0.5 0 0 1 1 1 1 1 0 0 0.2\n", f);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), 0);
+	assert_float_equal(back.conv_shape[MX_BF16][CP_FWD].gflop_half, 0.2, 1e-12);
+	assert_true(back.conv_shape[MX_BF16][CP_FWD].pixels_half == 0);
+	assert_true(back.conv_shape[MX_BF16][CP_DGRAD].pixels_half > 0); /* the h200 row's */
+	f = fopen(path, "w");
+	fputs("conv_shape.bf16.fwd = 0.5 0.5 0.5 0.5 0.5 0 0 1 1 1 1 1 0 0\n", f);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
 	/* errors: unknown key, too few numbers, a negative one */
 	f = fopen(path, "w");
 	fputs("hbm_gbps = 100\nmatrix_tflop = 1 2 3 4\n", f);

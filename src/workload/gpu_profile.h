@@ -6,7 +6,7 @@
  * `[gpu] profile = FILE` and `plan --gpu-profile FILE` read): one `key = value...` a line,
  * '#' comments; keys are the field names of gpu_profile_fields (matrix values in the
  * order fp32 tf32 bf16 fp16, class values as `mem_eff.CLASS = share32 share16`, convolutions
- * by shape as `conv_shape.PREC.PASS = share x7 inner_half x7 gflop_half`: costmodel.h).
+ * by shape as `conv_shape.PREC.PASS = share x7 inner_half x7 gflop_half pixels_half`: costmodel.h).
  * Keys left out keep the h200 row's values; an unknown key or a bad number is an error
  * naming file:line.
  */

@@ -59,10 +59,11 @@ static void same_call(struct op *o)
 		o->calls = 0;
 }
 
-/* inner: the GEMM view's size that sets the pass's rate (costmodel.h, conv_row) */
+/* inner: the GEMM view's size that sets the pass's rate, pixels: the output's (batch x
+ * side^2) (costmodel.h, conv_row) */
 static struct op *conv_op(struct tensor_list *tl, int l, int pass, int kernels, double flops,
 			  double bytes, int64_t cout, int k, int stride, int side, double inner,
-			  const char *what)
+			  double pixels, const char *what)
 {
 	struct op *o = op(tl, l, pass != CP_FWD, OPC_CONV, kernels, flops, bytes, cout, what);
 
@@ -72,6 +73,7 @@ static struct op *conv_op(struct tensor_list *tl, int l, int pass, int kernels, 
 		o->pass = (uint8_t)pass;
 		o->side = (uint16_t)(side < 65535 ? side : 65535);
 		o->inner = inner;
+		o->pixels = pixels;
 	}
 	return o;
 }
@@ -275,12 +277,12 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 	amp_casts(tl, l, wn, bias ? (double)cout : 0, in_el);
 	/* cuDNN on NCHW tensor-core paths transposes to NHWC and back: more kernels */
 	conv_op(tl, l, CP_FWD, ly_conv_kernels(CP_FWD, k, fp32), fwd, e * (in_el + out_el + wn), cout, k, stride,
-		out, (double)cin * k * k, "conv");
+		out, (double)cin * k * k, pos, "conv");
 	if (!first)
 		conv_op(tl, l, CP_DGRAD, ly_conv_kernels(CP_DGRAD, k, fp32), fwd, e * (in_el + out_el + wn), cout, k,
-			stride, out, (double)cout * k * k, "conv.dgrad");
+			stride, out, (double)cout * k * k, pos, "conv.dgrad");
 	wg = conv_op(tl, l, CP_WGRAD, ly_conv_kernels(CP_WGRAD, k, fp32), fwd, e * (in_el + out_el + wn), cout, k,
-		     stride, out, wn, "conv.wgrad");
+		     stride, out, wn, pos, "conv.wgrad");
 	if (!first)
 		same_call(wg); /* ConvolutionBackward computes both */
 	if (bias)

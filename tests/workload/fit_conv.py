@@ -10,7 +10,8 @@ gradient and weight gradient apart, fp32 and bf16. For each
 precision and pass this fits the conv_row of costmodel.h (per kind of window and stride a
 peak share and the GEMM view's size at half the rate, and one GFLOP at half the rate) on the
 batches of --fit-batches alone, with the cost model's own formula (matrix_t0_us and the
-floor per kernel of the profile taken as they are), by coordinate descent on the log error
+floor per kernel of the profile taken as they are; on the tensor cores' precisions, the
+output pixels at half the rate too: PIXEL_PRECS), by coordinate descent on the log error
 of each shape's time and, weighted as much as all the shapes of a batch, of each batch's sum
 over its shapes. It prints, for the batches left out, each pass's median and worst
 |error| per shape and the error of the sum over the shapes of a batch (what a step feels),
@@ -44,6 +45,12 @@ SMALL_SIDE = 7
 FALLBACK = {5: 2, 6: 0}  # 3x3@7 -> 3x3, 1x1@7 -> 1x1 (costmodel.c conv_rate)
 PASSES = (("conv_fwd", "fwd"), ("conv_dgrad", "dgrad"), ("conv_wgrad", "wgrad"))
 MX = {"fp32": 0, "tf32": 1, "bf16": 2}
+# few output pixels (batch x side^2: the implicit GEMM's rows) starve cuDNN's kernels: every
+# 16-bit and tf32 3x3 over a 7 x 7 output ran at 0.5-0.6 of its kind's rate at batch 8 and
+# 1.3-1.8 times it at 256 without the term, the larger outputs within a few percent at every
+# batch. pixels_half is free in every precision; the fit batches decide (fp32's weight
+# gradients: none)
+PIXEL_PRECS = ("fp32", "tf32", "bf16")
 # kernels the model charges a pass (layers.c ly_conv_kernels): the floor per kernel
 KERNELS = {"fp32": {1: {"fwd": 1, "dgrad": 2, "wgrad": 2}, 3: {"fwd": 1, "dgrad": 5, "wgrad": 4}},
            "bf16": {1: {"fwd": 3, "dgrad": 3, "wgrad": 2}, 3: {"fwd": 6, "dgrad": 6, "wgrad": 5}}}
@@ -95,19 +102,22 @@ def rows(path):
         ps = dict(PASSES)[x["op"]]
         inner = {"fwd": cin * k * k, "dgrad": cout * k * k, "wgrad": cout * cin * k * k}[ps]
         out.append({"prec": x["prec"], "pass": ps, "b": b, "kind": kd, "F": x["flops"],
-                    "inner": inner, "t": x["gpu_us"], "shape": x["shape"]})
+                    "inner": inner, "pixels": b * (hw // s) ** 2, "t": x["gpu_us"],
+                    "shape": x["shape"]})
     return out
 
 
 def model_us(row, peak_t, t0, floor, p):
     """The cost model's time (costmodel.c conv_rate, cost_op_gpu_s) for parameters p:
-    [log share xNK, log inner_half xNK, log gflop_half]."""
+    [log share xNK, log inner_half xNK, log gflop_half, log pixels_half (-inf: none)]."""
     k = row["kind"]
     if k in FALLBACK and p[k] == float("-inf"):  # a row without the small kind: its base's
         k = FALLBACK[k]
     share, ih, gh = math.exp(p[k]), math.exp(p[NK + k]), math.exp(p[2 * NK])
     rate = peak_t * 1e12 * share * row["F"] / (row["F"] + gh * 1e9) * \
         row["inner"] / (row["inner"] + ih)
+    if p[2 * NK + 1] > float("-inf"):
+        rate *= row["pixels"] / (row["pixels"] + math.exp(p[2 * NK + 1]))
     return kernels(row) * floor + t0 + row["F"] / rate * 1e6
 
 
@@ -120,9 +130,15 @@ def old_us(row, prof):
         prof["matrix_t0_us"][mx] + row["F"] / rate * 1e6
 
 
-def fit(group, peak_t, t0, floor):
-    """Coordinate descent with halving steps on the sum of squared log errors."""
-    p = [math.log(0.5)] * NK + [math.log(64)] * NK + [math.log(1.0)]
+def fit(group, peak_t, t0, floor, pixels, row):
+    """Coordinate descent with halving steps on the sum of squared log errors (pixels:
+    pixels_half free, else none), from a flat start and from the profile's row (its unset
+    entries flat); the lower of the two. Returns (p, cost)."""
+    flat = [math.log(0.5)] * NK + [math.log(64)] * NK + [math.log(1.0)] + \
+        [math.log(1000) if pixels else float("-inf")]
+    warm = [math.log(x) if x > 0 else f for x, f in zip(row, flat)][:2 * NK + 1] + flat[-1:]
+    if pixels and row[2 * NK + 1] > 0:
+        warm[-1] = math.log(row[2 * NK + 1])
     used = {r["kind"] for r in group}
 
     batches = sorted({r["b"] for r in group})
@@ -138,11 +154,13 @@ def fit(group, peak_t, t0, floor):
         return c + len(group) / len(batches) * sum(
             math.log(m[b] / sum(r["t"] for r in group if r["b"] == b)) ** 2 for b in batches)
 
-    p = descend(cost, p, free=lambda i: i >= 2 * NK or i % NK in used)
+    p = min((descend(cost, s, free=lambda i: i == 2 * NK or (i == 2 * NK + 1 and pixels) or
+                     (i < 2 * NK and i % NK in used)) for s in (flat, warm)), key=cost)
+    c = cost(p)
     for k in range(NK):  # a kind never measured: no row (conv_eff)
         if k not in used:
             p[k] = p[NK + k] = float("-inf")
-    return p
+    return p, c
 
 
 def figures(group, f):
@@ -178,11 +196,13 @@ def main():
             prof["floor_us"][0]
         for _, ps in PASSES:
             g = [r for r in data if r["prec"] == prec and r["pass"] == ps]
+            row = prof["conv_shape.%s.%s" % (prec, ps)]
             if o.check:
-                row = prof["conv_shape.%s.%s" % (prec, ps)]
                 p = [math.log(x) if x > 0 else float("-inf") for x in row]
             else:
-                p = fit([r for r in g if r["b"] in fitb], peak_t, t0, floor)
+                p, c = fit([r for r in g if r["b"] in fitb], peak_t, t0, floor,
+                           prec in PIXEL_PRECS, row)
+                print("# %s %-5s fit objective %.3f" % (prec, ps, c))
             out[(prec, ps)] = p
             held = [r for r in g if r["b"] not in fitb]
             new = figures(held, lambda r: model_us(r, peak_t, t0, floor, p))
@@ -201,7 +221,8 @@ def main():
     vals = {}
     for (prec, ps), p in out.items():
         vals[(prec, ps)] = [round(math.exp(x), 4) if i < NK else round(math.exp(x), 1)
-                            if i < 2 * NK else round(math.exp(x), 3) for i, x in enumerate(p)]
+                            if i < 2 * NK else round(math.exp(x), 3) if i == 2 * NK
+                            else round(math.exp(x)) for i, x in enumerate(p)]
     for (prec, ps), v in vals.items():
         print("conv_shape.%s.%s = %s" % (prec, ps, " ".join("%g" % x for x in v)))
         if prec == "bf16":
@@ -210,9 +231,9 @@ def main():
         for prec in [p for p in ("fp32", "tf32", "bf16") if (p, "fwd") in vals]:
             for ps in ("fwd", "dgrad", "wgrad"):
                 v = vals[(prec, ps)]
-                print("/* %s %s */ { { %s }, { %s }, %g }," % (
+                print("/* %s %s */ { { %s }, { %s }, %g, %g }," % (
                     prec, ps, ", ".join("%g" % x for x in v[:NK]),
-                    ", ".join("%g" % x for x in v[NK:2 * NK]), v[2 * NK]))
+                    ", ".join("%g" % x for x in v[NK:2 * NK]), v[2 * NK], v[2 * NK + 1]))
     return 0
 
 
