@@ -107,10 +107,10 @@ struct op {
  * runs at 27-30 TFLOP/s where the 1x1 shapes of the earlier stages, with weights a quarter
  * the size, reach 14.5 (a jump the saturating form of one row cannot follow); a row that
  * leaves it 0 takes its 1x1 entry. P, the output pixels (batch x side^2: the rows of
- * the implicit GEMM), starves the tensor cores' kernels where it is small: cuDNN's 16-bit
- * and tf32 3x3 kernels over ResNet's 7 x 7 outputs ran at half the rate of one share at
- * batch 8 and at 1.3-1.8 times it at 256, the larger outputs alike at every batch; fp32's
- * rows leave pixels_half 0 (no such trend).
+ * the implicit GEMM), starves cuDNN's kernels where it is small: its 16-bit and tf32 3x3
+ * kernels over ResNet's 7 x 7 outputs ran at half their kind's rate at batch 8 and at
+ * 1.3-1.8 times it at 256, the larger outputs alike at every batch; a row leaves
+ * pixels_half 0 where its fit gains nothing from it (fp32's weight gradients).
  */
 enum conv_kind {
 	CK_1S1 = 0,
