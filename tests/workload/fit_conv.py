@@ -10,8 +10,9 @@ gradient and weight gradient apart, fp32 and bf16. For each
 precision and pass this fits the conv_row of costmodel.h (per kind of window and stride a
 peak share and the GEMM view's size at half the rate, and one GFLOP at half the rate) on the
 batches of --fit-batches alone, with the cost model's own formula (matrix_t0_us and the
-floor per kernel of the profile taken as they are; on the tensor cores' precisions, the
-output pixels at half the rate too: PIXEL_PRECS), by coordinate descent on the log error
+floor per kernel of the profile taken as they are; the output pixels at half the rate
+among the free values: PIXEL_PRECS), from a flat start and from the profile's own rows, the
+lower objective of the two, by coordinate descent on the log error
 of each shape's time and, weighted as much as all the shapes of a batch, of each batch's sum
 over its shapes. It prints, for the batches left out, each pass's median and worst
 |error| per shape and the error of the sum over the shapes of a batch (what a step feels),
