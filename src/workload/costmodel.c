@@ -165,6 +165,16 @@ static bool host_only(const struct op *o)
 	return !o->kernels && !(o->flops > 0) && !(o->bytes > 0) && !(o->fixed_s > 0);
 }
 
+/* Fused attention's share of the GEMM rate: its own per direction, and a sequence that is
+ * no multiple of 8 (ViT's 197 tokens: align_dim) another kernel's. */
+static double attn_share(const struct gpu_profile *g, enum matrix_kind mx, const struct op *o)
+{
+	double eff = o->bwd && g->attn_bwd_eff[mx] > 0 ? g->attn_bwd_eff[mx] : g->attn_eff[mx];
+	double odd = o->bwd ? g->attn_bwd_odd_gain[mx] : g->attn_odd_gain[mx];
+
+	return o->align_dim % 8 && odd > 0 ? eff * odd : eff;
+}
+
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 {
 	const struct gpu_profile *g = cp->gpu;
@@ -182,7 +192,7 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		if (o->cls == OPC_CONV)
 			rate = conv_rate(g, mx, o);
 		else if (o->cls == OPC_ATTN)
-			rate *= g->attn_eff[mx];
+			rate *= attn_share(g, mx, o);
 		else
 			rate *= align_share(g, mx, o->align_dim, o->bwd) * bias_share(g, mx, o) *
 				grad_share(g, mx, o);

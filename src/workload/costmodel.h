@@ -143,6 +143,10 @@ struct gpu_profile {
 	double conv3_gain[MX_COUNT];        /* 3x3 windows: Winograd's fewer multiplies */
 	struct conv_row conv_shape[MX_COUNT][CP_COUNT]; /* by shape, where measured */
 	double attn_eff[MX_COUNT];          /* fused attention rate as a share of GEMM */
+	double attn_bwd_eff[MX_COUNT];      /* its backward's (0: attn_eff) */
+	double attn_odd_gain[MX_COUNT];     /* forward over a sequence no multiple of 8: the
+					     * rate times this (0: no change) */
+	double attn_bwd_odd_gain[MX_COUNT]; /* the same for its backward */
 	double align2_eff[MX_COUNT];        /* GEMM share when align_dim is even, unaligned */
 	double align1_eff[MX_COUNT];        /* GEMM share when align_dim is odd */
 	double align1_bwd_eff[MX_COUNT];    /* the same for the gradients' GEMMs (cuBLAS's

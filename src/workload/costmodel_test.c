@@ -63,6 +63,23 @@ static void test_op_times(void **state)
 	gemm.align_dim = 30522;
 	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 2e-3 + 2e-6, 1e-12);
 	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	/* fused attention: attn_eff (0.5: 20 ms), its backward's own share where set, and
+	 * the odd-sequence gains where the sequence is no multiple of 8 */
+	struct op attn = { .cls = OPC_ATTN, .kernels = 1, .flops = 1e12, .align_dim = 512 };
+
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 20e-3 + 2e-6, 1e-12);
+	attn.bwd = 1;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 20e-3 + 2e-6, 1e-12);
+	g.attn_bwd_eff[MX_FP32] = 0.25;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 40e-3 + 2e-6, 1e-12);
+	g.attn_bwd_odd_gain[MX_FP32] = 2;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 40e-3 + 2e-6, 1e-12);
+	attn.align_dim = 197;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 20e-3 + 2e-6, 1e-12);
+	attn.bwd = 0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 20e-3 + 2e-6, 1e-12);
+	g.attn_odd_gain[MX_FP32] = 0.5;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 40e-3 + 2e-6, 1e-12);
 	/* 1 GB at 1000 GB/s (share 0 = 1): 1 ms, two kernels' floors */
 	assert_float_equal(cost_op_gpu_s(&fp32, &mem), 1e-3 + 4e-6, 1e-12);
 	g.mem_eff[OPC_ELEM][0] = 0.5;

@@ -189,13 +189,28 @@
 	{ { 0.5417, 0.782, 0.9396, 0.7462, 0.1391, 0, 0 }, { 78.9, 897.4, 1045.1, 1108.1, 188.5, 0, 0 }, 0, 391 } /* fwd */, \
 	{ { 0.4894, 2.5691, 0.8809, 0.7148, 0, 0, 0 }, { 63.8, 10679.4, 1035, 2238.5, 0, 0, 0 }, 0.142, 927 } /* dgrad */, \
 	{ { 0.3672, 0.2729, 0.4097, 0.3497, 0.0725, 0, 0 }, { 4486.7, 97061.7, 47861.7, 79219.4, 0, 0, 0 }, 0.135, 527 } /* wgrad */ }
+/* Fused attention (costmodel.c attn_share), fitted by fit_attn.py on the fit cases' attention
+ * kernels per pass (ref/h200_torch_steps.json), fp32 and autocast apart; tf32 takes fp32's
+ * kernels (its cases' rates equal fp32's in TFLOP/s), so its shares are fp32's scaled by the
+ * matrix rates. Under autocast BERT's and GPT-2's backward runs at 1.6 times its forward's
+ * rate (backward counted as 2.5x forward's FLOPs), while ViT's 197 tokens take a kernel
+ * whose forward is 1.4x faster and backward 0.88x: one share for both directions (0.38,
+ * 0.047, 0.18) had the held-out cases' attention 21.5 / 25.8% off (median, forward /
+ * backward, autocast; up to 96% for BERT-large at 512 tokens), now 10.0 / 10.7%; fp32 15.0
+ * / 14.2% -> 10.6 / 11.9%, tf32 4.2 / 19.0% -> 4.8 / 7.3%. */
+#define H200_ATTN_EFF { 0.421, 0.0537, 0.163, 0.163 }
+#define H200_ATTN_BWD_EFF { 0.497, 0.0634, 0.260, 0.260 }
+#define H200_ATTN_ODD_GAIN { 0.92, 0.92, 1.40, 1.40 }
+#define H200_ATTN_BWD_ODD_GAIN { 0.85, 0.85, 0.88, 0.88 }
 #define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_TF32] = H200_CONV_TF32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
 
 /* What every built-in row takes from the H200's measurements: the efficiency tables by
  * shape and class and the eager host's costs (the datasheet rows have no traces of their
  * own; their peaks, HBM, floors and single efficiencies are their own). */
 #define H200_SHARES                                                                      \
-	.conv_shape = H200_CONV_SHAPE, .attn_eff = { 0.38, 0.047, 0.18, 0.18 },          \
+	.conv_shape = H200_CONV_SHAPE, .attn_eff = H200_ATTN_EFF,                        \
+	.attn_bwd_eff = H200_ATTN_BWD_EFF, .attn_odd_gain = H200_ATTN_ODD_GAIN,          \
+	.attn_bwd_odd_gain = H200_ATTN_BWD_ODD_GAIN,                                     \
 	.align2_eff = { 1, 1, 0.33, 0.33 }, .align1_eff = { 1, 0.31, 0.12, 0.12 },      \
 	.align1_bwd_eff = H200_ALIGN1_BWD_EFF, .bias_gemm_share = H200_BIAS_GEMM_SHARE,  \
 	.bias_gemm_rows = H200_BIAS_GEMM_ROWS, .grad_gemm_share = H200_GRAD_GEMM_SHARE,  \
@@ -303,6 +318,9 @@ static const struct profile_field fields[] = {
 	PF_CONV_PREC(MX_BF16, "bf16"),
 	PF_CONV_PREC(MX_FP16, "fp16"),
 	PF(attn_eff, MX_COUNT, "fused attention rate as a share of the GEMM rate"),
+	PF(attn_bwd_eff, MX_COUNT, "fused attention backward's rate as a share of the GEMM rate (0: attn_eff)"),
+	PF(attn_odd_gain, MX_COUNT, "fused attention forward over a sequence no multiple of 8: its rate times this (0: no change)"),
+	PF(attn_bwd_odd_gain, MX_COUNT, "the same for its backward"),
 	PF(align2_eff, MX_COUNT, "GEMM share for even, unaligned inner dimensions"),
 	PF(align1_eff, MX_COUNT, "GEMM share for odd inner dimensions"),
 	PF(align1_bwd_eff, MX_COUNT, "the same for the gradients' GEMMs"),

@@ -374,10 +374,12 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 	char n[TENSOR_NAME_MAX];
 	int l = tl_layer(tl, f, ATTN_BWD_FACTOR * f, "%s", full(tl, name, n));
 
-	op(tl, l, 0, OPC_ATTN, 1, f, 4.0 * act, 0, "attention");
+	/* align: the sequence (costmodel.c attn_share: another kernel where it is no
+	 * multiple of 8) */
+	op(tl, l, 0, OPC_ATTN, 1, f, 4.0 * act, seq, "attention");
 	/* backward: 4 kernels a layer in the fit cases' traces (cuDNN's: dO.O, the kernel,
 	 * dQ's conversion and a fill; the efficient kernel's: the same with a sum) */
-	op(tl, l, 1, OPC_ATTN, 4, ATTN_BWD_FACTOR * f, 8.0 * act, 0, "attention.bwd");
+	op(tl, l, 1, OPC_ATTN, 4, ATTN_BWD_FACTOR * f, 8.0 * act, seq, "attention.bwd");
 	/* head split / merge: .contiguous() of transposed views, each a copy of one
 	 * activation (and its gradient's in backward) */
 	if (copies_fwd) {
