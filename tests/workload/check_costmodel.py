@@ -85,6 +85,21 @@ def plan(binary, c, profile):
     return json.loads(out)
 
 
+def profile_row(binary, name="h200"):
+    """The binary's profile row `name` as numbers ({key: [values]}), as gpu --write writes
+    it: what the fit scripts start from and check against."""
+    out = subprocess.run([binary, "gpu", "--profile", name, "--write", "-"], check=True,
+                         capture_output=True, text=True).stdout
+    p = {}
+    for line in out.splitlines():
+        line = line.split("#")[0].strip()
+        if "=" in line:
+            k, v = [x.strip() for x in line.split("=", 1)]
+            if k not in ("name", "source"):
+                p[k] = [float(x) for x in v.split()]
+    return p
+
+
 def fit_set():
     path = os.path.join(HERE, "fit_cases.txt")
     keys = set()

@@ -28,34 +28,12 @@ import statistics
 import subprocess
 import sys
 
+from check_costmodel import fit_set, profile_row
 from descent import descend
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MX = {"fp32": 0, "tf32": 1, "amp_bf16": 2}
 FITTED = ("fp32", "amp_bf16")  # tf32 takes fp32's kernels
-
-
-def profile(binary):
-    out = subprocess.run([binary, "gpu", "--profile", "h200", "--write", "-"], check=True,
-                         capture_output=True, text=True).stdout
-    p = {}
-    for line in out.splitlines():
-        line = line.split("#")[0].strip()
-        if "=" in line:
-            k, v = [x.strip() for x in line.split("=", 1)]
-            if k not in ("name", "source"):
-                p[k] = [float(x) for x in v.split()]
-    return p
-
-
-def fit_set():
-    keys = set()
-    with open(os.path.join(HERE, "fit_cases.txt")) as f:
-        for line in f:
-            line = line.split("#")[0].split()
-            if line:
-                keys.add(tuple(line))
-    return keys
 
 
 def cases(binary):
@@ -124,7 +102,7 @@ def main():
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
         return 77
-    prof = profile(o.binary)
+    prof = profile_row(o.binary)
     data = cases(o.binary)
     bad, rows = False, {}
     for prec in MX:

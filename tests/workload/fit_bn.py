@@ -25,25 +25,12 @@ import statistics
 import subprocess
 import sys
 
+from check_costmodel import fit_set, profile_row
 from descent import descend
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WIDTH = {"layer1": 64, "layer2": 128, "layer3": 256, "layer4": 512}
 PRECS = (("fp32", "fp32", 4), ("bf16", "amp_bf16", 2))  # micro's name, the step's, bytes
-
-
-def profile(binary):
-    out = subprocess.run([binary, "gpu", "--profile", "h200", "--write", "-"], check=True,
-                         capture_output=True, text=True).stdout
-    p = {}
-    for line in out.splitlines():
-        if "=" in line and not line.startswith("#"):
-            k, v = line.split("=", 1)
-            try:
-                p[k.strip()] = [float(x) for x in v.split()]
-            except ValueError:  # name, source
-                continue
-    return p
 
 
 def channels(model, layer):
@@ -95,16 +82,6 @@ def cases(binary, fits):
     return out
 
 
-def fit_set():
-    keys = set()
-    with open(os.path.join(HERE, "fit_cases.txt")) as f:
-        for line in f:
-            line = line.split("#")[0].split()
-            if line:
-                keys.add(tuple(line))
-    return keys
-
-
 def step_err(c, e, bwd, p, hbm, floor):
     t = sum(op_us(b, ch, e, bwd, p, hbm, floor) for b, ch in c["ops"])
     return math.log(t / c["real"][bwd])
@@ -153,7 +130,7 @@ def main():
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
         return 77
-    prof = profile(o.binary)
+    prof = profile_row(o.binary)
     hbm, floor = prof["hbm_gbps"][0], prof["floor_us"][0]
     micro = json.load(open(os.path.join(HERE, "ref", "h200_torch_micro.json")))
     allc = cases(o.binary, fit_set())

@@ -30,9 +30,9 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 
+from check_costmodel import profile_row
 from descent import descend
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,19 +76,6 @@ def kind(k, s, side, prec):
     if k in (1, 3) and s in (1, 2):
         return (0 if k == 1 else 2) + (s == 2)
     return 4 if (k, s) == (7, 2) else None
-
-
-def profile(binary):
-    out = subprocess.run([binary, "gpu", "--profile", "h200", "--write", "-"], check=True,
-                         capture_output=True, text=True).stdout
-    p = {}
-    for line in out.splitlines():
-        line = line.split("#")[0].strip()
-        if "=" in line:
-            k, v = [x.strip() for x in line.split("=", 1)]
-            if k not in ("name", "source"):
-                p[k] = [float(x) for x in v.split()]
-    return p
 
 
 def rows(path):
@@ -187,7 +174,7 @@ def main():
     ap.add_argument("--max-shape-median", type=float, default=0.20)
     ap.add_argument("--max-batch-sum", type=float, default=0.10)
     o = ap.parse_args()
-    prof = profile(o.binary)
+    prof = profile_row(o.binary)
     fitb = {int(x) for x in o.fit_batches.split(",")}
     data = [r for path in o.micro.split(",") for r in rows(path)]
     out, bad = {}, False
