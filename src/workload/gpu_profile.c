@@ -198,8 +198,14 @@
  * 0.047, 0.18) had the held-out cases' attention 21.5 / 25.8% off (median, forward /
  * backward, autocast; up to 96% for BERT-large at 512 tokens), now 10.0 / 10.7%; fp32 15.0
  * / 14.2% -> 10.6 / 11.9%, tf32 4.2 / 19.0% -> 4.8 / 7.3%. */
-#define H200_ATTN_EFF { 0.421, 0.0537, 0.163, 0.163 }
-#define H200_ATTN_BWD_EFF { 0.497, 0.0634, 0.260, 0.260 }
+#define H200_FP32_TFLOPS 51
+#define H200_TF32_TFLOPS 400
+#define H200_TF32_OF_FP32 ((double)H200_FP32_TFLOPS / H200_TF32_TFLOPS)
+#define H200_ATTN_FP32_EFF 0.421
+#define H200_ATTN_FP32_BWD_EFF 0.497
+#define H200_ATTN_EFF { H200_ATTN_FP32_EFF, H200_ATTN_FP32_EFF * H200_TF32_OF_FP32, 0.163, 0.163 }
+#define H200_ATTN_BWD_EFF                                                                \
+	{ H200_ATTN_FP32_BWD_EFF, H200_ATTN_FP32_BWD_EFF * H200_TF32_OF_FP32, 0.260, 0.260 }
 #define H200_ATTN_ODD_GAIN { 0.92, 0.92, 1.40, 1.40 }
 #define H200_ATTN_BWD_ODD_GAIN { 0.85, 0.85, 0.88, 0.88 }
 #define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_TF32] = H200_CONV_TF32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
@@ -232,7 +238,7 @@ static const struct gpu_profile profiles[] = {
 		.name = "h200",
 		.source = "measured: H200, PyTorch 2.11 eager (tests/workload/ref)",
 		H200_SHARES,
-		.matrix_tflops = { 51, 400, 780, 780 },
+		.matrix_tflops = { H200_FP32_TFLOPS, H200_TF32_TFLOPS, 780, 780 },
 		.matrix_t0_us = { 8, 5, 3, 3 },
 		.conv_eff = { 0.605, 0.292, 0.255, 0.255 },
 		.conv_bwd_eff = { 0.374, 0.26, 0.241, 0.241 },
