@@ -11,7 +11,7 @@ precision and pass this fits the conv_row of costmodel.h (per kind of window and
 peak share and the GEMM view's size at half the rate, and one GFLOP at half the rate) on the
 batches of --fit-batches alone, with the cost model's own formula (matrix_t0_us and the
 floor per kernel of the profile taken as they are; the output pixels at half the rate
-among the free values: PIXEL_PRECS), from a flat start and from the profile's own rows, the
+among the free values: PIXELS_WHY), from a flat start and from the profile's own rows, the
 lower objective of the two, by coordinate descent on the log error
 of each shape's time and, weighted as much as all the shapes of a batch, of each batch's sum
 over its shapes. It prints, for the batches left out, each pass's median and worst
@@ -46,12 +46,11 @@ SMALL_SIDE = 7
 FALLBACK = {5: 2, 6: 0}  # 3x3@7 -> 3x3, 1x1@7 -> 1x1 (costmodel.c conv_rate)
 PASSES = (("conv_fwd", "fwd"), ("conv_dgrad", "dgrad"), ("conv_wgrad", "wgrad"))
 MX = {"fp32": 0, "tf32": 1, "bf16": 2}
-# few output pixels (batch x side^2: the implicit GEMM's rows) starve cuDNN's kernels: every
-# 16-bit and tf32 3x3 over a 7 x 7 output ran at 0.5-0.6 of its kind's rate at batch 8 and
-# 1.3-1.8 times it at 256 without the term, the larger outputs within a few percent at every
-# batch. pixels_half is free in every precision; the fit batches decide (fp32's weight
-# gradients: none)
-PIXEL_PRECS = ("fp32", "tf32", "bf16")
+# PIXELS_WHY: few output pixels (batch x side^2: the implicit GEMM's rows) starve cuDNN's
+# kernels: every 16-bit and tf32 3x3 over a 7 x 7 output ran at 0.5-0.6 of its kind's rate
+# at batch 8 and 1.3-1.8 times it at 256 without the term, the larger outputs within a few
+# percent at every batch. pixels_half is free in every precision; the fit batches decide
+# (fp32's weight gradients: none)
 # kernels the model charges a pass (layers.c ly_conv_kernels): the floor per kernel
 KERNELS = {"fp32": {1: {"fwd": 1, "dgrad": 2, "wgrad": 2}, 3: {"fwd": 1, "dgrad": 5, "wgrad": 4}},
            "bf16": {1: {"fwd": 3, "dgrad": 3, "wgrad": 2}, 3: {"fwd": 6, "dgrad": 6, "wgrad": 5}}}
@@ -118,15 +117,12 @@ def old_us(row, prof):
         prof["matrix_t0_us"][mx] + row["F"] / rate * 1e6
 
 
-def fit(group, peak_t, t0, floor, pixels, row):
-    """Coordinate descent with halving steps on the sum of squared log errors (pixels:
-    pixels_half free, else none), from a flat start and from the profile's row (its unset
-    entries flat); the lower of the two. Returns (p, cost)."""
-    flat = [math.log(0.5)] * NK + [math.log(64)] * NK + [math.log(1.0)] + \
-        [math.log(1000) if pixels else float("-inf")]
-    warm = [math.log(x) if x > 0 else f for x, f in zip(row, flat)][:2 * NK + 1] + flat[-1:]
-    if pixels and row[2 * NK + 1] > 0:
-        warm[-1] = math.log(row[2 * NK + 1])
+def fit(group, peak_t, t0, floor, row):
+    """Coordinate descent with halving steps on the sum of squared log errors, from a flat
+    start and from the profile's row (its unset entries flat); the lower of the two.
+    Returns (p, cost)."""
+    flat = [math.log(0.5)] * NK + [math.log(64)] * NK + [math.log(1.0), math.log(1000)]
+    warm = [math.log(x) if x > 0 else f for x, f in zip(row, flat)]
     used = {r["kind"] for r in group}
 
     batches = sorted({r["b"] for r in group})
@@ -142,8 +138,8 @@ def fit(group, peak_t, t0, floor, pixels, row):
         return c + len(group) / len(batches) * sum(
             math.log(m[b] / sum(r["t"] for r in group if r["b"] == b)) ** 2 for b in batches)
 
-    p = min((descend(cost, s, free=lambda i: i == 2 * NK or (i == 2 * NK + 1 and pixels) or
-                     (i < 2 * NK and i % NK in used)) for s in (flat, warm)), key=cost)
+    p = min((descend(cost, s, free=lambda i: i >= 2 * NK or i % NK in used)
+             for s in (flat, warm)), key=cost)
     c = cost(p)
     for k in range(NK):  # a kind never measured: no row (conv_eff)
         if k not in used:
@@ -188,8 +184,7 @@ def main():
             if o.check:
                 p = [math.log(x) if x > 0 else float("-inf") for x in row]
             else:
-                p, c = fit([r for r in g if r["b"] in fitb], peak_t, t0, floor,
-                           prec in PIXEL_PRECS, row)
+                p, c = fit([r for r in g if r["b"] in fitb], peak_t, t0, floor, row)
                 print("# %s %-5s fit objective %.3f" % (prec, ps, c))
             out[(prec, ps)] = p
             held = [r for r in g if r["b"] not in fitb]
