@@ -7,13 +7,17 @@
  * Before timing, one pass of each batch checks the bytes: the host mirror is changed
  * between piece_start and piece_done (as a reduce would) and the device buffer must
  * come back changed, every byte.
- *   memops_bench [TOTAL_MIB [PIECE_KIB [CHANNELS]]]     (default 1024 1024 4)
+ * The host mirror comes from cudaHostAlloc (`hostalloc`, gpu_host_alloc) or from 2 MiB
+ * pages (`thp`: aligned, madvise(MADV_HUGEPAGE) before the first touch, cudaHostRegister):
+ * whether the IOMMU's walks over a 1 GiB mirror of 4 KiB pages cost the pipeline.
+ *   memops_bench [TOTAL_MIB [PIECE_KIB [CHANNELS [hostalloc|thp]]]]   (default 1024 1024 4 hostalloc)
  * Prints "batch GB/s ratio" rows last. Exit 0, 1 on an error, 77 without a GPU.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "coll/gpu_memops.h"
 #include "gpu/gpu.h"
@@ -84,6 +88,52 @@ static int pass(const struct coll_memops *o, char *host, uint64_t total, uint64_
 	return ret;
 }
 
+/* AnonHugePages of this process, KiB (-1 when unreadable) */
+static long anon_huge_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static char *mirror_alloc(bool thp, uint64_t bytes)
+{
+	void *p;
+
+	if (!thp)
+		return gpu_host_alloc(bytes);
+	if (posix_memalign(&p, 1 << 21, bytes))
+		return NULL;
+	if (madvise(p, bytes, MADV_HUGEPAGE))
+		perror("madvise(MADV_HUGEPAGE)");
+	memset(p, 0, bytes);
+	if (gpu_host_register(p, bytes)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void mirror_free(bool thp, char *p)
+{
+	if (!p)
+		return;
+	if (!thp) {
+		gpu_host_free(p);
+		return;
+	}
+	gpu_host_unregister(p);
+	free(p);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -96,26 +146,28 @@ int main(int argc, char **argv)
 	uint64_t total = (argc > 1 ? strtoull(argv[1], NULL, 0) : 1024) << 20;
 	uint64_t piece = (argc > 2 ? strtoull(argv[2], NULL, 0) : 1024) << 10;
 	int channels = argc > 3 ? atoi(argv[3]) : 4;
+	bool thp = argc > 4 && !strcmp(argv[4], "thp");
 	static const int batches[] = { 1, 2, 4, 8, 16, 32 };
 	double base[REPS], gbs[sizeof(batches) / sizeof(batches[0])][REPS], pinned;
 	struct gpu_stream *s;
 	struct gpu_memops *m;
 	const struct coll_memops *o;
-	char *host, *dev, *back;
+	char *host, *pin, *dev, *back;
 	int ret = 1;
 
 	if (!gpu_available() || gpu_set_device(0))
 		return 77;
 	if (!total || !piece || channels < 1 || channels > COLL_MAX_CHANNELS) {
-		fprintf(stderr, "usage: memops_bench [TOTAL_MIB [PIECE_KIB [CHANNELS]]]\n");
+		fprintf(stderr, "usage: memops_bench [TOTAL_MIB [PIECE_KIB [CHANNELS [hostalloc|thp]]]]\n");
 		return 1;
 	}
-	host = gpu_host_alloc(total);
+	host = mirror_alloc(thp, total);
+	pin = gpu_host_alloc(total); /* the baseline's host end: cudaHostAlloc in both modes */
 	back = malloc(total);
 	dev = gpu_alloc(total);
 	s = gpu_stream_create(true);
 	m = gpu_memops_create(channels);
-	if (!host || !back || !dev || !s || !m)
+	if (!host || !pin || !back || !dev || !s || !m)
 		goto out;
 	o = gpu_memops_ops(m);
 	if (gpu_memops_mirror(m, GPU_MIRROR_DATA, host, dev, total))
@@ -146,7 +198,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < REPS; r++) {
 		uint64_t t0 = time_now_ns();
 
-		if (gpu_memcpy_async(host, dev, total, GPU_COPY_D2H, s) ||
+		if (gpu_memcpy_async(pin, dev, total, GPU_COPY_D2H, s) ||
 		    gpu_stream_sync(s, 60000))
 			goto out;
 		base[r] = total / (double)(time_now_ns() - t0);
@@ -162,13 +214,21 @@ int main(int argc, char **argv)
 	qsort(base, REPS, sizeof(double), cmp_double);
 	pinned = base[REPS / 2];
 	printf("staged pipeline of gpu_memops.c, %llu MiB in %llu KiB pieces, %d channels, "
-	       "median of %d, against one pinned D2H %.1f GB/s\n",
+	       "mirror %s (AnonHugePages %ld KiB), median of %d, against one pinned D2H %.1f GB/s\n",
 	       (unsigned long long)(total >> 20), (unsigned long long)(piece >> 10), channels,
-	       REPS, pinned);
-	printf("batch GB/s ratio\n");
+	       thp ? "thp" : "hostalloc", anon_huge_kib(), REPS, pinned);
+	printf("batch GB/s ratio (each repetition's GB/s in run order)\n");
 	for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
-		qsort(gbs[b], REPS, sizeof(double), cmp_double);
-		printf("%d %.1f %.2f\n", batches[b], gbs[b][REPS / 2], gbs[b][REPS / 2] / pinned);
+		double med;
+
+		printf("%d", batches[b]);
+		memcpy(base, gbs[b], sizeof(base)); /* the pinned figures are spent: reuse */
+		qsort(base, REPS, sizeof(double), cmp_double);
+		med = base[REPS / 2];
+		printf(" %.1f %.2f (", med, med / pinned);
+		for (int r = 0; r < REPS; r++)
+			printf("%s%.1f", r ? " " : "", gbs[b][r]);
+		printf(")\n");
 	}
 	ret = 0;
 out:
@@ -177,7 +237,8 @@ out:
 	gpu_memops_destroy(m);
 	gpu_stream_destroy(s);
 	gpu_free(dev);
-	gpu_host_free(host);
+	mirror_free(thp, host);
+	gpu_host_free(pin);
 	free(back);
 	return ret;
 }
