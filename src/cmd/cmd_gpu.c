@@ -65,6 +65,7 @@ static int show_device(int dev, bool calibrate, const char *write, double pace_u
 					.floor_us = mr.floor_us, .bn_gbps = mr.bn_gbps,
 					.layernorm_gbps = mr.layernorm_gbps,
 					.softmax_gbps = mr.softmax_gbps,
+					.sm_count = p.sm_count,
 				};
 				gpu_profile_calibrated(&m, p.name, &g);
 				if (pace_us > 0)

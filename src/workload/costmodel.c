@@ -1,5 +1,6 @@
 /* The per-operator cost model: pure functions of an op, a GPU profile and a precision. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/common.h"
@@ -175,6 +176,61 @@ static double attn_share(const struct gpu_profile *g, enum matrix_kind mx, const
 	return o->align_dim % 8 && odd > 0 ? eff * odd : eff;
 }
 
+static int cmp_load(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,
+		    double block_s)
+{
+	double load[ATTN_MAX_SMS] = { 0 };
+	int64_t n = (seq + ATTN_TILE - 1) / ATTN_TILE;
+
+	if (sms < 1 || sms > ATTN_MAX_SMS || !bh || n < 1)
+		return 0;
+	/*
+	 * The longest first, a group of equal tiles at a time: whole rounds of sms tiles
+	 * raise every SM alike (the order of the loads stays), the rest go to the least
+	 * loaded. Causal: bh tiles of each length n..1; else bh x n tiles of n blocks.
+	 */
+	for (int64_t len = n; len >= (causal ? 1 : n); len--) {
+		uint64_t count = causal ? bh : (uint64_t)bh * (uint64_t)n;
+		double t = tile_s + (double)len * block_s;
+		uint64_t rounds = count / (uint64_t)sms, rest = count % (uint64_t)sms;
+
+		for (int i = 0; i < sms; i++)
+			load[i] += (double)rounds * t;
+		for (uint64_t i = 0; i < rest; i++)
+			load[i] += t;
+		if (rest)
+			qsort(load, (size_t)sms, sizeof(load[0]), cmp_load);
+	}
+	return load[sms - 1] > load[0] ? load[sms - 1] : load[0];
+}
+
+/* Fused attention by its tiles (attn_tiles_s): a block is 4 T^2 d FLOPs forward, the op's
+ * FLOPs per unmasked query-key pair scaled alike backward, at the SM's share of the GEMM
+ * rate. 0 where the op or the profile lacks what the tiles need (the rate model then). */
+static double attn_tiles_gpu_s(const struct gpu_profile *g, enum matrix_kind mx,
+			       const struct op *o, double rate)
+{
+	double pairs, block_s, tile_s;
+
+	if (!(g->sm_count >= 1) || g->sm_count > ATTN_MAX_SMS || !o->attn_bh || !o->head_dim ||
+	    o->align_dim < 1 || !(rate > 0))
+		return 0;
+	/* query-key pairs the op's FLOPs count (half the square under a causal mask) */
+	pairs = (double)o->attn_bh * (double)o->align_dim * (double)o->align_dim *
+		(o->causal ? 0.5 : 1.0);
+	block_s = o->flops / pairs * ATTN_TILE * ATTN_TILE / (rate / g->sm_count);
+	tile_s = (o->bwd ? g->attn_bwd_tile_us[mx] : g->attn_tile_us[mx]) * 1e-6;
+	return attn_tiles_s(o->attn_bh, o->align_dim, o->causal, (int)g->sm_count, tile_s,
+			    block_s);
+}
+
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 {
 	const struct gpu_profile *g = cp->gpu;
@@ -196,7 +252,9 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		else
 			rate *= align_share(g, mx, o->align_dim, o->bwd) * bias_share(g, mx, o) *
 				grad_share(g, mx, o);
-		if (rate > 0)
+		if (o->cls == OPC_ATTN)
+			mat = attn_tiles_gpu_s(g, mx, o, rate);
+		if (!(mat > 0) && rate > 0)
 			mat = g->matrix_t0_us[mx] * 1e-6 + o->flops / rate;
 	}
 	if (o->bytes > 0) {

@@ -73,7 +73,12 @@ struct op {
 	uint32_t rows;     /* a column sum: the rows it sums (colsum_share) */
 	double flops;
 	double bytes;     /* read + written once */
-	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path */
+	int64_t align_dim; /* matrix ops: the dimension whose alignment decides the path;
+			    * attention: the sequence */
+	uint32_t attn_bh;  /* attention: batch x heads, the (query or key) tiles' rows of
+			    * work (0: unknown, the rate model of attn_eff alone) */
+	uint16_t head_dim; /* attention: each head's width */
+	uint8_t causal;    /* attention: a causal mask (a tile walks only the keys before it) */
 	uint32_t bias_rows; /* forward GEMM of nn.Linear with its bias: the rows M (cuBLAS's
 			     * bias-epilogue kernel, bias_gemm_share); 0 for every other op */
 	uint32_t grad_rows; /* the gradients' GEMMs of a linear: its rows M (grad_gemm_share);
@@ -142,8 +147,14 @@ struct gpu_profile {
 	double conv_bwd_eff[MX_COUNT];      /* the same for data and weight gradients */
 	double conv3_gain[MX_COUNT];        /* 3x3 windows: Winograd's fewer multiplies */
 	struct conv_row conv_shape[MX_COUNT][CP_COUNT]; /* by shape, where measured */
-	double attn_eff[MX_COUNT];          /* fused attention rate as a share of GEMM */
+	double attn_eff[MX_COUNT];          /* fused attention rate as a share of GEMM
+					     * (with sm_count: each SM's share of its part) */
 	double attn_bwd_eff[MX_COUNT];      /* its backward's (0: attn_eff) */
+	double attn_tile_us[MX_COUNT];      /* fused attention's fixed microseconds per tile
+					     * (with sm_count: attn_tiles_s), forward */
+	double attn_bwd_tile_us[MX_COUNT];  /* the same for its backward */
+	double sm_count;                    /* streaming multiprocessors: attention's tiles
+					     * run one per SM at a time (0: no tile model) */
 	double attn_odd_gain[MX_COUNT];     /* forward over a sequence no multiple of 8: the
 					     * rate times this (0: no change) */
 	double attn_bwd_odd_gain[MX_COUNT]; /* the same for its backward */
@@ -231,6 +242,26 @@ const char *op_class_name(int cls);
 /* The kind of a convolution of window k and stride s over an output of `side` a side;
  * -1 where the table has none. */
 int conv_kind_of(int k, int s, int side);
+
+/*
+ * Fused attention as its kernels run it (FlashAttention's and cuDNN's alike): each of the
+ * batch x heads rows of work splits the sequence into tiles of ATTN_TILE queries (its
+ * backward: keys), a CTA each and one CTA per SM at a time; a tile walks the keys (the
+ * queries) in blocks of ATTN_TILE, all of them, or under a causal mask only those before
+ * it, so tiles of 1..n blocks. A tile takes tile_s plus block_s per block, and the op lasts
+ * as long as the busiest SM when the longest tiles are handed out first. So a small batch
+ * at a long sequence, too few tiles for the SMs, runs at the pace of its longest tile (GPT-2
+ * at 2 x 512: under half the rate of 8 x 1024), and a short sequence pays its tiles' fixed
+ * cost (BERT's 128 tokens: one block a tile). ATTN_TILE: FlashAttention-2's 128-row tiles
+ * for heads of 64, taken as given before any fit, not chosen by one.
+ */
+#define ATTN_TILE 128
+#define ATTN_MAX_SMS 1024
+
+/* Seconds of `bh` rows of tiles over a sequence of seq on sms SMs (the longest tiles first),
+ * each tile tile_s plus block_s per block it walks. Pure; sms is 1..ATTN_MAX_SMS. */
+double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,
+		    double block_s);
 
 /* GPU seconds of one operator (no host gap). Pure. */
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o);

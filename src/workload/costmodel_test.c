@@ -123,6 +123,51 @@ static void test_op_times(void **state)
 /* A linear's forward with its bias below the profile's rows runs the bias-epilogue share;
  * at or above them, in backward, without a bias or where the share is not measured
  * (0: here 16-bit), the plain GEMM rate. Its gradient GEMMs have a share of their own. */
+/* Attention by its tiles: the busiest SM with the longest tiles first. */
+static void test_attn_tiles(void **state)
+{
+	struct gpu_profile g = flat();
+	struct cost_params fp32 = { &g, PREC_FP32, -1 };
+	/* 12 rows of 512: 4 tiles a row, 4 blocks a tile, at 4 x 128^2 x 64 FLOPs a block */
+	struct op attn = { .cls = OPC_ATTN, .kernels = 1, .attn_bh = 12, .head_dim = 64,
+			   .align_dim = 512, .flops = 4.0 * 12 * 512 * 512 * 64 };
+	double block = 4.0 * 128 * 128 * 64 / (100e12 * 0.5 / 132);
+
+	(void)state;
+	/* fewer tiles than SMs: the longest one's time (a tile's fixed cost, 4 blocks) */
+	assert_float_equal(attn_tiles_s(1, 256, false, 132, 1e-6, 1e-6), 3e-6, 1e-15);
+	assert_float_equal(attn_tiles_s(12, 512, false, 132, 0, 1), 4, 1e-12);
+	/* two whole rounds of 132 tiles of 2 blocks */
+	assert_float_equal(attn_tiles_s(132, 256, false, 132, 0.5, 1), 2 * 2.5, 1e-12);
+	/* causal, 2 SMs: tiles of 4, 3, 2, 1 blocks go 4 | 3, 4 | 3 + 2, 4 + 1 | 5 */
+	assert_float_equal(attn_tiles_s(1, 512, true, 2, 0, 1), 5, 1e-12);
+	/* causal, as many rows as SMs: every SM walks 4 + 3 + 2 + 1 blocks and 4 tiles */
+	assert_float_equal(attn_tiles_s(132, 512, true, 132, 0.25, 1), 11, 1e-12);
+	/* a sequence short of a tile pads it to one; nothing to do, or SMs out of range: 0 */
+	assert_float_equal(attn_tiles_s(1, 100, false, 4, 0, 1), 1, 1e-12);
+	assert_true(attn_tiles_s(0, 512, false, 132, 1, 1) == 0);
+	assert_true(attn_tiles_s(1, 512, false, 0, 1, 1) == 0);
+	assert_true(attn_tiles_s(1, 512, false, ATTN_MAX_SMS + 1, 1, 1) == 0);
+	/* the op: without sm_count the rate model (flops / (rate x attn_eff)) */
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), attn.flops / 50e12 + 2e-6, 1e-12);
+	/* with it, the tiles: 48 tiles on 132 SMs, each 4 blocks after its 1 us */
+	g.sm_count = 132;
+	g.attn_tile_us[MX_FP32] = 1;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 1e-6 + 4 * block + 2e-6, 1e-12);
+	/* causal: half the FLOPs for half the pairs, so the same block; tiles of 4..1 */
+	attn.causal = 1;
+	attn.flops /= 2;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 1e-6 + 4 * block + 2e-6, 1e-12);
+	/* backward: its own tile time; 2.5x the FLOPs, 2.5x the block */
+	attn.bwd = 1;
+	attn.flops *= 2.5;
+	g.attn_bwd_tile_us[MX_FP32] = 3;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 3e-6 + 4 * 2.5 * block + 2e-6, 1e-12);
+	/* an op that does not say its tiles: the rate model */
+	attn.attn_bh = 0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), attn.flops / 50e12 + 2e-6, 1e-12);
+}
+
 static void test_bias_gemm(void **state)
 {
 	struct gpu_profile g = flat();
@@ -393,6 +438,9 @@ static void test_profiles(void **state)
 			assert_true(p->matrix_tflops[m] > 0 && p->conv_eff[m] > 0 &&
 				    p->attn_eff[m] > 0);
 		assert_non_null(strstr(p->source, i ? "datasheet" : "measured"));
+		/* attention by tiles on every row: its SMs and the tiles' fixed times */
+		assert_true(p->sm_count >= 100 && p->sm_count <= ATTN_MAX_SMS);
+		assert_true(p->attn_tile_us[MX_BF16] > 0);
 		/* the bias-epilogue row: measured for fp32 only, a slowdown below its rows */
 		assert_true(p->bias_gemm_share[MX_FP32] > 0 && p->bias_gemm_share[MX_FP32] < 1 &&
 			    p->bias_gemm_rows[MX_FP32] >= 1024);
@@ -445,6 +493,24 @@ static void test_profiles(void **state)
 	fputs("conv_shape.bf16.fwd = 0.5 0.5 0.5 0.5 0.5 0 0 1 1 1 1 1 0 0\n", f);
 	fclose(f);
 	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
+	/* a file from before attention's tiles (attn_eff, no sm_count): its shares are of
+	 * the whole GEMM rate, so no tiles; with sm_count it has them; a count no machine
+	 * has fails naming its line */
+	f = fopen(path, "w");
+	fputs("attn_eff = 0.4 0.05 0.2 0.2\n", f);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), 0);
+	assert_true(back.sm_count == 0);
+	f = fopen(path, "w");
+	fputs("attn_eff = 0.4 0.05 0.2 0.2\nsm_count = 108\n", f);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), 0);
+	assert_float_equal(back.sm_count, 108, 1e-12);
+	f = fopen(path, "w");
+	fputs("hbm_gbps = 100\nsm_count = 132.5\n", f);
+	fclose(f);
+	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: sm_count: expected a whole number 0..1024"));
 	/* errors: unknown key, too few numbers, a negative one */
 	f = fopen(path, "w");
 	fputs("hbm_gbps = 100\nmatrix_tflop = 1 2 3 4\n", f);
@@ -482,8 +548,10 @@ static void test_profiles(void **state)
 		m.stream_gbps /= 2;
 		m.bn_gbps /= 4;
 		m.softmax_gbps = 0; /* not measured: the h200's share */
+		m.sm_count = 78;    /* attention's tiles on this GPU's SMs */
 		gpu_profile_calibrated(&m, "X", &back);
 	}
+	assert_float_equal(back.sm_count, 78, 1e-12);
 	assert_float_equal(back.matrix_tflops[MX_FP32],
 			   2 * gpu_profile_find("h200")->matrix_tflops[MX_FP32], 1e-9);
 	assert_float_equal(back.hbm_gbps, gpu_profile_find("h200")->hbm_gbps / 2, 1e-9);
@@ -578,6 +646,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_op_times),
+		cmocka_unit_test(test_attn_tiles),
 		cmocka_unit_test(test_bias_gemm),
 		cmocka_unit_test(test_conv_shape),
 		cmocka_unit_test(test_op_classes),

@@ -189,25 +189,27 @@
 	{ { 0.5417, 0.782, 0.9396, 0.7462, 0.1391, 0, 0 }, { 78.9, 897.4, 1045.1, 1108.1, 188.5, 0, 0 }, 0, 391 } /* fwd */, \
 	{ { 0.4894, 2.5691, 0.8809, 0.7148, 0, 0, 0 }, { 63.8, 10679.4, 1035, 2238.5, 0, 0, 0 }, 0.142, 927 } /* dgrad */, \
 	{ { 0.3672, 0.2729, 0.4097, 0.3497, 0.0725, 0, 0 }, { 4486.7, 97061.7, 47861.7, 79219.4, 0, 0, 0 }, 0.135, 527 } /* wgrad */ }
-/* Fused attention (costmodel.c attn_share), fitted by fit_attn.py on the fit cases' attention
- * kernels per pass (ref/h200_torch_steps.json), fp32 and autocast apart; tf32 takes fp32's
- * kernels (its cases' rates equal fp32's in TFLOP/s), so its shares are fp32's scaled by the
- * matrix rates. Under autocast BERT's and GPT-2's backward runs at 1.6 times its forward's
- * rate (backward counted as 2.5x forward's FLOPs), while ViT's 197 tokens take a kernel
- * whose forward is 1.4x faster and backward 0.88x: one share for both directions (0.38,
- * 0.047, 0.18) had the held-out cases' attention 21.5 / 25.8% off (median, forward /
- * backward, autocast; up to 96% for BERT-large at 512 tokens), now 10.0 / 10.7%; fp32 15.0
- * / 14.2% -> 10.6 / 11.9%, tf32 4.2 / 19.0% -> 4.8 / 7.3%. */
+/* Fused attention by its tiles (costmodel.h attn_tiles_s): each SM's share of the GEMM rate
+ * and each tile's fixed microseconds, fitted by fit_attn.py on the fit cases' attention
+ * kernels per pass (ref/h200_torch_steps.json), per direction, fp32 and autocast apart; tf32
+ * takes fp32's kernels (its cases' rates equal fp32's in TFLOP/s), so its shares are fp32's
+ * scaled by the matrix rates, its tile times fp32's. ViT's 197 tokens take another kernel
+ * (the odd gains, on top of the padding its two tiles of 128 already count). Held-out
+ * attention kernels, median forward / backward: autocast 10.0 / 10.7% with a rate per
+ * direction and no tiles -> 9.3 / 5.7% (worst 37 / 43% -> 27 / 21%), fp32 10.6 / 11.9% ->
+ * 9.7 / 4.3%, tf32 4.7 / 7.3% -> 4.3 / 5.4%. */
 #define H200_FP32_TFLOPS 51
 #define H200_TF32_TFLOPS 400
 #define H200_TF32_OF_FP32 ((double)H200_FP32_TFLOPS / H200_TF32_TFLOPS)
-#define H200_ATTN_FP32_EFF 0.421
-#define H200_ATTN_FP32_BWD_EFF 0.497
-#define H200_ATTN_EFF { H200_ATTN_FP32_EFF, H200_ATTN_FP32_EFF * H200_TF32_OF_FP32, 0.163, 0.163 }
+#define H200_ATTN_FP32_EFF 0.4543
+#define H200_ATTN_FP32_BWD_EFF 0.5148
+#define H200_ATTN_EFF { H200_ATTN_FP32_EFF, H200_ATTN_FP32_EFF * H200_TF32_OF_FP32, 0.1936, 0.1936 }
 #define H200_ATTN_BWD_EFF                                                                \
-	{ H200_ATTN_FP32_BWD_EFF, H200_ATTN_FP32_BWD_EFF * H200_TF32_OF_FP32, 0.260, 0.260 }
-#define H200_ATTN_ODD_GAIN { 0.92, 0.92, 1.40, 1.40 }
-#define H200_ATTN_BWD_ODD_GAIN { 0.85, 0.85, 0.88, 0.88 }
+	{ H200_ATTN_FP32_BWD_EFF, H200_ATTN_FP32_BWD_EFF * H200_TF32_OF_FP32, 0.3465, 0.3465 }
+#define H200_ATTN_ODD_GAIN { 1.602, 1.602, 2.763, 2.763 }
+#define H200_ATTN_BWD_ODD_GAIN { 1.41, 1.41, 1.544, 1.544 }
+#define H200_ATTN_TILE_US { 3.196, 3.196, 1.276, 1.276 }
+#define H200_ATTN_BWD_TILE_US { 0, 0, 2.497, 2.497 }
 #define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_TF32] = H200_CONV_TF32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
 
 /* What every built-in row takes from the H200's measurements: the efficiency tables by
@@ -216,7 +218,8 @@
 #define H200_SHARES                                                                      \
 	.conv_shape = H200_CONV_SHAPE, .attn_eff = H200_ATTN_EFF,                        \
 	.attn_bwd_eff = H200_ATTN_BWD_EFF, .attn_odd_gain = H200_ATTN_ODD_GAIN,          \
-	.attn_bwd_odd_gain = H200_ATTN_BWD_ODD_GAIN,                                     \
+	.attn_bwd_odd_gain = H200_ATTN_BWD_ODD_GAIN, .attn_tile_us = H200_ATTN_TILE_US,  \
+	.attn_bwd_tile_us = H200_ATTN_BWD_TILE_US,                                       \
 	.align2_eff = { 1, 1, 0.33, 0.33 }, .align1_eff = { 1, 0.31, 0.12, 0.12 },      \
 	.align1_bwd_eff = H200_ALIGN1_BWD_EFF, .bias_gemm_share = H200_BIAS_GEMM_SHARE,  \
 	.bias_gemm_rows = H200_BIAS_GEMM_ROWS, .grad_gemm_share = H200_GRAD_GEMM_SHARE,  \
@@ -245,6 +248,7 @@ static const struct gpu_profile profiles[] = {
 		.conv3_gain = { 1.6, 1.25, 1.18, 1.18 },
 		.hbm_gbps = 4300,
 		.floor_us = 1.0,
+		.sm_count = 132,
 	},
 	{
 		.name = "h100",
@@ -257,6 +261,7 @@ static const struct gpu_profile profiles[] = {
 		.conv3_gain = { 1, 1, 1, 1 },
 		.hbm_gbps = 3000,
 		.floor_us = 1.0,
+		.sm_count = 132,
 	},
 	{
 		.name = "a100",
@@ -269,6 +274,7 @@ static const struct gpu_profile profiles[] = {
 		.conv3_gain = { 1, 1, 1, 1 },
 		.hbm_gbps = 1830,
 		.floor_us = 1.5,
+		.sm_count = 108,
 	},
 	{
 		.name = "b200",
@@ -281,6 +287,7 @@ static const struct gpu_profile profiles[] = {
 		.conv3_gain = { 1, 1, 1, 1 },
 		.hbm_gbps = 7200,
 		.floor_us = 1.0,
+		.sm_count = 148,
 	},
 };
 
@@ -327,6 +334,9 @@ static const struct profile_field fields[] = {
 	PF(attn_bwd_eff, MX_COUNT, "fused attention backward's rate as a share of the GEMM rate (0: attn_eff)"),
 	PF(attn_odd_gain, MX_COUNT, "fused attention forward over a sequence no multiple of 8: its rate times this (0: no change)"),
 	PF(attn_bwd_odd_gain, MX_COUNT, "the same for its backward"),
+	PF(attn_tile_us, MX_COUNT, "fused attention forward: fixed microseconds of each tile of 128 queries (with sm_count)"),
+	PF(attn_bwd_tile_us, MX_COUNT, "the same for its backward's tiles of 128 keys"),
+	PF(sm_count, 1, "streaming multiprocessors: fused attention's tiles run one per SM at a time, attn_eff each SM's share of the GEMM rate (0: attn_eff a share of the whole rate, no tiles)"),
 	PF(align2_eff, MX_COUNT, "GEMM share for even, unaligned inner dimensions"),
 	PF(align1_eff, MX_COUNT, "GEMM share for odd inner dimensions"),
 	PF(align1_bwd_eff, MX_COUNT, "the same for the gradients' GEMMs"),
@@ -407,6 +417,9 @@ void gpu_profile_calibrated(const struct profile_measure *m, const char *gpu_nam
 	for (int i = 0; i < MX_COUNT; i++)
 		out->matrix_tflops[i] *= mx;
 	out->hbm_gbps *= m->stream_gbps / r->stream_gbps;
+	/* attention's tiles share this GPU's SMs (their rate is the scaled GEMM's per SM) */
+	if (m->sm_count > 0)
+		out->sm_count = m->sm_count;
 	out->floor_us *= pace;
 	out->kernel_gap_us *= pace; /* the same dispatch */
 	out->launch_us *= pace; /* the pace is the host's launch rate */
@@ -467,7 +480,7 @@ static const struct profile_field *field_find(const char *key)
 
 /* One "key = v..." line into g; 0 or -EINVAL with err saying why (file:line). */
 static int parse_line(const char *path, int lineno, char *line, struct gpu_profile *g,
-		      char *err, size_t errlen)
+		      const struct profile_field **got, char *err, size_t errlen)
 {
 	char *eq = strchr(line, '='), *key = line, *val, *end;
 	const struct profile_field *f;
@@ -492,6 +505,7 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 		snprintf(err, errlen, "%s:%d: unknown profile key '%s'", path, lineno, key);
 		return -EINVAL;
 	}
+	*got = f;
 	dst = (double *)((char *)g + f->offset);
 	for (i = 0; i < f->count; i++) {
 		double v = strtod(val, &end);
@@ -519,6 +533,8 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_t errlen)
 {
 	const struct gpu_profile *row = gpu_profile_find(name);
+	const struct profile_field *got;
+	bool attn_eff = false, sm_count = false;
 	char line[512], why[128], rows[64] = "";
 	int lineno = 0, ret = 0;
 	FILE *f;
@@ -547,10 +563,25 @@ int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_
 		if (hash)
 			*hash = '\0';
 		s = str_trim(line);
+		got = NULL;
 		if (*s)
-			ret = parse_line(name, lineno, s, out, err, errlen);
+			ret = parse_line(name, lineno, s, out, &got, err, errlen);
+		if (got && got->offset == offsetof(struct gpu_profile, attn_eff))
+			attn_eff = true;
+		if (!ret && got && got->offset == offsetof(struct gpu_profile, sm_count)) {
+			sm_count = true;
+			if (out->sm_count > ATTN_MAX_SMS || out->sm_count != floor(out->sm_count)) {
+				snprintf(err, errlen, "%s:%d: sm_count: expected a whole number 0..%d, got %g",
+					 name, lineno, ATTN_MAX_SMS, out->sm_count);
+				ret = -EINVAL;
+			}
+		}
 	}
 	fclose(f);
+	/* a file written before the tile model: its attention shares are of the whole GEMM
+	 * rate, fitted without tiles, so it reads as it was written */
+	if (!ret && attn_eff && !sm_count)
+		out->sm_count = 0;
 	return ret;
 }
 

@@ -38,6 +38,7 @@ struct profile_measure {
 	double bn_gbps;        /* the BatchNorm-like two-pass (0: not measured) */
 	double layernorm_gbps; /* the LayerNorm-like row kernel (0: not measured) */
 	double softmax_gbps;   /* the softmax-like row kernel (0: not measured) */
+	int sm_count;          /* this GPU's SMs (0: unknown, the h200's) */
 };
 
 /* Our kernels' figures on the lent H200: what a calibration is scaled against. */

@@ -366,8 +366,18 @@ int ly_compute(struct tensor_list *tl, const char *name, double fwd_flops)
 	return l;
 }
 
+/* What the tile model of an attention op needs (costmodel.h, attn_tiles_s). */
+static void attn_tiles(struct op *o, int batch, int64_t width, int heads, bool causal)
+{
+	if (!o || heads < 1 || width % heads)
+		return;
+	o->attn_bh = (uint32_t)batch * (uint32_t)heads;
+	o->head_dim = (uint16_t)(width / heads);
+	o->causal = causal;
+}
+
 int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
-		 bool causal, int copies_fwd, int copies_bwd)
+		 int heads, bool causal, int copies_fwd, int copies_bwd)
 {
 	double f = ly_attention_flops(batch, seq, width, causal);
 	double act = (double)batch * seq * (double)width * ly_act_bytes(tl);
@@ -376,10 +386,12 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 
 	/* align: the sequence (costmodel.c attn_share: another kernel where it is no
 	 * multiple of 8) */
-	op(tl, l, 0, OPC_ATTN, 1, f, 4.0 * act, seq, "attention");
+	attn_tiles(op(tl, l, 0, OPC_ATTN, 1, f, 4.0 * act, seq, "attention"), batch, width, heads,
+		   causal);
 	/* backward: 4 kernels a layer in the fit cases' traces (cuDNN's: dO.O, the kernel,
 	 * dQ's conversion and a fill; the efficient kernel's: the same with a sum) */
-	op(tl, l, 1, OPC_ATTN, 4, ATTN_BWD_FACTOR * f, 8.0 * act, seq, "attention.bwd");
+	attn_tiles(op(tl, l, 1, OPC_ATTN, 4, ATTN_BWD_FACTOR * f, 8.0 * act, seq, "attention.bwd"),
+		   batch, width, heads, causal);
 	/* head split / merge: .contiguous() of transposed views, each a copy of one
 	 * activation (and its gradient's in backward) */
 	if (copies_fwd) {

@@ -65,7 +65,7 @@ int ly_compute(struct tensor_list *tl, const char *name, double fwd_flops);
  * implementation launches around it, forward and backward, each of one activation.
  */
 int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
-		 bool causal, int copies_fwd, int copies_bwd);
+		 int heads, bool causal, int copies_fwd, int copies_bwd);
 /*
  * Host calls of the most recent layer that launch no kernel (view, transpose, reshape,
  * slicing of the heads and the mask): n calls forward, n autograd nodes backward.

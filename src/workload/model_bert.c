@@ -47,7 +47,7 @@ const struct bert_preset bert_large_preset = { 24, 16, 1024, 4096 };
 #define BERT_DROPOUT 0.1 /* hidden_dropout_prob; attention's runs inside SDPA */
 
 static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_t h,
-		       int64_t ffn)
+		       int heads, int64_t ffn)
 {
 	double pos = (double)batch * seq;
 	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
@@ -58,7 +58,7 @@ static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_linear(tl, "attention.self.key", h, h, true, pos);
 	ly_input_f32(tl);
 	ly_linear(tl, "attention.self.value", h, h, true, pos);
-	ly_attention(tl, "attention.self.core", batch, seq, h, false, 0, 0);
+	ly_attention(tl, "attention.self.core", batch, seq, h, heads, false, 0, 0);
 	ly_fork(tl, BERT_QKV_FORKS, pos * h, r);
 	ly_views(tl, BERT_VIEWS);
 	ly_linear(tl, "attention.output.dense", h, h, true, pos);
@@ -106,7 +106,7 @@ int model_build_bert(const struct model_info *m, const struct workload_opts *w,
 	(void)l_pos;
 	(void)l_ln;
 	for (i = 0; i < layers; i++)
-		bert_layer(tl, i, batch, seq, h, ffn);
+		bert_layer(tl, i, batch, seq, h, heads, ffn);
 	ly_scope(tl, "%s", "");
 	ly_linear(tl, "bert.pooler.dense", h, h, true, batch);
 	ly_act(tl, "tanh", (double)batch * h, ly_act_bytes(tl), 1);

@@ -45,7 +45,7 @@ const struct gpt2_preset gpt2_xl_preset = { 48, 25, 1600 };
 #define GPT2_DROPOUT 0.1 /* resid_pdrop, embd_pdrop; attn_pdrop runs inside SDPA */
 
 static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_t h,
-		       int64_t ffn)
+		       int heads, int64_t ffn)
 {
 	double pos = (double)batch * seq;
 	int e = ly_act_bytes(tl);
@@ -53,7 +53,7 @@ static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_scope(tl, "transformer.h.%d", i);
 	ly_norm(tl, "ln_1", h, true, pos * h);
 	ly_conv1d(tl, "attn.c_attn", h, 3 * h, pos);
-	ly_attention(tl, "attn.core", batch, seq, h, true, GPT2_COPIES_FWD, 0);
+	ly_attention(tl, "attn.core", batch, seq, h, heads, true, GPT2_COPIES_FWD, 0);
 	ly_bwd_copy(tl, "layout.copy.bwd", GPT2_COPY_KERNELS_BWD, GPT2_COPY_CALLS_BWD,
 		    GPT2_COPY_ACTS_BWD * 2.0 * pos * (double)h * e);
 	/* use_cache: the layer's keys and values go into the cache (torch.cat of each, the
@@ -94,7 +94,7 @@ int model_build_gpt2(const struct model_info *m, const struct workload_opts *w,
 	ly_add(tl, pos * h, 4);
 	ly_dropout(tl, pos * h, 4, GPT2_DROPOUT);
 	for (i = 0; i < layers; i++)
-		gpt2_block(tl, i, batch, seq, h, ffn);
+		gpt2_block(tl, i, batch, seq, h, heads, ffn);
 	ly_scope(tl, "%s", "");
 	ly_norm(tl, "transformer.ln_f", h, true, pos * h);
 	/* the head's weight is wte's: its GEMMs over the 50257-word vocabulary (odd) */

@@ -39,7 +39,7 @@ const struct llama_preset llama3_8b_preset = { 4096, 32, 32, 8, 14336, 128256, 8
 
 /* One decoder layer; returns the index of its last layer in execution order. */
 static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int seq, int64_t h,
-		       int64_t kv, int64_t ffn)
+		       int heads, int64_t kv, int64_t ffn)
 {
 	double pos = (double)batch * seq;
 	int e = ly_act_bytes(tl);
@@ -52,7 +52,8 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_input_f32(tl);
 	ly_linear(tl, "self_attn.v_proj", h, kv, false, pos);
 	ly_act(tl, "rotary", pos * (h + kv), e, ROTARY_KERNELS);
-	ly_attention(tl, "self_attn.core", batch, seq, h, true, GPT2_COPIES_FWD, GPT2_COPIES_BWD);
+	ly_attention(tl, "self_attn.core", batch, seq, h, heads, true, GPT2_COPIES_FWD,
+		     GPT2_COPIES_BWD);
 	o = ly_linear(tl, "self_attn.o_proj", h, h, false, pos);
 	ly_add_residual(tl, pos * h);
 	ly_input_f32(tl);
@@ -95,7 +96,7 @@ int model_build_llama(const struct model_info *m, const struct workload_opts *w,
 	}
 	prev = ly_embedding(tl, "model.embed_tokens", vocab, h, pos);
 	for (i = 0; i < layers; i++)
-		prev = llama_layer(tl, i, prev, batch, seq, h, h / heads * kv_heads, ffn);
+		prev = llama_layer(tl, i, prev, batch, seq, h, heads, h / heads * kv_heads, ffn);
 	ly_scope(tl, "%s", "");
 	ly_norm(tl, "model.norm", h, false, pos * h);
 	ly_linear(tl, "lm_head", h, vocab, false, pos);

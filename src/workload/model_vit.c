@@ -38,7 +38,7 @@ const struct vit_preset vit_h_14_preset = { 14, 32, 16, 1280, 5120 };
 #define VIT_IMAGE 224
 
 static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int64_t d,
-			  int64_t mlp)
+			  int heads, int64_t mlp)
 {
 	double pos = (double)batch * seq;
 	int e = ly_act_bytes(tl);
@@ -49,7 +49,7 @@ static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int
 	/* MultiheadAttention's packed projection: F.linear(x, in_proj_weight, in_proj_bias) */
 	ly_linear_as(tl, "self_attention.in_proj", "self_attention.in_proj_weight",
 		     "self_attention.in_proj_bias", d, 3 * d, pos);
-	ly_attention(tl, "self_attention.core", batch, seq, d, false, MHA_COPIES_FWD,
+	ly_attention(tl, "self_attention.core", batch, seq, d, heads, false, MHA_COPIES_FWD,
 		     MHA_COPIES_BWD);
 	ly_linear(tl, "self_attention.out_proj", d, d, true, pos);
 	ly_add_residual(tl, pos * d);
@@ -96,7 +96,7 @@ int model_build_vit(const struct model_info *m, const struct workload_opts *w,
 	tl_param(tl, l_pos, 3, pe, "encoder.pos_embedding");
 	ly_add(tl, (double)batch * seq * d, ly_res_bytes(tl));
 	for (i = 0; i < layers; i++)
-		encoder_layer(tl, i, batch, seq, d, mlp);
+		encoder_layer(tl, i, batch, seq, d, heads, mlp);
 	ly_scope(tl, "%s", "");
 	ly_norm(tl, "encoder.ln", d, true, (double)batch * seq * d);
 	ly_linear(tl, "heads.head", d, VIT_CLASSES, true, batch);

@@ -289,6 +289,20 @@ static json_t *ops_json(const struct tensor_list *tl, const struct cost_params *
 					      (int)o->kernels, "calls", (int)o->calls, "flops", o->flops,
 					      "bytes", o->bytes, "gpu_s", cost_op_gpu_s(cp, o), "host_s",
 					      cost_op_host_s(cp, o));
+				/* what attention's tiles are cut from (costmodel.h, attn_tiles_s) */
+				if (j && o->cls == OPC_ATTN && o->attn_bh) {
+					json_t *t = json_pack("{s:i, s:i, s:I, s:b}", "attn_bh",
+							      (int)o->attn_bh, "head_dim",
+							      (int)o->head_dim, "seq",
+							      (json_int_t)o->align_dim, "causal",
+							      o->causal);
+
+					if (!t || json_object_update(j, t)) {
+						json_decref(j);
+						j = NULL;
+					}
+					json_decref(t);
+				}
 				if (!push(arr, j)) {
 					json_decref(arr);
 					return NULL;

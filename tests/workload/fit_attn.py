@@ -4,19 +4,24 @@
 usage: fit_attn.py GRADSYNC_BINARY            fit; prints the profile lines
        fit_attn.py GRADSYNC_BINARY --check [--max-median 0.15]
 
-The model (costmodel.c attn_share, cost_op_gpu_s): an attention op takes kernels x floor +
-max(t0 + F / (matrix_tflops x share), bytes / HBM), share = attn_eff forward, attn_bwd_eff
-backward, times attn_odd_gain / attn_bwd_odd_gain where the sequence is no multiple of 8
-(ViT's 197 tokens take another kernel: at the same FLOPs its forward runs faster than
-BERT's and GPT-2's, its backward slower). The reference: the profiler's attention kernels
-per pass of each case (ref/h200_torch_steps.json, kernels.{fwd,bwd}.by_class.attention);
-the model's ops (their FLOPs, bytes and kernels) come from the binary's own `plan --ops`.
-Fitted by coordinate descent on the squared log errors of the cases of fit_cases.txt
-alone, per precision; tf32 is no precision of its own here: PyTorch runs fp32's attention
-kernels for it (its cases' rates equal fp32's in TFLOP/s), so its shares are fp32's scaled
-by the matrix rates. Prints the held-out cases' median and worst |error| per direction
-beside the binary's own rows; --check fits nothing and fails where the binary's rows miss
-the held-out cases' median past the limit (the guard test_costmodel.sh runs).
+The model (costmodel.h attn_tiles_s, costmodel.c attn_tiles_gpu_s): an attention op takes
+kernels x floor + max(its tiles' time, bytes / HBM). Its batch x heads rows of work split
+the sequence into tiles of 128 queries (backward: keys), one per SM at a time; a tile walks
+its blocks of 128 keys (all, or under a causal mask those before it) at
+block_s = 4 x 128^2 x head_dim FLOPs (backward 2.5x) / (matrix_tflops x share / sm_count)
+each, after tile_us of its own; the op lasts as long as the busiest SM with the longest
+tiles handed out first. share = attn_eff forward, attn_bwd_eff backward, times
+attn_odd_gain / attn_bwd_odd_gain where the sequence is no multiple of 8 (ViT's 197 tokens
+take another kernel). The reference: the profiler's attention kernels per pass of each case
+(ref/h200_torch_steps.json, kernels.{fwd,bwd}.by_class.attention); the model's ops (their
+FLOPs, bytes, kernels and tiles) come from the binary's own `plan --ops`. Fitted by
+coordinate descent on the squared log errors of the cases of fit_cases.txt alone, per
+precision and direction; tf32 is no precision of its own here: PyTorch runs fp32's
+attention kernels for it (its cases' rates equal fp32's in TFLOP/s), so its shares are
+fp32's scaled by the matrix rates, its tile times fp32's. Prints the held-out cases' median
+and worst |error| per direction beside the binary's own rows; --check fits nothing and
+fails where the binary's rows miss the held-out cases' median past the limit (the guard
+test_costmodel.sh runs).
 """
 
 import argparse
@@ -63,21 +68,40 @@ def cases(binary):
     return out
 
 
+TILE = 128  # costmodel.h ATTN_TILE
+
+
+def tiles_s(bh, seq, causal, sms, tile_s, block_s):
+    """costmodel.c attn_tiles_s: the busiest SM, the longest tiles first."""
+    n = -(-seq // TILE)
+    load = [0.0] * sms
+    for ln in range(n, 0 if causal else n - 1, -1):
+        count = bh if causal else bh * n
+        t = tile_s + ln * block_s
+        rounds, rest = divmod(count, sms)
+        load = [x + rounds * t for x in load]
+        for i in range(rest):
+            load[i] += t
+        if rest:
+            load.sort()
+    return max(load)
+
+
 def model_us(c, phase, q, prof):
-    """q: log attn_eff, log attn_bwd_eff, log odd gain forward, log odd gain backward."""
+    """q, per direction: log share, log tile microseconds, log odd gain."""
     mx = MX[c["prec"]]
-    peak, t0 = prof["matrix_tflops"][mx] * 1e12, prof["matrix_t0_us"][mx]
-    bwd = phase == "bwd"
-    share = math.exp(q[1] if bwd else q[0])
-    if c["odd"]:
-        share *= math.exp(q[3] if bwd else q[2])
+    peak, sms = prof["matrix_tflops"][mx] * 1e12, int(prof["sm_count"][0])
+    share = math.exp(q[0]) * (math.exp(q[2]) if c["odd"] else 1.0)
+    tile = math.exp(q[1]) * 1e-6
     wide = 1 if c["prec"] == "amp_bf16" else 0
     mem_eff = prof.get("mem_eff.attention", [0.8, 0.8])[wide]
     t = 0.0
     for o in c["ops"]:
         if o["phase"] != phase:
             continue
-        mat = t0 + o["flops"] / (peak * share) * 1e6
+        pairs = o["attn_bh"] * o["seq"] ** 2 * (0.5 if o["causal"] else 1.0)
+        block = o["flops"] / pairs * TILE * TILE / (peak * share / sms)
+        mat = tiles_s(o["attn_bh"], o["seq"], o["causal"], sms, tile, block) * 1e6
         mem = o["bytes"] / (prof["hbm_gbps"][0] * 1e9 * mem_eff) * 1e6
         t += o["kernels"] * prof["floor_us"][0] + max(mat, mem)
     return t
@@ -119,24 +143,33 @@ def main():
         if prec not in FITTED:
             continue
 
-        def cost(q):
-            return sum(math.log(model_us(c, ph, q, prof) / c["real"][ph]) ** 2
-                       for c in fit for ph in ("fwd", "bwd"))
-
         mx = MX[prec]
-        q = descend(cost, [math.log(prof["attn_eff"][mx])] * 2 + [0.0, 0.0])
-        rows[prec] = [math.exp(x) for x in q]
-        print("# %-8s fit (%d cases) objective %.3f; held-out: %s" % (
-            prec, len(fit), cost(q), summary(errors(held, lambda c, ph: model_us(c, ph, q,
-                                                                                  prof)))))
+        rows[prec] = {}
+        for ph, eff, tile, odd in (("fwd", "attn_eff", "attn_tile_us", "attn_odd_gain"),
+                                   ("bwd", "attn_bwd_eff", "attn_bwd_tile_us",
+                                    "attn_bwd_odd_gain")):
+            def cost(q, ph=ph):
+                return sum(math.log(model_us(c, ph, q, prof) / c["real"][ph]) ** 2
+                           for c in fit)
+
+            start = [math.log(prof[eff][mx]), math.log(max(prof[tile][mx], 0.5)),
+                     math.log(prof[odd][mx] or 1.0)]
+            q = descend(cost, start)
+            rows[prec][ph] = [math.exp(x) for x in q]
+            e = [model_us(c, ph, q, prof) / c["real"][ph] - 1 for c in held]
+            print("# %-8s %s fit (%d cases) objective %.3f; held-out median %4.1f%% worst %5.1f%%"
+                  % (prec, ph, len(fit), cost(q), 100 * statistics.median(abs(x) for x in e),
+                     100 * max(abs(x) for x in e)))
     if o.check:
         return 1 if bad else 0
     f32, b16 = rows["fp32"], rows["amp_bf16"]
     scale = prof["matrix_tflops"][0] / prof["matrix_tflops"][1]  # tf32: fp32's kernels
-    for key, i in (("attn_eff", 0), ("attn_bwd_eff", 1), ("attn_odd_gain", 2),
-                   ("attn_bwd_odd_gain", 3)):
-        s = scale if i < 2 else 1
-        print("%s = %.4g %.4g %.4g %.4g" % (key, f32[i], f32[i] * s, b16[i], b16[i]))
+    for key, ph, i in (("attn_eff", "fwd", 0), ("attn_bwd_eff", "bwd", 0),
+                       ("attn_tile_us", "fwd", 1), ("attn_bwd_tile_us", "bwd", 1),
+                       ("attn_odd_gain", "fwd", 2), ("attn_bwd_odd_gain", "bwd", 2)):
+        s = scale if i == 0 else 1
+        print("%s = %.4g %.4g %.4g %.4g" % (key, f32[ph][i], f32[ph][i] * s, b16[ph][i],
+                                            b16[ph][i]))
     return 0
 
 
