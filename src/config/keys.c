@@ -87,7 +87,7 @@ static const struct cfg_choice progress_choices[] = {
 };
 
 static const struct cfg_choice shm_copy_choices[] = {
-	{ "auto", TP_SHM_COPY_AUTO, "direct where the peer's buffer can be mapped, from 1MiB messages, else slots: the measured crossover" },
+	{ "auto", TP_SHM_COPY_AUTO, "direct where the peer's buffer can be mapped, from " GS_XSTR(TP_SHM_DIRECT_MIN_MIB) "MiB messages, else slots: the measured crossover" },
 	{ "direct", TP_SHM_COPY_DIRECT, "the receiver reduces or copies straight from the sender's buffer, mapped (one pass); connect fails when it cannot map it" },
 	{ "slots", TP_SHM_COPY_SLOTS, "through the ring's slots: the sender copies in, the receiver copies or reduces out" },
 };

@@ -71,6 +71,10 @@ enum tp_progress {
 	TP_PROGRESS_INLINE,   /* the caller of post/poll does the socket work itself */
 };
 
+/* shm: messages of at least this many MiB go direct under copy = auto (shm.c says what
+ * measured it); one definition for the transport and the key's help */
+#define TP_SHM_DIRECT_MIN_MIB 1
+
 /* shm: how a message's bytes cross (shm_progress.c's protocol) */
 enum tp_shm_copy {
 	TP_SHM_COPY_AUTO = 0, /* direct from SHM_DIRECT_MIN bytes where possible, else slots */

@@ -7,6 +7,10 @@
 #include <stdbool.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* A macro's value as a string literal (GS_XSTR(X) with #define X 1: "1"). */
+#define GS_STR(x) #x
+#define GS_XSTR(x) GS_STR(x)
+
 #define GS_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GS_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GS_DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))

@@ -38,7 +38,7 @@
  * scheduled before its AllReduce could end, where from slots it leaves once it copied.
  * Direct pays where the copy it saves is big.
  */
-#define SHM_DIRECT_MIN (1u << 20)
+#define SHM_DIRECT_MIN ((uint32_t)TP_SHM_DIRECT_MIN_MIB << 20)
 
 struct shm_desc {
 	uint64_t tag;
