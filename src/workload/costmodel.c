@@ -1,6 +1,5 @@
 /* The per-operator cost model: pure functions of an op, a GPU profile and a precision. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "util/common.h"
@@ -176,39 +175,32 @@ static double attn_share(const struct gpu_profile *g, enum matrix_kind mx, const
 	return o->align_dim % 8 && odd > 0 ? eff * odd : eff;
 }
 
-static int cmp_load(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,
 		    double block_s)
 {
-	double load[ATTN_MAX_SMS] = { 0 };
+	double load[ATTN_MAX_SMS] = { 0 }, tmp[ATTN_MAX_SMS];
 	int64_t n = (seq + ATTN_TILE - 1) / ATTN_TILE;
 
 	if (sms < 1 || sms > ATTN_MAX_SMS || !bh || n < 1)
 		return 0;
 	/*
-	 * The longest first, a group of equal tiles at a time: whole rounds of sms tiles
-	 * raise every SM alike (the order of the loads stays), the rest go to the least
-	 * loaded. Causal: bh tiles of each length n..1; else bh x n tiles of n blocks.
+	 * The longest first, a group of equal tiles at a time, the loads kept in ascending
+	 * order: whole rounds of sms tiles raise every SM alike, the rest go to the least
+	 * loaded (the first `rest`), and the two sorted runs are merged back into order.
+	 * Causal: bh tiles of each length n..1; else bh x n tiles of n blocks.
 	 */
 	for (int64_t len = n; len >= (causal ? 1 : n); len--) {
 		uint64_t count = causal ? bh : (uint64_t)bh * (uint64_t)n;
 		double t = tile_s + (double)len * block_s;
-		uint64_t rounds = count / (uint64_t)sms, rest = count % (uint64_t)sms;
+		int rest = (int)(count % (uint64_t)sms), a = 0, b, k = 0;
 
 		for (int i = 0; i < sms; i++)
-			load[i] += (double)rounds * t;
-		for (uint64_t i = 0; i < rest; i++)
-			load[i] += t;
-		if (rest)
-			qsort(load, (size_t)sms, sizeof(load[0]), cmp_load);
+			load[i] += (double)(count / (uint64_t)sms) * t + (i < rest ? t : 0);
+		for (b = rest; a < rest || b < sms;)
+			tmp[k++] = b >= sms || (a < rest && load[a] <= load[b]) ? load[a++] : load[b++];
+		memcpy(load, tmp, (size_t)sms * sizeof(load[0]));
 	}
-	return load[sms - 1] > load[0] ? load[sms - 1] : load[0];
+	return load[sms - 1];
 }
 
 /* Fused attention by its tiles (attn_tiles_s): a block is 4 T^2 d FLOPs forward, the op's
