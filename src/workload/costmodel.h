@@ -3,8 +3,9 @@
  * emits, forward and backward, on a GPU described by a profile (workload/gpu_profile.h).
  *
  * Time of one operator on the GPU:
- *   matrix ops (gemm, conv, attention):
+ *   matrix ops (gemm, conv):
  *       t_mat = t0(precision) + flops / (rate(class, precision) * align)
+ *   fused attention: its tiles on the SMs (attn_tiles_s below)
  *   memory-bound ops: t_mem = bytes / (hbm * eff(class, activation width))
  *   t = kernels * floor + max(t_mat, t_mem)   (floor: the shortest kernel's duration) `align` is the penalty cuBLAS pays when an
  * inner dimension is not a multiple of 8 (16-bit) or 4 (tf32) elements: the tensor-core
@@ -148,7 +149,8 @@ struct gpu_profile {
 	double conv3_gain[MX_COUNT];        /* 3x3 windows: Winograd's fewer multiplies */
 	struct conv_row conv_shape[MX_COUNT][CP_COUNT]; /* by shape, where measured */
 	double attn_eff[MX_COUNT];          /* fused attention rate as a share of GEMM
-					     * (with sm_count: each SM's share of its part) */
+					     * (with sm_count: an SM's rate on its tiles as a
+					     * share of its part of the GEMM rate) */
 	double attn_bwd_eff[MX_COUNT];      /* its backward's (0: attn_eff) */
 	double attn_tile_us[MX_COUNT];      /* fused attention's fixed microseconds per tile
 					     * (with sm_count: attn_tiles_s), forward */
