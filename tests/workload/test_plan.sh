@@ -68,5 +68,31 @@ esac
 expect 0 plan --model resnet18 --gpu-tflops 1e-6
 msg=$("$GRADSYNC" plan --model nosuch 2>&1 >/dev/null)
 [ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || { echo "FAIL: usage error is not one line: $msg"; fail=1; }
+# fused attention by its tiles (costmodel.h attn_tiles_s): plan --ops says what the tiles are
+# cut from; too few tiles for the SMs run slower per FLOP (GPT-2 2 x 512 against 8 x 1024);
+# a profile file from before the tiles (attn_eff, no sm_count) keeps the rate model, as one
+# that says sm_count = 0
+T=$(mktemp -d)
+"$GRADSYNC" gpu --profile h200 --write - | grep -v '^sm_count' >"$T/old.profile"
+{ cat "$T/old.profile"; echo "sm_count = 0"; } >"$T/zero.profile"
+for a in "2 512 h200" "8 1024 h200" "2 512 $T/old.profile" "2 512 $T/zero.profile"; do
+	set -- $a
+	"$GRADSYNC" plan --model gpt2 --batch "$1" --seq-len "$2" --precision amp_bf16 \
+		--gpu-profile "$3" --json --ops >"$T/p_$1_$2_$(basename "$3")".json || fail=1
+done
+python3 - "$T" <<'PY' || { echo "FAIL: attention tiles in plan"; fail=1; }
+import json, sys
+d = sys.argv[1]
+def attn(name):
+    ops = json.load(open("%s/%s.json" % (d, name)))["ops"]
+    return [o for o in ops if o["class"] == "attention" and o["phase"] == "fwd"][0]
+small, big = attn("p_2_512_h200"), attn("p_8_1024_h200")
+assert (small["attn_bh"], small["head_dim"], small["seq"], small["causal"]) == (24, 64, 512, True), small
+assert big["attn_bh"] == 96 and big["seq"] == 1024, big
+assert small["gpu_s"] / small["flops"] > 2 * big["gpu_s"] / big["flops"], (small, big)
+old, zero = attn("p_2_512_old.profile"), attn("p_2_512_zero.profile")
+assert old["gpu_s"] == zero["gpu_s"] != small["gpu_s"], (old, zero, small)
+PY
+rm -rf "$T"
 python3 "$HERE/plan_selfcheck.py" "$GRADSYNC" || fail=1
 exit $fail
