@@ -16,12 +16,12 @@ take another kernel). The reference: the profiler's attention kernels per pass o
 (ref/h200_torch_steps.json, kernels.{fwd,bwd}.by_class.attention); the model's ops (their
 FLOPs, bytes, kernels and tiles) come from the binary's own `plan --ops`. Fitted by
 coordinate descent on the squared log errors of the cases of fit_cases.txt alone, per
-precision and direction; tf32 is no precision of its own here: PyTorch runs fp32's
-attention kernels for it (its cases' rates equal fp32's in TFLOP/s), so its shares are
-fp32's scaled by the matrix rates, its tile times fp32's. Prints the held-out cases' median
-and worst |error| per direction beside the binary's own rows; --check fits nothing and
-fails where the binary's rows miss the held-out cases' median past the limit (the guard
-test_costmodel.sh runs).
+precision and direction, from the profile's row and from a flat point (the lower objective);
+tf32 is no precision of its own here: PyTorch runs fp32's attention kernels for it (its
+cases' rates equal fp32's in TFLOP/s), so its shares are fp32's scaled by the matrix rates,
+its tile times fp32's. Prints the held-out cases' median and worst |error| per direction
+beside the binary's own rows; --check fits nothing and fails where the binary's rows miss
+the held-out cases' median past the limit (the guard test_costmodel.sh runs).
 """
 
 import argparse
@@ -152,9 +152,12 @@ def main():
                 return sum(math.log(model_us(c, ph, q, prof) / c["real"][ph]) ** 2
                            for c in fit)
 
-            start = [math.log(prof[eff][mx]), math.log(max(prof[tile][mx], 0.5)),
-                     math.log(prof[odd][mx] or 1.0)]
-            q = descend(cost, start)
+            # from the profile's row and from a flat point (a tile of 2 us, no odd gain):
+            # the lower objective (a tile time the descent drove to 0 is a valley's edge)
+            q = min((descend(cost, start) for start in (
+                [math.log(prof[eff][mx]), math.log(max(prof[tile][mx], 0.5)),
+                 math.log(prof[odd][mx] or 1.0)],
+                [math.log(prof[eff][mx]), math.log(2.0), 0.0])), key=cost)
             rows[prec][ph] = [math.exp(x) for x in q]
             e = [model_us(c, ph, q, prof) / c["real"][ph] - 1 for c in held]
             print("# %-8s %s fit (%d cases) objective %.3f; held-out median %4.1f%% worst %5.1f%%"
