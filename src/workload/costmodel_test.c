@@ -422,9 +422,23 @@ static void test_precision_names(void **state)
 	assert_int_equal(precision_matrix(PREC_AMP_FP16), MX_FP16);
 }
 
+#define PROFILE_ERR_LEN 256
+
+/* The profile file at path rewritten to hold text, then loaded into *g: its return (err:
+ * gpu_profile_load's one-line reason, PROFILE_ERR_LEN bytes). */
+static int load_text(const char *path, const char *text, struct gpu_profile *g, char *err)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return gpu_profile_load(path, g, err, PROFILE_ERR_LEN);
+}
+
 static void test_profiles(void **state)
 {
-	char path[64], err[256]; /* err: gpu_profile_load's one-line reason */
+	char path[64], err[PROFILE_ERR_LEN]; /* err: gpu_profile_load's one-line reason */
 	struct gpu_profile g, back;
 	FILE *tmp, *f;
 
@@ -482,54 +496,40 @@ static void test_profiles(void **state)
 			   g.conv_shape[MX_BF16][CP_WGRAD].pixels_half, 1e-9);
 	/* a file from before pixels_half: its convolution rows stop after gflop_half and
 	 * read without the term (they were fitted without it); one number fewer still fails */
-	f = fopen(path, "w");
-	fputs("conv_shape.bf16.fwd = 0.5 0.5 0.5 0.5 0.5 0 0 1 1 1 1 1 0 0 0.2\n", f);
-	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(
+	    load_text(path, "conv_shape.bf16.fwd = 0.5 0.5 0.5 0.5 0.5 0 0 1 1 1 1 1 0 0 0.2\n",
+		      &back, err),
+	    0);
 	assert_float_equal(back.conv_shape[MX_BF16][CP_FWD].gflop_half, 0.2, 1e-12);
 	assert_true(back.conv_shape[MX_BF16][CP_FWD].pixels_half == 0);
 	assert_true(back.conv_shape[MX_BF16][CP_DGRAD].pixels_half > 0); /* the h200 row's */
-	f = fopen(path, "w");
-	fputs("conv_shape.bf16.fwd = 0.5 0.5 0.5 0.5 0.5 0 0 1 1 1 1 1 0 0\n", f);
-	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_text(path,
+				   "conv_shape.bf16.fwd = 0.5 0.5 0.5 0.5 0.5 0 0 1 1 1 1 1 0 0\n",
+				   &back, err),
+			 -EINVAL);
 	/* a file from before attention's tiles (attn_eff, no sm_count): its shares are of
 	 * the whole GEMM rate, so no tiles; with sm_count it has them; a count no machine
 	 * has fails naming its line */
-	f = fopen(path, "w");
-	fputs("attn_eff = 0.4 0.05 0.2 0.2\n", f);
-	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(load_text(path, "attn_eff = 0.4 0.05 0.2 0.2\n", &back, err), 0);
 	assert_true(back.sm_count == 0);
-	f = fopen(path, "w");
-	fputs("attn_eff = 0.4 0.05 0.2 0.2\nsm_count = 108\n", f);
-	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(
+	    load_text(path, "attn_eff = 0.4 0.05 0.2 0.2\nsm_count = 108\n", &back, err), 0);
 	assert_float_equal(back.sm_count, 108, 1e-12);
-	f = fopen(path, "w");
-	fputs("hbm_gbps = 100\nsm_count = 132.5\n", f);
-	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_text(path, "hbm_gbps = 100\nsm_count = 132.5\n", &back, err),
+			 -EINVAL);
 	assert_non_null(strstr(err, ":2: sm_count: expected a whole number 0..1024"));
 	/* errors: unknown key, too few numbers, a negative one */
-	f = fopen(path, "w");
-	fputs("hbm_gbps = 100\nmatrix_tflop = 1 2 3 4\n", f);
-	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_text(path, "hbm_gbps = 100\nmatrix_tflop = 1 2 3 4\n", &back, err),
+			 -EINVAL);
 	/* one line naming the file, the line and the key */
 	assert_non_null(strstr(err, ":2: unknown profile key 'matrix_tflop'"));
 	assert_non_null(strstr(err, path));
 	assert_null(strchr(err, '\n'));
-	f = fopen(path, "w");
-	fputs("matrix_tflops = 1 2\n", f);
-	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
-	f = fopen(path, "w");
-	fputs("floor_us = -1\n", f);
-	fclose(f);
-	assert_int_equal(gpu_profile_load(path, &back, err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_text(path, "matrix_tflops = 1 2\n", &back, err), -EINVAL);
+	assert_int_equal(load_text(path, "floor_us = -1\n", &back, err), -EINVAL);
 	fclose(tmp);
-	assert_int_equal(gpu_profile_load("/nonexistent/profile", &back, err, sizeof(err)), -ENOENT);
+	assert_int_equal(gpu_profile_load("/nonexistent/profile", &back, err, sizeof(err)),
+			 -ENOENT);
 	/* the built-in rows named from the table itself */
 	assert_non_null(strstr(err, "not a built-in row (h200, h100, a100, b200)"));
 	/* calibrated with the H200's own figures: the h200 row; twice the GEMM rate: twice
