@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "coll/gpu_memops.h"
 #include "gpu/gpu.h"
+#include "huge_pages.h"
 #include "util/timeutil.h"
 
 #define TIMEOUT_NS (60ull * 1000 * 1000 * 1000)
@@ -88,36 +88,16 @@ static int pass(const struct coll_memops *o, char *host, uint64_t total, uint64_
 	return ret;
 }
 
-/* AnonHugePages of this process, KiB (-1 when unreadable) */
-static long anon_huge_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %ld", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 static char *mirror_alloc(bool thp, uint64_t bytes)
 {
 	void *p;
 
 	if (!thp)
 		return gpu_host_alloc(bytes);
-	if (posix_memalign(&p, 1 << 21, bytes))
-		return NULL;
-	if (madvise(p, bytes, MADV_HUGEPAGE))
-		perror("madvise(MADV_HUGEPAGE)");
-	memset(p, 0, bytes);
-	if (gpu_host_register(p, bytes)) {
+	p = huge_alloc(bytes, true);
+	if (p && gpu_host_register(p, bytes)) {
 		free(p);
-		return NULL;
+		p = NULL;
 	}
 	return p;
 }

@@ -27,8 +27,7 @@
 #include <cstring>
 #include <vector>
 
-#include <sys/mman.h>
-
+#include "huge_pages.h"
 #include "sweep_check.h"
 
 static const size_t TOTAL = 1ull << 30, PIECE = 1ull << 20;
@@ -195,12 +194,9 @@ static char *ring_alloc(ring_kind k, size_t bytes)
 	void *p = nullptr;
 
 	if (k == RING_REGISTER || k == RING_THP) {
-		if (posix_memalign(&p, 1 << 21, bytes))
+		p = huge_alloc(bytes, k == RING_THP);
+		if (!p)
 			exit(1);
-		/* before the first touch: the pages are born huge */
-		if (k == RING_THP && madvise(p, bytes, MADV_HUGEPAGE))
-			perror("madvise MADV_HUGEPAGE");
-		memset(p, 0, bytes);
 		CK(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
 	} else {
 		CK(cudaHostAlloc(&p, bytes,
@@ -259,20 +255,6 @@ static void run_graph(ctx &c, int slots)
 	CK(cudaGraphDestroy(g));
 	CK(cudaEventDestroy(fork));
 	ring_free(RING_HOSTALLOC, ring);
-}
-
-static long anon_huge_kib(void)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
 }
 
 int main(int argc, char **argv)
