@@ -211,6 +211,8 @@ static double attn_tiles_gpu_s(const struct gpu_profile *g, enum matrix_kind mx,
 {
 	double pairs, block_s, tile_s;
 
+	/* the count is cast to int below: past ATTN_MAX_SMS it would not fit, and
+	 * attn_tiles_s refuses it anyway */
 	if (!(g->sm_count >= 1) || g->sm_count > ATTN_MAX_SMS || !o->attn_bh || !o->head_dim ||
 	    o->align_dim < 1 || !(rate > 0))
 		return 0;
