@@ -34,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 
+from gradsync_plan import case_args
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -82,10 +84,7 @@ def paced_profile(binary, profile, scale, cache):
 
 
 def plan(binary, c, profile):
-    cmd = [binary, "plan", "--model", c["model"], "--batch", str(c["batch"]),
-           "--precision", c["precision"], "--gpu-profile", profile, "--json", "--tensors"]
-    if c["seq"]:
-        cmd += ["--seq-len", str(c["seq"])]
+    cmd = [binary, "plan"] + case_args(c) + ["--gpu-profile", profile, "--json", "--tensors"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 

@@ -35,6 +35,7 @@ import sys
 
 from check_costmodel import fit_set, profile_row
 from descent import descend
+from gradsync_plan import case_args
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MX = {"fp32": 0, "tf32": 1, "amp_bf16": 2}
@@ -53,10 +54,7 @@ def cases(binary):
         real = {p: k[p]["by_class"].get("attention", [0, 0])[1] for p in ("fwd", "bwd")}
         if not real["fwd"] or not real["bwd"]:
             continue
-        cmd = [binary, "plan", "--model", c["model"], "--batch", str(c["batch"]),
-               "--precision", c["precision"], "--json", "--ops"]
-        if c["seq"]:
-            cmd += ["--seq-len", str(c["seq"])]
+        cmd = [binary, "plan"] + case_args(c) + ["--json", "--ops"]
         p = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
         ops = [o for o in p["ops"] if o["class"] == "attention"]
         out.append({"key": (c["model"], str(c["batch"]), str(c["seq"]), c["precision"]),

@@ -27,6 +27,7 @@ import sys
 
 from check_costmodel import fit_set, profile_row
 from descent import descend
+from gradsync_plan import case_args
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WIDTH = {"layer1": 64, "layer2": 128, "layer3": 256, "layer4": 512}
@@ -45,8 +46,7 @@ def channels(model, layer):
 
 def bn_ops(binary, c):
     """[(forward bytes, channels)] of the model's BatchNorm layers for case c."""
-    out = subprocess.run([binary, "plan", "--model", c["model"], "--batch", str(c["batch"]),
-                          "--precision", c["precision"], "--ops"], check=True,
+    out = subprocess.run([binary, "plan"] + case_args(c) + ["--ops"], check=True,
                          capture_output=True, text=True).stdout
     ops = []
     for line in out.splitlines():

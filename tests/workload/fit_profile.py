@@ -29,6 +29,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from check_costmodel import HOST_KEYS, QUIET_PACE_US, case_pace  # noqa: E402
+from gradsync_plan import case_args  # noqa: E402
 # (key, index): the free parameters
 FAST = 1.25  # merge_steps.py's: a pace within this of the quiet host's is its fast state
 FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0), ("sublaunch_us", 0),
@@ -93,11 +94,8 @@ def main():
                            for k, v in p.items()}, path)
         tot = 0
         for c in cases:
-            cmd = [o.binary, "plan", "--model", c["model"], "--batch", str(c["batch"]),
-                   "--precision", c["precision"], "--gpu-profile", tmps[scale[id(c)]],
-                   "--json", "--ops"]
-            if c["seq"]:
-                cmd += ["--seq-len", str(c["seq"])]
+            cmd = [o.binary, "plan"] + case_args(c) + ["--gpu-profile", tmps[scale[id(c)]],
+                                                         "--json", "--ops"]
             j = json.loads(subprocess.run(cmd, check=True, capture_output=True,
                                           text=True).stdout)
             tot += abs((j["fwd_s"] + j["bwd_s"]) * 1e3 / c["step_ms"] - 1)

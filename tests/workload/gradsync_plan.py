@@ -19,6 +19,25 @@ HF = ["bert_base", "bert_large", "gpt2", "gpt2_medium", "gpt2_large", "gpt2_xl",
 ALL_MODELS = VISION + HF
 
 
+def split_model(name):
+    """(gradsync model, decoder layers or None): a reference case names a Llama reduced to
+    N decoder layers NAME@N (same shapes per layer, memory a GPU holds), gradsync's
+    `--num-layers N` of the same preset."""
+    base, _, layers = name.partition("@")
+    return base, (int(layers) if layers else None)
+
+
+def case_args(c):
+    """plan's arguments for a reference case (dict with model, batch, seq, precision)."""
+    base, layers = split_model(c["model"])
+    args = ["--model", base, "--batch", str(c["batch"]), "--precision", c["precision"]]
+    if layers:
+        args += ["--num-layers", str(layers)]
+    if c.get("seq"):
+        args += ["--seq-len", str(c["seq"])]
+    return args
+
+
 def run_plan(binary, model, extra=()):
     """gradsync plan --model MODEL --json --tensors [extra...] -> dict."""
     cmd = [binary, "plan", "--model", model, "--json", "--tensors"] + list(extra)

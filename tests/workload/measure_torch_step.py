@@ -64,6 +64,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import reference_models as rm  # noqa: E402
+from gradsync_plan import case_args  # noqa: E402
 
 # (model, batch, seq or 0). seq is the token count for transformers; images are 224.
 DEFAULT_CASES = [
@@ -621,8 +622,8 @@ def bucket_last_params(binary, name, batch, seq, prec):
     (whose buckets and ready order equal DDP's: check_ddp_buckets.py): a bucket is ready when
     it is, so hooking these alone times every bucket. None when plan cannot say."""
     import subprocess
-    cmd = [binary, "plan", "--model", name, "--batch", str(batch), "--precision", prec,
-           "--json", "--tensors"] + (["--seq-len", str(seq)] if seq else [])
+    cmd = [binary, "plan"] + case_args(dict(model=name, batch=batch, seq=seq, precision=prec)) \
+        + ["--json", "--tensors"]
     try:
         p = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True,
                                       timeout=60).stdout)

@@ -10,6 +10,8 @@ decoder layers (same family, same shapes per layer) to keep memory sane.
 
 import contextlib
 
+from gradsync_plan import split_model
+
 
 class SkipModel(Exception):
     """The reference for this model cannot be built here (missing package)."""
@@ -55,8 +57,11 @@ def _transformers():
 
 
 def build(name, device="cpu", llama_layers=None, dropout=False):
-    """(module, note, extra gradsync plan arguments describing the same shape)."""
+    """(module, note, extra gradsync plan arguments describing the same shape). A name
+    NAME@N is NAME reduced to N decoder layers (gradsync_plan.split_model)."""
     note, extra = "", []
+    name, at_layers = split_model(name)
+    llama_layers = llama_layers or at_layers
     with _device_ctx(device):
         if name.startswith("resnet") or name.startswith("vit_"):
             try:
@@ -95,6 +100,7 @@ def sample_batch(name, model, device, batch=2, seq=16):
     """(inputs kwargs or tensor, loss function of the output) for one training step."""
     import torch
     import torch.nn.functional as F
+    name = split_model(name)[0]
     if name.startswith("resnet") or name.startswith("vit_"):
         x = torch.randn(batch, 3, 224, 224, device=device)
         y = torch.randint(0, 1000, (batch,), device=device)

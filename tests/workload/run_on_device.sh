@@ -165,6 +165,20 @@ add_cases amp_bf16 resnet18:224:0 resnet50:160:0 vit_b_16:112:0 vit_l_16:56:0 \
 	bert_base:32:256 bert_large:8:256 gpt2:6:1024 gpt2_medium:2:768 gpt2_large:1:512
 CASES=$CASES,vit_l_16:16:0:tf32,bert_base:8:512:tf32,resnet18:64:0:tf32
 fi
+# READY=10 (issue 13, nineteenth session): a fifth held-out set, measured before any change
+# of the session: the Llama family, never timed before (reduced to N decoder layers,
+# NAME@N, as gradsync's --num-layers N), the zoo's models no call measured (resnet34,
+# resnet152, vit_h_14, gpt2_xl) and new shapes of the eight; one hook a bucket, light traces.
+if [ "${READY:-0}" = 10 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+LIGHT=${LIGHT:-2}
+add_cases amp_bf16,fp32 llama2_7b@2:1:1024 llama3_8b@2:1:512 resnet34:64:0 resnet152:32:0
+add_cases amp_bf16 llama2_7b@2:4:512 llama2_7b@2:2:2048 llama3_8b@2:4:1024 llama3_8b@4:2:1024 \
+	llama3_8b@8:1:2048 vit_h_14:8:0 gpt2_xl:2:1024 vit_b_16:24:0 gpt2:12:512 bert_large:24:128 \
+	vit_l_16:8:0
+add_cases fp32 resnet50:48:0 bert_base:48:128 resnet18:96:0 gpt2_medium:6:512
+fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
 # (MICRO_BATCHES=8,24,48,96: others, to check the conv table where it was never fitted)
