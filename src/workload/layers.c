@@ -316,6 +316,55 @@ int ly_norm(struct tensor_list *tl, const char *name, int64_t dim, bool bias, do
 	return l;
 }
 
+/*
+ * HF's LlamaRMSNorm, a Python formula on the fp32 residual stream (the profiler, llama
+ * 2 and 3 under torch 2.11, 2026-12-05: pow, mean, the epsilon's add, rsqrt, the scale's
+ * broadcast multiply and the weight's, each a kernel of its own; two .to() calls that
+ * launch nothing). Backward is its autograd nodes: the weight's multiply (its gradient a
+ * column sum), the scale's (a row sum for rsqrt's input), rsqrt's and the mean's
+ * gradients on the rows, pow's, and the sum of the two paths into the input.
+ */
+int ly_rms_norm(struct tensor_list *tl, const char *name, int64_t dim, double elems)
+{
+	double rows = dim > 0 ? elems / (double)dim : 0;
+	int64_t s[1] = { dim };
+	int e = ly_res_bytes(tl);
+	char n[TENSOR_NAME_MAX];
+	int l = tl_layer(tl, NORM_FLOPS_PER_ELEM * elems, 2.0 * NORM_FLOPS_PER_ELEM * elems,
+			 "%s", full(tl, name, n));
+	struct op *o;
+
+	tl_param(tl, l, 1, s, "%s.weight", n);
+	o = op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.pow");
+	if (o)
+		o->calls = 3; /* with the two .to() */
+	op(tl, l, 0, OPC_REDUCE, 1, 0, e * elems, 0, "rms.mean");
+	o = op(tl, l, 0, OPC_ELEM, 2, 0, 4.0 * e * rows, 0, "rms.rsqrt");
+	if (o)
+		o->calls = 2;
+	op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.scale");
+	op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.weight");
+
+	op(tl, l, 1, OPC_ELEM, 2, 0, 6.0 * e * elems, 0, "rms.bwd.weight_mul");
+	o = op(tl, l, 1, OPC_REDUCE, 1, 0, e * elems, 0, "rms.bwd.weight");
+	same_call(o);
+	if (o) { /* a column sum: its rate by columns and rows (colsum_share) */
+		o->channels = (uint32_t)dim;
+		o->rows = rows < UINT32_MAX ? (uint32_t)rows : UINT32_MAX;
+	}
+	op(tl, l, 1, OPC_ELEM, 2, 0, 6.0 * e * elems, 0, "rms.bwd.scale_mul");
+	same_call(op(tl, l, 1, OPC_REDUCE, 1, 0, e * elems, 0, "rms.bwd.rowsum"));
+	o = op(tl, l, 1, OPC_ELEM, 3, 0, 6.0 * e * rows, 0, "rms.bwd.rsqrt");
+	if (o)
+		o->calls = 3; /* RsqrtBackward0, AddBackward0, MeanBackward1 */
+	same_call(op(tl, l, 1, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.bwd.mean"));
+	op(tl, l, 1, OPC_ELEM, 2, 0, 5.0 * e * elems, 0, "rms.bwd.pow");
+	same_call(op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * e * elems, 0, "rms.bwd.sum"));
+	if (precision_is_amp(tl->precision))
+		tl->in_f32 = true;
+	return l;
+}
+
 int ly_batchnorm(struct tensor_list *tl, const char *name, int64_t c, double elems)
 {
 	double fwd = NORM_FLOPS_PER_ELEM * elems;
@@ -425,6 +474,27 @@ void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, int calls, dou
 
 	if (o)
 		o->calls = (uint16_t)calls;
+}
+
+void ly_fwd_elem(struct tensor_list *tl, const char *what, int kernels, int calls,
+		 double bytes)
+{
+	struct op *o = op(tl, last(tl), 0, OPC_ELEM, kernels, 0, bytes, 0, what);
+
+	if (o)
+		o->calls = (uint16_t)calls;
+}
+
+void ly_amp_cast(struct tensor_list *tl, const char *what, int n, double elems)
+{
+	struct op *o;
+
+	if (!precision_is_amp(tl->precision))
+		return;
+	op(tl, last(tl), 0, OPC_CAST, n, 0, 6.0 * elems, 0, what);
+	o = widen(op(tl, last(tl), 1, OPC_CAST, n, 0, 6.0 * elems, 0, what));
+	if (o)
+		o->calls = (uint16_t)n; /* a ToCopyBackward0 node each */
 }
 
 void ly_views(struct tensor_list *tl, int n)

@@ -50,8 +50,11 @@ int ly_conv1d(struct tensor_list *tl, const char *name, int64_t in, int64_t out,
  */
 int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cout, int k,
 	      int stride, int pad, bool bias, int batch, int *hw, bool first);
-/* LayerNorm (weight, bias) or RMSNorm (weight only) over `elems` elements of rows of dim. */
+/* LayerNorm (weight, bias; or weight only) over `elems` elements of rows of dim, one fused kernel. */
 int ly_norm(struct tensor_list *tl, const char *name, int64_t dim, bool bias, double elems);
+/* HF's LlamaRMSNorm (weight only) over `elems` elements of rows of dim: its Python formula,
+ * a kernel per operation on the fp32 residual stream. */
+int ly_rms_norm(struct tensor_list *tl, const char *name, int64_t dim, double elems);
 /* BatchNorm2d(c) in training mode over `elems` elements. */
 int ly_batchnorm(struct tensor_list *tl, const char *name, int64_t c, double elems);
 /* nn.Embedding(num, dim) looked up `positions` times. */
@@ -80,6 +83,15 @@ void ly_fwd_copy(struct tensor_list *tl, const char *what, int n, double bytes);
 /* backward's layout copies of n kernels from `calls` host calls (the rest launched inside
  * another call) and bytes in all (autograd's views' gradients) */
 void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, int calls, double bytes);
+/* Forward-only element-wise work of the most recent layer that no gradient flows through
+ * (Llama's rotary table, the labels' padding): kernels from `calls` host calls, bytes in
+ * all; kernels 0 and bytes 0: host calls alone (Python that launches nothing). */
+void ly_fwd_elem(struct tensor_list *tl, const char *what, int kernels, int calls,
+		 double bytes);
+/* Under autocast, n fp32 tensors of `elems` elements in all cast to 16 bits inside the
+ * next op's call (SDPA's inputs), and their gradients cast back (a node each); nothing
+ * otherwise. */
+void ly_amp_cast(struct tensor_list *tl, const char *what, int n, double elems);
 /* A parameterless layer to hang operators on (loss, pooling). */
 int ly_plain(struct tensor_list *tl, const char *name);
 

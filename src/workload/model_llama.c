@@ -32,10 +32,34 @@ const struct llama_preset llama3_8b_preset = { 4096, 32, 32, 8, 14336, 128256, 8
 
 #define LLAMA_BATCH 1
 
-/* HF LlamaAttention's head split / merge, as GPT-2's (not measured on Llama) */
-#define GPT2_COPIES_FWD 3
-#define GPT2_COPIES_BWD 12
-#define ROTARY_KERNELS 10 /* HF's apply_rotary_pos_emb: slices, neg, cat, mul, add on q and k */
+/*
+ * The eager operators around the matrix work, from the profiler (transformers 5.17, torch
+ * 2.11, llama2_7b and llama3_8b reduced to 2 and 8 layers, 2026-12-05):
+ * - apply_rotary_pos_emb: per q and k a multiply by cos, rotate_half (two slices, a neg,
+ *   a cat), a multiply by sin and an add: 10 kernels; under autocast the 16-bit q and k
+ *   times fp32 cos / sin give fp32 (3 bytes an element on average), which SDPA casts
+ *   back down (two casts). Backward: each slice's gradient a zero fill and a copy.
+ * - views: q, k, v's view and transpose, cos / sin's unsqueeze, the four slices, the
+ *   output's transpose and reshape: 14 calls that launch nothing, a node each backward.
+ * - use_cache (the config's default, as a user trains it): DynamicCache stores each
+ *   layer's keys and values with torch.cat (a copy of each), behind two torch.tensor([])
+ *   (three host calls each).
+ * - the output's transpose(1, 2).contiguous(): one copy forward; backward 7 copies of
+ *   layout a layer (the gradients of q, k, v and the output through their transposes).
+ */
+#define ROTARY_KERNELS 10
+#define ROTARY_VIEWS 6
+#define LLAMA_VIEWS (8 + ROTARY_VIEWS)
+#define LLAMA_CACHE_CALLS 6
+#define LLAMA_COPIES_FWD 1
+#define LLAMA_COPIES_BWD 7
+/* the model's rotary table once per forward (inv_freq times positions, cat, cos, sin, the
+ * scaling, casts) and the cache position's arange: kernels and host calls */
+#define ROPE_TABLE_KERNELS 9
+#define ROPE_TABLE_CALLS 16
+/* ForCausalLMLoss: the labels padded by one and shifted (pad, slice, contiguous, view) */
+#define LABELS_KERNELS 2
+#define LABELS_CALLS 5
 
 /* One decoder layer; returns the index of its last layer in execution order. */
 static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int seq, int64_t h,
@@ -43,6 +67,7 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 {
 	double pos = (double)batch * seq;
 	int e = ly_act_bytes(tl);
+	bool amp = precision_is_amp(tl->precision);
 	int o, down, ln1, ln2;
 
 	ly_scope(tl, "model.layers.%d", i);
@@ -51,9 +76,14 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_linear(tl, "self_attn.k_proj", h, kv, false, pos);
 	ly_input_f32(tl);
 	ly_linear(tl, "self_attn.v_proj", h, kv, false, pos);
-	ly_act(tl, "rotary", pos * (h + kv), e, ROTARY_KERNELS);
-	ly_attention(tl, "self_attn.core", batch, seq, h, heads, true, GPT2_COPIES_FWD,
-		     GPT2_COPIES_BWD);
+	ly_act(tl, "rotary", pos * (h + kv), amp ? 3 : e, ROTARY_KERNELS);
+	ly_bwd_copy(tl, "rotary.slice.bwd", 2 * ROTARY_VIEWS - 4, 0, 4.0 * pos * (h + kv) * e);
+	ly_views(tl, LLAMA_VIEWS);
+	ly_fwd_elem(tl, "kv_cache.new", 0, LLAMA_CACHE_CALLS, 0);
+	ly_fwd_copy(tl, "kv_cache.cat", 2, 2.0 * 2.0 * pos * kv * e);
+	ly_amp_cast(tl, "cast.qk", 2, pos * (h + kv));
+	ly_attention(tl, "self_attn.core", batch, seq, h, heads, true, LLAMA_COPIES_FWD,
+		     LLAMA_COPIES_BWD);
 	o = ly_linear(tl, "self_attn.o_proj", h, h, false, pos);
 	ly_add_residual(tl, pos * h);
 	ly_input_f32(tl);
@@ -63,8 +93,8 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_act(tl, "silu_mul", pos * ffn, e, 2);
 	down = ly_linear(tl, "mlp.down_proj", ffn, h, false, pos);
 	ly_add_residual(tl, pos * h);
-	ln1 = ly_norm(tl, "input_layernorm", h, false, pos * h);
-	ln2 = ly_norm(tl, "post_attention_layernorm", h, false, pos * h);
+	ln1 = ly_rms_norm(tl, "input_layernorm", h, pos * h);
+	ln2 = ly_rms_norm(tl, "post_attention_layernorm", h, pos * h);
 	tl_exec_after(tl, ln1, prev);
 	tl_exec_after(tl, ln2, o);
 	return down;
@@ -95,12 +125,15 @@ int model_build_llama(const struct model_info *m, const struct workload_opts *w,
 				 m->name, heads, kv_heads);
 	}
 	prev = ly_embedding(tl, "model.embed_tokens", vocab, h, pos);
+	ly_fwd_elem(tl, "rope.table", ROPE_TABLE_KERNELS, ROPE_TABLE_CALLS,
+		    2.0 * 4.0 * pos * (double)(h / heads));
 	for (i = 0; i < layers; i++)
 		prev = llama_layer(tl, i, prev, batch, seq, h, heads, h / heads * kv_heads, ffn);
 	ly_scope(tl, "%s", "");
-	ly_norm(tl, "model.norm", h, false, pos * h);
+	ly_rms_norm(tl, "model.norm", h, pos * h);
 	ly_linear(tl, "lm_head", h, vocab, false, pos);
 	ly_logits_float(tl, pos * vocab);
+	ly_fwd_elem(tl, "labels.shift", LABELS_KERNELS, LABELS_CALLS, 4.0 * 8.0 * pos);
 	ly_loss(tl, pos, vocab);
 	return tl->err;
 }
