@@ -205,7 +205,7 @@ def mem_rows(torch, dev, quick):
 
 
 def profile_calls(torch, calls):
-    """[(gpu_us, kernels, names)] per call of `calls` (a list of functions), all run in one
+    """[(gpu_us, kernels, names, [(name, us)])] per call of `calls` (a list of functions), all run in one
     profiler session, each call followed by a spin kernel that separates it from the next on
     the GPU timeline (one session instead of one per shape: the profiler's start-up would
     otherwise cost more than the kernels). A call that launched no kernel leaves no group,
@@ -228,7 +228,9 @@ def profile_calls(torch, calls):
     if len(groups) != len(calls):
         raise RuntimeError("profile_calls: %d calls, %d groups" % (len(calls), len(groups)))
     return [(sum(k.time_range.end - k.time_range.start for k in g), len(g),
-             [k.name[:90] for k in g]) for g in groups]
+             [k.name[:90] for k in g],
+             [(k.name[:90], k.time_range.end - k.time_range.start) for k in g])
+            for g in groups]
 
 
 def resnet_convs(torch):
@@ -391,8 +393,54 @@ def gemm_waves_rows(torch, dev, quick):
             del x, w, b, dy
 
 
+def attn_rows(torch, dev, quick):
+    """Fused attention (F.scaled_dot_product_attention) forward and backward apart, by head
+    width, mask and shape: q, k, v laid out as Hugging Face's modules pass them (a
+    transposed view of [batch, seq, heads, head_dim]); bf16 as under autocast, fp32 with
+    TF32 off. attn_us sums the kernels a step's profile counts as attention
+    (measure_torch_step.kernel_class), gpu_us all of the call's."""
+    import torch.nn.functional as F
+    from measure_torch_step import kernel_class
+    shapes = [(1, 32, 1024), (2, 16, 2048), (8, 12, 512), (16, 16, 256), (1, 32, 4096)]
+    if quick:
+        shapes = shapes[:1]
+    configs = [("bf16", d, c, s, None) for d in (64, 80, 128) for c in (True, False)
+               for s in shapes]
+    configs += [("fp32", d, c, s, None) for d in (64, 128) for c in (True, False)
+                for s in shapes]
+    configs += [("bf16", 128, True, (1, 32, 2048), 8), ("bf16", 128, True, (4, 32, 1024), 8)]
+    for prec, d, causal, (b, h, s), kvh in configs:
+        _set(torch, prec)
+        dt = _dtype(torch, prec)
+        kv = kvh or h
+
+        def t(heads):
+            return torch.randn(b, s, heads, d, device=dev, dtype=dt).transpose(1, 2) \
+                .requires_grad_()
+        q, k, v = t(h), t(kv), t(kv)
+        extra = {"enable_gqa": True} if kvh else {}
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, **extra)
+        go = torch.randn_like(o)
+        flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+        for ph, fn in (("fwd", lambda: F.scaled_dot_product_attention(
+                            q, k, v, is_causal=causal, **extra)),
+                       ("bwd", lambda: torch.autograd.grad(o, (q, k, v), go,
+                                                           retain_graph=True))):
+            for _ in range(2):
+                fn()
+            res = profile_calls(torch, [fn] * 5)
+            per = [sum(us for n, us in r[3] if kernel_class(n) == "attention") for r in res]
+            yield {"op": "attn", "prec": prec, "pass": ph,
+                   "shape": [b, h, s, d, int(causal), kv],
+                   "flops": flops * (2.5 if ph == "bwd" else 1.0),
+                   "gpu_us": statistics.median(r[0] for r in res),
+                   "attn_us": statistics.median(per), "kernels": res[0][1],
+                   "names": res[0][2]}
+        del q, k, v, o, go
+
+
 GROUPS = {"gemm": gemm_rows, "conv": conv_rows, "mem": mem_rows, "conv_split": conv_split_rows,
-          "gemm_gap": gemm_gap_rows, "gemm_waves": gemm_waves_rows}
+          "gemm_gap": gemm_gap_rows, "gemm_waves": gemm_waves_rows, "attn": attn_rows}
 
 
 def run(torch, device, out_path, quick=False, budget_s=1e9, only=("gemm", "conv", "mem")):

@@ -179,6 +179,19 @@ add_cases amp_bf16 llama2_7b@2:4:512 llama2_7b@2:2:2048 llama3_8b@2:4:1024 llama
 	vit_l_16:8:0
 add_cases fp32 resnet50:48:0 bert_base:48:128 resnet18:96:0 gpt2_medium:6:512
 fi
+# READY=11 (issue 13, nineteenth session): a sixth held-out set for the Llama operators
+# fitted on READY=10's profiles and for attention by head width (fitted on MICRO=attn's
+# kernels alone, measured in the same call): Llama shapes no call measured, long
+# sequences, the full 32-layer llama2_7b (H200 memory), and d=64 models at new shapes.
+if [ "${READY:-0}" = 11 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+LIGHT=${LIGHT:-2}
+add_cases amp_bf16 llama2_7b@4:2:1024 llama3_8b@2:2:4096 llama2_7b@2:8:256 llama3_8b@6:1:4096 \
+	bert_large:12:256 gpt2_medium:3:1024
+add_cases fp32 llama3_8b@3:1:1024 llama2_7b@2:1:2048 vit_l_16:24:0
+CASES=$CASES,llama2_7b:1:1024:amp_bf16
+fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
 # (MICRO_BATCHES=8,24,48,96: others, to check the conv table where it was never fitted)
