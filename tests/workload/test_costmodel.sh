@@ -11,20 +11,22 @@ PY=${PYTHON:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "python3 not found"; exit 77; }
 fail=0
 # (plain: the cases measured on a host 1.5x slower than the quiet one are listed apart: the
-# 29 of READY=9's lease and 3 GPU-bound fp32 ResNets of an earlier run)
-out=$("$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.045 --guard-worst 0.17 \
-	--guard-fwd-median 0.05 --guard-within 129 --guard-ready-median 0.085 \
-	--guard-ready-within 110) || fail=1
+# 29 of READY=9's lease, 10 of READY=10's and 3 GPU-bound fp32 ResNets of an earlier run;
+# READY=10's other host-bound cases ran at 1.3-1.5x the quiet pace, under that cut, and
+# miss in plain by their host alone (vit_h_14 b8 -38%): worst is --host-pace's to guard)
+out=$("$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --guard-median 0.045 --guard-worst 0.39 \
+	--guard-fwd-median 0.055 --guard-within 133 --guard-ready-median 0.085 \
+	--guard-ready-within 113) || fail=1
 printf '%s\n' "$out"
 case $out in
-*"slow-host: 32 cases,"*) ;;
-*) echo "FAIL: check_costmodel: not the 32 slow-host cases apart"; fail=1 ;;
+*"slow-host: 40 cases,"*) ;;
+*) echo "FAIL: check_costmodel: not the 40 slow-host cases apart"; fail=1 ;;
 esac
 # the same told each case's host pace (the run's quiet trials' probe over the quiet host's);
 # every held-out case, READY=9's slow lease too (its host-bound steps the noisiest: worst)
 out=$("$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --host-pace --guard-median 0.042 \
-	--guard-worst 0.28 --guard-fwd-median 0.051 --guard-within 161 --guard-ready-median 0.085 \
-	--guard-ready-within 136) || { echo "FAIL: check_costmodel --host-pace"; fail=1; }
+	--guard-worst 0.28 --guard-fwd-median 0.051 --guard-within 174 --guard-ready-median 0.085 \
+	--guard-ready-within 147) || { echo "FAIL: check_costmodel --host-pace"; fail=1; }
 case $out in
 *"slow-host:"*) echo "FAIL: check_costmodel --host-pace set cases apart"; fail=1 ;;
 esac
