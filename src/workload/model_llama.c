@@ -48,8 +48,8 @@ const struct llama_preset llama3_8b_preset = { 4096, 32, 32, 8, 14336, 128256, 8
  *   layout a layer (the gradients of q, k, v and the output through their transposes).
  */
 #define ROTARY_KERNELS 10
-#define ROTARY_VIEWS 6
-#define LLAMA_VIEWS (8 + ROTARY_VIEWS)
+#define ROTARY_SLICES 4 /* rotate_half's two halves of q and of k */
+#define LLAMA_VIEWS (8 + ROTARY_SLICES + 2) /* q, k, v, output; slices; cos / sin */
 #define LLAMA_CACHE_CALLS 6
 #define LLAMA_COPIES_FWD 1
 #define LLAMA_COPIES_BWD 7
@@ -77,7 +77,8 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_input_f32(tl);
 	ly_linear(tl, "self_attn.v_proj", h, kv, false, pos);
 	ly_act(tl, "rotary", pos * (h + kv), amp ? 3 : e, ROTARY_KERNELS);
-	ly_bwd_copy(tl, "rotary.slice.bwd", 2 * ROTARY_VIEWS - 4, 0, 4.0 * pos * (h + kv) * e);
+	/* each slice's gradient: a zero fill of the whole and a copy of its half */
+	ly_bwd_copy(tl, "rotary.slice.bwd", 2 * ROTARY_SLICES, 0, 4.0 * pos * (h + kv) * e);
 	ly_views(tl, LLAMA_VIEWS);
 	ly_fwd_elem(tl, "kv_cache.new", 0, LLAMA_CACHE_CALLS, 0);
 	ly_fwd_copy(tl, "kv_cache.cat", 2, 2.0 * 2.0 * pos * kv * e);
