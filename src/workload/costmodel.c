@@ -165,14 +165,23 @@ static bool host_only(const struct op *o)
 	return !o->kernels && !(o->flops > 0) && !(o->bytes > 0) && !(o->fixed_s > 0);
 }
 
-/* Fused attention's share of the GEMM rate: its own per direction, and a sequence that is
- * no multiple of 8 (ViT's 197 tokens: align_dim) another kernel's. */
+/* Fused attention's share of the GEMM rate: its own per direction, scaled by the head
+ * width's (attn_width_exp), and a sequence that is no multiple of 8 (ViT's 197 tokens:
+ * align_dim) another kernel's. */
 static double attn_share(const struct gpu_profile *g, enum matrix_kind mx, const struct op *o)
 {
 	double eff = o->bwd && g->attn_bwd_eff[mx] > 0 ? g->attn_bwd_eff[mx] : g->attn_eff[mx];
 	double odd = o->bwd ? g->attn_bwd_odd_gain[mx] : g->attn_odd_gain[mx];
+	double wexp = o->bwd ? g->attn_bwd_width_exp[mx] : g->attn_width_exp[mx];
 
-	return o->align_dim % 8 && odd > 0 ? eff * odd : eff;
+	/* the width's exponent was fitted on cuDNN's kernels (even sequences); the other
+	 * kernel of an odd sequence keeps its share at every width (vit_h_14's 80 over 257
+	 * tokens runs slower than width 64's share, not faster) */
+	if (o->align_dim % 8 && odd > 0)
+		return eff * odd;
+	if (o->head_dim && wexp != 0)
+		eff *= pow((double)o->head_dim / ATTN_WIDTH_REF, wexp);
+	return eff;
 }
 
 double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,

@@ -155,6 +155,10 @@ struct gpu_profile {
 	double attn_tile_us[MX_COUNT];      /* fused attention's fixed microseconds per tile
 					     * (with sm_count: attn_tiles_s), forward */
 	double attn_bwd_tile_us[MX_COUNT];  /* the same for its backward */
+	double attn_width_exp[MX_COUNT];    /* fused attention forward at head width d: the
+					     * share times (d / ATTN_WIDTH_REF)^this (0: the
+					     * same share at every width) */
+	double attn_bwd_width_exp[MX_COUNT]; /* the same for its backward */
 	double sm_count;                    /* streaming multiprocessors: attention's tiles
 					     * run one per SM at a time (0: no tile model) */
 	double attn_odd_gain[MX_COUNT];     /* forward over a sequence no multiple of 8: the
@@ -259,6 +263,10 @@ int conv_kind_of(int k, int s, int side);
  */
 #define ATTN_TILE 128
 #define ATTN_MAX_SMS 1024
+/* the head width the attention shares were fitted at (BERT, GPT-2, ViT: 64); wider heads
+ * run at a higher share of the GEMM rate (more matrix work per pair of the softmax's;
+ * cuDNN at 128: about 3x 64's rate per FLOP on the H200), attn_width_exp */
+#define ATTN_WIDTH_REF 64
 
 /* Seconds of `bh` rows of tiles over a sequence of seq on sms SMs (the longest tiles first),
  * each tile tile_s plus block_s per block it walks. Pure; sms is 1..ATTN_MAX_SMS. */

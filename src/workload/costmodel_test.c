@@ -163,6 +163,17 @@ static void test_attn_tiles(void **state)
 	attn.flops *= 2.5;
 	g.attn_bwd_tile_us[MX_FP32] = 3;
 	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 3e-6 + 4 * 2.5 * block + 2e-6, 1e-12);
+	/* a head of 128 at a width exponent of 1: twice the share for twice the FLOPs, the
+	 * same blocks' time; the exponent leaves width 64 as it was */
+	g.attn_bwd_width_exp[MX_FP32] = 1;
+	attn.head_dim = 128;
+	attn.flops *= 2;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 3e-6 + 4 * 2.5 * block + 2e-6, 1e-12);
+	attn.head_dim = 64;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 3e-6 + 4 * 2 * 2.5 * block + 2e-6,
+			   1e-12);
+	attn.flops /= 2;
+	g.attn_bwd_width_exp[MX_FP32] = 0;
 	/* an op that does not say its tiles: the rate model */
 	attn.attn_bh = 0;
 	assert_float_equal(cost_op_gpu_s(&fp32, &attn), attn.flops / 50e12 + 2e-6, 1e-12);

@@ -211,6 +211,14 @@
 #define H200_ATTN_BWD_ODD_GAIN { 1.421, 1.421, 1.544, 1.544 }
 #define H200_ATTN_TILE_US { 3.19, 3.19, 1.283, 1.283 }
 #define H200_ATTN_BWD_TILE_US { 7.191, 7.191, 2.497, 2.497 }
+/* The head width (fit_attn.py --width, the exponent alone, the rest of the row kept): the
+ * fit cases' widths are 64 but for four Llamas' 128 (READY=10), where cuDNN's autocast
+ * kernels ran 2.4-3.4x faster than width 64's share said (forward; backward 1.3-1.6x, the
+ * fp32 kernels 1.6x / 1.1x): share x (d / 64)^exp. Width 64 is unchanged; held-out
+ * autocast attention kernels, median / worst, forward 9.4 / 236% -> 8.6 / 27%, backward
+ * 6.4 / 76% -> 5.7 / 23%. An odd sequence's kernel keeps its share (costmodel.c). */
+#define H200_ATTN_WIDTH_EXP { 0.6836, 0.6836, 1.58, 1.58 }
+#define H200_ATTN_BWD_WIDTH_EXP { 0.1055, 0.1055, 0.5391, 0.5391 }
 #define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_TF32] = H200_CONV_TF32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
 
 /* What every built-in row takes from the H200's measurements: the efficiency tables by
@@ -220,7 +228,8 @@
 	.conv_shape = H200_CONV_SHAPE, .attn_eff = H200_ATTN_EFF,                        \
 	.attn_bwd_eff = H200_ATTN_BWD_EFF, .attn_odd_gain = H200_ATTN_ODD_GAIN,          \
 	.attn_bwd_odd_gain = H200_ATTN_BWD_ODD_GAIN, .attn_tile_us = H200_ATTN_TILE_US,  \
-	.attn_bwd_tile_us = H200_ATTN_BWD_TILE_US,                                       \
+	.attn_bwd_tile_us = H200_ATTN_BWD_TILE_US, .attn_width_exp = H200_ATTN_WIDTH_EXP, \
+	.attn_bwd_width_exp = H200_ATTN_BWD_WIDTH_EXP,                                   \
 	.align2_eff = { 1, 1, 0.33, 0.33 }, .align1_eff = { 1, 0.31, 0.12, 0.12 },      \
 	.align1_bwd_eff = H200_ALIGN1_BWD_EFF, .bias_gemm_share = H200_BIAS_GEMM_SHARE,  \
 	.bias_gemm_rows = H200_BIAS_GEMM_ROWS, .grad_gemm_share = H200_GRAD_GEMM_SHARE,  \
@@ -337,6 +346,8 @@ static const struct profile_field fields[] = {
 	PF(attn_bwd_odd_gain, MX_COUNT, "the same for its backward"),
 	PF(attn_tile_us, MX_COUNT, "fused attention forward: fixed microseconds of each tile of 128 queries (with sm_count)"),
 	PF(attn_bwd_tile_us, MX_COUNT, "the same for its backward's tiles of 128 keys"),
+	PF(attn_width_exp, MX_COUNT, "fused attention forward at head width d: its share times (d / 64)^this (0: one share at every width)"),
+	PF(attn_bwd_width_exp, MX_COUNT, "the same for its backward"),
 	PF(sm_count, 1, "streaming multiprocessors: fused attention's tiles run one per SM at a time, attn_eff each SM's share of the GEMM rate (0: attn_eff a share of the whole rate, no tiles)"),
 	PF(align2_eff, MX_COUNT, "GEMM share for even, unaligned inner dimensions"),
 	PF(align1_eff, MX_COUNT, "GEMM share for odd inner dimensions"),

@@ -67,6 +67,7 @@ def cases(binary):
 
 
 TILE = 128  # costmodel.h ATTN_TILE
+WIDTH_REF = 64  # costmodel.h ATTN_WIDTH_REF
 
 
 def tiles_s(bh, seq, causal, sms, tile_s, block_s):
@@ -86,10 +87,12 @@ def tiles_s(bh, seq, causal, sms, tile_s, block_s):
 
 
 def model_us(c, phase, q, prof):
-    """q, per direction: log share, log tile microseconds, log odd gain."""
+    """q, per direction: log share, log tile microseconds, log odd gain, and the head
+    width's exponent (costmodel.c attn_share: the share times (d / 64)^exponent)."""
     mx = MX[c["prec"]]
     peak, sms = prof["matrix_tflops"][mx] * 1e12, int(prof["sm_count"][0])
-    share = math.exp(q[0]) * (math.exp(q[2]) if c["odd"] else 1.0)
+    base = math.exp(q[0]) * (math.exp(q[2]) if c["odd"] else 1.0)
+    wexp = q[3] if len(q) > 3 else 0.0
     tile = math.exp(q[1]) * 1e-6
     wide = 1 if c["prec"] == "amp_bf16" else 0
     mem_eff = prof.get("mem_eff.attention", [0.8, 0.8])[wide]
@@ -98,6 +101,8 @@ def model_us(c, phase, q, prof):
         if o["phase"] != phase:
             continue
         pairs = o["attn_bh"] * o["seq"] ** 2 * (0.5 if o["causal"] else 1.0)
+        share = base * (o["head_dim"] / WIDTH_REF) ** wexp \
+            if o.get("head_dim") and not c["odd"] else base
         block = o["flops"] / pairs * TILE * TILE / (peak * share / sms)
         mat = tiles_s(o["attn_bh"], o["seq"], o["causal"], sms, tile, block) * 1e6
         mem = o["bytes"] / (prof["hbm_gbps"][0] * 1e9 * mem_eff) * 1e6
@@ -120,6 +125,8 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--max-median", type=float, default=0.15)
+    ap.add_argument("--width", action="store_true",
+                    help="fit the head width's exponent alone, the row's other values kept")
     o = ap.parse_args()
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
@@ -143,23 +150,31 @@ def main():
 
         mx = MX[prec]
         rows[prec] = {}
-        for ph, eff, tile, odd in (("fwd", "attn_eff", "attn_tile_us", "attn_odd_gain"),
-                                   ("bwd", "attn_bwd_eff", "attn_bwd_tile_us",
-                                    "attn_bwd_odd_gain")):
+        for ph, eff, tile, odd, wx in (
+                ("fwd", "attn_eff", "attn_tile_us", "attn_odd_gain", "attn_width_exp"),
+                ("bwd", "attn_bwd_eff", "attn_bwd_tile_us", "attn_bwd_odd_gain",
+                 "attn_bwd_width_exp")):
+            row = [math.log(prof[eff][mx]), math.log(max(prof[tile][mx], 1e-9)),
+                   math.log(prof[odd][mx] or 1.0), prof[wx][mx]]
+
+            def full(q, row=row):
+                # --width: the head width's exponent alone, the rest as the row has it
+                return row[:3] + [q[0]] if o.width else q
+
             def cost(q, ph=ph):
-                return sum(math.log(model_us(c, ph, q, prof) / c["real"][ph]) ** 2
+                return sum(math.log(model_us(c, ph, full(q), prof) / c["real"][ph]) ** 2
                            for c in fit)
 
             # from the profile's row and from a flat point (a tile of 2 us, no odd gain):
             # the lower objective (a tile time the descent drove to 0 is a valley's edge)
-            q = min((descend(cost, start) for start in (
-                [math.log(prof[eff][mx]), math.log(max(prof[tile][mx], 0.5)),
-                 math.log(prof[odd][mx] or 1.0)],
-                [math.log(prof[eff][mx]), math.log(2.0), 0.0])), key=cost)
-            rows[prec][ph] = [math.exp(x) for x in q]
+            starts = [[row[3]], [1.0]] if o.width else [
+                [row[0], math.log(max(prof[tile][mx], 0.5)), row[2], row[3]],
+                [row[0], math.log(2.0), 0.0, row[3]]]
+            q = full(min((descend(cost, start) for start in starts), key=cost))
+            rows[prec][ph] = [math.exp(x) for x in q[:3]] + [q[3]]
             e = [model_us(c, ph, q, prof) / c["real"][ph] - 1 for c in held]
             print("# %-8s %s fit (%d cases) objective %.3f; held-out median %4.1f%% worst %5.1f%%"
-                  % (prec, ph, len(fit), cost(q), 100 * statistics.median(abs(x) for x in e),
+                  % (prec, ph, len(fit), cost(q[3:] if o.width else q), 100 * statistics.median(abs(x) for x in e),
                      100 * max(abs(x) for x in e)))
     if o.check:
         return 1 if bad else 0
@@ -167,7 +182,8 @@ def main():
     scale = prof["matrix_tflops"][0] / prof["matrix_tflops"][1]  # tf32: fp32's kernels
     for key, ph, i in (("attn_eff", "fwd", 0), ("attn_bwd_eff", "bwd", 0),
                        ("attn_tile_us", "fwd", 1), ("attn_bwd_tile_us", "bwd", 1),
-                       ("attn_odd_gain", "fwd", 2), ("attn_bwd_odd_gain", "bwd", 2)):
+                       ("attn_odd_gain", "fwd", 2), ("attn_bwd_odd_gain", "bwd", 2),
+                       ("attn_width_exp", "fwd", 3), ("attn_bwd_width_exp", "bwd", 3)):
         s = scale if i == 0 else 1
         print("%s = %.4g %.4g %.4g %.4g" % (key, f32[ph][i], f32[ph][i] * s, b16[ph][i],
                                             b16[ph][i]))
