@@ -2,6 +2,7 @@
 """Fit the h200 profile's fused-attention rates per precision and direction, or check them.
 
 usage: fit_attn.py GRADSYNC_BINARY            fit; prints the profile lines
+       fit_attn.py GRADSYNC_BINARY --width    fit the head width's exponent alone
        fit_attn.py GRADSYNC_BINARY --check [--max-median 0.15]
 
 The model (costmodel.h attn_tiles_s, costmodel.c attn_tiles_gpu_s): an attention op takes
@@ -12,7 +13,8 @@ block_s = 4 x 128^2 x head_dim FLOPs (backward 2.5x) / (matrix_tflops x share / 
 each, after tile_us of its own; the op lasts as long as the busiest SM with the longest
 tiles handed out first. share = attn_eff forward, attn_bwd_eff backward, times
 attn_odd_gain / attn_bwd_odd_gain where the sequence is no multiple of 8 (ViT's 197 tokens
-take another kernel). The reference: the profiler's attention kernels per pass of each case
+take another kernel), and on an even sequence times (head_dim / 64)^attn_width_exp
+(attn_bwd_width_exp): wider heads run at a higher share. The reference: the profiler's attention kernels per pass of each case
 (ref/h200_torch_steps.json, kernels.{fwd,bwd}.by_class.attention); the model's ops (their
 FLOPs, bytes, kernels and tiles) come from the binary's own `plan --ops`. Fitted by
 coordinate descent on the squared log errors of the cases of fit_cases.txt alone, per
