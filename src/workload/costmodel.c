@@ -179,8 +179,9 @@ static double attn_share(const struct gpu_profile *g, enum matrix_kind mx, const
 	 * tokens runs slower than width 64's share, not faster) */
 	if (o->align_dim % 8 && odd > 0)
 		return eff * odd;
+	/* never past the GEMM's own rate (a width of 256 would otherwise extrapolate there) */
 	if (o->head_dim && wexp != 0)
-		eff *= pow((double)o->head_dim / ATTN_WIDTH_REF, wexp);
+		eff = fmin(eff * pow((double)o->head_dim / ATTN_WIDTH_REF, wexp), fmax(eff, 1));
 	return eff;
 }
 

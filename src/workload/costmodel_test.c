@@ -173,6 +173,14 @@ static void test_attn_tiles(void **state)
 	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 3e-6 + 4 * 2 * 2.5 * block + 2e-6,
 			   1e-12);
 	attn.flops /= 2;
+	/* a width the exponent would lift past the GEMM's rate stops at it: 512 wide, 8x the
+	 * FLOPs at a share of 1 (not 8 x 0.5) */
+	attn.head_dim = 512;
+	attn.flops *= 8;
+	assert_float_equal(cost_op_gpu_s(&fp32, &attn), 3e-6 + 4 * 4 * 2.5 * block + 2e-6,
+			   1e-12);
+	attn.head_dim = 64;
+	attn.flops /= 8;
 	g.attn_bwd_width_exp[MX_FP32] = 0;
 	/* an op that does not say its tiles: the rate model */
 	attn.attn_bh = 0;
