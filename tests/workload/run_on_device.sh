@@ -179,10 +179,11 @@ add_cases amp_bf16 llama2_7b@2:4:512 llama2_7b@2:2:2048 llama3_8b@2:4:1024 llama
 	vit_l_16:8:0
 add_cases fp32 resnet50:48:0 bert_base:48:128 resnet18:96:0 gpt2_medium:6:512
 fi
-# READY=11 (issue 13, nineteenth session): a sixth held-out set for the Llama operators
-# fitted on READY=10's profiles and for attention by head width (fitted on MICRO=attn's
-# kernels alone, measured in the same call): Llama shapes no call measured, long
-# sequences, the full 32-layer llama2_7b (H200 memory), and d=64 models at new shapes.
+# READY=11 (issue 13, nineteenth session; not measured yet: the call got no machine): a
+# sixth held-out set for the Llama operators chosen on READY=10's profiles and the head
+# width's exponent fitted on its Llamas (run it with MICRO=attn, whose kernels alone check
+# that exponent): Llama shapes no call measured, long sequences, the full 32-layer
+# llama2_7b (H200 memory), and width-64 models at new shapes.
 if [ "${READY:-0}" = 11 ] && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
