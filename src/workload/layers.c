@@ -328,7 +328,10 @@ int ly_rms_norm(struct tensor_list *tl, const char *name, int64_t dim, double el
 {
 	double rows = dim > 0 ? elems / (double)dim : 0;
 	int64_t s[1] = { dim };
-	int e = ly_res_bytes(tl);
+	/* the formula runs in fp32 whatever the stream: a 16-bit model (bf16, no autocast)
+	 * casts up first and back before the weight's multiply, kernels of their own */
+	bool half = !precision_is_amp(tl->precision) && ly_act_bytes(tl) == 2;
+	int e = F32, w = ly_res_bytes(tl);
 	char n[TENSOR_NAME_MAX];
 	int l = tl_layer(tl, NORM_FLOPS_PER_ELEM * elems, 2.0 * NORM_FLOPS_PER_ELEM * elems,
 			 "%s", full(tl, name, n));
@@ -343,10 +346,14 @@ int ly_rms_norm(struct tensor_list *tl, const char *name, int64_t dim, double el
 	if (o)
 		o->calls = 2;
 	op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.scale");
-	op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.weight");
+	if (half) {
+		same_call(op(tl, l, 0, OPC_CAST, 2, 0, 12.0 * elems, 0, "rms.casts"));
+		op(tl, l, 1, OPC_CAST, 2, 0, 12.0 * elems, 0, "rms.casts.bwd");
+	}
+	op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * w * elems, 0, "rms.weight");
 
-	op(tl, l, 1, OPC_ELEM, 2, 0, 6.0 * e * elems, 0, "rms.bwd.weight_mul");
-	o = op(tl, l, 1, OPC_REDUCE, 1, 0, e * elems, 0, "rms.bwd.weight");
+	op(tl, l, 1, OPC_ELEM, 2, 0, 6.0 * w * elems, 0, "rms.bwd.weight_mul");
+	o = op(tl, l, 1, OPC_REDUCE, 1, 0, w * elems, 0, "rms.bwd.weight");
 	same_call(o);
 	if (o) { /* a column sum: its rate by columns and rows (colsum_share) */
 		o->channels = (uint32_t)dim;
