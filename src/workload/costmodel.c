@@ -185,6 +185,26 @@ static double attn_share(const struct gpu_profile *g, enum matrix_kind mx, const
 	return eff;
 }
 
+/* Restore the min-heap h[0..n) after h[i] grew: the root is the SM that frees first. */
+static void sift_down(double *h, int n, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+		double t;
+
+		if (l < n && h[l] < h[m])
+			m = l;
+		if (r < n && h[r] < h[m])
+			m = r;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
 double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,
 		    double block_s)
 {
@@ -193,6 +213,25 @@ double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_
 
 	if (sms < 1 || sms > ATTN_MAX_SMS || !bh || n < 1)
 		return 0;
+	/*
+	 * Causal: the block scheduler hands the grid out in its order, each tile to the SM
+	 * that frees first: row after row, a row's tiles longest first. Past ATTN_GRID_TILES
+	 * the longest-first grouping below, which any order approaches there (the busiest SM
+	 * within a tile of the mean).
+	 */
+	if (causal && (uint64_t)bh * (uint64_t)n <= ATTN_GRID_TILES) {
+		double end = 0;
+
+		for (uint32_t r = 0; r < bh; r++) {
+			for (int64_t len = n; len >= 1; len--) {
+				load[0] += tile_s + (double)len * block_s;
+				if (load[0] > end)
+					end = load[0];
+				sift_down(load, sms, 0);
+			}
+		}
+		return end;
+	}
 	/*
 	 * The longest first, a group of equal tiles at a time, the loads kept in ascending
 	 * order: whole rounds of sms tiles raise every SM alike, the rest go to the least

@@ -268,8 +268,12 @@ int conv_kind_of(int k, int s, int side);
  * cuDNN at 128: about 3x 64's rate per FLOP on the H200), attn_width_exp */
 #define ATTN_WIDTH_REF 64
 
-/* Seconds of `bh` rows of tiles over a sequence of seq on sms SMs (the longest tiles first),
- * each tile tile_s plus block_s per block it walks. Pure; sms is 1..ATTN_MAX_SMS. */
+/* Seconds of `bh` rows of tiles over a sequence of seq on sms SMs, each tile tile_s plus
+ * block_s per block it walks, each to the SM that frees first. Causal rows in the grid's
+ * order, each row's tiles longest first (FlashAttention's order of a causal row; the
+ * hardware does not sort the grid); past ATTN_GRID_TILES, and rows of equal tiles, the
+ * longest first over the whole op. Pure; sms is 1..ATTN_MAX_SMS. */
+#define ATTN_GRID_TILES 65536
 double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,
 		    double block_s);
 

@@ -141,8 +141,14 @@ static void test_attn_tiles(void **state)
 	assert_float_equal(attn_tiles_s(132, 256, false, 132, 0.5, 1), 2 * 2.5, 1e-12);
 	/* causal, 2 SMs: tiles of 4, 3, 2, 1 blocks go 4 | 3, 4 | 3 + 2, 4 + 1 | 5 */
 	assert_float_equal(attn_tiles_s(1, 512, true, 2, 0, 1), 5, 1e-12);
-	/* causal, as many rows as SMs: every SM walks 4 + 3 + 2 + 1 blocks and 4 tiles */
-	assert_float_equal(attn_tiles_s(132, 512, true, 132, 0.25, 1), 11, 1e-12);
+	/* causal, as many rows as SMs: sorted, every SM would walk 4 + 3 + 2 + 1 blocks and
+	 * 4 tiles (11); in the grid's order the SMs that took the short tiles of the first 33
+	 * rows take the next rows' long ones, and the busiest ends at 13.5 (a heap simulation
+	 * in Python, independent of this one, gives the same) */
+	assert_float_equal(attn_tiles_s(132, 512, true, 132, 0.25, 1), 13.5, 1e-12);
+	/* past ATTN_GRID_TILES tiles, sorted: 2 x 65536 rows of one tile of one block */
+	assert_float_equal(attn_tiles_s(2 * ATTN_GRID_TILES, 100, true, 128, 0, 1),
+			   2.0 * ATTN_GRID_TILES / 128, 1e-9);
 	/* a sequence short of a tile pads it to one; nothing to do, or SMs out of range: 0 */
 	assert_float_equal(attn_tiles_s(1, 100, false, 4, 0, 1), 1, 1e-12);
 	assert_true(attn_tiles_s(0, 512, false, 132, 1, 1) == 0);

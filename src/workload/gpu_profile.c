@@ -202,23 +202,25 @@
 #define H200_FP32_TFLOPS 51
 #define H200_TF32_TFLOPS 400
 #define H200_TF32_OF_FP32 ((double)H200_FP32_TFLOPS / H200_TF32_TFLOPS)
-#define H200_ATTN_FP32_EFF 0.4543
-#define H200_ATTN_FP32_BWD_EFF 0.5654
-#define H200_ATTN_EFF { H200_ATTN_FP32_EFF, H200_ATTN_FP32_EFF * H200_TF32_OF_FP32, 0.194, 0.194 }
+#define H200_ATTN_FP32_EFF 0.5754
+#define H200_ATTN_FP32_BWD_EFF 0.7161
+#define H200_ATTN_EFF { H200_ATTN_FP32_EFF, H200_ATTN_FP32_EFF * H200_TF32_OF_FP32, 0.2506, 0.2506 }
 #define H200_ATTN_BWD_EFF                                                                \
-	{ H200_ATTN_FP32_BWD_EFF, H200_ATTN_FP32_BWD_EFF * H200_TF32_OF_FP32, 0.3465, 0.3465 }
-#define H200_ATTN_ODD_GAIN { 1.601, 1.601, 2.763, 2.763 }
-#define H200_ATTN_BWD_ODD_GAIN { 1.421, 1.421, 1.544, 1.544 }
-#define H200_ATTN_TILE_US { 3.19, 3.19, 1.283, 1.283 }
-#define H200_ATTN_BWD_TILE_US { 7.191, 7.191, 2.497, 2.497 }
-/* The head width (fit_attn.py --width, the exponent alone, the rest of the row kept): the
- * fit cases' widths are 64 but for four Llamas' 128 (READY=10), where cuDNN's autocast
- * kernels ran 2.4-3.4x faster than width 64's share said (forward; backward 1.3-1.6x, the
- * fp32 kernels 1.6x / 1.1x): share x (d / 64)^exp. Width 64 is unchanged; held-out
- * autocast attention kernels, median / worst, forward 9.4 / 236% -> 8.6 / 27%, backward
- * 6.4 / 76% -> 5.7 / 23%. An odd sequence's kernel keeps its share (costmodel.c). */
-#define H200_ATTN_WIDTH_EXP { 0.6836, 0.6836, 1.58, 1.58 }
-#define H200_ATTN_BWD_WIDTH_EXP { 0.1055, 0.1055, 0.5391, 0.5391 }
+	{ H200_ATTN_FP32_BWD_EFF, H200_ATTN_FP32_BWD_EFF * H200_TF32_OF_FP32, 0.4432, 0.4432 }
+#define H200_ATTN_ODD_GAIN { 1.519, 1.519, 3.19, 3.19 }
+#define H200_ATTN_BWD_ODD_GAIN { 1.319, 1.319, 1.465, 1.465 }
+#define H200_ATTN_TILE_US { 8.194, 8.194, 2.154, 2.154 }
+#define H200_ATTN_BWD_TILE_US { 17.28, 17.28, 3.662, 3.662 }
+/* The head width: the fit cases' widths are 64 but for four Llamas' 128 (READY=10), where
+ * cuDNN's autocast kernels ran 2.4-3.4x faster than width 64's share said (forward;
+ * backward 1.3-1.6x, the fp32 kernels 1.6x / 1.1x): share x (d / 64)^exp, fitted with the
+ * rest of the row (fit_attn.py). An odd sequence's kernel keeps its share (costmodel.c).
+ * Refitted (2026-12-05, nineteenth session) when causal rows went out in the grid's order
+ * (attn_tiles_s): held-out attention kernels, median forward / backward, autocast 8.6 /
+ * 5.7% -> 5.0 / 1.4% (worst 27 / 23% -> 27 / 12%), fp32 9.0 / 5.5% -> 5.5 / 3.4%, tf32
+ * 4.4 / 3.3% -> 3.2 / 1.7%. */
+#define H200_ATTN_WIDTH_EXP { 1.035, 1.035, 1.693, 1.693 }
+#define H200_ATTN_BWD_WIDTH_EXP { 0.4395, 0.4395, 0.6016, 0.6016 }
 #define H200_CONV_SHAPE { [MX_FP32] = H200_CONV_FP32, [MX_TF32] = H200_CONV_TF32, [MX_BF16] = H200_CONV_BF16, [MX_FP16] = H200_CONV_BF16 }
 
 /* What every built-in row takes from the H200's measurements: the efficiency tables by

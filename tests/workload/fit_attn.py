@@ -28,6 +28,7 @@ the held-out cases' median past the limit (the guard test_costmodel.sh runs).
 
 import argparse
 import ast
+import heapq
 import json
 import math
 import os
@@ -69,12 +70,21 @@ def cases(binary):
 
 
 TILE = 128  # costmodel.h ATTN_TILE
+GRID_TILES = 65536  # costmodel.h ATTN_GRID_TILES
 WIDTH_REF = 64  # costmodel.h ATTN_WIDTH_REF
 
 
 def tiles_s(bh, seq, causal, sms, tile_s, block_s):
-    """costmodel.c attn_tiles_s: the busiest SM, the longest tiles first."""
+    """costmodel.c attn_tiles_s: the busiest SM; causal rows in the grid's order, each row's
+    tiles longest first, each tile to the SM that frees first (up to GRID_TILES tiles),
+    else the longest tiles first over the whole op."""
     n = -(-seq // TILE)
+    if causal and bh * n <= GRID_TILES:
+        load = [0.0] * sms
+        for _ in range(bh):
+            for ln in range(n, 0, -1):
+                heapq.heapreplace(load, load[0] + tile_s + ln * block_s)
+        return max(load)
     load = [0.0] * sms
     for ln in range(n, 0 if causal else n - 1, -1):
         count = bh if causal else bh * n
