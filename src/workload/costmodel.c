@@ -215,7 +215,8 @@ double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_
 		return 0;
 	/*
 	 * Causal: the block scheduler hands the grid out in its order, each tile to the SM
-	 * that frees first: row after row, a row's tiles longest first. Past ATTN_GRID_TILES
+	 * that frees first: row after row, a row's tiles longest first (fit_attn.py: the
+	 * lower objective of the two orders within a row). Past ATTN_GRID_TILES
 	 * the longest-first grouping below, which any order approaches there (the busiest SM
 	 * within a tile of the mean).
 	 */

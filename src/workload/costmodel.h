@@ -270,8 +270,8 @@ int conv_kind_of(int k, int s, int side);
 
 /* Seconds of `bh` rows of tiles over a sequence of seq on sms SMs, each tile tile_s plus
  * block_s per block it walks, each to the SM that frees first. Causal rows in the grid's
- * order, each row's tiles longest first (FlashAttention's order of a causal row; the
- * hardware does not sort the grid); past ATTN_GRID_TILES, and rows of equal tiles, the
+ * order, each row's tiles longest first (the hardware does not sort the grid; of the two
+ * orders within a row, longest first fitted the fit cases' kernels better); past ATTN_GRID_TILES, and rows of equal tiles, the
  * longest first over the whole op. Pure; sms is 1..ATTN_MAX_SMS. */
 #define ATTN_GRID_TILES 65536
 double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,
