@@ -51,12 +51,19 @@ static struct op *op(struct tensor_list *tl, int layer, int bwd, int cls, int ke
 	return tl_op(tl, layer, &o) ? NULL : &tl->ops[tl->nops - 1];
 }
 
-/* An op issued by a host call counted elsewhere (the same autograd node computes a
- * matmul's data and weight gradients and its bias's column sum). */
-static void same_call(struct op *o)
+/* An op issued by n host calls (a k-kernel Python formula: k calls; n autograd nodes). */
+static struct op *with_calls(struct op *o, int n)
 {
 	if (o)
-		o->calls = 0;
+		o->calls = (uint16_t)n;
+	return o;
+}
+
+/* An op issued by a host call counted elsewhere (the same autograd node computes a
+ * matmul's data and weight gradients and its bias's column sum). */
+static struct op *same_call(struct op *o)
+{
+	return with_calls(o, 0);
 }
 
 /* inner: the GEMM view's size that sets the pass's rate, pixels: the output's (batch x
@@ -338,13 +345,10 @@ int ly_rms_norm(struct tensor_list *tl, const char *name, int64_t dim, double el
 	struct op *o;
 
 	tl_param(tl, l, 1, s, "%s.weight", n);
-	o = op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.pow");
-	if (o)
-		o->calls = 3; /* with the two .to() */
+	/* pow's call with the two .to() */
+	with_calls(op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.pow"), 3);
 	op(tl, l, 0, OPC_REDUCE, 1, 0, e * elems, 0, "rms.mean");
-	o = op(tl, l, 0, OPC_ELEM, 2, 0, 4.0 * e * rows, 0, "rms.rsqrt");
-	if (o)
-		o->calls = 2;
+	with_calls(op(tl, l, 0, OPC_ELEM, 2, 0, 4.0 * e * rows, 0, "rms.rsqrt"), 2);
 	op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.scale");
 	if (half) {
 		same_call(op(tl, l, 0, OPC_CAST, 2, 0, 12.0 * elems, 0, "rms.casts"));
@@ -353,17 +357,15 @@ int ly_rms_norm(struct tensor_list *tl, const char *name, int64_t dim, double el
 	op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * w * elems, 0, "rms.weight");
 
 	op(tl, l, 1, OPC_ELEM, 2, 0, 6.0 * w * elems, 0, "rms.bwd.weight_mul");
-	o = op(tl, l, 1, OPC_REDUCE, 1, 0, w * elems, 0, "rms.bwd.weight");
-	same_call(o);
+	o = same_call(op(tl, l, 1, OPC_REDUCE, 1, 0, w * elems, 0, "rms.bwd.weight"));
 	if (o) { /* a column sum: its rate by columns and rows (colsum_share) */
 		o->channels = (uint32_t)dim;
 		o->rows = rows < UINT32_MAX ? (uint32_t)rows : UINT32_MAX;
 	}
 	op(tl, l, 1, OPC_ELEM, 2, 0, 6.0 * e * elems, 0, "rms.bwd.scale_mul");
 	same_call(op(tl, l, 1, OPC_REDUCE, 1, 0, e * elems, 0, "rms.bwd.rowsum"));
-	o = op(tl, l, 1, OPC_ELEM, 3, 0, 6.0 * e * rows, 0, "rms.bwd.rsqrt");
-	if (o)
-		o->calls = 3; /* RsqrtBackward0, AddBackward0, MeanBackward1 */
+	/* RsqrtBackward0, AddBackward0, MeanBackward1 */
+	with_calls(op(tl, l, 1, OPC_ELEM, 3, 0, 6.0 * e * rows, 0, "rms.bwd.rsqrt"), 3);
 	same_call(op(tl, l, 1, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.bwd.mean"));
 	op(tl, l, 1, OPC_ELEM, 2, 0, 5.0 * e * elems, 0, "rms.bwd.pow");
 	same_call(op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * e * elems, 0, "rms.bwd.sum"));
@@ -450,72 +452,48 @@ int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, i
 		   batch, width, heads, causal);
 	/* head split / merge: .contiguous() of transposed views, each a copy of one
 	 * activation (and its gradient's in backward) */
-	if (copies_fwd) {
-		struct op *o = op(tl, l, 0, OPC_COPY, copies_fwd, 0, copies_fwd * 2.0 * act, 0,
-				  "layout.copy");
-
-		if (o)
-			o->calls = (uint16_t)copies_fwd; /* .contiguous() calls */
-	}
-	if (copies_bwd) {
-		struct op *o = op(tl, l, 1, OPC_COPY, copies_bwd, 0, copies_bwd * 2.0 * act, 0,
-				  "layout.copy.bwd");
-
-		if (o)
-			o->calls = (uint16_t)copies_bwd;
-	}
+	if (copies_fwd) /* .contiguous() calls */
+		with_calls(op(tl, l, 0, OPC_COPY, copies_fwd, 0, copies_fwd * 2.0 * act, 0,
+			      "layout.copy"), copies_fwd);
+	if (copies_bwd)
+		with_calls(op(tl, l, 1, OPC_COPY, copies_bwd, 0, copies_bwd * 2.0 * act, 0,
+			      "layout.copy.bwd"), copies_bwd);
 	return l;
 }
 
 void ly_fwd_copy(struct tensor_list *tl, const char *what, int n, double bytes)
 {
-	struct op *o = op(tl, last(tl), 0, OPC_COPY, n, 0, bytes, 0, what);
-
-	if (o)
-		o->calls = (uint16_t)n;
+	with_calls(op(tl, last(tl), 0, OPC_COPY, n, 0, bytes, 0, what), n);
 }
 
 void ly_bwd_copy(struct tensor_list *tl, const char *what, int n, int calls, double bytes)
 {
-	struct op *o = op(tl, last(tl), 1, OPC_COPY, n, 0, bytes, 0, what);
-
-	if (o)
-		o->calls = (uint16_t)calls;
+	with_calls(op(tl, last(tl), 1, OPC_COPY, n, 0, bytes, 0, what), calls);
 }
 
 void ly_fwd_elem(struct tensor_list *tl, const char *what, int kernels, int calls,
 		 double bytes)
 {
-	struct op *o = op(tl, last(tl), 0, OPC_ELEM, kernels, 0, bytes, 0, what);
-
-	if (o)
-		o->calls = (uint16_t)calls;
+	with_calls(op(tl, last(tl), 0, OPC_ELEM, kernels, 0, bytes, 0, what), calls);
 }
 
 void ly_amp_cast(struct tensor_list *tl, const char *what, int n, double elems)
 {
-	struct op *o;
-
 	if (!precision_is_amp(tl->precision))
 		return;
 	op(tl, last(tl), 0, OPC_CAST, n, 0, 6.0 * elems, 0, what);
-	o = widen(op(tl, last(tl), 1, OPC_CAST, n, 0, 6.0 * elems, 0, what));
-	if (o)
-		o->calls = (uint16_t)n; /* a ToCopyBackward0 node each */
+	/* a ToCopyBackward0 node each */
+	with_calls(widen(op(tl, last(tl), 1, OPC_CAST, n, 0, 6.0 * elems, 0, what)), n);
 }
 
 void ly_views(struct tensor_list *tl, int n)
 {
 	int l = last(tl);
-	struct op *o;
 
 	if (n < 1)
 		return;
-	for (int bwd = 0; bwd < 2; bwd++) {
-		o = op(tl, l, bwd, OPC_ELEM, 0, 0, 0, 0, bwd ? "views.bwd" : "views");
-		if (o)
-			o->calls = (uint16_t)n;
-	}
+	for (int bwd = 0; bwd < 2; bwd++)
+		with_calls(op(tl, l, bwd, OPC_ELEM, 0, 0, 0, 0, bwd ? "views.bwd" : "views"), n);
 }
 
 int ly_plain(struct tensor_list *tl, const char *name)
@@ -528,16 +506,12 @@ int ly_plain(struct tensor_list *tl, const char *name)
 void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, int kernels)
 {
 	int l = last(tl), bk = kernels > 1 ? kernels + kernels / 2 : 1;
-	struct op *o;
 
 	/* a k-kernel formula is k Python-level calls (HF's gelu_new: pow, mul, add, tanh...) */
-	o = op(tl, l, 0, OPC_ELEM, kernels, 0, kernels * 2.0 * ebytes * elems, 0, what);
-	if (o)
-		o->calls = (uint16_t)kernels;
+	with_calls(op(tl, l, 0, OPC_ELEM, kernels, 0, kernels * 2.0 * ebytes * elems, 0, what),
+		   kernels);
 	/* its backward: about 1.5x the kernels (autograd nodes), each reading two inputs */
-	o = op(tl, l, 1, OPC_ELEM, bk, 0, bk * 3.0 * ebytes * elems, 0, what);
-	if (o)
-		o->calls = (uint16_t)bk;
+	with_calls(op(tl, l, 1, OPC_ELEM, bk, 0, bk * 3.0 * ebytes * elems, 0, what), bk);
 }
 
 /* HF's gelu_new, a Python formula, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 pow(x, 3)))):
@@ -550,19 +524,16 @@ void ly_gelu_formula(struct tensor_list *tl, double elems)
 {
 	int l = last(tl), e = ly_act_bytes(tl);
 	bool amp = precision_is_amp(tl->precision);
-	struct op *o;
 
 	if (amp) {
 		widen(op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast"));
 		op(tl, l, 1, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast.bwd");
 	}
-	o = op(tl, l, 0, OPC_ELEM, 8, 0, (amp ? 64.0 : 18.0 * e) * elems, 0, "gelu_new");
-	if (o)
-		o->calls = 8;
+	with_calls(op(tl, l, 0, OPC_ELEM, 8, 0, (amp ? 64.0 : 18.0 * e) * elems, 0, "gelu_new"),
+		   8);
 	/* its backward: 10 kernels (autograd nodes), each reading two inputs, in 32-bit */
-	o = op(tl, l, 1, OPC_ELEM, 10, 0, 30.0 * (amp ? F32 : e) * elems, 0, "gelu_new");
-	if (o)
-		o->calls = 10;
+	with_calls(op(tl, l, 1, OPC_ELEM, 10, 0, 30.0 * (amp ? F32 : e) * elems, 0, "gelu_new"),
+		   10);
 	if (amp)
 		tl->in_f32 = true;
 }
@@ -593,25 +564,19 @@ void ly_add_residual(struct tensor_list *tl, double elems)
 
 void ly_norm_input_copy(struct tensor_list *tl, double elems)
 {
-	struct op *o;
-
 	if (!precision_is_amp(tl->precision))
 		return;
-	o = op(tl, last(tl), 0, OPC_ELEM, 1, 0, 2.0 * F32 * elems, 0, "norm.input.copy");
-	same_call(o); /* launched inside layer_norm's call */
-	if (o)
-		o->promote = 1;
+	/* launched inside layer_norm's call */
+	widen(same_call(op(tl, last(tl), 0, OPC_ELEM, 1, 0, 2.0 * F32 * elems, 0,
+			   "norm.input.copy")));
 }
 
 void ly_fork(struct tensor_list *tl, int n, double elems, int ebytes)
 {
-	struct op *o;
-
 	if (n < 1)
 		return;
-	o = op(tl, last(tl), 1, OPC_ELEM, n, 0, n * 3.0 * ebytes * elems, 0, "fork.bwd");
-	if (o)
-		o->calls = (uint16_t)n; /* the engine's add_ into the input buffer, each */
+	/* the engine's add_ into the input buffer, each */
+	with_calls(op(tl, last(tl), 1, OPC_ELEM, n, 0, n * 3.0 * ebytes * elems, 0, "fork.bwd"), n);
 }
 
 void ly_dropout(struct tensor_list *tl, double elems, int ebytes, double p)
