@@ -268,12 +268,15 @@ int conv_kind_of(int k, int s, int side);
  * cuDNN at 128: about 3x 64's rate per FLOP on the H200), attn_width_exp */
 #define ATTN_WIDTH_REF 64
 
+/* the most tiles of a causal op played one by one in the grid's order (attn_tiles_s) */
+#define ATTN_GRID_TILES 65536
+
 /* Seconds of `bh` rows of tiles over a sequence of seq on sms SMs, each tile tile_s plus
  * block_s per block it walks, each to the SM that frees first. Causal rows in the grid's
  * order, each row's tiles longest first (the hardware does not sort the grid; of the two
- * orders within a row, longest first fitted the fit cases' kernels better); past ATTN_GRID_TILES, and rows of equal tiles, the
- * longest first over the whole op. Pure; sms is 1..ATTN_MAX_SMS. */
-#define ATTN_GRID_TILES 65536
+ * orders within a row, longest first fitted the fit cases' kernels better); past
+ * ATTN_GRID_TILES, and rows of equal tiles, the longest first over the whole op. Pure;
+ * sms is 1..ATTN_MAX_SMS. */
 double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,
 		    double block_s);
 

@@ -10,13 +10,15 @@ kernels x floor + max(its tiles' time, bytes / HBM). Its batch x heads rows of w
 the sequence into tiles of 128 queries (backward: keys), one per SM at a time; a tile walks
 its blocks of 128 keys (all, or under a causal mask those before it) at
 block_s = 4 x 128^2 x head_dim FLOPs (backward 2.5x) / (matrix_tflops x share / sm_count)
-each, after tile_us of its own; the op lasts as long as the busiest SM with the longest
-tiles handed out first. share = attn_eff forward, attn_bwd_eff backward, times
+each, after tile_us of its own; each tile goes to the SM that frees first (a causal op's
+in the grid's order, row after row, a row's longest first) and the op lasts as long as the
+busiest SM. share = attn_eff forward, attn_bwd_eff backward, times
 attn_odd_gain / attn_bwd_odd_gain where the sequence is no multiple of 8 (ViT's 197 tokens
 take another kernel), and on an even sequence times (head_dim / 64)^attn_width_exp
-(attn_bwd_width_exp): wider heads run at a higher share. The reference: the profiler's attention kernels per pass of each case
-(ref/h200_torch_steps.json, kernels.{fwd,bwd}.by_class.attention); the model's ops (their
-FLOPs, bytes, kernels and tiles) come from the binary's own `plan --ops`. Fitted by
+(attn_bwd_width_exp): wider heads run at a higher share. The reference: the profiler's
+attention kernels per pass of each case (ref/h200_torch_steps.json,
+kernels.{fwd,bwd}.by_class.attention); the model's ops (their FLOPs, bytes, kernels and
+tiles) come from the binary's own `plan --ops`. Fitted by
 coordinate descent on the squared log errors of the cases of fit_cases.txt alone, per
 precision and direction, from the profile's row and from a flat point (the lower objective);
 tf32 is no precision of its own here: PyTorch runs fp32's attention kernels for it (its
@@ -186,8 +188,8 @@ def main():
             rows[prec][ph] = [math.exp(x) for x in q[:3]] + [q[3]]
             e = [model_us(c, ph, q, prof) / c["real"][ph] - 1 for c in held]
             print("# %-8s %s fit (%d cases) objective %.3f; held-out median %4.1f%% worst %5.1f%%"
-                  % (prec, ph, len(fit), cost(q[3:] if o.width else q), 100 * statistics.median(abs(x) for x in e),
-                     100 * max(abs(x) for x in e)))
+                  % (prec, ph, len(fit), cost(q[3:] if o.width else q),
+                     100 * statistics.median(abs(x) for x in e), 100 * max(abs(x) for x in e)))
     if o.check:
         return 1 if bad else 0
     f32, b16 = rows["fp32"], rows["amp_bf16"]

@@ -205,9 +205,9 @@ def mem_rows(torch, dev, quick):
 
 
 def profile_calls(torch, calls):
-    """[(gpu_us, kernels, names, [(name, us)])] per call of `calls` (a list of functions), all run in one
-    profiler session, each call followed by a spin kernel that separates it from the next on
-    the GPU timeline (one session instead of one per shape: the profiler's start-up would
+    """[(gpu_us, kernels, names, [(name, us)])] per call of `calls` (a list of functions),
+    all run in one profiler session, each call followed by a spin kernel that separates it
+    from the next on the GPU timeline (one session instead of one per shape: the profiler's start-up would
     otherwise cost more than the kernels). A call that launched no kernel leaves no group,
     so a count that does not match is an error, not a silent shift."""
     from torch.profiler import ProfilerActivity, profile
