@@ -2,7 +2,6 @@
 """Fit the h200 profile's fused-attention rates per precision and direction, or check them.
 
 usage: fit_attn.py GRADSYNC_BINARY            fit; prints the profile lines
-       fit_attn.py GRADSYNC_BINARY --width    fit the head width's exponent alone
        fit_attn.py GRADSYNC_BINARY --check [--max-median 0.15]
 
 The model (costmodel.h attn_tiles_s, costmodel.c attn_tiles_gpu_s): an attention op takes
@@ -139,8 +138,6 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--max-median", type=float, default=0.15)
-    ap.add_argument("--width", action="store_true",
-                    help="fit the head width's exponent alone, the row's other values kept")
     o = ap.parse_args()
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
@@ -168,27 +165,20 @@ def main():
                 ("fwd", "attn_eff", "attn_tile_us", "attn_odd_gain", "attn_width_exp"),
                 ("bwd", "attn_bwd_eff", "attn_bwd_tile_us", "attn_bwd_odd_gain",
                  "attn_bwd_width_exp")):
-            row = [math.log(prof[eff][mx]), math.log(max(prof[tile][mx], 1e-9)),
-                   math.log(prof[odd][mx] or 1.0), prof[wx][mx]]
-
-            def full(q, row=row):
-                # --width: the head width's exponent alone, the rest as the row has it
-                return row[:3] + [q[0]] if o.width else q
-
             def cost(q, ph=ph):
-                return sum(math.log(model_us(c, ph, full(q), prof) / c["real"][ph]) ** 2
+                return sum(math.log(model_us(c, ph, q, prof) / c["real"][ph]) ** 2
                            for c in fit)
 
             # from the profile's row and from a flat point (a tile of 2 us, no odd gain):
             # the lower objective (a tile time the descent drove to 0 is a valley's edge)
-            starts = [[row[3]], [1.0]] if o.width else [
-                [row[0], math.log(max(prof[tile][mx], 0.5)), row[2], row[3]],
-                [row[0], math.log(2.0), 0.0, row[3]]]
-            q = full(min((descend(cost, start) for start in starts), key=cost))
+            share, odd_gain = math.log(prof[eff][mx]), math.log(prof[odd][mx] or 1.0)
+            q = min((descend(cost, start) for start in (
+                [share, math.log(max(prof[tile][mx], 0.5)), odd_gain, prof[wx][mx]],
+                [share, math.log(2.0), 0.0, prof[wx][mx]])), key=cost)
             rows[prec][ph] = [math.exp(x) for x in q[:3]] + [q[3]]
             e = [model_us(c, ph, q, prof) / c["real"][ph] - 1 for c in held]
             print("# %-8s %s fit (%d cases) objective %.3f; held-out median %4.1f%% worst %5.1f%%"
-                  % (prec, ph, len(fit), cost(q[3:] if o.width else q),
+                  % (prec, ph, len(fit), cost(q),
                      100 * statistics.median(abs(x) for x in e), 100 * max(abs(x) for x in e)))
     if o.check:
         return 1 if bad else 0
