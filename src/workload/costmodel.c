@@ -86,11 +86,15 @@ static double bias_share(const struct gpu_profile *g, enum matrix_kind mx, const
 }
 
 /* A linear's gradient GEMMs over few rows M (fp32 on the H200: 0.91 of the matrix rate below
- * 4096 rows, micro gemm_waves): cuBLAS's kernels for them fill the SMs less. */
+ * 4096 rows, micro gemm_waves): cuBLAS's kernels for them fill the SMs less, unless the
+ * weight is large (a vocabulary head: N x K tiles enough at any M). */
 static double grad_share(const struct gpu_profile *g, enum matrix_kind mx, const struct op *o)
 {
 	if (!o->grad_rows || !o->bwd || !(g->grad_gemm_share[mx] > 0) ||
 	    o->grad_rows >= g->grad_gemm_rows[mx])
+		return 1;
+	if (g->grad_gemm_weight[mx] > 0 &&
+	    o->flops / (2.0 * o->grad_rows) >= g->grad_gemm_weight[mx])
 		return 1;
 	return g->grad_gemm_share[mx];
 }
@@ -293,9 +297,13 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			rate = conv_rate(g, mx, o);
 		else if (o->cls == OPC_ATTN)
 			rate *= attn_share(g, mx, o);
+		else if (align_share(g, mx, o->align_dim, o->bwd) < 1)
+			/* an unaligned dimension's kernel: its own measured share, the
+			 * gradients' too (TF32's heads: backward's GEMMs 0.98-1.15x
+			 * forward's time, where the aligned share made them 1.19x) */
+			rate *= align_share(g, mx, o->align_dim, o->bwd);
 		else
-			rate *= align_share(g, mx, o->align_dim, o->bwd) * bias_share(g, mx, o) *
-				grad_share(g, mx, o);
+			rate *= bias_share(g, mx, o) * grad_share(g, mx, o);
 		if (o->cls == OPC_ATTN)
 			mat = attn_tiles_gpu_s(g, mx, o, rate);
 		if (!(mat > 0) && rate > 0)

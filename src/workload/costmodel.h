@@ -176,6 +176,8 @@ struct gpu_profile {
 					     * fewer than grad_gemm_rows rows: rate share (0: not
 					     * measured) */
 	double grad_gemm_rows[MX_COUNT];    /* the rows M from which they run at the full rate */
+	double grad_gemm_weight[MX_COUNT];  /* the weight's elements (N x K) from which they
+					     * run at it at any M (0: no bound) */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
 	double patch_eff[MX_COUNT];         /* a convolution's forward over a window wider

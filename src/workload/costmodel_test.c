@@ -197,6 +197,7 @@ static void test_bias_gemm(void **state)
 {
 	struct gpu_profile g = flat();
 	struct cost_params fp32 = { &g, PREC_FP32, -1 }, amp = { &g, PREC_AMP_BF16, -1 };
+	struct cost_params tf32 = { &g, PREC_TF32, -1 };
 	struct op gemm = { .cls = OPC_GEMM, .kernels = 1, .flops = 1e12, .align_dim = 768,
 			   .bias_rows = 1024 };
 
@@ -223,6 +224,24 @@ static void test_bias_gemm(void **state)
 	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 1e-3 + 2e-6, 1e-12);
 	gemm.grad_rows = 4096;
 	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	/* ... of a layer's weight: a weight of grad_gemm_weight elements and more (a
+	 * vocabulary head; 1e12 FLOPs over 1024 rows: 4.9e8) fills the GPU at any rows */
+	gemm.grad_rows = 1024;
+	g.grad_gemm_weight[MX_FP32] = 1e9;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 20e-3 + 2e-6, 1e-12);
+	g.grad_gemm_weight[MX_FP32] = 4.8e8;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	/* an unaligned dimension's kernel keeps its own share, the gradients' too: TF32 at
+	 * an odd width runs at align1_bwd_eff, not that times grad_gemm_share */
+	g.grad_gemm_weight[MX_FP32] = 0;
+	g.grad_gemm_share[MX_TF32] = 0.5;
+	g.grad_gemm_rows[MX_TF32] = 4096;
+	g.align1_bwd_eff[MX_TF32] = 0.25;
+	assert_float_equal(cost_op_gpu_s(&tf32, &gemm), 20e-3 + 2e-6, 1e-12);
+	gemm.align_dim = 767;
+	assert_float_equal(cost_op_gpu_s(&tf32, &gemm), 40e-3 + 2e-6, 1e-12);
+	gemm.bwd = 0;
+	assert_float_equal(cost_op_gpu_s(&tf32, &gemm), 100e-3 + 2e-6, 1e-12);
 }
 
 /* Autocast's forward casts have no call of their own (launch only); calls that launch

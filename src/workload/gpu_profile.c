@@ -52,6 +52,15 @@
  * (RESULTS.md, eighth session): not used, no tf32 step to fit it on */
 #define H200_GRAD_GEMM_SHARE { 0.91, 0.84, 0, 0 }
 #define H200_GRAD_GEMM_ROWS { 4096, 1e9, 0, 0 }
+/* ... and those shares are of layer-sized weights (the micro's up to 4096 x 1024, 4.2M
+ * elements): a vocabulary head's fills every SM at any M (the profiler's kernels:
+ * llama3_8b@2 b1 x 512 fp32's 128256 x 4096 head, weight gradient 51.6 TFLOP/s at M =
+ * 512, forward 51.5; gpt2 b3 x 1024 fp32's 50257 x 768 data gradient 53.5 at M = 3072,
+ * where 0.91 charged 46.4), and so did Llama's 4096-wide projections (the fp32 Llama
+ * steps' backward +10-13% with the share, +1-4% without). From 2^23 elements, midway
+ * (geometrically) between the largest weight measured at the share and the smallest seen
+ * at the full rate (16.8M). */
+#define H200_GRAD_GEMM_WEIGHT { 8388608, 8388608, 0, 0 }
 #define H200_ALIGN1_BWD_EFF { 1, 0.31, 0.18, 0.18 }
 /* Layout copies of transposed views read with a stride: the profiler shows ViT's
  * direct_copy kernels at about a third of a cast's rate (fit_profile.py on fit_cases.txt,
@@ -235,7 +244,8 @@
 	.align2_eff = { 1, 1, 0.33, 0.33 }, .align1_eff = { 1, 0.31, 0.12, 0.12 },      \
 	.align1_bwd_eff = H200_ALIGN1_BWD_EFF, .bias_gemm_share = H200_BIAS_GEMM_SHARE,  \
 	.bias_gemm_rows = H200_BIAS_GEMM_ROWS, .grad_gemm_share = H200_GRAD_GEMM_SHARE,  \
-	.grad_gemm_rows = H200_GRAD_GEMM_ROWS, .mem_eff = H200_MEM_EFF,                  \
+	.grad_gemm_rows = H200_GRAD_GEMM_ROWS, .grad_gemm_weight = H200_GRAD_GEMM_WEIGHT, \
+	.mem_eff = H200_MEM_EFF,                                                         \
 	.bn_channels_half = H200_BN_CHANNELS_HALF, .bn_channel_ns = H200_BN_CHANNEL_NS,  \
 	.bn_bwd_share = H200_BN_BWD_SHARE, .bn_bwd_channels_half = H200_BN_BWD_CHANNELS_HALF, \
 	.bn_bwd_channel_ns = H200_BN_BWD_CHANNEL_NS, .patch_eff = H200_PATCH_EFF,        \
@@ -358,6 +368,7 @@ static const struct profile_field fields[] = {
 	PF(bias_gemm_rows, MX_COUNT, "rows from which a linear's bias-epilogue GEMM runs at the full rate"),
 	PF(grad_gemm_share, MX_COUNT, "a linear's gradient GEMMs' share below grad_gemm_rows rows (0: none)"),
 	PF(grad_gemm_rows, MX_COUNT, "rows from which a linear's gradient GEMMs run at the full rate"),
+	PF(grad_gemm_weight, MX_COUNT, "weight elements from which they run at the full rate at any rows (0: no bound)"),
 	PF(hbm_gbps, 1, "streaming bandwidth, GB/s"),
 	PF(bn_channels_half, 2, "BatchNorm channels at half its share, 32-bit and 16-bit"),
 	PF(bn_channel_ns, 2, "BatchNorm forward's nanoseconds per channel besides its bytes, 32-bit and 16-bit (0: none)"),
