@@ -57,10 +57,10 @@
  * llama3_8b@2 b1 x 512 fp32's 128256 x 4096 head, weight gradient 51.6 TFLOP/s at M =
  * 512, forward 51.5; gpt2 b3 x 1024 fp32's 50257 x 768 data gradient 53.5 at M = 3072,
  * where 0.91 charged 46.4), and so did Llama's 4096-wide projections (the fp32 Llama
- * steps' backward +10-13% with the share, +1-4% without). From 2^23 elements, midway
+ * steps' backward +10-13% with the share, +1-4% without). From about 2^23 elements, midway
  * (geometrically) between the largest weight measured at the share and the smallest seen
- * at the full rate (16.8M). */
-#define H200_GRAD_GEMM_WEIGHT { 8388608, 8388608, 0, 0 }
+ * at the full rate (16.8M): 8M, a round figure a profile file keeps exactly. */
+#define H200_GRAD_GEMM_WEIGHT { 8e6, 8e6, 0, 0 }
 #define H200_ALIGN1_BWD_EFF { 1, 0.31, 0.18, 0.18 }
 /* Layout copies of transposed views read with a stride: the profiler shows ViT's
  * direct_copy kernels at about a third of a cast's rate (fit_profile.py on fit_cases.txt,
