@@ -538,6 +538,32 @@ void ly_gelu_formula(struct tensor_list *tl, double elems)
 		tl->in_f32 = true;
 }
 
+/*
+ * HF's apply_rotary_pos_emb, q * cos + rotate_half(q) * sin and the same for k: per tensor
+ * two multiplies, rotate_half's neg and cat, an add (10 kernels). Under autocast the
+ * 16-bit q and k times fp32 cos / sin run PyTorch's unvectorized mixed-dtype kernel into
+ * fp32 (3 bytes an element on average: the forward is charged as an activation of 10
+ * kernels at 3 bytes, 0.56 ms a layer against the profiler's 0.67 for llama2_7b@2 b2 x
+ * 2048).
+ * Its backward is lighter than an activation's 1.5x: per tensor the two multiplies'
+ * gradients (fp32, vectorized: 8 bytes an element each), under autocast their casts back
+ * to q's dtype (6 bytes each), the neg's over half (e), and two adds where q's three
+ * gradients meet (3e each); the slices' fills and copies are rotary.slice.bwd's
+ * (profiler, llama2_7b@2 b2 x 2048 amp_bf16: 0.39 ms a layer for these 14 kernels; the
+ * activation's 15 kernels at 9 bytes had charged 1.25). Its nodes: per tensor two
+ * multiplies, the neg, the cat and the add.
+ */
+void ly_rotary(struct tensor_list *tl, double elems)
+{
+	int l = last(tl), e = ly_act_bytes(tl), fk = 10;
+	bool amp = precision_is_amp(tl->precision);
+	double per = 2 * (amp ? 8.0 : 2.0 * e) + (amp ? 2 * 6.0 : 0) + e + 2 * 3.0 * e;
+
+	with_calls(op(tl, l, 0, OPC_ELEM, fk, 0, fk * 2.0 * (amp ? 3 : e) * elems, 0, "rotary"),
+		   fk);
+	with_calls(op(tl, l, 1, OPC_ELEM, amp ? 14 : 10, 0, per * elems, 0, "rotary"), 10);
+}
+
 void ly_add(struct tensor_list *tl, double elems, int ebytes)
 {
 	int l = last(tl);

@@ -47,7 +47,6 @@ const struct llama_preset llama3_8b_preset = { 4096, 32, 32, 8, 14336, 128256, 8
  * - the output's transpose(1, 2).contiguous(): one copy forward; backward 7 copies of
  *   layout a layer (the gradients of q, k, v and the output through their transposes).
  */
-#define ROTARY_KERNELS 10
 #define ROTARY_SLICES 4 /* rotate_half's two halves of q and of k */
 #define LLAMA_VIEWS (8 + ROTARY_SLICES + 2) /* q, k, v, output; slices; cos / sin */
 #define LLAMA_CACHE_CALLS 6
@@ -67,7 +66,6 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 {
 	double pos = (double)batch * seq;
 	int e = ly_act_bytes(tl);
-	bool amp = precision_is_amp(tl->precision);
 	int o, down, ln1, ln2;
 
 	ly_scope(tl, "model.layers.%d", i);
@@ -76,7 +74,7 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_linear(tl, "self_attn.k_proj", h, kv, false, pos);
 	ly_input_f32(tl);
 	ly_linear(tl, "self_attn.v_proj", h, kv, false, pos);
-	ly_act(tl, "rotary", pos * (h + kv), amp ? 3 : e, ROTARY_KERNELS);
+	ly_rotary(tl, pos * (h + kv));
 	/* each slice's gradient: a zero fill of the whole and a copy of its half */
 	ly_bwd_copy(tl, "rotary.slice.bwd", 2 * ROTARY_SLICES, 0, 4.0 * pos * (h + kv) * e);
 	ly_views(tl, LLAMA_VIEWS);

@@ -25,7 +25,7 @@ esac
 # the same told each case's host pace (the run's quiet trials' probe over the quiet host's);
 # every held-out case, READY=9's slow lease too (its host-bound steps the noisiest: worst)
 out=$("$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --host-pace --guard-median 0.042 \
-	--guard-worst 0.28 --guard-fwd-median 0.051 --guard-within 175 --guard-ready-median 0.065 \
+	--guard-worst 0.28 --guard-fwd-median 0.051 --guard-within 176 --guard-ready-median 0.065 \
 	--guard-ready-within 148) || { echo "FAIL: check_costmodel --host-pace"; fail=1; }
 case $out in
 *"slow-host:"*) echo "FAIL: check_costmodel --host-pace set cases apart"; fail=1 ;;
