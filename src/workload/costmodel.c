@@ -96,6 +96,8 @@ static double grad_share(const struct gpu_profile *g, enum matrix_kind mx, const
 	if (g->grad_gemm_weight[mx] > 0 &&
 	    o->flops / (2.0 * o->grad_rows) >= g->grad_gemm_weight[mx])
 		return 1;
+	if (o->pass == CP_WGRAD && g->wgrad_gemm_share[mx] > 0)
+		return g->wgrad_gemm_share[mx];
 	return g->grad_gemm_share[mx];
 }
 

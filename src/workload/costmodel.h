@@ -65,7 +65,7 @@ struct op {
 	uint16_t calls;   /* host calls that issue them (see above): 1 unless said */
 	uint8_t window;   /* convolutions: the kernel side (3: cuDNN's Winograd paths) */
 	uint8_t stride;   /* convolutions: the window's stride */
-	uint8_t pass;     /* convolutions: enum conv_pass */
+	uint8_t pass;     /* convolutions, and a linear's gradient GEMMs: enum conv_pass */
 	uint16_t side;    /* convolutions: the output's side (conv_kind_of) */
 	double inner;     /* convolutions: the GEMM view's size that sets the rate (conv_row) */
 	double pixels;    /* convolutions: output pixels, batch x side^2 (conv_row) */
@@ -178,6 +178,8 @@ struct gpu_profile {
 	double grad_gemm_rows[MX_COUNT];    /* the rows M from which they run at the full rate */
 	double grad_gemm_weight[MX_COUNT];  /* the weight's elements (N x K) from which they
 					     * run at it at any M (0: no bound) */
+	double wgrad_gemm_share[MX_COUNT];  /* the weight gradient's own share where it
+					     * differs (0: grad_gemm_share for both) */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
 	double patch_eff[MX_COUNT];         /* a convolution's forward over a window wider

@@ -238,6 +238,12 @@ static void test_bias_gemm(void **state)
 	g.grad_gemm_rows[MX_TF32] = 4096;
 	g.align1_bwd_eff[MX_TF32] = 0.25;
 	assert_float_equal(cost_op_gpu_s(&tf32, &gemm), 20e-3 + 2e-6, 1e-12);
+	/* the weight gradient's own share where the profile has one */
+	g.wgrad_gemm_share[MX_TF32] = 0.25;
+	gemm.pass = CP_WGRAD;
+	assert_float_equal(cost_op_gpu_s(&tf32, &gemm), 40e-3 + 2e-6, 1e-12);
+	gemm.pass = CP_DGRAD;
+	assert_float_equal(cost_op_gpu_s(&tf32, &gemm), 20e-3 + 2e-6, 1e-12);
 	gemm.align_dim = 767;
 	assert_float_equal(cost_op_gpu_s(&tf32, &gemm), 40e-3 + 2e-6, 1e-12);
 	gemm.bwd = 0;

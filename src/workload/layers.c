@@ -170,12 +170,16 @@ static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, i
 		fw->bias_rows = m;
 	/* each op() may move the op array: set an op's fields before adding the next */
 	dg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
-	if (dg)
+	if (dg) {
 		dg->grad_rows = m;
+		dg->pass = CP_DGRAD;
+	}
 	wg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.wgrad");
 	same_call(wg);
-	if (wg)
+	if (wg) {
 		wg->grad_rows = m;
+		wg->pass = CP_WGRAD;
+	}
 	if (bias) {
 		/* over many rows a memset of the partial sums, then the reduce kernel (the fit
 		 * cases' traces: at 4096 rows and more; at 128 and fewer the reduce alone) */

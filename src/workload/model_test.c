@@ -307,6 +307,9 @@ static void test_bert_grad_rows_and_loss(void **state)
 			if (!strcmp(o->what, "gemm.dgrad") || !strcmp(o->what, "gemm.wgrad")) {
 				/* the pooler and the next-sentence head: one row a sequence */
 				assert_true(o->grad_rows == 128 || o->grad_rows == 2);
+				/* the weight gradient says so (wgrad_gemm_share) */
+				assert_int_equal(o->pass, strcmp(o->what, "gemm.wgrad") ? CP_DGRAD
+											: CP_WGRAD);
 				grads++;
 			} else if (!strcmp(o->what, "gemm")) {
 				assert_int_equal(o->grad_rows, 0);
