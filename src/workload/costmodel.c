@@ -74,13 +74,16 @@ static double align_share(const struct gpu_profile *g, enum matrix_kind mx, int6
 	return bwd && g->align1_bwd_eff[mx] > 0 ? g->align1_bwd_eff[mx] : g->align1_eff[mx];
 }
 
-/* A linear's forward with its bias runs cuBLAS's bias-epilogue kernel; at few rows that is
- * another tile shape than the plain GEMM the matrix rate describes (fp32 on the H200:
- * 128x64 tiles at M = 1024, 128x128 for mm). Gradients and bias-free linears never do. */
+/* A linear's forward with its bias runs cuBLAS's bias-epilogue kernel; at few rows, or
+ * into a narrow output at any rows, that is another tile shape than the plain GEMM the
+ * matrix rate describes (fp32 on the H200: 128x64 tiles at M = 1024, 128x128 for mm).
+ * Gradients and bias-free linears never do. */
 static double bias_share(const struct gpu_profile *g, enum matrix_kind mx, const struct op *o)
 {
-	if (!o->bias_rows || o->bwd || !(g->bias_gemm_share[mx] > 0) ||
-	    o->bias_rows >= g->bias_gemm_rows[mx])
+	if (!o->bias_rows || o->bwd || !(g->bias_gemm_share[mx] > 0))
+		return 1;
+	if (o->bias_rows >= g->bias_gemm_rows[mx] &&
+	    !(o->bias_cols && o->bias_cols < g->bias_gemm_cols[mx]))
 		return 1;
 	return g->bias_gemm_share[mx];
 }

@@ -82,6 +82,7 @@ struct op {
 	uint8_t causal;    /* attention: a causal mask (a tile walks only the keys before it) */
 	uint32_t bias_rows; /* forward GEMM of nn.Linear with its bias: the rows M (cuBLAS's
 			     * bias-epilogue kernel, bias_gemm_share); 0 for every other op */
+	uint32_t bias_cols; /* ... and its output features N */
 	uint32_t grad_rows; /* the gradients' GEMMs of a linear: its rows M (grad_gemm_share);
 			     * 0 for every other op */
 	uint8_t promote;  /* element-wise with a 16-bit operand promoted into an fp32 result
@@ -172,6 +173,8 @@ struct gpu_profile {
 					     * fewer than bias_gemm_rows rows: rate share (cuBLAS
 					     * picks a slower bias-epilogue kernel; 0: not measured) */
 	double bias_gemm_rows[MX_COUNT];    /* the rows M from which that kernel is as fast */
+	double bias_gemm_cols[MX_COUNT];    /* ... unless its output is narrower than this
+					     * (0: no bound) */
 	double grad_gemm_share[MX_COUNT];   /* a linear's gradient GEMMs (data and weight) with
 					     * fewer than grad_gemm_rows rows: rate share (0: not
 					     * measured) */

@@ -208,6 +208,13 @@ static void test_bias_gemm(void **state)
 	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 1e-3 + 2e-6, 1e-12);
 	gemm.bias_rows = 2048;
 	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	/* ... unless its output is narrow: the share at any rows */
+	g.bias_gemm_cols[MX_FP32] = 1024;
+	gemm.bias_cols = 768;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 20e-3 + 2e-6, 1e-12);
+	gemm.bias_cols = 1024;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	gemm.bias_cols = 0;
 	gemm.bias_rows = 1024;
 	gemm.bwd = 1;
 	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);

@@ -42,6 +42,11 @@
  * not measured. */
 #define H200_BIAS_GEMM_SHARE { 0.80, 0, 0, 0 }
 #define H200_BIAS_GEMM_ROWS { 4096, 0, 0, 0 }
+/* ... and from 4096 rows on, outputs narrower than 1024 stay at it: the same run's 768-wide
+ * outputs at M = 4096-12608 at 0.81 (median of 10 shapes), 1024 and wider at 0.89-0.99
+ * (BERT-base's and ViT-B's q, k, v, o and second MLP linear: their fp32 GPU-bound forwards
+ * had come out 4-15% short, 2% short to 9% over with it) */
+#define H200_BIAS_GEMM_COLS { 1024, 0, 0, 0 }
 /* their gradients' GEMMs (nn: dy W, tn: dy^T x) in the same run: 0.91 of the matrix rate
  * below 4096 rows (80 shapes, median |log error| 6.7%, 8.9% at the full rate), at it from
  * 4096 rows (3.5%) */
@@ -250,7 +255,8 @@
 	.attn_bwd_width_exp = H200_ATTN_BWD_WIDTH_EXP,                                   \
 	.align2_eff = { 1, 1, 0.33, 0.33 }, .align1_eff = { 1, 0.31, 0.12, 0.12 },      \
 	.align1_bwd_eff = H200_ALIGN1_BWD_EFF, .bias_gemm_share = H200_BIAS_GEMM_SHARE,  \
-	.bias_gemm_rows = H200_BIAS_GEMM_ROWS, .grad_gemm_share = H200_GRAD_GEMM_SHARE,  \
+	.bias_gemm_rows = H200_BIAS_GEMM_ROWS, .bias_gemm_cols = H200_BIAS_GEMM_COLS,    \
+	.grad_gemm_share = H200_GRAD_GEMM_SHARE,                                         \
 	.grad_gemm_rows = H200_GRAD_GEMM_ROWS, .grad_gemm_weight = H200_GRAD_GEMM_WEIGHT, \
 	.wgrad_gemm_share = H200_WGRAD_GEMM_SHARE,                                       \
 	.mem_eff = H200_MEM_EFF,                                                         \
@@ -374,6 +380,7 @@ static const struct profile_field fields[] = {
 	PF(align1_bwd_eff, MX_COUNT, "the same for the gradients' GEMMs"),
 	PF(bias_gemm_share, MX_COUNT, "forward GEMM share of a linear with bias below bias_gemm_rows rows (0: none)"),
 	PF(bias_gemm_rows, MX_COUNT, "rows from which a linear's bias-epilogue GEMM runs at the full rate"),
+	PF(bias_gemm_cols, MX_COUNT, "... unless its output is narrower than this (0: no bound)"),
 	PF(grad_gemm_share, MX_COUNT, "a linear's gradient GEMMs' share below grad_gemm_rows rows (0: none)"),
 	PF(grad_gemm_rows, MX_COUNT, "rows from which a linear's gradient GEMMs run at the full rate"),
 	PF(grad_gemm_weight, MX_COUNT, "weight elements from which they run at the full rate at any rows (0: no bound)"),

@@ -166,8 +166,10 @@ static void matmul_ops(struct tensor_list *tl, int l, double rows, int64_t in, i
 	struct op *fw, *dg, *wg;
 
 	fw = op(tl, l, 0, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm");
-	if (fw && linear_bias && bias)
+	if (fw && linear_bias && bias) {
 		fw->bias_rows = m;
+		fw->bias_cols = out < UINT32_MAX ? (uint32_t)out : UINT32_MAX;
+	}
 	/* each op() may move the op array: set an op's fields before adding the next */
 	dg = op(tl, l, 1, OPC_GEMM, 1, f, io, out % 8 ? out : in, "gemm.dgrad");
 	if (dg) {
