@@ -45,7 +45,7 @@
 /* ... and from 4096 rows on, outputs narrower than 1024 stay at it: the same run's 768-wide
  * outputs at M = 4096-12608 at 0.81 (median of 10 shapes), 1024 and wider at 0.89-0.99
  * (BERT-base's and ViT-B's q, k, v, o and second MLP linear: their fp32 GPU-bound forwards
- * had come out 4-15% short, 2% short to 9% over with it) */
+ * had come out 4-15% short, 7% short to 9% over with it) */
 #define H200_BIAS_GEMM_COLS { 1024, 0, 0, 0 }
 /* their gradients' GEMMs (nn: dy W, tn: dy^T x) in the same run: 0.91 of the matrix rate
  * below 4096 rows (80 shapes, median |log error| 6.7%, 8.9% at the full rate), at it from

@@ -416,7 +416,7 @@ int ly_embedding(struct tensor_list *tl, const char *name, int64_t num, int64_t 
 	 * ms; charged at the gather's share it was 1.7 ms), then sorts the indices and
 	 * scatter-adds the rows */
 	op(tl, l, 0, OPC_EMBED, 1, 0, 2.0 * F32 * positions * dim, 0, "embedding");
-	op(tl, l, 1, OPC_ELEM, 1, 0, F32 * (double)num * dim, 0, "embedding.bwd.fill");
+	f32(op(tl, l, 1, OPC_ELEM, 1, 0, F32 * (double)num * dim, 0, "embedding.bwd.fill"), true);
 	same_call(op(tl, l, 1, OPC_EMBED, 5, 0, F32 * 2.0 * positions * dim, 0,
 		     "embedding.bwd"));
 	return l;
