@@ -302,13 +302,14 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			rate = conv_rate(g, mx, o);
 		else if (o->cls == OPC_ATTN)
 			rate *= attn_share(g, mx, o);
-		else if (align_share(g, mx, o->align_dim, o->bwd) < 1)
+		else {
+			double a = align_share(g, mx, o->align_dim, o->bwd);
+
 			/* an unaligned dimension's kernel: its own measured share, the
 			 * gradients' too (TF32's heads: backward's GEMMs 0.98-1.15x
 			 * forward's time, where the aligned share made them 1.19x) */
-			rate *= align_share(g, mx, o->align_dim, o->bwd);
-		else
-			rate *= bias_share(g, mx, o) * grad_share(g, mx, o);
+			rate *= a < 1 ? a : bias_share(g, mx, o) * grad_share(g, mx, o);
+		}
 		if (o->cls == OPC_ATTN)
 			mat = attn_tiles_gpu_s(g, mx, o, rate);
 		if (!(mat > 0) && rate > 0)
