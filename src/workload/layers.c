@@ -131,6 +131,17 @@ static struct op *widen(struct op *o)
 }
 
 /*
+ * Autocast's cast of n fp32 tensors (elems elements in all) down to 16 bits, issued inside
+ * the op they feed, and its gradients' back up: a ToCopyBackward0 node each.
+ */
+static void cast_pair(struct tensor_list *tl, int l, int n, double elems, const char *what,
+		      const char *bwd_what)
+{
+	op(tl, l, 0, OPC_CAST, n, 0, 6.0 * elems, 0, what);
+	with_calls(widen(op(tl, l, 1, OPC_CAST, n, 0, 6.0 * elems, 0, bwd_what)), n);
+}
+
+/*
  * A weight used by a matrix op under autocast is cast to 16 bits in forward and its
  * gradient cast back in backward (ToCopyBackward); an fp32 activation (a norm's
  * output) likewise. bias: the bias is cast too.
@@ -140,16 +151,11 @@ static void amp_casts(struct tensor_list *tl, int l, double wnumel, double bias,
 {
 	if (!precision_is_amp(tl->precision))
 		return;
-	op(tl, l, 0, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight");
-	widen(op(tl, l, 1, OPC_CAST, 1, 0, wnumel * 6, 0, "cast.weight.bwd"));
-	if (bias > 0) { /* a kernel of its own each way, however small */
-		op(tl, l, 0, OPC_CAST, 1, 0, bias * 6, 0, "cast.bias");
-		widen(op(tl, l, 1, OPC_CAST, 1, 0, bias * 6, 0, "cast.bias.bwd"));
-	}
-	if (tl->in_f32 && in_elems > 0) {
-		op(tl, l, 0, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input");
-		widen(op(tl, l, 1, OPC_CAST, 1, 0, in_elems * 6, 0, "cast.input.bwd"));
-	}
+	cast_pair(tl, l, 1, wnumel, "cast.weight", "cast.weight.bwd");
+	if (bias > 0) /* a kernel of its own each way, however small */
+		cast_pair(tl, l, 1, bias, "cast.bias", "cast.bias.bwd");
+	if (tl->in_f32 && in_elems > 0)
+		cast_pair(tl, l, 1, in_elems, "cast.input", "cast.input.bwd");
 	tl->in_f32 = false;
 }
 
@@ -488,11 +494,8 @@ void ly_fwd_elem(struct tensor_list *tl, const char *what, int kernels, int call
 
 void ly_amp_cast(struct tensor_list *tl, const char *what, int n, double elems)
 {
-	if (!precision_is_amp(tl->precision))
-		return;
-	op(tl, last(tl), 0, OPC_CAST, n, 0, 6.0 * elems, 0, what);
-	/* a ToCopyBackward0 node each */
-	with_calls(widen(op(tl, last(tl), 1, OPC_CAST, n, 0, 6.0 * elems, 0, what)), n);
+	if (precision_is_amp(tl->precision))
+		cast_pair(tl, last(tl), n, elems, what, what);
 }
 
 void ly_views(struct tensor_list *tl, int n)
@@ -512,13 +515,20 @@ int ly_plain(struct tensor_list *tl, const char *name)
 	return tl_layer(tl, 0, 0, "%s", full(tl, name, n));
 }
 
+/* A k-kernel formula forward: k Python-level calls (HF's gelu_new: pow, mul, add, tanh...),
+ * each kernel reading and writing the activation. */
+static void act_fwd(struct tensor_list *tl, int l, const char *what, double elems, int ebytes,
+		    int kernels)
+{
+	with_calls(op(tl, l, 0, OPC_ELEM, kernels, 0, kernels * 2.0 * ebytes * elems, 0, what),
+		   kernels);
+}
+
 void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, int kernels)
 {
 	int l = last(tl), bk = kernels > 1 ? kernels + kernels / 2 : 1;
 
-	/* a k-kernel formula is k Python-level calls (HF's gelu_new: pow, mul, add, tanh...) */
-	with_calls(op(tl, l, 0, OPC_ELEM, kernels, 0, kernels * 2.0 * ebytes * elems, 0, what),
-		   kernels);
+	act_fwd(tl, l, what, elems, ebytes, kernels);
 	/* its backward: about 1.5x the kernels (autograd nodes), each reading two inputs */
 	with_calls(op(tl, l, 1, OPC_ELEM, bk, 0, bk * 3.0 * ebytes * elems, 0, what), bk);
 }
@@ -560,20 +570,22 @@ void ly_gelu_formula(struct tensor_list *tl, double elems)
  * Its backward is lighter than an activation's 1.5x: per tensor the two multiplies'
  * gradients (fp32, vectorized: 8 bytes an element each), under autocast their casts back
  * to q's dtype (6 bytes each), the neg's over half (e), and two adds where q's three
- * gradients meet (3e each); the slices' fills and copies are rotary.slice.bwd's
- * (profiler, llama2_7b@2 b2 x 2048 amp_bf16: 0.39 ms a layer for these 14 kernels; the
- * activation's 15 kernels at 9 bytes had charged 1.25). Its nodes: per tensor two
- * multiplies, the neg, the cat and the add.
+ * gradients meet (3e each): profiler, llama2_7b@2 b2 x 2048 amp_bf16, 0.39 ms a layer for
+ * these 14 kernels (the activation's 15 kernels at 9 bytes had charged 1.25). Its nodes:
+ * per tensor two multiplies, the neg, the cat and the add. Each of rotate_half's slices
+ * (LY_ROTARY_SLICES, two halves of q and of k) has its gradient zero-filled whole and its
+ * half copied in.
  */
 void ly_rotary(struct tensor_list *tl, double elems)
 {
-	int l = last(tl), e = ly_act_bytes(tl), fk = 10;
+	int l = last(tl), e = ly_act_bytes(tl);
 	bool amp = precision_is_amp(tl->precision);
-	double per = 2 * (amp ? 8.0 : 2.0 * e) + (amp ? 2 * 6.0 : 0) + e + 2 * 3.0 * e;
+	int g = amp ? F32 : e; /* the multiplies' gradients: fp32 under autocast */
+	double per = 2 * 2.0 * g + (amp ? 2.0 * (F32 + e) : 0) + e + 2 * 3.0 * e;
 
-	with_calls(op(tl, l, 0, OPC_ELEM, fk, 0, fk * 2.0 * (amp ? 3 : e) * elems, 0, "rotary"),
-		   fk);
+	act_fwd(tl, l, "rotary", elems, amp ? 3 : e, 10);
 	with_calls(op(tl, l, 1, OPC_ELEM, amp ? 14 : 10, 0, per * elems, 0, "rotary"), 10);
+	ly_bwd_copy(tl, "rotary.slice.bwd", 2 * LY_ROTARY_SLICES, 0, 4.0 * e * elems);
 }
 
 void ly_add(struct tensor_list *tl, double elems, int ebytes)

@@ -103,7 +103,9 @@ int ly_plain(struct tensor_list *tl, const char *name);
 void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, int kernels);
 /* HF's gelu_new formula (GPT-2): under autocast an fp32 formula between two casts */
 void ly_gelu_formula(struct tensor_list *tl, double elems);
-/* HF's apply_rotary_pos_emb over q and k (elems: their elements together) */
+/* HF's apply_rotary_pos_emb over q and k (elems: their elements together), its slices'
+ * gradients included */
+#define LY_ROTARY_SLICES 4 /* rotate_half's two halves of q and of k */
 void ly_rotary(struct tensor_list *tl, double elems);
 /* HF's logits.float() before the loss: a cast under autocast, nothing otherwise */
 void ly_logits_float(struct tensor_list *tl, double elems);

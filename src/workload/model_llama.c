@@ -47,8 +47,7 @@ const struct llama_preset llama3_8b_preset = { 4096, 32, 32, 8, 14336, 128256, 8
  * - the output's transpose(1, 2).contiguous(): one copy forward; backward 7 copies of
  *   layout a layer (the gradients of q, k, v and the output through their transposes).
  */
-#define ROTARY_SLICES 4 /* rotate_half's two halves of q and of k */
-#define LLAMA_VIEWS (8 + ROTARY_SLICES + 2) /* q, k, v, output; slices; cos / sin */
+#define LLAMA_VIEWS (8 + LY_ROTARY_SLICES + 2) /* q, k, v, output; slices; cos / sin */
 #define LLAMA_CACHE_CALLS 6
 #define LLAMA_COPIES_FWD 1
 #define LLAMA_COPIES_BWD 7
@@ -75,8 +74,6 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_input_f32(tl);
 	ly_linear(tl, "self_attn.v_proj", h, kv, false, pos);
 	ly_rotary(tl, pos * (h + kv));
-	/* each slice's gradient: a zero fill of the whole and a copy of its half */
-	ly_bwd_copy(tl, "rotary.slice.bwd", 2 * ROTARY_SLICES, 0, 4.0 * pos * (h + kv) * e);
 	ly_views(tl, LLAMA_VIEWS);
 	ly_fwd_elem(tl, "kv_cache.new", 0, LLAMA_CACHE_CALLS, 0);
 	ly_fwd_copy(tl, "kv_cache.cat", 2, 2.0 * 2.0 * pos * kv * e);
