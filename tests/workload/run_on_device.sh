@@ -10,6 +10,7 @@
 set -u
 OUT=${OUT:-out}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 L=$OUT/log.txt
 { nproc; nvidia-smi -L; nvidia-smi -q -d CLOCK | grep -A4 "^    Clocks$"; } >"$L" 2>&1
 { lscpu; cat /proc/cpuinfo | grep MHz | sort | uniq -c; } >"$OUT/cpu.txt" 2>&1
@@ -193,6 +194,14 @@ add_cases amp_bf16 llama2_7b@4:2:1024 llama3_8b@2:2:4096 llama2_7b@2:8:256 llama
 add_cases fp32 llama3_8b@3:1:1024 llama2_7b@2:1:2048 vit_l_16:24:0
 CASES=$CASES,llama2_7b:1:1024:amp_bf16
 fi
+# HOST=1 (issue 13, twenty-first session): the host's own time per pass by depth, every
+# family at a tiny width (measure_host.py; check_host.py holds the model against it): the
+# per-layer price of the host's calls, which the full llama2_7b showed 1.6x too high
+if [ "${HOST:-0}" = 1 ]; then
+	(cd tests/workload && PYTHONUNBUFFERED=1 timeout $((${HOST_BUDGET_S:-240} + 120)) python3 \
+		measure_host.py --out "$OUT/host_layers.json" --rounds 5 \
+		--budget-s ${HOST_BUDGET_S:-240}) >>"$L" 2>&1
+fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
 # (MICRO_BATCHES=8,24,48,96: others, to check the conv table where it was never fitted)
@@ -200,6 +209,11 @@ if [ -n "${MICRO:-}" ]; then
 	PYTHONUNBUFFERED=1 timeout $((${MICRO_BUDGET_S:-100} + 40)) python3 \
 		tests/workload/micro_kernels.py --out "$OUT/micro.json" --only "$MICRO" \
 		--budget-s ${MICRO_BUDGET_S:-100} ${MICRO_BATCHES:+--batches $MICRO_BATCHES} >>"$L" 2>&1
+fi
+# HOST=1 alone measures no step
+if [ "${HOST:-0}" = 1 ] && [ -z "${CASES:-}" ] && [ "${READY:-0}" = 0 ]; then
+	cat "$L"
+	exit 0
 fi
 if [ -z "${CASES:-}" ]; then
 CASES=resnet18:32,resnet18:64,resnet18:128,resnet18:256,resnet50:32,resnet50:64,resnet50:96
