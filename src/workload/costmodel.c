@@ -393,7 +393,7 @@ double cost_op_span_s(const struct cost_params *cp, const struct op *o)
 }
 
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
-		  double *gpu_t)
+		  double *gpu_t, double *span_s)
 {
 	double busy = cost_op_gpu_s(cp, o), span = span_of(cp, o, busy);
 	/* the first kernel's dispatch gap hides behind a late host: it starts when it is
@@ -402,5 +402,7 @@ double cost_issue(const struct cost_params *cp, const struct op *o, double *host
 
 	*host_t += cost_op_host_s(cp, o);
 	*gpu_t = fmax(*gpu_t, *host_t - hidden) + span;
+	if (span_s)
+		*span_s = span;
 	return *gpu_t;
 }

@@ -302,9 +302,10 @@ double cost_bwd_start_s(const struct cost_params *cp, const struct op *ops, uint
 
 /*
  * The eager pipeline over a sequence of ops: *gpu_t and *host_t advance (seconds).
- * Returns the op's end on the GPU.
+ * Returns the op's end on the GPU; *span_s (when not NULL) gets its cost_op_span_s, priced
+ * once with the rest.
  */
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
-		  double *gpu_t);
+		  double *gpu_t, double *span_s);
 
 #endif

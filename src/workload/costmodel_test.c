@@ -102,18 +102,22 @@ static void test_op_times(void **state)
 	mem.calls = 1;
 	g.sublaunch_us = 0;
 	mem.bytes = 0;
-	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu), 11e-6 + 4e-6, 1e-15);
+	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu, NULL), 11e-6 + 4e-6, 1e-15);
 	assert_float_equal(host, 11e-6, 1e-15);
 	/* the GPU's dispatch gap: the op's second kernel waits for it behind its first; a
 	 * late host hides the first kernel's (it starts when it is launched, at 11 us)... */
 	g.kernel_gap_us = 0.5;
 	host = 0;
 	gpu = 0;
-	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu), 11e-6 + 4e-6 + 0.5e-6, 1e-15);
-	/* ...a GPU still busy (15.5 us, the host issued the next at 11 us) does not */
+	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu, NULL), 11e-6 + 4e-6 + 0.5e-6, 1e-15);
+	/* ...a GPU still busy (15.5 us, the host issued the next at 11 us) does not; the span
+	 * it reports is the op's queued span, priced once */
 	host = 0;
-	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu), 15.5e-6 + 0.5e-6 + 4.5e-6,
-			   1e-15);
+	double span = 0;
+	assert_float_equal(cost_issue(&fp32, &mem, &host, &gpu, &span),
+			   15.5e-6 + 0.5e-6 + 4.5e-6, 1e-15);
+	assert_float_equal(span, cost_op_span_s(&fp32, &mem), 1e-18);
+	assert_float_equal(span, 0.5e-6 + 4.5e-6, 1e-15);
 	g.kernel_gap_us = 0;
 	/* an explicit gap of 0 (CUDA graphs): no host time */
 	fp32.launch_gap_us = 0;

@@ -43,9 +43,8 @@ static double play(const struct cost_params *cp, const struct tensor_list *tl, u
 	for (uint32_t k = ly->op_first; k < ly->op_first + ly->nops; k++) {
 		if (tl->ops[k].bwd != bwd)
 			continue;
-		cost_issue(cp, &tl->ops[k], host, gpu);
+		cost_issue(cp, &tl->ops[k], host, gpu, &out->op_gpu_s[k]);
 		out->op_issue_s[k] = *host - pass_start;
-		out->op_gpu_s[k] = cost_op_span_s(cp, &tl->ops[k]);
 	}
 	return *gpu;
 }
