@@ -205,10 +205,11 @@ def mem_rows(torch, dev, quick):
 
 
 def profile_calls(torch, calls):
-    """[(gpu_us, kernels, names, [(name, us)])] per call of `calls` (a list of functions),
-    all run in one profiler session, each call followed by a spin kernel that separates it
-    from the next on the GPU timeline (one session instead of one per shape: the profiler's start-up would
-    otherwise cost more than the kernels). A call that launched no kernel leaves no group,
+    """[(gpu_us, kernels, names, us)] per call of `calls` (a list of functions): its kernels'
+    names and each one's time in the same order. All run in one profiler session, each
+    call followed by a spin kernel that separates it from the next on the GPU timeline (one
+    session instead of one per shape: the profiler's start-up would otherwise cost more than
+    the kernels). A call that launched no kernel leaves no group,
     so a count that does not match is an error, not a silent shift."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -228,8 +229,7 @@ def profile_calls(torch, calls):
     if len(groups) != len(calls):
         raise RuntimeError("profile_calls: %d calls, %d groups" % (len(calls), len(groups)))
     return [(sum(k.time_range.end - k.time_range.start for k in g), len(g),
-             [k.name[:90] for k in g],
-             [(k.name[:90], k.time_range.end - k.time_range.start) for k in g])
+             [k.name[:90] for k in g], [k.time_range.end - k.time_range.start for k in g])
             for g in groups]
 
 
@@ -429,7 +429,8 @@ def attn_rows(torch, dev, quick):
             for _ in range(2):
                 fn()
             res = profile_calls(torch, [fn] * 5)
-            per = [sum(us for n, us in r[3] if kernel_class(n) == "attention") for r in res]
+            per = [sum(us for n, us in zip(r[2], r[3]) if kernel_class(n) == "attention")
+                   for r in res]
             yield {"op": "attn", "prec": prec, "pass": ph,
                    "shape": [b, h, s, d, int(causal), kv],
                    "flops": flops * (2.5 if ph == "bwd" else 1.0),
