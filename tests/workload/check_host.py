@@ -7,8 +7,9 @@ For every row of HOST.json (a family at a depth, a precision) it sums the host c
 `gradsync plan --ops` per pass for the same shape (the row's "plan" arguments) and sets
 it beside the measured host time brought to the quiet host's pace (x QUIET_PACE_US /
 the row's probe: the h200 row's host values describe that host). Per family and precision
-a least-squares line over the depths splits each side into a time per layer (the slope)
-and a time per pass outside the layers (the intercept): where the model's slope is off,
+(a ResNet's block kind) a least-squares line over the depths (layers; a ResNet's blocks)
+splits each side into a time per layer (the slope) and a time per pass outside the layers
+(the intercept): where the model's slope is off,
 its price per call does not fit that family's Python; where the intercept is, the pass's
 own start (the model's call, the loss, backward's start) is. Prints a line per row and per
 family; exits 1 when a family's slope is off by more than --max-slope-err, 77 when the
@@ -57,7 +58,7 @@ def main():
         return 77
     doc = json.load(open(o.host_json))
     fams = {}
-    print("%-10s %5s %-8s %17s %17s %11s" % ("family", "depth", "precision",
+    print("%-10s %5s %-8s %17s %17s %11s" % ("model", "depth", "precision",
                                             "real fwd+bwd ms", "model fwd+bwd ms", "ratio"))
     for r in doc["rows"]:
         q = QUIET_PACE_US / r["probe_us"]
@@ -66,8 +67,8 @@ def main():
         print("%-10s %5d %-8s %8.3f %8.3f %8.3f %8.3f %5.2f %5.2f" % (
             r["family"], r["layers"], r["precision"], real[0], real[1], model[0], model[1],
             model[0] / real[0], model[1] / real[1]))
-        if r["layers"]:
-            fams.setdefault((r["family"], r["precision"]), []).append((r["layers"], real, model))
+        fams.setdefault((r.get("group", r["family"]), r["precision"]), []).append(
+            (r["layers"], real, model))
     bad = []
     for (fam, prec), rows in sorted(fams.items()):
         xs = [x[0] for x in rows]
@@ -78,7 +79,7 @@ def main():
             out.append((rl, ml))
             if rl[0] > 0 and abs(ml[0] / rl[0] - 1) > o.max_slope_err:
                 bad.append("%s %s %s" % (fam, prec, ("forward", "backward")[ph]))
-        print("%-10s %-8s per layer fwd %.3f / model %.3f, bwd %.3f / %.3f ms; per pass "
+        print("%-17s %-8s per layer fwd %.3f / model %.3f, bwd %.3f / %.3f ms; per pass "
               "fwd %.3f / %.3f, bwd %.3f / %.3f ms" % (
                   fam, prec, out[0][0][0], out[0][1][0], out[1][0][0], out[1][1][0],
                   out[0][0][1], out[0][1][1], out[1][0][1], out[1][1][1]))

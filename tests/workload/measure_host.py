@@ -7,8 +7,8 @@ Every family of the cost model at a tiny width (hidden 64, 4 heads, batch 2 x 16
 ResNets on 32 x 32 images), so each kernel is shorter than the host's call that launches it
 and the GPU never holds the host back: the host's forward and backward time
 (perf_counter around the calls, no sync inside, as measure_torch_step.py times them) is
-the host alone, at 1, 2, 4, 8 and 16 layers (ResNet: 18, 34, 50, 101, 152), fp32 and
-autocast. The slope over the depth is the host's time per layer, the intercept its time
+the host alone, at 1, 2, 4, 8 and 16 layers (ResNet: 18 and 34, 8 and 16 basic blocks;
+50, 101 and 152, 16, 33 and 50 bottlenecks), fp32 and autocast. The slope over the depth is the host's time per layer, the intercept its time
 per pass outside the layers (the model's call before its first kernel, the loss, the
 backward's start), both at the host's pace of the moment: the probe (us per tiny eager
 op, measure_torch_step.host_probe_us) is taken before every trial, and the trials of all
@@ -29,7 +29,15 @@ from measure_torch_step import autocast, host_probe_us, set_precision
 
 WIDTH = dict(hidden=64, heads=4, ffn=256, vocab=1024, batch=2, seq=16, image=32)
 DEPTHS = (1, 2, 4, 8, 16)
-RESNETS = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152")
+# a ResNet's depth is its residual blocks; the slope is over the models of one block kind
+RESNETS = {"resnet18": ("resnet_basic", 8), "resnet34": ("resnet_basic", 16),
+           "resnet50": ("resnet_bottleneck", 16), "resnet101": ("resnet_bottleneck", 33),
+           "resnet152": ("resnet_bottleneck", 50)}
+
+
+def group(family):
+    """The family whose depths make one line: a ResNet's block kind, else itself."""
+    return RESNETS[family][0] if family in RESNETS else family
 
 
 def plan_args(family, layers, kv):
@@ -93,7 +101,7 @@ def cases():
         for fam, kv in (("bert_base", 0), ("gpt2", 0), ("vit_b_16", 0), ("llama2_7b", 4),
                         ("llama3_8b", 1)):
             out += [(fam, n, kv, prec) for n in DEPTHS]
-        out += [(r, 0, 0, prec) for r in RESNETS]
+        out += [(r, blocks, 0, prec) for r, (_, blocks) in RESNETS.items()]
     return out
 
 
@@ -180,7 +188,7 @@ def main():
                 print("measure_host: %s skipped (%s)" % (fam, e), file=sys.stderr)
                 continue
         keys.append(key)
-        rows.append({"family": fam, "layers": n, "precision": prec,
+        rows.append({"family": fam, "group": group(fam), "layers": n, "precision": prec,
                      "plan": plan_args(fam, n, kv) + ["--precision", prec], "trials": []})
     for r in range(o.rounds):
         for row, key in zip(rows, keys):
