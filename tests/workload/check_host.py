@@ -9,11 +9,10 @@ it beside the measured host time brought to the quiet host's pace (x QUIET_PACE_
 the row's probe: the h200 row's host values describe that host). Per family and precision
 (a ResNet's block kind) a least-squares line over the depths (layers; a ResNet's blocks)
 splits each side into a time per layer (the slope) and a time per pass outside the layers
-(the intercept): where the model's slope is off,
-its price per call does not fit that family's Python; where the intercept is, the pass's
-own start (the model's call, the loss, backward's start) is. Prints a line per row and per
-family; exits 1 when a family's slope is off by more than --max-slope-err, 77 when the
-binary is missing.
+(the intercept): where the model's slope is off, its price per call does not fit that
+family's Python; where the intercept is, the pass's own start (the model's call, the loss,
+backward's start) is. Prints a line per row and per family; exits 1 when a family's slope
+is off by more than --max-slope-err, 77 when the binary is missing.
 """
 
 import argparse
