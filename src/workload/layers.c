@@ -515,20 +515,13 @@ int ly_plain(struct tensor_list *tl, const char *name)
 	return tl_layer(tl, 0, 0, "%s", full(tl, name, n));
 }
 
-/* A k-kernel formula forward: k Python-level calls (HF's gelu_new: pow, mul, add, tanh...),
- * each kernel reading and writing the activation. */
-static void act_fwd(struct tensor_list *tl, int l, const char *what, double elems, int ebytes,
-		    int kernels)
-{
-	with_calls(op(tl, l, 0, OPC_ELEM, kernels, 0, kernels * 2.0 * ebytes * elems, 0, what),
-		   kernels);
-}
-
 void ly_act(struct tensor_list *tl, const char *what, double elems, int ebytes, int kernels)
 {
 	int l = last(tl), bk = kernels > 1 ? kernels + kernels / 2 : 1;
 
-	act_fwd(tl, l, what, elems, ebytes, kernels);
+	/* a k-kernel formula is k Python-level calls (HF's gelu_new: pow, mul, add, tanh...),
+	 * each kernel reading and writing the activation */
+	ly_fwd_elem(tl, what, kernels, kernels, kernels * 2.0 * ebytes * elems);
 	/* its backward: about 1.5x the kernels (autograd nodes), each reading two inputs */
 	with_calls(op(tl, l, 1, OPC_ELEM, bk, 0, bk * 3.0 * ebytes * elems, 0, what), bk);
 }
@@ -548,8 +541,7 @@ void ly_gelu_formula(struct tensor_list *tl, double elems)
 		widen(op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast"));
 		op(tl, l, 1, OPC_CAST, 1, 0, 6.0 * elems, 0, "gelu.upcast.bwd");
 	}
-	with_calls(op(tl, l, 0, OPC_ELEM, 8, 0, (amp ? 64.0 : 18.0 * e) * elems, 0, "gelu_new"),
-		   8);
+	ly_fwd_elem(tl, "gelu_new", 8, 8, (amp ? 64.0 : 18.0 * e) * elems);
 	/* its backward: 10 autograd nodes launching 8 kernels in 32-bit, three of them a
 	 * scalar multiply (one input), five of two (21 passes over the tensor): profiler,
 	 * gpt2 b8 x 1024 amp_bf16, 0.50 ms a layer; charged as 10 kernels of two inputs each
@@ -583,7 +575,7 @@ void ly_rotary(struct tensor_list *tl, double elems)
 	int g = amp ? F32 : e; /* the multiplies' gradients: fp32 under autocast */
 	double per = 2 * 2.0 * g + (amp ? 2.0 * (F32 + e) : 0) + e + 2 * 3.0 * e;
 
-	act_fwd(tl, l, "rotary", elems, amp ? 3 : e, 10);
+	ly_fwd_elem(tl, "rotary", 10, 10, 10 * 2.0 * (amp ? 3 : e) * elems);
 	with_calls(op(tl, l, 1, OPC_ELEM, amp ? 14 : 10, 0, per * elems, 0, "rotary"), 10);
 	ly_bwd_copy(tl, "rotary.slice.bwd", 2 * LY_ROTARY_SLICES, 0, 4.0 * e * elems);
 }
