@@ -387,11 +387,6 @@ static double span_of(const struct cost_params *cp, const struct op *o, double b
 	return busy + (o->kernels ? o->kernels : 1) * cp->gpu->kernel_gap_us * 1e-6;
 }
 
-double cost_op_span_s(const struct cost_params *cp, const struct op *o)
-{
-	return span_of(cp, o, cost_op_gpu_s(cp, o));
-}
-
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
 		  double *gpu_t, double *span_s)
 {

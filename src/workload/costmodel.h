@@ -290,10 +290,6 @@ double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_
 /* GPU seconds of one operator (no host gap). Pure. */
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o);
 
-/* GPU seconds of one operator queued behind another: its kernels and the dispatch gap
- * before each (kernel_gap_us; none for a recorded segment). Pure. */
-double cost_op_span_s(const struct cost_params *cp, const struct op *o);
-
 /* Host seconds to issue one operator. */
 double cost_op_host_s(const struct cost_params *cp, const struct op *o);
 /* Host time between the call of backward and its first node: bwd_start_us per forward
@@ -302,8 +298,9 @@ double cost_bwd_start_s(const struct cost_params *cp, const struct op *ops, uint
 
 /*
  * The eager pipeline over a sequence of ops: *gpu_t and *host_t advance (seconds).
- * Returns the op's end on the GPU; *span_s (when not NULL) gets its cost_op_span_s, priced
- * once with the rest.
+ * Returns the op's end on the GPU; *span_s (when not NULL) gets its span queued behind
+ * another op: its kernels and the dispatch gap before each (kernel_gap_us; none for a
+ * recorded segment).
  */
 double cost_issue(const struct cost_params *cp, const struct op *o, double *host_t,
 		  double *gpu_t, double *span_s);
