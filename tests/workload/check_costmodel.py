@@ -83,6 +83,16 @@ def paced_profile(binary, profile, scale, cache):
     return cache[key]
 
 
+def host_per_pass_ms(j):
+    """The model's host time per pass (ms) from a `plan --json --ops` answer: forward's ops,
+    backward's with backward's start-up (loss.backward()'s walk of the graph is the host's
+    too). One definition for fit_profile.py's objective and check_host.py."""
+    h = {ph: sum(o["host_s"] for o in j["ops"] if o["phase"] == ph) * 1e3
+         for ph in ("fwd", "bwd")}
+    h["bwd"] += j.get("bwd_start_s", 0) * 1e3
+    return h["fwd"], h["bwd"]
+
+
 def plan(binary, c, profile):
     cmd = [binary, "plan"] + case_args(c) + ["--gpu-profile", profile, "--json", "--tensors"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

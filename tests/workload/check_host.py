@@ -21,18 +21,14 @@ import os
 import subprocess
 import sys
 
-from check_costmodel import QUIET_PACE_US
+from check_costmodel import QUIET_PACE_US, host_per_pass_ms
 
 
 def plan_host_ms(binary, args):
-    """The model's host time per pass (ms): forward, backward (with backward's start)."""
+    """The model's host time per pass (ms) for `plan ARGS`: forward, backward."""
     out = subprocess.run([binary, "plan"] + args + ["--json", "--ops"], check=True,
                          capture_output=True, text=True).stdout
-    j = json.loads(out)
-    h = {ph: sum(o["host_s"] for o in j["ops"] if o["phase"] == ph) * 1e3
-         for ph in ("fwd", "bwd")}
-    h["bwd"] += j.get("bwd_start_s", 0) * 1e3
-    return h["fwd"], h["bwd"]
+    return host_per_pass_ms(json.loads(out))
 
 
 def line(xs, ys):

@@ -28,7 +28,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from check_costmodel import HOST_KEYS, QUIET_PACE_US, case_pace  # noqa: E402
+from check_costmodel import HOST_KEYS, QUIET_PACE_US, case_pace, host_per_pass_ms  # noqa: E402
 from gradsync_plan import case_args  # noqa: E402
 # (key, index): the free parameters
 FAST = 1.25  # merge_steps.py's: a pace within this of the quiet host's is its fast state
@@ -103,10 +103,7 @@ def main():
             if c.get("quiet_trials"):
                 # the host's own time per pass, measured on a quiet host: what the host
                 # parameters are, whether or not the GPU hides them in this case
-                for ph in ("fwd", "bwd"):
-                    h = sum(x["host_s"] for x in j["ops"] if x["phase"] == ph) * 1e3
-                    if ph == "bwd":  # loss.backward()'s start-up is the host's too
-                        h += j.get("bwd_start_s", 0) * 1e3
+                for ph, h in zip(("fwd", "bwd"), host_per_pass_ms(j)):
                     tot += 0.5 * abs(h / c["host_%s_ms" % ph] - 1)
         return tot / len(cases)
 

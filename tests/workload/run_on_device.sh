@@ -198,9 +198,9 @@ fi
 # family at a tiny width (measure_host.py; check_host.py holds the model against it): the
 # per-layer price of the host's calls, which the full llama2_7b showed 1.6x too high
 if [ "${HOST:-0}" = 1 ]; then
-	(cd tests/workload && PYTHONUNBUFFERED=1 timeout $((${HOST_BUDGET_S:-240} + 120)) python3 \
-		measure_host.py --out "$OUT/host_layers.json" --rounds 5 \
-		--budget-s ${HOST_BUDGET_S:-240}) >>"$L" 2>&1
+	PYTHONUNBUFFERED=1 timeout $((${HOST_BUDGET_S:-240} + 120)) python3 \
+		tests/workload/measure_host.py --out "$OUT/host_layers.json" --rounds 5 \
+		--budget-s ${HOST_BUDGET_S:-240} >>"$L" 2>&1
 fi
 # MICRO=groups (micro_kernels.py --only): library kernels by shape first, e.g.
 # MICRO=gemm_gap,conv_split for the convolutions' passes apart at five batches
