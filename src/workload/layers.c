@@ -449,22 +449,82 @@ static void attn_tiles(struct op *o, int batch, int64_t width, int heads, bool c
 	o->causal = causal;
 }
 
-int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
-		 int heads, bool causal, int copies_fwd, int copies_bwd)
+bool ly_sdpa_math(int precision, int heads, int kv_heads)
 {
-	double f = ly_attention_flops(batch, seq, width, causal);
+	return kv_heads > 0 && kv_heads < heads && precision_act_bytes(precision) == F32;
+}
+
+/*
+ * SDPA's math path (aten's _scaled_dot_product_attention_math) on layer l, each op one
+ * aten call inside SDPA's single Python call: q and the repeated keys scaled, the keys
+ * and values repeated to every query head (enable_gqa), the causal mask built (ones,
+ * tril, made additive) and added, scores = q k^T and out = p v as batched GEMMs over the
+ * whole square (the mask costs no FLOPs), _safe_softmax (the softmax, then the rows
+ * with no key left: isneginf, all, where). Backward: the two GEMMs' gradients (two
+ * each), softmax's, the scales' and the repeats' (a sum over each group). The profiler's
+ * kernels of llama3_8b@3 1 x 1024 fp32 (2026-12-05): 13 more GEMM launches forward than
+ * the fused op's layers, triu, isneginf, a bool reduce and softmax each once a layer.
+ */
+static void attention_math(struct tensor_list *tl, int l, int batch, int seq, int64_t width,
+			   int heads, int kv_heads, bool causal)
+{
+	int e = ly_act_bytes(tl);
+	double s2 = (double)batch * heads * (double)seq * seq; /* score elements */
+	double a = (double)batch * seq * (double)width;         /* q (and repeated k, v) */
+	double kv = a * kv_heads / heads;
+	int64_t d = width / heads;
+	double mm = 2.0 * s2 * (double)d; /* one batched GEMM's FLOPs */
+	double sq = (double)seq * seq;
+
+	with_calls(op(tl, l, 0, OPC_ELEM, 2, 0, 2 * 2.0 * e * a, 0, "sdpa.scale"), 1);
+	same_call(op(tl, l, 0, OPC_COPY, 2, 0, 2.0 * e * (kv + a), 0, "sdpa.repeat_kv"));
+	if (causal) /* ones, tril (bool), zeros, logical_not, masked_fill (the additive mask) */
+		same_call(op(tl, l, 0, OPC_ELEM, 5, 0, (3.0 + 2.0 + 2.0 * e) * sq, 0,
+			     "sdpa.mask"));
+	same_call(op(tl, l, 0, OPC_GEMM, 1, mm, e * (2.0 * a + s2), d, "sdpa.qk"));
+	if (causal)
+		same_call(op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * s2 + e * sq, 0, "sdpa.mask_add"));
+	same_call(op(tl, l, 0, OPC_SOFTMAX, 1, 0, 2.0 * e * s2, seq, "sdpa.softmax"));
+	/* _safe_softmax's rows without a key: isneginf (a byte each), all, where */
+	same_call(op(tl, l, 0, OPC_ELEM, 2, 0, (e + 1.0 + e + 1.0 + e) * s2, 0, "sdpa.safe"));
+	same_call(op(tl, l, 0, OPC_REDUCE, 1, 0, s2, 0, "sdpa.safe.all"));
+	same_call(op(tl, l, 0, OPC_GEMM, 1, mm, e * (2.0 * a + s2), d, "sdpa.pv"));
+	/* backward: one node per aten op; p v's node: dP = dO v^T and dV = p^T dO */
+	with_calls(op(tl, l, 1, OPC_GEMM, 2, 2.0 * mm, e * (4.0 * a + 2.0 * s2), d,
+		      "sdpa.pv.bwd"), 1);
+	op(tl, l, 1, OPC_SOFTMAX, 1, 0, 3.0 * e * s2, seq, "sdpa.softmax.bwd");
+	with_calls(op(tl, l, 1, OPC_GEMM, 2, 2.0 * mm, e * (4.0 * a + 2.0 * s2), d,
+		      "sdpa.qk.bwd"), 1);
+	with_calls(op(tl, l, 1, OPC_ELEM, 2, 0, 2 * 2.0 * e * a, 0, "sdpa.scale.bwd"), 2);
+	/* the repeats' gradients: each group of query heads summed into its key head */
+	with_calls(op(tl, l, 1, OPC_REDUCE, 2, 0, 2.0 * e * (a + kv), 0, "sdpa.repeat_kv.bwd"),
+		   2);
+}
+
+int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
+		 int heads, int kv_heads, bool causal, int copies_fwd, int copies_bwd)
+{
+	bool math = ly_sdpa_math(tl->precision, heads, kv_heads);
+	/* the math path computes the whole square, masked or not */
+	double f = ly_attention_flops(batch, seq, width, causal && !math);
 	double act = (double)batch * seq * (double)width * ly_act_bytes(tl);
 	char n[TENSOR_NAME_MAX];
-	int l = tl_layer(tl, f, ATTN_BWD_FACTOR * f, "%s", full(tl, name, n));
+	int l = tl_layer(tl, f, (math ? 2.0 : ATTN_BWD_FACTOR) * f, "%s", full(tl, name, n));
 
-	/* align: the sequence (costmodel.c attn_share: another kernel where it is no
-	 * multiple of 8) */
-	attn_tiles(op(tl, l, 0, OPC_ATTN, 1, f, 4.0 * act, seq, "attention"), batch, width, heads,
-		   causal);
-	/* backward: 4 kernels a layer in the fit cases' traces (cuDNN's: dO.O, the kernel,
-	 * dQ's conversion and a fill; the efficient kernel's: the same with a sum) */
-	attn_tiles(op(tl, l, 1, OPC_ATTN, 4, ATTN_BWD_FACTOR * f, 8.0 * act, seq, "attention.bwd"),
-		   batch, width, heads, causal);
+	if (math) {
+		attention_math(tl, l, batch, seq, width, heads, kv_heads, causal);
+	} else {
+		/* align: the sequence (costmodel.c attn_share: another kernel where it is no
+		 * multiple of 8) */
+		attn_tiles(op(tl, l, 0, OPC_ATTN, 1, f, 4.0 * act, seq, "attention"), batch,
+			   width, heads, causal);
+		/* backward: 4 kernels a layer in the fit cases' traces (cuDNN's: dO.O, the
+		 * kernel, dQ's conversion and a fill; the efficient kernel's: the same with a
+		 * sum) */
+		attn_tiles(op(tl, l, 1, OPC_ATTN, 4, ATTN_BWD_FACTOR * f, 8.0 * act, seq,
+			      "attention.bwd"),
+			   batch, width, heads, causal);
+	}
 	/* head split / merge: .contiguous() of transposed views, each a copy of one
 	 * activation (and its gradient's in backward) */
 	if (copies_fwd) /* .contiguous() calls */

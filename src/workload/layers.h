@@ -63,12 +63,22 @@ int ly_embedding(struct tensor_list *tl, const char *name, int64_t num, int64_t 
 /* A layer that only computes (no parameters): forward FLOPs, backward = 2x, as GEMMs. */
 int ly_compute(struct tensor_list *tl, const char *name, double fwd_flops);
 /*
- * Fused scaled-dot-product attention of one layer: width = heads * head_dim. copies_*:
- * the layout copies (head split and merge, gradients of transposed views) the module's
- * implementation launches around it, forward and backward, each of one activation.
+ * Scaled-dot-product attention of one layer: width = heads * head_dim, kv_heads the keys'
+ * and values' heads (grouped-query attention where fewer). The fused kernel, or SDPA's
+ * math path where ly_sdpa_math says PyTorch takes it. copies_*: the layout copies (head
+ * split and merge, gradients of transposed views) the module's implementation launches
+ * around it, forward and backward, each of one activation.
  */
 int ly_attention(struct tensor_list *tl, const char *name, int batch, int seq, int64_t width,
-		 int heads, bool causal, int copies_fwd, int copies_bwd);
+		 int heads, int kv_heads, bool causal, int copies_fwd, int copies_bwd);
+/*
+ * Which path F.scaled_dot_product_attention(..., enable_gqa=True) takes (torch 2.11, what
+ * transformers passes for grouped-query attention without a padding mask): flash and
+ * cuDNN attention take 16-bit inputs alone and the memory-efficient kernel takes no
+ * grouped query attention, so 32-bit inputs with fewer key heads run the math path
+ * (true); everything else a fused kernel (false).
+ */
+bool ly_sdpa_math(int precision, int heads, int kv_heads);
 /*
  * Host calls of the most recent layer that launch no kernel (view, transpose, reshape,
  * slicing of the heads and the mask): n calls forward, n autograd nodes backward.

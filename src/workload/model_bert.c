@@ -58,7 +58,7 @@ static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_linear(tl, "attention.self.key", h, h, true, pos);
 	ly_input_f32(tl);
 	ly_linear(tl, "attention.self.value", h, h, true, pos);
-	ly_attention(tl, "attention.self.core", batch, seq, h, heads, false, 0, 0);
+	ly_attention(tl, "attention.self.core", batch, seq, h, heads, heads, false, 0, 0);
 	ly_fork(tl, BERT_QKV_FORKS, pos * h, r);
 	ly_views(tl, BERT_VIEWS);
 	ly_linear(tl, "attention.output.dense", h, h, true, pos);

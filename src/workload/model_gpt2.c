@@ -53,7 +53,7 @@ static void gpt2_block(struct tensor_list *tl, int i, int batch, int seq, int64_
 	ly_scope(tl, "transformer.h.%d", i);
 	ly_norm(tl, "ln_1", h, true, pos * h);
 	ly_conv1d(tl, "attn.c_attn", h, 3 * h, pos);
-	ly_attention(tl, "attn.core", batch, seq, h, heads, true, GPT2_COPIES_FWD, 0);
+	ly_attention(tl, "attn.core", batch, seq, h, heads, heads, true, GPT2_COPIES_FWD, 0);
 	ly_bwd_copy(tl, "layout.copy.bwd", GPT2_COPY_KERNELS_BWD, GPT2_COPY_CALLS_BWD,
 		    GPT2_COPY_ACTS_BWD * 2.0 * pos * (double)h * e);
 	/* use_cache: the layer's keys and values go into the cache (torch.cat of each, the

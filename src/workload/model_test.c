@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "workload/costmodel.h"
+#include "workload/layers.h"
 #include "workload/model.h"
 
 /*
@@ -324,6 +325,59 @@ static void test_bert_grad_rows_and_loss(void **state)
 	assert_true(grads > 2 * 2 * 12 * 6);
 }
 
+/* SDPA's path: 32-bit inputs with fewer key heads run the math path (llama3_8b fp32 and
+ * tf32, the profiler's kernels, RESULTS.md 2026-12-05), everything else the fused op */
+static void test_sdpa_math_path(void **state)
+{
+	static const struct {
+		const char *model;
+		int precision;
+		bool math;
+	} cases[] = {
+		{ "llama3_8b", PREC_FP32, true },      { "llama3_8b", PREC_TF32, true },
+		{ "llama3_8b", PREC_AMP_BF16, false }, { "llama3_8b", PREC_BF16, false },
+		{ "llama2_7b", PREC_FP32, false },     { "gpt2", PREC_FP32, false },
+	};
+
+	(void)state;
+	assert_true(ly_sdpa_math(PREC_FP32, 32, 8));
+	assert_false(ly_sdpa_math(PREC_FP32, 32, 32));
+	assert_false(ly_sdpa_math(PREC_AMP_FP16, 32, 8));
+	assert_false(ly_sdpa_math(PREC_FP32, 32, 0));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct workload_opts w;
+		struct tensor_list tl;
+		int fused = 0, qk = 0, grads = 0;
+		double f = 0;
+
+		memset(&w, 0, sizeof(w));
+		snprintf(w.model, sizeof(w.model), "%s", cases[i].model);
+		w.batch = 1;
+		w.seq_len = 128;
+		w.num_layers = 2;
+		w.precision = cases[i].precision;
+		assert_int_equal(model_build(&w, &tl), 0);
+		for (uint32_t k = 0; k < tl.nops; k++) {
+			const struct op *o = &tl.ops[k];
+
+			fused += o->cls == OPC_ATTN;
+			if (!strcmp(o->what, "sdpa.qk")) {
+				qk++;
+				f = o->flops;
+			}
+			grads += !strcmp(o->what, "sdpa.qk.bwd") || !strcmp(o->what, "sdpa.pv.bwd");
+		}
+		tensor_list_free(&tl);
+		/* two layers: the fused op forward and backward each, or the math path's */
+		assert_int_equal(fused, cases[i].math ? 0 : 4);
+		assert_int_equal(qk, cases[i].math ? 2 : 0);
+		assert_int_equal(grads, cases[i].math ? 4 : 0);
+		/* q k^T over the whole square of 32 heads of 128, the causal mask no saving */
+		if (cases[i].math)
+			assert_true(fabs(f - 2.0 * 32 * 128 * 128 * 128) < 1);
+	}
+}
+
 static void test_llama_shape_override(void **state)
 {
 	struct workload_opts w;
@@ -405,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_transformer_orders),
 		cmocka_unit_test(test_gpt2_autocast_ops),
 		cmocka_unit_test(test_bert_grad_rows_and_loss),
+		cmocka_unit_test(test_sdpa_math_path),
 		cmocka_unit_test(test_llama_shape_override),
 		cmocka_unit_test(test_custom),
 		cmocka_unit_test(test_bad_shapes),

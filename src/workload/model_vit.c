@@ -49,7 +49,7 @@ static void encoder_layer(struct tensor_list *tl, int i, int batch, int seq, int
 	/* MultiheadAttention's packed projection: F.linear(x, in_proj_weight, in_proj_bias) */
 	ly_linear_as(tl, "self_attention.in_proj", "self_attention.in_proj_weight",
 		     "self_attention.in_proj_bias", d, 3 * d, pos);
-	ly_attention(tl, "self_attention.core", batch, seq, d, heads, false, MHA_COPIES_FWD,
+	ly_attention(tl, "self_attention.core", batch, seq, d, heads, heads, false, MHA_COPIES_FWD,
 		     MHA_COPIES_BWD);
 	ly_linear(tl, "self_attention.out_proj", d, d, true, pos);
 	ly_add_residual(tl, pos * d);
