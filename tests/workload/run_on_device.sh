@@ -194,6 +194,16 @@ add_cases amp_bf16 llama2_7b@4:2:1024 llama3_8b@2:2:4096 llama2_7b@2:8:256 llama
 add_cases fp32 llama3_8b@3:1:1024 llama2_7b@2:1:2048 vit_l_16:24:0
 CASES=$CASES,llama2_7b:1:1024:amp_bf16
 fi
+# READY=12 (issue 13, twenty-second session): SDPA's math path (grouped-query attention on
+# 32-bit inputs, ly_sdpa_math), held out: Llama 3 in fp32 and tf32 at sequences where the
+# square's GEMMs and passes weigh (2048, 4096), beside llama2_7b fp32 at 4096 (the fused
+# kernel) as the control
+if [ "${READY:-0}" = 12 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+CASES=llama3_8b@2:1:4096:fp32,llama3_8b@2:2:2048:fp32,llama3_8b@2:1:4096:tf32
+CASES=$CASES,llama2_7b@2:1:4096:fp32
+fi
 # HOST=1 (issue 13, twenty-first session): the host's own time per pass by depth, every
 # family at a tiny width (measure_host.py; check_host.py holds the model against it): the
 # per-layer price of the host's calls, which the full llama2_7b showed 1.6x too high
