@@ -74,18 +74,30 @@ static double align_share(const struct gpu_profile *g, enum matrix_kind mx, int6
 	return bwd && g->align1_bwd_eff[mx] > 0 ? g->align1_bwd_eff[mx] : g->align1_eff[mx];
 }
 
-/* A linear's forward with its bias runs cuBLAS's bias-epilogue kernel; at few rows, or
- * into a narrow output at any rows, that is another tile shape than the plain GEMM the
- * matrix rate describes (fp32 on the H200: 128x64 tiles at M = 1024, 128x128 for mm).
- * Gradients and bias-free linears never do. */
+/* The share of the SMs a grid of tile x tile output tiles keeps busy: the tiles are dealt
+ * out in waves of sms, and a last wave part empty takes as long as a full one. */
+static double wave_fill(double rows, double cols, double tile, double sms)
+{
+	double tiles = ceil(rows / tile) * ceil(cols / tile);
+
+	return tiles / (ceil(tiles / sms) * sms);
+}
+
+double gemm_wave_share(double rows, double cols, double sms, double small_share)
+{
+	if (!(rows >= 1) || !(cols >= 1) || !(sms >= 1))
+		return 1;
+	return fmax(wave_fill(rows, cols, 128, sms),
+		    small_share * wave_fill(rows, cols, 64, sms));
+}
+
+/* A linear's forward with its bias (F.linear; cuBLAS's bias-epilogue kernels) by its
+ * output tiles' waves (gemm_wave_share); gradients and bias-free linears never take it. */
 static double bias_share(const struct gpu_profile *g, enum matrix_kind mx, const struct op *o)
 {
-	if (!o->bias_rows || o->bwd || !(g->bias_gemm_share[mx] > 0))
+	if (!o->bias_rows || !o->bias_cols || o->bwd || !(g->bias_gemm_share[mx] > 0))
 		return 1;
-	if (o->bias_rows >= g->bias_gemm_rows[mx] &&
-	    !(o->bias_cols && o->bias_cols < g->bias_gemm_cols[mx]))
-		return 1;
-	return g->bias_gemm_share[mx];
+	return gemm_wave_share(o->bias_rows, o->bias_cols, g->sm_count, g->bias_gemm_share[mx]);
 }
 
 /* A linear's gradient GEMMs over few rows M (fp32 on the H200: 0.91 of the matrix rate below

@@ -169,12 +169,11 @@ struct gpu_profile {
 	double align1_eff[MX_COUNT];        /* GEMM share when align_dim is odd */
 	double align1_bwd_eff[MX_COUNT];    /* the same for the gradients' GEMMs (cuBLAS's
 					     * nn / nt kernels for them are faster) */
-	double bias_gemm_share[MX_COUNT];   /* forward GEMM of a linear with its bias and
-					     * fewer than bias_gemm_rows rows: rate share (cuBLAS
-					     * picks a slower bias-epilogue kernel; 0: not measured) */
-	double bias_gemm_rows[MX_COUNT];    /* the rows M from which that kernel is as fast */
-	double bias_gemm_cols[MX_COUNT];    /* ... unless its output is narrower than this
-					     * (0: no bound) */
+	double bias_gemm_share[MX_COUNT];   /* forward GEMM of a linear with its bias: the rate
+					     * share of cuBLAS's small (64 x 64) output tiles,
+					     * against the full rate of 128 x 128 ones, each by its
+					     * waves over sm_count (gemm_wave_share; 0: not
+					     * measured, the full rate) */
 	double grad_gemm_share[MX_COUNT];   /* a linear's gradient GEMMs (data and weight) with
 					     * fewer than grad_gemm_rows rows: rate share (0: not
 					     * measured) */
@@ -286,6 +285,15 @@ int conv_kind_of(int k, int s, int side);
  * sms is 1..ATTN_MAX_SMS. */
 double attn_tiles_s(uint32_t bh, int64_t seq, bool causal, int sms, double tile_s,
 		    double block_s);
+
+/*
+ * A GEMM's share of the matrix rate by its output's tiles: cuBLAS picks, per shape, 128 x
+ * 128 tiles at the full rate or 64 x 64 ones at small_share, and the tiles run in waves of
+ * sms, a last wave part empty taking a whole one's time; the faster of the two (fp32
+ * F.linear on the H200, micro gemm_waves: 3152 x 1024 outputs, 200 tiles of 128 in two
+ * waves, 76% filled, measured 0.78). 1 where rows, cols or sms is unknown. Pure.
+ */
+double gemm_wave_share(double rows, double cols, double sms, double small_share);
 
 /* GPU seconds of one operator (no host gap). Pure. */
 double cost_op_gpu_s(const struct cost_params *cp, const struct op *o);

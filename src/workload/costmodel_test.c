@@ -205,20 +205,31 @@ static void test_bias_gemm(void **state)
 			   .bias_rows = 1024 };
 
 	(void)state;
+	/* 132 SMs: 3152 x 1024 outputs are 200 tiles of 128 (two waves, 200 / 264 filled) or
+	 * 800 of 64 (seven waves, 800 / 924) at half the rate: the 128s */
+	g.sm_count = 132;
 	g.bias_gemm_share[MX_FP32] = 0.5;
-	g.bias_gemm_rows[MX_FP32] = 2048;
-	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 20e-3 + 2e-6, 1e-12);
-	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 1e-3 + 2e-6, 1e-12);
-	gemm.bias_rows = 2048;
-	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
-	/* ... unless its output is narrow: the share at any rows */
-	g.bias_gemm_cols[MX_FP32] = 1024;
-	gemm.bias_cols = 768;
-	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 20e-3 + 2e-6, 1e-12);
+	gemm.bias_rows = 3152;
 	gemm.bias_cols = 1024;
-	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
-	gemm.bias_cols = 0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 / (200.0 / 264) + 2e-6, 1e-12);
+	/* 16-bit and tf32 have no share: the full rate */
+	assert_float_equal(cost_op_gpu_s(&amp, &gemm), 1e-3 + 2e-6, 1e-12);
+	/* 4096 x 1024: 256 tiles of 128 in two waves, 256 / 264 */
+	gemm.bias_rows = 4096;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 / (256.0 / 264) + 2e-6, 1e-12);
+	/* 1024 x 1024: 64 tiles of 128 fill 64 / 132; 256 of 64 fill 256 / 264, at 0.9 the
+	 * faster */
+	g.bias_gemm_share[MX_FP32] = 0.9;
 	gemm.bias_rows = 1024;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 / (0.9 * 256 / 264) + 2e-6, 1e-12);
+	assert_float_equal(gemm_wave_share(1024, 1024, 132, 0.9), 0.9 * 256 / 264, 1e-12);
+	assert_float_equal(gemm_wave_share(128 * 132, 128, 132, 0.9), 1, 1e-12);
+	/* no SM count, or no output's shape: the full rate */
+	assert_float_equal(gemm_wave_share(1024, 1024, 0, 0.9), 1, 1e-12);
+	assert_float_equal(gemm_wave_share(0, 1024, 132, 0.9), 1, 1e-12);
+	gemm.bias_cols = 0;
+	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
+	gemm.bias_cols = 1024;
 	gemm.bwd = 1;
 	assert_float_equal(cost_op_gpu_s(&fp32, &gemm), 10e-3 + 2e-6, 1e-12);
 	gemm.bwd = 0;
@@ -515,9 +526,8 @@ static void test_profiles(void **state)
 		/* attention by tiles on every row: its SMs and the tiles' fixed times */
 		assert_true(p->sm_count >= 100 && p->sm_count <= ATTN_MAX_SMS);
 		assert_true(p->attn_tile_us[MX_BF16] > 0);
-		/* the bias-epilogue row: measured for fp32 only, a slowdown below its rows */
-		assert_true(p->bias_gemm_share[MX_FP32] > 0 && p->bias_gemm_share[MX_FP32] < 1 &&
-			    p->bias_gemm_rows[MX_FP32] >= 1024);
+		/* the bias-epilogue tiles: measured for fp32 only, the small ones slower */
+		assert_true(p->bias_gemm_share[MX_FP32] > 0 && p->bias_gemm_share[MX_FP32] < 1);
 		for (int m = MX_TF32; m < MX_COUNT; m++)
 			assert_true(p->bias_gemm_share[m] == 0);
 		/* convolutions by shape in every precision measured (fp32, tf32, 16-bit); the

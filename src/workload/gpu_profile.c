@@ -33,20 +33,14 @@
 /* GPT-2's 50257-word head (the profiler, every gpt2 / gpt2_medium case): under 16-bit
  * autocast its gradients' align1 GEMMs (nn, nt) take 0.65-0.68 of forward's (tn) time;
  * under TF32 the same as forward's */
-/* fp32 linears with their bias below 4096 rows (micro_kernels.py --only gemm_waves,
- * 2026-12-03: F.linear of BERT's and ViT's eight weight shapes at M = 1024 to 12608: below
- * 4096 rows, 1024-3152, cuBLAS's kernels for them run at 0.80 of the matrix rate, least
- * squares on the log error of 40 shapes, 6.9% median; from 4096 rows at the full rate, 7.5%
- * median; the earlier gemm_gap run, M = 1024 alone, had 0.86 below 2048). The gradients'
- * GEMMs (nn, tn) stay at the matrix rate (0.86-1.0 of it at every M). tf32 and 16-bit were
- * not measured. */
-#define H200_BIAS_GEMM_SHARE { 0.80, 0, 0, 0 }
-#define H200_BIAS_GEMM_ROWS { 4096, 0, 0, 0 }
-/* ... and from 4096 rows on, outputs narrower than 1024 stay at it: the same run's 768-wide
- * outputs at M = 4096-12608 at 0.81 (median of 10 shapes), 1024 and wider at 0.89-0.99
- * (BERT-base's and ViT-B's q, k, v, o and second MLP linear: their fp32 GPU-bound forwards
- * had come out 4-15% short, 7% short to 9% over with it) */
-#define H200_BIAS_GEMM_COLS { 1024, 0, 0, 0 }
+/* fp32 linears with their bias by their output tiles' waves (costmodel.c gemm_wave_share;
+ * micro_kernels.py --only gemm_waves, 2026-12-03: F.linear of BERT's and ViT's eight weight
+ * shapes at M = 1024 to 12608, 80 shapes): cuBLAS's 128 x 128 tiles at the matrix rate, its
+ * 64 x 64 ones at 0.81 of it, the faster of the two after their waves over the 132 SMs:
+ * mean |log error| 5.5%, median 2.7% (leaving each weight shape out of the fit in turn:
+ * 5.5%, 2.0%), where one share below 4096 rows and for outputs under 1024 wide had 8.2%,
+ * 4.4% (RESULTS.md, twenty-second session). tf32 and 16-bit were not measured. */
+#define H200_BIAS_GEMM_SHARE { 0.81, 0, 0, 0 }
 /* their gradients' GEMMs (nn: dy W, tn: dy^T x) in the same run: 0.91 of the matrix rate
  * below 4096 rows (80 shapes, median |log error| 6.7%, 8.9% at the full rate), at it from
  * 4096 rows (3.5%) */
@@ -255,7 +249,6 @@
 	.attn_bwd_width_exp = H200_ATTN_BWD_WIDTH_EXP,                                   \
 	.align2_eff = { 1, 1, 0.33, 0.33 }, .align1_eff = { 1, 0.31, 0.12, 0.12 },      \
 	.align1_bwd_eff = H200_ALIGN1_BWD_EFF, .bias_gemm_share = H200_BIAS_GEMM_SHARE,  \
-	.bias_gemm_rows = H200_BIAS_GEMM_ROWS, .bias_gemm_cols = H200_BIAS_GEMM_COLS,    \
 	.grad_gemm_share = H200_GRAD_GEMM_SHARE,                                         \
 	.grad_gemm_rows = H200_GRAD_GEMM_ROWS, .grad_gemm_weight = H200_GRAD_GEMM_WEIGHT, \
 	.wgrad_gemm_share = H200_WGRAD_GEMM_SHARE,                                       \
@@ -378,9 +371,7 @@ static const struct profile_field fields[] = {
 	PF(align2_eff, MX_COUNT, "GEMM share for even, unaligned inner dimensions"),
 	PF(align1_eff, MX_COUNT, "GEMM share for odd inner dimensions"),
 	PF(align1_bwd_eff, MX_COUNT, "the same for the gradients' GEMMs"),
-	PF(bias_gemm_share, MX_COUNT, "forward GEMM share of a linear with bias below bias_gemm_rows rows (0: none)"),
-	PF(bias_gemm_rows, MX_COUNT, "rows from which a linear's bias-epilogue GEMM runs at the full rate"),
-	PF(bias_gemm_cols, MX_COUNT, "... unless its output is narrower than this (0: no bound)"),
+	PF(bias_gemm_share, MX_COUNT, "a linear's forward GEMM with its bias: share of its 64 x 64 output tiles, against 128 x 128 ones at the full rate, each by its waves over sm_count (0: the full rate)"),
 	PF(grad_gemm_share, MX_COUNT, "a linear's gradient GEMMs' share below grad_gemm_rows rows (0: none)"),
 	PF(grad_gemm_rows, MX_COUNT, "rows from which a linear's gradient GEMMs run at the full rate"),
 	PF(grad_gemm_weight, MX_COUNT, "weight elements from which they run at the full rate at any rows (0: no bound)"),
@@ -510,6 +501,16 @@ const struct gpu_profile *gpu_profile_find(const char *name)
 	return NULL;
 }
 
+/* Keys a file written by an earlier gradsync may hold that no longer mean anything: loading
+ * one says so rather than reading the file as something it did not say. */
+static const struct {
+	const char *key;
+	const char *why;
+} retired[] = {
+	{ "bias_gemm_rows", "a linear's forward GEMM is now priced by its tiles' waves over sm_count (bias_gemm_share)" },
+	{ "bias_gemm_cols", "a linear's forward GEMM is now priced by its tiles' waves over sm_count (bias_gemm_share)" },
+};
+
 static const struct profile_field *field_find(const char *key)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
@@ -543,6 +544,13 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 	}
 	f = field_find(key);
 	if (!f) {
+		for (size_t r = 0; r < ARRAY_SIZE(retired); r++) {
+			if (strcmp(retired[r].key, key) == 0) {
+				snprintf(err, errlen, "%s:%d: profile key '%s' is retired: %s; delete the line",
+					 path, lineno, key, retired[r].why);
+				return -EINVAL;
+			}
+		}
 		snprintf(err, errlen, "%s:%d: unknown profile key '%s'", path, lineno, key);
 		return -EINVAL;
 	}
