@@ -595,6 +595,11 @@ static void test_profiles(void **state)
 	assert_non_null(strstr(err, ":2: unknown profile key 'matrix_tflop'"));
 	assert_non_null(strstr(err, path));
 	assert_null(strchr(err, '\n'));
+	/* a key an earlier gradsync wrote and this one retired: refused, saying why */
+	assert_int_equal(load_text(path, "bias_gemm_rows = 4096 0 0 0\n", &back, err), -EINVAL);
+	assert_non_null(strstr(err, ":1: profile key 'bias_gemm_rows' is retired: "));
+	assert_non_null(strstr(err, "waves"));
+	assert_null(strchr(err, '\n'));
 	assert_int_equal(load_text(path, "matrix_tflops = 1 2\n", &back, err), -EINVAL);
 	assert_int_equal(load_text(path, "floor_us = -1\n", &back, err), -EINVAL);
 	fclose(tmp);
