@@ -503,12 +503,14 @@ const struct gpu_profile *gpu_profile_find(const char *name)
 
 /* Keys a file written by an earlier gradsync may hold that no longer mean anything: loading
  * one says so rather than reading the file as something it did not say. */
+#define RETIRED_BY_WAVES \
+	"a linear's forward GEMM is now priced by its tiles' waves over sm_count (bias_gemm_share)"
 static const struct {
 	const char *key;
 	const char *why;
 } retired[] = {
-	{ "bias_gemm_rows", "a linear's forward GEMM is now priced by its tiles' waves over sm_count (bias_gemm_share)" },
-	{ "bias_gemm_cols", "a linear's forward GEMM is now priced by its tiles' waves over sm_count (bias_gemm_share)" },
+	{ "bias_gemm_rows", RETIRED_BY_WAVES },
+	{ "bias_gemm_cols", RETIRED_BY_WAVES },
 };
 
 static const struct profile_field *field_find(const char *key)

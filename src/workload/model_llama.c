@@ -78,8 +78,8 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_fwd_elem(tl, "kv_cache.new", 0, LLAMA_CACHE_CALLS, 0);
 	ly_fwd_copy(tl, "kv_cache.cat", 2, 2.0 * 2.0 * pos * kv * e);
 	ly_amp_cast(tl, "cast.qk", 2, pos * (h + kv));
-	ly_attention(tl, "self_attn.core", batch, seq, h, heads, (int)(kv * heads / h), true, LLAMA_COPIES_FWD,
-		     LLAMA_COPIES_BWD);
+	ly_attention(tl, "self_attn.core", batch, seq, h, heads, (int)(kv * heads / h), true,
+		     LLAMA_COPIES_FWD, LLAMA_COPIES_BWD);
 	o = ly_linear(tl, "self_attn.o_proj", h, h, false, pos);
 	ly_add_residual(tl, pos * h);
 	ly_input_f32(tl);
