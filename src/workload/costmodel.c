@@ -95,7 +95,7 @@ double gemm_wave_share(double rows, double cols, double sms, double small_share)
  * output tiles' waves (gemm_wave_share); gradients and bias-free linears never take it. */
 static double bias_share(const struct gpu_profile *g, enum matrix_kind mx, const struct op *o)
 {
-	if (!o->bias_rows || !o->bias_cols || o->bwd || !(g->bias_gemm_share[mx] > 0))
+	if (!o->bias_rows || o->bwd || !(g->bias_gemm_share[mx] > 0))
 		return 1;
 	return gemm_wave_share(o->bias_rows, o->bias_cols, g->sm_count, g->bias_gemm_share[mx]);
 }

@@ -476,7 +476,7 @@ static void attention_math(struct tensor_list *tl, int l, int batch, int seq, in
 	double mm = 2.0 * s2 * (double)d; /* one batched GEMM's FLOPs */
 	double sq = (double)seq * seq;
 
-	with_calls(op(tl, l, 0, OPC_ELEM, 2, 0, 2 * 2.0 * e * a, 0, "sdpa.scale"), 1);
+	op(tl, l, 0, OPC_ELEM, 2, 0, 2 * 2.0 * e * a, 0, "sdpa.scale"); /* SDPA's call */
 	same_call(op(tl, l, 0, OPC_COPY, 2, 0, 2.0 * e * (kv + a), 0, "sdpa.repeat_kv"));
 	if (causal) /* ones, tril (bool), zeros, logical_not, masked_fill (the additive mask) */
 		same_call(op(tl, l, 0, OPC_ELEM, 5, 0, (3.0 + 2.0 + 2.0 * e) * sq, 0,
@@ -490,11 +490,9 @@ static void attention_math(struct tensor_list *tl, int l, int batch, int seq, in
 	same_call(op(tl, l, 0, OPC_REDUCE, 1, 0, s2, 0, "sdpa.safe.all"));
 	same_call(op(tl, l, 0, OPC_GEMM, 1, mm, e * (2.0 * a + s2), d, "sdpa.pv"));
 	/* backward: one node per aten op; p v's node: dP = dO v^T and dV = p^T dO */
-	with_calls(op(tl, l, 1, OPC_GEMM, 2, 2.0 * mm, e * (4.0 * a + 2.0 * s2), d,
-		      "sdpa.pv.bwd"), 1);
+	op(tl, l, 1, OPC_GEMM, 2, 2.0 * mm, e * (4.0 * a + 2.0 * s2), d, "sdpa.pv.bwd");
 	op(tl, l, 1, OPC_SOFTMAX, 1, 0, 3.0 * e * s2, seq, "sdpa.softmax.bwd");
-	with_calls(op(tl, l, 1, OPC_GEMM, 2, 2.0 * mm, e * (4.0 * a + 2.0 * s2), d,
-		      "sdpa.qk.bwd"), 1);
+	op(tl, l, 1, OPC_GEMM, 2, 2.0 * mm, e * (4.0 * a + 2.0 * s2), d, "sdpa.qk.bwd");
 	with_calls(op(tl, l, 1, OPC_ELEM, 2, 0, 2 * 2.0 * e * a, 0, "sdpa.scale.bwd"), 2);
 	/* the repeats' gradients: each group of query heads summed into its key head */
 	with_calls(op(tl, l, 1, OPC_REDUCE, 2, 0, 2.0 * e * (a + kv), 0, "sdpa.repeat_kv.bwd"),

@@ -61,8 +61,9 @@ const struct llama_preset llama3_8b_preset = { 4096, 32, 32, 8, 14336, 128256, 8
 
 /* One decoder layer; returns the index of its last layer in execution order. */
 static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int seq, int64_t h,
-		       int heads, int64_t kv, int64_t ffn)
+		       int heads, int kv_heads, int64_t ffn)
 {
+	int64_t kv = h / heads * kv_heads; /* the keys' and values' width */
 	double pos = (double)batch * seq;
 	int e = ly_act_bytes(tl);
 	int o, down, ln1, ln2;
@@ -78,8 +79,8 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	ly_fwd_elem(tl, "kv_cache.new", 0, LLAMA_CACHE_CALLS, 0);
 	ly_fwd_copy(tl, "kv_cache.cat", 2, 2.0 * 2.0 * pos * kv * e);
 	ly_amp_cast(tl, "cast.qk", 2, pos * (h + kv));
-	ly_attention(tl, "self_attn.core", batch, seq, h, heads, (int)(kv * heads / h), true,
-		     LLAMA_COPIES_FWD, LLAMA_COPIES_BWD);
+	ly_attention(tl, "self_attn.core", batch, seq, h, heads, kv_heads, true, LLAMA_COPIES_FWD,
+		     LLAMA_COPIES_BWD);
 	o = ly_linear(tl, "self_attn.o_proj", h, h, false, pos);
 	ly_add_residual(tl, pos * h);
 	ly_input_f32(tl);
@@ -124,7 +125,7 @@ int model_build_llama(const struct model_info *m, const struct workload_opts *w,
 	ly_fwd_elem(tl, "rope.table", ROPE_TABLE_KERNELS, ROPE_TABLE_CALLS,
 		    2.0 * 4.0 * pos * (double)(h / heads));
 	for (i = 0; i < layers; i++)
-		prev = llama_layer(tl, i, prev, batch, seq, h, heads, h / heads * kv_heads, ffn);
+		prev = llama_layer(tl, i, prev, batch, seq, h, heads, kv_heads, ffn);
 	ly_scope(tl, "%s", "");
 	ly_rms_norm(tl, "model.norm", h, pos * h);
 	ly_linear(tl, "lm_head", h, vocab, false, pos);
