@@ -166,7 +166,9 @@ json_t *plan_to_json(const struct tensor_list *tl, const struct bucket_plan *p,
 		ok = set(root, "gpu_tflops", json_real(ct->gpu_tflops)) &&
 		     set(root, "fwd_s", json_real(ct->fwd_s)) &&
 		     set(root, "bwd_s", json_real(ct->bwd_s)) &&
-		     set(root, "bwd_start_s", json_real(ct->bwd_start_s));
+		     set(root, "bwd_start_s", json_real(ct->bwd_start_s)) &&
+		     set(root, "host_fwd_s", json_real(ct->host_fwd_s)) &&
+		     set(root, "host_bwd_s", json_real(ct->host_bwd_s));
 	if (ok)
 		ok = set(root, "ready_order", ready); /* consumes ready */
 	else

@@ -85,6 +85,7 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 	}
 	/* the step's forward ends when both the GPU and the host are through it */
 	out->fwd_s = fmax(gpu, host);
+	out->host_fwd_s = host;
 	gpu = t0 = out->fwd_s;
 	if (out->fwd_s > prev && tl->nlayers)
 		out->layer_fwd_s[tl->nlayers - 1] += out->fwd_s - prev;
@@ -104,6 +105,7 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 			out->tensor_ready[l->tensors[j]] = end - t0;
 	}
 	out->bwd_s = fmax(gpu, host) - t0;
+	out->host_bwd_s = host - out->host_fwd_s;
 	/*
 	 * The player waits to each time as whole nanoseconds in 64 bits: gpu_tflops =
 	 * 1e-300 modelled a step of 1e302 ms, which played as 8 ms without a word.

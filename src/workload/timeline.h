@@ -22,6 +22,10 @@ struct compute_timeline {
 	double fwd_s;          /* whole forward pass */
 	double bwd_s;          /* whole backward pass */
 	double bwd_start_s;    /* the host's start-up of backward, before its first node */
+	double host_fwd_s;     /* the host's own time to issue forward (PyTorch: the call's
+				* wall time, measure_torch_step.py's host_fwd_ms) */
+	double host_bwd_s;     /* the host's time from its call of backward to its last
+				* node (start-up included; host_bwd_ms) */
 	uint32_t nlayers;
 	uint32_t ntensors;
 	uint32_t nbuckets;

@@ -84,6 +84,9 @@ static void test_hand_timeline(void **state)
 		assert_int_equal(compute_timeline_build(&tl, &p, &ch, &ct), 0);
 		assert_float_equal(ct.fwd_s, 15e-3 + 3e-3, 1e-12);
 		assert_float_equal(ct.bwd_s, 45e-3 + 1e-3 - 18e-3, 1e-12);
+		/* the host's own clock: 3 calls forward, 6 backward, never waiting */
+		assert_float_equal(ct.host_fwd_s, 15e-3, 1e-12);
+		assert_float_equal(ct.host_bwd_s, 30e-3, 1e-12);
 		compute_timeline_free(&ct);
 		/* backward's start-up, 2 ms per forward call (three): the host-bound GPU waits
 		 * 6 ms more for backward's first kernel, and every bucket with it */
@@ -91,12 +94,14 @@ static void test_hand_timeline(void **state)
 		assert_int_equal(compute_timeline_build(&tl, &p, &ch, &ct), 0);
 		assert_float_equal(ct.bwd_start_s, 6e-3, 1e-12);
 		assert_float_equal(ct.bwd_s, 45e-3 + 1e-3 - 18e-3 + 6e-3, 1e-12);
+		assert_float_equal(ct.host_bwd_s, 30e-3 + 6e-3, 1e-12);
 		compute_timeline_free(&ct);
 		/* under CUDA graphs there is no eager start-up */
 		ch = params(&gh, 0);
 		assert_int_equal(compute_timeline_build(&tl, &p, &ch, &ct), 0);
 		assert_float_equal(ct.bwd_start_s, 0, 1e-15);
 		assert_float_equal(ct.bwd_s, 12e-3, 1e-12);
+		assert_float_equal(ct.host_fwd_s + ct.host_bwd_s, 0, 1e-15);
 		compute_timeline_free(&ct);
 		gh.bwd_start_us = 0;
 	}

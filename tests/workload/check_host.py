@@ -26,7 +26,7 @@ from check_costmodel import QUIET_PACE_US, host_per_pass_ms
 
 def plan_host_ms(binary, args):
     """The model's host time per pass (ms) for `plan ARGS`: forward, backward."""
-    out = subprocess.run([binary, "plan"] + args + ["--json", "--ops"], check=True,
+    out = subprocess.run([binary, "plan"] + args + ["--json"], check=True,
                          capture_output=True, text=True).stdout
     return host_per_pass_ms(json.loads(out))
 

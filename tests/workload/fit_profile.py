@@ -95,7 +95,7 @@ def main():
         tot = 0
         for c in cases:
             cmd = [o.binary, "plan"] + case_args(c) + ["--gpu-profile", tmps[scale[id(c)]],
-                                                         "--json", "--ops"]
+                                                         "--json"]
             j = json.loads(subprocess.run(cmd, check=True, capture_output=True,
                                           text=True).stdout)
             tot += abs((j["fwd_s"] + j["bwd_s"]) * 1e3 / c["step_ms"] - 1)
