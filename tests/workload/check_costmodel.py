@@ -16,7 +16,9 @@ profile's parameters were chosen on) and the held-out rest; both are reported ap
 The gradient-ready order of every case must equal the order PyTorch's hooks recorded
 (always enforced). Bucket ready times are GPU-timeline references measured where the
 instrument did not stretch the backward (ready_reference: one definition, README "Compute
-model"): in ms, and as a share of the backward pass.
+model"): in ms, and as a share of the backward pass. With --host-pace each case is planned
+at its trials' host pace, and its ready times at the pace of the trials they came from
+(ready_pace: the light traces and bucket hooks ran in trials of their own).
 Prints one line per case and a summary; with --enforce exits 1 when a threshold is missed;
 --guard-* are the regression guard CI runs on the held-out cases: the median and worst
 |error| of forward+backward, the median |error| of forward and of the worst bucket ready
@@ -164,6 +166,48 @@ def ready_reference(c):
     return None
 
 
+def _kept(trials, probe, run_paces, match):
+    """The trials merge_steps.py kept of a ready reference's (those within QUIET of their
+    run's pace, or all where none was): the first run pace of run_paces whose kept trials
+    give the stored figures (match(kept)), else the only number of fastest-probed trials
+    that does (a --ready-only run's fast pace is in no table). None where ambiguous."""
+    for run in sorted(run_paces or []):
+        keep = [t for t in trials if probe(t) <= 1.10 * run] or trials
+        if match(keep):
+            return keep
+    tr = sorted(trials, key=probe)
+    ks = [k for k in range(1, len(tr) + 1) if match(tr[:k])]
+    return tr[:ks[0]] if len(ks) == 1 else None
+
+
+def ready_pace(c, src, run_paces):
+    """The host's pace (us per tiny op) in the trials a ready reference (ready_reference's
+    src) comes from: the light traces and the bucket hooks ran in trials of their own, whose
+    host may sit on the other side of forward's balance than the step's trials (a host-bound
+    forward hides backward's start-up from the GPU or does not). Tables merged before
+    merge_steps.py stored it (light_pace_us, bucket_pace_us) give it back by the trials
+    kept. None where unknown (a full trace, the hooked steps: the step's pace stands)."""
+    med = statistics.median
+    stored = c.get({"light": "light_pace_us", "bucket-hooked": "bucket_pace_us"}.get(src, ""))
+    if stored:  # merge_steps.py since the twenty-third session
+        return stored
+    if src == "light":
+        tr = [t for t in c.get("light_trials") or [] if t[0]]
+        keep = _kept(tr, lambda t: t[0], run_paces,
+                     lambda k: len(k) == c.get("light_kept") and
+                     abs(med(t[2] for t in k) - c["bwd_light_ms"]) < 2e-4) if tr else None
+    elif src == "bucket-hooked":
+        tr = [t for t in c.get("bucket_trials") or [] if t[0]]
+        want = c["bucket_ready_ms"]
+        keep = _kept(tr, lambda t: t[0], run_paces,
+                     lambda k: abs(med(t[1] for t in k) - c["bwd_bucket_ms"]) < 2e-4 and
+                     all(abs(med(t[2][n] for t in k if n in t[2]) - v) < 2e-4
+                         for n, v in want.items())) if tr else None
+    else:
+        return None
+    return med(t[0] for t in keep) if keep else None
+
+
 def pct(x):
     return "-" if x is None else "%.1f%%" % (100 * x)
 
@@ -215,7 +259,12 @@ def main():
         rerrs, rshare = [], []
         ref_ready = ready_reference(c)
         if ref_ready:
-            ready, last, _ = ref_ready
+            ready, last, src = ref_ready
+            rpace = ready_pace(c, src, ref.get("host_pace_us")) if o.host_pace else None
+            if rpace and not (pace and abs(rpace / pace - 1) <= 0.005):
+                # the ready figures' own trials' host, not the step's
+                p = plan(o.binary, c, paced_profile(o.binary, o.profile,
+                                                    rpace / QUIET_PACE_US, paced))
             for b in p["buckets"]:
                 real = max(ready.get(names[t], 0) for t in b["tensors"])
                 if real > 0.05 * last:  # tiny early buckets: relative error is noise

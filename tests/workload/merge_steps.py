@@ -84,6 +84,7 @@ def ready_shares(c, pace):
     c["bwd_light_ms"] = round(med(tr[i][2] for i in use), 4)
     c["bwd_start_ms"] = round(med(tr[i][3] for i in use), 4)
     c["light_kept"] = len(use)
+    c["light_pace_us"] = round(med(tr[i][0] for i in use), 3)  # the host of these trials
     return len(use)
 
 
@@ -99,11 +100,13 @@ def bucket_figures(c, pace):
     c["bucket_ready_ms"] = {n: round(med(t[2][n] for t in use if n in t[2]), 4)
                             for n in use[0][2]}
     c["bwd_bucket_ms"] = round(med(t[1] for t in use), 4)
+    c["bucket_pace_us"] = round(med(t[0] for t in use), 3)
     return len(use)
 
 
 LIGHT_FIELDS = ("ready_share", "bwd_light_ms", "bwd_start_ms", "light_kept", "light_trials",
-                "diag", "bucket_ready_ms", "bwd_bucket_ms", "bucket_trials")
+                "light_pace_us", "diag", "bucket_ready_ms", "bwd_bucket_ms", "bucket_trials",
+                "bucket_pace_us")
 
 
 def drop_annotations(c):
