@@ -31,6 +31,8 @@ static const struct cfg_choice dtype_choices[] = {
 };
 
 static const struct cfg_choice grad_dtype_choices[] = {
+	{ "auto", GRAD_DTYPE_AUTO,
+	  "the parameters' dtype, what DDP reduces: bf16 under precision = bf16, else f32 (autocast keeps fp32 parameters)" },
 	{ "f32", DT_F32, "fp32 gradients (DDP default)" },
 	{ "bf16", DT_BF16, "bf16 gradients (mixed precision, bf16 params)" },
 	{ "f16", DT_F16, "fp16 gradients" },
@@ -157,8 +159,8 @@ static const struct cfg_key keys[] = {
 	  .sweepable = true, .size_auto = true, FIELD(workload, first_bucket_cap),
 	  .help = "cap of the first bucket; auto = DDP's rule: 1MiB while bucket_cap is left unset, bucket_cap once it is given",
 	  .same_on_all_ranks = true },
-	{ "workload", "grad_dtype", CFG_ENUM, "f32", "", UNBOUNDED, CHOICES(grad_dtype_choices),
-	  .sweepable = true, FIELD(workload, grad_dtype), .help = "gradient element type",
+	{ "workload", "grad_dtype", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(grad_dtype_choices),
+	  .sweepable = true, FIELD(workload, grad_dtype), .help = "gradient element type DDP reduces; auto = the parameters': bf16 under precision = bf16, else f32",
 	  .same_on_all_ranks = true },
 	{ "workload", "compute", CFG_ENUM, "sleep", "", UNBOUNDED, CHOICES(compute_choices),
 	  .sweepable = true, FIELD(workload, compute), .help = "how forward/backward compute is played" },

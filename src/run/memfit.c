@@ -33,7 +33,7 @@ uint64_t run_case_host_bytes(const struct exp_case *c)
 	/* the gradients, one buffer (the buckets are views into it) */
 	if (model_build_err(&cfg->workload, &tl, NULL, err, sizeof(err)))
 		return 0; /* the case fails on its own, saying why */
-	bytes = tl.numel * dtype_size(cfg->workload.grad_dtype);
+	bytes = tl.numel * dtype_size(model_grad_dtype(&cfg->workload));
 	tensor_list_free(&tl);
 	return bytes;
 }

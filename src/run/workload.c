@@ -381,7 +381,8 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		goto out_tl;
 	}
 	ret = bucket_plan_build(&tl, w->bucket_cap,
-				bucket_first_cap(w->bucket_cap, w->first_bucket_cap, w->bucket_cap_set), w->grad_dtype, &plan);
+				bucket_first_cap(w->bucket_cap, w->first_bucket_cap, w->bucket_cap_set),
+				model_grad_dtype(w), &plan);
 	if (ret)
 		goto out_tl;
 	ret = compute_params_resolve(w, 0, &prof, &cp);

@@ -717,25 +717,34 @@ void ly_loss(struct tensor_list *tl, double rows, int64_t classes)
 	 * softmax kernels, 65 us backward where 32-bit bytes had charged 175). Logits
 	 * already made fp32 (GPT-2's and Llama's logits.float(): ly_input_f32) take the
 	 * 32-bit path. */
-	double sm = F32;
+	double sm = tl->in_f32 ? F32 : ly_act_bytes(tl);
+	/* nll_loss and its gradient: fp32 under autocast (an fp32 op), else the logits' */
+	double nl = precision_is_amp(tl->precision) ? F32 : sm;
 
 	if (precision_is_amp(tl->precision) && !tl->in_f32) {
-		sm = ly_act_bytes(tl);
 		widen(op(tl, l, 0, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits"));
 		op(tl, l, 1, OPC_CAST, 1, 0, 6.0 * n, 0, "cast.logits.bwd");
 	}
+	/* a bf16 model's loss runs in 16 bits throughout, no cast */
 	f32(op(tl, l, 0, OPC_SOFTMAX, 1, 0, 2.0 * sm * n, classes, "log_softmax"), sm == F32);
-	f32(op(tl, l, 0, OPC_REDUCE, 2, 0, F32 * rows, 0, "nll"), true);
-	f32(op(tl, l, 1, OPC_ELEM, 2, 0, F32 * n, 0, "nll.bwd"), true);
+	f32(op(tl, l, 0, OPC_REDUCE, 2, 0, nl * rows, 0, "nll"), nl == F32);
+	if (tl->precision == PREC_AMP_FP16) {
+		/* GradScaler.scale(loss): the loss times the scale on the device before
+		 * backward, whose first node multiplies the gradient back */
+		f32(op(tl, l, 0, OPC_ELEM, 1, 0, 3.0 * F32, 0, "loss.scale"), true);
+		f32(op(tl, l, 1, OPC_ELEM, 1, 0, 3.0 * F32, 0, "loss.scale.bwd"), true);
+	}
+	f32(op(tl, l, 1, OPC_ELEM, 2, 0, nl * n, 0, "nll.bwd"), nl == F32);
 	f32(op(tl, l, 1, OPC_SOFTMAX, 1, 0, 3.0 * sm * n, 0, "log_softmax.bwd"), sm == F32);
 }
 
 /* HF's logits.float() before the loss (GPT-2, Llama): under autocast a cast of the
  * 16-bit logits (profiler: one copy kernel, which the loss then takes as it is), in
- * 32-bit precisions the tensor itself (no kernel) */
+ * 32-bit precisions the tensor itself (no kernel); a bf16 model's 16-bit logits are cast
+ * as autocast's are */
 void ly_logits_float(struct tensor_list *tl, double elems)
 {
-	if (!precision_is_amp(tl->precision))
+	if (ly_act_bytes(tl) != 2)
 		return;
 	widen(op(tl, last(tl), 0, OPC_CAST, 1, 0, 6.0 * elems, 0, "logits.float"));
 	op(tl, last(tl), 1, OPC_CAST, 1, 0, 6.0 * elems, 0, "logits.float.bwd");

@@ -117,6 +117,13 @@ int model_build_err(const struct workload_opts *w, struct tensor_list *out, cons
 	return ret;
 }
 
+enum dtype model_grad_dtype(const struct workload_opts *w)
+{
+	if (w->grad_dtype != GRAD_DTYPE_AUTO)
+		return (enum dtype)w->grad_dtype;
+	return w->precision == PREC_BF16 ? DT_BF16 : DT_F32;
+}
+
 int model_build(const struct workload_opts *w, struct tensor_list *out)
 {
 	char err[sizeof(out->why)];

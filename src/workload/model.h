@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "util/dtype.h"
 #include "workload/tensor_list.h"
 #include "workload/workload.h"
 
@@ -32,6 +33,13 @@ struct model_info {
 size_t model_count(void);
 const struct model_info *model_at(size_t i);
 const struct model_info *model_find(const char *name);
+
+/*
+ * The gradients' dtype DDP reduces for w: grad_dtype where given, else (GRAD_DTYPE_AUTO) the
+ * parameters' own: bf16 under precision = bf16 (a model cast to bf16), f32 otherwise
+ * (autocast keeps fp32 parameters, so their gradients are fp32).
+ */
+enum dtype model_grad_dtype(const struct workload_opts *w);
 
 /* Look w->model up and build it; -ENOENT for an unknown name. A refusal is logged once. */
 int model_build(const struct workload_opts *w, struct tensor_list *out);

@@ -282,11 +282,20 @@ static void test_gpt2_autocast_ops(void **state)
 	assert_true(fabs(b - 12 * 72.0 * 64 * 3072) < 1);
 	assert_int_equal(gpt2_ops(PREC_FP32, "logits.float", NULL, &b), 0);
 	assert_int_equal(gpt2_ops(PREC_FP32, "cast.logits", NULL, &b), 0);
+	/* fp16 autocast's GradScaler: one multiply of the loss, none in the others */
+	assert_int_equal(gpt2_ops(PREC_AMP_FP16, "loss.scale", NULL, &b), 1);
+	assert_int_equal(gpt2_ops(PREC_AMP_FP16, "logits.float", NULL, &b), 1);
+	assert_int_equal(gpt2_ops(PREC_AMP_BF16, "loss.scale", NULL, &b), 0);
+	assert_int_equal(gpt2_ops(PREC_BF16, "loss.scale", NULL, &b), 0);
+	/* a bf16 model's 16-bit logits are cast up for the loss as autocast's are */
+	assert_int_equal(gpt2_ops(PREC_BF16, "logits.float", NULL, &b), 1);
+	assert_int_equal(gpt2_ops(PREC_BF16, "gelu.upcast", NULL, &b), 0);
 }
 
 /* BERT (batch 2 x 64): every linear's gradient GEMMs carry their rows M (grad_gemm_share),
  * forward's none; the loss's log_softmax runs on 16-bit logits under autocast (2 bytes an
- * element each way), on 32-bit ones in fp32 (the profiler, RESULTS.md 2026-12-03) */
+ * element each way), on 32-bit ones in fp32 (the profiler, RESULTS.md 2026-12-03); a bf16
+ * model's loss runs in 16 bits throughout (nll too), with no cast */
 static void test_bert_grad_rows_and_loss(void **state)
 {
 	const double n = 128.0 * 30522;
@@ -295,12 +304,15 @@ static void test_bert_grad_rows_and_loss(void **state)
 	int grads = 0;
 
 	(void)state;
-	for (int amp = 0; amp < 2; amp++) {
+	for (int amp = 0; amp < 3; amp++) {
+		int half = amp ? 2 : 4; /* amp 2: a bf16 model */
+		int nll = amp == 2 ? 2 : 4, casts = 0;
+
 		memset(&w, 0, sizeof(w));
 		snprintf(w.model, sizeof(w.model), "bert_base");
 		w.batch = 2;
 		w.seq_len = 64;
-		w.precision = amp ? PREC_AMP_BF16 : PREC_FP32;
+		w.precision = amp == 2 ? PREC_BF16 : amp ? PREC_AMP_BF16 : PREC_FP32;
 		assert_int_equal(model_build(&w, &tl), 0);
 		for (uint32_t k = 0; k < tl.nops; k++) {
 			const struct op *o = &tl.ops[k];
@@ -315,14 +327,42 @@ static void test_bert_grad_rows_and_loss(void **state)
 			} else if (!strcmp(o->what, "gemm")) {
 				assert_int_equal(o->grad_rows, 0);
 			} else if (!strcmp(o->what, "log_softmax")) {
-				assert_true(fabs(o->bytes - 2.0 * (amp ? 2 : 4) * n) < 1);
+				assert_true(fabs(o->bytes - 2.0 * half * n) < 1);
 			} else if (!strcmp(o->what, "log_softmax.bwd")) {
-				assert_true(fabs(o->bytes - 3.0 * (amp ? 2 : 4) * n) < 1);
+				assert_true(fabs(o->bytes - 3.0 * half * n) < 1);
+			} else if (!strcmp(o->what, "nll.bwd")) {
+				assert_true(fabs(o->bytes - 1.0 * nll * n) < 1);
+			} else if (!strncmp(o->what, "cast.logits", 11)) {
+				casts++;
 			}
 		}
+		assert_int_equal(casts, amp == 1 ? 2 : 0);
 		tensor_list_free(&tl);
 	}
 	assert_true(grads > 2 * 2 * 12 * 6);
+}
+
+/* grad_dtype auto: the parameters' dtype; a given one is kept whatever the precision */
+static void test_grad_dtype(void **state)
+{
+	struct workload_opts w;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	w.grad_dtype = GRAD_DTYPE_AUTO;
+	w.precision = PREC_BF16;
+	assert_int_equal(model_grad_dtype(&w), DT_BF16);
+	w.precision = PREC_AMP_BF16;
+	assert_int_equal(model_grad_dtype(&w), DT_F32);
+	w.precision = PREC_AMP_FP16;
+	assert_int_equal(model_grad_dtype(&w), DT_F32);
+	w.precision = PREC_FP32;
+	assert_int_equal(model_grad_dtype(&w), DT_F32);
+	w.grad_dtype = DT_F16;
+	assert_int_equal(model_grad_dtype(&w), DT_F16);
+	w.grad_dtype = DT_F32;
+	w.precision = PREC_BF16;
+	assert_int_equal(model_grad_dtype(&w), DT_F32);
 }
 
 /* SDPA's path: 32-bit inputs with fewer key heads run the math path (llama3_8b fp32 and
@@ -462,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_sdpa_math_path),
 		cmocka_unit_test(test_llama_shape_override),
 		cmocka_unit_test(test_custom),
+		cmocka_unit_test(test_grad_dtype),
 		cmocka_unit_test(test_bad_shapes),
 	};
 

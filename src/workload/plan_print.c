@@ -348,7 +348,7 @@ int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors
 	json_t *doc;
 	int ret;
 
-	if (w->grad_dtype < 0 || w->grad_dtype >= DT_COUNT) {
+	if (model_grad_dtype(w) < 0 || model_grad_dtype(w) >= DT_COUNT) {
 		log_err(LOG_WORKLOAD, "grad_dtype %d: not a dtype", w->grad_dtype);
 		return -EINVAL;
 	}
@@ -357,7 +357,7 @@ int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors
 		return ret;
 	ret = bucket_plan_build(&tl, w->bucket_cap,
 				bucket_first_cap(w->bucket_cap, w->first_bucket_cap, w->bucket_cap_set),
-				(enum dtype)w->grad_dtype, &p);
+				model_grad_dtype(w), &p);
 	if (ret)
 		goto out_list;
 	memset(&ct, 0, sizeof(ct));

@@ -13,6 +13,7 @@ enum compute_mode {
 };
 
 #define WORKLOAD_LAYERS_MAX 4096
+#define GRAD_DTYPE_AUTO (-1) /* the parameters' own dtype, as DDP reduces them */
 
 /* [workload] section, resolved by config/. model "none" = collective benchmark. */
 struct workload_opts {
@@ -26,7 +27,7 @@ struct workload_opts {
 	 * is left unset, and with no special first bucket (recent PyTorch) when it is set;
 	 * bucket_first_cap() resolves it. */
 	uint64_t first_bucket_cap;
-	int grad_dtype;            /* enum dtype */
+	int grad_dtype;            /* enum dtype, or GRAD_DTYPE_AUTO: model_grad_dtype() */
 	int compute;               /* enum compute_mode */
 	double gpu_tflops;         /* > 0: GEMM TFLOP/s replacing the profile's matrix rate */
 	int precision;             /* enum precision (workload/costmodel.h) */

@@ -3,7 +3,7 @@
 
 usage: check_ddp_buckets.py GRADSYNC_BINARY [--models a,b,...] [--device cpu|cuda]
                             [--bucket-cap-mb MB] [--iters N] [--llama-layers N]
-                            [--precision fp32|tf32|amp_bf16]
+                            [--precision fp32|tf32|amp_bf16|bf16]
 
 Runs torch DistributedDataParallel with 2 ranks (gloo) on CPU (or both ranks on the
 one GPU), a few training iterations so the Reducer rebuilds its buckets in
@@ -16,7 +16,8 @@ rule must give what this DDP version used (a first bucket of the same cap on ver
 that have bucket_bytes_cap_default; older versions always use 1 MiB, then
 --first-bucket-cap 1MiB is passed). --precision amp_bf16 runs forward under
 torch.autocast(bfloat16) (on the CPU too), tf32 turns TF32 on: the ready order then
-follows autocast's cast nodes.
+follows autocast's cast nodes; bf16 casts the model and its inputs to bf16, so DDP buckets
+bf16 gradients (plan's grad_dtype is left to it: auto, the parameters' dtype).
 
 Memory: fp32 parameters + gradients (gradient_as_bucket_view) per rank, two ranks.
 Llama presets are reduced to --llama-layers decoder layers (default 2; same shapes
@@ -45,6 +46,7 @@ sys.path.insert(0, HERE)
 from gradsync_plan import ALL_MODELS, run_plan  # noqa: E402
 
 MIB = 1024 * 1024
+DEFAULT_CAP_MB = 25  # DDP's bucket_cap_mb default
 
 
 def free_port():
@@ -69,6 +71,32 @@ def ddp_caps(ddp, bucket_cap_mb):
     return cap, default_first
 
 
+def bf16_buckets(torch, model, args, kw, loss_of, iters):
+    """A bf16 model's rebuilt buckets without a process group (this torch's gloo broadcasts
+    no bf16, so DDP cannot be built over it): the ready order from AccumulateGrad hooks over
+    plain steps, then DDP's own assignment, dist._compute_bucket_assignment_by_size, called
+    as the Reducer's rebuild calls it: the parameters in ready order, their indices, the
+    limits {first bucket, cap} at DDP's defaults."""
+    import torch.distributed as dist
+    params = list(model.parameters())
+    order, hooks = [], []
+    for i, p in enumerate(params):
+        acc = p.expand_as(p).grad_fn.next_functions[0][0]
+        hooks.append(acc.register_hook(lambda *_, i=i: order.append(i)))
+        hooks.append(acc)  # keep the node alive
+    for _ in range(iters):
+        order.clear()
+        model.zero_grad(set_to_none=True)
+        loss_of(model(*args, **kw)).backward()
+    cap = DEFAULT_CAP_MB * MIB
+    first = int(getattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES", MIB))
+    indices, _ = dist._compute_bucket_assignment_by_size(
+        [params[i] for i in order], [first, cap], [False] * len(order), list(order))
+    sizes = [sum(params[i].numel() * params[i].element_size() for i in b) for b in indices]
+    return dict(cap=cap, first_cap=first, has_rebuilt=1, sizes=sizes,
+                indices=[list(b) for b in indices], ready=list(order), hook_ready=list(order))
+
+
 def one_model(name, opts, rank, device):
     import torch
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -76,6 +104,13 @@ def one_model(name, opts, rank, device):
 
     model, note, extra = rm.build(name, device, llama_layers=opts["llama_layers"])
     names = [n for n, _ in model.named_parameters()]
+    if opts["precision"] == "bf16":  # a bf16 model: DDP buckets bf16 gradients
+        model = model.to(torch.bfloat16)
+        torch.manual_seed(1234 + rank)
+        args, kw, loss_of = rm.sample_batch(name, model, device)
+        args = tuple(a.to(torch.bfloat16) if a.is_floating_point() else a for a in args)
+        res = bf16_buckets(torch, model, args, kw, loss_of, opts["iters"])
+        return dict(res, model=name, note=note, extra=extra, names=names)
     kwargs = dict(gradient_as_bucket_view=True)
     if opts["bucket_cap_mb"] is not None:  # older DDP versions do not accept None
         kwargs["bucket_cap_mb"] = opts["bucket_cap_mb"]
@@ -162,8 +197,9 @@ def compare(gradsync, res, opts):
         caps = ["--bucket-cap", str(res["cap"])]
         if res["first_cap"] != res["cap"]:  # an older DDP: always 1 MiB first
             caps += ["--first-bucket-cap", str(res["first_cap"])]
+    # grad_dtype left to plan (auto: the parameters' dtype, bf16 for a bf16 model)
     plan = run_plan(gradsync, res["model"], res["extra"] + caps + [
-        "--grad-dtype", "f32", "--precision", opts["precision"]])
+        "--precision", opts["precision"]])
     problems = []
     if plan["bucket_cap"] != res["cap"] or plan["first_bucket_cap"] != res["first_cap"]:
         problems.append("caps differ: ours %d/%d, DDP %d/%d" % (
@@ -206,8 +242,12 @@ def main():
                     help="DDP bucket_cap_mb (default: unset, DDP's 25 MiB + 1 MiB first)")
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--llama-layers", type=int, default=2)
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "amp_bf16"])
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "amp_bf16", "bf16"])
     args = ap.parse_args()
+    if args.precision == "bf16" and args.bucket_cap_mb is not None:
+        print("check_ddp_buckets.py: --precision bf16 takes DDP's default caps "
+              "(no process group: bf16_buckets), not --bucket-cap-mb")
+        return 2
     try:
         import torch
         import torch.distributed as dist

@@ -135,6 +135,10 @@ if [ -n "$TPY" ]; then
 	# the smallest model keeps CI short; all models ran on the GPU (RESULTS.md)
 	"$TPY" "$HERE/check_ddp_buckets.py" "$GRADSYNC" --models resnet18 --precision amp_bf16 || fail=1
 	"$TPY" "$HERE/check_ddp_buckets.py" "$GRADSYNC" --models resnet18 --bucket-cap-mb 25 || fail=1
+	# a bf16 model: DDP buckets bf16 gradients, and plan's grad_dtype (auto) follows
+	"$TPY" "$HERE/check_ddp_buckets.py" "$GRADSYNC" --models resnet18,vit_b_16 --precision bf16 || fail=1
+	out=$("$GRADSYNC" plan --model resnet18 --precision bf16 --grad-dtype f32 --json)
+	case $out in *'"grad_dtype":"f32"'*) ;; *) echo "FAIL: an explicit grad_dtype lost"; fail=1 ;; esac
 else
 	echo "torch / torchvision not importable: the DDP checks on the CPU are skipped"
 fi
