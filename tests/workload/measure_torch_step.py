@@ -41,7 +41,10 @@ GPU's SM clock after each trial are recorded. For every case:
               --bucket-steps steps with one cheap hook per bucket (its last parameter)
   diag        (--diag CASES): forward's and backward's kernels by the ATen op that launched them
 Precisions: fp32 = no TF32 anywhere (cuBLAS and cuDNN), tf32 = TF32 on for both, amp_bf16 =
-autocast(bfloat16) over fp32 parameters with TF32 off (what DDP reduces stays fp32).
+autocast(bfloat16) over fp32 parameters with TF32 off (what DDP reduces stays fp32),
+amp_fp16 = autocast(float16) the same, its loss scaled as GradScaler.scale does before
+backward (one multiply by the scale on the device, 2^16, inside fwd_ms), bf16 = a bf16 copy of
+the model and bf16 inputs, no autocast (gradients bf16).
 Models are the references of reference_models.py (torchvision / transformers, random weights,
 no downloads), built with each library's default dropout (BERT/GPT-2 0.1, ViT 0).
 With --micro it also times library kernels by shape (matmul per precision, conv, and the
@@ -125,12 +128,28 @@ def set_precision(torch, precision):
     torch.backends.cudnn.allow_tf32 = tf32
 
 
+AMP_DTYPE = {"amp_bf16": "bfloat16", "amp_fp16": "float16"}
+
+
 def autocast(torch, device, precision):
     import contextlib
-    if precision != "amp_bf16":
+    if precision not in AMP_DTYPE:
         return contextlib.nullcontext()
     return torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
-                          dtype=torch.bfloat16)
+                          dtype=getattr(torch, AMP_DTYPE[precision]))
+
+
+def precision_model(torch, models, name, prec):
+    """The model a precision trains: the fp32 one (autocast casts on the fly), or for bf16 a
+    bf16 copy of it, made once (the fp32 one stays for the other precisions)."""
+    import copy
+    if prec != "bf16" or not models.get(name):
+        return models.get(name)
+    key = (name, prec)
+    if key not in models:
+        model, note, extra = models[name]
+        models[key] = (copy.deepcopy(model).to(torch.bfloat16), note, extra)
+    return models[key]
 
 
 def add_ready_hooks(torch, model, clock, sink):
@@ -491,6 +510,11 @@ class Case:
         self.device = device
         self.args, self.kwargs, self.loss_fn = rm.sample_batch(name, self.model, device,
                                                                 batch=batch, seq=seq or 16)
+        if prec == "bf16":  # the images too (token ids stay integers)
+            self.args = tuple(a.to(torch.bfloat16) if a.is_floating_point() else a
+                              for a in self.args)
+        # GradScaler.scale(loss): the loss times the scale, a tensor on the device
+        self.loss_scale = torch.full((), 65536.0, device=device) if prec == "amp_fp16" else None
         self.trials = []      # per trial: medians of fwd, step, host fwd, host bwd (ms)
         self.fwd, self.tot, self.hfwd, self.hbwd, self.walls = [], [], [], [], []
         self.gpu_mhz = []
@@ -511,6 +535,8 @@ class Case:
         with rf("gs::forward"), autocast(torch, self.device, self.prec):
             out = model(*self.args, **self.kwargs)
             loss = self.loss_fn(out)
+        if self.loss_scale is not None:
+            loss = loss * self.loss_scale
         t1 = time.perf_counter()
         m1 = clock.mark()
         if split:
@@ -754,7 +780,8 @@ def run_cases(torch, cases, precs, opts, clock, doc, save):
             if prec == "tf32" and not own and not opts.quick and \
                     (name, batch, seq) not in TF32_CASES:
                 continue
-            live.append(Case(torch, name, batch, seq, prec, models[name], opts.device))
+            live.append(Case(torch, name, batch, seq, prec,
+                             precision_model(torch, models, name, prec), opts.device))
     failed = set()
     for rnd in range(opts.trials):
         for c in live:

@@ -204,6 +204,19 @@ BUCKETS="--gradsync build/gradsync --bucket-steps 3"
 CASES=llama3_8b@2:1:4096:fp32,llama3_8b@2:2:2048:fp32,llama3_8b@2:1:4096:tf32
 CASES=$CASES,llama2_7b@2:1:4096:fp32
 fi
+# READY=13 (issue 13, twenty-third session): the two precisions no call had measured, held
+# out (no value of the h200 row was fitted on them): fp16 autocast with GradScaler's scaled
+# loss and a model cast to bf16 (gradients bf16, buckets of bf16), the issue's eight models
+# at two shapes each, with four autocast bf16 steps of the table as this lease's control
+if [ "${READY:-0}" = 13 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+add_cases amp_fp16,bf16 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0 \
+	vit_b_16:64:0 vit_b_16:32:0 vit_l_16:32:0 vit_l_16:16:0 bert_base:32:128 bert_base:8:512 \
+	bert_large:8:128 bert_large:8:512 gpt2:8:1024 gpt2:4:512 gpt2_medium:4:1024 \
+	gpt2_medium:2:1024
+add_cases amp_bf16 resnet50:64:0 vit_b_16:64:0 bert_large:8:512 gpt2:8:1024
+fi
 # HOST=1 (issue 13, twenty-first session): the host's own time per pass by depth, every
 # family at a tiny width (measure_host.py; check_host.py holds the model against it): the
 # per-layer price of the host's calls, which the full llama2_7b showed 1.6x too high
