@@ -340,6 +340,7 @@ static void print_ops(FILE *out, const struct tensor_list *tl, const struct cost
 
 int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors, bool ops)
 {
+	enum dtype grad = model_grad_dtype(w);
 	struct compute_timeline ct;
 	struct cost_params cp;
 	struct gpu_profile g;
@@ -348,7 +349,7 @@ int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors
 	json_t *doc;
 	int ret;
 
-	if (model_grad_dtype(w) < 0 || model_grad_dtype(w) >= DT_COUNT) {
+	if ((int)grad < 0 || grad >= DT_COUNT) {
 		log_err(LOG_WORKLOAD, "grad_dtype %d: not a dtype", w->grad_dtype);
 		return -EINVAL;
 	}
@@ -357,7 +358,7 @@ int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors
 		return ret;
 	ret = bucket_plan_build(&tl, w->bucket_cap,
 				bucket_first_cap(w->bucket_cap, w->first_bucket_cap, w->bucket_cap_set),
-				model_grad_dtype(w), &p);
+				grad, &p);
 	if (ret)
 		goto out_list;
 	memset(&ct, 0, sizeof(ct));
