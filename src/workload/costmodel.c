@@ -46,6 +46,11 @@ int precision_act_bytes(int p)
 	return p == PREC_FP32 || p == PREC_TF32 ? 4 : 2;
 }
 
+bool precision_bn_cudnn(int p)
+{
+	return p != PREC_AMP_BF16 && p != PREC_BF16;
+}
+
 enum matrix_kind precision_matrix(int p)
 {
 	switch (p) {
@@ -332,6 +337,9 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		 * on fp32 data under autocast streams as in fp32 */
 		if (o->cls == OPC_POOL || o->f32)
 			wide = 0;
+		/* BatchNorm's rows are by kernel family, not element size */
+		if (o->cls == OPC_BN)
+			wide = !precision_bn_cudnn(cp->precision);
 		eff = g->mem_eff[o->cls < OPC_COUNT ? o->cls : OPC_ELEM][wide];
 		if (!(eff > 0))
 			eff = 1;

@@ -207,7 +207,9 @@ struct gpu_profile {
 	double widen_share;                 /* a cast from 16 bits up to fp32 (the same
 					     * unrolled kernel): share of hbm (0: promote_share) */
 	double bn_channels_half[2];         /* BatchNorm: channels at half its share; [0]
-					     * 32-bit (cuDNN), [1] 16-bit (native kernels) */
+					     * cuDNN's kernels (fp32; fp16 autocast), [1]
+					     * PyTorch's native ones (bf16 inputs):
+					     * precision_bn_cudnn() */
 	double bn_channel_ns[2];            /* BatchNorm's forward: nanoseconds per channel
 					     * beside its bytes (0: none) */
 	double bn_bwd_share[2];             /* BatchNorm's backward: share of hbm (0: the
@@ -248,6 +250,14 @@ int precision_find(const char *name);
 bool precision_is_amp(int precision);
 /* bytes of an activation element (2 under autocast and bf16, else 4) */
 int precision_act_bytes(int precision);
+/*
+ * Whether PyTorch runs BatchNorm on cuDNN (its bn_fw_tr / bn_bw kernels) rather than its
+ * own native kernels: cuDNN takes fp32 inputs, and fp16 inputs with fp32 weights (fp16
+ * autocast), never bf16 (profiler: the H200's fp32 and the H100's amp_fp16 steps run
+ * cuDNN's, amp_bf16's and a bf16 model's the native statistics / transform / backward).
+ * The batchnorm rows' [0] are cuDNN's, [1] the native kernels'.
+ */
+bool precision_bn_cudnn(int precision);
 enum matrix_kind precision_matrix(int precision);
 const char *op_class_name(int cls);
 

@@ -395,6 +395,15 @@ static void test_op_classes(void **state)
 	/* 1 GB at 1 TB/s x 64 / 80 = 800 GB/s, 32 us for the channels */
 	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 1.25e-3 + 32e-6 + 4e-6, 1e-12);
 	assert_float_equal(cost_op_gpu_s(&amp, &bn), 4e-3 * 1.5 + 4e-6, 1e-12);
+	/* fp16 autocast's BatchNorm is cuDNN's ([0]) over its 16-bit bytes; a bf16 model's
+	 * the native kernels' ([1]) as bf16 autocast's */
+	struct cost_params fp16 = { &g, PREC_AMP_FP16, -1 }, bf16 = { &g, PREC_BF16, -1 };
+
+	assert_float_equal(cost_op_gpu_s(&fp16, &bn), cost_op_gpu_s(&fp32, &bn), 1e-15);
+	assert_float_equal(cost_op_gpu_s(&bf16, &bn), cost_op_gpu_s(&amp, &bn), 1e-15);
+	assert_true(precision_bn_cudnn(PREC_FP32) && precision_bn_cudnn(PREC_TF32) &&
+		    precision_bn_cudnn(PREC_AMP_FP16));
+	assert_false(precision_bn_cudnn(PREC_AMP_BF16) || precision_bn_cudnn(PREC_BF16));
 	g.mem_eff[OPC_POOL][0] = 0.5;
 	g.mem_eff[OPC_POOL][1] = 0.1;
 	assert_float_equal(cost_op_gpu_s(&amp, &pool), cost_op_gpu_s(&fp32, &pool), 1e-15);

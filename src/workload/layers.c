@@ -392,15 +392,16 @@ int ly_batchnorm(struct tensor_list *tl, const char *name, int64_t c, double ele
 	int64_t s[1] = { c };
 	char n[TENSOR_NAME_MAX];
 	int l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
-	int e = ly_act_bytes(tl), wide = e == 2;
+	int e = ly_act_bytes(tl);
 
 	tl_param(tl, l, 1, s, "%s.weight", n);
 	tl_param(tl, l, 1, s, "%s.bias", n);
 	struct op *o;
 
-	/* statistics pass + normalise pass (cuDNN for 32-bit, PyTorch's native kernels for
-	 * 16-bit inputs); the reductions' rate depends on the channel count */
-	o = op(tl, l, 0, OPC_BN, wide ? 3 : 2, 0, 2.0 * e * elems, 0, "bn");
+	/* statistics pass + normalise pass (cuDNN, or PyTorch's native kernels for bf16
+	 * inputs: precision_bn_cudnn); the reductions' rate depends on the channel count */
+	o = op(tl, l, 0, OPC_BN, precision_bn_cudnn(tl->precision) ? 2 : 3, 0, 2.0 * e * elems, 0,
+	       "bn");
 	if (o)
 		o->channels = (uint32_t)c;
 	o = op(tl, l, 1, OPC_BN, 1, 0, 3.0 * e * elems, 0, "bn.bwd");

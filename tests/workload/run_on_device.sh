@@ -217,6 +217,17 @@ add_cases amp_fp16,bf16 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0
 	gpt2_medium:2:1024
 add_cases amp_bf16 resnet50:64:0 vit_b_16:64:0 bert_large:8:512 gpt2:8:1024
 fi
+# READY=14 (issue 13, twenty-third session): READY=13's precisions on the H200 the h200 row
+# describes (READY=13 got an H100): the ResNets, whose BatchNorm runs cuDNN's kernels under
+# fp16 autocast and PyTorch's own under bf16 (precision_bn_cudnn), and the GPU-bound
+# transformer shapes, with bf16 autocast's ResNets beside them as the control
+if [ "${READY:-0}" = 14 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+add_cases amp_fp16,bf16 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0 \
+	vit_b_16:64:0 bert_large:8:512 gpt2:8:1024 gpt2_medium:4:1024
+add_cases amp_bf16 resnet50:64:0 resnet18:128:0
+fi
 # HOST=1 (issue 13, twenty-first session): the host's own time per pass by depth, every
 # family at a tiny width (measure_host.py; check_host.py holds the model against it): the
 # per-layer price of the host's calls, which the full llama2_7b showed 1.6x too high
