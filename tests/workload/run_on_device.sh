@@ -228,6 +228,13 @@ add_cases amp_fp16,bf16 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0
 	vit_b_16:64:0 bert_large:8:512 gpt2:8:1024 gpt2_medium:4:1024
 add_cases amp_bf16 resnet50:64:0 resnet18:128:0
 fi
+# READY=15 (issue 13, twenty-third session): on an H100, cuDNN's BatchNorm over 16-bit
+# elements against its fp32 kernels on the same card (fp16 autocast and fp32 ResNets): the
+# ratio prices fp16 autocast's BatchNorm on a card that has only fp32 measured
+if [ "${READY:-0}" = 15 ] && [ -z "${CASES:-}" ]; then
+binary
+add_cases amp_fp16,fp32 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0
+fi
 # HOST=1 (issue 13, twenty-first session): the host's own time per pass by depth, every
 # family at a tiny width (measure_host.py; check_host.py holds the model against it): the
 # per-layer price of the host's calls, which the full llama2_7b showed 1.6x too high
