@@ -169,9 +169,11 @@ static double conv_rate(const struct gpu_profile *g, enum matrix_kind mx, const 
  * SMs idle (ResNet's first stage: the share times C / (C + half)) and each channel costs
  * a fixed time besides (the blocks' reductions in turn: ResNet-50's layer4, 2048 channels
  * of 7 x 7 per image, is slower than its bytes); backward's kernels have their own. */
-static double bn_s(const struct gpu_profile *g, const struct op *o, int wide, double eff)
+static double bn_s(const struct gpu_profile *g, const struct op *o, int wide, double eff,
+		   bool half)
 {
 	double ch = g->bn_channels_half[wide], ns = g->bn_channel_ns[wide];
+	double gain = half ? g->bn_half_gain[o->bwd ? 1 : 0] : 0;
 
 	if (o->bwd) {
 		if (g->bn_bwd_share[wide] > 0)
@@ -182,7 +184,11 @@ static double bn_s(const struct gpu_profile *g, const struct op *o, int wide, do
 	}
 	if (o->channels && ch > 0)
 		eff *= o->channels / (o->channels + ch);
-	return o->bytes / (g->hbm_gbps * 1e9 * eff) + o->channels * fmax(ns, 0) * 1e-9;
+	if (gain > 0)
+		eff *= gain;
+	double gbps = g->bn_hbm_gbps > 0 ? g->bn_hbm_gbps : g->hbm_gbps;
+
+	return o->bytes / (gbps * 1e9 * eff) + o->channels * fmax(ns, 0) * 1e-9;
 }
 
 /* Calls that launch nothing (views, transposes, reshapes): host time only. */
@@ -361,8 +367,10 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			eff = g->promote_share;
 		if (o->promote && o->cls == OPC_CAST && g->widen_share > 0)
 			eff = g->widen_share;
-		mem = o->cls == OPC_BN ? bn_s(g, o, wide, eff)
-				       : o->bytes / (g->hbm_gbps * 1e9 * eff);
+		mem = o->cls == OPC_BN
+			      ? bn_s(g, o, wide, eff,
+				     !wide && precision_act_bytes(cp->precision) == 2)
+			      : o->bytes / (g->hbm_gbps * 1e9 * eff);
 	}
 	return floor_s + fmax(mat, mem);
 }

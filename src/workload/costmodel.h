@@ -183,6 +183,9 @@ struct gpu_profile {
 	double wgrad_gemm_share[MX_COUNT];  /* the weight gradient's own share where it
 					     * differs (0: grad_gemm_share for both) */
 	double hbm_gbps;                    /* streaming bandwidth, GB/s */
+	double bn_hbm_gbps;                 /* the bandwidth BatchNorm's shares are of (0:
+					     * hbm_gbps): its kernels' rate follows the SMs
+					     * more than the memory */
 	double mem_eff[OPC_COUNT][2];       /* share of hbm per class; [0] 32-bit, [1] 16-bit */
 	double patch_eff[MX_COUNT];         /* a convolution's forward over a window wider
 					     * than 7: share of the GEMM rate, cuDNN's layout
@@ -217,6 +220,9 @@ struct gpu_profile {
 	double bn_bwd_channels_half[2];     /* its channels at half that share (0:
 					     * bn_channels_half) */
 	double bn_bwd_channel_ns[2];        /* its nanoseconds per channel (0: none) */
+	double bn_half_gain[2];             /* cuDNN's BatchNorm over 16-bit elements (fp16
+					     * autocast): its share, [0] forward's and [1]
+					     * backward's, times this (0: no change) */
 	double floor_us;                    /* shortest kernel */
 	double kernel_gap_us;               /* the GPU's idle between two kernels queued
 					     * back to back on one stream (its dispatch of

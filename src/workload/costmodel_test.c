@@ -401,6 +401,17 @@ static void test_op_classes(void **state)
 
 	assert_float_equal(cost_op_gpu_s(&fp16, &bn), cost_op_gpu_s(&fp32, &bn), 1e-15);
 	assert_float_equal(cost_op_gpu_s(&bf16, &bn), cost_op_gpu_s(&amp, &bn), 1e-15);
+	/* cuDNN over 16-bit elements at bn_half_gain of its share (backward's here); the
+	 * native kernels never */
+	g.bn_half_gain[1] = 0.5;
+	assert_float_equal(cost_op_gpu_s(&fp16, &bn), 2.5e-3 + 32e-6 + 4e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 1.25e-3 + 32e-6 + 4e-6, 1e-12);
+	assert_float_equal(cost_op_gpu_s(&bf16, &bn), cost_op_gpu_s(&amp, &bn), 1e-15);
+	g.bn_half_gain[1] = 0;
+	/* BatchNorm's own bandwidth where the profile gives one: twice it, half the time */
+	g.bn_hbm_gbps = 2 * g.hbm_gbps;
+	assert_float_equal(cost_op_gpu_s(&fp32, &bn), 1.25e-3 / 2 + 32e-6 + 4e-6, 1e-12);
+	g.bn_hbm_gbps = 0;
 	assert_true(precision_bn_cudnn(PREC_FP32) && precision_bn_cudnn(PREC_TF32) &&
 		    precision_bn_cudnn(PREC_AMP_FP16));
 	assert_false(precision_bn_cudnn(PREC_AMP_BF16) || precision_bn_cudnn(PREC_BF16));

@@ -89,6 +89,14 @@
 #define H200_BN_BWD_SHARE { 0.83, 0 }
 #define H200_BN_BWD_CHANNELS_HALF { 355, 0 }
 #define H200_BN_BWD_CHANNEL_NS { 7.6, 0 }
+/* cuDNN's BatchNorm over fp16 elements (fp16 autocast: fp32 weights) against its fp32
+ * kernels on one card (READY=15, an H100: ResNet-18 b32 / b128 and ResNet-50 b16 / b64, the
+ * profiler's bn_fw_tr / bn_bw sums): half the bytes, yet 0.63-1.15 of fp32's time forward and
+ * 0.75-0.90 backward. The fp32 rows' shares times this over the 16-bit bytes give those
+ * ratios best (fit_bn.py --half ref/runs/h100_2026-12-05_ready15.json: per shape within
+ * -25..+37% forward, -14..+7% backward); the kernels themselves move little with the card
+ * (the H100 1.00-1.11x the H200's time, not its 1.43x lower HBM bandwidth: bn_hbm_gbps). */
+#define H200_BN_HALF_GAIN { 0.56, 0.64 }
 /* A linear's bias gradient, a column sum over its rows (the kernels of the seven fit cases
  * traced 2026-12-03, ref/runs/h200_2026-12-03_diag_fit.json: 15 kernel groups, 4096-12608
  * rows, 768-30522 columns, 0.15-0.88 of HBM): share x C / (C + 2600) x R / (R + 3250), the
@@ -255,7 +263,8 @@
 	.mem_eff = H200_MEM_EFF,                                                         \
 	.bn_channels_half = H200_BN_CHANNELS_HALF, .bn_channel_ns = H200_BN_CHANNEL_NS,  \
 	.bn_bwd_share = H200_BN_BWD_SHARE, .bn_bwd_channels_half = H200_BN_BWD_CHANNELS_HALF, \
-	.bn_bwd_channel_ns = H200_BN_BWD_CHANNEL_NS, .patch_eff = H200_PATCH_EFF,        \
+	.bn_bwd_channel_ns = H200_BN_BWD_CHANNEL_NS, .bn_half_gain = H200_BN_HALF_GAIN,  \
+	.patch_eff = H200_PATCH_EFF,                                                     \
 	.patch_bwd_eff = H200_PATCH_BWD_EFF, .colsum_share = H200_COLSUM_SHARE,          \
 	.colsum_half = H200_COLSUM_HALF, .promote_share = H200_PROMOTE_SHARE,            \
 	.widen_share = H200_WIDEN_SHARE,                                                 \
@@ -281,7 +290,7 @@ static const struct gpu_profile profiles[] = {
 	},
 	{
 		.name = "h100",
-		.source = "datasheet: H100 SXM (989 TFLOP/s bf16, 3.35 TB/s), h200 shares",
+		.source = "datasheet: H100 SXM (989 TFLOP/s bf16, 3.35 TB/s), h200 shares; BatchNorm measured",
 		H200_SHARES,
 		.matrix_tflops = { 51, 400, 780, 780 },
 		.matrix_t0_us = { 8, 5, 3, 3 },
@@ -289,6 +298,10 @@ static const struct gpu_profile profiles[] = {
 		.conv_bwd_eff = { 0.46, 0.22, 0.25, 0.25 },
 		.conv3_gain = { 1, 1, 1, 1 },
 		.hbm_gbps = 3000,
+		/* measured (READY=13 / 15, 2026-12-05): cuDNN's and PyTorch's BatchNorm
+		 * kernels take 1.00-1.11x (median 1.04) their H200 time on an H100, not
+		 * its 1.43x lower bandwidth */
+		.bn_hbm_gbps = 4300 / 1.04,
 		.floor_us = 1.0,
 		.sm_count = 132,
 	},
@@ -377,11 +390,13 @@ static const struct profile_field fields[] = {
 	PF(grad_gemm_weight, MX_COUNT, "weight elements from which they run at the full rate at any rows (0: no bound)"),
 	PF(wgrad_gemm_share, MX_COUNT, "the weight gradient's own share where it differs (0: grad_gemm_share for both)"),
 	PF(hbm_gbps, 1, "streaming bandwidth, GB/s"),
+	PF(bn_hbm_gbps, 1, "the bandwidth BatchNorm's shares are of, GB/s (0: hbm_gbps)"),
 	PF(bn_channels_half, 2, "BatchNorm channels at half its share, 32-bit and 16-bit"),
 	PF(bn_channel_ns, 2, "BatchNorm forward's nanoseconds per channel besides its bytes, 32-bit and 16-bit (0: none)"),
 	PF(bn_bwd_share, 2, "BatchNorm backward's share of hbm, 32-bit and 16-bit (0: mem_eff.batchnorm)"),
 	PF(bn_bwd_channels_half, 2, "BatchNorm backward's channels at half its share (0: bn_channels_half)"),
 	PF(bn_bwd_channel_ns, 2, "BatchNorm backward's nanoseconds per channel (0: none)"),
+	PF(bn_half_gain, 2, "cuDNN's BatchNorm over 16-bit elements (fp16 autocast): its share times this, forward and backward (0: no change)"),
 	PF(patch_eff, MX_COUNT, "a convolution's forward over a window wider than 7: share of the GEMM rate (0: conv_eff)"),
 	PF(patch_bwd_eff, MX_COUNT, "a convolution's gradients over a window wider than 7: share of the GEMM rate (0: conv_bwd_eff)"),
 	PF(colsum_share, 2, "a bias gradient's column sum: share of hbm at many rows and columns, 32-bit and 16-bit"),

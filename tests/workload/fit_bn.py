@@ -3,6 +3,7 @@
 
 usage: fit_bn.py GRADSYNC_BINARY            fit; prints the profile lines
        fit_bn.py GRADSYNC_BINARY --check [--max-median 0.08] [--max-worst 0.25]
+       fit_bn.py GRADSYNC_BINARY --half RUN.json   bn_half_gain from one card's steps
 
 The model (costmodel.c bn_s): kernels x floor + C x ns + bytes / (HBM x share x C / (C +
 half)), per pass (forward: statistics and normalise, 2 e bytes an element; backward: 3 e)
@@ -15,6 +16,11 @@ channels). Coordinate descent on the squared log errors. Every other ResNet case
 trace is held out: the fit prints its median and worst |log error| beside the binary's
 own rows; --check fits nothing and fails where the binary's rows miss the held-out traces
 past the limits (the guard test_costmodel.sh runs).
+--half: cuDNN's BatchNorm over fp16 elements (fp16 autocast) against its fp32 kernels, from a
+run with both precisions at the same ResNet shapes on one card (run_on_device.sh READY=15):
+per shape and pass the ratio of the two BatchNorm kernel sums, and the share gain per pass
+(bn_half_gain) that gives the model's amp_fp16 / fp32 ratio of its BatchNorm ops the least
+squared log error; prints the line and each shape's error.
 """
 
 import argparse
@@ -120,16 +126,67 @@ def held_figures(held, e, bwd, p, hbm, floor):
     return statistics.median(errs), max(errs)
 
 
+def model_bn_s(binary, c, precision, profile):
+    """The model's BatchNorm GPU seconds (forward, backward) for case c at precision."""
+    j = json.loads(subprocess.run(
+        [binary, "plan"] + case_args(dict(c, precision=precision)) +
+        ["--gpu-profile", profile, "--json", "--ops"],
+        check=True, capture_output=True, text=True).stdout)
+    return [sum(o["gpu_s"] for o in j["ops"] if o["class"] == "batchnorm" and o["phase"] == ph)
+            for ph in ("fwd", "bwd")]
+
+
+def fit_half(binary, run):
+    """bn_half_gain (forward, backward) from a run's amp_fp16 and fp32 ResNet steps."""
+    import tempfile
+    by = {}
+    for c in json.load(open(run))["cases"]:
+        names = (c.get("kernels") or {}).get("names") or {}
+        if c["model"].startswith("resnet") and names:
+            by.setdefault((c["model"], c["batch"], c["seq"]), {})[c["precision"]] = (c, [
+                sum(v[1] for k, v in names.items() if k.startswith(ph + "|") and is_bn(k))
+                for ph in ("fwd", "bwd")])
+    pairs = [v for v in by.values() if "amp_fp16" in v and "fp32" in v]
+    base = subprocess.run([binary, "gpu", "--profile", "h200", "--write", "-"], check=True,
+                          capture_output=True, text=True).stdout
+    fd, path = tempfile.mkstemp(suffix=".profile")
+    os.close(fd)
+    f32 = [model_bn_s(binary, v["fp32"][0], "fp32", "h200") for v in pairs]
+    best = []
+    for ph in (0, 1):
+        res = []
+        for g in [x / 100 for x in range(30, 151, 2)]:
+            with open(path, "w") as f:
+                f.write("\n".join("bn_half_gain = %g %g" % (g, g) if ln.startswith("bn_half_gain")
+                                  else ln for ln in base.splitlines()) + "\n")
+            errs = [math.log(model_bn_s(binary, v["amp_fp16"][0], "amp_fp16", path)[ph] /
+                             m[ph] / (v["amp_fp16"][1][ph] / v["fp32"][1][ph]))
+                    for v, m in zip(pairs, f32)]
+            res.append((sum(e * e for e in errs), g, errs))
+        res.sort()
+        best.append(res[0])
+        print("# %s: measured amp_fp16 / fp32 BatchNorm %s; gain %.2f, log errors %s" % (
+            ("forward", "backward")[ph],
+            " ".join("%.2f" % (v["amp_fp16"][1][ph] / v["fp32"][1][ph]) for v in pairs),
+            res[0][1], " ".join("%+.3f" % e for e in res[0][2])))
+    os.unlink(path)
+    print("bn_half_gain = %g %g" % (best[0][1], best[1][1]))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--check", action="store_true", help="hold the binary's rows, fit nothing")
+    ap.add_argument("--half", default=None, help="a run's amp_fp16 and fp32 steps: bn_half_gain")
     ap.add_argument("--max-median", type=float, default=0.08)
     ap.add_argument("--max-worst", type=float, default=0.25)
     o = ap.parse_args()
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
         return 77
+    if o.half:
+        return fit_half(o.binary, o.half)
     prof = profile_row(o.binary)
     hbm, floor = prof["hbm_gbps"][0], prof["floor_us"][0]
     micro = json.load(open(os.path.join(HERE, "ref", "h200_torch_micro.json")))
