@@ -94,7 +94,7 @@
  * profiler's bn_fw_tr / bn_bw sums): half the bytes, yet 0.63-1.15 of fp32's time forward and
  * 0.75-0.90 backward. The fp32 rows' shares times this over the 16-bit bytes give those
  * ratios best (fit_bn.py --half ref/runs/h100_2026-12-05_ready15.json: per shape within
- * -25..+37% forward, -14..+7% backward); the kernels themselves move little with the card
+ * -22..+45% forward, -13..+8% backward); the kernels themselves move little with the card
  * (the H100 1.00-1.11x the H200's time, not its 1.43x lower HBM bandwidth: bn_hbm_gbps). */
 #define H200_BN_HALF_GAIN { 0.56, 0.64 }
 /* A linear's bias gradient, a column sum over its rows (the kernels of the seven fit cases
