@@ -693,6 +693,7 @@ json_t *rj_workload_json(const struct rj_workload *w)
 			     jnum(w->avg_backward_comm_time), "avg_backward_compute_comm_overlap_time",
 			     jnum(w->avg_backward_compute_comm_overlap_time)));
 	err |= set(o, "precision", jstr(w->precision));
+	err |= set(o, "grad_dtype", jstr(w->grad_dtype));
 	err |= set(o, "gpu_profile", jstr(w->gpu_profile));
 	err |= set(o, "gpu_tflops_calibrated", jnum(w->gpu_tflops_calibrated));
 	err |= set(o, "gpu_tflops_used", jnum(w->gpu_tflops_used));

@@ -184,6 +184,7 @@ struct rj_workload {
 	double avg_forward_compute_time, avg_backward_compute_time, avg_backward_comm_time,
 		avg_backward_compute_comm_overlap_time;
 	const char *precision;   /* fp32 | bf16 | fp16 (the cost model's) */
+	const char *grad_dtype;  /* what the buckets reduce (grad_dtype auto resolved) */
 	const char *gpu_profile; /* the GPU the compute times are modelled on */
 	/* GPU compute: calibrated TFLOP/s (NAN = not run), used, kernels launched */
 	double gpu_tflops_calibrated, gpu_tflops_used;

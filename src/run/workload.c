@@ -169,6 +169,7 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 		.gpu_tflops_calibrated = rr->gpu.tflops_cal > 0 ? rr->gpu.tflops_cal : NAN,
 		.gpu_tflops_used = gpu_tflops_used, .gpu_kernels = g->kernels,
 		.precision = precision_name(w->precision),
+		.grad_dtype = dtype_name(plan->grad_dtype),
 		.gpu_profile = w->gpu_profile[0] ? w->gpu_profile : "h200",
 	};
 	json_t *j = NULL;
