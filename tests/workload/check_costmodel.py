@@ -166,46 +166,14 @@ def ready_reference(c):
     return None
 
 
-def _kept(trials, probe, run_paces, match):
-    """The trials merge_steps.py kept of a ready reference's (those within QUIET of their
-    run's pace, or all where none was): the first run pace of run_paces whose kept trials
-    give the stored figures (match(kept)), else the only number of fastest-probed trials
-    that does (a --ready-only run's fast pace is in no table). None where ambiguous."""
-    for run in sorted(run_paces or []):
-        keep = [t for t in trials if probe(t) <= 1.10 * run] or trials
-        if match(keep):
-            return keep
-    tr = sorted(trials, key=probe)
-    ks = [k for k in range(1, len(tr) + 1) if match(tr[:k])]
-    return tr[:ks[0]] if len(ks) == 1 else None
-
-
-def ready_pace(c, src, run_paces):
+def ready_pace(c, src):
     """The host's pace (us per tiny op) in the trials a ready reference (ready_reference's
     src) comes from: the light traces and the bucket hooks ran in trials of their own, whose
     host may sit on the other side of forward's balance than the step's trials (a host-bound
-    forward hides backward's start-up from the GPU or does not). Tables merged before
-    merge_steps.py stored it (light_pace_us, bucket_pace_us) give it back by the trials
-    kept. None where unknown (a full trace, the hooked steps: the step's pace stands)."""
-    med = statistics.median
-    stored = c.get({"light": "light_pace_us", "bucket-hooked": "bucket_pace_us"}.get(src, ""))
-    if stored:  # merge_steps.py since the twenty-third session
-        return stored
-    if src == "light":
-        tr = [t for t in c.get("light_trials") or [] if t[0]]
-        keep = _kept(tr, lambda t: t[0], run_paces,
-                     lambda k: len(k) == c.get("light_kept") and
-                     abs(med(t[2] for t in k) - c["bwd_light_ms"]) < 2e-4) if tr else None
-    elif src == "bucket-hooked":
-        tr = [t for t in c.get("bucket_trials") or [] if t[0]]
-        want = c["bucket_ready_ms"]
-        keep = _kept(tr, lambda t: t[0], run_paces,
-                     lambda k: abs(med(t[1] for t in k) - c["bwd_bucket_ms"]) < 2e-4 and
-                     all(abs(med(t[2][n] for t in k if n in t[2]) - v) < 2e-4
-                         for n, v in want.items())) if tr else None
-    else:
-        return None
-    return med(t[0] for t in keep) if keep else None
+    forward hides backward's start-up from the GPU or does not). merge_steps.py stores it
+    (light_pace_us, bucket_pace_us). None where unknown (a full trace, the hooked steps, a
+    table that does not say: the step's pace stands)."""
+    return c.get({"light": "light_pace_us", "bucket-hooked": "bucket_pace_us"}.get(src, ""))
 
 
 def pct(x):
@@ -260,7 +228,7 @@ def main():
         ref_ready = ready_reference(c)
         if ref_ready:
             ready, last, src = ref_ready
-            rpace = ready_pace(c, src, ref.get("host_pace_us")) if o.host_pace else None
+            rpace = ready_pace(c, src) if o.host_pace else None
             if rpace and not (pace and abs(rpace / pace - 1) <= 0.005):
                 # the ready figures' own trials' host, not the step's
                 p = plan(o.binary, c, paced_profile(o.binary, o.profile,
