@@ -168,12 +168,15 @@ static double conv_rate(const struct gpu_profile *g, enum matrix_kind mx, const 
 /* BatchNorm's time from its bytes by shape: one block per channel, so few channels leave
  * SMs idle (ResNet's first stage: the share times C / (C + half)) and each channel costs
  * a fixed time besides (the blocks' reductions in turn: ResNet-50's layer4, 2048 channels
- * of 7 x 7 per image, is slower than its bytes); backward's kernels have their own. */
-static double bn_s(const struct gpu_profile *g, const struct op *o, int wide, double eff,
-		   bool half)
+ * of 7 x 7 per image, is slower than its bytes); backward's kernels have their own. The
+ * rows' column is the kernel family (precision_bn_cudnn), not the element size; cuDNN's
+ * over 16-bit elements takes bn_half_gain of its share. */
+static double bn_s(const struct gpu_profile *g, const struct op *o, int precision)
 {
+	int wide = !precision_bn_cudnn(precision);
+	double eff = g->mem_eff[OPC_BN][wide] > 0 ? g->mem_eff[OPC_BN][wide] : 1;
 	double ch = g->bn_channels_half[wide], ns = g->bn_channel_ns[wide];
-	double gain = half ? g->bn_half_gain[o->bwd ? 1 : 0] : 0;
+	double gain = !wide && precision_act_bytes(precision) == 2 ? g->bn_half_gain[o->bwd] : 0;
 
 	if (o->bwd) {
 		if (g->bn_bwd_share[wide] > 0)
@@ -338,14 +341,13 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 		if (!(mat > 0) && rate > 0)
 			mat = g->matrix_t0_us[mx] * 1e-6 + o->flops / rate;
 	}
-	if (o->bytes > 0) {
+	if (o->bytes > 0 && o->cls == OPC_BN) {
+		mem = bn_s(g, o, cp->precision);
+	} else if (o->bytes > 0) {
 		/* pooling counts 32-bit elements (window work), whatever the precision; an op
 		 * on fp32 data under autocast streams as in fp32 */
 		if (o->cls == OPC_POOL || o->f32)
 			wide = 0;
-		/* BatchNorm's rows are by kernel family, not element size */
-		if (o->cls == OPC_BN)
-			wide = !precision_bn_cudnn(cp->precision);
 		eff = g->mem_eff[o->cls < OPC_COUNT ? o->cls : OPC_ELEM][wide];
 		if (!(eff > 0))
 			eff = 1;
@@ -367,10 +369,7 @@ double cost_op_gpu_s(const struct cost_params *cp, const struct op *o)
 			eff = g->promote_share;
 		if (o->promote && o->cls == OPC_CAST && g->widen_share > 0)
 			eff = g->widen_share;
-		mem = o->cls == OPC_BN
-			      ? bn_s(g, o, wide, eff,
-				     !wide && precision_act_bytes(cp->precision) == 2)
-			      : o->bytes / (g->hbm_gbps * 1e9 * eff);
+		mem = o->bytes / (g->hbm_gbps * 1e9 * eff);
 	}
 	return floor_s + fmax(mat, mem);
 }
