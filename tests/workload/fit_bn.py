@@ -33,6 +33,7 @@ import sys
 
 from check_costmodel import fit_set, profile_row
 from descent import descend
+from fit_profile import read_profile, write_profile
 from gradsync_plan import case_args
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,6 +74,13 @@ def op_us(fwd_bytes, ch, e, bwd, p, hbm, floor):
     return kernels * floor + ch * ns * 1e-3 + b / (hbm * 1e3 * share * ch / (ch + half))
 
 
+def bn_kernel_us(c):
+    """A measured case's BatchNorm kernels, forward and backward (us, the profiler's sums)."""
+    names = (c.get("kernels") or {}).get("names") or {}
+    return [sum(v[1] for k, v in names.items() if k.startswith(ph + "|") and is_bn(k))
+            for ph in ("fwd", "bwd")]
+
+
 def cases(binary, fits):
     ref = json.load(open(os.path.join(HERE, "ref", "h200_torch_steps.json")))
     out = []
@@ -80,8 +88,7 @@ def cases(binary, fits):
         names = (c.get("kernels") or {}).get("names") or {}
         if not c["model"].startswith("resnet") or not names:
             continue
-        real = [sum(v[1] for k, v in names.items() if k.startswith(ph + "|") and is_bn(k))
-                for ph in ("fwd", "bwd")]
+        real = bn_kernel_us(c)
         key = (c["model"], str(c["batch"]), str(c["seq"]), c["precision"])
         out.append({"key": key, "prec": c["precision"], "fit": key in fits,
                     "ops": bn_ops(binary, c), "real": real})
@@ -141,36 +148,32 @@ def fit_half(binary, run):
     import tempfile
     by = {}
     for c in json.load(open(run))["cases"]:
-        names = (c.get("kernels") or {}).get("names") or {}
-        if c["model"].startswith("resnet") and names:
-            by.setdefault((c["model"], c["batch"], c["seq"]), {})[c["precision"]] = (c, [
-                sum(v[1] for k, v in names.items() if k.startswith(ph + "|") and is_bn(k))
-                for ph in ("fwd", "bwd")])
+        if c["model"].startswith("resnet") and (c.get("kernels") or {}).get("names"):
+            by.setdefault((c["model"], c["batch"], c["seq"]), {})[c["precision"]] = c
     pairs = [v for v in by.values() if "amp_fp16" in v and "fp32" in v]
-    base = subprocess.run([binary, "gpu", "--profile", "h200", "--write", "-"], check=True,
-                          capture_output=True, text=True).stdout
+    real = [[a / b for a, b in zip(bn_kernel_us(v["amp_fp16"]), bn_kernel_us(v["fp32"]))]
+            for v in pairs]
+    f32 = [model_bn_s(binary, v["fp32"], "fp32", "h200") for v in pairs]
+    prof = read_profile(subprocess.run([binary, "gpu", "--profile", "h200", "--write", "-"],
+                                       check=True, capture_output=True, text=True).stdout)
     fd, path = tempfile.mkstemp(suffix=".profile")
     os.close(fd)
-    f32 = [model_bn_s(binary, v["fp32"][0], "fp32", "h200") for v in pairs]
+
+    def errs(ph, gain):
+        prof["bn_half_gain"] = [gain, gain]
+        write_profile(prof, path)
+        return [math.log(model_bn_s(binary, v["amp_fp16"], "amp_fp16", path)[ph] / m[ph] / r[ph])
+                for v, m, r in zip(pairs, f32, real)]
+
     best = []
     for ph in (0, 1):
-        res = []
-        for g in [x / 100 for x in range(30, 151, 2)]:
-            with open(path, "w") as f:
-                f.write("\n".join("bn_half_gain = %g %g" % (g, g) if ln.startswith("bn_half_gain")
-                                  else ln for ln in base.splitlines()) + "\n")
-            errs = [math.log(model_bn_s(binary, v["amp_fp16"][0], "amp_fp16", path)[ph] /
-                             m[ph] / (v["amp_fp16"][1][ph] / v["fp32"][1][ph]))
-                    for v, m in zip(pairs, f32)]
-            res.append((sum(e * e for e in errs), g, errs))
-        res.sort()
-        best.append(res[0])
+        q = descend(lambda q: sum(e * e for e in errs(ph, math.exp(q[0]))), [0.0], stop=0.01)
+        best.append(round(math.exp(q[0]), 2))
         print("# %s: measured amp_fp16 / fp32 BatchNorm %s; gain %.2f, log errors %s" % (
-            ("forward", "backward")[ph],
-            " ".join("%.2f" % (v["amp_fp16"][1][ph] / v["fp32"][1][ph]) for v in pairs),
-            res[0][1], " ".join("%+.3f" % e for e in res[0][2])))
+            ("forward", "backward")[ph], " ".join("%.2f" % r[ph] for r in real), best[ph],
+            " ".join("%+.3f" % e for e in errs(ph, best[ph]))))
     os.unlink(path)
-    print("bn_half_gain = %g %g" % (best[0][1], best[1][1]))
+    print("bn_half_gain = %g %g" % tuple(best))
     return 0
 
 
