@@ -78,12 +78,11 @@ def bf16_buckets(torch, model, args, kw, loss_of, iters):
     as the Reducer's rebuild calls it: the parameters in ready order, their indices, the
     limits {first bucket, cap} at DDP's defaults."""
     import torch.distributed as dist
+    import reference_models as rm
     params = list(model.parameters())
     order, hooks = [], []
     for i, p in enumerate(params):
-        acc = p.expand_as(p).grad_fn.next_functions[0][0]
-        hooks.append(acc.register_hook(lambda *_, i=i: order.append(i)))
-        hooks.append(acc)  # keep the node alive
+        hooks += rm.on_grad_ready(p, lambda i=i: order.append(i))
     for _ in range(iters):
         order.clear()
         model.zero_grad(set_to_none=True)
@@ -121,11 +120,8 @@ def one_model(name, opts, rank, device):
     args, kw, loss_of = rm.sample_batch(name, model, device)
     hook_order = []
     hooks = []
-    if hasattr(torch.Tensor, "register_post_accumulate_grad_hook"):
-        index = {id(p): i for i, (_, p) in enumerate(model.named_parameters())}
-        for p in model.parameters():
-            hooks.append(p.register_post_accumulate_grad_hook(
-                lambda t, i=index[id(p)]: hook_order.append(i)))
+    for i, p in enumerate(model.parameters()):
+        hooks += rm.on_grad_ready(p, lambda i=i: hook_order.append(i))
     import contextlib
     amp = opts["precision"] == "amp_bf16"
     if hasattr(torch.backends, "cuda"):
@@ -143,7 +139,8 @@ def one_model(name, opts, rank, device):
     data = ddp._get_ddp_logging_data()
     cap, first = ddp_caps(ddp, opts["bucket_cap_mb"])
     for h in hooks:
-        h.remove()
+        if hasattr(h, "remove"):
+            h.remove()
     result = dict(model=name, note=note, extra=extra, cap=cap, first_cap=first, names=names,
                   has_rebuilt=int(data.get("has_rebuilt_buckets", 0)),
                   sizes=parse_list(data.get("rebuilt_bucket_sizes", "")),

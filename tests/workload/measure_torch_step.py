@@ -156,14 +156,7 @@ def add_ready_hooks(torch, model, clock, sink):
     """Call sink(name, mark) when each parameter's gradient has been accumulated."""
     handles = []
     for name, p in model.named_parameters():
-        def hook(*_, n=name):
-            sink(n, clock.mark())
-        if hasattr(p, "register_post_accumulate_grad_hook"):
-            handles.append(p.register_post_accumulate_grad_hook(hook))
-        else:  # torch < 2.1: the AccumulateGrad node's own hook (DDP's old way)
-            acc = p.expand_as(p).grad_fn.next_functions[0][0]
-            handles.append(acc.register_hook(hook))
-            handles.append(acc)  # keep the node alive
+        handles += rm.on_grad_ready(p, lambda n=name: sink(n, clock.mark()))
     return handles
 
 
@@ -673,15 +666,10 @@ def bucket_ready(case, clock, names, steps):
     params = [(n, p) for n, p in model.named_parameters() if n in want]
     marks, handles = {}, []
     for n, p in params:
-        def hook(*_, n=n):
+        def hook(n=n):
             marks[n].record() if case.device.startswith("cuda") else \
                 marks.__setitem__(n, time.perf_counter())
-        if hasattr(p, "register_post_accumulate_grad_hook"):
-            handles.append(p.register_post_accumulate_grad_hook(hook))
-        else:  # torch < 2.1: the AccumulateGrad node's own hook
-            acc = p.expand_as(p).grad_fn.next_functions[0][0]
-            handles.append(acc.register_hook(hook))
-            handles.append(acc)
+        handles += rm.on_grad_ready(p, hook)
     bwd, ready = [], {n: [] for n, _ in params}
     try:
         for _ in range(steps):

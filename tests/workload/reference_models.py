@@ -96,6 +96,18 @@ def build(name, device="cpu", llama_layers=None, dropout=False):
     return model, note, extra
 
 
+def on_grad_ready(p, fn):
+    """Call fn() when parameter p's gradient has been accumulated (the moment DDP's reducer
+    fires); returns what the caller keeps while it wants the hook and whose members with a
+    remove() it calls to drop it. torch >= 2.1: a post-accumulate-grad hook; older: the
+    AccumulateGrad node's own hook (DDP's old way), the node kept alive with it.
+    (record_op_trace.py has its own copy: it is meant to be copied out alone.)"""
+    if hasattr(p, "register_post_accumulate_grad_hook"):
+        return [p.register_post_accumulate_grad_hook(lambda *_: fn())]
+    acc = p.expand_as(p).grad_fn.next_functions[0][0]
+    return [acc.register_hook(lambda *_: fn()), acc]
+
+
 def sample_batch(name, model, device, batch=2, seq=16):
     """(inputs kwargs or tensor, loss function of the output) for one training step."""
     import torch
