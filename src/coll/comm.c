@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,6 +342,20 @@ static bool comm_peer_here(const struct coll_comm *c)
 		if (c->tps[i]->ops->peer_on_cpu(c->tps[i], cpu))
 			return true;
 	return false;
+}
+
+const char *comm_pending(const struct coll_comm *c, int peer, char *buf, size_t len)
+{
+	struct transport *t;
+	int n;
+
+	if (peer < 0 || peer >= c->nranks || !c->peer_tp[peer] || len < 64)
+		return "";
+	t = c->peer_tp[peer];
+	n = snprintf(buf, len, "; %s peer %d: ", t->ops->name, peer);
+	if (n < 0 || (size_t)n >= len || t->ops->pending(t, peer, buf + n, len - (size_t)n))
+		return "";
+	return buf;
 }
 
 int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)

@@ -156,6 +156,12 @@ int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins);
 bool comm_idle_reads_clock(bool crowded, uint32_t spins);
 
 /*
+ * What the transport to peer still holds or waits on, as "; roce peer 1: ..." for the end
+ * of a stalled collective's error line (transport_ops.pending), or "" when it says nothing.
+ */
+const char *comm_pending(const struct coll_comm *c, int peer, char *buf, size_t len);
+
+/*
  * comm_idle's policy, pure (comm_test.c): after `spins` empty poll rounds and idle_ns
  * without progress, spin on, yield the CPU, nap COMM_NAP_NS, or sleep in the transport
  * until news (can_wait: one transport with ops->wait, host memops). crowded: more ranks

@@ -393,6 +393,8 @@ static int on_completion(struct run *r, const struct tp_completion *cp)
 /* One line naming what the stalled collective waits on. */
 static void log_stall(struct run *r, int err, uint64_t idle_ns)
 {
+	char why[512];
+
 	for (int ch = 0; ch < r->channels; ch++) {
 		const struct comm_slot *sl = &r->c->slots[ch];
 		const struct sched_step *st;
@@ -418,11 +420,12 @@ static void log_stall(struct run *r, int err, uint64_t idle_ns)
 			log_err(
 			    LOG_COLL,
 			    "allreduce seq=%u %s: %s after %llu ms idle: piece %llu "
-			    "step %u/%u waits on %s peer %d (%llu elements%s)",
+			    "step %u/%u waits on %s peer %d (%llu elements%s)%s",
 			    r->seq, sched_algo_name(r->algo), strerror(-err),
 			    (unsigned long long)(idle_ns / 1000000), (unsigned long long)sl->piece,
 			    sl->step, sl->s->nsteps, is_send ? "send to" : "recv from", x->peer,
-			    (unsigned long long)x->count, (sl->posted & bit) ? "" : ", not posted");
+			    (unsigned long long)x->count, (sl->posted & bit) ? "" : ", not posted",
+			    comm_pending(r->c, x->peer, why, sizeof(why)));
 			return;
 		}
 		if (sl->mem_wait) {

@@ -72,10 +72,14 @@ static int p2p_poll(struct p2p *p, const char *waiting)
 		return 0;
 	}
 	ret = comm_idle(p->c, &p->idle_since, &p->spins);
-	if (ret)
-		log_err(LOG_COLL, "%s seq=%u: %s waiting on %s peer %d (%llu sent, %llu received)",
+	if (ret) {
+		char why[512];
+
+		log_err(LOG_COLL, "%s seq=%u: %s waiting on %s peer %d (%llu sent, %llu received)%s",
 			p->op, p->seq, strerror(-ret), waiting, p->peer,
-			(unsigned long long)p->sends_done, (unsigned long long)p->recvs_done);
+			(unsigned long long)p->sends_done, (unsigned long long)p->recvs_done,
+			comm_pending(p->c, p->peer, why, sizeof(why)));
+	}
 	return ret;
 }
 

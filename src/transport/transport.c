@@ -183,6 +183,12 @@ static void stub_coll_begin(struct transport *t GS_UNUSED, uint64_t bytes GS_UNU
 {
 }
 
+static int stub_pending(struct transport *t GS_UNUSED, int peer GS_UNUSED, char *buf GS_UNUSED,
+			size_t len GS_UNUSED)
+{
+	return -EOPNOTSUPP;
+}
+
 void transport_ops_complete(struct transport_ops *dst, const struct transport_ops *src)
 {
 	*dst = *src;
@@ -220,6 +226,8 @@ void transport_ops_complete(struct transport_ops *dst, const struct transport_op
 		dst->path_info = stub_path_info;
 	if (!dst->stats)
 		dst->stats = stub_stats;
+	if (!dst->pending)
+		dst->pending = stub_pending;
 	if (!dst->close)
 		dst->close = stub_close;
 }

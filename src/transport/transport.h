@@ -217,6 +217,10 @@ struct transport_ops {
 	void (*coll_begin)(struct transport *t, uint64_t bytes);
 	int (*path_info)(struct transport *t, struct tp_path_info *info);
 	int (*stats)(struct transport *t, struct tp_stats *st);
+	/* Optional (-EOPNOTSUPP when unset): one clause on what this instance still holds or
+	 * waits on for peer (requests, credits, queues), for the line a stalled collective's
+	 * timeout ends with: which side stopped, and why, is then in the error itself. */
+	int (*pending)(struct transport *t, int peer, char *buf, size_t len);
 	void (*close)(struct transport *t);
 };
 

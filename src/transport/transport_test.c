@@ -105,6 +105,7 @@ static void test_complete_stubs(void **state)
 	/* optional ops say "not this transport"; chunk_auto gives the default */
 	assert_int_equal(full.post_recv_reduce(&t, 1, 0, mr, 0, 0, DT_F32, NULL, 0), -EOPNOTSUPP);
 	assert_int_equal(full.wait(&t, 1), -EOPNOTSUPP);
+	assert_int_equal(full.pending(&t, 1, NULL, 0), -EOPNOTSUPP);
 	assert_int_equal(full.chunk_auto(1 << 20, 2), TP_CHUNK_DEFAULT);
 	full.close(&t);
 	/* complete ops are kept as they are */

@@ -13,6 +13,7 @@
 #include "transport/verbs/verbs.h"
 #include "transport/verbs/verbs_priv.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 
 #define EVENT_WAIT_MS 1 /* cq_mode = event: longest sleep of one poll() call */
 /* cq_mode = event: sleep on the completion channel, at most EVENT_WAIT_MS. */
@@ -51,10 +52,24 @@ static int event_wait(struct verbs_state *s)
 	return 0;
 }
 
+/* The send queue watchdog's pace: a clock read every 64th empty poll, a look every 100 ms. */
+static int watch(struct verbs_state *s)
+{
+	uint64_t now;
+
+	if (++s->idle_polls % 64)
+		return 0;
+	now = time_now_ns();
+	if (now - s->watch_ns < 100000000ull)
+		return 0;
+	s->watch_ns = now;
+	return verbs_watch_queues(s, now);
+}
+
 static int v_poll(struct transport *t, struct tp_completion *c, int max)
 {
 	struct verbs_state *s = t->priv;
-	int ret, n = 0;
+	int ret, got, n = 0;
 
 	if (s->fatal)
 		return s->fatal;
@@ -63,18 +78,23 @@ static int v_poll(struct transport *t, struct tp_completion *c, int max)
 		s->fatal = -ECANCELED;
 		return s->fatal;
 	}
-	ret = verbs_drain(s);
+	ret = got = verbs_drain(s);
 	if (ret >= 0)
 		ret = verbs_progress(s);
 	if (ret >= 0 && s->chan && !s->done_n) {
 		ret = event_wait(s);
 		if (!ret)
 			ret = verbs_drain(s);
+		got += GS_MAX(ret, 0);
 		if (ret >= 0)
 			ret = verbs_progress(s);
 	}
+	if (ret >= 0 && !got)
+		ret = watch(s);
 	if (ret < 0) {
-		s->fatal = -EIO; /* completion errors and protocol faults all end the run */
+		/* completion errors and protocol faults all end the run; lost work keeps its
+		 * own errno, the one a timeout has */
+		s->fatal = ret == -ETIMEDOUT ? ret : -EIO;
 		return s->fatal;
 	}
 	while (n < max && s->done_n) {
@@ -304,6 +324,11 @@ static int v_path_info(struct transport *t, struct tp_path_info *info)
 	return verbs_path_info(t->priv, info);
 }
 
+static int v_pending(struct transport *t, int peer, char *buf, size_t len)
+{
+	return verbs_pending(t->priv, peer, buf, len);
+}
+
 static int v_stats(struct transport *t, struct tp_stats *st)
 {
 	struct verbs_state *s = t->priv;
@@ -350,6 +375,7 @@ const struct transport_ops ib_ops = {
     .poll = v_poll,
     .path_info = v_path_info,
     .stats = v_stats,
+    .pending = v_pending,
     .close = verbs_close,
 };
 
@@ -367,5 +393,6 @@ const struct transport_ops roce_ops = {
     .poll = v_poll,
     .path_info = v_path_info,
     .stats = v_stats,
+    .pending = v_pending,
     .close = verbs_close,
 };

@@ -190,6 +190,7 @@ int verbs_open(struct transport *t, const struct transport_env *env, int kind)
 	if (ret)
 		return ret;
 	s->nqp = o->qps_per_peer < 1 ? 1 : GS_MIN(o->qps_per_peer, VERBS_MAX_QPS);
+	s->rc_budget_ns = verbs_rc_budget_ns(o->qp_timeout, VERBS_QP_RETRY);
 	for (p = 0; p < env->nranks; p++)
 		npeers += p != env->rank && env->use_peer[p];
 	s->depth = o->qp_depth > 0 ? o->qp_depth : VERBS_DEF_DEPTH;

@@ -1,4 +1,7 @@
-/* The verbs transport's pure decisions (verbs_policy.h): access flags, GRH, hints, MTU. */
+/*
+ * The verbs transport's pure decisions (verbs_policy.h): access flags, GRH, hints, MTU, RC's
+ * completion promise and the send queue watchdog.
+ */
 #include <string.h>
 
 #include "transport/verbs/verbs_policy.h"
@@ -55,4 +58,29 @@ enum ibv_mtu verbs_mtu_enum(int bytes)
 int verbs_mtu_bytes(enum ibv_mtu m)
 {
 	return 128 << m;
+}
+
+uint64_t verbs_rc_budget_ns(int qp_timeout, int retry_cnt)
+{
+	int t = qp_timeout > 0 ? qp_timeout : VERBS_QP_TIMEOUT;
+
+	/* 4.096 us << t, in ns: 4096 << t */
+	return ((uint64_t)4096 << t) * (uint64_t)(retry_cnt + 1);
+}
+
+uint64_t verbs_lost_after_ns(uint64_t rc_budget_ns)
+{
+	uint64_t floor_ns = 5000000000ull;
+
+	return 2 * rc_budget_ns > floor_ns ? 2 * rc_budget_ns : floor_ns;
+}
+
+uint64_t verbs_qwatch_look(struct verbs_qwatch *w, uint64_t comps, int outstanding, uint64_t now)
+{
+	if (outstanding <= 0 || comps != w->comps || !w->since) {
+		w->comps = comps;
+		w->since = outstanding > 0 ? now : 0;
+		return 0;
+	}
+	return now - w->since;
 }

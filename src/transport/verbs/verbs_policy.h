@@ -46,6 +46,40 @@ bool verbs_ah_global(int link_layer, const uint8_t local_gid[16], const uint8_t 
 /* What usually causes an error completion (NCCL's hints and ours), "" when nothing apt. */
 const char *verbs_wc_hint(enum ibv_wc_status st);
 
+/*
+ * RC's promise for a send work request at the head of its queue: a completion, success or
+ * IBV_WC_RETRY_EXC_ERR, within retry_cnt + 1 tries of 4.096 us x 2^timeout each (the IB
+ * spec's local ACK timeout). The QP's qp_timeout exponent, 0 for VERBS_QP_TIMEOUT.
+ */
+uint64_t verbs_rc_budget_ns(int qp_timeout, int retry_cnt);
+
+/*
+ * When a send queue that has gone that long without any completion is given up: twice the
+ * promise (a device may stretch its timer), at least 5 s. Past it the device has neither
+ * delivered nor failed the work (a driver or firmware fault, never a peer's: a dead peer
+ * ends in IBV_WC_RETRY_EXC_ERR within the promise), and waiting on for the job's timeout
+ * would only hide which side stalled.
+ */
+uint64_t verbs_lost_after_ns(uint64_t rc_budget_ns);
+
+/*
+ * The send queue watchdog's state for one QP: its completion count at the last look and
+ * when a look first found work outstanding with no completion since (0: none).
+ */
+struct verbs_qwatch {
+	uint64_t comps;
+	uint64_t since;
+};
+
+/*
+ * One look at a queue that has completed comps send work requests so far and has
+ * outstanding more posted, at now (ns): how long it has gone without a completion while
+ * holding work, 0 while it moves or is empty. The first look that finds it stalled starts
+ * the count, so a stall is seen one look late, never early.
+ */
+uint64_t verbs_qwatch_look(struct verbs_qwatch *w, uint64_t comps, int outstanding,
+			   uint64_t now);
+
 /* IBV_MTU_256..4096 for a byte count (rounded down, at least 256) and back. */
 enum ibv_mtu verbs_mtu_enum(int bytes);
 int verbs_mtu_bytes(enum ibv_mtu m);

@@ -59,6 +59,39 @@ static void test_wc_hints(void **state)
 	assert_string_equal(verbs_wc_hint(IBV_WC_SUCCESS), "");
 }
 
+/* The IB spec's local ACK timeout: 4.096 us x 2^t a try, retry_cnt + 1 tries. */
+static void test_rc_budget(void **state)
+{
+	(void)state;
+	/* qp_timeout 18 (the Soft-RoCE bed): 1.074 s a try, 7 tries */
+	assert_int_equal(verbs_rc_budget_ns(18, 6), 7 * 1073741824ull);
+	/* 0 is the default exponent 20: 4.29 s a try, ~30 s, inside the 60 s launch timeout */
+	assert_int_equal(verbs_rc_budget_ns(0, VERBS_QP_RETRY), verbs_rc_budget_ns(20, 6));
+	assert_true(verbs_rc_budget_ns(0, VERBS_QP_RETRY) > 30000000000ull);
+	assert_true(verbs_rc_budget_ns(0, VERBS_QP_RETRY) < 30100000000ull);
+	/* given up at twice the promise, never sooner than 5 s */
+	assert_int_equal(verbs_lost_after_ns(verbs_rc_budget_ns(18, 6)), 14 * 1073741824ull);
+	assert_int_equal(verbs_lost_after_ns(verbs_rc_budget_ns(8, 6)), 5000000000ull);
+}
+
+/* The watchdog counts time without a completion only while work is outstanding. */
+static void test_qwatch(void **state)
+{
+	struct verbs_qwatch w = {0};
+
+	(void)state;
+	assert_int_equal(verbs_qwatch_look(&w, 0, 0, 100), 0); /* empty: nothing to wait on */
+	assert_int_equal(verbs_qwatch_look(&w, 0, 2, 200), 0); /* work seen: the count starts */
+	assert_int_equal(verbs_qwatch_look(&w, 0, 2, 900), 700);
+	assert_int_equal(verbs_qwatch_look(&w, 0, 5, 1000), 800); /* more posted: still stuck */
+	assert_int_equal(verbs_qwatch_look(&w, 1, 4, 1100), 0);	/* a completion: moving */
+	assert_int_equal(verbs_qwatch_look(&w, 1, 4, 1500), 400);
+	assert_int_equal(verbs_qwatch_look(&w, 5, 0, 1600), 0); /* drained */
+	/* long idle, then work again with no completion in between: counted from now */
+	assert_int_equal(verbs_qwatch_look(&w, 5, 1, 90000), 0);
+	assert_int_equal(verbs_qwatch_look(&w, 5, 1, 90050), 50);
+}
+
 static void test_mtu_enum(void **state)
 {
 	static const struct {
@@ -80,7 +113,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_access),   cmocka_unit_test(test_ah_global),
 	    cmocka_unit_test(test_qp_attrs), cmocka_unit_test(test_wc_hints),
-	    cmocka_unit_test(test_mtu_enum),
+	    cmocka_unit_test(test_mtu_enum), cmocka_unit_test(test_rc_budget),
+	    cmocka_unit_test(test_qwatch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

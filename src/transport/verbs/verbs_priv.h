@@ -123,6 +123,8 @@ struct verbs_peer {
 	int cred[VERBS_MAX_QPS]; /* peer receives we may still consume */
 	int owed[VERBS_MAX_QPS]; /* our reposted receives not yet announced */
 	int sq_used[VERBS_MAX_QPS];
+	uint64_t sq_comps[VERBS_MAX_QPS];	    /* send completions so far */
+	struct verbs_qwatch watch[VERBS_MAX_QPS]; /* verbs_watch_queues */
 	struct verbs_msg *ring;	 /* nqp * depth receive buffers (inside ctrl_mr) */
 	struct verbs_msg *txbuf; /* nqp * depth send buffers when not inline */
 	int txnext[VERBS_MAX_QPS];
@@ -190,6 +192,9 @@ struct verbs_state {
 	int done_head, done_n, done_cap;
 	int fatal;	     /* 0, or the sticky -errno every later post and poll returns */
 	bool credit_pending; /* some peer QP owes credits it could not send yet */
+	uint64_t rc_budget_ns;	 /* verbs_rc_budget_ns of our QPs */
+	uint64_t watch_ns;	 /* the send queue watchdog's last look */
+	uint32_t idle_polls;	 /* empty polls, for the watchdog's pace */
 	struct verbs_flush fl;
 	struct tp_stats st;
 };
@@ -213,6 +218,9 @@ int verbs_progress_sends(struct verbs_state *s);	 /* post stripes of matched sen
 int verbs_find_cts(struct verbs_peer *pp, uint64_t tag); /* oldest stashed CTS or -1 */
 int verbs_drain(struct verbs_state *s);			 /* handle CQ entries: count or -errno */
 int verbs_progress(struct verbs_state *s);		 /* pending credits, CTS and sends */
+int verbs_watch_queues(struct verbs_state *s, uint64_t now); /* -ETIMEDOUT: work lost */
+/* transport_ops.pending: the peer's requests, credits and queues in one clause */
+int verbs_pending(struct verbs_state *s, int peer, char *buf, size_t len);
 
 /* verbs_conn.c */
 int verbs_open(struct transport *t, const struct transport_env *env, int kind);

@@ -37,6 +37,8 @@
 
 #include "transport/verbs/verbs_priv.h"
 #include "util/log.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
 
 #define POLL_BATCH 32
 
@@ -407,11 +409,13 @@ static int handle_wc(struct verbs_state *s, const struct ibv_wc *wc)
 		return ret;
 	case WR_CTRL:
 		pp->sq_used[q]--;
+		pp->sq_comps[q]++;
 		return 0;
 	case WR_DATA: {
 		struct verbs_sreq *r = &pp->sreq[idx];
 
 		pp->sq_used[q]--;
+		pp->sq_comps[q]++;
 		if (--r->writes_out == 0 && r->all_issued) {
 			verbs_done_push(s, r->cookie, r->mismatch ? -EMSGSIZE : 0, peer,
 					r->mismatch ? 0 : r->len, true);
@@ -446,6 +450,84 @@ int verbs_drain(struct verbs_state *s)
 		total += n;
 	} while (n == POLL_BATCH && total < 8 * POLL_BATCH);
 	return total;
+}
+
+/*
+ * The send queue watchdog (verbs_policy.h): a look at every QP; -ETIMEDOUT, logged, when
+ * one has held work past verbs_lost_after_ns without a completion. A dead peer or link
+ * ends in IBV_WC_RETRY_EXC_ERR well before that; the one wait without end RC allows is
+ * RNR (rnr_retry 7, as NCCL), which our credits rule out (a send is posted only with a
+ * credit, so the peer has a receive for it). So the device lost the work, and the error
+ * line says so rather than leaving the job to time out on a peer that waits too; the
+ * device's counters (rxe: rcvd_rnr_err) tell the RNR case apart.
+ */
+int verbs_watch_queues(struct verbs_state *s, uint64_t now)
+{
+	uint64_t lost_after = verbs_lost_after_ns(s->rc_budget_ns);
+
+	for (int p = 0; p < s->env->nranks; p++) {
+		struct verbs_peer *pp = s->peers[p];
+
+		for (int q = 0; pp && q < pp->nqp; q++) {
+			uint64_t stuck = verbs_qwatch_look(&pp->watch[q], pp->sq_comps[q],
+							   pp->sq_used[q], now);
+
+			if (stuck <= lost_after)
+				continue;
+			log_err(LOG_TRANSPORT,
+				"verbs %s port %d peer=%d qpn=0x%x: the device lost %d send work request(s): neither a completion nor an error in %.1f s, twice RC's retry budget (%d tries of %.2f s); else the peer answers RNR without end (rnr_retry 7), a credit fault",
+				s->dev.name, s->dev.port, p, pp->qp[q]->qp_num, pp->sq_used[q],
+				stuck / 1e9, VERBS_QP_RETRY + 1,
+				s->rc_budget_ns / 1e9 / (VERBS_QP_RETRY + 1));
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+int verbs_pending(struct verbs_state *s, int peer, char *buf, size_t len)
+{
+	struct verbs_peer *pp = verbs_peer_of(s, peer);
+	int unmatched = 0, blocked = 0, writes = 0, recvs = 0, cts_queued, partial = 0, cts = 0;
+	uint64_t now = time_now_ns();
+	size_t n = 0;
+
+	if (!pp)
+		return -ENOENT;
+	for (int i = 0; i < VERBS_REQ_MAX; i++) {
+		const struct verbs_sreq *r = &pp->sreq[i];
+
+		if (r->used) {
+			unmatched += !r->matched;
+			blocked += r->matched && !r->all_issued;
+			writes += r->writes_out;
+		}
+		if (pp->rreq[i].used) {
+			recvs++;
+			partial += pp->rreq[i].seen;
+		}
+		cts += pp->cts[i].used;
+	}
+	cts_queued = (int)(pp->ctsq_tail - pp->ctsq_head);
+	buf[0] = '\0';
+	str_appendf(buf, len, &n,
+		    "sends: %d waiting for the peer's clear-to-send, %d for credits or queue room, %d writes in flight; receives: %d posted (%d clear-to-send not yet sent, %d partly arrived); %d early clear-to-send",
+		    unmatched, blocked, writes, recvs, cts_queued, partial, cts);
+	for (int q = 0; q < pp->nqp; q++) {
+		const struct verbs_qwatch *w = &pp->watch[q];
+		uint64_t stuck = pp->sq_used[q] && w->since && w->comps == pp->sq_comps[q]
+				     ? now - w->since
+				     : 0;
+
+		str_appendf(buf, len, &n, "; qpn 0x%x: %d outstanding, credits %d, owed %d",
+			    pp->qp[q]->qp_num, pp->sq_used[q], pp->cred[q], pp->owed[q]);
+		if (stuck)
+			str_appendf(buf, len, &n, ", no completion for %.1f s%s", stuck / 1e9,
+				    stuck > s->rc_budget_ns
+					? " (past RC's retry budget: the device lost them, or RNR)"
+					: "");
+	}
+	return 0;
 }
 
 int verbs_progress(struct verbs_state *s)
