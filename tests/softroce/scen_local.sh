@@ -48,6 +48,34 @@ flushrun() {
 	echo "FLUSH $name wall_ms=$((t1 - t0)) exact_sizes=$nok/5 ${fl:-no flush QP}"
 	[ "$nok" = 5 ] || { echo "FLUSH $name: results not exact"; return 1; }
 }
+# stalled_peer: two ranks started apart, rank 1 stopped (SIGSTOP) mid-run. Rank 0 times out
+# and its error line ends with what roce still holds for peer 1 (transport_ops.pending):
+# its requests, the QP's outstanding work and credits. Prints "STALL ..." lines.
+stalled_peer() {
+	echo "== stalled peer: rank 1 stopped, rank 0's timeout line says what roce holds"
+	sed 's/^timeout = 90s/timeout = 5s/; s/^local_ranks = 4/local_ranks = 1/;
+		s/^sizes = .*/sizes = 64KiB/; s/^iterations = 3/iterations = 1000000/;
+		s/^warmup = 1/warmup = 0/; s/^verify = all/verify = off/; /^\[matrix\]/,$d' \
+		roce_local4.ini >/tmp/stall.ini
+	for r in 0 1; do
+		GRADSYNC_TOKEN=stall timeout 60 gradsync run /tmp/stall.ini --rank $r \
+			--world-size 2 --rendezvous 127.0.0.1:18800 >/tmp/stall.$r.out 2>&1 &
+		eval pid$r=$!
+	done
+	sleep 4
+	kill -STOP "$pid1"
+	wait "$pid0"
+	st=$?
+	kill -KILL "$pid1"
+	wait "$pid1" 2>/dev/null
+	line=$(grep -m 1 'waits on .* peer 1' /tmp/stall.0.out)
+	echo "STALL exit=$st $line"
+	if [ "$st" = 0 ] || ! echo "$line" | grep -q '; roce peer 1: sends: .*receives: .*qpn 0x'; then
+		echo "STALL: rank 0 did not fail naming what roce holds for peer 1:"
+		grep -v '^case' /tmp/stall.0.out | tail -n 5
+		return 1
+	fi
+}
 if [ -x /bin/gradsync ]; then
 	echo "== gradsync run roce_local4.ini"
 	timeout 120 gradsync run roce_local4.ini || rc=1
@@ -60,5 +88,6 @@ if [ -x /bin/gradsync ]; then
 	unset GRADSYNC_VERBS_FLUSH
 	grep -q 'flushes [1-9]' /tmp/flush/*/report.json ||
 		{ echo "FLUSH flush: the path note reports no flushes"; rc=1; }
+	stalled_peer || rc=1
 fi
 exit $rc

@@ -50,6 +50,14 @@ else
 fi
 cd /work
 /bin/sh /scenario.sh "$role" "$peer"
-echo "GS_EXIT $?"
+rc=$?
+# rxe's own counters, the nonzero ones: retransmits and sequence errors say what the link
+# and the soft device did while the scenario ran (a stall with none of them is the device's)
+if [ -d /sys/class/infiniband/rxe0/ports/1/hw_counters ]; then
+	cd /sys/class/infiniband/rxe0/ports/1/hw_counters &&
+		echo "RXE role=$role $(for f in *; do v=$(cat "$f"); [ "$v" = 0 ] || printf '%s=%s ' "$f" "$v"; done)"
+	cd /work
+fi
+echo "GS_EXIT $rc"
 sync
 reboot -f
