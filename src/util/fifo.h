@@ -26,6 +26,16 @@ static inline bool fifo_empty(const struct fifo *q)
 	return !q->head;
 }
 
+/* Its length, by a walk: for diagnostics, never on a data path. */
+static inline size_t fifo_len(const struct fifo *q)
+{
+	size_t n = 0;
+
+	for (const struct fifo_link *l = q->head; l; l = l->next)
+		n++;
+	return n;
+}
+
 static inline void fifo_push(struct fifo *q, struct fifo_link *l)
 {
 	l->next = NULL;

@@ -277,5 +277,6 @@ const struct transport_ops cudaipc_ops = {
     .poll = shm_pair_poll,
     .path_info = cipc_path_info,
     .stats = shm_pair_stats,
+    .pending = shm_pair_pending,
     .close = cipc_close,
 };

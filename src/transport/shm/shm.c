@@ -272,5 +272,6 @@ const struct transport_ops shm_ops = {
     .coll_begin = shm_coll_begin,
     .path_info = shm_path_info,
     .stats = shm_pair_stats,
+    .pending = shm_pair_pending,
     .close = shm_close,
 };

@@ -9,6 +9,7 @@
 
 #include "transport/shm/shm_pair.h"
 #include "util/log.h"
+#include "util/strutil.h"
 #include "util/timeutil.h"
 
 struct pair_key {
@@ -246,6 +247,24 @@ int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max)
 		return c->fatal;
 	}
 	return n;
+}
+
+int shm_pair_pending(struct transport *t, int peer, char *buf, size_t len)
+{
+	const struct shm_pair_core *c = t->priv;
+	const struct shm_pair_link *l;
+	size_t n = 0;
+
+	if (peer < 0 || peer >= c->env->nranks || !c->links[peer].active)
+		return -ENOENT;
+	l = &c->links[peer];
+	buf[0] = '\0';
+	str_appendf(buf, len, &n,
+		    "sends: %zu waiting for the peer's clear-to-send, %zu matched and moving; receives: %zu announced%s, %zu not yet (the peer's clear-to-send queue full); %zu clear-to-send of the peer's unmatched; process %d %s",
+		    fifo_len(&l->sends.q), fifo_len(&l->ready.q), fifo_len(&l->posted.q),
+		    l->rx_cur ? " (one filling)" : "", fifo_len(&l->cts_wait.q),
+		    fifo_len(&l->cts.q), (int)l->pid, peer_dead(l) ? "gone" : "alive");
+	return 0;
 }
 
 int shm_pair_stats(struct transport *t, struct tp_stats *st)

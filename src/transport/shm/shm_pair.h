@@ -233,6 +233,8 @@ int shm_pair_endpoint(struct transport *t, void *buf, size_t *len);
 int shm_pair_connect(struct transport *t, const void *eps);
 int shm_pair_poll(struct transport *t, struct tp_completion *comp, int max);
 int shm_pair_stats(struct transport *t, struct tp_stats *st);
+/* transport_ops.pending: the link's queues both ways and whether the peer's process lives */
+int shm_pair_pending(struct transport *t, int peer, char *buf, size_t len);
 
 /*
  * Posts: the caller checked the region is non-NULL; these check the rest (fatal state,
