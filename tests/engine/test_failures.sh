@@ -78,10 +78,13 @@ for tp in tcp shm; do
 	grep -q "peer 1" "$T/stop.err" && grep -q "rank 1 killed by signal 15" "$T/stop.err" || {
 		echo "FAIL: stop $tp: no error naming peer 1, or rank 1 not terminated:"
 		grep -v iteration "$T/stop.err" | tail -n 8; fails=$((fails + 1)); }
-	# shm's line ends with what the transport holds for the stopped peer (transport_ops.pending)
-	[ $tp != shm ] || grep 'waits on .* peer 1' "$T/stop.err" |
-		grep -q '; shm peer 1: sends: .* receives: .* process [0-9]* alive' || {
-		echo "FAIL: stop shm: the timeout line does not say what shm holds for peer 1:"
+	# the line ends with what the transport holds for the stopped peer (transport_ops.pending)
+	case $tp in
+	shm) want='; shm peer 1: sends: .* receives: .* process [0-9]* alive' ;;
+	*) want='; tcp peer 1: [0-9]* requests posted and not completed, [0-9]* bytes queued and not written; bytes last came from it [0-9.]* s ago' ;;
+	esac
+	grep 'waits on .* peer 1' "$T/stop.err" | grep -q "$want" || {
+		echo "FAIL: stop $tp: the timeout line does not say what $tp holds for peer 1:"
 		grep -m 1 'waits on' "$T/stop.err"; fails=$((fails + 1)); }
 	echo "stop $tp: driver exit $st in ${took}s: $(grep -m 1 -o 'waits on .* peer 1.*' "$T/stop.err")"
 done

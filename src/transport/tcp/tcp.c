@@ -13,6 +13,8 @@
 #include "transport/tcp/tcp_priv.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
 
 #define TCP_DEF_STREAMS 2
 
@@ -336,6 +338,40 @@ static uint64_t tcp_chunk_auto(uint64_t bytes GS_UNUSED, int nranks GS_UNUSED)
 	return TP_CHUNK_CACHED;
 }
 
+/*
+ * transport_ops.pending: what the executor can read without the progress side's queues
+ * (theirs alone): requests posted and not completed, bytes queued to the peer and not
+ * written (its socket full when they stay), and when bytes last moved each way.
+ */
+static int tcp_pending(struct transport *t, int peer, char *buf, size_t len)
+{
+	struct tcp_priv *tp = t->priv;
+	struct tcp_peer *pe;
+	uint64_t unsent = 0, rx = 0, tx = 0, now = time_now_ns();
+	size_t n = 0;
+
+	if (peer < 0 || peer >= tp->env->nranks || !tp->peers[peer].active)
+		return -ENOENT;
+	pe = &tp->peers[peer];
+	for (int s = 0; s < tp->nstreams; s++) {
+		struct tcp_stream *st = &pe->streams[s];
+
+		unsent += atomic_load_explicit(&st->unsent, memory_order_relaxed);
+		rx = GS_MAX(rx, atomic_load_explicit(&st->last_rx_ns, memory_order_relaxed));
+		tx = GS_MAX(tx, atomic_load_explicit(&st->last_tx_ns, memory_order_relaxed));
+	}
+	buf[0] = '\0';
+	str_appendf(buf, len, &n, "%d requests posted and not completed, %llu bytes queued and not written",
+		    atomic_load(&pe->outstanding), (unsigned long long)unsent);
+	if (rx)
+		str_appendf(buf, len, &n, "; bytes last came from it %.1f s ago", (now - rx) / 1e9);
+	else
+		str_appendf(buf, len, &n, "; no bytes from it yet");
+	if (tx)
+		str_appendf(buf, len, &n, ", last went to it %.1f s ago", (now - tx) / 1e9);
+	return 0;
+}
+
 const struct transport_ops tcp_ops = {
     .name = "tcp",
     .kind = TP_TCP,
@@ -352,5 +388,6 @@ const struct transport_ops tcp_ops = {
     .wait = tcp_wait,
     .path_info = tcp_path_info,
     .stats = tcp_stats,
+    .pending = tcp_pending,
     .close = tcp_close,
 };

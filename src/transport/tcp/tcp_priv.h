@@ -145,6 +145,10 @@ struct tcp_stream {
 	char *rdst;
 	size_t rleft;
 	uint64_t rcost; /* eager payload read straight into its receive: its window bytes */
+	/* for transport_ops.pending, written by the progress side alone, read by anyone */
+	_Atomic uint64_t unsent;     /* bytes of queued frames not yet written */
+	_Atomic uint64_t last_rx_ns; /* when bytes last came in; 0: never */
+	_Atomic uint64_t last_tx_ns; /* when bytes last went out; 0: never */
 };
 
 struct tcp_peer {
