@@ -15,7 +15,9 @@ QUIET of the run's median pace count, and the case's figures are the median of t
 trials ("quiet_trials" says how many). The lent machine's host switches between a fast and
 a ~1.5x slower state for tens of seconds at a time (RESULTS.md, 2026-12-01): a host-bound
 step measured in the slow state is the neighbour's noise, not PyTorch's cost.
-Cases keep the order of their first appearance; env and cpu are the last run's.
+Cases keep the order of their first appearance; env and cpu are the last run's. The light
+traces' figures and the bucket hooks' (below) come, like the kernels, from the last run that
+has them: a later run of steps alone keeps an earlier one's ready references.
 
 Hook-free ready shares (ready_share): where a run traced light steps (measure_torch_step.py
 --light-steps: the GPU's activities alone), each parameter's ready time as a share of that
@@ -173,6 +175,15 @@ def main():
             if c.get("ready_gpu_ms"):
                 m["ready_gpu_ms"], m["bwd_gpu_ms"] = c["ready_gpu_ms"], c["bwd_gpu_ms"]
                 break
+        # the light traces' and the bucket hooks' figures, likewise: a later run of steps
+        # alone keeps the references an earlier one traced (each carries its own pace)
+        for group in (LIGHT_FIELDS[:6], LIGHT_FIELDS[6:7], LIGHT_FIELDS[7:]):
+            if any(f in m for f in group):
+                continue
+            for c in reversed(cs):
+                if any(f in c for f in group):
+                    m.update({f: c[f] for f in group if f in c})
+                    break
         cases.append(m)
     at = {key(c): c for c in cases}
     for r in ready_only:
