@@ -114,8 +114,10 @@ def profile_row(binary, name="h200"):
     return p
 
 
-def fit_set():
-    path = os.path.join(HERE, "fit_cases.txt")
+def fit_set(path=None):
+    """The (model, batch, seq, precision) keys a profile's values were fitted on: the h200
+    row's fit_cases.txt unless another list is given (fit_cases_h100.txt)."""
+    path = path or os.path.join(HERE, "fit_cases.txt")
     keys = set()
     with open(path) as f:
         for line in f:
@@ -185,6 +187,9 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("--ref", default=os.path.join(HERE, "ref", "h200_torch_steps.json"))
     ap.add_argument("--profile", default="h200")
+    ap.add_argument("--fit-cases", default=None,
+                    help="the list of the profile's fit cases (default fit_cases.txt, the h200 "
+                         "row's; fit_cases_h100.txt for the h100 row's host values)")
     ap.add_argument("--max-err", type=float, default=0.15)
     ap.add_argument("--max-median", type=float, default=0.08)
     ap.add_argument("--max-fwd-err", type=float, default=0.20)
@@ -205,7 +210,7 @@ def main():
         print("no binary %s" % o.binary)
         return 77
     ref = json.load(open(o.ref))
-    fits = fit_set()
+    fits = fit_set(o.fit_cases)
     rows = {"fit": [], "held-out": [], "slow-host": []}
     by_prec = {}
     order_bad = []

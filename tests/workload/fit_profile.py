@@ -2,7 +2,7 @@
 """Fit the h200 profile's free parameters on the fit cases alone (fit_cases.txt).
 
 usage: fit_profile.py GRADSYNC_BINARY [--rounds N] [--host-pace] [--profile ROW|FILE]
-                      > fitted.profile
+                      [--ref TABLE --fit-cases LIST] [--fixed KEY,...] > fitted.profile
 
 Starts from `gradsync gpu --profile h200 --write -` (or the --profile given) and adjusts, by
 coordinate descent with multiplicative steps, only what no kernel measurement pins down: the
@@ -17,6 +17,12 @@ The objective is the mean |error| of forward+backward plus half that of forward 
 the case's host time was measured on a quiet host (quiet_trials, merge_steps.py), half
 that of the host's own time per pass (the sum of the ops' host_s), over the fit cases
 only; tf32 has no fit case, so its values are not fitted at all.
+
+--ref and --fit-cases fit another row on another card's table: the h100 row's host values
+on the H100 leases' steps (ref/h100_torch_steps.json, fit_cases_h100.txt: fp16 and bf16
+autocast, fp32 and tf32; the bf16 models held out). --fixed leaves keys as they start
+(kernel_gap_us there: the GPU's idle per kernel, which the H100's GPU-bound passes show as
+the H200's, 1.1-1.7 us, and a fit of the host alone has no business moving).
 """
 
 import argparse
@@ -58,13 +64,17 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--profile", default="h200", help="the row or file to start from")
+    ap.add_argument("--ref", default=os.path.join(HERE, "ref", "h200_torch_steps.json"))
+    ap.add_argument("--fit-cases", default=os.path.join(HERE, "fit_cases.txt"))
+    ap.add_argument("--fixed", default="", help="comma list of FREE keys to leave as they are")
     ap.add_argument("--host-pace", action="store_true",
                     help="plan each case with the host's values scaled by its trials' pace "
                          "over the quiet host's (check_costmodel.py --host-pace)")
     o = ap.parse_args()
-    ref = json.load(open(os.path.join(HERE, "ref", "h200_torch_steps.json")))
+    ref = json.load(open(o.ref))
+    free = [(k, i) for k, i in FREE if k not in o.fixed.split(",")]
     fits = set()
-    for line in open(os.path.join(HERE, "fit_cases.txt")):
+    for line in open(o.fit_cases):
         f = line.split("#")[0].split()
         if f:
             fits.add(tuple(f))
@@ -111,7 +121,7 @@ def main():
     print("# start: objective %.4f" % best, file=sys.stderr)
     for rnd in range(o.rounds):
         step = [1.3, 1.12, 1.04][min(rnd, 2)]
-        for key, i in FREE:
+        for key, i in free:
             for f in (step, 1 / step):
                 while True:
                     trial = {k: (list(v) if isinstance(v, list) else v) for k, v in prof.items()}
@@ -124,7 +134,7 @@ def main():
         print("# round %d: objective %.4f" % (rnd, best), file=sys.stderr)
     for path in tmps.values():
         os.unlink(path)
-    prof["source"] = "fitted by fit_profile.py on fit_cases.txt"
+    prof["source"] = "fitted by fit_profile.py on %s" % os.path.basename(o.fit_cases)
     for k, v in prof.items():
         print("%s = %s" % (k, v if isinstance(v, str) else " ".join("%.4g" % x for x in v)))
     return 0
