@@ -235,6 +235,20 @@ if [ "${READY:-0}" = 15 ] && [ -z "${CASES:-}" ]; then
 binary
 add_cases amp_fp16,fp32 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0
 fi
+# READY=17 (issue 13, twenty-fourth session; not run yet: the session's device time was
+# spent): on an H200, READY=14's four headline cases (fp16 autocast ResNets, bf16 GPT-2 and
+# BERT) and bert_base 16 x 256 as a bf16 model beside bf16 autocast; on an H100, five bf16
+# models at shapes never measured, held out from the h100 row's host fit. Predictions in
+# RESULTS.md ("READY=17's predictions"), written before the run.
+if [ "${READY:-0}" = 17 ] && [ -z "${CASES:-}" ]; then
+if nvidia-smi -L 2>/dev/null | grep -q H200; then
+	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16,bert_large:8:512:bf16
+	CASES=$CASES,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
+else
+	CASES=bert_base:16:256:bf16,bert_large:4:256:bf16,gpt2:2:1024:bf16,vit_b_16:16:0:bf16
+	CASES=$CASES,resnet50:32:0:bf16
+fi
+fi
 # HOST=1 (issue 13, twenty-first session): the host's own time per pass by depth, every
 # family at a tiny width (measure_host.py; check_host.py holds the model against it): the
 # per-layer price of the host's calls, which the full llama2_7b showed 1.6x too high
