@@ -300,7 +300,7 @@ static const struct cfg_key keys[] = {
 	  .help = "auto (local rank -> GPU), none (host buffers), or a list '0,1' by local rank" },
 	{ "gpu", "profile", CFG_STRING, "h200", "", UNBOUNDED, .sweepable = true,
 	  .check = vocab_check_gpu_profile, FIELD(workload, gpu_profile),
-	  .help = "GPU of the compute model: h200 (measured), h100, a100, b200 (datasheets) or a profile FILE" },
+	  .help = "GPU of the compute model: h200 (measured), h100 (datasheet, its host and BatchNorm measured), a100, b200 (datasheets) or a profile FILE" },
 	{ "gpu", "gdr", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(tristate_choices),
 	  .sweepable = true, FIELD(gpu, gdr), .help = "GPUDirect RDMA for GPU buffers over ib/roce" },
 	{ "gpu", "gdr_level", CFG_ENUM, "PXB", "", UNBOUNDED, CHOICES(gdr_level_choices),
