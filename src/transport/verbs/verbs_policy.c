@@ -75,12 +75,18 @@ uint64_t verbs_lost_after_ns(uint64_t rc_budget_ns)
 	return 2 * rc_budget_ns > floor_ns ? 2 * rc_budget_ns : floor_ns;
 }
 
+uint64_t verbs_qwatch_stuck(const struct verbs_qwatch *w, uint64_t comps, int outstanding,
+			    uint64_t now)
+{
+	return outstanding > 0 && w->since && comps == w->comps ? now - w->since : 0;
+}
+
 uint64_t verbs_qwatch_look(struct verbs_qwatch *w, uint64_t comps, int outstanding, uint64_t now)
 {
+	/* empty, moved since the last look, or the first look at work: the count restarts */
 	if (outstanding <= 0 || comps != w->comps || !w->since) {
 		w->comps = comps;
 		w->since = outstanding > 0 ? now : 0;
-		return 0;
 	}
-	return now - w->since;
+	return verbs_qwatch_stuck(w, comps, outstanding, now);
 }

@@ -72,10 +72,17 @@ struct verbs_qwatch {
 };
 
 /*
- * One look at a queue that has completed comps send work requests so far and has
- * outstanding more posted, at now (ns): how long it has gone without a completion while
- * holding work, 0 while it moves or is empty. The first look that finds it stalled starts
- * the count, so a stall is seen one look late, never early.
+ * How long, at now (ns), a queue that has completed comps send work requests so far and
+ * has outstanding more posted has gone without a completion while holding work, as of the
+ * watchdog's last look: 0 while it moves or is empty. Reads w alone (the timeout line's
+ * account, verbs_pending).
+ */
+uint64_t verbs_qwatch_stuck(const struct verbs_qwatch *w, uint64_t comps, int outstanding,
+			    uint64_t now);
+
+/*
+ * One look: verbs_qwatch_stuck after w has taken in this look. The first look that finds
+ * the queue stalled starts the count, so a stall is seen one look late, never early.
  */
 uint64_t verbs_qwatch_look(struct verbs_qwatch *w, uint64_t comps, int outstanding,
 			   uint64_t now);

@@ -90,6 +90,10 @@ static void test_qwatch(void **state)
 	/* long idle, then work again with no completion in between: counted from now */
 	assert_int_equal(verbs_qwatch_look(&w, 5, 1, 90000), 0);
 	assert_int_equal(verbs_qwatch_look(&w, 5, 1, 90050), 50);
+	/* what the timeout line reads: the same count, w untouched */
+	assert_int_equal(verbs_qwatch_stuck(&w, 5, 1, 90070), 70);
+	assert_int_equal(verbs_qwatch_stuck(&w, 6, 1, 90070), 0);
+	assert_int_equal(w.since, 90000);
 }
 
 static void test_mtu_enum(void **state)

@@ -514,10 +514,8 @@ int verbs_pending(struct verbs_state *s, int peer, char *buf, size_t len)
 		    "sends: %d waiting for the peer's clear-to-send, %d for credits or queue room, %d writes in flight; receives: %d posted (%d clear-to-send not yet sent, %d partly arrived); %d early clear-to-send",
 		    unmatched, blocked, writes, recvs, cts_queued, partial, cts);
 	for (int q = 0; q < pp->nqp; q++) {
-		const struct verbs_qwatch *w = &pp->watch[q];
-		uint64_t stuck = pp->sq_used[q] && w->since && w->comps == pp->sq_comps[q]
-				     ? now - w->since
-				     : 0;
+		uint64_t stuck = verbs_qwatch_stuck(&pp->watch[q], pp->sq_comps[q], pp->sq_used[q],
+						    now);
 
 		str_appendf(buf, len, &n, "; qpn 0x%x: %d outstanding, credits %d, owed %d",
 			    pp->qp[q]->qp_num, pp->sq_used[q], pp->cred[q], pp->owed[q]);
