@@ -13,6 +13,17 @@ static inline uint64_t time_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The same clock at its tick's resolution (1-4 ms), a few ns a read: when bytes last
+ * moved, for a diagnostic in seconds, read on the data path. Never after time_now_ns()
+ * of the same moment, so now - coarse never wraps. */
+static inline uint64_t time_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* CPU time consumed by the calling thread; progress threads report it as CPU s/GB. */
 static inline uint64_t time_thread_cpu_ns(void)
 {

@@ -356,9 +356,9 @@ static int tcp_pending(struct transport *t, int peer, char *buf, size_t len)
 	for (int s = 0; s < tp->nstreams; s++) {
 		struct tcp_stream *st = &pe->streams[s];
 
-		unsent += atomic_load_explicit(&st->unsent, memory_order_relaxed);
-		rx = GS_MAX(rx, atomic_load_explicit(&st->last_rx_ns, memory_order_relaxed));
-		tx = GS_MAX(tx, atomic_load_explicit(&st->last_tx_ns, memory_order_relaxed));
+		unsent += tcp_published(&st->unsent);
+		rx = GS_MAX(rx, tcp_published(&st->last_rx_ns));
+		tx = GS_MAX(tx, tcp_published(&st->last_tx_ns));
 	}
 	buf[0] = '\0';
 	str_appendf(buf, len, &n, "%d requests posted and not completed, %llu bytes queued and not written",

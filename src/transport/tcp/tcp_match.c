@@ -113,8 +113,8 @@ static void complete(struct tcp_priv *tp, struct tcp_req *r)
 
 static void queue_frame(struct tcp_stream *st, struct tcp_frame *f)
 {
-	atomic_fetch_add_explicit(&st->unsent, sizeof(struct tcp_frame_hdr) + f->plen,
-				  memory_order_relaxed);
+	tcp_publish(&st->unsent,
+		    tcp_published(&st->unsent) + sizeof(struct tcp_frame_hdr) + f->plen);
 	f->sent = 0;
 	fifo_push(&st->txq, &f->link);
 }

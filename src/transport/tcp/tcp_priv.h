@@ -145,11 +145,24 @@ struct tcp_stream {
 	char *rdst;
 	size_t rleft;
 	uint64_t rcost; /* eager payload read straight into its receive: its window bytes */
-	/* for transport_ops.pending, written by the progress side alone, read by anyone */
+	/* for transport_ops.pending, written by the progress side alone (tcp_publish), read
+	 * by anyone */
 	_Atomic uint64_t unsent;     /* bytes of queued frames not yet written */
-	_Atomic uint64_t last_rx_ns; /* when bytes last came in; 0: never */
+	_Atomic uint64_t last_rx_ns; /* when bytes last came in (time_coarse_ns); 0: never */
 	_Atomic uint64_t last_tx_ns; /* when bytes last went out; 0: never */
 };
+
+/* A value the progress side alone writes: a relaxed store, no locked read-modify-write on
+ * the data path (the readers want a recent value, not an ordered one). */
+static inline void tcp_publish(_Atomic uint64_t *v, uint64_t x)
+{
+	atomic_store_explicit(v, x, memory_order_relaxed);
+}
+
+static inline uint64_t tcp_published(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
 
 struct tcp_peer {
 	bool active;

@@ -95,8 +95,8 @@ static void stream_write(struct tcp_priv *tp, struct tcp_stream *st)
 				peer_lost(tp, st, "send", errno);
 			return;
 		}
-		atomic_fetch_sub_explicit(&st->unsent, (uint64_t)n, memory_order_relaxed);
-		atomic_store_explicit(&st->last_tx_ns, time_now_ns(), memory_order_relaxed);
+		tcp_publish(&st->unsent, tcp_published(&st->unsent) - (uint64_t)n);
+		tcp_publish(&st->last_tx_ns, time_coarse_ns());
 		while (n > 0 && !fifo_empty(&st->txq)) {
 			size_t left, take;
 
@@ -167,7 +167,7 @@ static void stream_read(struct tcp_priv *tp, struct tcp_stream *st, bool hup)
 		if (n > 0) {
 			size_t d = GS_MIN((size_t)n, direct);
 
-			atomic_store_explicit(&st->last_rx_ns, time_now_ns(), memory_order_relaxed);
+			tcp_publish(&st->last_rx_ns, time_coarse_ns());
 			st->st_tail += (size_t)n - d;
 			if (d)
 				tcp_rx_advance(tp, st, d);
