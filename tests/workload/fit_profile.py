@@ -34,7 +34,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from check_costmodel import HOST_KEYS, QUIET_PACE_US, case_pace, host_per_pass_ms  # noqa: E402
+from check_costmodel import (HOST_KEYS, QUIET_PACE_US, case_key, case_pace, fit_set,  # noqa: E402
+                             host_per_pass_ms)
 from gradsync_plan import case_args  # noqa: E402
 # (key, index): the free parameters
 FAST = 1.25  # merge_steps.py's: a pace within this of the quiet host's is its fast state
@@ -73,13 +74,8 @@ def main():
     o = ap.parse_args()
     ref = json.load(open(o.ref))
     free = [(k, i) for k, i in FREE if k not in o.fixed.split(",")]
-    fits = set()
-    for line in open(o.fit_cases):
-        f = line.split("#")[0].split()
-        if f:
-            fits.add(tuple(f))
-    cases = [c for c in ref["cases"]
-             if (c["model"], str(c["batch"]), str(c["seq"]), c["precision"]) in fits]
+    fits = fit_set(o.fit_cases)
+    cases = [c for c in ref["cases"] if case_key(c) in fits]
     prof = read_profile(subprocess.run([o.binary, "gpu", "--profile", o.profile, "--write", "-"],
                                        check=True, capture_output=True, text=True).stdout)
     # a case whose trials ran on a host past FAST of the quiet host's pace describes that

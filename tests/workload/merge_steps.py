@@ -106,9 +106,12 @@ def bucket_figures(c, pace):
     return len(use)
 
 
-LIGHT_FIELDS = ("ready_share", "bwd_light_ms", "bwd_start_ms", "light_kept", "light_trials",
-                "light_pace_us", "diag", "bucket_ready_ms", "bwd_bucket_ms", "bucket_trials",
-                "bucket_pace_us")
+# what the light traces, the per-op diagnosis and the bucket hooks give a case: each group
+# is taken whole from one run
+LIGHT_GROUPS = (("ready_share", "bwd_light_ms", "bwd_start_ms", "light_kept", "light_trials",
+                 "light_pace_us"), ("diag",),
+                ("bucket_ready_ms", "bwd_bucket_ms", "bucket_trials", "bucket_pace_us"))
+LIGHT_FIELDS = sum(LIGHT_GROUPS, ())
 
 
 def drop_annotations(c):
@@ -177,7 +180,7 @@ def main():
                 break
         # the light traces' and the bucket hooks' figures, likewise: a later run of steps
         # alone keeps the references an earlier one traced (each carries its own pace)
-        for group in (LIGHT_FIELDS[:6], LIGHT_FIELDS[6:7], LIGHT_FIELDS[7:]):
+        for group in LIGHT_GROUPS:
             if any(f in m for f in group):
                 continue
             for c in reversed(cs):
