@@ -239,8 +239,10 @@ fi
 # spent): on an H200, READY=14's four headline cases (fp16 autocast ResNets, bf16 GPT-2 and
 # BERT) and bert_base 16 x 256 as a bf16 model beside bf16 autocast; on an H100, five bf16
 # models at shapes never measured, held out from the h100 row's host fit. Predictions in
-# RESULTS.md ("READY=17's predictions"), written before the run.
+# RESULTS.md ("READY=17's predictions"), written before the run; bucket hooks as READY=13's.
 if [ "${READY:-0}" = 17 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
 if nvidia-smi -L 2>/dev/null | grep -q H200; then
 	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16,bert_large:8:512:bf16
 	CASES=$CASES,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
