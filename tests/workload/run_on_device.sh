@@ -251,6 +251,21 @@ else
 	CASES=$CASES,resnet50:32:0:bf16
 fi
 fi
+# READY=18 (issue 13, twenty-fifth session): READY=17's H200 list where the lease is an H200;
+# on an H100 (READY=17 and a held-out set of the issue's eight models in bf16 autocast and
+# fp32 ran there, ref/runs/h100_2026-12-05_{ready17,heldout18}.json) that set's autocast
+# shapes again on another lease, beside the same shapes under fp16 autocast (never measured)
+if [ "${READY:-0}" = 18 ] && [ -z "${CASES:-}" ]; then
+binary
+BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if nvidia-smi -L 2>/dev/null | grep -q H200; then
+	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16,bert_large:8:512:bf16
+	CASES=$CASES,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
+else
+	add_cases amp_bf16,amp_fp16 resnet18:96:0 resnet50:48:0 vit_b_16:24:0 vit_l_16:12:0 \
+		bert_base:24:256 bert_large:12:256 gpt2:6:512 gpt2_medium:3:512
+fi
+fi
 # HOST=1 (issue 13, twenty-first session): the host's own time per pass by depth, every
 # family at a tiny width (measure_host.py; check_host.py holds the model against it): the
 # per-layer price of the host's calls, which the full llama2_7b showed 1.6x too high
