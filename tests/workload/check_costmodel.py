@@ -6,6 +6,7 @@ usage: check_costmodel.py GRADSYNC_BINARY [--ref ref/h200_torch_steps.json] [--p
                           [--max-ready-err 0.15] [--enforce]
                           [--guard-median M] [--guard-worst W] [--guard-fwd-median F]
                           [--guard-within N] [--guard-ready-median R] [--guard-ready-within N]
+                          [--buckets MODEL:BATCH:SEQ:PRECISION ...]
 
 For every measured case (model, batch, seq, precision) it runs
 `gradsync plan --model M --batch B --seq-len S --precision P --gpu-profile G --json --tensors`
@@ -19,7 +20,8 @@ instrument did not stretch the backward (ready_reference: one definition, README
 model"): in ms, and as a share of the backward pass. With --host-pace each case is planned
 at its trials' host pace, and its ready times at the pace of the trials they came from
 (ready_pace: the light traces and bucket hooks ran in trials of their own).
-Prints one line per case and a summary; with --enforce exits 1 when a threshold is missed;
+Prints one line per case and a summary (--buckets: under the cases named, every bucket's
+modelled and measured ready time, ms since backward's start, and the reference's source); with --enforce exits 1 when a threshold is missed;
 --guard-* are the regression guard CI runs on the held-out cases: the median and worst
 |error| of forward+backward, the median |error| of forward and of the worst bucket ready
 time (ms) may not grow past them, the cases within --max-err and buckets' cases within
@@ -205,7 +207,11 @@ def main():
                     help="scale the host's values per case by its trials' pace over the "
                          "quiet host's (%.3f us): the model told the measured host's speed"
                     % QUIET_PACE_US)
+    ap.add_argument("--buckets", nargs="+", default=[], metavar="CASE",
+                    help="print each bucket's ready time, model against measured, under "
+                         "these cases (model:batch:seq:precision)")
     o = ap.parse_args()
+    show = {tuple(x.split(":")) for x in o.buckets}
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
         return 77
@@ -229,7 +235,7 @@ def main():
         names = [t["name"] for t in p["tensors"]]
         if [names[i] for i in p["ready_order"]] != c["ready_order"]:
             order_bad.append(case_key(c))
-        rerrs, rshare = [], []
+        rerrs, rshare, details = [], [], []
         ref_ready = ready_reference(c)
         if ref_ready:
             ready, last, src = ref_ready
@@ -238,11 +244,17 @@ def main():
                 # the ready figures' own trials' host, not the step's
                 p = plan(o.binary, c, paced_profile(o.binary, o.profile,
                                                     rpace / QUIET_PACE_US, paced))
-            for b in p["buckets"]:
+            for i, b in enumerate(p["buckets"]):
                 real = max(ready.get(names[t], 0) for t in b["tensors"])
-                if real > 0.05 * last:  # tiny early buckets: relative error is noise
+                counted = real > 0.05 * last  # tiny early buckets: relative error is noise
+                if counted:
                     rerrs.append(abs(b["ready_s"] * 1e3 / real - 1))
                     rshare.append(abs((b["ready_s"] / p["bwd_s"]) / (real / last) - 1))
+                if case_key(c) in show:
+                    details.append("    bucket %-3d %4d tensors  model %8.3f ms  %s %8.3f ms%s" % (
+                        i, len(b["tensors"]), b["ready_s"] * 1e3, src, real,
+                        "  %+6.1f%%" % (100 * (b["ready_s"] * 1e3 / real - 1)) if counted
+                        else "  (under 5%% of backward: not counted)"))
         rmax = max(rerrs) if rerrs else None
         smax = max(rshare) if rshare else None
         s = "fit" if case_key(c) in fits else "held-out"
@@ -254,6 +266,8 @@ def main():
         print("%-12s %5d %5d %-9s %-8s %9.2f %9.2f %+6.1f%% %+6.1f%% %7s %7s" % (
             c["model"], c["batch"], c["seq"], c["precision"], s, c["step_ms"], step,
             100 * err, 100 * ferr, pct(rmax), pct(smax)))
+        for line in details:
+            print(line)
     ok = True
     for s, r in rows.items():
         if not r:

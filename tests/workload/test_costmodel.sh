@@ -29,9 +29,15 @@ esac
 # (median 2.9%, forward 4.3%, ready 158 within 15%)
 out=$("$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --host-pace --guard-median 0.032 \
 	--guard-worst 0.28 --guard-fwd-median 0.046 --guard-within 183 --guard-ready-median 0.055 \
-	--guard-ready-within 158) || { echo "FAIL: check_costmodel --host-pace"; fail=1; }
+	--guard-ready-within 158 --buckets resnet18:48:0:amp_bf16) ||
+	{ echo "FAIL: check_costmodel --host-pace"; fail=1; }
 case $out in
 *"slow-host:"*) echo "FAIL: check_costmodel --host-pace set cases apart"; fail=1 ;;
+esac
+# --buckets: the named case's buckets, each against its measured ready time (the table's)
+case $out in
+*"bucket 2     48 tensors  model "*" ms  bucket-hooked    6.820 ms"*) ;;
+*) echo "FAIL: check_costmodel --buckets: no bucket lines for resnet18 b48"; fail=1 ;;
 esac
 # the steps measured on an H100 (ref/h100_torch_steps.json: READY=12's Llamas, READY=13/14's
 # fp16 autocast and bf16 models, READY=16's BERTs again) against the h100 row, whose host
