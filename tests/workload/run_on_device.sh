@@ -235,32 +235,23 @@ if [ "${READY:-0}" = 15 ] && [ -z "${CASES:-}" ]; then
 binary
 add_cases amp_fp16,fp32 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0
 fi
-# READY=17 (issue 13, twenty-fourth session; not run yet: the session's device time was
-# spent): on an H200, READY=14's four headline cases (fp16 autocast ResNets, bf16 GPT-2 and
-# BERT) and bert_base 16 x 256 as a bf16 model beside bf16 autocast; on an H100, five bf16
-# models at shapes never measured, held out from the h100 row's host fit. Predictions in
-# RESULTS.md ("READY=17's predictions"), written before the run; bucket hooks as READY=13's.
-if [ "${READY:-0}" = 17 ] && [ -z "${CASES:-}" ]; then
+# READY=17 (issue 13, twenty-fourth session; ran on an H100 in the twenty-fifth) and READY=18
+# (twenty-fifth session): on an H200, both run READY=14's four headline cases (fp16 autocast
+# ResNets, bf16 GPT-2 and BERT) and bert_base 16 x 256 as a bf16 model beside bf16 autocast.
+# On an H100, READY=17 runs five bf16 models at shapes never measured, held out from the h100
+# row's host fit; READY=18 the autocast shapes of the held-out set that ran beside READY=17
+# (ref/runs/h100_2026-12-05_heldout18.json) again on another lease, beside the same shapes
+# under fp16 autocast (never measured). Predictions in RESULTS.md ("READY=17's predictions",
+# "READY=18's predictions"), written before the runs; bucket hooks as READY=13's.
+if { [ "${READY:-0}" = 17 ] || [ "${READY:-0}" = 18 ]; } && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
 if nvidia-smi -L 2>/dev/null | grep -q H200; then
-	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16,bert_large:8:512:bf16
-	CASES=$CASES,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
-else
+	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16
+	CASES=$CASES,bert_large:8:512:bf16,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
+elif [ "$READY" = 17 ]; then
 	CASES=bert_base:16:256:bf16,bert_large:4:256:bf16,gpt2:2:1024:bf16,vit_b_16:16:0:bf16
 	CASES=$CASES,resnet50:32:0:bf16
-fi
-fi
-# READY=18 (issue 13, twenty-fifth session): READY=17's H200 list where the lease is an H200;
-# on an H100 (READY=17 and a held-out set of the issue's eight models in bf16 autocast and
-# fp32 ran there, ref/runs/h100_2026-12-05_{ready17,heldout18}.json) that set's autocast
-# shapes again on another lease, beside the same shapes under fp16 autocast (never measured)
-if [ "${READY:-0}" = 18 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
-if nvidia-smi -L 2>/dev/null | grep -q H200; then
-	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16,bert_large:8:512:bf16
-	CASES=$CASES,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
 else
 	add_cases amp_bf16,amp_fp16 resnet18:96:0 resnet50:48:0 vit_b_16:24:0 vit_l_16:12:0 \
 		bert_base:24:256 bert_large:12:256 gpt2:6:512 gpt2_medium:3:512
