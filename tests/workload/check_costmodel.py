@@ -21,7 +21,8 @@ model"): in ms, and as a share of the backward pass. With --host-pace each case 
 at its trials' host pace, and its ready times at the pace of the trials they came from
 (ready_pace: the light traces and bucket hooks ran in trials of their own).
 Prints one line per case and a summary (--buckets: under the cases named, every bucket's
-modelled and measured ready time, ms since backward's start, and the reference's source); with --enforce exits 1 when a threshold is missed;
+modelled and measured ready time, ms since backward's start, and the reference's source);
+with --enforce exits 1 when a threshold is missed;
 --guard-* are the regression guard CI runs on the held-out cases: the median and worst
 |error| of forward+backward, the median |error| of forward and of the worst bucket ready
 time (ms) may not grow past them, the cases within --max-err and buckets' cases within
