@@ -86,6 +86,7 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 	/* the step's forward ends when both the GPU and the host are through it */
 	out->fwd_s = fmax(gpu, host);
 	out->host_fwd_s = host;
+	out->gpu_fwd_s = gpu;
 	gpu = t0 = out->fwd_s;
 	if (out->fwd_s > prev && tl->nlayers)
 		out->layer_fwd_s[tl->nlayers - 1] += out->fwd_s - prev;
@@ -145,4 +146,16 @@ void compute_timeline_free(struct compute_timeline *ct)
 	free(ct->op_issue_s);
 	free(ct->op_gpu_s);
 	memset(ct, 0, sizeof(*ct));
+}
+
+/* the part of backward's start-up the GPU waits for, had the host's forward taken host s */
+static double startup_shown_s(const struct compute_timeline *ct, double host)
+{
+	return fmin(fmax(host + ct->bwd_start_s - ct->gpu_fwd_s, 0), ct->bwd_start_s);
+}
+
+double timeline_startup_swing_s(const struct compute_timeline *ct, double frac)
+{
+	return startup_shown_s(ct, ct->host_fwd_s * (1 + frac)) -
+	       startup_shown_s(ct, ct->host_fwd_s * (1 - frac));
 }

@@ -26,6 +26,8 @@ struct compute_timeline {
 				* wall time, measure_torch_step.py's host_fwd_ms) */
 	double host_bwd_s;     /* the host's time from its call of backward to its last
 				* node (start-up included; host_bwd_ms) */
+	double gpu_fwd_s;      /* when the GPU is through forward's kernels (fwd_s is the
+				* later of it and host_fwd_s) */
 	uint32_t nlayers;
 	uint32_t ntensors;
 	uint32_t nbuckets;
@@ -59,5 +61,19 @@ int compute_params_resolve(const struct workload_opts *w, double calibrated_tflo
 int compute_timeline_build(const struct tensor_list *tl, const struct bucket_plan *plan,
 			   const struct cost_params *cp, struct compute_timeline *out);
 void compute_timeline_free(struct compute_timeline *ct);
+
+/*
+ * How far the ready times move when the host's forward runs frac faster or slower than
+ * modelled (seconds, >= 0). Backward's start-up delays the GPU by what the GPU's lead at
+ * forward's end does not hide, clamp(host_fwd + bwd_start - gpu_fwd, 0, bwd_start): near
+ * the balance a few percent of the host swing it from none of the start-up to all of it,
+ * and every bucket's ready time with it. 0 away from the balance and without a start-up
+ * (launch_gap = 0, CUDA graphs).
+ */
+double timeline_startup_swing_s(const struct compute_timeline *ct, double frac);
+/* the host's uncertainty plan reports the swing at: the model's host time per forward is
+ * 7.1% from the real one (median, held-out host-bound cases), and one host's trials at one
+ * probe pace spread about as far (tests/workload/RESULTS.md) */
+#define TIMELINE_HOST_SWING 0.10
 
 #endif

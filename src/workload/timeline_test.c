@@ -87,6 +87,8 @@ static void test_hand_timeline(void **state)
 		/* the host's own clock: 3 calls forward, 6 backward, never waiting */
 		assert_float_equal(ct.host_fwd_s, 15e-3, 1e-12);
 		assert_float_equal(ct.host_bwd_s, 30e-3, 1e-12);
+		/* forward ends on the GPU's clock: the later of the two is it */
+		assert_float_equal(ct.gpu_fwd_s, 18e-3, 1e-12);
 		compute_timeline_free(&ct);
 		/* backward's start-up, 2 ms per forward call (three): the host-bound GPU waits
 		 * 6 ms more for backward's first kernel, and every bucket with it */
@@ -142,11 +144,33 @@ static void test_model_timeline(void **state)
 	tensor_list_free(&tl);
 }
 
+/* how much of backward's start-up a host frac faster or slower shows: the clamp's edges */
+static void test_startup_swing(void **state)
+{
+	struct compute_timeline ct = { .host_fwd_s = 10, .gpu_fwd_s = 10.5, .bwd_start_s = 1 };
+
+	(void)state;
+	/* at 10% the host runs 9..11 s: from none of the start-up (9 + 1 < 10.5) to all */
+	assert_float_equal(timeline_startup_swing_s(&ct, 0.10), 1, 1e-12);
+	/* at 2%, 9.8..10.2 s: 0.3 to 0.7 s of it shows */
+	assert_float_equal(timeline_startup_swing_s(&ct, 0.02), 0.4, 1e-12);
+	/* the GPU far ahead hides it either way, a host far behind shows all of it either way */
+	ct.gpu_fwd_s = 15;
+	assert_float_equal(timeline_startup_swing_s(&ct, 0.10), 0, 1e-12);
+	ct.gpu_fwd_s = 5;
+	assert_float_equal(timeline_startup_swing_s(&ct, 0.10), 0, 1e-12);
+	/* no start-up (CUDA graphs): nothing to move */
+	ct.gpu_fwd_s = 10.5;
+	ct.bwd_start_s = 0;
+	assert_float_equal(timeline_startup_swing_s(&ct, 0.10), 0, 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hand_timeline),
 		cmocka_unit_test(test_model_timeline),
+		cmocka_unit_test(test_startup_swing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

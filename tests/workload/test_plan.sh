@@ -94,5 +94,24 @@ old, zero = attn("p_2_512_old.profile"), attn("p_2_512_zero.profile")
 assert old["gpu_s"] == zero["gpu_s"] != small["gpu_s"], (old, zero, small)
 PY
 rm -rf "$T"
+# forward near the host/GPU balance: plan says how far the ready times may move (the part
+# of backward's start-up a host 10% faster or slower hides or shows); a forward far from it
+# (resnet50 b256, GPU-bound) and CUDA graphs (no start-up) say nothing, their swing 0
+swing() { "$GRADSYNC" plan --json "$@" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("%.6f %.6f %.6f %.6f" % (j["ready_swing_s"], j["host_fwd_s"], j["gpu_fwd_s"], j["bwd_start_s"]))'; }
+set -- $(swing --model vit_b_16 --batch 48 --precision amp_bf16)
+python3 -c 'import sys
+s, h, g, b = map(float, sys.argv[1:])
+shown = lambda x: min(max(x + b - g, 0), b)
+assert s > 0 and abs(s - (shown(1.1 * h) - shown(0.9 * h))) < 2e-6, sys.argv' "$@" ||
+	{ echo "FAIL: vit_b_16 b48 ready_swing_s $*"; fail=1; }
+"$GRADSYNC" plan --model vit_b_16 --batch 48 --precision amp_bf16 |
+	grep -q "^  ready times may move by up to 0.4.* ms: forward's host (.* ms) and GPU (.* ms) are near balance" ||
+	{ echo "FAIL: plan vit_b_16 b48 does not say its ready times may move"; fail=1; }
+[ "$(swing --model resnet50 --batch 256 --precision amp_bf16 | cut -d' ' -f1)" = 0.000000 ] ||
+	{ echo "FAIL: resnet50 b256 ready_swing_s not 0"; fail=1; }
+[ "$(swing --model vit_b_16 --batch 48 --precision amp_bf16 --launch-gap 0 | cut -d' ' -f1)" = 0.000000 ] ||
+	{ echo "FAIL: CUDA graphs ready_swing_s not 0"; fail=1; }
+"$GRADSYNC" plan --model resnet50 --batch 256 --precision amp_bf16 | grep -q 'ready times may move' &&
+	{ echo "FAIL: plan resnet50 b256 says its ready times may move"; fail=1; }
 python3 "$HERE/plan_selfcheck.py" "$GRADSYNC" || fail=1
 exit $fail
