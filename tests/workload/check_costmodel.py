@@ -251,11 +251,16 @@ def main():
                 if counted:
                     rerrs.append(abs(b["ready_s"] * 1e3 / real - 1))
                     rshare.append(abs((b["ready_s"] / p["bwd_s"]) / (real / last) - 1))
+                if case_key(c) in show and not details:
+                    details.append("    forward: host %.3f ms, GPU %.3f ms; backward's start-up "
+                                   "%.3f ms; ready times may move by %.3f ms" % (
+                                       p["host_fwd_s"] * 1e3, p["gpu_fwd_s"] * 1e3,
+                                       p["bwd_start_s"] * 1e3, p["ready_swing_s"] * 1e3))
                 if case_key(c) in show:
                     details.append("    bucket %-3d %4d tensors  model %8.3f ms  %s %8.3f ms%s" % (
                         i, len(b["tensors"]), b["ready_s"] * 1e3, src, real,
                         "  %+6.1f%%" % (100 * (b["ready_s"] * 1e3 / real - 1)) if counted
-                        else "  (under 5%% of backward: not counted)"))
+                        else "  (under 5% of backward: not counted)"))
         rmax = max(rerrs) if rerrs else None
         smax = max(rshare) if rshare else None
         s = "fit" if case_key(c) in fits else "held-out"
