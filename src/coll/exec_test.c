@@ -503,6 +503,56 @@ static void test_abort(void **state)
 	free(j);
 }
 
+/* What the loop transport says it holds for a peer (the tail of a timeout's line): a
+ * receive posted with no send, a held send (over the eager size) and an eager one in the
+ * peer's inbox with no receive, as both ranks see them; then nothing once they match. */
+static void test_loop_pending(void **state)
+{
+	static char eps[2][TRANSPORT_EP_MAX];
+	struct transport_opts topts = {.qp_depth = 8, .slot_size = 64};
+	struct transport_env env[2];
+	struct transport tp[2];
+	struct tp_mr *mr[2];
+	struct tp_completion cq[8];
+	char a[256], b[256], line[512];
+	size_t len;
+
+	(void)state;
+	for (int r = 0; r < 2; r++) {
+		env[r] = (struct transport_env){.rank = r, .nranks = 2, .job_id = 0x77,
+						.timeout_ms = 1000, .opts = &topts, .numa_node = -1};
+		tp[r] = (struct transport){.ops = &loop_ops, .env = &env[r]};
+		assert_int_equal(loop_ops.open(&tp[r], &env[r]), 0);
+		assert_int_equal(loop_ops.endpoint(&tp[r], eps[r], &len), 0);
+	}
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(loop_ops.connect(&tp[r], eps), 0);
+		assert_int_equal(loop_ops.mr_reg(&tp[r], r ? b : a, 256, MEM_HOST, &mr[r]), 0);
+	}
+	assert_int_equal(loop_ops.post_recv(&tp[0], 1, 7, mr[0], 0, 16, 1), 0);
+	assert_int_equal(loop_ops.post_send(&tp[1], 0, 8, mr[1], 0, 128, 2), 0); /* held */
+	assert_int_equal(loop_ops.post_send(&tp[1], 0, 9, mr[1], 128, 16, 3), 0); /* eager */
+	assert_int_equal(loop_ops.pending(&tp[1], 0, line, sizeof(line)), 0);
+	assert_non_null(strstr(line, "sends: 2 in the peer's inbox with no receive (1 held"));
+	assert_non_null(strstr(line, "2 sends and 0 receives outstanding, 1 completions"));
+	assert_int_equal(loop_ops.pending(&tp[0], 1, line, sizeof(line)), 0);
+	assert_non_null(strstr(line, "receives: 1 posted and unmatched, 2 of the peer's sends"));
+	assert_int_equal(loop_ops.pending(&tp[0], 0, line, sizeof(line)), -ENOENT);
+	/* matched: rank 1's sends go, rank 0's receives complete */
+	assert_int_equal(loop_ops.post_recv(&tp[0], 1, 8, mr[0], 0, 128, 4), 0);
+	assert_int_equal(loop_ops.post_recv(&tp[0], 1, 9, mr[0], 128, 16, 5), 0);
+	assert_int_equal(loop_ops.post_send(&tp[1], 0, 7, mr[1], 144, 16, 6), 0);
+	assert_int_equal(loop_ops.poll(&tp[0], cq, 8), 3);
+	assert_int_equal(loop_ops.poll(&tp[1], cq, 8), 3);
+	assert_int_equal(loop_ops.pending(&tp[1], 0, line, sizeof(line)), 0);
+	assert_non_null(strstr(line, "sends: 0 in the peer's inbox with no receive (0 held"));
+	assert_non_null(strstr(line, "0 sends and 0 receives outstanding, 0 completions"));
+	for (int r = 0; r < 2; r++) {
+		loop_ops.mr_dereg(&tp[r], mr[r]);
+		loop_ops.close(&tp[r]);
+	}
+}
+
 /* ---- argument errors, one rank ---- */
 
 static void errors_body(struct rank_ctx *rc)
@@ -676,6 +726,7 @@ int main(void)
 	    cmocka_unit_test(test_p2p),
 	    cmocka_unit_test(test_staged_memops),
 	    cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_loop_pending),
 	    cmocka_unit_test(test_abort),
 	    cmocka_unit_test(test_matrix_shallow_queue),
 	    cmocka_unit_test(test_matrix),

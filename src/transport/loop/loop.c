@@ -18,6 +18,7 @@
 #include "transport/loop/loop.h"
 #include "util/fifo.h"
 #include "util/log.h"
+#include "util/strutil.h"
 
 #define LOOP_MAGIC	   0x6c6f6f7074702031ull
 #define LOOP_DEPTH_DEFAULT 64
@@ -328,6 +329,51 @@ static int loop_stats(struct transport *t, struct tp_stats *st)
 	return 0;
 }
 
+/* Requests on l from peer (posted receives, arrived sends), and of those the eager ones. */
+static size_t list_count(const struct fifo *l, int peer, size_t *eager)
+{
+	size_t n = 0;
+
+	for (const struct fifo_link *x = l->head; x; x = x->next) {
+		const struct loop_req *r = fifo_entry(x, struct loop_req, link);
+
+		if (r->peer == peer) {
+			n++;
+			*eager += r->eager != NULL;
+		}
+	}
+	return n;
+}
+
+/* What stands between this rank and peer: its receives not yet matched, its sends queued in
+ * the peer's inbox (held ones wait for the peer's receive), the peer's sends here with no
+ * receive, and the completions not yet polled. Owner thread (sends_out, recvs_out). */
+static int loop_pending(struct transport *t, int peer, char *buf, size_t len)
+{
+	struct loop_rank *lr = t->priv, *dst;
+	size_t recv_wait, ours, ours_eager = 0, theirs, ign = 0, n = 0;
+	uint32_t cq_n;
+
+	if (peer < 0 || peer >= lr->nranks || !(dst = lr->peers[peer]))
+		return -ENOENT;
+	pthread_mutex_lock(&lr->lock);
+	recv_wait = list_count(&lr->posted, peer, &ign);
+	theirs = list_count(&lr->unexpected, peer, &ign);
+	pthread_mutex_unlock(&lr->lock);
+	pthread_mutex_lock(&dst->lock);
+	ours = list_count(&dst->unexpected, lr->rank, &ours_eager);
+	pthread_mutex_unlock(&dst->lock);
+	pthread_mutex_lock(&lr->cq_lock);
+	cq_n = lr->cq_n;
+	pthread_mutex_unlock(&lr->cq_lock);
+	buf[0] = '\0';
+	str_appendf(buf, len, &n,
+		    "sends: %zu in the peer's inbox with no receive (%zu held, waiting for it); receives: %zu posted and unmatched, %zu of the peer's sends here unmatched; %d sends and %d receives outstanding, %u completions not yet polled (all peers)",
+		    ours, ours - ours_eager, recv_wait, theirs, lr->sends_out, lr->recvs_out,
+		    cq_n);
+	return 0;
+}
+
 static void loop_close(struct transport *t)
 {
 	struct loop_rank *lr = t->priv;
@@ -358,5 +404,6 @@ const struct transport_ops loop_transport_ops = {
     .poll = loop_poll,
     .path_info = loop_path_info,
     .stats = loop_stats,
+    .pending = loop_pending,
     .close = loop_close,
 };
