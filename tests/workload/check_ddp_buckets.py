@@ -3,7 +3,7 @@
 
 usage: check_ddp_buckets.py GRADSYNC_BINARY [--models a,b,...] [--device cpu|cuda]
                             [--bucket-cap-mb MB] [--iters N] [--llama-layers N]
-                            [--precision fp32|tf32|amp_bf16|bf16]
+                            [--precision fp32|tf32|amp_bf16|amp_fp16|bf16]
 
 Runs torch DistributedDataParallel with 2 ranks (gloo) on CPU (or both ranks on the
 one GPU), a few training iterations so the Reducer rebuilds its buckets in
@@ -15,8 +15,10 @@ as dist._DEFAULT_FIRST_BUCKET_BYTES); set -> --bucket-cap C alone, and plan's fi
 rule must give what this DDP version used (a first bucket of the same cap on versions
 that have bucket_bytes_cap_default; older versions always use 1 MiB, then
 --first-bucket-cap 1MiB is passed). --precision amp_bf16 runs forward under
-torch.autocast(bfloat16) (on the CPU too), tf32 turns TF32 on: the ready order then
-follows autocast's cast nodes; bf16 casts the model and its inputs to bf16, so DDP buckets
+torch.autocast(bfloat16) (on the CPU too), amp_fp16 under torch.autocast(float16) (where
+this torch's autocast has float16 on the device: not on the CPU before torch 2.x, where it
+is skipped rather than run as fp32), tf32 turns TF32 on: the ready order then follows
+autocast's cast nodes; bf16 casts the model and its inputs to bf16, so DDP buckets
 bf16 gradients (plan's grad_dtype is left to it: auto, the parameters' dtype).
 
 Memory: fp32 parameters + gradients (gradient_as_bucket_view) per rank, two ranks.
@@ -47,12 +49,28 @@ from gradsync_plan import ALL_MODELS, run_plan  # noqa: E402
 
 MIB = 1024 * 1024
 DEFAULT_CAP_MB = 25  # DDP's bucket_cap_mb default
+AMP_DTYPES = {"amp_bf16": "bfloat16", "amp_fp16": "float16"}  # autocast's dtype per precision
 
 
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def autocast_works(torch, device, precision):
+    """Whether this torch's autocast runs in precision's dtype on device: one that lacks it
+    warns and runs the region without autocast, which would check fp32's ready order."""
+    import warnings
+    dev = "cuda" if device.startswith("cuda") else "cpu"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with torch.autocast(device_type=dev, dtype=getattr(torch, AMP_DTYPES[precision])):
+                return (torch.is_autocast_enabled() if dev == "cuda"
+                        else torch.is_autocast_cpu_enabled())
+        except (RuntimeError, AttributeError):
+            return False
 
 
 def parse_list(s):
@@ -123,14 +141,15 @@ def one_model(name, opts, rank, device):
     for i, p in enumerate(model.parameters()):
         hooks += rm.on_grad_ready(p, lambda i=i: hook_order.append(i))
     import contextlib
-    amp = opts["precision"] == "amp_bf16"
+    amp = opts["precision"] in AMP_DTYPES
     if hasattr(torch.backends, "cuda"):
         torch.backends.cuda.matmul.allow_tf32 = opts["precision"] == "tf32"
     torch.backends.cudnn.allow_tf32 = opts["precision"] == "tf32"
     for _ in range(opts["iters"]):
         hook_order.clear()
         ctx = torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
-                             dtype=torch.bfloat16) if amp else contextlib.nullcontext()
+                             dtype=getattr(torch, AMP_DTYPES[opts["precision"]])) \
+            if amp else contextlib.nullcontext()
         with ctx:
             loss = loss_of(ddp(*args, **kw))
         loss.backward()
@@ -239,7 +258,8 @@ def main():
                     help="DDP bucket_cap_mb (default: unset, DDP's 25 MiB + 1 MiB first)")
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--llama-layers", type=int, default=2)
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "amp_bf16", "bf16"])
+    ap.add_argument("--precision", default="fp32",
+                    choices=["fp32", "tf32", "amp_bf16", "amp_fp16", "bf16"])
     args = ap.parse_args()
     if args.precision == "bf16" and args.bucket_cap_mb is not None:
         print("check_ddp_buckets.py: --precision bf16 takes DDP's default caps "
@@ -257,6 +277,10 @@ def main():
         return 77
     if args.device == "cuda" and not torch.cuda.is_available():
         print("SKIP: --device cuda but no CUDA device")
+        return 77
+    if args.precision in AMP_DTYPES and not autocast_works(torch, args.device, args.precision):
+        print("SKIP: torch %s's autocast on %s has no %s (it would run the model in fp32)"
+              % (torch.__version__, args.device, AMP_DTYPES[args.precision]))
         return 77
     print("torch %s, 2 ranks, gloo, %s, %s" % (torch.__version__, args.device, args.precision))
     opts = dict(models=[m for m in args.models.split(",") if m], device=args.device,
