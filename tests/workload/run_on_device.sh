@@ -236,14 +236,16 @@ binary
 add_cases amp_fp16,fp32 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0
 fi
 # READY=17 (issue 13, twenty-fourth session; ran on an H100 in the twenty-fifth) and READY=18
-# (twenty-fifth session): on an H200, both run READY=14's four headline cases (fp16 autocast
-# ResNets, bf16 GPT-2 and BERT) and bert_base 16 x 256 as a bf16 model beside bf16 autocast.
+# (twenty-fifth session, its H200 list grown in the twenty-sixth). On an H200, READY=17 runs
+# READY=14's four headline cases (fp16 autocast ResNets, bf16 GPT-2 and BERT) and bert_base
+# 16 x 256 as a bf16 model beside bf16 autocast; READY=18 the eight models, each in fp16
+# autocast and as a bf16 model at one shape the H100 table has, beside that bert_base.
 # On an H100, READY=17 runs five bf16 models at shapes never measured, held out from the h100
 # row's host fit; READY=18 the autocast shapes of the held-out set that ran beside READY=17
 # (ref/runs/h100_2026-12-05_heldout18.json) again on another lease, beside the same shapes
 # under fp16 autocast (never measured). Predictions in RESULTS.md ("READY=17's predictions",
-# "READY=18's predictions"), written before the runs; bucket hooks as READY=13's. On an H200,
-# READY=18 runs the eight models in fp16 autocast and as bf16 models ("READY=18's H200 list").
+# "READY=18's predictions", "READY=18's H200 list"), written before the runs; bucket hooks as
+# READY=13's.
 if { [ "${READY:-0}" = 17 ] || [ "${READY:-0}" = 18 ]; } && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
@@ -251,8 +253,6 @@ if nvidia-smi -L 2>/dev/null | grep -q H200 && [ "$READY" = 17 ]; then
 	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16
 	CASES=$CASES,bert_large:8:512:bf16,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
 elif nvidia-smi -L 2>/dev/null | grep -q H200; then
-	# READY=17's H200 list grown to the eight models, each in fp16 autocast and cast to
-	# bf16 at one shape the H100 table has (twenty-sixth session)
 	add_cases amp_fp16,bf16 resnet18:128:0 resnet50:64:0 vit_b_16:64:0 vit_l_16:32:0 \
 		bert_base:16:256 bert_large:8:512 gpt2:8:1024 gpt2_medium:4:1024
 	CASES=$CASES,bert_base:16:256:amp_bf16
