@@ -4,9 +4,13 @@
 For every model: the JSON parses, counts equal the published references, every tensor
 appears once in the ready order and in exactly one bucket, and the buckets equal an
 independent Python copy of DDP's compute_bucket_assignment_by_size over the plan's own
-ready order, for several caps and gradient dtypes. Exit 0 pass, 1 fail.
+ready order, for several caps and gradient dtypes. Then the modelled step of every model
+under every precision and GPU profile, at two batches: times finite and positive, bucket
+ready times in bucket order and inside backward, the ready swing within backward's start-up,
+and the larger batch no faster. Exit 0 pass, 1 fail.
 """
 
+import math
 import os
 import sys
 
@@ -33,12 +37,47 @@ CONFIGS = [
     ["--bucket-cap", "1KiB"],
 ]
 
+PRECISIONS = ["fp32", "tf32", "amp_bf16", "amp_fp16", "bf16"]
+PROFILES = ["h200", "h100", "a100", "b200"]
+BATCHES = ["1", "8"]
+
+
+def step_problems(binary, model):
+    """What is wrong with the modelled step of model, every precision and profile (a list)."""
+    problems = []
+    for prec in PRECISIONS:
+        for prof in PROFILES:
+            last = None
+            for batch in BATCHES:
+                where = "%s b%s %s %s" % (model, batch, prec, prof)
+                p = run_plan(binary, model, ["--precision", prec, "--gpu-profile", prof,
+                                             "--batch", batch])
+                t = [p[k] for k in ("fwd_s", "bwd_s", "host_fwd_s", "gpu_fwd_s")]
+                if not all(math.isfinite(x) and x > 0 for x in t):
+                    problems.append("%s: times %s" % (where, t))
+                    continue
+                ready = [b["ready_s"] for b in p["buckets"]]
+                if any(b < a for a, b in zip(ready, ready[1:])) or ready[0] <= 0 \
+                        or ready[-1] > p["bwd_s"] * (1 + 1e-9):
+                    problems.append("%s: bucket ready times %s outside backward %g"
+                                    % (where, ready, p["bwd_s"]))
+                if not 0 <= p["ready_swing_s"] <= p["bwd_start_s"] + 1e-12:
+                    problems.append("%s: ready swing %g, start-up %g"
+                                    % (where, p["ready_swing_s"], p["bwd_start_s"]))
+                step = p["fwd_s"] + p["bwd_s"]
+                if last is not None and step < last:
+                    problems.append("%s: step %g s, faster than the smaller batch's %g"
+                                    % (where, step, last))
+                last = step
+    return problems
+
 
 def main():
     binary = sys.argv[1]
     bad = 0
     assert sorted(EXPECT) == sorted(ALL_MODELS)
     for model in ALL_MODELS:
+        was = bad
         for cfg in CONFIGS:
             plan = run_plan(binary, model, cfg)
             n = plan["num_tensors"]
@@ -58,7 +97,12 @@ def main():
             for p in problems:
                 print("FAIL %s %s: %s" % (model, " ".join(cfg), p))
             bad += bool(problems)
-        print("ok   %-12s %14d params %4d tensors" % (model, plan["num_params"], n))
+        problems = step_problems(binary, model)
+        for p in problems:
+            print("FAIL %s" % p)
+        bad += bool(problems)
+        if bad == was:
+            print("ok   %-12s %14d params %4d tensors" % (model, plan["num_params"], n))
     return 1 if bad else 0
 
 
