@@ -292,7 +292,11 @@
 static const struct gpu_profile profiles[] = {
 	{
 		.name = "h200",
-		.source = "measured: H200, PyTorch 2.11 eager (tests/workload/ref)",
+		/* what its steps were held against: fp16 autocast's BatchNorm gain comes from
+		 * H100 leases and no step of a bf16 model ran here (READY=18 waits to run
+		 * both); a user planning those reads that beside the numbers */
+		.source = "measured: H200, PyTorch 2.11 eager (tests/workload/ref), steps in fp32, "
+			  "tf32 and bf16 autocast; fp16 autocast and bf16 models not yet measured here",
 		H200_SHARES,
 		H200_HOST,
 		.matrix_tflops = { H200_FP32_TFLOPS, H200_TF32_TFLOPS, 780, 780 },
