@@ -58,16 +58,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def autocast_ctx(torch, device, precision):
+    """The autocast region precision trains under on device (a null context without one)."""
+    import contextlib
+    if precision not in AMP_DTYPES:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
+                          dtype=getattr(torch, AMP_DTYPES[precision]))
+
+
 def autocast_works(torch, device, precision):
     """Whether this torch's autocast runs in precision's dtype on device: one that lacks it
     warns and runs the region without autocast, which would check fp32's ready order."""
     import warnings
-    dev = "cuda" if device.startswith("cuda") else "cpu"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            with torch.autocast(device_type=dev, dtype=getattr(torch, AMP_DTYPES[precision])):
-                return (torch.is_autocast_enabled() if dev == "cuda"
+            with autocast_ctx(torch, device, precision):
+                return (torch.is_autocast_enabled() if device.startswith("cuda")
                         else torch.is_autocast_cpu_enabled())
         except (RuntimeError, AttributeError):
             return False
@@ -140,17 +148,12 @@ def one_model(name, opts, rank, device):
     hooks = []
     for i, p in enumerate(model.parameters()):
         hooks += rm.on_grad_ready(p, lambda i=i: hook_order.append(i))
-    import contextlib
-    amp = opts["precision"] in AMP_DTYPES
     if hasattr(torch.backends, "cuda"):
         torch.backends.cuda.matmul.allow_tf32 = opts["precision"] == "tf32"
     torch.backends.cudnn.allow_tf32 = opts["precision"] == "tf32"
     for _ in range(opts["iters"]):
         hook_order.clear()
-        ctx = torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
-                             dtype=getattr(torch, AMP_DTYPES[opts["precision"]])) \
-            if amp else contextlib.nullcontext()
-        with ctx:
+        with autocast_ctx(torch, device, opts["precision"]):
             loss = loss_of(ddp(*args, **kw))
         loss.backward()
     # The logger records rebuilt buckets in forward 2 and the previous backward's ready

@@ -45,9 +45,8 @@ esac
 # fitted on its fp16 and bf16 autocast, fp32 and tf32 steps (fit_cases_h100.txt): the rest is
 # held out (RESULTS.md, twenty-fifth session: 33 of 37 within 15%, median 4.8%; the bf16
 # models 20 of 21, where the H200's host values had 12 of the first 16). The ready order of
-# fp16 autocast (bf16
-# autocast's) and of a bf16 model (fp32's) must be PyTorch's, and the ResNets stay where
-# their BatchNorm's kernel family puts them.
+# fp16 autocast (bf16 autocast's) and of a bf16 model (fp32's) must be PyTorch's, and the
+# ResNets stay where their BatchNorm's kernel family puts them.
 out=$("$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --ref "$HERE/ref/h100_torch_steps.json" \
 	--fit-cases "$HERE/fit_cases_h100.txt" --profile h100 --host-pace --guard-median 0.05 \
 	--guard-within 33) || { echo "FAIL: check_costmodel on the H100's steps"; fail=1; }
