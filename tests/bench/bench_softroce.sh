@@ -1,6 +1,6 @@
 #!/bin/bash
 # Benchmark (not a test): the verbs transport on the two-VM Soft-RoCE bed of tests/softroce
-# (qemu TCG, one rank per VM, lossless dgram link, rxe0). Measures, from VM a to VM b:
+# (qemu TCG, one rank per VM, a lossless unix stream link, rxe0). Measures, from VM a to VM b:
 #  1. write bandwidth: gradsync op = write_bw over roce against perftest's ib_write_bw at
 #     the same message sizes and bytes (TOTAL per size per measurement), interleaved,
 #     REPS times; medians and the ratio ours / ib_write_bw. Target: >= 0.95x.
@@ -60,8 +60,7 @@ echo "bench: sizes $SIZES, $REPS reps, $TOTAL B per size per measurement, parts 
 ok=1
 sr_boot_pair "$SR_LOGDIR/bench.cpio.gz" "gs.peer=10.0.0.2 $env" "$env"
 set +e # from here on, and in lib.sh's exit trap (it kills VMs that are gone already)
-sr_wait "${SR_PIDS[-2]}" vm_a || ok=0
-sr_wait "${SR_PIDS[-1]}" vm_b || ok=0
+sr_wait_pair || ok=0
 rm -f "$SR_LOGDIR/bench.cpio.gz"
 tr -d '\r' <"$SR_LOGDIR/vm_a.log" >"$SR_LOGDIR/vm_a.txt"
 tr -d '\r' <"$SR_LOGDIR/vm_b.log" >"$SR_LOGDIR/vm_b.txt"
