@@ -216,28 +216,26 @@ sr_nic() {
 # not see a full peer; a guest's transmit queue stalled for good on it once (NETDEV WATCHDOG,
 # stop 42's CI), whether for that reason is not shown. sr_wait_pair catches such a stall.
 sr_boot_pair() {
-	local a=$SR_LOGDIR/a.sock b=$SR_LOGDIR/b.sock i
+	local a=$SR_LOGDIR/a.sock b=$SR_LOGDIR/b.sock net_a net_b i
 	if [ "${SR_LINK:-stream}" = dgram ]; then
-		sr_boot vm_a "$1" "$(sr_nic 1 \
-			dgram,id=n0,local.type=unix,local.path=$a,remote.type=unix,remote.path=$b)" \
-			"gs.ip=10.0.0.1/24 gs.role=a $2"
-		sr_boot vm_b "$1" "$(sr_nic 2 \
-			dgram,id=n0,local.type=unix,local.path=$b,remote.type=unix,remote.path=$a)" \
-			"gs.ip=10.0.0.2/24 gs.role=b gs.peer=10.0.0.1 $3"
-		return 0
+		net_a=dgram,id=n0,local.type=unix,local.path=$a,remote.type=unix,remote.path=$b
+		net_b=dgram,id=n0,local.type=unix,local.path=$b,remote.type=unix,remote.path=$a
+	else
+		rm -f "$a"
+		net_a=stream,id=n0,server=on,addr.type=unix,addr.path=$a
+		net_b=stream,id=n0,server=off,addr.type=unix,addr.path=$a
 	fi
-	rm -f "$a"
-	sr_boot vm_a "$1" "$(sr_nic 1 stream,id=n0,server=on,addr.type=unix,addr.path=$a)" \
-		"gs.ip=10.0.0.1/24 gs.role=a $2"
-	# qemu 7.2's client connects once, at start: vm_b waits for vm_a's socket to listen
-	for i in $(seq 100); do
-		[ -S "$a" ] && break
-		sleep 0.1
-	done
-	[ -S "$a" ] || sr_log "vm_a: no listening socket $a after 10 s; vm_b starts anyway"
-	sleep 0.2
-	sr_boot vm_b "$1" "$(sr_nic 2 stream,id=n0,server=off,addr.type=unix,addr.path=$a)" \
-		"gs.ip=10.0.0.2/24 gs.role=b gs.peer=10.0.0.1 $3"
+	sr_boot vm_a "$1" "$(sr_nic 1 "$net_a")" "gs.ip=10.0.0.1/24 gs.role=a $2"
+	# qemu 7.2's stream client connects once, at start: vm_b waits for vm_a's socket to listen
+	case $net_b in stream,*)
+		for i in $(seq 100); do
+			[ -S "$a" ] && break
+			sleep 0.1
+		done
+		[ -S "$a" ] || sr_log "vm_a: no listening socket $a after 10 s; vm_b starts anyway"
+		sleep 0.2 ;;
+	esac
+	sr_boot vm_b "$1" "$(sr_nic 2 "$net_b")" "gs.ip=10.0.0.2/24 gs.role=b gs.peer=10.0.0.1 $3"
 }
 
 # sr_wait_pair : wait for vm_a and vm_b (the last two VMs started). 0 when both scenarios
@@ -245,12 +243,12 @@ sr_boot_pair() {
 # WATCHDOG" on its console: a stall of the emulated NIC or link, below anything a scenario
 # runs), in which case both VMs are stopped at once rather than at their timeout; else 1.
 sr_wait_pair() {
-	local pa=${SR_PIDS[-2]} pb=${SR_PIDS[-1]} rc=0
+	local pa=${SR_PIDS[-2]} pb=${SR_PIDS[-1]} rc=0 line
 	while kill -0 "$pa" 2>/dev/null || kill -0 "$pb" 2>/dev/null; do
-		if grep -q 'NETDEV WATCHDOG' "$SR_LOGDIR/vm_a.log" "$SR_LOGDIR/vm_b.log" 2>/dev/null
-		then
-			sr_log "$(grep -h -m1 'NETDEV WATCHDOG' "$SR_LOGDIR/vm_a.log" \
-				"$SR_LOGDIR/vm_b.log" | tr -d '\r' | head -1)"
+		line=$(grep -h -m1 'NETDEV WATCHDOG' "$SR_LOGDIR/vm_a.log" "$SR_LOGDIR/vm_b.log" \
+			2>/dev/null | tr -d '\r' | head -1)
+		if [ -n "$line" ]; then
+			sr_log "$line"
 			sr_log "a guest's NIC stalled (the emulated link, not the code under test);" \
 				"both VMs stopped"
 			kill "$pa" "$pb" 2>/dev/null

@@ -31,6 +31,7 @@ gloo backend) is absent, 0 otherwise.
 """
 
 import argparse
+import contextlib
 import datetime
 import gc
 import json
@@ -39,6 +40,7 @@ import socket
 import sys
 import tempfile
 import traceback
+import warnings
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 
@@ -60,7 +62,6 @@ def free_port():
 
 def autocast_ctx(torch, device, precision):
     """The autocast region precision trains under on device (a null context without one)."""
-    import contextlib
     if precision not in AMP_DTYPES:
         return contextlib.nullcontext()
     return torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
@@ -70,7 +71,6 @@ def autocast_ctx(torch, device, precision):
 def autocast_works(torch, device, precision):
     """Whether this torch's autocast runs in precision's dtype on device: one that lacks it
     warns and runs the region without autocast, which would check fp32's ready order."""
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

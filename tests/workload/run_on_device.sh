@@ -249,10 +249,11 @@ fi
 if { [ "${READY:-0}" = 17 ] || [ "${READY:-0}" = 18 ]; } && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
-if nvidia-smi -L 2>/dev/null | grep -q H200 && [ "$READY" = 17 ]; then
+card=$(nvidia-smi -L 2>/dev/null | grep -q H200 && echo h200 || echo h100)
+if [ $card = h200 ] && [ "$READY" = 17 ]; then
 	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16
 	CASES=$CASES,bert_large:8:512:bf16,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
-elif nvidia-smi -L 2>/dev/null | grep -q H200; then
+elif [ $card = h200 ]; then
 	add_cases amp_fp16,bf16 resnet18:128:0 resnet50:64:0 vit_b_16:64:0 vit_l_16:32:0 \
 		bert_base:16:256 bert_large:8:512 gpt2:8:1024 gpt2_medium:4:1024
 	CASES=$CASES,bert_base:16:256:amp_bf16
