@@ -245,8 +245,11 @@ fi
 # (ref/runs/h100_2026-12-05_heldout18.json) again on another lease, beside the same shapes
 # under fp16 autocast (never measured). Predictions in RESULTS.md ("READY=17's predictions",
 # "READY=18's predictions", "READY=18's H200 list"), written before the runs; bucket hooks as
-# READY=13's.
-if { [ "${READY:-0}" = 17 ] || [ "${READY:-0}" = 18 ]; } && [ -z "${CASES:-}" ]; then
+# READY=13's. READY=19 (thirtieth session): on an H200 READY=18's H200 list; on an H100 (READY=18
+# ran there) eight shapes no lease measured, in fp16 autocast and as bf16 models, held out from
+# the h100 row's fit ("READY=19's predictions").
+if { [ "${READY:-0}" = 17 ] || [ "${READY:-0}" = 18 ] || [ "${READY:-0}" = 19 ]; } &&
+	[ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
 card=$(nvidia-smi -L 2>/dev/null | grep -q H200 && echo h200 || echo h100)
@@ -257,6 +260,9 @@ elif [ $card = h200 ]; then
 	add_cases amp_fp16,bf16 resnet18:128:0 resnet50:64:0 vit_b_16:64:0 vit_l_16:32:0 \
 		bert_base:16:256 bert_large:8:512 gpt2:8:1024 gpt2_medium:4:1024
 	CASES=$CASES,bert_base:16:256:amp_bf16
+elif [ "$READY" = 19 ]; then
+	add_cases amp_fp16,bf16 resnet18:64:0 resnet50:24:0 vit_b_16:48:0 vit_l_16:24:0 \
+		bert_base:12:384 bert_large:6:384 gpt2:3:768 gpt2_medium:2:768
 elif [ "$READY" = 17 ]; then
 	CASES=bert_base:16:256:bf16,bert_large:4:256:bf16,gpt2:2:1024:bf16,vit_b_16:16:0:bf16
 	CASES=$CASES,resnet50:32:0:bf16
