@@ -44,6 +44,7 @@ def load(path):
     with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         return json.load(f)
 
+
 QUIET = 1.10
 FAST = 1.25  # a probe within this of a run's fastest is in the host's fast state
 
