@@ -22,6 +22,7 @@ import subprocess
 import sys
 
 from check_costmodel import QUIET_PACE_US, host_per_pass_ms
+from gradsync_plan import load_json
 
 
 def plan_host_ms(binary, args):
@@ -51,7 +52,7 @@ def main():
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
         return 77
-    doc = json.load(open(o.host_json))
+    doc = load_json(o.host_json)
     fams = {}
     print("%-10s %5s %-8s %17s %17s %11s" % ("model", "depth", "precision",
                                             "real fwd+bwd ms", "model fwd+bwd ms", "ratio"))

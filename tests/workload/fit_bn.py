@@ -34,7 +34,7 @@ import sys
 from check_costmodel import fit_set, profile_row
 from descent import descend
 from fit_profile import read_profile, write_profile
-from gradsync_plan import case_args
+from gradsync_plan import case_args, load_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WIDTH = {"layer1": 64, "layer2": 128, "layer3": 256, "layer4": 512}
@@ -147,7 +147,7 @@ def fit_half(binary, run):
     """bn_half_gain (forward, backward) from a run's amp_fp16 and fp32 ResNet steps."""
     import tempfile
     by = {}
-    for c in json.load(open(run))["cases"]:
+    for c in load_json(run)["cases"]:
         if c["model"].startswith("resnet") and (c.get("kernels") or {}).get("names"):
             by.setdefault((c["model"], c["batch"], c["seq"]), {})[c["precision"]] = c
     pairs = [v for v in by.values() if "amp_fp16" in v and "fp32" in v]

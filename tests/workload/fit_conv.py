@@ -34,6 +34,7 @@ import sys
 
 from check_costmodel import profile_row
 from descent import descend
+from gradsync_plan import load_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = ("1x1", "1x1/2", "3x3", "3x3/2", "7x7/2", "3x3@7", "1x1@7")
@@ -79,7 +80,7 @@ def kind(k, s, side, prec):
 
 def rows(path):
     out = []
-    for x in json.load(open(path)):
+    for x in load_json(path):
         if not x.get("op", "").startswith("conv_") or "gpu_us" not in x:
             continue
         b, cin, cout, k, s, hw = x["shape"]
@@ -161,8 +162,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--micro", default=",".join(os.path.join(HERE, "ref", "runs", f) for f in (
-        "h200_2026-12-01_micro_conv_split.json", "h200_2026-12-01_micro_conv_split_b8-96.json",
-        "h200_2026-12-03_micro_conv_split_tf32.json")),
+        "h200_2026-12-01_micro_conv_split.json.gz",
+        "h200_2026-12-01_micro_conv_split_b8-96.json.gz",
+        "h200_2026-12-03_micro_conv_split_tf32.json.gz")),
         help="micro runs, comma-separated")
     ap.add_argument("--fit-batches", default="16,64,256")
     ap.add_argument("--c", action="store_true", help="print the C initializer")

@@ -1,5 +1,6 @@
 """Helpers shared by the workload verification scripts.
 
+- read a committed reference, gzipped or not (the raw runs under ref/runs/ are gzipped);
 - run gradsync's plan verb and parse its JSON;
 - the model table the scripts check (names as gradsync knows them);
 - a pure-Python copy of PyTorch DDP's compute_bucket_assignment_by_size, as the
@@ -7,10 +8,19 @@
   [first_bucket_bytes_cap, bucket_bytes_cap]).
 """
 
+import gzip
 import json
 import subprocess
 
 DTYPE_SIZE = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8}
+
+
+def load_json(path):
+    """A JSON file as measure_torch_step.py, micro_kernels.py or measure_host.py wrote it, or
+    gzipped (ref/runs/*.json.gz: the raw runs are kept compressed so that the tree stays small
+    enough to travel to the device with the binary)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
 
 VISION = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
           "vit_b_16", "vit_l_16", "vit_h_14"]

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Merge measure_torch_step.py outputs into one reference table (ref/h200_torch_steps.json).
 
-usage: merge_steps.py OUT.json RUN.json[.gz] [RUN.json[.gz] ...] [--ready-only RUN.json [--steps-too CASE,...]]
+usage: merge_steps.py OUT.json RUN.json [RUN.json ...] [--ready-only RUN.json [--steps-too CASE,...]]
+
+A RUN.json may be gzipped (RUN.json.gz, as the raw runs under ref/runs/ are).
 
 Later runs supersede earlier ones: a case (model, batch, seq, precision) takes fwd_ms,
 bwd_ms, step_ms, host times, kernels and ready times from the last run that measured it
@@ -32,17 +34,11 @@ fast state's (the probes within FAST of its fastest), not its median. A merged t
 as a run keeps its figures as they are (merging it alone gives it back).
 """
 
-import gzip
 import json
 import statistics
 import sys
 
-
-def load(path):
-    """A run as measure_torch_step.py wrote it, or gzipped (ref/runs/*.json.gz: the raw runs
-    are kept compressed so the tree stays small enough to travel to the device)."""
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        return json.load(f)
+from gradsync_plan import load_json
 
 
 QUIET = 1.10
@@ -151,9 +147,9 @@ def main():
         del args[i:i + 2]
     while "--ready-only" in args:
         i = args.index("--ready-only")
-        ready_only.append(load(args[i + 1]))
+        ready_only.append(load_json(args[i + 1]))
         del args[i:i + 2]
-    runs = [load(p) for p in args]
+    runs = [load_json(p) for p in args]
     order, by = [], {}
     for r in runs:
         table = isinstance(r.get("host_pace_us"), list)  # an earlier merge_steps.py output

@@ -242,7 +242,7 @@ fi
 # autocast and as a bf16 model at one shape the H100 table has, beside that bert_base.
 # On an H100, READY=17 runs five bf16 models at shapes never measured, held out from the h100
 # row's host fit; READY=18 the autocast shapes of the held-out set that ran beside READY=17
-# (ref/runs/h100_2026-12-05_heldout18.json) again on another lease, beside the same shapes
+# (ref/runs/h100_2026-12-05_heldout18.json.gz) again on another lease, beside the same shapes
 # under fp16 autocast (never measured). Predictions in RESULTS.md ("READY=17's predictions",
 # "READY=18's predictions", "READY=18's H200 list"), written before the runs; bucket hooks as
 # READY=13's. READY=19 (thirtieth session): on an H200 READY=18's H200 list; on an H100 (READY=18
