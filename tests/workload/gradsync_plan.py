@@ -22,6 +22,7 @@ def load_json(path):
     with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         return json.load(f)
 
+
 VISION = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
           "vit_b_16", "vit_l_16", "vit_h_14"]
 HF = ["bert_base", "bert_large", "gpt2", "gpt2_medium", "gpt2_large", "gpt2_xl",
