@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 
-from gradsync_plan import case_args
+from gradsync_plan import case_args, load_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -216,7 +216,7 @@ def main():
     if not os.access(o.binary, os.X_OK):
         print("no binary %s" % o.binary)
         return 77
-    ref = json.load(open(o.ref))
+    ref = load_json(o.ref)
     fits = fit_set(o.fit_cases)
     rows = {"fit": [], "held-out": [], "slow-host": []}
     by_prec = {}

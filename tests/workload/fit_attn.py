@@ -39,7 +39,7 @@ import sys
 
 from check_costmodel import fit_set, profile_row
 from descent import descend
-from gradsync_plan import case_args
+from gradsync_plan import case_args, load_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MX = {"fp32": 0, "tf32": 1, "amp_bf16": 2}
@@ -48,7 +48,7 @@ FITTED = ("fp32", "amp_bf16")  # tf32 takes fp32's kernels
 
 def cases(binary):
     """Per case with attention kernels: the model's attention ops and the real times (us)."""
-    ref = json.load(open(os.path.join(HERE, "ref", "h200_torch_steps.json")))
+    ref = load_json(os.path.join(HERE, "ref", "h200_torch_steps.json"))
     fits, out = fit_set(), []
     for c in ref["cases"]:
         if c["precision"] not in MX or not c.get("kernels"):

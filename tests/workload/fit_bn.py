@@ -82,7 +82,7 @@ def bn_kernel_us(c):
 
 
 def cases(binary, fits):
-    ref = json.load(open(os.path.join(HERE, "ref", "h200_torch_steps.json")))
+    ref = load_json(os.path.join(HERE, "ref", "h200_torch_steps.json"))
     out = []
     for c in ref["cases"]:
         names = (c.get("kernels") or {}).get("names") or {}
@@ -192,7 +192,7 @@ def main():
         return fit_half(o.binary, o.half)
     prof = profile_row(o.binary)
     hbm, floor = prof["hbm_gbps"][0], prof["floor_us"][0]
-    micro = json.load(open(os.path.join(HERE, "ref", "h200_torch_micro.json")))
+    micro = load_json(os.path.join(HERE, "ref", "h200_torch_micro.json"))
     allc = cases(o.binary, fit_set())
     bad = 0
     for w, (mname, sname, e) in enumerate(PRECS):

@@ -26,7 +26,6 @@ guard test_costmodel.sh runs).
 """
 
 import argparse
-import json
 import math
 import os
 import statistics

@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from check_costmodel import (HOST_KEYS, QUIET_PACE_US, case_key, case_pace, fit_set,  # noqa: E402
                              host_per_pass_ms)
-from gradsync_plan import case_args  # noqa: E402
+from gradsync_plan import case_args, load_json  # noqa: E402
 # (key, index): the free parameters
 FAST = 1.25  # merge_steps.py's: a pace within this of the quiet host's is its fast state
 FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0), ("sublaunch_us", 0),
@@ -72,7 +72,7 @@ def main():
                     help="plan each case with the host's values scaled by its trials' pace "
                          "over the quiet host's (check_costmodel.py --host-pace)")
     o = ap.parse_args()
-    ref = json.load(open(o.ref))
+    ref = load_json(o.ref)
     free = [(k, i) for k, i in FREE if k not in o.fixed.split(",")]
     fits = fit_set(o.fit_cases)
     cases = [c for c in ref["cases"] if case_key(c) in fits]

@@ -248,8 +248,8 @@ fi
 # READY=13's. READY=19 (thirtieth session): on an H200 READY=18's H200 list; on an H100 (READY=18
 # ran there) eight shapes no lease measured, in fp16 autocast and as bf16 models, held out from
 # the h100 row's fit ("READY=19's predictions").
-if { [ "${READY:-0}" = 17 ] || [ "${READY:-0}" = 18 ] || [ "${READY:-0}" = 19 ]; } &&
-	[ -z "${CASES:-}" ]; then
+case ${READY:-0} in 17 | 18 | 19) ready_list=1 ;; *) ready_list=0 ;; esac
+if [ $ready_list = 1 ] && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
 card=$(nvidia-smi -L 2>/dev/null | grep -q H200 && echo h200 || echo h100)

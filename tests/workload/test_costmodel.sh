@@ -46,9 +46,8 @@ esac
 # autocast and as bf16 models) against the h100 row, whose host values were fitted on its
 # fp16 and bf16 autocast, fp32 and tf32 steps (fit_cases_h100.txt): the rest is held out
 # (RESULTS.md, thirtieth session: 61 of 62 within 15%, median 4.7%; READY=19 16 of 16). The
-# ready order of
-# fp16 autocast (bf16 autocast's) and of a bf16 model (fp32's) must be PyTorch's, and the
-# ResNets stay where their BatchNorm's kernel family puts them.
+# ready order of fp16 autocast (bf16 autocast's) and of a bf16 model (fp32's) must be
+# PyTorch's, and the ResNets stay where their BatchNorm's kernel family puts them.
 out=$("$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --ref "$HERE/ref/h100_torch_steps.json" \
 	--fit-cases "$HERE/fit_cases_h100.txt" --profile h100 --host-pace --guard-median 0.05 \
 	--guard-within 61) || { echo "FAIL: check_costmodel on the H100's steps"; fail=1; }
