@@ -247,13 +247,18 @@ fi
 # "READY=18's predictions", "READY=18's H200 list"), written before the runs; bucket hooks as
 # READY=13's. READY=19 (thirtieth session): on an H200 READY=18's H200 list; on an H100 (READY=18
 # ran there) eight shapes no lease measured, in fp16 autocast and as bf16 models, held out from
-# the h100 row's fit ("READY=19's predictions").
-case ${READY:-0} in 17 | 18 | 19) ready_list=1 ;; *) ready_list=0 ;; esac
+# the h100 row's fit ("READY=19's predictions"). READY=20 (thirty-first session), on either
+# card: the issue's two precisions (fp32, bf16 autocast) at eight shapes no lease measured,
+# held out from both rows' fits ("READY=20's predictions").
+case ${READY:-0} in 17 | 18 | 19 | 20) ready_list=1 ;; *) ready_list=0 ;; esac
 if [ $ready_list = 1 ] && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
 card=$(nvidia-smi -L 2>/dev/null | grep -q H200 && echo h200 || echo h100)
-if [ $card = h200 ] && [ "$READY" = 17 ]; then
+if [ "$READY" = 20 ]; then
+	add_cases fp32,amp_bf16 resnet18:72:0 resnet50:36:0 vit_b_16:36:0 vit_l_16:28:0 \
+		bert_base:20:320 bert_large:10:320 gpt2:5:640 gpt2_medium:3:640
+elif [ $card = h200 ] && [ "$READY" = 17 ]; then
 	CASES=resnet18:128:0:amp_fp16,resnet50:64:0:amp_fp16,gpt2:8:1024:bf16
 	CASES=$CASES,bert_large:8:512:bf16,bert_base:16:256:bf16,bert_base:16:256:amp_bf16
 elif [ $card = h200 ]; then
