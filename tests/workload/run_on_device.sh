@@ -250,9 +250,9 @@ fi
 # the h100 row's fit ("READY=19's predictions"). READY=20 (thirty-first session), on either
 # card: the issue's two precisions (fp32, bf16 autocast) at eight shapes no lease measured,
 # held out from both rows' fits ("READY=20's predictions"). READY=21 (same session): the
-# cases of the eight models whose forward or bucket ready time misses the bar on that card's
-# table (on an H200 the 19 at fp32 and bf16 autocast, on an H100 the 21 after READY=20),
-# measured again on another lease: how far the references themselves move.
+# cases of the eight models whose step, forward or bucket ready time misses the bar on that
+# card's table (on an H200 the 19 at fp32 and bf16 autocast, on an H100 the 21 after
+# READY=20), measured again on another lease: how far the references themselves move.
 case ${READY:-0} in 17 | 18 | 19 | 20 | 21) ready_list=1 ;; *) ready_list=0 ;; esac
 if [ $ready_list = 1 ] && [ -z "${CASES:-}" ]; then
 binary
