@@ -32,14 +32,13 @@ Exits 0 otherwise (77 when the binary is missing).
 
 import argparse
 import ast
-import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
-from gradsync_plan import case_args, load_json
+from gradsync_plan import load_json, plan_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -97,9 +96,7 @@ def host_per_pass_ms(j):
 
 
 def plan(binary, c, profile):
-    cmd = [binary, "plan"] + case_args(c) + ["--gpu-profile", profile, "--json", "--tensors"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    return plan_case(binary, c, ["--gpu-profile", profile, "--tensors"])
 
 
 def profile_row(binary, name="h200"):

@@ -16,20 +16,16 @@ is off by more than --max-slope-err, 77 when the binary is missing.
 """
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 
 from check_costmodel import QUIET_PACE_US, host_per_pass_ms
-from gradsync_plan import load_json
+from gradsync_plan import load_json, plan_json
 
 
 def plan_host_ms(binary, args):
     """The model's host time per pass (ms) for `plan ARGS`: forward, backward."""
-    out = subprocess.run([binary, "plan"] + args + ["--json"], check=True,
-                         capture_output=True, text=True).stdout
-    return host_per_pass_ms(json.loads(out))
+    return host_per_pass_ms(plan_json([binary, "plan"] + args + ["--json"]))
 
 
 def line(xs, ys):

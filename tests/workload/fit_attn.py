@@ -30,16 +30,14 @@ the held-out cases' median past the limit (the guard test_costmodel.sh runs).
 import argparse
 import ast
 import heapq
-import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 
 from check_costmodel import fit_set, profile_row
 from descent import descend
-from gradsync_plan import case_args, load_json
+from gradsync_plan import load_json, plan_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MX = {"fp32": 0, "tf32": 1, "amp_bf16": 2}
@@ -58,8 +56,7 @@ def cases(binary):
         real = {p: k[p]["by_class"].get("attention", [0, 0])[1] for p in ("fwd", "bwd")}
         if not real["fwd"] or not real["bwd"]:
             continue
-        cmd = [binary, "plan"] + case_args(c) + ["--json", "--ops"]
-        p = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        p = plan_case(binary, c, ["--ops"])
         ops = [o for o in p["ops"] if o["class"] == "attention"]
         out.append({"key": (c["model"], str(c["batch"]), str(c["seq"]), c["precision"]),
                     "prec": c["precision"], "fit": (c["model"], str(c["batch"]), str(c["seq"]),

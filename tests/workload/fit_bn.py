@@ -24,7 +24,6 @@ squared log error; prints the line and each shape's error.
 """
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -34,7 +33,7 @@ import sys
 from check_costmodel import fit_set, profile_row
 from descent import descend
 from fit_profile import read_profile, write_profile
-from gradsync_plan import case_args, load_json
+from gradsync_plan import case_args, load_json, plan_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WIDTH = {"layer1": 64, "layer2": 128, "layer3": 256, "layer4": 512}
@@ -135,10 +134,7 @@ def held_figures(held, e, bwd, p, hbm, floor):
 
 def model_bn_s(binary, c, precision, profile):
     """The model's BatchNorm GPU seconds (forward, backward) for case c at precision."""
-    j = json.loads(subprocess.run(
-        [binary, "plan"] + case_args(dict(c, precision=precision)) +
-        ["--gpu-profile", profile, "--json", "--ops"],
-        check=True, capture_output=True, text=True).stdout)
+    j = plan_case(binary, dict(c, precision=precision), ["--gpu-profile", profile, "--ops"])
     return [sum(o["gpu_s"] for o in j["ops"] if o["class"] == "batchnorm" and o["phase"] == ph)
             for ph in ("fwd", "bwd")]
 

@@ -26,7 +26,6 @@ the H200's, 1.1-1.7 us, and a fit of the host alone has no business moving).
 """
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -36,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from check_costmodel import (HOST_KEYS, QUIET_PACE_US, case_key, case_pace, fit_set,  # noqa: E402
                              host_per_pass_ms)
-from gradsync_plan import case_args, load_json  # noqa: E402
+from gradsync_plan import load_json, plan_case  # noqa: E402
 # (key, index): the free parameters
 FAST = 1.25  # merge_steps.py's: a pace within this of the quiet host's is its fast state
 FREE = [("launch_gap_us", 0), ("bwd_gap_share", 0), ("launch_us", 0), ("sublaunch_us", 0),
@@ -100,10 +99,7 @@ def main():
                            for k, v in p.items()}, path)
         tot = 0
         for c in cases:
-            cmd = [o.binary, "plan"] + case_args(c) + ["--gpu-profile", tmps[scale[id(c)]],
-                                                         "--json"]
-            j = json.loads(subprocess.run(cmd, check=True, capture_output=True,
-                                          text=True).stdout)
+            j = plan_case(o.binary, c, ["--gpu-profile", tmps[scale[id(c)]]])
             tot += abs((j["fwd_s"] + j["bwd_s"]) * 1e3 / c["step_ms"] - 1)
             tot += 0.5 * abs(j["fwd_s"] * 1e3 / c["fwd_ms"] - 1)
             if c.get("quiet_trials"):

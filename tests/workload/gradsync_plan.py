@@ -49,14 +49,24 @@ def case_args(c):
     return args
 
 
-def run_plan(binary, model, extra=()):
-    """gradsync plan --model MODEL --json --tensors [extra...] -> dict."""
-    cmd = [binary, "plan", "--model", model, "--json", "--tensors"] + list(extra)
+def plan_json(cmd):
+    """Run a `gradsync plan ... --json` command line -> its dict; a failure raises with
+    plan's own error line."""
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
     if res.returncode != 0:
         raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), res.returncode,
                                                 res.stderr.decode(errors="replace").strip()))
     return json.loads(res.stdout)
+
+
+def run_plan(binary, model, extra=()):
+    """gradsync plan --model MODEL --json --tensors [extra...] -> dict."""
+    return plan_json([binary, "plan", "--model", model, "--json", "--tensors"] + list(extra))
+
+
+def plan_case(binary, c, extra=()):
+    """gradsync plan for a reference case (case_args) --json [extra...] -> dict."""
+    return plan_json([binary, "plan"] + case_args(c) + ["--json"] + list(extra))
 
 
 def ddp_buckets(sizes_in_ready_order, indices_in_ready_order, limits, dtypes=None):
