@@ -213,8 +213,11 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 	m.avg_backward_compute_time = lg.avg_backward_compute_time;
 	m.avg_backward_comm_time = lg.avg_backward_comm_time;
 	m.avg_backward_compute_comm_overlap_time = lg.avg_backward_compute_comm_overlap_time;
-	m.samples_per_s = sum_it > 0 ? (double)tl->batch * n * iters / (sum_it / 1e9) : 0;
-	m.samples_per_s_rank = sum_it > 0 ? (double)tl->batch * iters / (sum_it / 1e9) : 0;
+	/* a trace recorded without its batch has none: unknown ("-", null), never 0 */
+	m.samples_per_s = sum_it > 0 && tl->batch > 0 ?
+				  (double)tl->batch * n * iters / (sum_it / 1e9) : NAN;
+	m.samples_per_s_rank = sum_it > 0 && tl->batch > 0 ?
+				       (double)tl->batch * iters / (sum_it / 1e9) : NAN;
 	m.busbw_GBps = sum_comm > 0 ? bytes_comm / (sum_comm / 1e9) / 1e9 *
 					      coll_busbw_factor(COLL_OP_ALLREDUCE, n)
 				    : 0;

@@ -33,6 +33,7 @@ struct seg {
 struct trace {
 	struct seg *fwd, *bwd;
 	int nfwd, nbwd, cap_f, cap_b;
+	int batch; /* the recorded step's batch (a "batch N" line); 0 = not recorded */
 };
 
 static int push(struct seg **a, int *n, int *cap, const struct seg *s)
@@ -121,6 +122,22 @@ static int parse_seg(char *rest, struct seg *s)
 	return 0;
 }
 
+/* "batch N": the recorded step's per-rank batch, within [workload] batch's own range */
+static int parse_batch(char *rest, int *batch)
+{
+	char *v = strtok(rest, " \t"), *end;
+	long b;
+
+	if (!v || strtok(NULL, " \t"))
+		return -EINVAL;
+	errno = 0;
+	b = strtol(v, &end, 10);
+	if (*end || errno || b < 1 || b > 65536)
+		return -EINVAL;
+	*batch = (int)b;
+	return 0;
+}
+
 static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr)
 {
 	char line[TRACE_LINE_MAX], why[128];
@@ -146,7 +163,10 @@ static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr
 		if (!*s)
 			continue;
 		kw = strtok(s, " \t");
-		s = kw + strlen(kw) + 1;
+		/* the rest of the line; a bare keyword has none (not past its end) */
+		s = strtok(NULL, "");
+		if (!s)
+			s = kw + strlen(kw);
 		if (lineno == 1 || !strcmp(kw, "gradsync_op_trace")) {
 			if (strcmp(kw, "gradsync_op_trace") || atoi(s) != 1) {
 				ret = tl_reject(tl, "op_trace", "%s:%d: not a gradsync_op_trace 1 file", path,
@@ -156,6 +176,8 @@ static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr
 		}
 		if (!strcmp(kw, "param"))
 			ret = parse_param(tl, s);
+		else if (!strcmp(kw, "batch"))
+			ret = parse_batch(s, &tr->batch);
 		else if (!strcmp(kw, "fwd") || !strcmp(kw, "bwd"))
 			ret = parse_seg(s, &seg) ?: (kw[0] == 'f' ?
 				push(&tr->fwd, &tr->nfwd, &tr->cap_f, &seg) :
@@ -163,7 +185,7 @@ static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr
 		else
 			ret = -EINVAL;
 		if (ret && ret != -ENOMEM)
-			tl_reject(tl, "op_trace", "%s:%d: bad %s line (expected param NAME DIMS [DTYPE], fwd US LABEL or bwd US LABEL [PARAM...]; at most %d parameters a line)",
+			tl_reject(tl, "op_trace", "%s:%d: bad %s line (expected batch N (1..65536), param NAME DIMS [DTYPE], fwd US LABEL or bwd US LABEL [PARAM...]; at most %d parameters a line)",
 				path, lineno, kw, LAYER_TENSORS_MAX);
 	}
 	fclose(f);
@@ -187,6 +209,16 @@ int model_build_trace(const struct model_info *m, const struct workload_opts *w,
 	ret = read_trace(w->op_trace, tl, &tr);
 	if (ret)
 		goto out;
+	/*
+	 * The batch only turns the replayed step into samples/s: the trace's own, else the
+	 * one the user gives; neither leaves it unknown (0), never a default of ours.
+	 */
+	if (w->batch_set && tr.batch && w->batch != tr.batch) {
+		ret = tl_reject(tl, "batch", "model trace: op_trace %s was recorded at batch %d; batch %d would not change its recorded times (leave batch unset)",
+				w->op_trace, tr.batch, w->batch);
+		goto out;
+	}
+	tl->batch = tr.batch ? tr.batch : w->batch_set ? w->batch : 0;
 	seen = calloc(tl->n, 1);
 	if (!seen) {
 		ret = -ENOMEM;

@@ -19,6 +19,7 @@ enum compute_mode {
 struct workload_opts {
 	char model[32];
 	int batch;                 /* per-rank batch size */
+	bool batch_set;            /* batch was given (model = trace: the trace's own otherwise) */
 	int seq_len;               /* transformers: tokens per sample */
 	int image_size;            /* vision models: pixels per side */
 	uint64_t bucket_cap;       /* bytes, DDP's bucket_cap_mb */

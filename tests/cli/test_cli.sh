@@ -188,6 +188,17 @@ usage_err "plan heads" "gradsync plan: --num-heads '7': model gpt2: hidden_size 
 printf '[workload]\nmodel = bert_base\n[matrix]\nseq_len = 128, 4096\n' >"$T/badseq.ini"
 usage_err "check seq past positions" "badseq.ini:4: workload.seq_len: model bert_base has 512 positions: seq_len 4096 is past them (case seq_len=4096)" \
 	"$G" check "$T/badseq.ini"
+# A trace's batch line is its step's; a different [workload] batch would change nothing
+printf 'gradsync_op_trace 1\nbatch 8\nparam a 4\nfwd 5 x\nbwd 3 y a\n' >"$T/b8.trace"
+printf '[workload]\nmodel = trace\nop_trace = %s\nbatch = 16\n' "$T/b8.trace" >"$T/b8.ini"
+usage_err "trace batch conflict" "b8.ini:4: workload.batch: model trace: op_trace $T/b8.trace was recorded at batch 8; batch 16 would not change its recorded times (leave batch unset)" \
+	"$G" check "$T/b8.ini"
+check "trace batch line" 0 "$G" plan --model trace --op-trace "$T/b8.trace"
+grep -q "batch 8," "$T/out" || { echo "FAIL: trace batch line not used: $(cat "$T/out")"; fails=$((fails + 1)); }
+printf 'gradsync_op_trace 1\nbatch 0\nparam a 4\nfwd 5 x\nbwd 3 y a\n' >"$T/b0.trace"
+usage_err "trace batch 0" "b0.trace:2: bad batch line" "$G" plan --model trace --op-trace "$T/b0.trace"
+printf 'gradsync_op_trace 1\nparam a 4\nfwd 5 x\nbwd 3 y a\nbwd' >"$T/bare.trace"
+usage_err "trace bare keyword" "bare.trace:5: bad bwd line" "$G" plan --model trace --op-trace "$T/bare.trace"
 printf 'gradsync_op_trace 1\nparam a 4\nfwd 5 x\nbwd 3 y b\n' >"$T/undecl.trace"
 usage_err "plan trace undeclared" "bwd y: parameter b not declared" \
 	"$G" plan --model trace --op-trace "$T/undecl.trace"

@@ -5,7 +5,7 @@ usage: record_op_trace.py --model NAME --out FILE [--batch B] [--seq S]
                           [--precision fp32|tf32|amp_bf16] [--device cuda|cpu] [--iters N]
        or, from your own code:
            import record_op_trace as rot
-           rot.record(model, step_fn, out_path, note="my model")
+           rot.record(model, step_fn, out_path, note="my model", batch=B)
        where step_fn() runs forward + loss and returns the loss (record calls backward).
 
 The trace is the median of --iters steps (after warm-up), timed on the GPU with CUDA
@@ -19,6 +19,9 @@ events (on the CPU with the wall clock):
 
 Format (text, one record a line, '#' starts a comment, fields separated by blanks):
     gradsync_op_trace 1                      first line: format and version
+    batch N                                  optional: the step's per-rank batch (samples/s
+                                             in the report; without it, [workload] batch
+                                             where given, else samples/s is unknown)
     param NAME DIM[,DIM...] [DTYPE]          every parameter in registration order
                                              (model.parameters()); DTYPE f32 (default),
                                              bf16 or f16 as the gradient DDP reduces
@@ -95,8 +98,10 @@ def _one_step(model, step_fn, clock, leaves, params):
     return f_seg, b_seg
 
 
-def record(model, step_fn, out_path, note="", iters=5, warmup=3, cuda=None, dtypes=None):
-    """Time iters steps of model, write the median trace to out_path; returns (fwd, bwd) us."""
+def record(model, step_fn, out_path, note="", iters=5, warmup=3, cuda=None, dtypes=None,
+           batch=None):
+    """Time iters steps of model, write the median trace to out_path; returns (fwd, bwd) us.
+    batch: the step's per-rank batch, written as the trace's batch line (None: not written)."""
     import torch
     if cuda is None:
         cuda = next(model.parameters()).is_cuda
@@ -123,6 +128,8 @@ def record(model, step_fn, out_path, note="", iters=5, warmup=3, cuda=None, dtyp
         f.write("# %s; torch %s; %s; median of %d steps\n" %
                 (note or type(model).__name__, torch.__version__,
                  torch.cuda.get_device_name(0) if cuda else "cpu", len(same)))
+        if batch:
+            f.write("batch %d\n" % batch)
         for n, p in params:
             dt = (dtypes or {}).get(n, "f32")
             f.write("param %s %s %s\n" % (n, ",".join(str(d) for d in p.shape) or "1", dt))
@@ -158,7 +165,7 @@ def main():
         with autocast(torch, o.device, o.precision):
             return loss_fn(model(*args, **kwargs))
 
-    f, b = record(model, step, o.out, iters=o.iters,
+    f, b = record(model, step, o.out, iters=o.iters, batch=o.batch,
                   note="%s batch %d%s %s" % (o.model, o.batch,
                                             "" if o.model.startswith(("resnet", "vit"))
                                             else " seq %d" % o.seq, o.precision))
