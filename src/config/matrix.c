@@ -461,6 +461,7 @@ void experiment_write_case_ini(FILE *out, const struct experiment *exp, const st
 void experiment_write_resolved(FILE *out, const struct experiment *exp)
 {
 	const char *cur = "";
+	bool unset;
 	size_t i;
 	int a, j;
 
@@ -474,9 +475,15 @@ void experiment_write_resolved(FILE *out, const struct experiment *exp)
 			fprintf(out, "\n[%s]\n", cur);
 		}
 		cfg_value_format(&exp->base, k, v, sizeof(v));
+		/*
+		 * A key whose being given changes what runs (bucket_cap: DDP's first bucket;
+		 * batch: a trace's own) stays unset on replay: written as a comment.
+		 */
+		unset = k->set_offset && !*(const bool *)((const char *)&exp->base + k->set_offset);
 		if (*v || k->type == CFG_STRING || k->type == CFG_LIST)
-			fprintf(out, "%s%s = %s\n", cfg_value_redacted(&exp->base, k) ? "; " : "",
-				k->name, v);
+			fprintf(out, "%s%s = %s%s\n",
+				cfg_value_redacted(&exp->base, k) || unset ? "; " : "", k->name, v,
+				unset ? "  (default, left unset)" : "");
 	}
 	if (!exp->naxes)
 		return;

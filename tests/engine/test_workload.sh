@@ -1,7 +1,8 @@
 #!/bin/sh
 # The DDP workload end to end: 2 ranks over tcp and shm, ResNet-18's buckets as
 # `gradsync plan` prints them, metrics in range, the average checked bit-exactly, a
-# 1-rank case for the scaling efficiency, and trace.json in the trace-event format.
+# 1-rank case for the scaling efficiency, and trace.json in the trace-event format; a
+# replay runs the buckets the run ran, and a trace's samples/s comes from its own batch.
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
 T=$(mktemp -d)
@@ -28,7 +29,7 @@ exclude = transport=shm,local_ranks=1
 INI
 "$G" -q run "$T/w.ini" >"$T/out" 2>"$T/err" || { echo "run failed"; tail -n 20 "$T/err"; exit 1; }
 "$G" plan --model resnet18 --json >"$T/plan.json" || exit 1
-python3 - "$T" <<'PY'
+python3 - "$T" <<'PY' || exit 1
 import glob, json, sys
 T = sys.argv[1]
 d = glob.glob(T + "/results/wl-*")[0]
@@ -75,4 +76,53 @@ two = cases["transport=tcp,local_ranks=2"]["workload"]
 assert two["scaling_efficiency"] is not None and 0 < two["scaling_efficiency"] <= 1.2, two["scaling_efficiency"]
 print("workload: %d buckets, tcp 2 ranks %.1f ms/iter (comm-wait %.0f%%), scaling %.2f" %
       (nb, two["iter_ms"]["mean"], 100 * two["comm_wait_share"], two["scaling_efficiency"]))
+PY
+
+# --replay reruns what ran: a bucket_cap left unset (DDP's 1 MiB first bucket) stays
+# unset, where the resolved file once wrote the default as if given (first bucket 25 MiB).
+# A trace's batch line gives samples/s; a trace without one has none (null, "-"), not 0.
+TR=$(readlink -f "$(dirname "$0")/../workload/ref/resnet50_b32_amp_bf16.trace")
+grep -v '^batch' "$TR" >"$T/nobatch.trace"
+cat >"$T/r.ini" <<INI
+[experiment]
+name = rp
+output_dir = $T/rp
+[workload]
+compute = none
+iterations = 2
+warmup = 0
+[launch]
+local_ranks = 1
+timeout = 60s
+[report]
+formats = json
+[matrix]
+model = resnet18, trace
+op_trace = $TR, $T/nobatch.trace
+exclude = model=resnet18,op_trace=$T/nobatch.trace
+INI
+"$G" -q run "$T/r.ini" >"$T/out" 2>"$T/err" || { echo "run r.ini failed"; tail -n 20 "$T/err"; exit 1; }
+d=$(ls -d "$T"/rp/rp-*)
+"$G" -q run --replay "$d" --out "$T/rp2" >"$T/out" 2>"$T/err" ||
+	{ echo "replay failed"; tail -n 20 "$T/err"; exit 1; }
+python3 - "$d" "$(ls -d "$T"/rp2/rp-*)" <<'PY'
+import json, sys
+run, rep = (json.load(open(d + "/report.json")) for d in sys.argv[1:3])
+a = {c["name"]: c["workload"] for c in run["cases"]}
+b = {c["name"]: c["workload"] for c in rep["cases"]}
+assert list(a) == list(b) and len(a) == 3, (list(a), list(b))
+for name in a:
+    mib = [x["bytes"] for x in a[name]["bucket_timeline"]]
+    assert mib == [x["bytes"] for x in b[name]["bucket_timeline"]], (name, mib)
+for name, w in a.items():
+    if w["model"] == "resnet18":
+        assert w["bucket_timeline"][0]["bytes"] < 4 << 20, w["bucket_timeline"][0]  # DDP's 1 MiB cap
+    elif "nobatch" in name:
+        assert w["samples_per_s"] is None and w["samples_per_s_rank"] is None, w["samples_per_s"]
+    else:
+        want = 32 * 1000 / w["iter_ms"]["mean"]
+        assert abs(w["samples_per_s"] - want) < 0.02 * want, (w["samples_per_s"], want)
+        got = w["samples_per_s"]
+print("replay: %d cases, the same buckets; a trace's samples/s %.0f from its batch line, "
+      "none without one" % (len(a), got))
 PY
