@@ -9,6 +9,7 @@
 #include "transport/transport.h"
 #include "util/common.h"
 #include "util/dtype.h"
+#include "workload/model.h"
 
 #define ON_TCP (1u << TP_TCP)
 #define ON_SHM (1u << TP_SHM)
@@ -227,6 +228,43 @@ static void lint_scoped(const struct experiment *exp, struct lint_result *r)
 	}
 }
 
+/* [workload] keys set or swept that no case's model reads (model_reads_key). */
+static void lint_model_keys(const struct experiment *exp, struct lint_result *r)
+{
+	char loc[PATH_MAX + 64], fam[96], why[192];
+	size_t i, c;
+
+	for (i = 0; i < cfg_key_count(); i++) {
+		const struct cfg_key *k = cfg_key_at(i);
+		const struct exp_axis *ax = axis_of(exp, k);
+		const char *model = exp->base.workload.model;
+		bool used = false;
+
+		if (strcmp(k->section, "workload") || !strcmp(k->name, "model") ||
+		    (!ax && key_is_default(exp, k)))
+			continue;
+		for (c = 0; c < exp->ncases && !used; c++) {
+			model = exp->cases[c].cfg.workload.model;
+			used = model_reads_key(model, k->name);
+		}
+		if (used)
+			continue;
+		where(exp, "workload", k->name, loc, sizeof(loc));
+		model_key_families(k->name, fam, sizeof(fam));
+		if (!strcmp(model, "none"))
+			snprintf(why, sizeof(why), "model = none (the [collective] benchmark) reads "
+				 "no [workload] key");
+		else
+			snprintf(why, sizeof(why), "model %s does not read it (families that do: %s)",
+				 model, fam);
+		if (ax)
+			add(r, false, "%s: swept over %d values, but %s: the cases differ in name only",
+			    loc, ax->nvalues, why);
+		else
+			add(r, false, "%s: set, but %s", loc, why);
+	}
+}
+
 static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 {
 	char loc[PATH_MAX + 64];
@@ -340,6 +378,7 @@ void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result
 	lint_gpu_needs(exp, out);
 	lint_numa(exp, ncpus, out);
 	lint_scoped(exp, out);
+	lint_model_keys(exp, out);
 }
 
 int lint_print(FILE *f, const struct lint_result *r)

@@ -45,6 +45,70 @@ static const struct model_info models[] = {
 	  model_build_custom, NULL },
 };
 
+/*
+ * The [workload] keys only some models read, and which of them each family reads. A key
+ * not listed here (bucket_cap, precision, overlap, ...) applies to every model; model =
+ * none (the [collective] benchmark) reads no [workload] key. The trace replays recorded
+ * times: no shape and no rate of ours changes them. custom keeps batch, seq_len and
+ * image_size as its step's shape (samples/s, the plan's header).
+ */
+static const char scoped_keys[] =
+	" batch seq_len image_size hidden_size num_layers num_heads num_kv_heads ffn_size"
+	" vocab_size op_trace layers gpu_tflops launch_gap ";
+
+static const struct {
+	const char *family, *reads;
+} family_reads[] = {
+	{ "resnet", " batch image_size gpu_tflops launch_gap " },
+	{ "vit", " batch image_size hidden_size num_layers num_heads ffn_size gpu_tflops"
+		 " launch_gap " },
+	{ "bert", " batch seq_len hidden_size num_layers num_heads ffn_size vocab_size"
+		  " gpu_tflops launch_gap " },
+	{ "gpt2", " batch seq_len hidden_size num_layers num_heads ffn_size vocab_size"
+		  " gpu_tflops launch_gap " },
+	{ "llama", " batch seq_len hidden_size num_layers num_heads num_kv_heads ffn_size"
+		   " vocab_size gpu_tflops launch_gap " },
+	{ "trace", " op_trace batch " },
+	{ "custom", " layers batch seq_len image_size gpu_tflops launch_gap " },
+};
+
+static bool word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = strstr(list, word); p; p = strstr(p + 1, word))
+		if (p[-1] == ' ' && p[n] == ' ')
+			return true;
+	return false;
+}
+
+bool model_reads_key(const char *model, const char *key)
+{
+	const struct model_info *m = model_find(model);
+	size_t i;
+
+	if (!m)
+		return false; /* none: the collective benchmark */
+	if (!*key || !word_in(scoped_keys, key))
+		return true;
+	for (i = 0; i < ARRAY_SIZE(family_reads); i++)
+		if (!strcmp(family_reads[i].family, m->family))
+			return word_in(family_reads[i].reads, key);
+	return false;
+}
+
+void model_key_families(const char *key, char *buf, size_t len)
+{
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(family_reads) && at < len; i++)
+		if (word_in(family_reads[i].reads, key))
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "",
+					       family_reads[i].family);
+}
+
 size_t model_count(void)
 {
 	return ARRAY_SIZE(models);

@@ -41,6 +41,15 @@ const struct model_info *model_find(const char *name);
  */
 enum dtype model_grad_dtype(const struct workload_opts *w);
 
+/*
+ * Whether model `model` reads [workload] key `key`: the shape keys its family builds from,
+ * op_trace (trace), layers (custom), the compute rates (not a trace's recorded times), and
+ * every other [workload] key; model "none" (the collective benchmark) reads none of them.
+ */
+bool model_reads_key(const char *model, const char *key);
+/* The families that read key, "resnet, vit" ("" when every model does). */
+void model_key_families(const char *key, char *buf, size_t len);
+
 /* Look w->model up and build it; -ENOENT for an unknown name. A refusal is logged once. */
 int model_build(const struct workload_opts *w, struct tensor_list *out);
 /* The same, nothing logged: on failure out is freed, err says why and *key (key not NULL)

@@ -138,6 +138,86 @@ static void test_table(void **state)
 	assert_null(model_find("resnet51"));
 }
 
+/* numel, FLOPs, operator bytes and attention tiles of m built with key = v (0: the preset). */
+static double shape_sig(const char *m, const char *key, int v)
+{
+	struct workload_opts w;
+	struct tensor_list tl;
+	double sig, bytes = 0;
+	uint32_t i;
+
+	memset(&w, 0, sizeof(w));
+	snprintf(w.model, sizeof(w.model), "%s", m);
+	if (!strcmp(key, "batch"))
+		w.batch = v;
+	else if (!strcmp(key, "seq_len"))
+		w.seq_len = v;
+	else if (!strcmp(key, "image_size"))
+		w.image_size = v;
+	else if (!strcmp(key, "num_layers"))
+		w.num_layers = v;
+	else if (!strcmp(key, "num_heads"))
+		w.num_heads = v;
+	else if (!strcmp(key, "num_kv_heads"))
+		w.num_kv_heads = v;
+	else if (!strcmp(key, "ffn_size"))
+		w.ffn_size = v;
+	else if (!strcmp(key, "vocab_size"))
+		w.vocab_size = v;
+	else
+		fail_msg("no field for %s", key);
+	assert_int_equal(model_build(&w, &tl), 0);
+	for (i = 0; i < tl.nops; i++)
+		bytes += tl.ops[i].bytes + tl.ops[i].attn_bh + tl.ops[i].head_dim;
+	sig = (double)tl.numel + tl.fwd_flops + tl.bwd_flops + bytes;
+	tensor_list_free(&tl);
+	return sig;
+}
+
+/*
+ * model_reads_key's table (what lint warns on) says what the builders do: a shape key a
+ * family reads changes the model it builds, one it does not read changes nothing.
+ */
+static void test_reads_key(void **state)
+{
+	static const struct {
+		const char *key;
+		int v; /* valid for every family that reads the key */
+	} keys[] = { { "batch", 3 },      { "seq_len", 64 },    { "image_size", 112 },
+		     { "num_layers", 2 }, { "num_heads", 64 }, { "num_kv_heads", 1 },
+		     { "ffn_size", 1024 }, { "vocab_size", 1000 } };
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < model_count(); i++) {
+		const char *m = model_at(i)->name;
+
+		if (!strcmp(m, "trace") || !strcmp(m, "custom"))
+			continue; /* built from a file / a string: checked below and in the CLI */
+		for (k = 0; k < ARRAY_SIZE(keys); k++) {
+			bool changed = shape_sig(m, keys[k].key, keys[k].v) !=
+				       shape_sig(m, keys[k].key, 0);
+
+			if (changed != model_reads_key(m, keys[k].key))
+				fail_msg("%s: %s = %d %s the model, but the table says it is %sread",
+					 m, keys[k].key, keys[k].v, changed ? "changes" : "does not change",
+					 changed ? "not " : "");
+		}
+		assert_true(model_reads_key(m, "bucket_cap")); /* not scoped: every model */
+		assert_true(model_reads_key(m, "gpu_tflops"));
+		assert_false(model_reads_key(m, "op_trace"));
+		assert_false(model_reads_key(m, "layers"));
+	}
+	assert_true(model_reads_key("trace", "op_trace"));
+	assert_true(model_reads_key("trace", "batch"));
+	assert_false(model_reads_key("trace", "gpu_tflops")); /* recorded times */
+	assert_false(model_reads_key("trace", "seq_len"));
+	assert_true(model_reads_key("custom", "layers"));
+	assert_false(model_reads_key("custom", "vocab_size"));
+	assert_false(model_reads_key("none", "batch"));
+	assert_false(model_reads_key("none", "bucket_cap"));
+}
+
 static void test_unknown(void **state)
 {
 	struct tensor_list tl;
@@ -495,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_reads_key),
 		cmocka_unit_test(test_resnet50_details),
 		cmocka_unit_test(test_transformer_orders),
 		cmocka_unit_test(test_gpt2_autocast_ops),
