@@ -361,6 +361,13 @@ static int gather_results(struct run_rank *rr, struct ddp_result *mine, struct d
 	return ret;
 }
 
+static int wl_realign(void *arg)
+{
+	struct wl_ctx *wc = arg;
+
+	return bootstrap_barrier(wc->rr->bs);
+}
+
 int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 {
 	const struct cfg *cfg = &rr->ecase->cfg;
@@ -368,7 +375,8 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	struct wl_ctx wc = { .rr = rr, .rc = rc, .co = &cfg->collective };
 	struct ddp_ops ops = { .arg = &wc, .allreduce = wl_allreduce,
 			       .abort_flag = bootstrap_abort_flag(rr->bs),
-			       .timeout_ns = cfg->launch.timeout_ns, .on_iter = wl_on_iter };
+			       .timeout_ns = cfg->launch.timeout_ns, .on_iter = wl_on_iter,
+			       .realign = wl_realign };
 	struct tensor_list tl;
 	struct bucket_plan plan = { 0 };
 	struct compute_timeline ct = { 0 };

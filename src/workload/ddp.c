@@ -248,6 +248,8 @@ int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 			else
 				verify_fill(grads, off, 0, plan->grad_dtype, REDOP_AVG, seed, rank,
 					    nranks);
+			if (!ret && ops->realign)
+				ret = ops->realign(ops->arg);
 			if (ret)
 				break;
 		}
@@ -266,6 +268,8 @@ int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 			else
 				res->wrong = verify_check(grads, off, 0, plan->grad_dtype, REDOP_AVG,
 							  seed, nranks, &first);
+			if (!ret && ops->realign && i + 1 < total)
+				ret = ops->realign(ops->arg);
 			if (ret)
 				break;
 			if (res->wrong) {

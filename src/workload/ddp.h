@@ -34,6 +34,11 @@ struct ddp_ops {
 	int (*fill)(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int rank, int nranks);
 	int (*check)(void *arg, uint64_t count, enum dtype dt, uint64_t seed, int nranks,
 		     uint64_t *wrong, uint64_t *first);
+	/* All ranks meet (NULL: none): after verification's fill and check, which each rank
+	 * takes at its own pace off the timed span, so the next timed iteration starts
+	 * together instead of one rank's wait for a slower one's check counting as its
+	 * communication. 0 or -errno. */
+	int (*realign)(void *arg);
 	/* Non-zero when the job is aborting (a peer died). */
 	volatile const int *abort_flag;
 	uint64_t timeout_ns;           /* bound of every wait for a bucket */
