@@ -192,6 +192,61 @@ static void test_project_doc(void **state)
 	json_decref(doc);
 }
 
+/*
+ * A run that sweeps local_ranks holds cases of several layouts: each case is fitted and
+ * measured at its own (its hosts), not at the run's largest. Here the fixture's tcp case
+ * keeps its 4 ranks and a second tcp case is cut to 2 (its hosts and nranks): the 1x2 row
+ * shows that case's p50, the 1x4 row the 4-rank one's, and the fit names both layouts.
+ */
+static void test_case_layouts(void **state)
+{
+	struct report_set s = { 0 };
+	json_t *doc = report_fixture("tcp_shm"), *cases = json_object_get(doc, "cases");
+	json_t *two = json_deep_copy(json_array_get(cases, 0));
+	struct project_opts o = { .lays = { { 1, 2 }, { 1, 4 } }, .nlays = 2 };
+	json_t *hosts = json_object_get(two, "hosts"), *rows;
+	char *buf, want[160];
+	double p50;
+	int ret;
+
+	(void)state;
+	json_array_remove(hosts, 3);
+	json_array_remove(hosts, 2);
+	json_object_set_new(two, "nranks", json_integer(2));
+	json_object_set_new(two, "name", json_string("transport=tcp,local_ranks=2"));
+	rows = json_object_get(two, "collective");
+	assert_true(json_array_size(rows) > 0);
+	/* the 2-rank case ran at 0.7 of the 4-rank one's time at every size */
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *t = json_object_get(json_array_get(rows, i), "time_us");
+		const char *k;
+		json_t *v;
+
+		json_object_foreach(t, k, v)
+			json_object_set_new(t, k, json_real(json_number_value(v) * 0.7));
+	}
+	p50 = json_number_value(json_object_get(json_object_get(json_array_get(rows,
+		json_array_size(rows) - 1), "time_us"), "p50"));
+	json_array_append_new(cases, two);
+	assert_int_equal(report_set_add_json(&s, "r", doc), 0);
+	assert_int_equal(report_set_finish(&s, NULL), 0);
+	buf = project_text(&s, &o, &ret);
+	assert_non_null(buf);
+	/* 1x2 measured by the cut case (604 ms x 0.7 = 423 ms), 1x4 still by the 4-rank one */
+	snprintf(want, sizeof(want), "1x2      2  ring                   ");
+	assert_non_null(strstr(buf, want));
+	snprintf(want, sizeof(want), "%.0f", p50 / 1e3);
+	assert_string_equal(want, "423");
+	assert_non_null(strstr(strstr(buf, "1x2      2  ring"), "423"));
+	assert_true(strstr(strstr(buf, "1x2      2  ring"), "423") < strstr(buf, "1x2      2  tree"));
+	assert_non_null(strstr(buf, "1x4      4  ring"));
+	assert_true(strstr(strstr(buf, "1x4      4  ring"), "604") < strstr(buf, "1x4      4  tree"));
+	assert_non_null(strstr(buf, "transport=tcp (1x4) and"));
+	free(buf);
+	report_set_free(&s);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_workload_replay_and_print),
 		cmocka_unit_test(test_pick_follows_executor),
 		cmocka_unit_test(test_project_doc),
+		cmocka_unit_test(test_case_layouts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

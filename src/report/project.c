@@ -32,8 +32,17 @@ static bool is_fit(const struct report_set *s, const bool *fit_run, int i)
 	return !fit_run || fit_run[s->cases[i].run];
 }
 
+/*
+ * Case i's own layout: a run that sweeps local_ranks holds cases of several, and the
+ * run's top-level hosts are its largest case's. Reports before cases held their hosts
+ * fall back to the run's.
+ */
 static int case_layout(const struct report_set *s, int i, struct tier_layout *lay)
 {
+	const json_t *c = s->cases[i].json;
+
+	if (json_array_size(json_object_get(c, "hosts")) > 0)
+		return tier_layout_of(c, lay);
 	return tier_layout_of(s->runs[s->cases[i].run].root, lay);
 }
 
