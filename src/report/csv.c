@@ -7,6 +7,7 @@
 #include "report/check.h"
 #include "report/jget.h"
 #include "report/report.h"
+#include "report/sections.h"
 
 static const char *const csv_cols[] = {
 	"kind", "run", "case", "status", "transport", "op", "algo", "dtype", "size", "count",
@@ -90,24 +91,20 @@ static void case_common(const struct report_set *s, int i, const char *kind, str
 	put_num(r, "bound_GBps", case_bound_GBps(c));
 }
 
-/* Case i's baseline's time of the same op/algo/dtype/size, NAN if none has such a row. */
+/*
+ * Case i's baseline's time of the same op, dtype and size, NAN if none has such a row:
+ * the tables' speed-up (row_group), whatever algorithm each case's auto picked.
+ */
 static double baseline_time(const struct report_set *s, int ci, const json_t *row)
 {
-	const json_t *base = report_case_ref(s, ci);
-	json_t *rows, *b;
-	size_t i;
+	const json_t *base = report_case_ref(s, ci), *b;
+	char g[128];
 
 	if (!base)
 		return NAN;
-	rows = json_object_get(base, "collective");
-	json_array_foreach(rows, i, b) {
-		if (strcmp(jget_str(b, "op"), jget_str(row, "op")) == 0 &&
-		    strcmp(jget_str(b, "algo"), jget_str(row, "algo")) == 0 &&
-		    strcmp(jget_str(b, "dtype"), jget_str(row, "dtype")) == 0 &&
-		    jget_num(b, "size") == jget_num(row, "size"))
-			return jget_num(b, "time_us.avg");
-	}
-	return NAN;
+	row_group(row, g, sizeof(g));
+	b = row_find(base, g, jget_num(row, "size"));
+	return b ? jget_num(b, "time_us.avg") : NAN;
 }
 
 static void emit_collective(FILE *f, const struct report_set *s, int i)

@@ -184,7 +184,7 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 		doc_chart(d, CHART_CPU, NULL);
 }
 
-static const json_t *find_row(const json_t *c, const char *group, double size)
+const json_t *row_find(const json_t *c, const char *group, double size)
 {
 	json_t *rows = json_object_get(c, "collective"), *r;
 	char g[128];
@@ -311,10 +311,10 @@ static void group_table(const struct report_set *s, const char *group, const int
 		units_fmt_size((uint64_t)sizes[i], sz, sizeof(sz));
 		tbl_set(d, t, row, 0, "%s", sz);
 		for (k = 0; k < ncols; k++) {
-			const json_t *c = s->cases[cols[k]].json, *r = find_row(c, group, sizes[i]);
+			const json_t *c = s->cases[cols[k]].json, *r = row_find(c, group, sizes[i]);
 			const json_t *base = s->cases[cols[k]].ref != cols[k] ?
 					     report_case_ref(s, cols[k]) : NULL;
-			const json_t *brow = base ? find_row(base, group, sizes[i]) : NULL;
+			const json_t *brow = base ? row_find(base, group, sizes[i]) : NULL;
 			double v, pct, tb;
 
 			if (!r)

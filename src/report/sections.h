@@ -16,8 +16,10 @@ enum report_chart {
 
 /* "12.3", "0.456", "1234": three significant-ish figures; "-" for NAN. */
 char *fmt_num(double v, char *buf, size_t len);
-/* Collective group key of a result row: "allreduce ring f32". */
+/* Collective group key of a result row: "allreduce f32" (the algorithm is the case's). */
 void row_group(const json_t *row, char *buf, size_t len);
+/* Case c's collective row of group (row_group) and size, NULL if it has none. */
+const json_t *row_find(const json_t *c, const char *group, double size);
 
 int report_build_doc(const struct report_set *s, const struct report_opts *o, struct rdoc *d);
 

@@ -117,5 +117,28 @@ timeout 20 "$G" predict "$F/tcp_shm.json" --hosts 2,4 --ranks 16 --ranks-per-hos
 	fail "predict --hosts 2,4 --ranks 16 --ranks-per-host 2,4: exit $?: $(cat "$T/err")"
 grep -q ' 8x2 ' "$T/out" || fail "predict --ranks 16 --ranks-per-host 2: no 8x2 row"
 
+# The CSV's speed-up is the tables': same op, dtype and size, whatever algorithm each
+# case's auto picked (it was blank where the case ran rhd and its baseline ring).
+python3 - "$F/tcp_shm.json" "$T/rhd.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["cases"][1]["collective"]:
+    r["algo"] = "rhd"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$G" report "$T/rhd.json" --format csv --out "$T/rhd" >/dev/null 2>"$T/err" ||
+	fail "report rhd.json: exit $?: $(cat "$T/err")"
+python3 - "$T/rhd.json" "$T/rhd/report.csv" <<'PY' || fail "CSV speed-up across algorithms"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+base = {r["size"]: r["time_us"]["avg"] for r in d["cases"][0]["collective"]}
+rows = [r for r in csv.DictReader(open(sys.argv[2]))
+        if r["kind"] == "collective" and r["case"] == d["cases"][1]["name"]]
+assert rows and all(r["algo"] == "rhd" for r in rows), rows[:1]
+for r in rows:
+    want = base[int(r["size"])] / float(r["time_avg_us"])
+    assert r["speedup"] and abs(float(r["speedup"]) - want) < 1e-4 * want, (r["size"], r["speedup"], want)
+PY
+
 [ $fails = 0 ] && echo "report CLI: all checks passed"
 [ $fails = 0 ]
