@@ -264,7 +264,7 @@ static json_t *fx_resnet(void)
 			.model = "resnet50", .params = 25557032, .tensors = 161, .buckets = 4,
 			.batch = 32, .iterations = 20, .compute = "sleep", .ranks = run.nranks,
 			.overlap = overlap, .grad_bytes = 102448768, .first_wrong = -1,
-			.gpu_tflops_calibrated = NAN, .gpu_tflops_used = 0, .precision = "fp32",
+			.gpu_tflops_calibrated = NAN, .gpu_tflops_used = 51, .precision = "fp32",
 			.grad_dtype = "f32",
 			.gpu_profile = "h200",
 			.iter_ms = { iter, iter * 0.99, iter * 1.08, iter * 0.97, iter * 1.12 },

@@ -144,7 +144,11 @@ static const char *compute_name(int compute)
 			: compute == COMPUTE_GEMM ? "gemm" : "spin";
 }
 
-/* Rank 0: the metrics of the workload from every rank's timings. */
+/*
+ * Rank 0: the metrics of the workload from every rank's timings. gpu_tflops_used: the
+ * matrix rate the compute model priced this precision's GEMMs at (the profile's, or
+ * [workload] gpu_tflops), not the calibration, which has a field of its own.
+ */
 static json_t *workload_json(const struct run_rank *rr, const struct tensor_list *tl,
 			     const struct bucket_plan *plan, struct ddp_result *res, int n,
 			     const struct wl_gpu *g, double gpu_tflops_used)
@@ -435,7 +439,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		ret = gather_results(rr, &res, &all);
 	if (!ret && rr->li.rank == 0) {
 		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks, &wc.gpu,
-				     rr->gpu.tflops_cal);
+				     prof.matrix_tflops[precision_matrix(w->precision)]);
 		if (write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks))
 			log_warn(LOG_WORKLOAD, "write trace of case %d failed", rr->case_index);
 		for (r = 0; r < rr->li.nranks; r++)

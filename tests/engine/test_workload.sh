@@ -64,6 +64,7 @@ for name, c in cases.items():
     assert lg["avg_backward_comm_time"] > 0, lg
     assert lg["avg_backward_compute_comm_overlap_time"] <= lg["avg_backward_compute_time"] + 1, lg
     assert w["precision"] == "fp32" and w["gpu_profile"] == "h200", (w["precision"], w["gpu_profile"])
+    assert w["gpu_tflops_used"] == 50, w["gpu_tflops_used"]  # gpu_tflops = 50, not a calibration
     trace = json.load(open(d + "/trace-%04d.json" % c["index"]))
     ev = trace["traceEvents"]
     assert any(e["ph"] == "M" and e["name"] == "process_name" for e in ev)
