@@ -143,7 +143,7 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 		 s->rule || s->baseline >= 0 ? base : "No baseline case");
 	doc_text(d, RB_PARA, "CPU s/GB counts our threads; host CPU s/GB the whole host's busy "
 		 "time (/proc/stat, 10 ms ticks, kernel work included) per GB sent, at the "
-		 "largest size.");
+		 "largest size ('-' from fewer than 25 ticks: mostly rounding).");
 	t = doc_table(d, 11);
 	for (c = 0; c < 11; c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);

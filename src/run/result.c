@@ -11,6 +11,7 @@
 #include "run/run.h"
 #include "report/rjson.h"
 #include "util/common.h"
+#include "util/cpus.h"
 #include "util/dtype.h"
 #include "util/log.h"
 
@@ -158,6 +159,18 @@ double run_iter_time(struct run_samples **per_rank, int nranks, int i, bool p2p)
 	return p2p || nranks < 1 ? t : t / nranks;
 }
 
+double run_host_cpu_s_per_GB(double host_cpu_s, double GB, uint64_t tick_ns)
+{
+	/*
+	 * /proc/stat charges whole ticks to whoever held the CPU: a figure of n ticks is off
+	 * by about 1/sqrt(n), and from 1-3 ticks (a span of a few ms) it is noise.
+	 */
+	if (!(GB > 0) || !(host_cpu_s > 0) || !tick_ns ||
+	    host_cpu_s * 1e9 < RUN_HOST_CPU_MIN_TICKS * (double)tick_ns)
+		return NAN;
+	return host_cpu_s / GB;
+}
+
 json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		       struct run_samples **per_rank, int nranks, double bus_factor,
 		       const char *op, const char *algo)
@@ -202,7 +215,7 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 	row.algbw_GBps = algbw;
 	row.busbw_GBps = algbw * bus_factor;
 	row.cpu_s_per_GB = bytes > 0 ? cpu / bytes : NAN;
-	row.host_cpu_s_per_GB = bytes > 0 && host_cpu > 0 ? host_cpu / bytes : NAN;
+	row.host_cpu_s_per_GB = run_host_cpu_s_per_GB(host_cpu, bytes, cpus_host_tick_ns());
 	if (nranks > 1 && !p2p) {
 		const char **hosts = calloc((size_t)nranks, sizeof(*hosts));
 

@@ -114,6 +114,21 @@ static void test_no_straggler(void **state)
 
 /* 4 ranks drifting apart by a step: each leaves early in one iteration and waits that
  * much in the next, at a period of 300 (the 4-host ring of tests/cluster/RESULTS.md) */
+/* Host CPU s/GB from 25 ticks on; fewer (3 ticks over a 14 ms span read 0.36 s/GB for
+ * both tcp and shm) is '-'. */
+static void test_host_cpu(void **state)
+{
+	const uint64_t tick = 10000000; /* USER_HZ 100 */
+
+	(void)state;
+	assert_true(isnan(run_host_cpu_s_per_GB(0.03, 0.084, tick)));
+	assert_true(isnan(run_host_cpu_s_per_GB(0.249, 1.0, tick)));
+	assert_float_equal(run_host_cpu_s_per_GB(0.25, 0.5, tick), 0.5, 1e-12);
+	assert_float_equal(run_host_cpu_s_per_GB(2.0, 4.0, tick), 0.5, 1e-12);
+	assert_true(isnan(run_host_cpu_s_per_GB(2.0, 0, tick)));
+	assert_true(isnan(run_host_cpu_s_per_GB(2.0, 4.0, 0))); /* no /proc: unknown */
+}
+
 static void test_iter_time(void **state)
 {
 	const double drift[4][4] = {
@@ -144,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_straggler),
 		cmocka_unit_test(test_no_straggler),
 		cmocka_unit_test(test_iter_time),
+		cmocka_unit_test(test_host_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

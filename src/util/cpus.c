@@ -69,10 +69,17 @@ int cpus_host_ranks(const int *map, int nranks, int rank)
 	return n;
 }
 
+uint64_t cpus_host_tick_ns(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	return hz > 0 ? 1000000000ull / (uint64_t)hz : 0;
+}
+
 int cpus_host_busy_ns(uint64_t *ns)
 {
 	unsigned long long v[8] = { 0 };
-	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t tick = cpus_host_tick_ns();
 	FILE *f = fopen("/proc/stat", "r");
 	int n;
 
@@ -82,8 +89,8 @@ int cpus_host_busy_ns(uint64_t *ns)
 	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
 		   &v[4], &v[5], &v[6], &v[7]);
 	fclose(f);
-	if (n < 4 || hz <= 0)
+	if (n < 4 || !tick)
 		return -EIO;
-	*ns = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * (1000000000ull / (uint64_t)hz);
+	*ns = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick;
 	return 0;
 }

@@ -25,6 +25,8 @@ bool cpus_crowded(const cpu_set_t *masks, const int *kernel_of_rank, int nranks,
 /* Busy CPU time of the whole host so far (/proc/stat: all but idle and iowait), in ns
  * at USER_HZ resolution (10 ms); 0 or -errno. */
 int cpus_host_busy_ns(uint64_t *ns);
+/* The resolution of cpus_host_busy_ns in ns (USER_HZ's tick: 10 ms), 0 if unknown. */
+uint64_t cpus_host_tick_ns(void);
 /* Ranks whose map entry equals rank's (1 when map is NULL): host_of_rank, kernel_of_rank. */
 int cpus_host_ranks(const int *map, int nranks, int rank);
 
