@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "util/jtext.h"
 #include "util/log.h"
 
 #define STATUS_MAX 512
@@ -99,7 +100,7 @@ json_t *report_partial_run(const char *dir)
 	snprintf(why, sizeof(why), "no report.json; status: %s", status);
 	json_object_set_new(root, "schema", json_string(REPORT_SCHEMA));
 	json_object_set_new(root, "status", json_string("interrupted"));
-	json_object_set_new(root, "interrupted", json_string(why));
+	json_object_set_new(root, "interrupted", json_text(why));
 	json_object_set_new(root, "nranks", json_integer(nranks));
 	if (json_array_size(cases)) /* the name the Runs table shows, from the first case */
 		json_object_set_new(root, "experiment",

@@ -10,13 +10,15 @@
 #include "report/links.h"
 #include "report/report.h"
 #include "report/rjson.h"
+#include "util/jtext.h"
 #include "util/log.h"
 
 #define RJ_FLAGS (JSON_INDENT(1) | JSON_REAL_PRECISION(10))
 
+/* Any text: a stray byte of a Latin-1 description or path is kept as \xNN (util/jtext.h). */
 static json_t *jstr(const char *s)
 {
-	return json_string(s ? s : "");
+	return json_text(s);
 }
 
 static json_t *jnum(double v)

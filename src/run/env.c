@@ -15,6 +15,7 @@
 #include "run/run.h"
 #include "topo/topo.h"
 #include "util/common.h"
+#include "util/jtext.h"
 #include "util/sysread.h"
 
 extern char **environ;
@@ -160,8 +161,14 @@ json_t *run_env_vars(void)
 			memcpy(name, *e, eq - *e);
 			name[eq - *e] = '\0';
 			/* the job token is a credential, not a setting */
-			if (strcmp(name, "GRADSYNC_TOKEN") && strcmp(name, "GRADSYNC_LISTEN_FD"))
-				json_object_set_new(j, name, json_string(eq + 1));
+			if (strcmp(name, "GRADSYNC_TOKEN") && strcmp(name, "GRADSYNC_LISTEN_FD")) {
+				json_t *key = json_text(name); /* a key must be UTF-8 too */
+
+				if (key)
+					json_object_set_new(j, json_string_value(key),
+							    json_text(eq + 1));
+				json_decref(key);
+			}
 			break;
 		}
 	}

@@ -17,6 +17,7 @@
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/fdlimit.h"
+#include "util/jtext.h"
 #include "util/log.h"
 #include "util/rand.h"
 #include "util/stopsig.h"
@@ -152,9 +153,9 @@ static json_t *case_new(const struct run_rank *rr)
 
 		snprintf(name, sizeof(name), "%s.%s", k->section, k->name);
 		cfg_value_format(&rr->ecase->cfg, k, v, sizeof(v));
-		json_object_set_new(cfg, name, json_string(v));
+		json_object_set_new(cfg, name, json_text(v));
 		if (experiment_key_swept(rr->exp, k))
-			json_object_set_new(swept, name, json_string(v));
+			json_object_set_new(swept, name, json_text(v));
 	}
 	return rj_case_new(rr->ecase->name, swept, cfg);
 }

@@ -139,6 +139,15 @@ static json_t *interrupted_case(const struct experiment *exp, size_t i, int sign
 	return c;
 }
 
+/* The report document could not be built (no memory): said, and the status says so. */
+static int report_unbuilt(const char *dir)
+{
+	log_err(LOG_REPORT, "%s/report.json: cannot build the report: %s; the results are in "
+		"%s/cases/", dir, strerror(ENOMEM), dir);
+	run_status_write(dir, "failed", "report.json could not be built, the results are in cases/");
+	return GS_EXIT_FAIL;
+}
+
 int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
 			int only_case, int argc, char **argv, const struct launch_info *li,
 			const struct run_outcome *oc)
@@ -154,7 +163,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	if (!jargv || !resolved) {
 		free(jargv);
 		free(resolved);
-		return GS_EXIT_FAIL;
+		return report_unbuilt(dir);
 	}
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)hash_fnv1a64(resolved, len));
 	jargv[0] = "gradsync";
@@ -180,7 +189,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	free(resolved);
 	free(jargv);
 	if (!root)
-		return GS_EXIT_FAIL;
+		return report_unbuilt(dir);
 	rj_doc_set(root, "fingerprint", run_env_fingerprint());
 	/* what on this node (rank 0's) stops the fast path, judged at the experiment's gdr_level */
 	rj_doc_set(root, "doctor", doctor_node_json("/sys", exp->base.gpu.gdr_level));

@@ -11,6 +11,7 @@
 #include "gpu/gpu.h"
 #include "topo/pci_ids.h"
 #include "util/common.h"
+#include "util/jtext.h"
 #include "util/strutil.h"
 
 static const char *const gdr_level_names[] = {
@@ -258,7 +259,7 @@ static json_t *matrix_json(const struct topo *t, int r0, int r1, int c0, int c1)
 
 		for (int j = c0; row && j < c1; j++) {
 			topo_cell(t, i, j, cell, sizeof(cell));
-			json_array_append_new(row, json_string(cell));
+			json_array_append_new(row, json_text(cell));
 		}
 		json_array_append_new(m, row);
 	}
@@ -299,7 +300,7 @@ static json_t *devices_json(const struct topo *t)
 							       n->ports[p].link_layer, "rate",
 							       n->ports[p].rate));
 		for (int d = 0; d < n->n_netdevs; d++)
-			json_array_append_new(nd, json_string(n->netdevs[d]));
+			json_array_append_new(nd, json_text(n->netdevs[d]));
 		json_array_append_new(a, json_pack("{s:i,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:o,s:o}",
 						   "index", i, "name", n->name, "pci", n->pci,
 						   "numa", n->numa, "fw_ver", n->fw_ver,
@@ -332,8 +333,8 @@ json_t *topo_to_json(const struct topo *t, int gdr_level)
 		json_decref(gdr);
 		return NULL;
 	}
-	json_object_set_new(o, "sysfs_root", json_string(t->root));
-	json_object_set_new(o, "kernel", json_string(t->kernel));
+	json_object_set_new(o, "sysfs_root", json_text(t->root));
+	json_object_set_new(o, "kernel", json_text(t->kernel));
 	json_object_set_new(o, "dmabuf_kernel", json_boolean(t->dmabuf_kernel));
 	json_object_set_new(o, "peermem_module", t->peermem[0] ? json_string(t->peermem)
 							      : json_null());

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/jtext.h"
 #include "util/log.h"
 #include "util/units.h"
 #include "workload/model.h"
@@ -61,9 +62,9 @@ static json_t *tensors_json(const struct tensor_list *tl, const uint32_t *bucket
 		else
 			json_decref(shape);
 		ok = ok && set(o, "index", json_integer(i)) &&
-		     set(o, "name", json_string(t->name)) &&
+		     set(o, "name", json_text(t->name)) &&
 		     set(o, "numel", json_integer((json_int_t)t->numel)) &&
-		     set(o, "layer", json_string(tl->layers[t->layer].name)) &&
+		     set(o, "layer", json_text(tl->layers[t->layer].name)) &&
 		     set(o, "bucket", json_integer(bucket_of[i])) &&
 		     set(o, "ready_pos", json_integer(ready_pos[i]));
 		if (!ok)
@@ -92,7 +93,7 @@ static json_t *layers_json(const struct tensor_list *tl)
 			ok = set(o, "tensors", ts); /* consumes ts */
 		else
 			json_decref(ts);
-		ok = ok && set(o, "name", json_string(l->name)) &&
+		ok = ok && set(o, "name", json_text(l->name)) &&
 		     set(o, "fwd_flops", json_real(l->fwd_flops)) &&
 		     set(o, "bwd_flops", json_real(l->bwd_flops));
 		if (!ok)
@@ -384,7 +385,7 @@ int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors
 	if (json) {
 		doc = plan_to_json(&tl, &p, &ct, tensors);
 		if (!doc || !set(doc, "precision", json_string(precision_name(w->precision))) ||
-		    !set(doc, "gpu_profile", json_string(g.name)) ||
+		    !set(doc, "gpu_profile", json_text(g.name)) ||
 		    !set(doc, "launch_gap_s",
 			 json_real((cp.launch_gap_us >= 0 ? cp.launch_gap_us : g.launch_gap_us) *
 				   1e-6)) ||

@@ -143,6 +143,18 @@ printf '[experiment]\noutput_dir = %s\n[workload]\nmodel = resnet18\ngpu_tflops 
 check "gpu_tflops = 1e-300" 1 timeout 60 "$G" run "$T/tflops.ini"
 expect_err "gpu_tflops = 1e-300" "is longer than 1e+09 s: gpu_tflops too small for the model's FLOPs"
 
+# Text that is not UTF-8 reaches report.json as \xNN: a Latin-1 description or variable
+# once made jansson refuse the document, and the run lost every result with no message.
+printf '[experiment]\nname = u8\noutput_dir = %s\ndescription = caf\351\n[collective]\nsizes = 4KiB\niterations = 2\n[launch]\nlocal_ranks = 2\n' "$T/u8res" >"$T/u8.ini"
+NCCL_U8=$(printf 'x\351y') check "Latin-1 description" 0 timeout 60 "$G" -q run "$T/u8.ini"
+python3 - "$T"/u8res/u8-*/report.json <<'PY' || { echo "FAIL: Latin-1 text in report.json"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["experiment"]["description"] == "caf\\xE9", r["experiment"]["description"]
+assert r["env"].get("NCCL_U8") == "x\\xE9y", r["env"]
+assert r["status"] == "done" and r["cases"][0]["status"] == "ok", r["status"]
+PY
+
 # Files a key names are opened as regular files only: op_trace or a gpu profile FILE
 # of /dev/zero or a FIFO hung check, plan and run.
 printf '[workload]\nmodel = trace\nop_trace = /dev/zero\n' >"$T/trace0.ini"
