@@ -1,5 +1,4 @@
 /* Cross-key checks of an experiment at check / run time (contract in lint.h). */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,59 +63,6 @@ static void add(struct lint_result *r, bool error, const char *fmt, ...)
 	r->nerrors += error;
 }
 
-/*
- * Line of `name = ...` in [section] of path or the files it includes (depth-first, as
- * the parser reads them); 0 when not found. file gets the path it was found in.
- */
-static int key_line(const char *path, const char *section, const char *name, char *file,
-		    size_t flen, int depth)
-{
-	FILE *f = depth < 8 ? fopen(path, "r") : NULL;
-	char line[1024], cur[64] = "";
-	int no = 0, found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = line, *eq;
-		size_t n;
-
-		no++;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (*p == '[') {
-			snprintf(cur, sizeof(cur), "%.*s", (int)strcspn(p + 1, "]"), p + 1);
-			continue;
-		}
-		eq = strchr(p, '=');
-		if (!eq)
-			continue;
-		n = (size_t)(eq - p);
-		while (n && isspace((unsigned char)p[n - 1]))
-			n--;
-		if (n == 7 && !strncmp(p, "include", 7)) {
-			char inc[PATH_MAX], *v = eq + 1;
-			const char *slash = strrchr(path, '/');
-
-			while (isspace((unsigned char)*v))
-				v++;
-			v[strcspn(v, " \t\r\n;#")] = '\0';
-			if (*v == '/' || !slash)
-				snprintf(inc, sizeof(inc), "%s", v);
-			else
-				snprintf(inc, sizeof(inc), "%.*s/%s", (int)(slash - path), path, v);
-			found = key_line(inc, section, name, file, flen, depth + 1);
-			continue;
-		}
-		if (!strcmp(cur, section) && n == strlen(name) && !strncmp(p, name, n)) {
-			snprintf(file, flen, "%s", path);
-			found = no;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 static const struct exp_axis *axis_of(const struct experiment *exp, const struct cfg_key *k)
 {
 	int i;
@@ -133,18 +79,21 @@ static void where(const struct experiment *exp, const char *section, const char 
 {
 	const struct cfg_key *k = cfg_key_find(section, name);
 	const struct exp_axis *ax = k ? axis_of(exp, k) : NULL;
-	char file[PATH_MAX];
-	int line;
+	size_t i;
 
 	if (ax) {
 		snprintf(buf, len, "%s:%d: matrix.%s", ax->file, ax->line, name);
 		return;
 	}
-	line = key_line(exp->path, section, name, file, sizeof(file), 0);
-	if (line)
-		snprintf(buf, len, "%s:%d: %s.%s", file, line, section, name);
-	else
-		snprintf(buf, len, "%s: %s.%s", exp->path, section, name);
+	/* the line whose value the key holds (the parser's exp->set: includes resolved) */
+	for (i = 0; k && i < exp->nset; i++) {
+		if (exp->set[i].key == k && exp->set[i].file < exp->nfiles) {
+			snprintf(buf, len, "%s:%d: %s.%s", exp->files[exp->set[i].file],
+				 exp->set[i].line, section, name);
+			return;
+		}
+	}
+	snprintf(buf, len, "%s: %s.%s", exp->path, section, name);
 }
 
 static void lint_sizes(const struct experiment *exp, struct lint_result *r)
@@ -361,7 +310,9 @@ static void lint_conds(const struct experiment *exp, struct lint_result *r)
 		for (j = 0; j < cond->n; j++) {
 			if (axis_of(exp, cond->key[j]))
 				continue;
-			where(exp, "matrix", i < 0 ? "baseline" : "exclude", loc, sizeof(loc));
+			snprintf(loc, sizeof(loc), "%s:%d: matrix.%s",
+				 cond->file < exp->nfiles ? exp->files[cond->file] : exp->path,
+				 cond->line, i < 0 ? "baseline" : "exclude");
 			add(r, true, "%s: %s is not a [matrix] axis, so it matches every case or "
 			    "none (%s)", loc, experiment_key_label(cond->key[j], label,
 								    sizeof(label)),

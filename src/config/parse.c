@@ -51,6 +51,10 @@ struct parse_state {
 	char *files[EXP_MAX_FILES];
 	int nfiles;
 	int cur_file;               /* index into files[] of st->cur */
+	int parent[EXP_MAX_FILES];  /* index of each file's includer, -1 for the top file */
+	/* per exp->set entry, the files (by index) whose own lines set it */
+	unsigned char set_in[EXP_MAX_SET][EXP_MAX_FILES / 8];
+	struct cfg scratch;         /* where a value that does not win is still checked */
 };
 
 static int parse_file_run(struct parse_state *st, const char *path, struct parse_file *parent);
@@ -254,10 +258,26 @@ static int handle_include(struct parse_state *st, const char *value)
 	return parse_file_run(st, path, st->cur);
 }
 
-/* Refuse a key set twice in one file; else remember where it was set (exp->set). */
-static bool check_duplicate(struct parse_state *st, const struct cfg_key *k, const char *what)
+/* Whether file a includes file b, directly or through other includes. */
+static bool includes(const struct parse_state *st, int a, int b)
+{
+	for (b = st->parent[b]; b >= 0; b = st->parent[b])
+		if (b == a)
+			return true;
+	return false;
+}
+
+/*
+ * Where k was set before and who wins (README, "The experiment language"): a key set
+ * twice in one file is an error (-1); the includer wins over what it includes, whether
+ * its line comes before the include or after (0: this value is only checked), and a
+ * later include over an earlier one (1: this value is the key's). exp->set names the
+ * winner's file and line.
+ */
+static int check_duplicate(struct parse_state *st, const struct cfg_key *k, const char *what)
 {
 	struct experiment *exp = st->exp;
+	int f = st->cur_file;
 	struct exp_set *s;
 	size_t i;
 
@@ -265,19 +285,26 @@ static bool check_duplicate(struct parse_state *st, const struct cfg_key *k, con
 		s = &exp->set[i];
 		if (s->key != k)
 			continue;
-		if (strcmp(st->files[s->file], st->cur->real) == 0) {
-			parse_fail(st, what, "duplicate key (first set at line %d)", s->line);
-			return false;
+		if (st->set_in[i][f / 8] & (1u << (f % 8))) {
+			if (s->file == f)
+				parse_fail(st, what, "duplicate key (first set at line %d)", s->line);
+			else
+				parse_fail(st, what, "duplicate key (set earlier in this file)");
+			return -1;
 		}
-		/* a later file (the includer, or a later include) overrides an earlier one */
-		s->file = st->cur_file;
+		st->set_in[i][f / 8] |= (unsigned char)(1u << (f % 8));
+		if (includes(st, s->file, f))
+			return 0; /* an include's value under an includer that set the key */
+		s->file = f;
 		s->line = st->cur->line;
-		return true;
+		return 1;
 	}
 	/* every key of the table fits: EXP_MAX_SET is above its size (config_test.c) */
-	if (exp->nset < EXP_MAX_SET)
-		exp->set[exp->nset++] = (struct exp_set){ k, st->cur_file, st->cur->line };
-	return true;
+	if (exp->nset < EXP_MAX_SET) {
+		st->set_in[exp->nset][f / 8] |= (unsigned char)(1u << (f % 8));
+		exp->set[exp->nset++] = (struct exp_set){ k, f, st->cur->line };
+	}
+	return 1;
 }
 
 static int handle_matrix(struct parse_state *st, const char *name, const char *value)
@@ -296,6 +323,8 @@ static int handle_matrix(struct parse_state *st, const char *name, const char *v
 			parse_fail(st, what, "%s", e);
 			return 0;
 		}
+		exp->baseline.file = st->cur_file;
+		exp->baseline.line = st->cur->line;
 		exp->has_baseline = true;
 		return 1;
 	}
@@ -317,6 +346,8 @@ static int handle_matrix(struct parse_state *st, const char *name, const char *v
 				parse_fail(st, what, "%s", e);
 				break;
 			}
+			exp->exclude[exp->nexclude].file = st->cur_file;
+			exp->exclude[exp->nexclude].line = st->cur->line;
 			exp->nexclude++;
 		}
 		free(copy);
@@ -334,6 +365,7 @@ static int parse_handler(void *user, const char *section, const char *name, cons
 	struct parse_state *st = user;
 	char what[160], val[PARSE_MAX_LINE + 1], e[EXP_ERR_MAX];
 	const struct cfg_key *k;
+	int wins;
 
 	if (st->failed)
 		return 0;
@@ -361,9 +393,10 @@ static int parse_handler(void *user, const char *section, const char *name, cons
 			parse_fail(st, what, "unknown key (see 'gradsync keys %s')", section);
 		return 0;
 	}
-	if (!check_duplicate(st, k, what))
+	wins = check_duplicate(st, k, what);
+	if (wins < 0)
 		return 0;
-	if (cfg_value_set(&st->exp->base, k, val, e, sizeof(e))) {
+	if (cfg_value_set(wins ? &st->exp->base : &st->scratch, k, val, e, sizeof(e))) {
 		parse_fail(st, what, "%s", e);
 		return 0;
 	}
@@ -434,6 +467,7 @@ static int parse_file_run(struct parse_state *st, const char *path, struct parse
 		parse_fail_open(st, parent, path, strerror(ENOMEM));
 		goto out_fclose;
 	}
+	st->parent[st->nfiles] = parent ? st->cur_file : -1;
 	st->cur_file = st->nfiles++;
 	st->cur = pf;
 	ret = ini_parse_stream(parse_reader, st, parse_handler, st);
@@ -477,7 +511,9 @@ int experiment_load(const char *path, struct experiment *exp, char *err, size_t 
 	st->exp = exp;
 	st->err = err;
 	st->errlen = errlen;
-	ret = parse_file_run(st, path, NULL);
+	ret = cfg_defaults(&st->scratch, err, errlen);
+	if (!ret)
+		ret = parse_file_run(st, path, NULL);
 	for (int i = 0; i < st->nfiles; i++)
 		free(st->files[i]);
 	free(st);

@@ -64,6 +64,18 @@ printf '[workload]\n\niterations = 7\niterations = 8\n' >"$T/inc/dup.ini"
 printf 'include = a.ini\ninclude = dup.ini\n' >"$T/inc/main2.ini"
 check "duplicate after an include" 2 timeout 20 "$G" check "$T/inc/main2.ini"
 expect_err "duplicate after an include" "dup.ini:4: workload.iterations: duplicate key (first set at line 3)"
+# The includer wins over its include whether its line comes before the include or after,
+# and a key it sets twice is a duplicate even with an include setting it in between.
+printf '[workload]\niterations = 2\ninclude = a.ini\n' >"$T/inc/first.ini"
+check "includer's line before its include" 0 timeout 20 "$G" check --full "$T/inc/first.ini"
+grep -q '^iterations = 2$' "$T/out" || { echo "FAIL: an include overrode its includer"; cat "$T/out"; fails=$((fails + 1)); }
+printf '[workload]\niterations = 2\ninclude = a.ini\n[workload]\niterations = 3\n' >"$T/inc/twice.ini"
+check "set twice around an include" 2 timeout 20 "$G" check "$T/inc/twice.ini"
+expect_err "set twice around an include" "twice.ini:5: workload.iterations: duplicate key (first set at line 2)"
+printf '[workload]\niterations = x\n' >"$T/inc/bad.ini"
+printf '[workload]\niterations = 2\ninclude = bad.ini\n' >"$T/inc/badinc.ini"
+check "a losing include's value is still checked" 2 timeout 20 "$G" check "$T/inc/badinc.ini"
+expect_err "a losing include's value is still checked" "bad.ini:2: workload.iterations:"
 printf 'include = /dev/zero\n' >"$T/zero.ini"
 check "include /dev/zero" 2 timeout 20 "$G" check "$T/zero.ini"
 expect_err "include /dev/zero" "zero.ini:1: include: cannot read '/dev/zero': is a character device, not a regular file"

@@ -76,6 +76,11 @@ printf '[workload]\nseq_len = 128\n[matrix]\nmodel = resnet50, bert_base\n' >"$T
 printf '[transport]\nstreams = 8\n' >"$T/inc.ini"
 printf 'include = inc.ini\n[transport]\ntransport = shm\n' >"$T/top.ini"
 expect_warn "$T/top.ini" "inc.ini:2: transport.streams: warning"
+# the line named is the one whose value the key holds: the includer's, after its include,
+# and not shifted by long lines before it (a 1024-byte reader once counted them twice)
+printf 'include = inc.ini\n[transport]\ntransport = shm\n; %s\nstreams = 4\n' \
+	"$(printf '%03000d' 0)" >"$T/over.ini"
+expect_warn "$T/over.ini" "over.ini:5: transport.streams: warning"
 # the shipped experiments are clean
 for f in conf/*.ini; do
 	"$G" check "$f" >/dev/null 2>"$T/err" || fail "$f: exit $?"
