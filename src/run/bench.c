@@ -120,8 +120,10 @@ static int collect_row(struct run_rank *rr, struct run_comm *rc, struct run_samp
 			ret = -EPROTO;
 		}
 	}
-	if (!ret)
+	if (!ret) {
 		json_array_append_new(rows, run_result_row(rr, rc, all, n, bus_factor, op, algo));
+		run_case_save_partial(rr, rows);
+	}
 	for (r = 0; r < n; r++)
 		free(all[r]);
 	free(all);
@@ -465,6 +467,7 @@ static int sweep_pairwise(struct run_rank *rr, struct run_comm *rc, struct bench
 			if (row) {
 				print_pairs(rr, row);
 				json_array_append_new(rows, row);
+				run_case_save_partial(rr, rows);
 			}
 		}
 		for (a = 0; all && a < n; a++)
@@ -518,7 +521,8 @@ out:
 		gpu_free(bb.pristine);
 	else
 		free(bb.pristine);
-	if (rr->li.rank == 0 && !ret)
+	/* a case that failed part way keeps the sizes it measured */
+	if (rr->li.rank == 0)
 		*results = rows;
 	else
 		json_decref(rows);

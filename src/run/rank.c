@@ -142,7 +142,7 @@ static json_t *hosts_json(const struct run_rank *rr)
 }
 
 /* Every key of the case, "section.key": "value", and the swept ones apart. */
-static json_t *case_new(const struct run_rank *rr)
+json_t *run_case_doc_new(const struct experiment *exp, size_t index)
 {
 	json_t *cfg = json_object(), *swept = json_object();
 	size_t i;
@@ -152,12 +152,37 @@ static json_t *case_new(const struct run_rank *rr)
 		char name[128], v[8192];
 
 		snprintf(name, sizeof(name), "%s.%s", k->section, k->name);
-		cfg_value_format(&rr->ecase->cfg, k, v, sizeof(v));
+		cfg_value_format(&exp->cases[index].cfg, k, v, sizeof(v));
 		json_object_set_new(cfg, name, json_text(v));
-		if (experiment_key_swept(rr->exp, k))
+		if (experiment_key_swept(exp, k))
 			json_object_set_new(swept, name, json_text(v));
 	}
-	return rj_case_new(rr->ecase->name, swept, cfg);
+	return rj_case_new(exp->cases[index].name, swept, cfg);
+}
+
+int run_case_save_partial(struct run_rank *rr, json_t *rows)
+{
+	json_t *p = rr->case_doc ? json_copy(rr->case_doc) : NULL;
+	char path[PATH_MAX + 32], why[96];
+	int ret = -ENOMEM;
+
+	/* the last size's: the case's own file follows at once, with its path and bound */
+	if (rr->li.rank != 0 || !rr->case_doc ||
+	    json_array_size(rows) >= (size_t)rr->ecase->cfg.collective.nsizes) {
+		json_decref(p);
+		return 0;
+	}
+	snprintf(why, sizeof(why), "the case stopped after %zu of %d sizes",
+		 json_array_size(rows), rr->ecase->cfg.collective.nsizes);
+	if (p && !rj_case_set_ranks(p, rr->case_index, rr->li.nranks, rr->li.launcher,
+				    hosts_json(rr)) &&
+	    !rj_case_set_collective(p, json_incref(rows)) &&
+	    !rj_case_set_status(p, "interrupted", why)) {
+		run_case_file(path, sizeof(path), rr->run_dir, (size_t)rr->case_index);
+		ret = rj_save(path, p);
+	}
+	json_decref(p);
+	return ret;
 }
 
 static void rj_path_of(struct rj_path *o, const struct tp_path_info *pi, const char *gpu_path)
@@ -217,9 +242,10 @@ int run_rank_case(struct run_rank *rr)
 		      rr->li.nranks);
 	run_node_case_begin(rr);
 	if (me == 0) {
-		c = case_new(rr);
+		c = run_case_doc_new(rr->exp, (size_t)rr->case_index);
 		if (!c)
 			return -ENOMEM;
+		rr->case_doc = c;
 	}
 	/* before anything opens: a rank with another case would only time out later */
 	ret = run_rank_agree(rr);
@@ -275,6 +301,7 @@ int run_rank_case(struct run_rank *rr)
 			report_write_all(rr->run_dir, one, &term);
 		json_decref(one);
 	}
+	rr->case_doc = NULL;
 	json_decref(c);
 	return ret;
 }

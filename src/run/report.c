@@ -86,7 +86,7 @@ void run_iso_time(char *buf, size_t len)
 /* A case whose ranks never wrote results (crashed, killed, timed out). */
 static json_t *missing_case(const struct experiment *exp, size_t i)
 {
-	json_t *c = rj_case_new(exp->cases[i].name, NULL, NULL);
+	json_t *c = run_case_doc_new(exp, i);
 
 	if (c) {
 		rj_case_set_ranks(c, (int)i, 0, "", NULL);
@@ -128,7 +128,7 @@ static json_t *run_hosts(json_t *cases)
 /* The case a signal stopped: it has no results, and that is not its fault. */
 static json_t *interrupted_case(const struct experiment *exp, size_t i, int signo)
 {
-	json_t *c = rj_case_new(exp->cases[i].name, NULL, NULL);
+	json_t *c = run_case_doc_new(exp, i);
 	char why[96];
 
 	snprintf(why, sizeof(why), "interrupted by %s before it finished", strsignal(signo));
@@ -137,6 +137,27 @@ static json_t *interrupted_case(const struct experiment *exp, size_t i, int sign
 		rj_case_set_status(c, "interrupted", why);
 	}
 	return c;
+}
+
+/*
+ * A case file its rank 0 left part way (run_case_save_partial: "the case stopped after
+ * K of N sizes"): the stop signal's when the run was stopped, else its ranks died.
+ */
+static void partial_case(json_t *c, int signo)
+{
+	const char *st = json_string_value(json_object_get(c, "status"));
+	char why[192];
+
+	if (!st || strcmp(st, "interrupted"))
+		return;
+	if (signo)
+		snprintf(why, sizeof(why), "interrupted by %s: %s", strsignal(signo),
+			 json_string_value(json_object_get(c, "error")) ?: "");
+	else
+		snprintf(why, sizeof(why), "its ranks ended before it finished: %s (the "
+			 "sizes measured are kept)",
+			 json_string_value(json_object_get(c, "error")) ?: "");
+	rj_case_set_status(c, signo ? "interrupted" : "failed", why);
 }
 
 /* The report document could not be built (no memory): said, and the status says so. */
@@ -203,9 +224,11 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			continue;
 		run_case_file(path, sizeof(path), dir, c);
 		cj = json_load_file(path, 0, &jerr);
-		if (!cj && oc->signo && c + 1 == oc->ncases)
+		if (cj)
+			partial_case(cj, oc->signo);
+		else if (oc->signo && c + 1 == oc->ncases)
 			cj = interrupted_case(exp, c, oc->signo);
-		else if (!cj)
+		else
 			cj = missing_case(exp, c);
 		nran++;
 		if (oc->case_exit && oc->case_exit[c] && case_ok(cj)) {

@@ -82,6 +82,7 @@ struct run_rank {
 	struct run_node node;      /* node.c */
 	struct run_rank_gpu gpu;   /* gpu.c */
 	struct progress progress;  /* rank 0's live lines; disabled elsewhere and with -q */
+	json_t *case_doc;          /* rank 0: the running case's document (rank.c) */
 };
 
 /* How a run ended: report.json's status and which cases it lists. */
@@ -261,6 +262,18 @@ const char *run_node_reduce_isa(void);
 
 /* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */
 int run_rank_case(struct run_rank *rr);
+/*
+ * The document of case i of exp before it runs: its name, every key of its config and
+ * the swept ones. A case that never wrote its own file (killed, failed early) still
+ * names every setting, so the report's fairness check does not see them all differ.
+ */
+json_t *run_case_doc_new(const struct experiment *exp, size_t i);
+/*
+ * Rank 0, after each size of a sweep but the last: the case's file with the rows so far,
+ * its status interrupted ("after K of N sizes"). Ctrl-C kills local ranks at once; the
+ * sizes they measured stay. The case's end overwrites the file. 0 or -errno (logged).
+ */
+int run_case_save_partial(struct run_rank *rr, json_t *rows);
 /*
  * memfit.c: the host bytes one rank of case c allocates for its data buffers, touched at
  * setup (a lower bound: transport rings and scratch left out; 0 for GPU buffers, whose

@@ -82,6 +82,44 @@ PY
 	echo "SIG$sig: exit $st after ${took}s; $(cat "$dir/status")"
 done
 
+# SIGINT in the middle of a case's sweep: the sizes it measured stay in report.json with
+# every setting of the case (they were lost with the ranks, and the empty config made the
+# fairness check list every key as differing)
+cat >"$T/sweep.ini" <<INI
+[experiment]
+name = intr
+[collective]
+sizes = 1MiB..64MiB x2
+iterations = 40
+[transport]
+transport = tcp
+[launch]
+local_ranks = 2
+timeout = 30s
+[report]
+formats = json
+INI
+mkdir -p "$T/mid"
+"$G" run "$T/sweep.ini" --out "$T/mid" >"$T/mid.out" 2>"$T/mid.err" &
+drv=$!
+for i in $(seq 600); do
+	[ "$(grep -c '^ *[0-9]*MiB ' "$T/mid.err")" -ge 2 ] && break
+	sleep 0.05
+done
+kill -INT $drv
+finish 130 "SIGINT mid-sweep"
+python3 - "$(ls -d "$T"/mid/intr-*)" <<'PY' || fail "SIGINT mid-sweep: report.json"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+c = r["cases"][0]
+assert c["status"] == "interrupted", c["status"]
+rows = c["collective"]
+assert 2 <= len(rows) < 7 and all(x["busbw_GBps"] > 0 for x in rows), len(rows)
+assert "the case stopped after %d of 7 sizes" % len(rows) in c["error"], c["error"]
+assert c["config"]["collective.iterations"] == "40", c["config"].get("collective.iterations")
+print("SIGINT mid-sweep: %d of 7 sizes kept (%s)" % (len(rows), c["error"]))
+PY
+
 # nohup: the user asked for the run to outlive the terminal; SIGHUP must not stop it
 # (a blocked signal is queued even when ignored, so the driver's set must leave it out)
 if start nohup "$T/run.ini" nohup; then
