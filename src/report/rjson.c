@@ -572,8 +572,9 @@ json_t *rj_coll_row_json(const struct rj_coll_row *r)
 	err |= set(o, "time_us", rj_stats_json(&r->time_us, false));
 	err |= set(o, "algbw_GBps", jnum(r->algbw_GBps));
 	err |= set(o, "busbw_GBps", jnum(r->busbw_GBps));
-	err |= set(o, "wrong", json_integer((json_int_t)r->wrong));
-	err |= set(o, "first_wrong", json_integer((json_int_t)r->first_wrong));
+	err |= set(o, "wrong", r->unchecked ? json_null() : json_integer((json_int_t)r->wrong));
+	err |= set(o, "first_wrong", r->unchecked ? json_null()
+						  : json_integer((json_int_t)r->first_wrong));
 	if (r->ranks)
 		err |= set(o, "ranks", rank_stats_json(r->ranks));
 	if (r->pairs)
@@ -683,8 +684,9 @@ json_t *rj_workload_json(const struct rj_workload *w)
 	err |= set(o, "allreduce_ms", rj_stats_json(&w->allreduce_ms, true));
 	err |= set(o, "busbw_GBps", jnum(w->busbw_GBps));
 	err |= set(o, "scaling_efficiency", jnum(w->scaling_efficiency));
-	err |= set(o, "wrong", json_integer((json_int_t)w->wrong));
-	err |= set(o, "first_wrong", json_integer((json_int_t)w->first_wrong));
+	err |= set(o, "wrong", w->unchecked ? json_null() : json_integer((json_int_t)w->wrong));
+	err |= set(o, "first_wrong", w->unchecked ? json_null()
+						  : json_integer((json_int_t)w->first_wrong));
 	for (i = 0; i < w->ntimeline; i++)
 		err |= json_array_append_new(tl, bucket_json(&w->timeline[i]));
 	err |= set(o, "bucket_timeline", tl);

@@ -119,6 +119,7 @@ struct rj_coll_row {
 	double algbw_GBps, busbw_GBps;
 	uint64_t wrong;
 	int64_t first_wrong;      /* index of the first wrong element, -1 = none */
+	bool unchecked;           /* verify = off: nothing was checked, wrong is null */
 	double cpu_s_per_GB;
 	double host_cpu_s_per_GB; /* the whole host's busy time per GB (kernel work too) */
 	uint64_t chunk_bytes;     /* the executor's chunk; 0 = not ours (NCCL cuts its own) */
@@ -172,6 +173,7 @@ struct rj_workload {
 	uint64_t grad_bytes;
 	uint64_t wrong;
 	int64_t first_wrong;     /* -1 = none */
+	bool unchecked;          /* verify = off: nothing was checked, wrong is null */
 	struct rj_stats iter_ms, fwd_ms, bwd_ms, exposed_comm_ms, allreduce_ms;
 	double comm_wait_share, overlap_efficiency, samples_per_s, samples_per_s_rank;
 	double busbw_GBps, scaling_efficiency; /* NAN = null (no single-rank reference) */

@@ -412,7 +412,9 @@ static void group_details(const struct report_set *s, const char *group, const i
 							sizeof(a)));
 			tbl_set(d, t, row, 8, "%s", fmt_num(jget_num(r, "busbw_GBps"), a,
 							sizeof(a)));
-			tbl_set(d, t, row, 9, "%s", jget_text(r, "wrong", n, sizeof(n)));
+			/* null: verify = off, nothing was checked */
+			tbl_set(d, t, row, 9, "%s", json_is_integer(jget(r, "wrong")) ?
+				jget_text(r, "wrong", n, sizeof(n)) : "-");
 			if (isfinite(jget_num(r, "ranks.slowest")))
 				tbl_set(d, t, row, 10, "%.0f", jget_num(r, "ranks.slowest"));
 			else

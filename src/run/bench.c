@@ -135,10 +135,13 @@ static int collect_row(struct run_rank *rr, struct run_comm *rc, struct run_samp
 static void print_row(struct run_rank *rr, const json_t *row)
 {
 	const json_t *t = json_object_get(row, "time_us"), *rk = json_object_get(row, "ranks");
-	char sz[32], slow[16] = "-", spread[16] = "-";
+	char sz[32], slow[16] = "-", spread[16] = "-", wrong[24] = "-";
+	const json_t *w = json_object_get(row, "wrong");
 
 	if (!row)
 		return;
+	if (json_is_integer(w)) /* null: verify = off, nothing was checked */
+		snprintf(wrong, sizeof(wrong), "%lld", (long long)json_integer_value(w));
 	units_fmt_size((uint64_t)json_integer_value(json_object_get(row, "size")), sz,
 		       sizeof(sz));
 	if (json_is_object(rk)) {
@@ -147,7 +150,7 @@ static void print_row(struct run_rank *rr, const json_t *row)
 		snprintf(spread, sizeof(spread), "%.2fx",
 			 json_number_value(json_object_get(rk, "spread")));
 	}
-	progress_row(&rr->progress, "%10s %12lld %5s %4s %11.1f %11.1f %11.1f %8.3f %8.3f %7lld %7s %6s",
+	progress_row(&rr->progress, "%10s %12lld %5s %4s %11.1f %11.1f %11.1f %8.3f %8.3f %7s %7s %6s",
 		     sz, (long long)json_integer_value(json_object_get(row, "count")),
 		     json_string_value(json_object_get(row, "dtype")),
 		     json_string_value(json_object_get(row, "redop")),
@@ -156,7 +159,7 @@ static void print_row(struct run_rank *rr, const json_t *row)
 		     json_number_value(json_object_get(t, "p99")),
 		     json_number_value(json_object_get(row, "algbw_GBps")),
 		     json_number_value(json_object_get(row, "busbw_GBps")),
-		     (long long)json_integer_value(json_object_get(row, "wrong")), slow, spread);
+		     wrong, slow, spread);
 }
 
 /* Test hook GRADSYNC_TEST_DELAY=RANK:USEC: that rank sleeps before each AllReduce of

@@ -188,6 +188,8 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 		 * how many measurements the times summarise; times are per message */
 		.iterations = p2p ? co->iterations : iters, .samples = p2p ? iters : 0,
 		.first_wrong = -1,
+		/* write_bw/lat check every message they write, whatever verify says */
+		.unchecked = !p2p && co->verify == VERIFY_OFF,
 		/* NCCL cuts its own chunks */
 		.chunk_bytes = rc->nccl ? 0 : run_comm_chunk(rc, per_rank[0]->size),
 	};

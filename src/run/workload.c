@@ -168,6 +168,7 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 		.buckets = (int)plan->nbuckets, .batch = tl->batch, .iterations = iters,
 		.compute = compute_name(w->compute), .ranks = n, .overlap = w->overlap,
 		.grad_bytes = plan->bytes, .first_wrong = -1,
+		.unchecked = rr->ecase->cfg.collective.verify == VERIFY_OFF,
 		.scaling_efficiency = NAN, /* filled against a 1-rank case by the report */
 		.timeline = btl, .ntimeline = (int)plan->nbuckets,
 		.gpu_tflops_calibrated = rr->gpu.tflops_cal > 0 ? rr->gpu.tflops_cal : NAN,

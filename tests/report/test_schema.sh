@@ -61,7 +61,26 @@ iterations = 2
 transport = tcp, ib
 INI
 
-for e in sweep p2p fail; do
+# verify = off: nothing was checked, so wrong is null, not a claimed 0
+cat >"$T/noverify.ini" <<INI
+[experiment]
+name = schema-noverify
+output_dir = $T/out
+[launch]
+local_ranks = 2
+[collective]
+sizes = 4KiB
+iterations = 2
+verify = off
+[workload]
+iterations = 2
+warmup = 0
+compute = none
+[matrix]
+model = none, resnet18
+INI
+
+for e in sweep p2p fail noverify; do
 	"$G" -q run "$T/$e.ini" >"$T/$e.out" 2>"$T/$e.err"
 	st=$?
 	want=0
@@ -69,7 +88,7 @@ for e in sweep p2p fail; do
 	[ $st = $want ] || fail "gradsync run $e.ini: exit $st, expected $want: $(tail -n 3 "$T/$e.err")"
 done
 n=$(ls "$T"/out/*/report.json 2>/dev/null | wc -l)
-[ "$n" = 3 ] || fail "expected 3 report.json, found $n"
+[ "$n" = 4 ] || fail "expected 4 report.json, found $n"
 /usr/bin/python3 "$V" "$T"/out/*/report.json || fail "gradsync run's report.json does not match the schema"
 /usr/bin/python3 "$V" --case "$T"/out/*/cases/*.json || fail "a case file does not match the schema"
 /usr/bin/python3 "$V" tests/fixtures/reports/*.json || fail "a fixture does not match the schema"
@@ -88,6 +107,12 @@ assert all("chunk_bytes" in r for r in rows if r["op"] != "pairwise")
 assert all(r.get("samples") for r in rows if r["op"].startswith("write_"))
 assert all(r["ranks"]["mean_us"] for r in rows if r["op"] == "allreduce")
 assert all(len(r["pairs"]) == 1 for r in rows if r["op"] == "pairwise")
+unchecked = [c for d in docs if d["experiment"]["name"] == "schema-noverify" for c in d["cases"]]
+assert len(unchecked) == 2 and all(
+    c["status"] == "ok" and (c["workload"] or c["collective"][0])["wrong"] is None
+    for c in unchecked), [(c["name"], c["collective"], c["workload"] and c["workload"]["wrong"]) for c in unchecked]
+assert all(isinstance(r["wrong"], int) for d in docs if d["experiment"]["name"] != "schema-noverify"
+           for c in d["cases"] for r in c["collective"] if c["status"] == "ok")
 PY
 
 # the validator rejects what breaks the schema
@@ -112,4 +137,4 @@ grep -q "cases/0/status: 'maybe' is not one of" "$T/bad2.out" ||
 	fail "wrong value not named: $(cat "$T/bad2.out")"
 
 [ $fails = 0 ] || exit 1
-echo "schema: 3 runs, their case files and the fixtures validate"
+echo "schema: 4 runs, their case files and the fixtures validate"
