@@ -458,6 +458,24 @@ void experiment_write_case_ini(FILE *out, const struct experiment *exp, const st
 	}
 }
 
+/*
+ * v as the parser reads it back (parse.c, expand_env): $ before $ ; # { doubled, and ;
+ * or # after a blank (inih's inline comment) escaped as $; or $#.
+ */
+static void write_value(FILE *out, const char *v)
+{
+	const char *p;
+
+	for (p = v; *p; p++) {
+		if (*p == '$' && strchr("$;#{", p[1]) && p[1])
+			fputs("$$", out);
+		else if ((*p == ';' || *p == '#') && p > v && (p[-1] == ' ' || p[-1] == '\t'))
+			fprintf(out, "$%c", *p);
+		else
+			fputc(*p, out);
+	}
+}
+
 void experiment_write_resolved(FILE *out, const struct experiment *exp)
 {
 	const char *cur = "";
@@ -480,27 +498,32 @@ void experiment_write_resolved(FILE *out, const struct experiment *exp)
 		 * batch: a trace's own) stays unset on replay: written as a comment.
 		 */
 		unset = k->set_offset && !*(const bool *)((const char *)&exp->base + k->set_offset);
-		if (*v || k->type == CFG_STRING || k->type == CFG_LIST)
-			fprintf(out, "%s%s = %s%s\n",
-				cfg_value_redacted(&exp->base, k) || unset ? "; " : "", k->name, v,
-				unset ? "  (default, left unset)" : "");
+		if (*v || k->type == CFG_STRING || k->type == CFG_LIST) {
+			fprintf(out, "%s%s = ",
+				cfg_value_redacted(&exp->base, k) || unset ? "; " : "", k->name);
+			write_value(out, v);
+			fprintf(out, "%s\n", unset ? "  (default, left unset)" : "");
+		}
 	}
 	if (!exp->naxes)
 		return;
 	fprintf(out, "\n[matrix]\n");
 	for (a = 0; a < exp->naxes; a++) {
 		fprintf(out, "%s.%s = ", exp->axes[a].key->section, exp->axes[a].key->name);
-		for (j = 0; j < exp->axes[a].nvalues; j++)
-			fprintf(out, "%s%s", j ? ", " : "", exp->axes[a].values[j]);
+		for (j = 0; j < exp->axes[a].nvalues; j++) {
+			fputs(j ? ", " : "", out);
+			write_value(out, exp->axes[a].values[j]);
+		}
 		fprintf(out, "\n");
 	}
 	for (a = 0; a < exp->nexclude + (exp->has_baseline ? 1 : 0); a++) {
 		const struct exp_cond *c = a < exp->nexclude ? &exp->exclude[a] : &exp->baseline;
 
 		fprintf(out, "%s = ", a < exp->nexclude ? "exclude" : "baseline");
-		for (j = 0; j < c->n; j++)
-			fprintf(out, "%s%s.%s=%s", j ? "," : "", c->key[j]->section, c->key[j]->name,
-				c->value[j]);
+		for (j = 0; j < c->n; j++) {
+			fprintf(out, "%s%s.%s=", j ? "," : "", c->key[j]->section, c->key[j]->name);
+			write_value(out, c->value[j]);
+		}
 		fprintf(out, "\n");
 	}
 }

@@ -193,13 +193,22 @@ static char *parse_reader(char *str, int num, void *stream)
 	return str;
 }
 
-/* Expand ${VAR} and ${VAR:-default} into out. */
+/*
+ * Expand ${VAR} and ${VAR:-default} into out; $$, $; and $# are a literal $, ; and #
+ * (what experiment_write_resolved writes, so a value that holds them replays as is:
+ * inih takes " ;" and " #" for a comment).
+ */
 static int expand_env(struct parse_state *st, const char *what, const char *in, char *out,
 		      size_t len)
 {
 	size_t n = 0;
 
 	while (*in) {
+		if (in[0] == '$' && (in[1] == '$' || in[1] == ';' || in[1] == '#')) {
+			str_appendf(out, len, &n, "%c", in[1]);
+			in += 2;
+			continue;
+		}
 		if (in[0] == '$' && in[1] == '{') {
 			const char *end = strchr(in + 2, '}');
 			char var[128];
@@ -223,6 +232,12 @@ static int expand_env(struct parse_state *st, const char *what, const char *in, 
 			if (!val) {
 				parse_fail(st, what, "environment variable %s is not set (write ${%s:-default} for a fallback)",
 					   var, var);
+				return -EINVAL;
+			}
+			/* a line break would end the value in the resolved experiment.ini and
+			 * start another key there */
+			if (strpbrk(val, "\r\n")) {
+				parse_fail(st, what, "${%s} holds a line break, which a value cannot", var);
 				return -EINVAL;
 			}
 			str_appendf(out, len, &n, "%s", val);

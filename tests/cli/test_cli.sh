@@ -167,6 +167,21 @@ assert r["env"].get("NCCL_U8") == "x\\xE9y", r["env"]
 assert r["status"] == "done" and r["cases"][0]["status"] == "ok", r["status"]
 PY
 
+# A value that holds ' #', ' ;', '$' or '${' (from ${ENV} or written $#, $;, $$) replays as
+# it ran: experiment.ini writes it escaped. One with a line break is refused (it would
+# have ended the value in experiment.ini and started another key there).
+printf '[experiment]\nname = esc\noutput_dir = %s\ndescription = ${GSD} cost $$5 $; done\n[collective]\nsizes = 4KiB\niterations = 2\n[launch]\nlocal_ranks = 2\n' "$T/escres" >"$T/esc.ini"
+GSD='run #3 ; ${NOPE}' check "a value with # ; \$ {" 0 timeout 60 "$G" -q run "$T/esc.ini"
+check "replay it" 0 timeout 60 "$G" -q run --replay "$(ls -d "$T"/escres/esc-*)" --out "$T/escrep"
+python3 - "$T"/escres/esc-*/report.json "$T"/escrep/esc-*/report.json <<'PY' || { echo "FAIL: escaped value"; fails=$((fails + 1)); }
+import json, sys
+a, b = (json.load(open(p))["experiment"]["description"] for p in sys.argv[1:3])
+assert a == "run #3 ; ${NOPE} cost $5 ; done" and a == b, (a, b)
+PY
+printf '[experiment]\ndescription = ${GSNL}\n' >"$T/nl.ini"
+GSNL=$(printf 'a\n[launch]\nlocal_ranks = 3') check "a line break from \${ENV}" 2 "$G" check "$T/nl.ini"
+expect_err "a line break from \${ENV}" 'nl.ini:2: experiment.description: ${GSNL} holds a line break, which a value cannot'
+
 # Files a key names are opened as regular files only: op_trace or a gpu profile FILE
 # of /dev/zero or a FIFO hung check, plan and run.
 printf '[workload]\nmodel = trace\nop_trace = /dev/zero\n' >"$T/trace0.ini"
