@@ -109,11 +109,13 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 		return -ENOMEM;
 	/* the shm bound, once for the whole run: measured between cases it moved 5x;
 	 * only when a case may use shm (it costs seconds on a small VM) */
-	if (!getenv(RUN_MEMCPY_ENV) && may_use_shm(exp)) {
+	if (may_use_shm(exp)) {
 		char bps[32];
 
-		snprintf(bps, sizeof(bps), "%.0f", run_node_memcpy_Bps());
+		snprintf(bps, sizeof(bps), "%.0f", run_node_memcpy_Bps(false));
 		setenv(RUN_MEMCPY_ENV, bps, 1);
+	} else {
+		unsetenv(RUN_MEMCPY_ENV); /* ours only: never the user's */
 	}
 	for (i = 0; i < exp->ncases && !oc->signo; i++) {
 		const struct cfg *c = &exp->cases[i].cfg;

@@ -116,9 +116,9 @@ static double memcpy_measure(void)
 	return best;
 }
 
-double run_node_memcpy_Bps(void)
+double run_node_memcpy_Bps(bool from_driver)
 {
-	const char *e = getenv(RUN_MEMCPY_ENV);
+	const char *e = from_driver ? getenv(RUN_MEMCPY_ENV) : NULL;
 	double v = e ? strtod(e, NULL) : 0;
 
 	return v > 0 ? v : memcpy_measure();
@@ -143,7 +143,7 @@ void run_node_bound(struct run_rank *rr, struct run_comm *rc, struct rj_bound *b
 		rc->tp[k].ops->path_info(&rc->tp[k], &pi);
 		if (k == TP_SHM) {
 			if (rr->node.memcpy_Bps <= 0)
-				rr->node.memcpy_Bps = run_node_memcpy_Bps();
+				rr->node.memcpy_Bps = run_node_memcpy_Bps(rr->li.spawned);
 			bps = rr->node.memcpy_Bps;
 			kk = "memcpy";
 			snprintf(desc, len, "measured memcpy %.1f GB/s (best of %d 64 MiB "

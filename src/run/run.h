@@ -251,13 +251,15 @@ void run_node_verify(struct run_rank *rr, void *buf, size_t len);
 void run_node_bound(struct run_rank *rr, struct run_comm *rc, struct rj_bound *b, char *desc,
 		    size_t len);
 /*
- * The shm bound: RUN_MEMCPY_ENV when the driver measured it already (once per run, on
- * a quiet machine before the first case, so every case of the run has the same
- * bound), else measured now (best of RUN_MEMCPY_REPS 64 MiB copies).
+ * The shm bound: for a rank the driver spawned (from_driver), RUN_MEMCPY_ENV, which the
+ * driver measured once per run on a quiet machine before the first case, so every case
+ * of the run has the same bound; else measured now (best of RUN_MEMCPY_REPS 64 MiB
+ * copies). The variable is the driver's hand-off, never read from the user's
+ * environment: an inherited GRADSYNC_MEMCPY_BPS=1 was reported as a measured 0.0 GB/s.
  */
 #define RUN_MEMCPY_ENV "GRADSYNC_MEMCPY_BPS"
 #define RUN_MEMCPY_REPS 5
-double run_node_memcpy_Bps(void);
+double run_node_memcpy_Bps(bool from_driver);
 const char *run_node_reduce_isa(void);
 
 /* One case on this rank; rank 0 writes RUN_DIR/cases/NNNN.json. */

@@ -182,6 +182,16 @@ printf '[experiment]\ndescription = ${GSNL}\n' >"$T/nl.ini"
 GSNL=$(printf 'a\n[launch]\nlocal_ranks = 3') check "a line break from \${ENV}" 2 "$G" check "$T/nl.ini"
 expect_err "a line break from \${ENV}" 'nl.ini:2: experiment.description: ${GSNL} holds a line break, which a value cannot'
 
+# GRADSYNC_MEMCPY_BPS is the driver's hand-off of the shm bound it measured: one left in
+# the user's environment was reported as a measured 0.0 GB/s bound (shm at 1e11 % of it)
+printf '[experiment]\nname = mb\noutput_dir = %s\n[collective]\nsizes = 4KiB\niterations = 2\n[transport]\ntransport = shm\n[launch]\nlocal_ranks = 2\n' "$T/mbres" >"$T/mb.ini"
+GRADSYNC_MEMCPY_BPS=1 check "an inherited GRADSYNC_MEMCPY_BPS" 0 timeout 60 "$G" -q run "$T/mb.ini"
+python3 - "$T"/mbres/mb-*/report.json <<'PY' || { echo "FAIL: an inherited GRADSYNC_MEMCPY_BPS was taken"; fails=$((fails + 1)); }
+import json, sys
+b = json.load(open(sys.argv[1]))["cases"][0]["bound"]
+assert b["kind"] == "memcpy" and b["Bps"] > 1e8, b
+PY
+
 # Files a key names are opened as regular files only: op_trace or a gpu profile FILE
 # of /dev/zero or a FIFO hung check, plan and run.
 printf '[workload]\nmodel = trace\nop_trace = /dev/zero\n' >"$T/trace0.ini"
