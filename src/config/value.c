@@ -216,6 +216,23 @@ static int list_parse(const struct cfg_key *k, struct cfg *c, const char *value,
 		}
 	}
 	free(copy);
+	/* a value twice was measured twice and shown once (the tables key rows by value) */
+	for (int a = 1; a < n && !ret; a++) {
+		for (int b = 0; b < a && !ret; b++) {
+			char v[32];
+
+			if (k->type == CFG_SIZES ?
+				    ((uint64_t *)FIELD_PTR(c, k))[a] != ((uint64_t *)FIELD_PTR(c, k))[b] :
+				    ((int *)FIELD_PTR(c, k))[a] != ((int *)FIELD_PTR(c, k))[b])
+				continue;
+			if (k->type == CFG_SIZES)
+				units_fmt_size(((uint64_t *)FIELD_PTR(c, k))[a], v, sizeof(v));
+			else
+				snprintf(v, sizeof(v), "%d", ((int *)FIELD_PTR(c, k))[a]);
+			snprintf(err, errlen, "%s is in the list twice (ranges included)", v);
+			ret = -EINVAL;
+		}
+	}
 	if (!ret)
 		*(int *)((char *)c + k->count_offset) = n;
 	return ret;

@@ -45,6 +45,10 @@ expect_err "unknown key" "bad.ini:2: workload.bucket_capp: unknown key (did you 
 printf '[matrix]\nchunk_size = 1MiB, 3MiB\nsizes = 1MiB\n' >"$T/bad2.ini"
 check "unsweepable" 2 "$G" check "$T/bad2.ini"
 expect_err "unsweepable" "bad2.ini:3: matrix.sizes: collective.sizes may not be swept"
+# a size twice (a range overlapping a value) was measured twice and shown once
+printf '[collective]\nsizes = 4KiB..64KiB x2, 16KiB\n' >"$T/dupsz.ini"
+check "a size twice" 2 "$G" check "$T/dupsz.ini"
+expect_err "a size twice" "dupsz.ini:2: collective.sizes: 16KiB is in the list twice (ranges included)"
 check "missing file" 2 "$G" check "$T/none.ini"
 expect_err "missing file" "none.ini: cannot read: No such file or directory"
 
