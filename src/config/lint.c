@@ -177,35 +177,83 @@ static void lint_scoped(const struct experiment *exp, struct lint_result *r)
 	}
 }
 
-/* [workload] keys set or swept that no case's model reads (model_reads_key). */
-static void lint_model_keys(const struct experiment *exp, struct lint_result *r)
+/*
+ * Whether case cfg reads [collective] key: a DDP workload takes only its AllReduce's
+ * settings and verify from there; the benchmark's point-to-point ops no reduction's.
+ */
+static const char workload_coll_keys[] = " algorithm chunk_size channels verify ";
+static const char allreduce_only_keys[] = " algorithm dtype reduce_op channels verify ";
+
+static bool word_in(const char *list, const char *w)
 {
-	char loc[PATH_MAX + 64], fam[96], why[192];
+	char pat[64];
+
+	snprintf(pat, sizeof(pat), " %s ", w);
+	return strstr(list, pat) != NULL;
+}
+
+static bool case_reads_coll(const struct cfg *cfg, const char *key)
+{
+	int op = cfg->collective.op;
+
+	if (strcmp(cfg->workload.model, "none"))
+		return word_in(workload_coll_keys, key);
+	if (word_in(allreduce_only_keys, key))
+		return op == COLL_OP_ALLREDUCE;
+	if (!strcmp(key, "window"))
+		return op == COLL_OP_WRITE_BW || op == COLL_OP_PAIRWISE;
+	return true;
+}
+
+/* Why the last case looked at (cfg) does not read section.key, for the warning. */
+static void unread_why(const struct cfg *cfg, const struct cfg_key *k, char *why, size_t len)
+{
+	const char *model = cfg->workload.model;
+	char fam[96];
+
+	if (!strcmp(k->section, "workload") && !strcmp(model, "none")) {
+		snprintf(why, len, "model = none (the [collective] benchmark) reads no [workload] key");
+	} else if (!strcmp(k->section, "workload")) {
+		model_key_families(k->name, fam, sizeof(fam));
+		snprintf(why, len, "model %s does not read it (families that do: %s)", model, fam);
+	} else if (strcmp(model, "none")) {
+		snprintf(why, len, "model %s runs a DDP workload, which takes only algorithm, "
+			 "chunk_size, channels and verify from [collective]", model);
+	} else {
+		snprintf(why, len, "op = %s does not read it (%s)",
+			 coll_op_name(cfg->collective.op),
+			 strcmp(k->name, "window") ? "only allreduce does" : "write_bw and pairwise do");
+	}
+}
+
+/*
+ * [workload] and [collective] keys set or swept that no case reads: a [workload] key
+ * its model's family does not build from (model_reads_key), a [collective] key a DDP
+ * workload or the case's op leaves alone (case_reads_coll).
+ */
+static void lint_unread_keys(const struct experiment *exp, struct lint_result *r)
+{
+	char loc[PATH_MAX + 64], why[192];
 	size_t i, c;
 
 	for (i = 0; i < cfg_key_count(); i++) {
 		const struct cfg_key *k = cfg_key_at(i);
 		const struct exp_axis *ax = axis_of(exp, k);
-		const char *model = exp->base.workload.model;
-		bool used = false;
+		bool wl = !strcmp(k->section, "workload"), used = false;
+		const struct cfg *cfg = &exp->base;
 
-		if (strcmp(k->section, "workload") || !strcmp(k->name, "model") ||
+		if ((!wl && strcmp(k->section, "collective")) || !strcmp(k->name, "model") ||
 		    (!ax && key_is_default(exp, k)))
 			continue;
 		for (c = 0; c < exp->ncases && !used; c++) {
-			model = exp->cases[c].cfg.workload.model;
-			used = model_reads_key(model, k->name);
+			cfg = &exp->cases[c].cfg;
+			used = wl ? model_reads_key(cfg->workload.model, k->name)
+				  : case_reads_coll(cfg, k->name);
 		}
 		if (used)
 			continue;
-		where(exp, "workload", k->name, loc, sizeof(loc));
-		model_key_families(k->name, fam, sizeof(fam));
-		if (!strcmp(model, "none"))
-			snprintf(why, sizeof(why), "model = none (the [collective] benchmark) reads "
-				 "no [workload] key");
-		else
-			snprintf(why, sizeof(why), "model %s does not read it (families that do: %s)",
-				 model, fam);
+		where(exp, k->section, k->name, loc, sizeof(loc));
+		unread_why(cfg, k, why, sizeof(why));
 		if (ax)
 			add(r, false, "%s: swept over %d values, but %s: the cases differ in name only",
 			    loc, ax->nvalues, why);
@@ -329,7 +377,7 @@ void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result
 	lint_gpu_needs(exp, out);
 	lint_numa(exp, ncpus, out);
 	lint_scoped(exp, out);
-	lint_model_keys(exp, out);
+	lint_unread_keys(exp, out);
 }
 
 int lint_print(FILE *f, const struct lint_result *r)

@@ -9,8 +9,8 @@
  * transport = nccl without GPU buffers,
  * numa.bind cpus:LIST naming a CPU this node does not have, baseline / exclude terms
  * on keys that are not [matrix] axes. Warnings: a key set or swept that does nothing
- * for the case's transport or model (the swept cases are identical), a cpus:LIST with
- * fewer CPUs than local ranks (they share them).
+ * for the case's transport, model or op (the swept cases are identical), a cpus:LIST
+ * with fewer CPUs than local ranks (they share them).
  */
 #ifndef GS_CONFIG_LINT_H
 #define GS_CONFIG_LINT_H

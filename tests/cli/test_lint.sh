@@ -68,6 +68,12 @@ printf '[workload]\nbucket_cap = 50MiB\n' >"$T/none.ini"
 expect_warn "$T/none.ini" "none.ini:2: workload.bucket_cap: warning: set, but model = none \(the \[collective\] benchmark\) reads no \[workload\] key"
 printf '[workload]\nmodel = gpt2\nop_trace = x.trace\n' >"$T/otr.ini"
 expect_warn "$T/otr.ini" "otr.ini:3: workload.op_trace: warning: set, but model gpt2 does not read it \(families that do: trace\)"
+# [collective] keys a DDP workload or the case's op does not read
+printf '[workload]\nmodel = resnet18\n[collective]\nop = write_bw\nalgorithm = ring\n' >"$T/cwl.ini"
+expect_warn "$T/cwl.ini" "cwl.ini:4: collective.op: warning: set, but model resnet18 runs a DDP workload, which takes only algorithm, chunk_size, channels and verify from \[collective\]"
+printf '[collective]\nop = write_lat\nreduce_op = avg\n[matrix]\nwindow = 1, 4\n' >"$T/p2p.ini"
+expect_warn "$T/p2p.ini" "p2p.ini:3: collective.reduce_op: warning: set, but op = write_lat does not read it \(only allreduce does\)"
+expect_warn "$T/p2p.ini" "p2p.ini:5: matrix.window: warning: swept over 2 values, but op = write_lat does not read it \(write_bw and pairwise do\)"
 # read by one case of the matrix: no warning
 printf '[workload]\nseq_len = 128\n[matrix]\nmodel = resnet50, bert_base\n' >"$T/mix.ini"
 "$G" check "$T/mix.ini" >/dev/null 2>"$T/err" || fail "mix.ini: exit $?"
