@@ -57,6 +57,10 @@ printf '[transport]\ntransport = tcp\n[matrix]\ngdr_level = PIX, PXB, SYS\n' >"$
 expect_warn "$T/lvl.ini" "lvl.ini:4: matrix.gdr_level: warning: swept over 3 values, but only ib/roce with GPU buffers reads it \(transport = tcp, host buffers\)"
 printf '[transport]\ntransport = shm\nstreams = 8\n' >"$T/str.ini"
 expect_warn "$T/str.ini" "str.ini:3: transport.streams: warning: set, but only tcp reads it \(transport = shm\)"
+printf '[transport]\ntransport = tcp\nshm_copy = direct\nslot_size = 64KiB\nqp_timeout = 18\n' >"$T/tcpx.ini"
+expect_warn "$T/tcpx.ini" "tcpx.ini:3: transport.shm_copy: warning: set, but only shm reads it"
+expect_warn "$T/tcpx.ini" "tcpx.ini:4: transport.slot_size: warning: set, but only shm or ib/roce reads it"
+expect_warn "$T/tcpx.ini" "tcpx.ini:5: transport.qp_timeout: warning: set, but only ib/roce reads it"
 printf '[launch]\nlocal_ranks = 4\n[numa]\nbind = cpus:0\n' >"$T/one.ini"
 expect_warn "$T/one.ini" "one.ini:4: numa.bind: warning: cpus:0 pins all 4 local ranks to 1 CPU"
 # [workload] keys no case's model reads: a shape key of another family, any with model = none
