@@ -31,6 +31,7 @@ struct exp_axis {
 /* A conjunction "key=value,key=value" (baseline, one exclude rule). */
 struct exp_cond {
 	int file, line;       /* where it was written (index into experiment.files) */
+	int matched;          /* exclude: combinations of the axes it dropped */
 	int n;
 	const struct cfg_key *key[EXP_MAX_AXES];
 	char value[EXP_MAX_AXES][EXP_VALUE_MAX];     /* canonical text */

@@ -8,6 +8,7 @@
 #include "transport/transport.h"
 #include "util/common.h"
 #include "util/dtype.h"
+#include "util/strutil.h"
 #include "workload/model.h"
 
 #define ON_TCP (1u << TP_TCP)
@@ -347,6 +348,31 @@ static void lint_numa(const struct experiment *exp, int ncpus, struct lint_resul
 	}
 }
 
+/* An exclude rule that dropped nothing: a value not on its axis, a typo, a rule that
+ * contradicts itself (transport=tcp,transport=shm). */
+static void lint_unmatched(const struct experiment *exp, struct lint_result *r)
+{
+	char label[128], txt[512];
+	size_t off;
+	int i, j;
+
+	for (i = 0; i < exp->nexclude; i++) {
+		const struct exp_cond *c = &exp->exclude[i];
+
+		if (c->matched || !c->n)
+			continue;
+		off = 0;
+		txt[0] = '\0';
+		for (j = 0; j < c->n; j++)
+			str_appendf(txt, sizeof(txt), &off, "%s%s=%s", j ? "," : "",
+				    experiment_key_label(c->key[j], label, sizeof(label)),
+				    c->value[j]);
+		add(r, false, "%s:%d: matrix.exclude: '%s' matches no combination of the axes, "
+		    "so it excludes nothing", c->file < exp->nfiles ? exp->files[c->file] : exp->path,
+		    c->line, txt);
+	}
+}
+
 /* baseline / exclude terms must name axes: on other keys they match all or nothing. */
 static void lint_conds(const struct experiment *exp, struct lint_result *r)
 {
@@ -376,6 +402,7 @@ void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result
 {
 	memset(out, 0, sizeof(*out));
 	lint_conds(exp, out);
+	lint_unmatched(exp, out);
 	lint_sizes(exp, out);
 	lint_gpu_needs(exp, out);
 	lint_numa(exp, ncpus, out);

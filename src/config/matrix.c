@@ -370,6 +370,12 @@ static int matrix_repeat(struct experiment *exp, char *err, size_t errlen)
 	return 0;
 }
 
+/* The file a baseline / exclude rule was written in. */
+static const char *cond_file(const struct experiment *exp, const struct exp_cond *c)
+{
+	return c->file >= 0 && c->file < exp->nfiles ? exp->files[c->file] : exp->path;
+}
+
 int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 {
 	int idx[EXP_MAX_AXES] = { 0 };
@@ -406,8 +412,12 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 				return -EINVAL;
 			}
 		}
-		for (j = 0; j < exp->nexclude && !excluded; j++)
-			excluded = cond_matches(&exp->exclude[j], &c->cfg);
+		for (j = 0; j < exp->nexclude; j++) {
+			if (cond_matches(&exp->exclude[j], &c->cfg)) {
+				exp->exclude[j].matched++;
+				excluded = true;
+			}
+		}
 		if (!excluded) {
 			case_name(exp, idx, c->name, sizeof(c->name));
 			ret = case_check_workload(exp, c, n ? &exp->cases[n - 1] : NULL, err, errlen);
@@ -426,12 +436,14 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 		}
 	}
 	exp->ncases = n;
-	if (!n) {
-		snprintf(err, errlen, "%s: matrix: every case is excluded", exp->path);
+	if (!n && exp->nexclude) { /* only exclude rules can leave none */
+		snprintf(err, errlen, "%s:%d: matrix.exclude: every case is excluded",
+			 cond_file(exp, &exp->exclude[0]), exp->exclude[0].line);
 		return -EINVAL;
 	}
 	if (exp->has_baseline && exp->baseline_case < 0) {
-		snprintf(err, errlen, "%s: matrix.baseline: no case matches the baseline", exp->path);
+		snprintf(err, errlen, "%s:%d: matrix.baseline: no case matches the baseline",
+			 cond_file(exp, &exp->baseline), exp->baseline.line);
 		return -EINVAL;
 	}
 	for (t = 0; t < n; t++)

@@ -78,6 +78,11 @@ expect_warn "$T/cwl.ini" "cwl.ini:4: collective.op: warning: set, but model resn
 printf '[collective]\nop = write_lat\nreduce_op = avg\n[matrix]\nwindow = 1, 4\n' >"$T/p2p.ini"
 expect_warn "$T/p2p.ini" "p2p.ini:3: collective.reduce_op: warning: set, but op = write_lat does not read it \(only allreduce does\)"
 expect_warn "$T/p2p.ini" "p2p.ini:5: matrix.window: warning: swept over 2 values, but op = write_lat does not read it \(write_bw and pairwise do\)"
+# an exclude rule that drops nothing (a value off its axis, a self-contradiction)
+printf '[matrix]\ntransport = tcp, shm\nexclude = transport=ib\n' >"$T/ex.ini"
+expect_warn "$T/ex.ini" "ex.ini:3: matrix.exclude: warning: 'transport=ib' matches no combination of the axes, so it excludes nothing"
+printf '[matrix]\ntransport = tcp, shm\nexclude = transport=tcp; transport=shm\n' >"$T/exall.ini"
+expect_err "$T/exall.ini" "exall.ini:3: matrix.exclude: every case is excluded"
 # read by one case of the matrix: no warning
 printf '[workload]\nseq_len = 128\n[matrix]\nmodel = resnet50, bert_base\n' >"$T/mix.ini"
 "$G" check "$T/mix.ini" >/dev/null 2>"$T/err" || fail "mix.ini: exit $?"
