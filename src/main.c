@@ -41,6 +41,20 @@ static void usage(FILE *out)
 		     "environment: GRADSYNC_LOG=debug[,subsystem...] for more detail\n");
 }
 
+/*
+ * A verb's output that could not be written (a full disk, a closed pipe's reader gone:
+ * > /dev/full) is a failure, said once: the table was lost, exit 0 hid it.
+ */
+static int stdout_done(int ret)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return ret;
+	fprintf(stderr, "gradsync: writing standard output: %s\n",
+		errno ? strerror(errno) : "write error");
+	return ret ? ret : GS_EXIT_FAIL;
+}
+
 int main(int argc, char **argv)
 {
 	enum log_level level = LOG_INFO;
@@ -84,7 +98,7 @@ int main(int argc, char **argv)
 	}
 	for (v = 0; v < ARRAY_SIZE(verbs); v++)
 		if (!strcmp(argv[i], verbs[v].name))
-			return verbs[v].fn(argc - i, argv + i);
+			return stdout_done(verbs[v].fn(argc - i, argv + i));
 	fprintf(stderr, "gradsync: unknown verb '%s' (see gradsync --help)\n", argv[i]);
 	return GS_EXIT_USAGE;
 }

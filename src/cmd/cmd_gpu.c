@@ -114,9 +114,15 @@ static int write_profile(const char *name, const char *path, double pace_us)
 		fprintf(stderr, "gradsync gpu: %s: %s\n", path, strerror(errno));
 		return GS_EXIT_FAIL;
 	}
+	errno = 0;
 	ret = gpu_profile_write(f, &g);
-	if (f != stdout && fclose(f))
-		ret = -EIO;
+	if (fflush(f) || ret)
+		ret = errno ? -errno : -EIO; /* ENOSPC rather than ferror's EIO */
+	if (f != stdout && fclose(f) && !ret)
+		ret = errno ? -errno : -EIO;
+	/* stdout's own failure is said once, by main */
+	if (ret && f != stdout)
+		fprintf(stderr, "gradsync gpu: write %s: %s\n", path, strerror(-ret));
 	return ret ? GS_EXIT_FAIL : GS_EXIT_OK;
 }
 

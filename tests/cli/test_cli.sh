@@ -28,6 +28,15 @@ check "keys" 0 "$G" keys
 check "keys section" 0 "$G" keys transport
 grep -q 'gid_index' "$T/out" || { echo "FAIL: keys transport lacks gid_index"; fails=$((fails + 1)); }
 check "keys bad section" 2 "$G" keys nope
+# output that cannot be written is a failure, said once (exit 0 lost the table)
+if [ -w /dev/full ]; then
+	"$G" keys >/dev/full 2>"$T/err"; st=$?
+	[ $st = 1 ] && grep -q "writing standard output: No space left on device" "$T/err" ||
+		{ echo "FAIL: keys > /dev/full: exit $st: $(cat "$T/err")"; fails=$((fails + 1)); }
+	"$G" gpu --profile h200 --write /dev/full 2>"$T/err"; st=$?
+	[ $st = 1 ] && grep -q "gpu: write /dev/full: No space left on device" "$T/err" ||
+		{ echo "FAIL: gpu --write /dev/full: exit $st: $(cat "$T/err")"; fails=$((fails + 1)); }
+fi
 check "check missing arg" 2 "$G" check
 
 # Every shipped experiment parses.
