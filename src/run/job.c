@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/lint.h"
@@ -173,16 +174,25 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 static int load_experiment(const struct run_job_args *a, struct experiment *exp, char *tmpfile,
 			   size_t len)
 {
-	char err[EXP_ERR_MAX];
+	char err[EXP_ERR_MAX], ini[PATH_MAX + 16];
 	const char *path = a->file;
 	int ret;
 
 	tmpfile[0] = '\0';
 	if (a->replay) {
-		ret = run_report_extract_experiment(a->replay, tmpfile, len);
-		if (ret)
-			return ret;
-		path = tmpfile;
+		struct stat st;
+
+		/* a run directory's experiment.ini is what ran (README), report.json or not
+		 * (a driver killed with -9 wrote none), and its errors name a file that stays */
+		snprintf(ini, sizeof(ini), "%s/experiment.ini", a->replay);
+		if (!stat(ini, &st) && S_ISREG(st.st_mode)) {
+			path = ini;
+		} else {
+			ret = run_report_extract_experiment(a->replay, tmpfile, len);
+			if (ret)
+				return ret;
+			path = tmpfile;
+		}
 	}
 	ret = experiment_load(path, exp, err, sizeof(err));
 	if (ret)

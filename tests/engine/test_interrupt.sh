@@ -141,7 +141,10 @@ if start kill9; then
 	grep -q "no report.json: the run did not finish (status: running" "$T/rep.err" ||
 		{ fail "kill -9: report does not say the run did not finish"; cat "$T/rep.err"; }
 	grep -q "^  *[0-9]*  *streams=1 *ok" "$T/rep.out" || { fail "kill -9: case 0 not shown"; cat "$T/rep.out"; }
-	echo "kill -9: $(ls "$dir/cases" | wc -l) finished cases kept, gradsync report reads them"
+	# and --replay runs its experiment.ini, report.json or not
+	"$G" -q run --replay "$dir" --case 1 --out "$T/rep9" >/dev/null 2>"$T/rep9.err" ||
+		fail "kill -9: --replay DIR without report.json: $(cat "$T/rep9.err")"
+	echo "kill -9: $(ls "$dir/cases" | wc -l) finished cases kept, gradsync report reads them, --replay reruns them"
 fi
 
 # report.json cannot be written (a directory squats its name): the table still shows
