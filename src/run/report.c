@@ -296,7 +296,11 @@ int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 		snprintf(path, sizeof(path), "%s/report.json", report);
 	root = json_load_file(path, 0, &jerr);
 	if (!root) {
-		fprintf(stderr, "%s:%d: cannot read report: %s\n", path, jerr.line, jerr.text);
+		/* jansson's line is -1 when the file itself could not be read */
+		if (jerr.line > 0)
+			fprintf(stderr, "%s:%d: cannot read report: %s\n", path, jerr.line, jerr.text);
+		else
+			fprintf(stderr, "%s: cannot read report: %s\n", path, jerr.text);
 		return -EINVAL;
 	}
 	text = json_object_get(json_object_get(root, "experiment"), "resolved");
