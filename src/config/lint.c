@@ -9,7 +9,9 @@
 #include "util/common.h"
 #include "util/dtype.h"
 #include "util/strutil.h"
+#include "util/threshold.h"
 #include "workload/model.h"
+#include "workload/workload.h"
 
 #define ON_TCP (1u << TP_TCP)
 #define ON_SHM (1u << TP_SHM)
@@ -281,6 +283,15 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 			add(r, true, "%s: nccl needs GPU buffers, but [gpu] device = none in case "
 			    "%s (set device = auto)", loc, exp->cases[c].name);
 		}
+		/* gemm and spin play the ops on the GPU: without one the case fails at its start */
+		if ((cfg->workload.compute == COMPUTE_GEMM || cfg->workload.compute == COMPUTE_SPIN) &&
+		    strcmp(cfg->workload.model, "none") && !gpu_buffers(cfg)) {
+			where(exp, "workload", "compute", loc, sizeof(loc));
+			add(r, true, "%s: %s plays the model's ops on the GPU, but [gpu] device = "
+			    "none in case %s (set device = auto, or compute = sleep)", loc,
+			    cfg->workload.compute == COMPUTE_GEMM ? "gemm" : "spin",
+			    exp->cases[c].name);
+		}
 		if (cfg->gpu.gdr != GPU_ON)
 			continue;
 		where(exp, "gpu", "gdr", loc, sizeof(loc));
@@ -373,6 +384,33 @@ static void lint_unmatched(const struct experiment *exp, struct lint_result *r)
 	}
 }
 
+/* A min_busbw range (@ A..B) that holds none of a benchmark case's sizes: the case can
+ * only fail the threshold, after running. */
+static void lint_threshold(const struct experiment *exp, struct lint_result *r)
+{
+	char loc[PATH_MAX + 64], range[64];
+	struct threshold t;
+	size_t c;
+	int i;
+
+	for (c = 0; c < exp->ncases; c++) {
+		const struct cfg *cfg = &exp->cases[c].cfg;
+		bool held = false;
+
+		if (!cfg->report.min_busbw[0] || strcmp(cfg->workload.model, "none") ||
+		    threshold_parse(cfg->report.min_busbw, &t, NULL, 0))
+			continue;
+		for (i = 0; i < cfg->collective.nsizes && !held; i++)
+			held = threshold_covers(&t, cfg->collective.sizes[i]);
+		if (held)
+			continue;
+		where(exp, "report", "min_busbw", loc, sizeof(loc));
+		threshold_range_text(&t, range, sizeof(range));
+		add(r, true, "%s: the range %s holds none of the sizes of case %s, which could "
+		    "only fail it", loc, range, exp->cases[c].name);
+	}
+}
+
 /* baseline / exclude terms must name axes: on other keys they match all or nothing. */
 static void lint_conds(const struct experiment *exp, struct lint_result *r)
 {
@@ -403,6 +441,7 @@ void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result
 	memset(out, 0, sizeof(*out));
 	lint_conds(exp, out);
 	lint_unmatched(exp, out);
+	lint_threshold(exp, out);
 	lint_sizes(exp, out);
 	lint_gpu_needs(exp, out);
 	lint_numa(exp, ncpus, out);

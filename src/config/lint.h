@@ -6,11 +6,13 @@
  *
  * Errors: a size that is not a whole number of elements of the case's dtype (it would
  * be truncated), gdr = on without GPU buffers or over a transport without GPUDirect,
+ * compute = gemm / spin without a GPU, a min_busbw range holding none of a case's sizes,
  * transport = nccl without GPU buffers,
  * numa.bind cpus:LIST naming a CPU this node does not have, baseline / exclude terms
  * on keys that are not [matrix] axes. Warnings: a key set or swept that does nothing
- * for the case's transport, model or op (the swept cases are identical), a cpus:LIST
- * with fewer CPUs than local ranks (they share them).
+ * for the case's transport, model or op (the swept cases are identical), an exclude
+ * rule that excludes nothing, a cpus:LIST with fewer CPUs than local ranks (they share
+ * them).
  */
 #ifndef GS_CONFIG_LINT_H
 #define GS_CONFIG_LINT_H

@@ -35,6 +35,10 @@ printf '[matrix]\ntransport = tcp, shm\nbaseline = dtype=f32\n' >"$T/base.ini"
 expect_err "$T/base.ini" "base.ini:3: matrix.baseline: error: dtype is not a \[matrix\] axis"
 printf '[matrix]\ntransport = tcp, shm\nexclude = reduce_op=avg\n' >"$T/excl.ini"
 expect_err "$T/excl.ini" "excl.ini:3: matrix.exclude: error: reduce_op is not a \[matrix\] axis"
+printf '[workload]\nmodel = resnet18\ncompute = gemm\n' >"$T/gemm.ini"
+expect_err "$T/gemm.ini" "gemm.ini:3: workload.compute: error: gemm plays the model's ops on the GPU, but \[gpu\] device = none in case base"
+printf '[collective]\nsizes = 4KiB, 64KiB\n[report]\nmin_busbw = 1GB/s @ 1GiB\n' >"$T/thr.ini"
+expect_err "$T/thr.ini" "thr.ini:4: report.min_busbw: error: the range 1GiB holds none of the sizes of case base"
 # run refuses what check refuses, before it creates a results directory
 printf '[experiment]\noutput_dir = %s/res\n[collective]\nsizes = 1000003\n' "$T" >"$T/run.ini"
 "$G" run "$T/run.ini" >/dev/null 2>"$T/err"; st=$?
