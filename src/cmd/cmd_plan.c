@@ -49,7 +49,7 @@ static const struct plan_flag plan_flags[] = {
 	{ "gpu-profile", "gpu", "profile" },
 };
 
-enum { OPT_JSON = 256, OPT_TENSORS, OPT_OPS, OPT_LIST, OPT_HELP, OPT_FLAG0 };
+enum { OPT_JSON = 256, OPT_TENSORS, OPT_OPS, OPT_LIST, OPT_HELP, OPT_CASE, OPT_FLAG0 };
 
 #define NFLAGS ARRAY_SIZE(plan_flags)
 
@@ -65,14 +65,17 @@ static void plan_options(struct option *o)
 	o[i++] = (struct option){ "ops", no_argument, NULL, OPT_OPS };
 	o[i++] = (struct option){ "list", no_argument, NULL, OPT_LIST };
 	o[i++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
+	o[i++] = (struct option){ "case", required_argument, NULL, OPT_CASE };
 	o[i] = (struct option){ NULL, 0, NULL, 0 };
 }
 
 static void plan_usage(FILE *f)
 {
-	fputs("usage: gradsync plan [FILE.ini] [--model NAME] [--KEY VALUE ...] [--json] [--tensors]\n"
-	      "         [--ops]\n"
+	fputs("usage: gradsync plan [FILE.ini [--case N]] [--model NAME] [--KEY VALUE ...] [--json]\n"
+	      "         [--tensors] [--ops]\n"
 	      "       gradsync plan --list\n"
+	      "FILE.ini with a [matrix]: case N (1-based, as 'gradsync check' numbers them), else\n"
+	      "the first case with a model (said on stderr).\n"
 	      "Prints the model's parameter tensors, PyTorch DDP's bucket plan (as rebuilt\n"
 	      "after the first iteration) and the modelled step: forward and backward time,\n"
 	      "gradient-ready order and each bucket's ready time (--ops: every operator).\n"
@@ -111,31 +114,65 @@ static int plan_opt(size_t i, const char *arg, struct cfg *c)
 	return 0;
 }
 
-/* The configuration before the command-line overrides: FILE.ini's first case or, with
- * no file, the key table's defaults. */
-static int plan_base(const char *path, struct cfg *c)
+struct plan_over {
+	int opt;
+	char *arg;
+};
+
+/*
+ * The configuration before the command-line overrides: with no file, the key table's
+ * defaults; else FILE.ini's case `which` (0-based, -1: the first case with a model, the
+ * choice said on stderr when the matrix has more).
+ */
+static int plan_base(const char *path, int which, struct cfg *c)
 {
 	struct experiment *exp;
 	char err[EXP_ERR_MAX];
+	size_t i = 0;
 
 	if (!path)
 		return cfg_defaults(c, err, sizeof(err)) ? GS_EXIT_FAIL : 0;
 	exp = experiment_open(path);
 	if (!exp)
 		return GS_EXIT_USAGE;
-	/* the plan of the first case; a swept model or cap shows with --model/--bucket-cap */
-	*c = exp->cases[0].cfg;
+	if (which >= 0 && (size_t)which >= exp->ncases) {
+		fprintf(stderr, "gradsync plan: --case %d: %s has %zu case%s\n", which + 1, path,
+			exp->ncases, exp->ncases == 1 ? "" : "s");
+		experiment_delete(exp);
+		return GS_EXIT_USAGE;
+	}
+	if (which >= 0)
+		i = (size_t)which;
+	else
+		while (i + 1 < exp->ncases && !strcmp(exp->cases[i].cfg.workload.model, "none"))
+			i++;
+	if (which < 0 && exp->ncases > 1)
+		fprintf(stderr, "gradsync plan: %s has %zu cases: case %zu (%s); --case N plans "
+			"another\n", path, exp->ncases, i + 1, exp->cases[i].name);
+	*c = exp->cases[i].cfg;
 	experiment_delete(exp);
 	return 0;
 }
 
+/* A flag the model does not read (--seq-len for a ResNet) is said, not dropped unsaid. */
+static void plan_unread(const struct workload_opts *w, const struct plan_over *over, int nover)
+{
+	char fam[96];
+	int i;
+
+	for (i = 0; i < nover; i++) {
+		const struct plan_flag *pf = &plan_flags[over[i].opt - OPT_FLAG0];
+
+		if (strcmp(pf->section, "workload") || model_reads_key(w->model, pf->key))
+			continue;
+		model_key_families(pf->key, fam, sizeof(fam));
+		fprintf(stderr, "gradsync plan: warning: --%s: model %s does not read it "
+			"(families that do: %s)\n", pf->flag, w->model, fam);
+	}
+}
+
 static int plan_run(const struct workload_opts *wp, bool list, bool json, bool tensors,
 		    bool ops);
-
-struct plan_over {
-	int opt;
-	char *arg;
-};
 
 /*
  * A model that refuses its shape is named by the flag that gave the refused value
@@ -168,10 +205,12 @@ static int plan_check_model(const struct workload_opts *w, const struct plan_ove
 int cmd_plan(int argc, char **argv)
 {
 	bool json = false, tensors = false, ops = false, list = false;
-	struct option options[NFLAGS + 6];
+	struct option options[NFLAGS + 7];
 	struct cfg *cfg;
 	struct plan_over over[64];
-	int c, i, nover = 0, ret;
+	int c, i, nover = 0, ret, which = -1;
+	long v;
+	char *end;
 
 	/* one getopt pass: options are kept, then applied over FILE.ini or the defaults */
 	optind = 0; /* glibc: restart scanning, main() may have used getopt already */
@@ -190,6 +229,15 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case OPT_LIST:
 			list = true;
+			break;
+		case OPT_CASE:
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > INT_MAX) {
+				fprintf(stderr, "gradsync plan: --case '%s': expected a case number "
+					"from 1 (see gradsync check)\n", optarg);
+				return GS_EXIT_USAGE;
+			}
+			which = (int)v - 1;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -219,11 +267,18 @@ int cmd_plan(int argc, char **argv)
 	cfg = malloc(sizeof(*cfg));
 	if (!cfg)
 		return GS_EXIT_FAIL;
-	ret = plan_base(optind < argc ? argv[optind] : NULL, cfg);
+	if (which >= 0 && optind >= argc) {
+		fprintf(stderr, "gradsync plan: --case goes with FILE.ini\n");
+		free(cfg);
+		return GS_EXIT_USAGE;
+	}
+	ret = plan_base(optind < argc ? argv[optind] : NULL, which, cfg);
 	for (i = 0; !ret && i < nover; i++)
 		ret = plan_opt((size_t)(over[i].opt - OPT_FLAG0), over[i].arg, cfg);
 	if (!ret && !list)
 		ret = plan_check_model(&cfg->workload, over, nover);
+	if (!ret && !list)
+		plan_unread(&cfg->workload, over, nover);
 	if (!ret)
 		ret = plan_run(&cfg->workload, list, json, tensors, ops);
 	free(cfg);

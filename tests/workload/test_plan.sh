@@ -28,6 +28,16 @@ expect 0 plan --model resnet50
 expect 0 plan --model llama3_8b --num-layers 2 --json --tensors --gpu-tflops 400
 expect 0 plan --model custom --layers "a:10M:1, b:5M"
 expect 2 plan --model nosuch
+# a matrix: the first case with a model, said; --case picks another; a flag the model does
+# not read is said (it was dropped without a word)
+out=$("$GRADSYNC" plan conf/quickstart.ini 2>&1 >/dev/null)
+case $out in *"has 4 cases: case 3 (model=resnet18,transport=tcp)"*) ;;
+*) echo "FAIL: plan of a matrix: $out"; fail=1 ;; esac
+expect 2 plan conf/quickstart.ini --case 9
+expect 2 plan --model resnet18 --case 1
+out=$("$GRADSYNC" plan --model resnet18 --seq-len 100 2>&1 >/dev/null)
+case $out in *"warning: --seq-len: model resnet18 does not read it"*) ;;
+*) echo "FAIL: plan --seq-len on a ResNet: $out"; fail=1 ;; esac
 expect 2 plan
 expect 2 plan --model resnet50 --bucket-cap lots
 expect 2 plan --model resnet50 --grad-dtype f8
