@@ -144,8 +144,17 @@ int cmd_gpu(int argc, char **argv)
 		} else if (strcmp(argv[i], "--host-pace") == 0 && i + 1 < argc) {
 			pace = argv[++i];
 		} else {
-			fprintf(stderr, "usage: gradsync gpu [--calibrate [--write FILE|-]] | --profile NAME|FILE --write FILE|- [--host-pace US]\n");
-			return GS_EXIT_USAGE;
+			if (strcmp(argv[i], "-h") && strcmp(argv[i], "--help")) {
+				fprintf(stderr, "gradsync gpu: '%s': unknown option or missing value "
+					"(see --help)\n", argv[i]);
+				return GS_EXIT_USAGE;
+			}
+			printf("usage: gradsync gpu [--calibrate [--write FILE|-]] | --profile NAME|FILE --write FILE|- [--host-pace US]\n"
+				"The GPUs of this node (name, PCI bus, SMs, memory, dma-buf / GDR);\n"
+				"--calibrate times our kernels, --write FILE writes the cost model's\n"
+				"profile of this GPU ([gpu] profile = FILE); --profile NAME --write FILE\n"
+				"writes a built-in row to edit, --host-pace US its host values at that pace.\n");
+			return GS_EXIT_OK;
 		}
 	}
 	if (pace) {

@@ -52,6 +52,12 @@ static int parse_args(int argc, char **argv, struct run_job_args *a)
 			a->file = o;
 			continue;
 		}
+		if (strcmp(o, "--out") && strcmp(o, "--replay") && strcmp(o, "--case") &&
+		    strcmp(o, "--rank") && strcmp(o, "--world-size") && strcmp(o, "--rendezvous") &&
+		    strcmp(o, "--token")) {
+			fprintf(stderr, "gradsync run: unknown option '%s' (see --help)\n", o);
+			return -EINVAL;
+		}
 		if (!v) {
 			fprintf(stderr, "gradsync run: option %s needs a value\n", o);
 			return -EINVAL;

@@ -1,5 +1,6 @@
 /* `gradsync version`: what this binary is and what it was built with. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 #include "config.h"
@@ -7,6 +8,12 @@
 
 int cmd_version(int argc, char **argv)
 {
+	/* -h / --help only: anything else was a mistake the user should hear about */
+	if (argc > 1 && strcmp(argv[1], "-h") && strcmp(argv[1], "--help")) {
+		fprintf(stderr, "gradsync version: unexpected argument '%s' (it takes none)\n",
+			argv[1]);
+		return GS_EXIT_USAGE;
+	}
 	printf("gradsync %s (commit %s, built %s)\n", GS_VERSION, GS_COMMIT, GS_BUILD_DATE);
 	printf("compiler: %s\n", GS_COMPILER);
 	if (GS_HAVE_CUDA)

@@ -38,6 +38,15 @@ if [ -w /dev/full ]; then
 		{ echo "FAIL: gpu --write /dev/full: exit $st: $(cat "$T/err")"; fails=$((fails + 1)); }
 fi
 check "check missing arg" 2 "$G" check
+# every verb: --help is help (exit 0), a stray option is one usage line (exit 2)
+check "gpu --help" 0 "$G" gpu --help
+grep -q "^usage: gradsync gpu" "$T/out" || { echo "FAIL: gpu --help"; fails=$((fails + 1)); }
+check "gpu --bogus" 2 "$G" gpu --bogus
+expect_err "gpu --bogus" "gradsync gpu: '--bogus': unknown option or missing value (see --help)"
+check "version --bogus" 2 "$G" version --bogus
+expect_err "version --bogus" "gradsync version: unexpected argument '--bogus' (it takes none)"
+check "run FILE --bogus" 2 "$G" run conf/quickstart.ini --bogus
+expect_err "run FILE --bogus" "gradsync run: unknown option '--bogus' (see --help)"
 
 # Every shipped experiment parses.
 for f in conf/*.ini; do
