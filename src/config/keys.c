@@ -126,7 +126,7 @@ static const struct cfg_key keys[] = {
 	/* [experiment] */
 	{ "experiment", "name", CFG_STRING, "experiment", "", UNBOUNDED, .check = vocab_check_name,
 	  FIELD(experiment, name), .help = "experiment name; the results directory is named after it" },
-	{ "experiment", "output_dir", CFG_STRING, "results", "", UNBOUNDED, .check = vocab_check_dir,
+	{ "experiment", "output_dir", CFG_STRING, "results", "", UNBOUNDED, .path = true, .check = vocab_check_dir,
 	  FIELD(experiment, output_dir),
 	  .help = "where run directories are created (relative to the working directory)" },
 	{ "experiment", "seed", CFG_INT, "1", "", 0, 2147483647, FIELD(experiment, seed),
@@ -203,7 +203,7 @@ static const struct cfg_key keys[] = {
 	{ "workload", "vocab_size", CFG_INT, "0", "", 0, 4194304, FIELD(workload, vocab_size),
 	  .help = "transformer models: vocabulary size (0 = preset)",
 	  .same_on_all_ranks = true },
-	{ "workload", "op_trace", CFG_STRING, "", "", UNBOUNDED, .sweepable = true,
+	{ "workload", "op_trace", CFG_STRING, "", "", UNBOUNDED, .path = true, .sweepable = true,
 	  FIELD(workload, op_trace),
 	  .help = "model = trace: a step recorded by tests/workload/record_op_trace.py, replayed as recorded" },
 	{ "workload", "layers", CFG_STRING, "", "", UNBOUNDED, .check = vocab_check_layers,
@@ -299,7 +299,7 @@ static const struct cfg_key keys[] = {
 	{ "gpu", "device", CFG_STRING, "none", "", UNBOUNDED, .check = vocab_check_gpu_device,
 	  FIELD(gpu, device),
 	  .help = "auto (local rank -> GPU), none (host buffers), or a list '0,1' by local rank" },
-	{ "gpu", "profile", CFG_STRING, "h200", "", UNBOUNDED, .sweepable = true,
+	{ "gpu", "profile", CFG_STRING, "h200", "", UNBOUNDED, .path = true, .sweepable = true,
 	  .check = vocab_check_gpu_profile, FIELD(workload, gpu_profile),
 	  .help = "GPU of the compute model: h200 (measured), h100 (datasheet, its host and BatchNorm measured), a100, b200 (datasheets) or a profile FILE" },
 	{ "gpu", "gdr", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(tristate_choices),
@@ -327,7 +327,7 @@ static const struct cfg_key keys[] = {
 	  .help = "HOST:PORT of rank 0; empty = 127.0.0.1 and a free port" },
 	{ "launch", "token", CFG_STRING, "", "", UNBOUNDED, FIELD(launch, token), .secret = true,
 	  .help = "job token every rank proves (prefer token_file; reports show it redacted)" },
-	{ "launch", "token_file", CFG_STRING, "", "", UNBOUNDED, FIELD(launch, token_file),
+	{ "launch", "token_file", CFG_STRING, "", "", UNBOUNDED, .path = true, FIELD(launch, token_file),
 	  .help = "file holding the job token, mode 0600 (multi-node and launcher runs); "
 		  "empty = GRADSYNC_TOKEN, or random for local runs" },
 

@@ -75,6 +75,7 @@ struct cfg_key {
 	/* Extra syntax check for strings: 0 or -EINVAL with err filled. */
 	int (*check)(const char *value, char *err, size_t errlen);
 	bool sweepable;           /* may appear in [matrix] */
+	bool path;                /* CFG_STRING naming a file or directory: a leading ~/ is $HOME */
 	bool secret;              /* CFG_STRING: shown as LAUNCH_REDACTED wherever it is echoed */
 	/* Shapes the messages ranks exchange (sizes, counts, order, element type, transport
 	 * handshake) or the expected results: a rank with another value than rank 0's

@@ -288,7 +288,7 @@ static int value_set(struct cfg *c, const struct cfg_key *k, const char *value, 
 		     size_t errlen)
 {
 	void *p = FIELD_PTR(c, k);
-	char exp[512];
+	char exp[512], home[4096];
 	struct cfg_choice ch;
 	long long iv;
 	uint64_t uv;
@@ -373,6 +373,11 @@ static int value_set(struct cfg *c, const struct cfg_key *k, const char *value, 
 			*(int *)p = ch.value;
 		return 0;
 	case CFG_STRING:
+		/* ~/ as a shell would: output_dir = ~/results made a directory named '~' */
+		if (k->path && !strncmp(value, "~/", 2) && getenv("HOME")) {
+			snprintf(home, sizeof(home), "%s/%s", getenv("HOME"), value + 2);
+			value = home;
+		}
 		if (strlen(value) >= k->size) {
 			snprintf(err, errlen, "value too long (%zu characters, at most %zu)",
 				 strlen(value), k->size - 1);

@@ -35,16 +35,13 @@ static const char *user_name(uid_t uid, char *buf, size_t len)
 int launch_token_read_file(const char *path, char *out, size_t len)
 {
 	char full[4096], who[64], buf[TOKEN_FILE_MAX + 1];
-	const char *home = getenv("HOME");
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
 	int fd, ret = -EINVAL;
 
-	if (!strncmp(path, "~/", 2) && home)
-		snprintf(full, sizeof(full), "%s/%s", home, path + 2);
-	else
-		snprintf(full, sizeof(full), "%s", path);
+	/* token_file's ~/ is $HOME already: the key table expands path keys */
+	snprintf(full, sizeof(full), "%s", path);
 	/* O_NONBLOCK: a FIFO planted under that name must not hang us */
 	fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {

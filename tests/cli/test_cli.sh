@@ -63,6 +63,10 @@ expect_err "unknown key" "bad.ini:2: workload.bucket_capp: unknown key (did you 
 printf '[matrix]\nchunk_size = 1MiB, 3MiB\nsizes = 1MiB\n' >"$T/bad2.ini"
 check "unsweepable" 2 "$G" check "$T/bad2.ini"
 expect_err "unsweepable" "bad2.ini:3: matrix.sizes: collective.sizes may not be swept"
+# a path key's ~/ is $HOME, as a shell would have it (output_dir = ~/x made './~/x')
+printf '[experiment]\noutput_dir = ~/gsres\n' >"$T/home.ini"
+HOME=/tmp/gshome check "output_dir = ~/gsres" 0 "$G" check --full "$T/home.ini"
+grep -q '^output_dir = /tmp/gshome/gsres$' "$T/out" || { echo "FAIL: ~/ in output_dir: $(grep output_dir "$T/out")"; fails=$((fails + 1)); }
 # a size twice (a range overlapping a value) was measured twice and shown once
 printf '[collective]\nsizes = 4KiB..64KiB x2, 16KiB\n' >"$T/dupsz.ini"
 check "a size twice" 2 "$G" check "$T/dupsz.ini"
