@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "config/keys.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
 #include "run/job.h"
@@ -70,14 +71,23 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 			ret = cmd_int_arg("rendezvous", o, v, 0, LAUNCH_RANKS_MAX - 1, &a->flags.rank);
 		else if (!strcmp(o, "--world-size"))
 			ret = cmd_int_arg("rendezvous", o, v, 1, LAUNCH_RANKS_MAX, &a->flags.world_size);
-		else if (!strcmp(o, "--rendezvous"))
+		else if (!strcmp(o, "--rendezvous") && launch_rendezvous_valid(v))
 			a->flags.rendezvous = v;
-		else if (!strcmp(o, "--token"))
+		else if (!strcmp(o, "--rendezvous")) {
+			fprintf(stderr, "gradsync rendezvous: --rendezvous '%s': expected HOST:PORT, "
+				"PORT 1..65535\n", v);
+			ret = -EINVAL;
+		} else if (!strcmp(o, "--token"))
 			a->flags.token = a->token; /* filled by launch_argv_scrub_token */
 		else if (!strcmp(o, "--timeout")) {
-			if (units_parse_duration(v, &a->opts.timeout_ns) || !a->opts.timeout_ns) {
+			/* [launch] timeout's bounds: 1ns passed here and failed every rank */
+			const struct cfg_key *k = cfg_key_find("launch", "timeout");
+
+			if (units_parse_duration(v, &a->opts.timeout_ns) ||
+			    (double)a->opts.timeout_ns < k->min ||
+			    (double)a->opts.timeout_ns > k->max) {
 				fprintf(stderr, "gradsync rendezvous: --timeout '%s': expected a "
-						"duration such as 30s\n", v);
+						"duration 1ms..24h such as 30s\n", v);
 				ret = -EINVAL;
 			}
 		} else {

@@ -83,6 +83,11 @@ static int parse_args(int argc, char **argv, struct run_job_args *a)
 			if (cmd_int_arg("run", o, v, 1, LAUNCH_RANKS_MAX, &a->flags.world_size))
 				return -EINVAL;
 		} else if (!strcmp(o, "--rendezvous")) {
+			if (!launch_rendezvous_valid(v)) {
+				fprintf(stderr, "gradsync run: --rendezvous '%s': expected HOST:PORT, "
+					"PORT 1..65535\n", v);
+				return -EINVAL;
+			}
 			a->flags.rendezvous = v;
 		} else if (!strcmp(o, "--token")) {
 			/* scrubbed from argv by cmd_run before anything copies argv */

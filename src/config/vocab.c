@@ -16,6 +16,7 @@
 #include "workload/gpu_profile.h"
 #include "workload/model.h"
 #include "coll/schedule.h"
+#include "launch/launch.h"
 
 /* Transport names: the transport layer's table of enum transport_kind (transport.c). */
 bool vocab_transport_at(size_t i, struct cfg_choice *out)
@@ -49,6 +50,16 @@ int vocab_check_dir(const char *value, char *err, size_t errlen)
 	if (*value)
 		return 0;
 	snprintf(err, errlen, "empty directory (expected a path; '.' for the working directory)");
+	return -EINVAL;
+}
+
+/* [launch] rendezvous: empty (rank 0 picks) or HOST:PORT, checked when the file is read
+ * (a bad port failed every rank at start, naming GRADSYNC_RENDEZVOUS). */
+int vocab_check_rendezvous(const char *value, char *err, size_t errlen)
+{
+	if (!*value || launch_rendezvous_valid(value))
+		return 0;
+	snprintf(err, errlen, "'%s': expected HOST:PORT, PORT 1..65535", value);
 	return -EINVAL;
 }
 

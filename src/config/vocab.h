@@ -16,6 +16,7 @@ bool vocab_transport_at(size_t i, struct cfg_choice *out);
 
 int vocab_check_name(const char *value, char *err, size_t errlen);
 int vocab_check_dir(const char *value, char *err, size_t errlen);
+int vocab_check_rendezvous(const char *value, char *err, size_t errlen);
 int vocab_check_ibdev(const char *value, char *err, size_t errlen);
 int vocab_check_gpu_device(const char *value, char *err, size_t errlen);
 int vocab_check_gpu_profile(const char *value, char *err, size_t errlen);

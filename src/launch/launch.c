@@ -412,9 +412,7 @@ static int detect_flags(const struct launch_flags *f, struct launch_info *info)
 	return 0;
 }
 
-/* HOST:PORT with a host under 120 bytes and a port 1..65535 (the caller says what is wrong,
- * in one line). */
-static bool rendezvous_valid(const char *s)
+bool launch_rendezvous_valid(const char *s)
 {
 	const char *colon = strrchr(s, ':');
 	int port;
@@ -500,7 +498,7 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
 		rdv_from = "GRADSYNC_RENDEZVOUS";
 	}
 	if (rdv) {
-		if (!rendezvous_valid(rdv)) {
+		if (!launch_rendezvous_valid(rdv)) {
 			log_err(LOG_LAUNCH, "%s=\"%s\": expected HOST:PORT, PORT 1..65535", rdv_from,
 				rdv);
 			return -EINVAL;

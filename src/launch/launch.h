@@ -85,6 +85,9 @@ int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, c
 
 /* A stable 64-bit hash of a job id (FNV-1a): derives rendezvous ports, never tokens. */
 uint64_t launch_job_hash(const char *s);
+/* HOST:PORT with a host under 120 bytes and a port 1..65535 (the caller says what is
+ * wrong, in one line): [launch] rendezvous's check, and --rendezvous's and the env's. */
+bool launch_rendezvous_valid(const char *s);
 
 /*
  * The user's job token: --token (flag), [launch] token, [launch] token_file (regular,

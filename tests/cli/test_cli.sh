@@ -63,6 +63,15 @@ expect_err "unknown key" "bad.ini:2: workload.bucket_capp: unknown key (did you 
 printf '[matrix]\nchunk_size = 1MiB, 3MiB\nsizes = 1MiB\n' >"$T/bad2.ini"
 check "unsweepable" 2 "$G" check "$T/bad2.ini"
 expect_err "unsweepable" "bad2.ini:3: matrix.sizes: collective.sizes may not be swept"
+# a rendezvous address or timeout that cannot work is refused where it is given (a bad
+# port failed every rank at start naming GRADSYNC_RENDEZVOUS; 1ns passed the flag)
+printf '[launch]\nrendezvous = 127.0.0.1:99999\n' >"$T/rdv.ini"
+check "rendezvous port 99999" 2 "$G" check "$T/rdv.ini"
+expect_err "rendezvous port 99999" "rdv.ini:2: launch.rendezvous: '127.0.0.1:99999': expected HOST:PORT, PORT 1..65535"
+check "run --rendezvous bogus" 2 "$G" run conf/quickstart.ini --rendezvous bogus
+expect_err "run --rendezvous bogus" "gradsync run: --rendezvous 'bogus': expected HOST:PORT"
+check "rendezvous --timeout 1ns" 2 "$G" rendezvous --timeout 1ns
+expect_err "rendezvous --timeout 1ns" "--timeout '1ns': expected a duration 1ms..24h"
 # a path key's ~/ is $HOME, as a shell would have it (output_dir = ~/x made './~/x')
 printf '[experiment]\noutput_dir = ~/gsres\n' >"$T/home.ini"
 HOME=/tmp/gshome check "output_dir = ~/gsres" 0 "$G" check --full "$T/home.ini"
