@@ -71,13 +71,9 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 			ret = cmd_int_arg("rendezvous", o, v, 0, LAUNCH_RANKS_MAX - 1, &a->flags.rank);
 		else if (!strcmp(o, "--world-size"))
 			ret = cmd_int_arg("rendezvous", o, v, 1, LAUNCH_RANKS_MAX, &a->flags.world_size);
-		else if (!strcmp(o, "--rendezvous") && launch_rendezvous_valid(v))
+		else if (!strcmp(o, "--rendezvous")) /* launch_detect checks it, in one line */
 			a->flags.rendezvous = v;
-		else if (!strcmp(o, "--rendezvous")) {
-			fprintf(stderr, "gradsync rendezvous: --rendezvous '%s': expected HOST:PORT, "
-				"PORT 1..65535\n", v);
-			ret = -EINVAL;
-		} else if (!strcmp(o, "--token"))
+		else if (!strcmp(o, "--token"))
 			a->flags.token = a->token; /* filled by launch_argv_scrub_token */
 		else if (!strcmp(o, "--timeout")) {
 			/* [launch] timeout's bounds: 1ns passed here and failed every rank */
