@@ -246,6 +246,13 @@ int cmd_predict(int argc, char **argv)
 		code = GS_EXIT_USAGE;
 		goto out_free;
 	}
+	/* a --case that names no case projected every workload and said nothing */
+	if (a.po.case_name && report_set_find(&set, a.po.case_name) < 0) {
+		fprintf(stderr, "gradsync predict: --case '%s': no such case in the runs given "
+			"(names as the report shows them)\n", a.po.case_name);
+		code = GS_EXIT_USAGE;
+		goto out_free;
+	}
 	a.po.fit_run = fit_run;
 	if (predict_layouts(&a)) {
 		code = GS_EXIT_USAGE;
@@ -256,8 +263,9 @@ int cmd_predict(int argc, char **argv)
 	doc_render_text(stdout, &d);
 	fflush(stdout);
 	if (ret == -ENOENT) {
-		fprintf(stderr, "gradsync predict: no AllReduce sweep of two or more ranks to fit in %s%s\n",
-			a.in[0], a.nin > 1 ? " and the other runs" : "");
+		fprintf(stderr, "gradsync predict: no AllReduce sweep of two or more ranks to fit in %s%s%s\n",
+			a.in[0], a.nin > 1 ? " and the other runs" : "",
+			a.po.min_size > 0 ? " at --fit-from's sizes" : "");
 		code = GS_EXIT_USAGE;
 	} else if (ret == FIT_UNUSABLE && !a.po.force) {
 		fprintf(stderr, "gradsync predict: a fit is unusable (see ERROR above): nothing projected from it\n");

@@ -113,6 +113,8 @@ predict_err "88 host counts" "--hosts: more than 64 counts" \
 predict_err "long --hosts" "--hosts: list too long (at most 255 characters)" \
 	--hosts "$(printf '1,%.0s' $(seq 127))1000"
 predict_err "78 layouts" "ask for more than 64 layouts" --hosts 2,4 --ranks-per-host "$(seq -s, 1 39)"
+predict_err "--case nope" "--case 'nope': no such case in the runs given" --case nope
+predict_err "--fit-from 1TiB" "no AllReduce sweep of two or more ranks to fit in $F/tcp_shm.json at --fit-from's sizes" --fit-from 1TiB
 timeout 20 "$G" predict "$F/tcp_shm.json" --hosts 2,4 --ranks 16 --ranks-per-host 2,4 >"$T/out" 2>"$T/err" ||
 	fail "predict --hosts 2,4 --ranks 16 --ranks-per-host 2,4: exit $?: $(cat "$T/err")"
 grep -q ' 8x2 ' "$T/out" || fail "predict --ranks 16 --ranks-per-host 2: no 8x2 row"
