@@ -53,6 +53,8 @@ static bool formats_ok(const char *list)
 	char buf[128], *tok, *save = NULL;
 	size_t i;
 
+	if (!*list)
+		return false; /* --format "" is no format, not the default */
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
 		for (i = 0; i < ARRAY_SIZE(known) && strcmp(known[i], tok); i++)
@@ -86,11 +88,16 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "b:f:o:m:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
+			if (!*optarg) {
+				fprintf(stderr, "gradsync report: --baseline '': expected a case name or "
+						"KEY=VALUE\n");
+				return GS_EXIT_USAGE;
+			}
 			baseline = optarg;
 			break;
 		case 'f':
 			if (!formats_ok(optarg)) {
-				fprintf(stderr, "gradsync report: --format %s: want a list of "
+				fprintf(stderr, "gradsync report: --format '%s': want a list of "
 						"table, md, csv, html\n", optarg);
 				return GS_EXIT_USAGE;
 			}
@@ -105,6 +112,11 @@ int cmd_report(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'm':
+			if (!*optarg) {
+				fprintf(stderr, "gradsync report: --min-busbw '': expected e.g. 20GB/s "
+						"or 80%% [@ 64MiB..]\n");
+				return GS_EXIT_USAGE;
+			}
 			snprintf(o.min_busbw, sizeof(o.min_busbw), "%s", optarg);
 			break;
 		case 'p':

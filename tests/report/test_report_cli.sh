@@ -113,6 +113,12 @@ predict_err "88 host counts" "--hosts: more than 64 counts" \
 predict_err "long --hosts" "--hosts: list too long (at most 255 characters)" \
 	--hosts "$(printf '1,%.0s' $(seq 127))1000"
 predict_err "78 layouts" "ask for more than 64 layouts" --hosts 2,4 --ranks-per-host "$(seq -s, 1 39)"
+# an empty value is a mistake, not the default
+for o in --format --baseline --min-busbw; do
+	timeout 20 "$G" report "$F/tcp_shm.json" $o "" >/dev/null 2>"$T/err"
+	st=$?
+	[ $st = 2 ] && grep -q "gradsync report: $o '':" "$T/err" || fail "report $o '': exit $st: $(cat "$T/err")"
+done
 predict_err "--case nope" "--case 'nope': no such case in the runs given" --case nope
 predict_err "--fit-from 1TiB" "no AllReduce sweep of two or more ranks to fit in $F/tcp_shm.json at --fit-from's sizes" --fit-from 1TiB
 timeout 20 "$G" predict "$F/tcp_shm.json" --hosts 2,4 --ranks 16 --ranks-per-host 2,4 >"$T/out" 2>"$T/err" ||
