@@ -112,7 +112,7 @@ int compute_timeline_build(const struct tensor_list *tl, const struct bucket_pla
 	 * 1e-300 modelled a step of 1e302 ms, which played as 8 ms without a word.
 	 */
 	if (!(out->fwd_s + out->bwd_s <= COMPUTE_STEP_MAX_S)) {
-		log_err(LOG_WORKLOAD, "modelled step of %.3g s (forward %.3g s, backward %.3g s) is longer than %.0e s: gpu_tflops too small for the model's FLOPs",
+		log_err(LOG_WORKLOAD, "modelled step of %.3g s (forward %.3g s, backward %.3g s) is longer than %.0e s: the model's FLOPs (a custom model's gflops) are too many for the GPU's matrix rate (gpu_tflops, else the profile's)",
 			out->fwd_s + out->bwd_s, out->fwd_s, out->bwd_s, COMPUTE_STEP_MAX_S);
 		compute_timeline_free(out);
 		return -ERANGE;

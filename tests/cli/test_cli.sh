@@ -188,7 +188,7 @@ expect_err "run --out ''" "gradsync run: --out '': expected a directory ('.' for
 # 1e-300 ran resnet18's 1e302 ms step as 8 ms and exited 0.
 printf '[experiment]\noutput_dir = %s\n[workload]\nmodel = resnet18\ngpu_tflops = 1e-300\niterations = 1\nwarmup = 0\n[launch]\nlocal_ranks = 2\n' "$T/res" >"$T/tflops.ini"
 check "gpu_tflops = 1e-300" 1 timeout 60 "$G" run "$T/tflops.ini"
-expect_err "gpu_tflops = 1e-300" "is longer than 1e+09 s: gpu_tflops too small for the model's FLOPs"
+expect_err "gpu_tflops = 1e-300" "is longer than 1e+09 s: the model's FLOPs (a custom model's gflops) are too many for the GPU's matrix rate (gpu_tflops, else the profile's)"
 
 # Text that is not UTF-8 reaches report.json as \xNN: a Latin-1 description or variable
 # once made jansson refuse the document, and the run lost every result with no message.
