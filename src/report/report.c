@@ -1,5 +1,6 @@
 /* Loading report.json documents into a comparison set, and writing every requested format. */
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,67 @@ static void run_name_from_path(const char *path, char *name, size_t len)
 	snprintf(name, len, "%s", base);
 }
 
+/* A number a table prints: finite (or null where absent is allowed), within [lo, hi]. */
+static bool num_ok(const json_t *v, bool null_ok, double lo, double hi)
+{
+	double x;
+
+	if (json_is_null(v) || !v)
+		return null_ok;
+	if (!json_is_number(v))
+		return false;
+	x = json_number_value(v);
+	return isfinite(x) && x >= lo && x <= hi;
+}
+
+/*
+ * The members of a result row the tables and checks print, where present, checked once
+ * at load: a
+ * hand-edited size of -5 printed as 18446744073709551611B, 1e308 as 0B, a busbw of
+ * "fast" as '-' (and --min-busbw compared nan), with exit 0. Errors name the member
+ * ("cases[1].collective[3].size"); 0 or -EINVAL.
+ */
+static int rows_valid(const char *name, const json_t *root)
+{
+	static const char *const nums[] = { "busbw_GBps", "algbw_GBps", "time_us.avg",
+					    "time_us.p50", "time_us.p99" };
+	const json_t *c, *r;
+	size_t i, j, k;
+
+	json_array_foreach(json_object_get(root, "cases"), i, c) {
+		if (!json_is_object(c)) {
+			log_err(LOG_REPORT, "report %s: cases[%zu]: expected an object", name, i);
+			return -EINVAL;
+		}
+		json_array_foreach(json_object_get(c, "collective"), j, r) {
+			const char *bad = NULL;
+
+			/* absent members are a sparse document's (shown '-'); present, they
+			 * must be what a run writes */
+			if ((jget(r, "op") && !json_is_string(jget(r, "op"))) ||
+			    (jget(r, "dtype") && !json_is_string(jget(r, "dtype"))))
+				bad = "op";
+			else if (jget(r, "size") && (!json_is_integer(jget(r, "size")) ||
+						    json_integer_value(jget(r, "size")) < 0))
+				bad = "size";
+			else if (!num_ok(jget(r, "wrong"), true, 0, 1e18))
+				bad = "wrong";
+			for (k = 0; !bad && k < ARRAY_SIZE(nums); k++)
+				if (!num_ok(jget(r, nums[k]), true, 0, 1e15))
+					bad = nums[k];
+			if (bad) {
+				log_err(LOG_REPORT, "report %s: cases[%zu].collective[%zu].%s: not a "
+					"value a run writes (%s)", name, i, j, bad,
+					!strcmp(bad, "op") ? "op and dtype are strings"
+					: !strcmp(bad, "size") ? "an integer number of bytes >= 0"
+							     : "a finite number >= 0, or null");
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 int report_set_add_json(struct report_set *s, const char *name, json_t *root)
 {
 	struct report_run *runs;
@@ -56,6 +118,8 @@ int report_set_add_json(struct report_set *s, const char *name, json_t *root)
 		log_err(LOG_REPORT, "report %s: no \"cases\" array", name);
 		return -EINVAL;
 	}
+	if (rows_valid(name, root))
+		return -EINVAL;
 	runs = realloc(s->runs, (size_t)(s->nruns + 1) * sizeof(*runs));
 	if (!runs)
 		return -ENOMEM;

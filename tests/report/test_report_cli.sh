@@ -113,6 +113,25 @@ predict_err "88 host counts" "--hosts: more than 64 counts" \
 predict_err "long --hosts" "--hosts: list too long (at most 255 characters)" \
 	--hosts "$(printf '1,%.0s' $(seq 127))1000"
 predict_err "78 layouts" "ask for more than 64 layouts" --hosts 2,4 --ranks-per-host "$(seq -s, 1 39)"
+# a hand-edited row with a value no run writes is refused naming it (size -5 printed as
+# 18446744073709551611B, a busbw of "fast" as '-', exit 0)
+for edit in 'size=-5' 'size=1e308' 'busbw_GBps="fast"' 'time_us.avg=-1'; do
+	python3 - "$F/tcp_shm.json" "$T/edit.json" "$edit" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+k, v = sys.argv[3].split("=", 1)
+row = d["cases"][0]["collective"][1]
+*path, last = k.split(".")
+for p in path:
+    row = row[p]
+row[last] = json.loads(v)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	timeout 20 "$G" report "$T/edit.json" >/dev/null 2>"$T/err"
+	st=$?
+	[ $st = 2 ] && grep -q "cases\[0\].collective\[1\].${edit%%=*}: not a value a run writes" "$T/err" ||
+		fail "report of a row with $edit: exit $st: $(cat "$T/err")"
+done
 # an empty value is a mistake, not the default
 for o in --format --baseline --min-busbw; do
 	timeout 20 "$G" report "$F/tcp_shm.json" $o "" >/dev/null 2>"$T/err"
