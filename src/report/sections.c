@@ -374,10 +374,17 @@ static void group_details(const struct report_set *s, const char *group, const i
 	int k, c;
 
 	doc_text(d, RB_H3, "%s: per size", group);
-	doc_text(d, RB_PARA, "Time of an iteration is the ranks' mean, each rank's from its "
-		 "entry to its exit; p50/p99 over the iterations. Slowest rank: the rank the "
-		 "others waited for in most iterations; rank spread: median over iterations of "
-		 "the longest rank time over the shortest.");
+	if (!strncmp(group, "write_", 6))
+		/* point-to-point rows time messages, not iterations (run/result.c) */
+		doc_text(d, RB_PARA, "Time of one message (write_lat: half a round trip, as "
+			 "perftest reports it), the slower of the two ranks'; avg/p50/p99 over the "
+			 "measurements, each of Iters messages (with few measurements p99 is the "
+			 "largest).");
+	else
+		doc_text(d, RB_PARA, "Time of an iteration is the ranks' mean, each rank's from "
+			 "its entry to its exit; p50/p99 over the iterations. Slowest rank: the "
+			 "rank the others waited for in most iterations; rank spread: median over "
+			 "iterations of the longest rank time over the shortest.");
 	t = doc_table(d, ARRAY_SIZE(hdr));
 	for (c = 0; c < (int)ARRAY_SIZE(hdr); c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);
@@ -504,8 +511,9 @@ static void section_timeline(const struct report_set *s, int i, struct rdoc *d)
 	if (!json_array_size(tl))
 		return;
 	doc_text(d, RB_H3, "#%d %s: bucket timeline", i + 1, s->cases[i].name);
-	doc_text(d, RB_PARA, "Milliseconds from the start of the backward pass of one "
-		 "measured iteration (rank 0); the backward pass ends at %s ms.",
+	doc_text(d, RB_PARA, "Milliseconds from the start of the backward pass, rank 0's "
+		 "means over the measured iterations; the backward pass ends at %s ms (the "
+		 "critical rank's mean).",
 		 fmt_num(jget_num(s->cases[i].json, "workload.bwd_ms.mean"), a, sizeof(a)));
 	t = doc_table(d, ARRAY_SIZE(hdr));
 	for (c = 0; c < (int)ARRAY_SIZE(hdr); c++)
