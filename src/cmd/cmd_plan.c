@@ -144,8 +144,10 @@ static int plan_base(const char *path, int which, struct cfg *c)
 	if (which >= 0)
 		i = (size_t)which;
 	else
-		while (i + 1 < exp->ncases && !strcmp(exp->cases[i].cfg.workload.model, "none"))
+		while (i < exp->ncases && !strcmp(exp->cases[i].cfg.workload.model, "none"))
 			i++;
+	if (i == exp->ncases) /* no case has a model: plan_run says so */
+		i = 0;
 	if (which < 0 && exp->ncases > 1)
 		fprintf(stderr, "gradsync plan: %s has %zu cases: case %zu (%s); --case N plans "
 			"another\n", path, exp->ncases, i + 1, exp->cases[i].name);

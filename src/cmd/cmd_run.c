@@ -28,6 +28,18 @@ static void run_usage(FILE *f)
 		"PALS), torchrun.\n");
 }
 
+/* The options parse_args knows, each taking a value. */
+static bool takes_value(const char *o)
+{
+	static const char *const opts[] = { "--out", "--replay", "--case", "--rank",
+					    "--world-size", "--rendezvous", "--token" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		if (!strcmp(o, opts[i]))
+			return true;
+	return false;
+}
+
 static int parse_args(int argc, char **argv, struct run_job_args *a)
 {
 	int i;
@@ -52,9 +64,9 @@ static int parse_args(int argc, char **argv, struct run_job_args *a)
 			a->file = o;
 			continue;
 		}
-		if (strcmp(o, "--out") && strcmp(o, "--replay") && strcmp(o, "--case") &&
-		    strcmp(o, "--rank") && strcmp(o, "--world-size") && strcmp(o, "--rendezvous") &&
-		    strcmp(o, "--token")) {
+		/* an unknown option before a missing value: '--bogus' is not '--bogus needs a
+		 * value' */
+		if (!takes_value(o)) {
 			fprintf(stderr, "gradsync run: unknown option '%s' (see --help)\n", o);
 			return -EINVAL;
 		}
@@ -89,12 +101,8 @@ static int parse_args(int argc, char **argv, struct run_job_args *a)
 				return -EINVAL;
 			}
 			a->flags.rendezvous = v;
-		} else if (!strcmp(o, "--token")) {
-			/* scrubbed from argv by cmd_run before anything copies argv */
+		} else { /* --token: scrubbed from argv by cmd_run before anything copies argv */
 			a->flags.token = a->token;
-		} else {
-			fprintf(stderr, "gradsync run: unknown option '%s'\n", o);
-			return -EINVAL;
 		}
 	}
 	if (!a->file == !a->replay) {

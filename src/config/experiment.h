@@ -99,9 +99,12 @@ void experiment_write_resolved(FILE *out, const struct experiment *exp);
 void experiment_cond_format(const struct exp_cond *cond, char *buf, size_t len);
 /* Name used for key k in case names and the matrix: bare when unique, else section.key. */
 const char *experiment_key_label(const struct cfg_key *k, char *buf, size_t len);
+/* The file a baseline / exclude rule was written in (exp->path when unknown). */
+const char *experiment_cond_file(const struct experiment *exp, const struct exp_cond *c);
 /*
  * The line that gave the cases their value of key k: the [matrix] axis that sweeps k,
- * else the key's last setting in the files. 0 with *file and *line, or -ENOENT where k
+ * else the setting in the files that holds its value (an includer's over its include's,
+ * a later include's over an earlier one's). 0 with *file and *line, or -ENOENT where k
  * kept its default.
  */
 int experiment_key_line(const struct experiment *exp, const struct cfg_key *k,

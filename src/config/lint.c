@@ -79,27 +79,19 @@ static const struct exp_axis *axis_of(const struct experiment *exp, const struct
 	return NULL;
 }
 
-/* "FILE:LINE: section.key" of where k got its value. */
+/* "FILE:LINE: section.key" of where k got its value (an axis: matrix.key). */
 static void where(const struct experiment *exp, const char *section, const char *name,
 		  char *buf, size_t len)
 {
 	const struct cfg_key *k = cfg_key_find(section, name);
-	const struct exp_axis *ax = k ? axis_of(exp, k) : NULL;
-	size_t i;
+	const char *file;
+	int line;
 
-	if (ax) {
-		snprintf(buf, len, "%s:%d: matrix.%s", ax->file, ax->line, name);
-		return;
-	}
-	/* the line whose value the key holds (the parser's exp->set: includes resolved) */
-	for (i = 0; k && i < exp->nset; i++) {
-		if (exp->set[i].key == k && exp->set[i].file < exp->nfiles) {
-			snprintf(buf, len, "%s:%d: %s.%s", exp->files[exp->set[i].file],
-				 exp->set[i].line, section, name);
-			return;
-		}
-	}
-	snprintf(buf, len, "%s: %s.%s", exp->path, section, name);
+	if (!k || experiment_key_line(exp, k, &file, &line))
+		snprintf(buf, len, "%s: %s.%s", exp->path, section, name);
+	else
+		snprintf(buf, len, "%s:%d: %s.%s", file, line, axis_of(exp, k) ? "matrix" : section,
+			 name);
 }
 
 static void lint_sizes(const struct experiment *exp, struct lint_result *r)
@@ -190,21 +182,13 @@ static void lint_scoped(const struct experiment *exp, struct lint_result *r)
 static const char workload_coll_keys[] = " algorithm chunk_size channels verify ";
 static const char allreduce_only_keys[] = " algorithm dtype reduce_op channels verify ";
 
-static bool word_in(const char *list, const char *w)
-{
-	char pat[64];
-
-	snprintf(pat, sizeof(pat), " %s ", w);
-	return strstr(list, pat) != NULL;
-}
-
 static bool case_reads_coll(const struct cfg *cfg, const char *key)
 {
 	int op = cfg->collective.op;
 
 	if (strcmp(cfg->workload.model, "none"))
-		return word_in(workload_coll_keys, key);
-	if (word_in(allreduce_only_keys, key))
+		return str_word_in(workload_coll_keys, key);
+	if (str_word_in(allreduce_only_keys, key))
 		return op == COLL_OP_ALLREDUCE;
 	if (!strcmp(key, "window"))
 		return op == COLL_OP_WRITE_BW || op == COLL_OP_PAIRWISE;
@@ -379,8 +363,7 @@ static void lint_unmatched(const struct experiment *exp, struct lint_result *r)
 				    experiment_key_label(c->key[j], label, sizeof(label)),
 				    c->value[j]);
 		add(r, false, "%s:%d: matrix.exclude: '%s' matches no combination of the axes, "
-		    "so it excludes nothing", c->file < exp->nfiles ? exp->files[c->file] : exp->path,
-		    c->line, txt);
+		    "so it excludes nothing", experiment_cond_file(exp, c), c->line, txt);
 	}
 }
 
@@ -426,8 +409,8 @@ static void lint_conds(const struct experiment *exp, struct lint_result *r)
 			if (axis_of(exp, cond->key[j]))
 				continue;
 			snprintf(loc, sizeof(loc), "%s:%d: matrix.%s",
-				 cond->file < exp->nfiles ? exp->files[cond->file] : exp->path,
-				 cond->line, i < 0 ? "baseline" : "exclude");
+				 experiment_cond_file(exp, cond), cond->line,
+				 i < 0 ? "baseline" : "exclude");
 			add(r, true, "%s: %s is not a [matrix] axis, so it matches every case or "
 			    "none (%s)", loc, experiment_key_label(cond->key[j], label,
 								    sizeof(label)),

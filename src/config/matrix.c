@@ -370,8 +370,7 @@ static int matrix_repeat(struct experiment *exp, char *err, size_t errlen)
 	return 0;
 }
 
-/* The file a baseline / exclude rule was written in. */
-static const char *cond_file(const struct experiment *exp, const struct exp_cond *c)
+const char *experiment_cond_file(const struct experiment *exp, const struct exp_cond *c)
 {
 	return c->file >= 0 && c->file < exp->nfiles ? exp->files[c->file] : exp->path;
 }
@@ -436,19 +435,63 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 		}
 	}
 	exp->ncases = n;
-	if (!n && exp->nexclude) { /* only exclude rules can leave none */
-		snprintf(err, errlen, "%s:%d: matrix.exclude: every case is excluded",
-			 cond_file(exp, &exp->exclude[0]), exp->exclude[0].line);
+	if (!n && exp->nexclude) { /* only exclude rules can leave none: named, the first
+				    * that excluded any, and how many did */
+		int first = -1, nrules = 0;
+
+		for (int r = 0; r < exp->nexclude; r++)
+			if (exp->exclude[r].matched && nrules++ == 0)
+				first = r;
+		snprintf(err, errlen, "%s:%d: matrix.exclude: every case is excluded (by this rule%s)",
+			 experiment_cond_file(exp, &exp->exclude[first]), exp->exclude[first].line,
+			 nrules > 1 ? " and the others that match" : "");
 		return -EINVAL;
 	}
 	if (exp->has_baseline && exp->baseline_case < 0) {
 		snprintf(err, errlen, "%s:%d: matrix.baseline: no case matches the baseline",
-			 cond_file(exp, &exp->baseline), exp->baseline.line);
+			 experiment_cond_file(exp, &exp->baseline), exp->baseline.line);
 		return -EINVAL;
 	}
 	for (t = 0; t < n; t++)
 		exp->cases[t].baseline = matrix_case_baseline(exp, n, t);
 	return matrix_repeat(exp, err, errlen);
+}
+
+/*
+ * v as the parser reads it back (parse.c, expand_env): $ before $ ; # { doubled, and a ;
+ * or # that starts the value or follows a blank (inih's comment) written $; or $#.
+ * Blanks around the value are inih's to strip: a ${ENV} value's own are not kept.
+ */
+static void write_value(FILE *out, const char *v)
+{
+	const char *p;
+
+	for (p = v; *p; p++) {
+		if (*p == '$' && p[1] && strchr("$;#{", p[1]))
+			fputs("$$", out);
+		else if ((*p == ';' || *p == '#') && (p == v || isspace((unsigned char)p[-1])))
+			fprintf(out, "$%c", *p);
+		else
+			fputc(*p, out);
+	}
+}
+
+/*
+ * "key = value" of k in c as the parser reads it back; a secret, and a key whose being
+ * given changes what runs (bucket_cap: DDP's first bucket; batch: a trace's own) left
+ * unset, are written as comments so a replay leaves them unset too.
+ */
+static void write_key(FILE *out, const struct cfg *c, const struct cfg_key *k)
+{
+	bool unset = k->set_offset && !*(const bool *)((const char *)c + k->set_offset);
+	char v[8192];
+
+	cfg_value_format(c, k, v, sizeof(v));
+	if (!*v && k->type != CFG_STRING && k->type != CFG_LIST)
+		return;
+	fprintf(out, "%s%s = ", cfg_value_redacted(c, k) || unset ? "; " : "", k->name);
+	write_value(out, v);
+	fprintf(out, "%s\n", unset ? "  (default, left unset)" : "");
 }
 
 void experiment_write_case_ini(FILE *out, const struct experiment *exp, const struct exp_case *c)
@@ -459,63 +502,30 @@ void experiment_write_case_ini(FILE *out, const struct experiment *exp, const st
 	fprintf(out, "; case %s of %s (every key resolved)\n", c->name, exp->path);
 	for (i = 0; i < cfg_key_count(); i++) {
 		const struct cfg_key *k = cfg_key_at(i);
-		char v[8192];
 
 		if (strcmp(cur, k->section)) {
 			cur = k->section;
 			fprintf(out, "\n[%s]\n", cur);
 		}
-		cfg_value_format(&c->cfg, k, v, sizeof(v));
-		fprintf(out, "%s%s = %s\n", cfg_value_redacted(&c->cfg, k) ? "; " : "", k->name, v);
-	}
-}
-
-/*
- * v as the parser reads it back (parse.c, expand_env): $ before $ ; # { doubled, and ;
- * or # after a blank (inih's inline comment) escaped as $; or $#.
- */
-static void write_value(FILE *out, const char *v)
-{
-	const char *p;
-
-	for (p = v; *p; p++) {
-		if (*p == '$' && strchr("$;#{", p[1]) && p[1])
-			fputs("$$", out);
-		else if ((*p == ';' || *p == '#') && p > v && (p[-1] == ' ' || p[-1] == '\t'))
-			fprintf(out, "$%c", *p);
-		else
-			fputc(*p, out);
+		write_key(out, &c->cfg, k);
 	}
 }
 
 void experiment_write_resolved(FILE *out, const struct experiment *exp)
 {
 	const char *cur = "";
-	bool unset;
 	size_t i;
 	int a, j;
 
 	fprintf(out, "; %s resolved: every key, then the matrix\n", exp->path);
 	for (i = 0; i < cfg_key_count(); i++) {
 		const struct cfg_key *k = cfg_key_at(i);
-		char v[8192];
 
 		if (strcmp(cur, k->section)) {
 			cur = k->section;
 			fprintf(out, "\n[%s]\n", cur);
 		}
-		cfg_value_format(&exp->base, k, v, sizeof(v));
-		/*
-		 * A key whose being given changes what runs (bucket_cap: DDP's first bucket;
-		 * batch: a trace's own) stays unset on replay: written as a comment.
-		 */
-		unset = k->set_offset && !*(const bool *)((const char *)&exp->base + k->set_offset);
-		if (*v || k->type == CFG_STRING || k->type == CFG_LIST) {
-			fprintf(out, "%s%s = ",
-				cfg_value_redacted(&exp->base, k) || unset ? "; " : "", k->name);
-			write_value(out, v);
-			fprintf(out, "%s\n", unset ? "  (default, left unset)" : "");
-		}
+		write_key(out, &exp->base, k);
 	}
 	if (!exp->naxes)
 		return;

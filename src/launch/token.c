@@ -34,39 +34,38 @@ static const char *user_name(uid_t uid, char *buf, size_t len)
 
 int launch_token_read_file(const char *path, char *out, size_t len)
 {
-	char full[4096], who[64], buf[TOKEN_FILE_MAX + 1];
+	char who[64], buf[TOKEN_FILE_MAX + 1];
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
 	int fd, ret = -EINVAL;
 
-	/* token_file's ~/ is $HOME already: the key table expands path keys */
-	snprintf(full, sizeof(full), "%s", path);
-	/* O_NONBLOCK: a FIFO planted under that name must not hang us */
-	fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* token_file's ~/ is $HOME already (the key table expands path keys); O_NONBLOCK: a
+	 * FIFO planted under that name must not hang us */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
-		log_err(LOG_LAUNCH, "token_file %s: %s", full, strerror(errno));
+		log_err(LOG_LAUNCH, "token_file %s: %s", path, strerror(errno));
 		return ret;
 	}
 	if (fstat(fd, &st)) {
 		ret = -errno;
-		log_err(LOG_LAUNCH, "token_file %s: fstat: %s", full, strerror(errno));
+		log_err(LOG_LAUNCH, "token_file %s: fstat: %s", path, strerror(errno));
 		goto out_close;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		log_err(LOG_LAUNCH, "token_file %s: not a regular file", full);
+		log_err(LOG_LAUNCH, "token_file %s: not a regular file", path);
 		goto out_close;
 	}
 	if (st.st_uid != geteuid()) {
-		log_err(LOG_LAUNCH, "token_file %s: owned by %s, not by you: not your secret", full,
+		log_err(LOG_LAUNCH, "token_file %s: owned by %s, not by you: not your secret", path,
 			user_name(st.st_uid, who, sizeof(who)));
 		goto out_close;
 	}
 	if (st.st_mode & 077) {
 		log_err(LOG_LAUNCH,
 			"token_file %s: mode %04o lets other users read the job token; chmod 600 %s",
-			full, (unsigned int)(st.st_mode & 07777), full);
+			path, (unsigned int)(st.st_mode & 07777), path);
 		goto out_close;
 	}
 	while (got < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - got)) > 0)
@@ -74,12 +73,12 @@ int launch_token_read_file(const char *path, char *out, size_t len)
 	while (got && strchr(" \t\r\n", buf[got - 1]))
 		got--;
 	if (!got || got > TOKEN_FILE_MAX || got >= len || got > LAUNCH_TOKEN_MAX) {
-		log_err(LOG_LAUNCH, "token_file %s: %s (expected 1 to %d bytes of secret)", full,
+		log_err(LOG_LAUNCH, "token_file %s: %s (expected 1 to %d bytes of secret)", path,
 			got ? "too long" : "empty", LAUNCH_TOKEN_MAX);
 		goto out_close;
 	}
 	if (memchr(buf, '\0', got)) {
-		log_err(LOG_LAUNCH, "token_file %s: contains a NUL byte", full);
+		log_err(LOG_LAUNCH, "token_file %s: contains a NUL byte", path);
 		goto out_close;
 	}
 	memcpy(out, buf, got);

@@ -58,10 +58,9 @@ static bool num_ok(const json_t *v, bool null_ok, double lo, double hi)
 
 /*
  * The members of a result row the tables and checks print, where present, checked once
- * at load: a
- * hand-edited size of -5 printed as 18446744073709551611B, 1e308 as 0B, a busbw of
- * "fast" as '-' (and --min-busbw compared nan), with exit 0. Errors name the member
- * ("cases[1].collective[3].size"); 0 or -EINVAL.
+ * at load: a hand-edited size of -5 printed as 18446744073709551611B, 1e308 as 0B, a
+ * busbw of "fast" as '-' (and --min-busbw compared nan), with exit 0. Errors name the
+ * member ("cases[1].collective[3].size"); 0 or -EINVAL.
  */
 static int rows_valid(const char *name, const json_t *root)
 {
@@ -80,9 +79,10 @@ static int rows_valid(const char *name, const json_t *root)
 
 			/* absent members are a sparse document's (shown '-'); present, they
 			 * must be what a run writes */
-			if ((jget(r, "op") && !json_is_string(jget(r, "op"))) ||
-			    (jget(r, "dtype") && !json_is_string(jget(r, "dtype"))))
+			if (jget(r, "op") && !json_is_string(jget(r, "op")))
 				bad = "op";
+			else if (jget(r, "dtype") && !json_is_string(jget(r, "dtype")))
+				bad = "dtype";
 			else if (jget(r, "size") && (!json_is_integer(jget(r, "size")) ||
 						    json_integer_value(jget(r, "size")) < 0))
 				bad = "size";
@@ -94,7 +94,7 @@ static int rows_valid(const char *name, const json_t *root)
 			if (bad) {
 				log_err(LOG_REPORT, "report %s: cases[%zu].collective[%zu].%s: not a "
 					"value a run writes (%s)", name, i, j, bad,
-					!strcmp(bad, "op") ? "op and dtype are strings"
+					!strcmp(bad, "op") || !strcmp(bad, "dtype") ? "a string"
 					: !strcmp(bad, "size") ? "an integer number of bytes >= 0"
 							     : "a finite number >= 0, or null");
 				return -EINVAL;

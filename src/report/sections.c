@@ -11,6 +11,7 @@
 #include "report/links.h"
 #include "report/project.h"
 #include "report/sections.h"
+#include "util/cpus.h"
 #include "util/units.h"
 #include "util/strutil.h"
 
@@ -143,7 +144,8 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 		 s->rule || s->baseline >= 0 ? base : "No baseline case");
 	doc_text(d, RB_PARA, "CPU s/GB counts our threads; host CPU s/GB the whole host's busy "
 		 "time (/proc/stat, 10 ms ticks, kernel work included) per GB sent, at the "
-		 "largest size ('-' from fewer than 25 ticks: mostly rounding).");
+		 "largest size ('-' from fewer than %d ticks: mostly rounding).",
+		 CPUS_HOST_MIN_TICKS);
 	t = doc_table(d, 11);
 	for (c = 0; c < 11; c++)
 		tbl_set(d, t, 0, c, "%s", hdr[c]);

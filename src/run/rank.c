@@ -162,16 +162,15 @@ json_t *run_case_doc_new(const struct experiment *exp, size_t index)
 
 int run_case_save_partial(struct run_rank *rr, json_t *rows)
 {
-	json_t *p = rr->case_doc ? json_copy(rr->case_doc) : NULL;
 	char path[PATH_MAX + 32], why[96];
 	int ret = -ENOMEM;
+	json_t *p;
 
 	/* the last size's: the case's own file follows at once, with its path and bound */
 	if (rr->li.rank != 0 || !rr->case_doc ||
-	    json_array_size(rows) >= (size_t)rr->ecase->cfg.collective.nsizes) {
-		json_decref(p);
+	    json_array_size(rows) >= (size_t)rr->ecase->cfg.collective.nsizes)
 		return 0;
-	}
+	p = json_copy(rr->case_doc); /* shallow: the setters below replace members only */
 	snprintf(why, sizeof(why), "the case stopped after %zu of %d sizes",
 		 json_array_size(rows), rr->ecase->cfg.collective.nsizes);
 	if (p && !rj_case_set_ranks(p, rr->case_index, rr->li.nranks, rr->li.launcher,
@@ -179,7 +178,10 @@ int run_case_save_partial(struct run_rank *rr, json_t *rows)
 	    !rj_case_set_collective(p, json_incref(rows)) &&
 	    !rj_case_set_status(p, "interrupted", why)) {
 		run_case_file(path, sizeof(path), rr->run_dir, (size_t)rr->case_index);
-		ret = rj_save(path, p);
+		ret = rj_save(path, p); /* logs its own failure */
+	} else {
+		log_warn(LOG_MAIN, "case %s: its rows so far could not be kept: %s",
+			 rr->ecase->name, strerror(ENOMEM));
 	}
 	json_decref(p);
 	return ret;

@@ -224,8 +224,8 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			continue;
 		run_case_file(path, sizeof(path), dir, c);
 		cj = json_load_file(path, 0, &jerr);
-		if (cj)
-			partial_case(cj, oc->signo);
+		if (cj) /* the signal stopped the last case started; an earlier one's ranks died */
+			partial_case(cj, c + 1 == oc->ncases ? oc->signo : 0);
 		else if (oc->signo && c + 1 == oc->ncases)
 			cj = interrupted_case(exp, c, oc->signo);
 		else

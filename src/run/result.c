@@ -166,7 +166,7 @@ double run_host_cpu_s_per_GB(double host_cpu_s, double GB, uint64_t tick_ns)
 	 * by about 1/sqrt(n), and from 1-3 ticks (a span of a few ms) it is noise.
 	 */
 	if (!(GB > 0) || !(host_cpu_s > 0) || !tick_ns ||
-	    host_cpu_s * 1e9 < RUN_HOST_CPU_MIN_TICKS * (double)tick_ns)
+	    host_cpu_s * 1e9 < CPUS_HOST_MIN_TICKS * (double)tick_ns)
 		return NAN;
 	return host_cpu_s / GB;
 }

@@ -213,9 +213,8 @@ void run_dbuf_free(struct run_comm *rc, struct run_dbuf *b, int which);
 double run_iter_time(struct run_samples **per_rank, int nranks, int i, bool p2p);
 /*
  * Host CPU s/GB: the host's busy seconds (/proc/stat, whole ticks of tick_ns) per GB
- * sent; NAN (shown '-') under RUN_HOST_CPU_MIN_TICKS ticks, where rounding is most of it.
+ * sent; NAN (shown '-') under CPUS_HOST_MIN_TICKS ticks, where rounding is most of it.
  */
-#define RUN_HOST_CPU_MIN_TICKS 25 /* 1/sqrt(25): ~20% */
 double run_host_cpu_s_per_GB(double host_cpu_s, double GB, uint64_t tick_ns);
 /* The "ranks" of a result row: slowest rank, spread, per-rank times, straggler; 0 or
  * -ENOMEM. rs's arrays are allocated: run_rank_stats_free() releases them. */

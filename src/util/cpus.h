@@ -26,6 +26,9 @@ bool cpus_crowded(const cpu_set_t *masks, const int *kernel_of_rank, int nranks,
  * at USER_HZ resolution (10 ms); 0 or -errno. */
 int cpus_host_busy_ns(uint64_t *ns);
 /* The resolution of cpus_host_busy_ns in ns (USER_HZ's tick: 10 ms), 0 if unknown. */
+/* Host CPU figures from this many ticks on: whole ticks are charged, n of them are off by
+ * about 1/sqrt(n) (20% at 25); fewer are rounding more than measurement. */
+#define CPUS_HOST_MIN_TICKS 25
 uint64_t cpus_host_tick_ns(void);
 /* Ranks whose map entry equals rank's (1 when map is NULL): host_of_rank, kernel_of_rank. */
 int cpus_host_ranks(const int *map, int nranks, int rank);

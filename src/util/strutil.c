@@ -67,3 +67,17 @@ int str_appendf(char *buf, size_t len, size_t *off, const char *fmt, ...)
 	va_end(ap);
 	return ret;
 }
+
+bool str_word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	if (!n)
+		return false;
+	for (p = strstr(list, word); p; p = strstr(p + 1, word))
+		if ((p == list || isspace((unsigned char)p[-1])) &&
+		    (!p[n] || isspace((unsigned char)p[n])))
+			return true;
+	return false;
+}

@@ -11,6 +11,8 @@
 
 #include "util/common.h"
 
+/* Whether word (not empty) is one of the blank-separated words of list. */
+bool str_word_in(const char *list, const char *word);
 /* Trim blanks in place; returns s. */
 char *str_trim(char *s);
 /*

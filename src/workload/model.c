@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "util/strutil.h"
 #include "workload/model.h"
 
 static const struct model_info models[] = {
@@ -72,17 +73,6 @@ static const struct {
 	{ "custom", " layers batch seq_len image_size gpu_tflops launch_gap " },
 };
 
-static bool word_in(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-	const char *p;
-
-	for (p = strstr(list, word); p; p = strstr(p + 1, word))
-		if (p[-1] == ' ' && p[n] == ' ')
-			return true;
-	return false;
-}
-
 bool model_reads_key(const char *model, const char *key)
 {
 	const struct model_info *m = model_find(model);
@@ -90,11 +80,11 @@ bool model_reads_key(const char *model, const char *key)
 
 	if (!m)
 		return false; /* none: the collective benchmark */
-	if (!*key || !word_in(scoped_keys, key))
+	if (!*key || !str_word_in(scoped_keys, key))
 		return true;
 	for (i = 0; i < ARRAY_SIZE(family_reads); i++)
 		if (!strcmp(family_reads[i].family, m->family))
-			return word_in(family_reads[i].reads, key);
+			return str_word_in(family_reads[i].reads, key);
 	return false;
 }
 
@@ -104,7 +94,7 @@ void model_key_families(const char *key, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (i = 0; i < ARRAY_SIZE(family_reads) && at < len; i++)
-		if (word_in(family_reads[i].reads, key))
+		if (str_word_in(family_reads[i].reads, key))
 			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "",
 					       family_reads[i].family);
 }

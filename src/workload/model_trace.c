@@ -176,6 +176,8 @@ static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr
 		}
 		if (!strcmp(kw, "param"))
 			ret = parse_param(tl, s);
+		else if (!strcmp(kw, "batch") && tr->batch) /* a second one: which is the step's? */
+			ret = -EINVAL;
 		else if (!strcmp(kw, "batch"))
 			ret = parse_batch(s, &tr->batch);
 		else if (!strcmp(kw, "fwd") || !strcmp(kw, "bwd"))
@@ -185,7 +187,7 @@ static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr
 		else
 			ret = -EINVAL;
 		if (ret && ret != -ENOMEM)
-			tl_reject(tl, "op_trace", "%s:%d: bad %s line (expected batch N (1..65536), param NAME DIMS [DTYPE], fwd US LABEL or bwd US LABEL [PARAM...]; at most %d parameters a line)",
+			tl_reject(tl, "op_trace", "%s:%d: bad %s line (expected one batch N (1..65536), param NAME DIMS [DTYPE], fwd US LABEL or bwd US LABEL [PARAM...]; at most %d parameters a line)",
 				path, lineno, kw, LAYER_TENSORS_MAX);
 	}
 	fclose(f);

@@ -205,13 +205,13 @@ PY
 # A value that holds ' #', ' ;', '$' or '${' (from ${ENV} or written $#, $;, $$) replays as
 # it ran: experiment.ini writes it escaped. One with a line break is refused (it would
 # have ended the value in experiment.ini and started another key there).
-printf '[experiment]\nname = esc\noutput_dir = %s\ndescription = ${GSD} cost $$5 $; done\n[collective]\nsizes = 4KiB\niterations = 2\n[launch]\nlocal_ranks = 2\n' "$T/escres" >"$T/esc.ini"
+printf '[experiment]\nname = esc\noutput_dir = %s\ndescription = $;lead ${GSD} cost $$5 $; done\n[collective]\nsizes = 4KiB\niterations = 2\n[launch]\nlocal_ranks = 2\n' "$T/escres" >"$T/esc.ini"
 GSD='run #3 ; ${NOPE}' check "a value with # ; \$ {" 0 timeout 60 "$G" -q run "$T/esc.ini"
 check "replay it" 0 timeout 60 "$G" -q run --replay "$(ls -d "$T"/escres/esc-*)" --out "$T/escrep"
 python3 - "$T"/escres/esc-*/report.json "$T"/escrep/esc-*/report.json <<'PY' || { echo "FAIL: escaped value"; fails=$((fails + 1)); }
 import json, sys
 a, b = (json.load(open(p))["experiment"]["description"] for p in sys.argv[1:3])
-assert a == "run #3 ; ${NOPE} cost $5 ; done" and a == b, (a, b)
+assert a == ";lead run #3 ; ${NOPE} cost $5 ; done" and a == b, (a, b)
 PY
 printf '[experiment]\ndescription = ${GSNL}\n' >"$T/nl.ini"
 GSNL=$(printf 'a\n[launch]\nlocal_ranks = 3') check "a line break from \${ENV}" 2 "$G" check "$T/nl.ini"
@@ -279,6 +279,8 @@ usage_err "trace batch conflict" "b8.ini:4: workload.batch: model trace: op_trac
 	"$G" check "$T/b8.ini"
 check "trace batch line" 0 "$G" plan --model trace --op-trace "$T/b8.trace"
 grep -q "batch 8," "$T/out" || { echo "FAIL: trace batch line not used: $(cat "$T/out")"; fails=$((fails + 1)); }
+printf 'gradsync_op_trace 1\nbatch 8\nbatch 16\nparam a 4\nfwd 5 x\nbwd 3 y a\n' >"$T/b2.trace"
+usage_err "trace batch twice" "b2.trace:3: bad batch line (expected one batch N" "$G" plan --model trace --op-trace "$T/b2.trace"
 printf 'gradsync_op_trace 1\nbatch 0\nparam a 4\nfwd 5 x\nbwd 3 y a\n' >"$T/b0.trace"
 usage_err "trace batch 0" "b0.trace:2: bad batch line" "$G" plan --model trace --op-trace "$T/b0.trace"
 printf 'gradsync_op_trace 1\nparam a 4\nfwd 5 x\nbwd 3 y a\nbwd' >"$T/bare.trace"

@@ -87,6 +87,9 @@ printf '[matrix]\ntransport = tcp, shm\nexclude = transport=ib\n' >"$T/ex.ini"
 expect_warn "$T/ex.ini" "ex.ini:3: matrix.exclude: warning: 'transport=ib' matches no combination of the axes, so it excludes nothing"
 printf '[matrix]\ntransport = tcp, shm\nexclude = transport=tcp; transport=shm\n' >"$T/exall.ini"
 expect_err "$T/exall.ini" "exall.ini:3: matrix.exclude: every case is excluded"
+# the rule that excluded them is named, not the first one written
+printf '[matrix]\ntransport = tcp, shm\nexclude = transport=ib\nexclude = transport=tcp; transport=shm\n' >"$T/exall2.ini"
+expect_err "$T/exall2.ini" "exall2.ini:4: matrix.exclude: every case is excluded \(by this rule and the others that match\)"
 # read by one case of the matrix: no warning
 printf '[workload]\nseq_len = 128\n[matrix]\nmodel = resnet50, bert_base\n' >"$T/mix.ini"
 "$G" check "$T/mix.ini" >/dev/null 2>"$T/err" || fail "mix.ini: exit $?"

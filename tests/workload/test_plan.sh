@@ -34,6 +34,12 @@ out=$("$GRADSYNC" plan conf/quickstart.ini 2>&1 >/dev/null)
 case $out in *"has 4 cases: case 3 (model=resnet18,transport=tcp)"*) ;;
 *) echo "FAIL: plan of a matrix: $out"; fail=1 ;; esac
 expect 2 plan conf/quickstart.ini --case 9
+pn=$(mktemp --suffix=.ini)
+printf '[matrix]\ntransport = tcp, shm\n' >"$pn"
+out=$("$GRADSYNC" plan "$pn" 2>&1 >/dev/null)
+rm -f "$pn"
+case $out in *"case 1 (transport=tcp)"*"give FILE.ini with a [workload] model"*) ;;
+*) echo "FAIL: plan of a matrix without a model: $out"; fail=1 ;; esac
 expect 2 plan --model resnet18 --case 1
 out=$("$GRADSYNC" plan --model resnet18 --seq-len 100 2>&1 >/dev/null)
 case $out in *"warning: --seq-len: model resnet18 does not read it"*) ;;
