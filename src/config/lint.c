@@ -1,4 +1,5 @@
 /* Cross-key checks of an experiment at check / run time (contract in lint.h). */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -291,14 +292,16 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 /* CPU numbers of a cpus:LIST ("0-3,8"); returns the count, *max the largest, -1 on junk. */
 static int cpu_list(const char *s, int *max)
 {
+	cpu_set_t set; /* distinct CPUs: cpus:1,1 is one CPU, not two */
 	int n = 0;
 
+	CPU_ZERO(&set);
 	*max = -1;
 	while (*s) {
 		char *end;
 		long a = strtol(s, &end, 10), b = a;
 
-		if (end == s)
+		if (end == s || a < 0)
 			return -1;
 		s = end;
 		if (*s == '-') {
@@ -307,14 +310,17 @@ static int cpu_list(const char *s, int *max)
 				return -1;
 			s = end;
 		}
-		n += (int)(b - a + 1);
+		for (long c = a; c <= b && c < CPU_SETSIZE; c++)
+			CPU_SET((int)c, &set);
+		if (b >= CPU_SETSIZE) /* past the set: counted as written */
+			n += (int)(b - GS_MAX(a, (long)CPU_SETSIZE) + 1);
 		*max = GS_MAX(*max, (int)b);
 		if (*s == ',')
 			s++;
 		else if (*s)
 			return -1;
 	}
-	return n;
+	return n + CPU_COUNT(&set);
 }
 
 static void lint_numa(const struct experiment *exp, int ncpus, struct lint_result *r)

@@ -221,6 +221,11 @@ static int expand_env(struct parse_state *st, const char *what, const char *in, 
 			}
 			memcpy(var, in + 2, end - in - 2);
 			var[end - in - 2] = '\0';
+			if (!var[0] || var[0] == ':') {
+				parse_fail(st, what, "${} names no variable (expected ${NAME} or "
+					   "${NAME:-default})");
+				return -EINVAL;
+			}
 			colon = strstr(var, ":-");
 			if (colon) {
 				*colon = '\0';

@@ -529,10 +529,42 @@ static void allowed_text(const struct cfg_key *k, char *buf, size_t len)
 	}
 }
 
+/* [matrix] has no keys of its own: what it takes, and the keys it may sweep. */
+static void matrix_keys_print(FILE *out)
+{
+	size_t i, col = 2;
+
+	fprintf(out, "[matrix]\n"
+		     "  KEY = V1, V2, ...    sweep a sweepable key (its bare name when unique, else\n"
+		     "                       section.key); the cases are the product of the axes\n"
+		     "  baseline = K=V,...   the reference case of the speed-ups\n"
+		     "  exclude = K=V,...    drop those combinations (';' between rules, repeatable)\n"
+		     "sweepable keys:\n ");
+	for (i = 0; i < cfg_key_count(); i++) {
+		const struct cfg_key *k = cfg_key_at(i);
+		int n;
+
+		if (!k->sweepable)
+			continue;
+		if (col > 80) {
+			fprintf(out, "\n ");
+			col = 2;
+		}
+		n = fprintf(out, " %s.%s", k->section, k->name);
+		col += n > 0 ? (size_t)n : 0;
+	}
+	fprintf(out, "\n");
+}
+
 void cfg_keys_print(FILE *out, const char *section, bool markdown)
 {
 	const char *cur = "";
 	size_t i, printed = 0;
+
+	if (section && !strcmp(section, "matrix")) {
+		matrix_keys_print(out);
+		return;
+	}
 
 	for (i = 0; i < cfg_key_count(); i++) {
 		const struct cfg_key *k = cfg_key_at(i);

@@ -141,31 +141,32 @@ static void test_table(void **state)
 /* numel, FLOPs, operator bytes and attention tiles of m built with key = v (0: the preset). */
 static double shape_sig(const char *m, const char *key, int v)
 {
+	static const struct {
+		const char *key;
+		size_t off; /* an int of struct workload_opts */
+	} fields[] = {
+		{ "batch", offsetof(struct workload_opts, batch) },
+		{ "seq_len", offsetof(struct workload_opts, seq_len) },
+		{ "image_size", offsetof(struct workload_opts, image_size) },
+		{ "num_layers", offsetof(struct workload_opts, num_layers) },
+		{ "num_heads", offsetof(struct workload_opts, num_heads) },
+		{ "num_kv_heads", offsetof(struct workload_opts, num_kv_heads) },
+		{ "ffn_size", offsetof(struct workload_opts, ffn_size) },
+		{ "vocab_size", offsetof(struct workload_opts, vocab_size) },
+	};
 	struct workload_opts w;
 	struct tensor_list tl;
 	double sig, bytes = 0;
 	uint32_t i;
+	size_t f;
 
 	memset(&w, 0, sizeof(w));
 	snprintf(w.model, sizeof(w.model), "%s", m);
-	if (!strcmp(key, "batch"))
-		w.batch = v;
-	else if (!strcmp(key, "seq_len"))
-		w.seq_len = v;
-	else if (!strcmp(key, "image_size"))
-		w.image_size = v;
-	else if (!strcmp(key, "num_layers"))
-		w.num_layers = v;
-	else if (!strcmp(key, "num_heads"))
-		w.num_heads = v;
-	else if (!strcmp(key, "num_kv_heads"))
-		w.num_kv_heads = v;
-	else if (!strcmp(key, "ffn_size"))
-		w.ffn_size = v;
-	else if (!strcmp(key, "vocab_size"))
-		w.vocab_size = v;
-	else
+	for (f = 0; f < ARRAY_SIZE(fields) && strcmp(fields[f].key, key); f++)
+		;
+	if (f == ARRAY_SIZE(fields))
 		fail_msg("no field for %s", key);
+	*(int *)((char *)&w + fields[f].off) = v;
 	assert_int_equal(model_build(&w, &tl), 0);
 	for (i = 0; i < tl.nops; i++)
 		bytes += tl.ops[i].bytes + tl.ops[i].attn_bh + tl.ops[i].head_dim;

@@ -28,6 +28,12 @@ check "keys" 0 "$G" keys
 check "keys section" 0 "$G" keys transport
 grep -q 'gid_index' "$T/out" || { echo "FAIL: keys transport lacks gid_index"; fails=$((fails + 1)); }
 check "keys bad section" 2 "$G" keys nope
+check "keys matrix" 0 "$G" keys matrix
+grep -q "baseline = K=V" "$T/out" && grep -q "workload.model" "$T/out" ||
+	{ echo "FAIL: keys matrix printed: $(cat "$T/out")"; fails=$((fails + 1)); }
+printf '[experiment]\ndescription = x ${}\n' >"$T/emptyvar.ini"
+check "\${}" 2 "$G" check "$T/emptyvar.ini"
+expect_err "\${}" 'emptyvar.ini:2: experiment.description: ${} names no variable (expected ${NAME} or ${NAME:-default})'
 # output that cannot be written is a failure, said once (exit 0 lost the table)
 if [ -w /dev/full ]; then
 	"$G" keys >/dev/full 2>"$T/err"; st=$?

@@ -65,6 +65,8 @@ printf '[transport]\ntransport = tcp\nshm_copy = direct\nslot_size = 64KiB\nqp_t
 expect_warn "$T/tcpx.ini" "tcpx.ini:3: transport.shm_copy: warning: set, but only shm reads it"
 expect_warn "$T/tcpx.ini" "tcpx.ini:4: transport.slot_size: warning: set, but only shm or ib/roce reads it"
 expect_warn "$T/tcpx.ini" "tcpx.ini:5: transport.qp_timeout: warning: set, but only ib/roce reads it"
+printf '[launch]\nlocal_ranks = 2\n[numa]\nbind = cpus:1,1\n' >"$T/dupcpu.ini"
+expect_warn "$T/dupcpu.ini" "dupcpu.ini:4: numa.bind: warning: cpus:1,1 pins all 2 local ranks to 1 CPU"
 printf '[launch]\nlocal_ranks = 4\n[numa]\nbind = cpus:0\n' >"$T/one.ini"
 expect_warn "$T/one.ini" "one.ini:4: numa.bind: warning: cpus:0 pins all 4 local ranks to 1 CPU"
 # [workload] keys no case's model reads: a shape key of another family, any with model = none
