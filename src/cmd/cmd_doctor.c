@@ -28,13 +28,27 @@ static void usage(FILE *f)
 		   "  exit status: 0 no check failed, 1 a check failed, 2 usage\n");
 }
 
-static void list_checks(void)
+/* The checks, as text or (json) [{"name", "title"}]: --json --checks printed text. */
+static int list_checks(bool json)
 {
 	size_t n;
 	const struct doc_check *c = doctor_checks(&n);
+	json_t *arr = json ? json_array() : NULL;
+	int err = json && !arr;
 
-	for (size_t i = 0; i < n; i++)
-		printf("%-17s %s\n", c[i].name, c[i].title);
+	for (size_t i = 0; i < n && !err; i++) {
+		if (json)
+			err = json_array_append_new(arr, json_pack("{s:s, s:s}", "name", c[i].name,
+								   "title", c[i].title));
+		else
+			printf("%-17s %s\n", c[i].name, c[i].title);
+	}
+	if (json && !err) {
+		err = json_dumpf(arr, stdout, JSON_INDENT(2));
+		putchar('\n');
+	}
+	json_decref(arr);
+	return err ? GS_EXIT_FAIL : GS_EXIT_OK;
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -50,6 +64,7 @@ int cmd_doctor(int argc, char **argv)
 	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB };
 	struct doctor_node *node;
 	struct doc_report r;
+	bool checks = false;
 	int c, rc;
 
 	optind = 1;
@@ -61,11 +76,12 @@ int cmd_doctor(int argc, char **argv)
 			continue;
 		if (c != 'c')
 			return cmd_opt_other(c, usage);
-		list_checks();
-		return GS_EXIT_OK;
+		checks = true; /* after every option: --json may come later */
 	}
 	if (cmd_no_operands("doctor", argc, argv, optind, usage))
 		return GS_EXIT_USAGE;
+	if (checks)
+		return list_checks(na.json);
 	node = doctor_node_collect(na.root, na.gdr_level, DOC_ASK_VERBS | DOC_ASK_CUDA);
 	if (!node)
 		return GS_EXIT_FAIL; /* logged which root and why */

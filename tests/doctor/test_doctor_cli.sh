@@ -50,6 +50,11 @@ grep -q 'closest NIC mlx5_0 is SYS within gdr_level SYS, but GPU on NUMA node 0'
 
 # the check list, usage errors
 [ "$("$G" doctor --checks | wc -l)" -ge 14 ] || fail "--checks lists fewer than 14 checks"
+# --json applies to --checks too, in either order (it printed text)
+for o in "--json --checks" "--checks --json"; do
+	"$G" doctor $o | python3 -c 'import json, sys; c = json.load(sys.stdin); assert len(c) >= 14 and all(x["name"] and x["title"] for x in c)' ||
+		fail "doctor $o: not a JSON list of the checks"
+done
 "$G" doctor --gdr-level XYZ >/dev/null 2>"$T/err"
 [ $? = 2 ] || fail "--gdr-level XYZ: want exit 2"
 grep -q "expected LOC, PIX, PXB, PHB or SYS" "$T/err" || fail "--gdr-level XYZ message"
