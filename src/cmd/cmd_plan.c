@@ -88,15 +88,29 @@ static void plan_usage(FILE *f)
 	}
 }
 
-static void plan_list(FILE *f)
+/* The model table, as text or (json) [{"name", "family", "help"}]. */
+static int plan_list(FILE *f, bool json)
 {
+	json_t *arr = json ? json_array() : NULL;
+	int err = json && !arr;
 	size_t i;
 
-	for (i = 0; i < model_count(); i++) {
+	for (i = 0; i < model_count() && !err; i++) {
 		const struct model_info *m = model_at(i);
 
-		fprintf(f, "%-12s %-7s %s\n", m->name, m->family, m->help);
+		if (json)
+			err = json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "name",
+								   m->name, "family", m->family,
+								   "help", m->help));
+		else
+			fprintf(f, "%-12s %-7s %s\n", m->name, m->family, m->help);
 	}
+	if (json && !err) {
+		err = json_dumpf(arr, f, JSON_COMPACT);
+		fputc('\n', f);
+	}
+	json_decref(arr);
+	return err ? GS_EXIT_FAIL : GS_EXIT_OK;
 }
 
 /* One flag into c through the key table; 0 or an exit code. */
@@ -266,6 +280,10 @@ int cmd_plan(int argc, char **argv)
 			argv[optind + 1]);
 		return GS_EXIT_USAGE;
 	}
+	if (list && (nover || which >= 0 || optind < argc || tensors || ops)) {
+		fprintf(stderr, "gradsync plan: --list lists the models and takes only --json\n");
+		return GS_EXIT_USAGE;
+	}
 	cfg = malloc(sizeof(*cfg));
 	if (!cfg)
 		return GS_EXIT_FAIL;
@@ -292,10 +310,8 @@ static int plan_run(const struct workload_opts *wp, bool list, bool json, bool t
 	struct workload_opts w = *wp;
 	int ret;
 
-	if (list) {
-		plan_list(stdout);
-		return GS_EXIT_OK;
-	}
+	if (list)
+		return plan_list(stdout, json);
 	if (!w.model[0] || !strcmp(w.model, "none")) {
 		fprintf(stderr, "gradsync plan: give FILE.ini with a [workload] model, or --model NAME (see --list)\n");
 		return GS_EXIT_USAGE;

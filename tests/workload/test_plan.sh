@@ -24,6 +24,9 @@ expect() {
 	fi
 }
 expect 0 plan --list
+expect 2 plan --list --model resnet18
+"$GRADSYNC" plan --list --json | python3 -c 'import json, sys; m = json.load(sys.stdin); assert {"resnet50", "trace", "custom"} <= {x["name"] for x in m}' ||
+	{ echo "FAIL: plan --list --json"; fail=1; }
 expect 0 plan --model resnet50
 expect 0 plan --model llama3_8b --num-layers 2 --json --tensors --gpu-tflops 400
 expect 0 plan --model custom --layers "a:10M:1, b:5M"
