@@ -16,6 +16,7 @@
 #include "topo/topo.h"
 #include "topo/topo_print.h"
 #include "util/common.h"
+#include "util/log.h"
 
 static void usage(FILE *f)
 {
@@ -86,8 +87,9 @@ int cmd_topo(int argc, char **argv)
 	};
 	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB };
 	const char *bind = NULL;
+	bool gpu_given = false;
 	int gpu = 0, c, r;
-	char line[1024], *end;
+	char line[1024];
 	struct topo *t;
 
 	optind = 1;
@@ -100,27 +102,30 @@ int cmd_topo(int argc, char **argv)
 		if (c == 'b') {
 			bind = optarg;
 		} else if (c == 'G') {
-			gpu = (int)strtol(optarg, &end, 10);
-			if (!*optarg || *end || gpu < 0) {
-				fprintf(stderr, "gradsync topo: --gpu '%s': expected a GPU index\n",
-					optarg);
+			if (cmd_int_arg("topo", "--gpu", optarg, 0, 1023, &gpu))
 				return GS_EXIT_USAGE;
-			}
+			gpu_given = true;
 		} else {
 			return cmd_opt_other(c, usage);
 		}
 	}
 	if (cmd_no_operands("topo", argc, argv, optind, usage))
 		return GS_EXIT_USAGE;
+	if (gpu_given && !bind) { /* it picks the GPU --bind places for: alone it did nothing */
+		fprintf(stderr, "gradsync topo: --gpu goes with --bind VALUE\n");
+		return GS_EXIT_USAGE;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		fprintf(stderr, "gradsync topo: out of memory\n");
 		return GS_EXIT_FAIL;
 	}
+	log_first_error_reset();
 	r = topo_discover(na.root, t);
 	if (r) {
-		fprintf(stderr, "gradsync topo: cannot read topology under %s: %s\n", na.root,
-			strerror(-r));
+		if (!*log_first_error()) /* topo_discover said why in its own line */
+			fprintf(stderr, "gradsync topo: cannot read topology under %s: %s\n",
+				na.root, strerror(-r));
 		free(t);
 		return GS_EXIT_FAIL;
 	}

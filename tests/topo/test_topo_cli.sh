@@ -81,5 +81,12 @@ for f in dgx-h100 bcm-switches pxb-node two-socket-sys phb-rootports; do
 done
 "$FX/capture.sh" "$T/cap" >/dev/null 2>&1 && fail "capture.sh into a non-empty dir must fail"
 
+# --gpu only picks the GPU --bind places for; a root without sysfs is one line
+"$G" topo --gpu 5 >/dev/null 2>"$T/err"
+[ $? = 2 ] && grep -q -- "--gpu goes with --bind VALUE" "$T/err" || fail "--gpu alone: $(cat "$T/err")"
+mkdir -p "$T/nosys"
+"$G" topo --sysfs-root "$T/nosys" >/dev/null 2>"$T/err"
+[ $? = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] || fail "an empty sysfs root: not one line: $(cat "$T/err")"
+
 [ "$fails" = 0 ] && echo "topo cli: all checks passed"
 [ "$fails" = 0 ]
