@@ -1,4 +1,5 @@
 /* Cross-key checks of an experiment at check / run time (contract in lint.h). */
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -293,7 +294,7 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 static int cpu_list(const char *s, int *max)
 {
 	cpu_set_t set; /* distinct CPUs: cpus:1,1 is one CPU, not two */
-	int n = 0;
+	long n = 0;
 
 	CPU_ZERO(&set);
 	*max = -1;
@@ -313,14 +314,14 @@ static int cpu_list(const char *s, int *max)
 		for (long c = a; c <= b && c < CPU_SETSIZE; c++)
 			CPU_SET((int)c, &set);
 		if (b >= CPU_SETSIZE) /* past the set: counted as written */
-			n += (int)(b - GS_MAX(a, (long)CPU_SETSIZE) + 1);
+			n = GS_MIN(n + b - GS_MAX(a, (long)CPU_SETSIZE) + 1, (long)INT_MAX / 2);
 		*max = GS_MAX(*max, (int)b);
 		if (*s == ',')
 			s++;
 		else if (*s)
 			return -1;
 	}
-	return n + CPU_COUNT(&set);
+	return (int)n + CPU_COUNT(&set);
 }
 
 static void lint_numa(const struct experiment *exp, int ncpus, struct lint_result *r)

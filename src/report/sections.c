@@ -140,7 +140,8 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 	report_baseline_text(s, base, sizeof(base));
 	doc_text(d, RB_PARA, "%s%s. Bandwidths are bus bandwidths (busbw); each is also given "
 		 "as a percentage of the case's bound. The fit is t = α·steps + β·bytes·factor "
-		 "over the size sweep's p50 times (the tables show the mean beside them).", s->rule || s->baseline >= 0 ? "Speed-ups: " : "",
+		 "over the size sweep's p50 times (the tables show the mean beside them).",
+		 s->rule || s->baseline >= 0 ? "Speed-ups: " : "",
 		 s->rule || s->baseline >= 0 ? base : "No baseline case");
 	doc_text(d, RB_PARA, "CPU s/GB counts our threads; host CPU s/GB the whole host's busy "
 		 "time (/proc/stat, 10 ms ticks, kernel work included) per GB sent, at the "
