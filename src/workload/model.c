@@ -47,16 +47,12 @@ static const struct model_info models[] = {
 };
 
 /*
- * The [workload] keys only some models read, and which of them each family reads. A key
- * not listed here (bucket_cap, precision, overlap, ...) applies to every model; model =
- * none (the [collective] benchmark) reads no [workload] key. The trace replays recorded
+ * Which of the [workload] keys that only some models read each family reads. A key no
+ * row lists (bucket_cap, precision, overlap, ...) applies to every model; model = none
+ * (the [collective] benchmark) reads no [workload] key. The trace replays recorded
  * times: no shape and no rate of ours changes them. custom keeps batch, seq_len and
  * image_size as its step's shape (samples/s, the plan's header).
  */
-static const char scoped_keys[] =
-	" batch seq_len image_size hidden_size num_layers num_heads num_kv_heads ffn_size"
-	" vocab_size op_trace layers gpu_tflops launch_gap ";
-
 static const struct {
 	const char *family, *reads;
 } family_reads[] = {
@@ -76,16 +72,19 @@ static const struct {
 bool model_reads_key(const char *model, const char *key)
 {
 	const struct model_info *m = model_find(model);
+	bool scoped = false;
 	size_t i;
 
 	if (!m)
 		return false; /* none: the collective benchmark */
-	if (!*key || !str_word_in(scoped_keys, key))
-		return true;
-	for (i = 0; i < ARRAY_SIZE(family_reads); i++)
-		if (!strcmp(family_reads[i].family, m->family))
-			return str_word_in(family_reads[i].reads, key);
-	return false;
+	for (i = 0; i < ARRAY_SIZE(family_reads); i++) {
+		bool listed = str_word_in(family_reads[i].reads, key);
+
+		if (!strcmp(family_reads[i].family, m->family) && listed)
+			return true;
+		scoped |= listed;
+	}
+	return !scoped; /* a key no family lists is every model's */
 }
 
 void model_key_families(const char *key, char *buf, size_t len)
