@@ -21,6 +21,33 @@
 
 #define CALIBRATE_TIMEOUT_MS 60000
 
+/*
+ * Profile g (after a comment line head, if any) into path, "-" for stdout; 0 or -errno,
+ * said in one line naming the file (stdout's own failure is said once, by main).
+ */
+static int profile_save(const char *path, const struct gpu_profile *g, const char *head)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	int ret;
+
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "gradsync gpu: %s: %s\n", path, strerror(-ret));
+		return ret;
+	}
+	errno = 0;
+	if (head)
+		fputs(head, f);
+	ret = gpu_profile_write(f, g);
+	if (fflush(f) || ret)
+		ret = errno ? -errno : -EIO; /* ENOSPC rather than ferror's EIO */
+	if (f != stdout && fclose(f) && !ret)
+		ret = errno ? -errno : -EIO;
+	if (ret && f != stdout)
+		fprintf(stderr, "gradsync gpu: write %s: %s\n", path, strerror(-ret));
+	return ret;
+}
+
 /* One GPU's line; with calibrate, our kernels' rates, and with write, GPU 0's profile
  * (its host values at pace_us where that is > 0). */
 static int show_device(int dev, bool calibrate, const char *write, double pace_us)
@@ -53,7 +80,7 @@ static int show_device(int dev, bool calibrate, const char *write, double pace_u
 			struct gpu_mem_rates mr;
 			struct profile_measure m;
 			struct gpu_profile g;
-			FILE *f;
+			char head[320];
 
 			rc = gpu_calibrate_memory(s, CALIBRATE_TIMEOUT_MS, &mr);
 			if (!rc) {
@@ -71,16 +98,10 @@ static int show_device(int dev, bool calibrate, const char *write, double pace_u
 				if (pace_us > 0)
 					gpu_profile_set_host_pace(&g, gpu_profile_find("h200"),
 								  pace_us);
-				f = strcmp(write, "-") ? fopen(write, "w") : stdout;
-				rc = f ? 0 : -errno;
-				if (f) {
-					fprintf(f, "# our kernels here: gemm %.1f TFLOP/s, stream %.0f GB/s, pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s\n",
-						tflops, mr.stream_gbps, mr.floor_us, mr.bn_gbps,
-						mr.layernorm_gbps, mr.softmax_gbps);
-					rc = gpu_profile_write(f, &g);
-					if (f != stdout && fclose(f))
-						rc = -EIO;
-				}
+				snprintf(head, sizeof(head), "# our kernels here: gemm %.1f TFLOP/s, stream %.0f GB/s, pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s\n",
+					 tflops, mr.stream_gbps, mr.floor_us, mr.bn_gbps,
+					 mr.layernorm_gbps, mr.softmax_gbps);
+				rc = profile_save(write, &g, head);
 			}
 		}
 		gpu_stream_destroy(s);
@@ -96,8 +117,6 @@ static int write_profile(const char *name, const char *path, double pace_us)
 {
 	struct gpu_profile g, base;
 	char err[256];
-	FILE *f;
-	int ret;
 
 	if (gpu_profile_load(name, &g, err, sizeof(err))) {
 		fprintf(stderr, "gradsync gpu: %s\n", err);
@@ -109,21 +128,7 @@ static int write_profile(const char *name, const char *path, double pace_us)
 			name);
 		return GS_EXIT_USAGE;
 	}
-	f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "gradsync gpu: %s: %s\n", path, strerror(errno));
-		return GS_EXIT_FAIL;
-	}
-	errno = 0;
-	ret = gpu_profile_write(f, &g);
-	if (fflush(f) || ret)
-		ret = errno ? -errno : -EIO; /* ENOSPC rather than ferror's EIO */
-	if (f != stdout && fclose(f) && !ret)
-		ret = errno ? -errno : -EIO;
-	/* stdout's own failure is said once, by main */
-	if (ret && f != stdout)
-		fprintf(stderr, "gradsync gpu: write %s: %s\n", path, strerror(-ret));
-	return ret ? GS_EXIT_FAIL : GS_EXIT_OK;
+	return profile_save(path, &g, NULL) ? GS_EXIT_FAIL : GS_EXIT_OK;
 }
 
 int cmd_gpu(int argc, char **argv)
