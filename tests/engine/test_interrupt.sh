@@ -85,20 +85,9 @@ done
 # SIGINT in the middle of a case's sweep: the sizes it measured stay in report.json with
 # every setting of the case (they were lost with the ranks, and the empty config made the
 # fairness check list every key as differing)
-cat >"$T/sweep.ini" <<INI
-[experiment]
-name = intr
-[collective]
-sizes = 1MiB..64MiB x2
-iterations = 40
-[transport]
-transport = tcp
-[launch]
-local_ranks = 2
-timeout = 30s
-[report]
-formats = json
-INI
+# run.ini as one case sweeping seven sizes
+sed -e 's/^sizes = .*/sizes = 1MiB..64MiB x2/' -e 's/^iterations = .*/iterations = 40/' \
+	-e '/^\[matrix\]/,$d' "$T/run.ini" >"$T/sweep.ini"
 mkdir -p "$T/mid"
 "$G" run "$T/sweep.ini" --out "$T/mid" >"$T/mid.out" 2>"$T/mid.err" &
 drv=$!
