@@ -83,15 +83,26 @@ void run_iso_time(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* A case whose ranks never wrote results (crashed, killed, timed out). */
-static json_t *missing_case(const struct experiment *exp, size_t i)
+/*
+ * The stand-in for case i, which wrote no results file: its settings, no ranks, status
+ * failed (its ranks crashed, were killed or timed out) or, with signo, interrupted (a
+ * signal stopped it: not its fault).
+ */
+static json_t *standin_case(const struct experiment *exp, size_t i, int signo)
 {
 	json_t *c = run_case_doc_new(exp, i);
+	char why[96];
 
-	if (c) {
-		rj_case_set_ranks(c, (int)i, 0, "", NULL);
-		rj_case_fail(c, "no results file: the case's ranks failed before writing it, or the "
-				"write failed (see the log)");
+	if (!c)
+		return NULL;
+	rj_case_set_ranks(c, (int)i, 0, "", NULL);
+	if (signo) {
+		snprintf(why, sizeof(why), "interrupted by %s before it finished",
+			 strsignal(signo));
+		rj_case_set_status(c, "interrupted", why);
+	} else {
+		rj_case_fail(c, "no results file: the case's ranks failed before writing it, or "
+				"the write failed (see the log)");
 	}
 	return c;
 }
@@ -123,20 +134,6 @@ static json_t *run_hosts(json_t *cases)
 			hosts = h;
 	}
 	return hosts ? json_incref(hosts) : json_array();
-}
-
-/* The case a signal stopped: it has no results, and that is not its fault. */
-static json_t *interrupted_case(const struct experiment *exp, size_t i, int signo)
-{
-	json_t *c = run_case_doc_new(exp, i);
-	char why[96];
-
-	snprintf(why, sizeof(why), "interrupted by %s before it finished", strsignal(signo));
-	if (c) {
-		rj_case_set_ranks(c, (int)i, 0, "", NULL);
-		rj_case_set_status(c, "interrupted", why);
-	}
-	return c;
 }
 
 /*
@@ -219,17 +216,18 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	for (c = 0; c < exp->ncases && c < oc->ncases; c++) {
 		json_error_t jerr;
 		json_t *cj;
+		int signo;
 
 		if (only_case >= 0 && (int)c != only_case)
 			continue;
 		run_case_file(path, sizeof(path), dir, c);
+		/* the signal stopped the last case started; an earlier one's ranks died */
+		signo = c + 1 == oc->ncases ? oc->signo : 0;
 		cj = json_load_file(path, 0, &jerr);
-		if (cj) /* the signal stopped the last case started; an earlier one's ranks died */
-			partial_case(cj, c + 1 == oc->ncases ? oc->signo : 0);
-		else if (oc->signo && c + 1 == oc->ncases)
-			cj = interrupted_case(exp, c, oc->signo);
+		if (cj)
+			partial_case(cj, signo);
 		else
-			cj = missing_case(exp, c);
+			cj = standin_case(exp, c, signo);
 		nran++;
 		if (oc->case_exit && oc->case_exit[c] && case_ok(cj)) {
 			char why[160];
