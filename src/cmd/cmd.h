@@ -7,6 +7,7 @@
 #define GS_CMD_CMD_H
 
 #include <stdbool.h>
+#include <getopt.h>
 #include <stdio.h>
 
 int cmd_version(int argc, char **argv);
@@ -39,6 +40,17 @@ struct cmd_node_args {
 /* getopt's c: 1 when it was one of the node options (a set), 0 when not, -1 after the
  * error line. Their short letters are j, r: and g:. */
 int cmd_node_opt(const char *verb, int c, const char *arg, struct cmd_node_args *a);
+/* The value options of one verb seen so far: each is taken once, since the last of
+ * two silently replaced the first. */
+struct cmd_once {
+	const char *names[32];
+	int n;
+};
+/* name is the long option without its dashes: 0 the first time, -EINVAL after the line
+ * "gradsync VERB: --NAME given twice" the second. */
+int cmd_once(const char *verb, struct cmd_once *once, const char *name);
+/* cmd_once for getopt's c when its option takes a value (0 for flags, -h and '?'). */
+int cmd_once_getopt(const char *verb, struct cmd_once *once, const struct option *lo, int c);
 /* -h (usage on stdout, GS_EXIT_OK) or an option getopt refused (usage on stderr,
  * GS_EXIT_USAGE): the exit code. */
 int cmd_opt_other(int c, void (*usage)(FILE *f));

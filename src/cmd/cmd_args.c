@@ -1,10 +1,11 @@
 /*
  * The argv steps several verbs share: the node options of doctor and topo (--json,
- * --sysfs-root, --gdr-level), -h and unknown options, and stray operands. One error
- * line each, naming the verb.
+ * --sysfs-root, --gdr-level), -h and unknown options, options given twice and stray
+ * operands. One error line each, naming the verb.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 #include "topo/topo_print.h"
@@ -68,4 +69,25 @@ int cmd_no_operands(const char *verb, int argc, char **argv, int first,
 	fprintf(stderr, "gradsync %s: unexpected argument '%s'\n", verb, argv[first]);
 	usage(stderr);
 	return -EINVAL;
+}
+
+int cmd_once(const char *verb, struct cmd_once *once, const char *name)
+{
+	for (int i = 0; i < once->n; i++) {
+		if (strcmp(once->names[i], name))
+			continue;
+		fprintf(stderr, "gradsync %s: --%s given twice: give it once\n", verb, name);
+		return -EINVAL;
+	}
+	if (once->n < (int)ARRAY_SIZE(once->names))
+		once->names[once->n++] = name;
+	return 0;
+}
+
+int cmd_once_getopt(const char *verb, struct cmd_once *once, const struct option *lo, int c)
+{
+	for (; lo->name; lo++)
+		if (lo->val == c && lo->has_arg != no_argument)
+			return cmd_once(verb, once, lo->name);
+	return 0;
 }

@@ -64,11 +64,14 @@ int cmd_doctor(int argc, char **argv)
 	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB };
 	struct doctor_node *node;
 	struct doc_report r;
+	struct cmd_once once = { .n = 0 };
 	bool checks = false;
 	int c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jr:g:ch", longopts, NULL)) != -1) {
+		if (cmd_once_getopt("doctor", &once, longopts, c))
+			return GS_EXIT_USAGE;
 		rc = cmd_node_opt("doctor", c, optarg, &na);
 		if (rc < 0)
 			return GS_EXIT_USAGE;

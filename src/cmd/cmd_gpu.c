@@ -135,11 +135,15 @@ int cmd_gpu(int argc, char **argv)
 {
 	const char *profile = NULL, *write = NULL, *pace = NULL;
 	double pace_us = 0;
+	struct cmd_once once = { .n = 0 };
 	bool calibrate = false;
 	int n = 0, failed = 0;
 	char *end;
 
 	for (int i = 1; i < argc; i++) {
+		if (i + 1 < argc && !strncmp(argv[i], "--", 2) && strcmp(argv[i], "--calibrate") &&
+		    cmd_once("gpu", &once, argv[i] + 2))
+			return GS_EXIT_USAGE;
 		if (strcmp(argv[i], "--calibrate") == 0) {
 			calibrate = true;
 		} else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc) {

@@ -224,6 +224,7 @@ int cmd_plan(int argc, char **argv)
 	struct option options[NFLAGS + 7];
 	struct cfg *cfg;
 	struct plan_over over[64];
+	struct cmd_once once = { .n = 0 };
 	int c, i, nover = 0, ret, which = -1;
 	long v;
 	char *end;
@@ -233,6 +234,8 @@ int cmd_plan(int argc, char **argv)
 	opterr = 0;
 	plan_options(options);
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		if (cmd_once_getopt("plan", &once, options, c))
+			return GS_EXIT_USAGE;
 		switch (c) {
 		case OPT_JSON:
 			json = true;

@@ -125,6 +125,7 @@ struct predict_args {
 
 static int predict_parse(int argc, char **argv, struct predict_args *a)
 {
+	struct cmd_once once = { .n = 0 };
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -133,6 +134,9 @@ static int predict_parse(int argc, char **argv, struct predict_args *a)
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			predict_usage(stdout);
 			return 1;
+		} else if (val && !strncmp(arg, "--", 2) && strcmp(arg, "--compare") &&
+			   strcmp(arg, "--force") && cmd_once("predict", &once, arg + 2)) {
+			return -EINVAL;
 		} else if (!strcmp(arg, "--force")) {
 			a->po.force = true;
 		} else if (val && !strcmp(arg, "--compare") && a->ncmp < 16) {

@@ -47,6 +47,8 @@ static void rdv_usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct rdv_args *a)
 {
+	struct cmd_once once = { .n = 0 };
+
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int ret = 0;
@@ -63,6 +65,8 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 			return -EINVAL;
 		}
 		i++;
+		if (o[1] == '-' && cmd_once("rendezvous", &once, o + 2))
+			return -EINVAL;
 		if (!strcmp(o, "--local-ranks"))
 			ret = cmd_int_arg("rendezvous", o, v, 1, 1024, &a->opts.local_ranks);
 		else if (!strcmp(o, "--iters"))

@@ -78,6 +78,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_opts o = { .formats = "" };
 	struct report_set s = { .baseline = -1 };
+	struct cmd_once once = { .n = 0 };
 	const char *baseline = NULL, *out = NULL;
 	struct report_failure *fails = NULL;
 	char exist[1024];
@@ -86,6 +87,8 @@ int cmd_report(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "b:f:o:m:p:h", longopts, NULL)) != -1) {
+		if (cmd_once_getopt("report", &once, longopts, c))
+			return GS_EXIT_USAGE;
 		switch (c) {
 		case 'b':
 			if (!*optarg) {

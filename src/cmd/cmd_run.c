@@ -42,6 +42,7 @@ static bool takes_value(const char *o)
 
 static int parse_args(int argc, char **argv, struct run_job_args *a)
 {
+	struct cmd_once once = { .n = 0 };
 	int i;
 
 	memset(a, 0, sizeof(*a));
@@ -75,6 +76,8 @@ static int parse_args(int argc, char **argv, struct run_job_args *a)
 			return -EINVAL;
 		}
 		i++;
+		if (cmd_once("run", &once, o + 2))
+			return -EINVAL;
 		if (!strcmp(o, "--out")) {
 			if (!*v) { /* "" + "/name-time" is a directory in / */
 				fprintf(stderr, "gradsync run: --out '': expected a directory ('.' for the working directory)\n");

@@ -86,6 +86,7 @@ int cmd_topo(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB };
+	struct cmd_once once = { .n = 0 };
 	const char *bind = NULL;
 	bool gpu_given = false;
 	int gpu = 0, c, r;
@@ -94,6 +95,8 @@ int cmd_topo(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jr:g:b:G:h", longopts, NULL)) != -1) {
+		if (cmd_once_getopt("topo", &once, longopts, c))
+			return GS_EXIT_USAGE;
 		r = cmd_node_opt("topo", c, optarg, &na);
 		if (r < 0)
 			return GS_EXIT_USAGE;

@@ -53,6 +53,23 @@ check "version --bogus" 2 "$G" version --bogus
 expect_err "version --bogus" "gradsync version: unexpected argument '--bogus' (it takes none)"
 check "run FILE --bogus" 2 "$G" run conf/quickstart.ini --bogus
 expect_err "run FILE --bogus" "gradsync run: unknown option '--bogus' (see --help)"
+# A value option given twice is refused: the last one silently replaced the first.
+check "run --out twice" 2 "$G" run conf/quickstart.ini --out "$T/a" --out "$T/b"
+expect_err "run --out twice" "gradsync run: --out given twice: give it once"
+check "plan --model twice" 2 "$G" plan --model resnet50 --model=bert_base
+expect_err "plan --model twice" "gradsync plan: --model given twice: give it once"
+check "report -b and --baseline" 2 "$G" report -b x --baseline y r.json
+expect_err "report -b and --baseline" "gradsync report: --baseline given twice: give it once"
+check "topo --bind twice" 2 "$G" topo --bind 0 --bind 1
+expect_err "topo --bind twice" "gradsync topo: --bind given twice: give it once"
+check "doctor --sysfs-root twice" 2 "$G" doctor -r / --sysfs-root /
+expect_err "doctor --sysfs-root twice" "gradsync doctor: --sysfs-root given twice: give it once"
+check "predict --size twice" 2 "$G" predict --size 1MiB --size 2MiB r.json
+expect_err "predict --size twice" "gradsync predict: --size given twice: give it once"
+check "gpu --write twice" 2 "$G" gpu --write a --write b
+expect_err "gpu --write twice" "gradsync gpu: --write given twice: give it once"
+check "rendezvous --iters twice" 2 "$G" rendezvous --iters 3 --iters 4
+expect_err "rendezvous --iters twice" "gradsync rendezvous: --iters given twice: give it once"
 
 # Every shipped experiment parses.
 for f in conf/*.ini; do
