@@ -92,7 +92,7 @@ static void case_common(const struct report_set *s, int i, const char *kind, str
 }
 
 /*
- * Case i's baseline's time of the same op, dtype and size, NAN if none has such a row:
+ * Case i's baseline's time of the same row group and size, NAN if none has such a row:
  * the tables' speed-up (row_group), whatever algorithm each case's auto picked.
  */
 static double baseline_time(const struct report_set *s, int ci, const json_t *row)

@@ -35,11 +35,17 @@ char *fmt_num(double v, char *buf, size_t len)
 /*
  * Rows compared side by side: same operation and element type. The algorithm is a
  * property of the case (auto may pick several over a sweep; NCCL is its own), so it
- * does not split the comparison.
+ * does not split the comparison. Point-to-point ops move bytes whatever the dtype their
+ * row records (runs before u8 wrote [collective] dtype, which they never read).
  */
 void row_group(const json_t *row, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s %s", jget_str(row, "op"), jget_str(row, "dtype"));
+	const char *op = jget_str(row, "op");
+
+	if (strcmp(op, "allreduce"))
+		snprintf(buf, len, "%s", op);
+	else
+		snprintf(buf, len, "%s %s", op, jget_str(row, "dtype"));
 }
 
 static void section_runs(const struct report_set *s, struct rdoc *d)

@@ -50,6 +50,9 @@ double run_median(const double *v, int n)
  * in >= 75% of at least 10 iterations (by chance alone, one of 4 ranks is so in 15 of
  * 20 with odds near 1e-6) and the others wait >= 10% of their median time for it.
  */
+/* The element type of point-to-point rows: bytes, counted one by one (count = size) */
+#define P2P_DTYPE "u8"
+
 #define RUN_RANK_ITERS_MAX 65536
 #define RUN_STRAGGLER_ITERS 10
 #define RUN_STRAGGLER_SHARE 0.75
@@ -181,9 +184,11 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 	double sum = 0, avg_s, algbw, cpu = 0, host_cpu = 0, bytes = 0;
 	bool p2p = strcmp(op, "allreduce") != 0;
 	struct rj_coll_row row = {
-		.op = op, .algo = algo, .dtype = dtype_name(co->dtype),
-		.redop = redop_name(co->redop), .size = per_rank[0]->size,
-		.count = per_rank[0]->size / dtype_size(co->dtype),
+		/* write_bw/lat move bytes: [collective] dtype and reduce_op are not read, and
+		 * a count in their units grouped one run's rows apart from another's */
+		.op = op, .algo = algo, .dtype = p2p ? P2P_DTYPE : dtype_name(co->dtype),
+		.redop = p2p ? "none" : redop_name(co->redop), .size = per_rank[0]->size,
+		.count = p2p ? per_rank[0]->size : per_rank[0]->size / dtype_size(co->dtype),
 		/* write_bw/lat: the configured messages (round trips) per measurement, and
 		 * how many measurements the times summarise; times are per message */
 		.iterations = p2p ? co->iterations : iters, .samples = p2p ? iters : 0,
@@ -253,14 +258,13 @@ json_t *run_result_row(const struct run_rank *rr, const struct run_comm *rc,
 json_t *run_pairwise_row(const struct run_rank *rr, uint64_t size, int iterations,
 			 double **per_rank, int npairs)
 {
-	const struct coll_opts *co = &rr->ecase->cfg.collective;
 	int n = rr->li.nranks, a, b, k;
 	double *bw = calloc((size_t)npairs + 1, sizeof(*bw));
 	double *lat = calloc((size_t)npairs + 1, sizeof(*lat));
 	struct rj_pair *pairs = calloc((size_t)npairs + 1, sizeof(*pairs));
 	struct rj_coll_row row = {
-		.op = "pairwise", .algo = "p2p", .dtype = dtype_name(co->dtype),
-		.redop = redop_name(co->redop), .size = size, .count = size / dtype_size(co->dtype),
+		.op = "pairwise", .algo = "p2p", .dtype = P2P_DTYPE, .redop = "none", .size = size,
+		.count = size,
 		.iterations = iterations, .first_wrong = -1, .cpu_s_per_GB = NAN,
 		.host_cpu_s_per_GB = NAN, .pairs = pairs, .npairs = npairs,
 	};

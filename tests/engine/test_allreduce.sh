@@ -78,5 +78,21 @@ check p2p 4 '
 for c in cases:
     for r in c["collective"]:
         assert r["op"] == c["config"]["collective.op"] and r["iterations"] == 2, r
-        assert r["samples"] == 5 and r["busbw_GBps"] > 0 and r["time_us"]["avg"] > 0, r'
+        assert r["samples"] == 5 and r["busbw_GBps"] > 0 and r["time_us"]["avg"] > 0, r
+        # they move bytes: no f32 count of the unread dtype, no reduction
+        assert (r["dtype"], r["redop"], r["count"]) == ("u8", "none", r["size"]), r'
+# a run from before u8 recorded the unread [collective] dtype (f32): its write_bw rows are
+# still compared with these, in one table, not set apart as another element type
+d=$(ls -d "$T"/results/p2p-*)
+python3 - "$d/report.json" "$T/old.json" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["cases"]:
+    for x in c["collective"]:
+        x.update(dtype="f32", redop="sum", count=x["size"] // 4)
+json.dump(r, open(sys.argv[2], "w"))
+PY
+"$G" report "$d/report.json" "$T/old.json" >"$T/out" 2>&1 || { cat "$T/out"; exit 1; }
+[ "$(grep -c '^write_bw: bus bandwidth' "$T/out")" = 1 ] ||
+	{ echo "FAIL: write_bw rows of the two runs set apart"; grep '^write_' "$T/out"; exit 1; }
 echo "engine: every case exact"
