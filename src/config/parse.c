@@ -257,6 +257,9 @@ static int expand_env(struct parse_state *st, const char *what, const char *in, 
 		return -EINVAL;
 	}
 	out[n] = '\0';
+	/* blanks a ${VAR} brings to either end go, as inih drops them around literal text:
+	 * the resolved experiment.ini could not keep them, and a replay must read the same */
+	str_trim(out);
 	return 0;
 }
 

@@ -236,6 +236,12 @@ import json, sys
 a, b = (json.load(open(p))["experiment"]["description"] for p in sys.argv[1:3])
 assert a == ";lead run #3 ; ${NOPE} cost $5 ; done" and a == b, (a, b)
 PY
+# blanks a ${VAR} brings to the ends of a value go, as inih drops them around text:
+# experiment.ini could not keep them, so the run and its replay would have differed
+printf '[experiment]\ndescription = ${GSB}\n' >"$T/blank.ini"
+GSB='  padded value  ' check "blanks from \${ENV}" 0 "$G" check --full "$T/blank.ini"
+grep -q '^description = padded value$' "$T/out" ||
+	{ echo "FAIL: \${ENV} blanks kept: $(grep description "$T/out")"; fails=$((fails + 1)); }
 printf '[experiment]\ndescription = ${GSNL}\n' >"$T/nl.ini"
 GSNL=$(printf 'a\n[launch]\nlocal_ranks = 3') check "a line break from \${ENV}" 2 "$G" check "$T/nl.ini"
 expect_err "a line break from \${ENV}" 'nl.ini:2: experiment.description: ${GSNL} holds a line break, which a value cannot'
