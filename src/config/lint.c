@@ -7,6 +7,7 @@
 
 #include "config/lint.h"
 #include "gpu/gpu.h"
+#include "topo/numa.h"
 #include "transport/transport.h"
 #include "util/common.h"
 #include "util/dtype.h"
@@ -290,63 +291,61 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 	}
 }
 
-/* CPU numbers of a cpus:LIST ("0-3,8"); returns the count, *max the largest, -1 on junk. */
-static int cpu_list(const char *s, int *max)
+/*
+ * bind = node:N and cpus:LIST against this node, as the ranks will resolve them: a node or
+ * CPU it lacks is an error; fewer CPUs than local ranks a warning (they take turns).
+ */
+static void lint_numa(const struct experiment *exp, const struct lint_node *node,
+		      struct lint_result *r)
 {
-	cpu_set_t set; /* distinct CPUs: cpus:1,1 is one CPU, not two */
-	long n = 0;
+	char loc[PATH_MAX + 64];
+	struct numa_plan plan;
+	size_t c;
 
-	CPU_ZERO(&set);
-	*max = -1;
-	while (*s) {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
+	for (c = 0; c < exp->ncases && node->topo; c++) {
+		const struct cfg *cfg = &exp->cases[c].cfg;
+		const char *b = cfg->numa.bind;
+		int n = 0;
 
-		if (end == s || a < 0)
-			return -1;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			if (end == s + 1 || b < a)
-				return -1;
-			s = end;
+		if (strncmp(b, "cpus:", 5) && strncmp(b, "node:", 5))
+			continue;
+		where(exp, "numa", "bind", loc, sizeof(loc));
+		if (numa_bind_plan(&cfg->numa, node->topo, -1, -1, &plan)) {
+			add(r, true, "%s: %s", loc, plan.reason);
+			continue;
 		}
-		for (long c = a; c <= b && c < CPU_SETSIZE; c++)
-			CPU_SET((int)c, &set);
-		if (b >= CPU_SETSIZE) /* past the set: counted as written */
-			n = GS_MIN(n + b - GS_MAX(a, (long)CPU_SETSIZE) + 1, (long)INT_MAX / 2);
-		*max = GS_MAX(*max, (int)b);
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -1;
+		if (!plan.pin_cpus)
+			continue;
+		for (size_t w = 0; w < ARRAY_SIZE(plan.cpumask); w++)
+			n += __builtin_popcountl(plan.cpumask[w]);
+		if (n < cfg->launch.local_ranks)
+			add(r, false, "%s: %s pins all %d local ranks to %d CPU%s: they take turns "
+			    "on %s", loc, b, cfg->launch.local_ranks, n, n == 1 ? "" : "s",
+			    n == 1 ? "it" : "them");
 	}
-	return (int)n + CPU_COUNT(&set);
 }
 
-static void lint_numa(const struct experiment *exp, int ncpus, struct lint_result *r)
+/*
+ * write_bw, write_lat and pairwise need two ranks: with local_ranks = 1 and no launcher
+ * the case can only fail (an error when this run has none, a warning for check).
+ */
+static void lint_p2p_ranks(const struct experiment *exp, const struct lint_node *node,
+			   struct lint_result *r)
 {
 	char loc[PATH_MAX + 64];
 	size_t c;
 
 	for (c = 0; c < exp->ncases; c++) {
 		const struct cfg *cfg = &exp->cases[c].cfg;
-		const char *b = cfg->numa.bind;
-		int n, max;
 
-		if (strncmp(b, "cpus:", 5) != 0)
+		if (strcmp(cfg->workload.model, "none") || cfg->collective.op == COLL_OP_ALLREDUCE ||
+		    cfg->launch.local_ranks > 1)
 			continue;
-		n = cpu_list(b + 5, &max);
-		if (n < 0)
-			continue; /* the key's own check reports the syntax */
-		where(exp, "numa", "bind", loc, sizeof(loc));
-		if (ncpus > 0 && max >= ncpus)
-			add(r, true, "%s: %s names CPU %d, but this node has CPUs 0-%d", loc, b, max,
-			    ncpus - 1);
-		else if (n < cfg->launch.local_ranks)
-			add(r, false, "%s: %s pins all %d local ranks to %d CPU%s: they take turns "
-			    "on %s", loc, b, cfg->launch.local_ranks, n, n == 1 ? "" : "s",
-			    n == 1 ? "it" : "them");
+		where(exp, "launch", "local_ranks", loc, sizeof(loc));
+		add(r, node->local, "%s: op = %s needs 2 ranks, and local_ranks = 1 starts one%s",
+		    loc, coll_op_name(cfg->collective.op),
+		    node->local ? "" : " when no launcher starts more");
+		return;
 	}
 }
 
@@ -426,7 +425,8 @@ static void lint_conds(const struct experiment *exp, struct lint_result *r)
 	}
 }
 
-void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result *out)
+void experiment_lint(const struct experiment *exp, const struct lint_node *node,
+		     struct lint_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	lint_conds(exp, out);
@@ -434,7 +434,8 @@ void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result
 	lint_threshold(exp, out);
 	lint_sizes(exp, out);
 	lint_gpu_needs(exp, out);
-	lint_numa(exp, ncpus, out);
+	lint_numa(exp, node, out);
+	lint_p2p_ranks(exp, node, out);
 	lint_scoped(exp, out);
 	lint_unread_keys(exp, out);
 }

@@ -8,11 +8,12 @@
  * be truncated), gdr = on without GPU buffers or over a transport without GPUDirect,
  * compute = gemm / spin without a GPU, a min_busbw range holding none of a case's sizes,
  * transport = nccl without GPU buffers,
- * numa.bind cpus:LIST naming a CPU this node does not have, baseline / exclude terms
- * on keys that are not [matrix] axes. Warnings: a key set or swept that does nothing
- * for the case's transport, model or op (the swept cases are identical), an exclude
- * rule that excludes nothing, a cpus:LIST with fewer CPUs than local ranks (they share
- * them).
+ * numa.bind node:N or cpus:LIST naming a NUMA node or CPU this node does not have,
+ * baseline / exclude terms on keys that are not [matrix] axes, a point-to-point op with
+ * local_ranks = 1 when gradsync starts every rank itself. Warnings: a key set or swept
+ * that does nothing for the case's transport, model or op (the swept cases are
+ * identical), an exclude rule that excludes nothing, a cpus:LIST with fewer CPUs than
+ * local ranks (they share them), that point-to-point op when a launcher may add ranks.
  */
 #ifndef GS_CONFIG_LINT_H
 #define GS_CONFIG_LINT_H
@@ -21,6 +22,8 @@
 #include <stdio.h>
 
 #include "config/experiment.h"
+
+struct topo;
 
 #define LINT_MAX_MSGS 64
 
@@ -35,8 +38,15 @@ struct lint_result {
 	struct lint_msg msg[LINT_MAX_MSGS];
 };
 
-/* Check exp (ncpus: this node's CPU count, 0 = do not check CPU numbers). */
-void experiment_lint(const struct experiment *exp, int ncpus, struct lint_result *out);
+/* Where the experiment is checked: what the checks that depend on it know. */
+struct lint_node {
+	const struct topo *topo; /* this node's: bind = node:N / cpus:LIST checked on it;
+				  * NULL = not checked */
+	bool local;              /* no launcher: gradsync starts every rank (local_ranks) */
+};
+
+void experiment_lint(const struct experiment *exp, const struct lint_node *node,
+		     struct lint_result *out);
 /* Print every message to f ("warning: " / "error: " after the location); returns nerrors. */
 int lint_print(FILE *f, const struct lint_result *r);
 

@@ -18,6 +18,7 @@
 #include "config/lint.h"
 #include "run/job.h"
 #include "run/run.h"
+#include "topo/topo.h"
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/log.h"
@@ -205,18 +206,25 @@ static int load_experiment(const struct run_job_args *a, struct experiment *exp,
 	return ret;
 }
 
-/* experiment_lint: 0, or -EINVAL when it found an error (printed when speak). */
-static int lint_experiment(const struct experiment *exp, bool speak)
+int run_lint(const struct experiment *exp, bool local, bool speak)
 {
 	struct lint_result *lint = malloc(sizeof(*lint));
+	struct topo *t = calloc(1, sizeof(*t));
+	struct lint_node node = { .topo = t, .local = local };
 	int ret;
 
-	if (!lint)
-		return -ENOMEM;
-	experiment_lint(exp, (int)sysconf(_SC_NPROCESSORS_ONLN), lint);
+	if (!lint || !t) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	if (topo_discover("/sys", t)) /* it said why; the run's own bind says it again */
+		node.topo = NULL;
+	experiment_lint(exp, &node, lint);
 	if (speak)
 		lint_print(stderr, lint);
 	ret = lint->nerrors ? -EINVAL : 0;
+out_free:
+	free(t);
 	free(lint);
 	return ret;
 }
@@ -245,7 +253,7 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 		goto out;
 	}
 	/* what `check` refuses, run refuses too; the driver or rank 0 says it, once */
-	if (lint_experiment(exp, driven || (li.rank == 0 && !li.spawned))) {
+	if (run_lint(exp, driven || li.spawned, driven || (li.rank == 0 && !li.spawned))) {
 		code = GS_EXIT_USAGE;
 		goto out;
 	}

@@ -5,8 +5,11 @@
 #ifndef GS_RUN_JOB_H
 #define GS_RUN_JOB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "config/experiment.h"
 
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
@@ -27,6 +30,13 @@ struct run_job_args {
  * argv is the command line the ranks are spawned with (token already scrubbed).
  */
 int run_job(const struct run_job_args *a, int argc, char **argv);
+
+/*
+ * What `check` refuses, run refuses too: experiment_lint on this node (its topology), with
+ * local when gradsync starts every rank itself. 0, or -EINVAL when it found an error
+ * (every message printed when speak), -ENOMEM.
+ */
+int run_lint(const struct experiment *exp, bool local, bool speak);
 
 /* The job's token: the user's (flag, [launch] token / token_file), else a random one.
  * 0 or -errno (logged). */

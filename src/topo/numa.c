@@ -264,8 +264,8 @@ static void describe(const char *bind, int gpu_numa, struct numa_plan *p)
 			    gpu_numa);
 }
 
-int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gpu_numa,
-		      int nic_numa, struct numa_plan *out)
+int numa_bind_plan(const struct numa_opts *opts, const struct topo *t, int gpu_numa,
+		   int nic_numa, struct numa_plan *out)
 {
 	char err[200], ids[64];
 	cpu_set_t want;
@@ -274,7 +274,6 @@ int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gp
 	memset(out, 0, sizeof(*out));
 	if (parse_bind(opts->bind, &out->kind, &node, &want, err, sizeof(err))) {
 		snprintf(out->reason, sizeof(out->reason), "%s", err);
-		log_err(LOG_TOPO, "[numa] bind: %s", out->reason);
 		return -EINVAL;
 	}
 	switch (out->kind) {
@@ -321,12 +320,20 @@ int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gp
 		r = resolve_cpus(t, opts->bind, &want, out);
 		break;
 	}
-	if (r) {
-		log_err(LOG_TOPO, "[numa] bind: %s", out->reason);
+	if (r)
 		return r;
-	}
 	describe(opts->bind, gpu_numa, out);
 	return 0;
+}
+
+int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gpu_numa,
+		      int nic_numa, struct numa_plan *out)
+{
+	int r = numa_bind_plan(opts, t, gpu_numa, nic_numa, out);
+
+	if (r)
+		log_err(LOG_TOPO, "[numa] bind: %s", out->reason);
+	return r;
 }
 
 int numa_bind_apply(const struct numa_plan *plan)

@@ -55,6 +55,9 @@ struct numa_plan {
  */
 int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gpu_numa,
 		      int nic_numa, struct numa_plan *out);
+/* numa_bind_resolve without its log line: what `check` asks of this node. */
+int numa_bind_plan(const struct numa_opts *opts, const struct topo *t, int gpu_numa,
+		   int nic_numa, struct numa_plan *out);
 
 /*
  * Apply a plan to the CALLING THREAD: CPU affinity (sched_setaffinity) and memory policy

@@ -30,7 +30,20 @@ expect_err "$T/gdr.ini" "gdr.ini:2: gpu.gdr: error: on needs GPU buffers"
 printf '[transport]\ntransport = nccl\n' >"$T/nccl.ini"
 expect_err "$T/nccl.ini" "nccl.ini:2: transport.transport: error: nccl needs GPU buffers"
 printf '[numa]\nbind = cpus:1000\n' >"$T/cpus.ini"
-expect_err "$T/cpus.ini" "cpus.ini:2: numa.bind: error: cpus:1000 names CPU 1000, but this node has CPUs 0-"
+expect_err "$T/cpus.ini" "cpus.ini:2: numa.bind: error: cpus:1000: CPU 1000 not online \(online: 0-"
+# a NUMA node this node lacks is refused at check too, as the ranks refuse it
+printf '[numa]\nbind = node:63\n' >"$T/node.ini"
+expect_err "$T/node.ini" "node.ini:2: numa.bind: error: node:63: NUMA node 63 does not exist \(nodes here: 0"
+# write_bw with one local rank: check warns (a launcher may start more); run without a
+# launcher refuses it before anything runs, with no results directory
+printf '[experiment]\noutput_dir = %s/p2pres\n[collective]\nop = write_bw\n[launch]\nlocal_ranks = 1\n' "$T" >"$T/p2p1.ini"
+expect_warn "$T/p2p1.ini" "p2p1.ini:6: launch.local_ranks: warning: op = write_bw needs 2 ranks, and local_ranks = 1 starts one when no launcher starts more"
+timeout 30 "$G" -q run "$T/p2p1.ini" >/dev/null 2>"$T/err"
+st=$?
+[ $st = 2 ] || fail "run write_bw on 1 rank: exit $st, expected 2"
+grep -q "p2p1.ini:6: launch.local_ranks: error: op = write_bw needs 2 ranks, and local_ranks = 1 starts one$" "$T/err" ||
+	fail "run write_bw on 1 rank: $(cat "$T/err")"
+[ ! -e "$T/p2pres" ] || fail "run write_bw on 1 rank made $(ls "$T/p2pres")"
 printf '[matrix]\ntransport = tcp, shm\nbaseline = dtype=f32\n' >"$T/base.ini"
 expect_err "$T/base.ini" "base.ini:3: matrix.baseline: error: dtype is not a \[matrix\] axis"
 printf '[matrix]\ntransport = tcp, shm\nexclude = reduce_op=avg\n' >"$T/excl.ini"
