@@ -507,7 +507,9 @@ static int workload_tables(struct rdoc *d, const struct report_set *s, const cha
 			doc_text(d, RB_PARA, "Workload iterations replayed at each layout: buckets "
 				 "launched in order when ready, each AllReduce timed by the tier "
 				 "model; forward and backward held (per-rank batch fixed). Scaling "
-				 "efficiency = compute / iteration.");
+				 "efficiency, as in the run report: samples/s per rank over one "
+				 "rank's alone, whose iteration is forward + backward with nothing "
+				 "to reduce (= compute / iteration).");
 			t = doc_table(d, 9);
 			for (c = 0; c < 9; c++)
 				tbl_set(d, t, 0, c, "%s", hdr[c]);

@@ -573,8 +573,10 @@ static void section_workload(const struct report_set *s, struct rdoc *d)
 
 			report_baseline_text(s, base, sizeof(base));
 			doc_text(d, RB_PARA, "Mean times per iteration. Comm-wait: share of the "
-				 "iteration spent waiting for communication; speed-up: the iteration "
-				 "time of the case's baseline over the case's (%s).", base);
+				 "iteration spent waiting for communication; scaling eff.: samples/s per "
+				 "rank over those of the 1-rank case of the same configuration ('-' "
+				 "without one); speed-up: the iteration time of the case's baseline "
+				 "over the case's (%s).", base);
 			t = doc_table(d, 13);
 			for (c = 0; c < 13; c++)
 				tbl_set(d, t, 0, c, "%s", hdr[c]);
