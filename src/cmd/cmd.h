@@ -23,6 +23,8 @@ int cmd_predict(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
 /* cmd_args.c: the argv steps verbs share. */
+/* The GDR level names in buf, joined by sep, the last by last ("LOC|PIX|...|SYS"). */
+void cmd_gdr_levels(char *buf, size_t len, const char *sep, const char *last);
 /* --gdr-level ARG of verb: 0 and *level set, or -EINVAL after one line naming the verb. */
 int cmd_gdr_level_arg(const char *verb, const char *arg, int *level);
 

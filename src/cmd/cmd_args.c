@@ -8,16 +8,30 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "topo/topo_print.h"
+#include "topo/gdr.h"
 #include "util/common.h"
+#include "util/strutil.h"
 #include "util/units.h"
+
+void cmd_gdr_levels(char *buf, size_t len, const char *sep, const char *last)
+{
+	const struct gdr_level_row *r;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; (r = gdr_level_at(i)); i++)
+		str_appendf(buf, len, &off, "%s%s", !i ? "" : gdr_level_at(i + 1) ? sep : last,
+			    r->name);
+}
 
 int cmd_gdr_level_arg(const char *verb, const char *arg, int *level)
 {
-	if (!topo_gdr_level_parse(arg, level))
+	char names[64];
+
+	if (!gdr_level_parse(arg, level))
 		return 0;
-	fprintf(stderr, "gradsync %s: --gdr-level '%s': expected LOC, PIX, PXB, PHB or SYS\n",
-		verb, arg);
+	cmd_gdr_levels(names, sizeof(names), ", ", " or ");
+	fprintf(stderr, "gradsync %s: --gdr-level '%s': expected %s\n", verb, arg, names);
 	return -EINVAL;
 }
 

@@ -10,12 +10,14 @@
 #include "cmd/cmd.h"
 #include "doctor/doctor.h"
 #include "gpu/gpu.h"
-#include "topo/topo_print.h"
 #include "util/common.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gradsync doctor [--json] [--sysfs-root DIR] [--gdr-level LOC|PIX|PXB|PHB|SYS]\n"
+	char levels[64];
+
+	cmd_gdr_levels(levels, sizeof(levels), "|", "|");
+	fprintf(f, "usage: gradsync doctor [--json] [--sysfs-root DIR] [--gdr-level %s]\n"
 		   "                      [--checks]\n"
 		   "  Checks this node for what stops the fast path (RDMA ports, MTU, GIDs, ulimit -l,\n"
 		   "  GPUDirect RDMA, PCIe ACS, IOMMU, relaxed ordering, degraded links, GPU-NIC\n"
@@ -25,7 +27,7 @@ static void usage(FILE *f)
 		   "  --sysfs-root DIR  read a captured tree (tests/fixtures/sysfs/capture.sh)\n"
 		   "  --gdr-level L     the [gpu] gdr_level GPU-NIC paths are judged against (PXB)\n"
 		   "  --checks          list the checks and exit\n"
-		   "  exit status: 0 no check failed, 1 a check failed, 2 usage\n");
+		   "  exit status: 0 no check failed, 1 a check failed, 2 usage\n", levels);
 }
 
 /* The checks, as text or (json) [{"name", "title"}]: --json --checks printed text. */

@@ -100,14 +100,6 @@ static const struct cfg_choice tristate_choices[] = {
 	{ "off", GPU_OFF, "never use it" },
 };
 
-static const struct cfg_choice gdr_level_choices[] = {
-	{ "LOC", GDR_LOC, "GPU and NIC are the same device" },
-	{ "PIX", GDR_PIX, "at most one PCIe switch between GPU and NIC" },
-	{ "PXB", GDR_PXB, "several PCIe bridges, not through the host bridge" },
-	{ "PHB", GDR_PHB, "through the host bridge (CPU root complex) of one socket" },
-	{ "SYS", GDR_SYS, "across sockets (SMP interconnect)" },
-};
-
 static const struct cfg_choice gdr_mode_choices[] = {
 	{ "auto", GDR_MODE_AUTO, "dma-buf if supported, else nvidia_peermem" },
 	{ "dmabuf", GDR_MODE_DMABUF, "cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr" },
@@ -304,7 +296,7 @@ static const struct cfg_key keys[] = {
 	  .help = "GPU of the compute model: h200 (measured), h100 (datasheet, its host and BatchNorm measured), a100, b200 (datasheets) or a profile FILE" },
 	{ "gpu", "gdr", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(tristate_choices),
 	  .sweepable = true, FIELD(gpu, gdr), .help = "GPUDirect RDMA for GPU buffers over ib/roce" },
-	{ "gpu", "gdr_level", CFG_ENUM, "PXB", "", UNBOUNDED, CHOICES(gdr_level_choices),
+	{ "gpu", "gdr_level", CFG_ENUM, "PXB", "", UNBOUNDED, .choice_at = vocab_gdr_level_at,
 	  .sweepable = true, FIELD(gpu, gdr_level),
 	  .help = "farthest GPU-NIC path class allowed for GDR (NCCL_NET_GDR_LEVEL)" },
 	{ "gpu", "gdr_read", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(tristate_choices),

@@ -17,6 +17,7 @@
 #include "workload/model.h"
 #include "coll/schedule.h"
 #include "launch/launch.h"
+#include "topo/gdr.h"
 
 /* Transport names: the transport layer's table of enum transport_kind (transport.c). */
 bool vocab_transport_at(size_t i, struct cfg_choice *out)
@@ -153,6 +154,16 @@ bool vocab_algo_at(size_t i, struct cfg_choice *out)
 	if (i >= ALGO_COUNT)
 		return false;
 	*out = (struct cfg_choice){ sched_algo_name((int)i), (int)i, sched_algo_help((int)i) };
+	return true;
+}
+
+bool vocab_gdr_level_at(size_t i, struct cfg_choice *out)
+{
+	const struct gdr_level_row *r = gdr_level_at(i);
+
+	if (!r)
+		return false;
+	*out = (struct cfg_choice){ r->name, (int)i, r->help };
 	return true;
 }
 

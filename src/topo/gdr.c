@@ -2,15 +2,43 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "topo/gdr.h"
 #include "util/common.h"
 
+/*
+ * enum gdr_level as NCCL_NET_GDR_LEVEL spells it, with what each admits: the one list of
+ * the vocabulary ([gpu] gdr_level, --gdr-level, and topo's and doctor's output read it).
+ */
+static const struct gdr_level_row gdr_levels[] = {
+	[GDR_LOC] = { "LOC", "GPU and NIC are the same device" },
+	[GDR_PIX] = { "PIX", "at most one PCIe switch between GPU and NIC" },
+	[GDR_PXB] = { "PXB", "several PCIe bridges, not through the host bridge" },
+	[GDR_PHB] = { "PHB", "through the host bridge (CPU root complex) of one socket" },
+	[GDR_SYS] = { "SYS", "across sockets (SMP interconnect)" },
+};
+
+const struct gdr_level_row *gdr_level_at(size_t i)
+{
+	return i < ARRAY_SIZE(gdr_levels) ? &gdr_levels[i] : NULL;
+}
+
 const char *gdr_level_name(int level)
 {
-	static const char *const names[] = { "LOC", "PIX", "PXB", "PHB", "SYS" };
+	return level >= 0 && level < (int)ARRAY_SIZE(gdr_levels) ? gdr_levels[level].name : "?";
+}
 
-	return level >= 0 && level < (int)ARRAY_SIZE(names) ? names[level] : "?";
+int gdr_level_parse(const char *s, int *level)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gdr_levels); i++) {
+		if (!strcasecmp(s, gdr_levels[i].name) ||
+		    (s[0] == (char)('0' + i) && s[1] == '\0')) {
+			*level = (int)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 const char *gdr_path_mode_name(enum gdr_path_mode m)

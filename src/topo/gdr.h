@@ -62,8 +62,17 @@ struct gdr_gpu {
 int gdr_decide(const struct topo *t, const struct gdr_gpu *g, enum gdr_wire wire,
 	       const char *nic, const struct gpu_opts *o, struct gdr_path *out);
 const char *gdr_path_mode_name(enum gdr_path_mode m);
-/* GDR_LOC .. GDR_SYS as NCCL_NET_GDR_LEVEL spells them. */
+/* One enum gdr_level: its NCCL_NET_GDR_LEVEL name and what it admits. */
+struct gdr_level_row {
+	const char *name;
+	const char *help;
+};
+/* Row i (== enum gdr_level), NULL past the last: the vocabulary in order. */
+const struct gdr_level_row *gdr_level_at(size_t i);
+/* GDR_LOC .. GDR_SYS as NCCL_NET_GDR_LEVEL spells them ("?" out of range). */
 const char *gdr_level_name(int level);
+/* "PXB" -> GDR_PXB etc., any case (also NCCL's old 0..4): 0 or -EINVAL. */
+int gdr_level_parse(const char *s, int *level);
 /* Staged buffers: the data always; scratch too unless the NIC writes GPU memory. */
 bool gdr_path_staged(const struct gdr_path *p, bool scratch);
 

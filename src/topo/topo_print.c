@@ -9,32 +9,11 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "topo/gdr.h"
 #include "topo/pci_ids.h"
 #include "util/common.h"
 #include "util/jtext.h"
 #include "util/strutil.h"
-
-static const char *const gdr_level_names[] = {
-	[GDR_LOC] = "LOC", [GDR_PIX] = "PIX", [GDR_PXB] = "PXB", [GDR_PHB] = "PHB", [GDR_SYS] = "SYS",
-};
-
-const char *topo_gdr_level_name(int level)
-{
-	return level >= 0 && (size_t)level < ARRAY_SIZE(gdr_level_names) ? gdr_level_names[level]
-									    : "?";
-}
-
-int topo_gdr_level_parse(const char *s, int *level)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(gdr_level_names); i++) {
-		if (!strcasecmp(s, gdr_level_names[i]) ||
-		    (s[0] == (char)('0' + i) && s[1] == '\0')) {
-			*level = (int)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
 
 /* Devices of the combined matrix: GPUs first, then RDMA NICs. */
 static const char *dev_pci(const struct topo *t, int i)
@@ -224,7 +203,7 @@ void topo_print_text(FILE *f, const struct topo *t, int gdr_level)
 
 	topo_gdr_pair(t, 0, 0, gdr_level, &d);
 	fprintf(f, "\nGPUDirect RDMA (used when the path class is within NCCL_NET_GDR_LEVEL=%s)\n"
-		   "  mechanisms here: %s\n%-8s", topo_gdr_level_name(gdr_level), d.mechanism, "");
+		   "  mechanisms here: %s\n%-8s", gdr_level_name(gdr_level), d.mechanism, "");
 	for (int n = 0; n < t->n_nics; n++)
 		fprintf(f, "NIC%-4d", n);
 	fprintf(f, "closest NIC\n");
@@ -338,7 +317,7 @@ json_t *topo_to_json(const struct topo *t, int gdr_level)
 	json_object_set_new(o, "dmabuf_kernel", json_boolean(t->dmabuf_kernel));
 	json_object_set_new(o, "peermem_module", t->peermem[0] ? json_string(t->peermem)
 							      : json_null());
-	json_object_set_new(o, "gdr_level", json_string(topo_gdr_level_name(gdr_level)));
+	json_object_set_new(o, "gdr_level", json_string(gdr_level_name(gdr_level)));
 	json_object_set_new(o, "gpu_gpu", matrix_json(t, 0, ng, 0, ng));
 	json_object_set_new(o, "gpu_nic", matrix_json(t, 0, ng, ng, nd));
 	json_object_set_new(o, "nic_nic", matrix_json(t, ng, nd, ng, nd));

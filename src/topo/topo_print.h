@@ -27,8 +27,4 @@ void topo_print_text(FILE *f, const struct topo *t, int gdr_level);
 /* Full JSON report; NULL on allocation failure. The caller json_decref()s it. */
 json_t *topo_to_json(const struct topo *t, int gdr_level);
 
-/* "PXB" -> GDR_PXB etc. (LOC, PIX, PXB, PHB, SYS; also NCCL's old 0..4): 0 or -EINVAL. */
-int topo_gdr_level_parse(const char *s, int *level);
-const char *topo_gdr_level_name(int level);
-
 #endif

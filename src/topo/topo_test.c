@@ -16,6 +16,7 @@
 
 #include "gpu/gpu.h"
 #include "topo/cpulist.h"
+#include "topo/gdr.h"
 #include "topo/topo.h"
 #include "topo/test_sysfs.h"
 #include "topo/topo_print.h"
@@ -294,11 +295,11 @@ static void test_gdr_level_table(void **state)
 			assert_int_equal(topo_gdr_allowed(rows[r].cls, l), rows[r].allowed[l]);
 	}
 	assert_false(topo_gdr_allowed(TOPO_PATH_LOC, 7));
-	assert_int_equal(topo_gdr_level_parse("phb", &level), 0);
+	assert_int_equal(gdr_level_parse("phb", &level), 0);
 	assert_int_equal(level, GDR_PHB);
-	assert_int_equal(topo_gdr_level_parse("2", &level), 0);
+	assert_int_equal(gdr_level_parse("2", &level), 0);
 	assert_int_equal(level, GDR_PXB);
-	assert_int_equal(topo_gdr_level_parse("NODE", &level), -EINVAL);
+	assert_int_equal(gdr_level_parse("NODE", &level), -EINVAL);
 }
 
 static void test_ci_vm_and_live(void **state)
