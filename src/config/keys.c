@@ -63,14 +63,6 @@ static const struct cfg_choice compute_choices[] = {
 	{ "spin", COMPUTE_SPIN, "a kernel occupying the SMs for the modelled time (GPU)" },
 };
 
-static const struct cfg_choice precision_choices[] = {
-	{ "fp32", PREC_FP32, "fp32 everywhere, TF32 off (torch.backends ... allow_tf32 = False)" },
-	{ "tf32", PREC_TF32, "fp32 tensors, TF32 tensor cores for matmul and convolution" },
-	{ "amp_bf16", PREC_AMP_BF16, "torch.autocast(bfloat16) over fp32 parameters" },
-	{ "amp_fp16", PREC_AMP_FP16, "torch.autocast(float16) over fp32 parameters" },
-	{ "bf16", PREC_BF16, "bf16 parameters and activations, no autocast" },
-};
-
 static const struct cfg_choice mtu_choices[] = {
 	{ "auto", 0, "the port's active MTU" },
 	{ "256", 256, "" }, { "512", 512, "" }, { "1024", 1024, "" },
@@ -157,7 +149,7 @@ static const struct cfg_key keys[] = {
 	  .same_on_all_ranks = true },
 	{ "workload", "compute", CFG_ENUM, "sleep", "", UNBOUNDED, CHOICES(compute_choices),
 	  .sweepable = true, FIELD(workload, compute), .help = "how forward/backward compute is played" },
-	{ "workload", "precision", CFG_ENUM, "fp32", "", UNBOUNDED, CHOICES(precision_choices),
+	{ "workload", "precision", CFG_ENUM, "fp32", "", UNBOUNDED, .choice_at = vocab_precision_at,
 	  .sweepable = true, FIELD(workload, precision),
 	  .help = "training precision the compute model prices (matrix rates, activation bytes, casts, ready order)",
 	  .same_on_all_ranks = true },

@@ -13,6 +13,7 @@
 #include "util/common.h"
 #include "util/units.h"
 #include "util/threshold.h"
+#include "workload/costmodel.h"
 #include "workload/gpu_profile.h"
 #include "workload/model.h"
 #include "coll/schedule.h"
@@ -154,6 +155,14 @@ bool vocab_algo_at(size_t i, struct cfg_choice *out)
 	if (i >= ALGO_COUNT)
 		return false;
 	*out = (struct cfg_choice){ sched_algo_name((int)i), (int)i, sched_algo_help((int)i) };
+	return true;
+}
+
+bool vocab_precision_at(size_t i, struct cfg_choice *out)
+{
+	if (i >= PREC_COUNT)
+		return false;
+	*out = (struct cfg_choice){ precision_name((int)i), (int)i, precision_help((int)i) };
 	return true;
 }
 

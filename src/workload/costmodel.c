@@ -5,9 +5,16 @@
 #include "util/common.h"
 #include "workload/costmodel.h"
 
-static const char *const precision_names[PREC_COUNT] = {
-	[PREC_FP32] = "fp32", [PREC_TF32] = "tf32", [PREC_AMP_BF16] = "amp_bf16",
-	[PREC_AMP_FP16] = "amp_fp16", [PREC_BF16] = "bf16",
+/* The precision vocabulary, [workload] precision's one list: name and what it means. */
+static const struct {
+	const char *name;
+	const char *help;
+} precisions[PREC_COUNT] = {
+	[PREC_FP32] = { "fp32", "fp32 everywhere, TF32 off (torch.backends ... allow_tf32 = False)" },
+	[PREC_TF32] = { "tf32", "fp32 tensors, TF32 tensor cores for matmul and convolution" },
+	[PREC_AMP_BF16] = { "amp_bf16", "torch.autocast(bfloat16) over fp32 parameters" },
+	[PREC_AMP_FP16] = { "amp_fp16", "torch.autocast(float16) over fp32 parameters" },
+	[PREC_BF16] = { "bf16", "bf16 parameters and activations, no autocast" },
 };
 
 static const char *const class_names[OPC_COUNT] = {
@@ -19,13 +26,18 @@ static const char *const class_names[OPC_COUNT] = {
 
 const char *precision_name(int p)
 {
-	return p >= 0 && p < PREC_COUNT ? precision_names[p] : "?";
+	return p >= 0 && p < PREC_COUNT ? precisions[p].name : "?";
+}
+
+const char *precision_help(int p)
+{
+	return p >= 0 && p < PREC_COUNT ? precisions[p].help : "";
 }
 
 int precision_find(const char *name)
 {
 	for (int p = 0; p < PREC_COUNT; p++) {
-		if (strcmp(precision_names[p], name) == 0)
+		if (strcmp(precisions[p].name, name) == 0)
 			return p;
 	}
 	return -1;

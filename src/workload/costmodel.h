@@ -251,6 +251,8 @@ struct cost_params {
 };
 
 const char *precision_name(int precision);
+/* What the precision means, for `gradsync keys` ("" out of range). */
+const char *precision_help(int precision);
 /* -1 if unknown */
 int precision_find(const char *name);
 bool precision_is_amp(int precision);
