@@ -13,6 +13,7 @@
 
 #include "config/experiment.h"
 #include "util/common.h"
+#include "workload/gpu_profile.h"
 
 static char tmpdir[] = "/tmp/gs_config_test_XXXXXX";
 
@@ -114,6 +115,14 @@ static void test_key_table(void **state)
 	assert_false(cfg_key_find("transport", "tcp_interface")->same_on_all_ranks);
 	assert_false(cfg_key_find("experiment", "output_dir")->same_on_all_ranks);
 	assert_false(cfg_key_find("workload", "gpu_tflops")->same_on_all_ranks);
+	/* [gpu] profile is a string (a FILE too), so its help names the built-in profiles
+	 * by hand: each row of the profile table must be among them */
+	for (i = 0; i < gpu_profile_count(); i++) {
+		const char *name = gpu_profile_at(i)->name;
+
+		if (!strstr(cfg_key_find("gpu", "profile")->help, name))
+			fail_msg("[gpu] profile's help does not name built-in profile %s", name);
+	}
 }
 
 struct value_case {
