@@ -21,19 +21,22 @@
 
 static void predict_usage(FILE *f)
 {
+	char algos[128];
+
+	project_algo_list(algos, sizeof(algos));
 	fprintf(f, "usage: gradsync predict RUN|report.json|FILE.ini... [--compare RUN]... [--hosts 2,4,8]\n"
 		   "                        [--ranks-per-host 1,2] [--ranks 16,64] [--size 64MiB] [--fit-from 1MiB]\n"
 		   "                        [--case NAME] [--force]\n"
 		   "Fit a two-tier alpha-beta model (inside a host, between hosts) on the runs' AllReduce\n"
 		   "sweeps and project to other layouts (hosts x ranks per host): AllReduce time and busbw\n"
-		   "per algorithm (ring, tree, rhd, hierarchical), and each workload case's iteration,\n"
+		   "per algorithm (%s), and each workload case's iteration,\n"
 		   "comm-wait share and scaling efficiency. Runs given with --compare are not fitted on:\n"
 		   "their measurements are shown beside the projection, with the error. Prints each\n"
 		   "tier's alpha, beta and fit error; warns when a fit is poor and refuses to project\n"
 		   "from one whose error is above 35%% (exit 1) unless --force. --ranks N projects N\n"
 		   "ranks at each --ranks-per-host count. --fit-from leaves smaller sizes out of the fit (a\n"
 		   "link whose shaper lets a burst through, sizes bound by something else than the link).\n"
-		   "FILE.ini uses the newest run of that experiment.\n");
+		   "FILE.ini uses the newest run of that experiment.\n", algos);
 }
 
 /* Newest OUTPUT_DIR/NAME-* directory holding a report.json. */

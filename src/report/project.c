@@ -10,6 +10,7 @@
 #include "report/predict.h"
 #include "report/project.h"
 #include "report/sections.h"
+#include "util/strutil.h"
 
 /* A config value as text: keys hold dots ("workload.overlap"), so no dotted path. */
 static const char *cfg(const json_t *c, const char *key)
@@ -302,6 +303,18 @@ static const json_t *measured_workload(const struct report_set *s, int i, struct
 	return NULL;
 }
 
+/* The algorithms a projection covers, in its tables' order (`predict --help` names them). */
+static const int algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_HIERARCHICAL };
+
+void project_algo_list(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < ARRAY_SIZE(algos); k++)
+		str_appendf(buf, len, &off, "%s%s", k ? ", " : "", sched_algo_name(algos[k]));
+}
+
 /*
  * The most a tier weighs in the projection: over the layouts and algorithms projected,
  * at the largest and smallest sizes fitted, the share of the modelled time that goes
@@ -311,14 +324,13 @@ static const json_t *measured_workload(const struct report_set *s, int i, struct
 static double tier_share(const struct tier_model *m, int tier, const struct project_opts *o,
 			 const double *sizes, int nsizes, struct tier_pipe pipe)
 {
-	static const int algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_HIERARCHICAL };
 	struct tier_model without = *m;
 	double share = 0;
 	int i, k, z;
 
 	without.tier[tier].valid = false;
 	for (i = 0; i < o->nlays; i++)
-		for (k = 0; k < 4; k++)
+		for (k = 0; k < (int)ARRAY_SIZE(algos); k++)
 			for (z = 0; z < nsizes; z++) {
 				double t = tier_time(m, algos[k], o->lays[i], sizes[z], 4, pipe);
 				double w = tier_time(&without, algos[k], o->lays[i], sizes[z], 4,
@@ -421,7 +433,6 @@ static void collective_table(struct rdoc *d, const struct report_set *s, const c
 	static const char *const hdr[] = { "Layout", "Ranks", "Algorithm", "Predicted ms",
 					   "Predicted busbw GB/s", "Measured p50 ms",
 					   "Measured mean ms", "Measured busbw GB/s", "Error" };
-	static const int algos[] = { ALGO_RING, ALGO_TREE, ALGO_RHD, ALGO_HIERARCHICAL };
 	struct rtable *t;
 	char a[64], b[64];
 	int i, k, c;
@@ -442,7 +453,7 @@ static void collective_table(struct rdoc *d, const struct report_set *s, const c
 
 		if (n < 2)
 			continue;
-		for (k = 0; k < 4; k++) {
+		for (k = 0; k < (int)ARRAY_SIZE(algos); k++) {
 			double ts = tier_time(m, algos[k], l, size, 4, pipe), bf = coll_busbw_factor(COLL_OP_ALLREDUCE, n);
 			const char *name = sched_algo_name(algos[k]);
 			const json_t *r;

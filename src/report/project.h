@@ -61,6 +61,9 @@ void project_default_layouts(const struct report_set *s, struct project_opts *o)
  */
 int project_doc(const struct report_set *s, const struct project_opts *o, struct rdoc *d);
 
+/* The projected algorithms' names in buf, ", "-joined: "ring, tree, rhd, hierarchical". */
+void project_algo_list(char *buf, size_t len);
+
 void section_projection(const struct report_set *s, const struct report_opts *o, struct rdoc *d);
 
 #endif
