@@ -20,16 +20,18 @@
 
 static void usage(FILE *f)
 {
-	char levels[64];
+	char levels[64], binds[128];
 
 	cmd_gdr_levels(levels, sizeof(levels), "|", "|");
+	numa_bind_list(binds, sizeof(binds), ", ", ", ");
 	fprintf(f, "usage: gradsync topo [--json] [--sysfs-root DIR] [--gdr-level %s]\n"
 		   "  GPUs, RDMA NICs, network interfaces and NUMA nodes from sysfs, the PCIe path\n"
 		   "  class of every GPU/NIC pair (NCCL semantics) and whether GPUDirect RDMA is\n"
 		   "  possible at the given NCCL_NET_GDR_LEVEL (default PXB, as NCCL).\n"
-		   "  --bind VALUE: apply a [numa] bind value (none, gpu, nic, remote, interleave,\n"
-		   "  node:N, cpus:LIST) to this process for GPU --gpu N (default 0) and its closest\n"
-		   "  NIC, touch a 64 MiB buffer and report requested vs actual placement.\n", levels);
+		   "  --bind VALUE: apply a [numa] bind value (%s)\n"
+		   "  to this process for GPU --gpu N (default 0) and its closest NIC, touch a 64 MiB\n"
+		   "  buffer and report requested vs actual placement.\n",
+		levels, binds);
 }
 
 #define CHECK_BUF_LEN (64u << 20)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config/experiment.h"
+#include "topo/numa.h"
 #include "util/common.h"
 #include "workload/gpu_profile.h"
 
@@ -122,6 +123,13 @@ static void test_key_table(void **state)
 
 		if (!strstr(cfg_key_find("gpu", "profile")->help, name))
 			fail_msg("[gpu] profile's help does not name built-in profile %s", name);
+	}
+	/* [numa] bind is a string too (node:N, cpus:LIST): its help opens with the values */
+	{
+		char binds[128];
+
+		numa_bind_list(binds, sizeof(binds), " | ", " | ");
+		assert_memory_equal(cfg_key_find("numa", "bind")->help, binds, strlen(binds));
 	}
 }
 

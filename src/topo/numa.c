@@ -29,6 +29,16 @@ static const struct {
 	{ "interleave", NUMA_BIND_INTERLEAVE },
 };
 
+void numa_bind_list(char *buf, size_t len, const char *sep, const char *last)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(bind_words); i++)
+		str_appendf(buf, len, &off, "%s%s", i ? sep : "", bind_words[i].name);
+	str_appendf(buf, len, &off, "%snode:N%scpus:LIST", sep, last);
+}
+
 /* Parse a bind value: kind, node for node:N, set for cpus:LIST. */
 static int parse_bind(const char *v, enum numa_bind_kind *kind, int *node, cpu_set_t *set,
 		      char *err, size_t errlen)
@@ -74,9 +84,8 @@ static int parse_bind(const char *v, enum numa_bind_kind *kind, int *node, cpu_s
 		*kind = NUMA_BIND_CPUS;
 		return 0;
 	}
-	snprintf(err, errlen,
-		 "unknown binding '%s' (expected none, gpu, nic, remote, interleave, node:N or "
-		 "cpus:LIST)", v);
+	numa_bind_list(perr, sizeof(perr), ", ", " or ");
+	snprintf(err, errlen, "unknown binding '%s' (expected %s)", v, perr);
 	return -EINVAL;
 }
 

@@ -12,6 +12,9 @@ struct numa_opts {
 	char bind[256];  /* none | gpu | nic | remote | interleave | node:N | cpus:LIST */
 };
 
+/* The bind values in buf ("none, gpu, ..., node:N or cpus:LIST"), joined by sep, the last
+ * by last: the one spelling of the vocabulary for messages and help. */
+void numa_bind_list(char *buf, size_t len, const char *sep, const char *last);
 /* Syntax check of a bind value (no machine state needed): 0 or -EINVAL with err filled. */
 int numa_bind_check(const char *value, char *err, size_t errlen);
 
