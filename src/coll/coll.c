@@ -5,24 +5,35 @@
 #include "coll/coll.h"
 #include "util/common.h"
 
-static const char *const op_names[] = {
-    [COLL_OP_ALLREDUCE] = "allreduce",
-    [COLL_OP_WRITE_BW] = "write_bw",
-    [COLL_OP_WRITE_LAT] = "write_lat",
-    [COLL_OP_PAIRWISE] = "pairwise",
+/* The op vocabulary, [collective] op's one list: name and what the op measures. */
+static const struct {
+	const char *name;
+	const char *help;
+} ops[COLL_OP_COUNT] = {
+	[COLL_OP_ALLREDUCE] = { "allreduce", "AllReduce over every rank, sweeping sizes" },
+	[COLL_OP_WRITE_BW] = { "write_bw", "unidirectional bandwidth rank 0 -> rank 1 (like ib_write_bw)" },
+	[COLL_OP_WRITE_LAT] = { "write_lat", "half round-trip latency rank 0 <-> rank 1 (like ib_write_lat)" },
+	[COLL_OP_PAIRWISE] = { "pairwise", "write_bw and write_lat of every rank pair in turn; names the slow pairs" },
 };
 
 const char *coll_op_name(int op)
 {
-	if (op < 0 || op >= (int)ARRAY_SIZE(op_names))
+	if (op < 0 || op >= (int)ARRAY_SIZE(ops))
 		return "?";
-	return op_names[op];
+	return ops[op].name;
+}
+
+const char *coll_op_help(int op)
+{
+	if (op < 0 || op >= (int)ARRAY_SIZE(ops))
+		return "";
+	return ops[op].help;
 }
 
 int coll_op_by_name(const char *name)
 {
-	for (int i = 0; i < (int)ARRAY_SIZE(op_names); i++)
-		if (!strcasecmp(name, op_names[i]))
+	for (int i = 0; i < (int)ARRAY_SIZE(ops); i++)
+		if (!strcasecmp(name, ops[i].name))
 			return i;
 	return -EINVAL;
 }

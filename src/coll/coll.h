@@ -14,6 +14,7 @@ enum coll_op {
 	COLL_OP_WRITE_BW,   /* unidirectional point-to-point bandwidth, rank 0 -> rank 1 */
 	COLL_OP_WRITE_LAT,  /* ping-pong half round trip, rank 0 <-> rank 1 */
 	COLL_OP_PAIRWISE,   /* write_bw and write_lat of every rank pair, one pair at a time */
+	COLL_OP_COUNT,
 };
 
 enum coll_verify {
@@ -38,8 +39,10 @@ struct coll_opts {
 	int verify;                    /* enum coll_verify */
 };
 
-/* The op vocabulary, as the experiment file spells it: "allreduce", "write_bw", "write_lat". */
+/* The op vocabulary, as the experiment file spells it ("allreduce", "write_bw", ...). */
 const char *coll_op_name(int op);
+/* What op measures, for `gradsync keys` ("" when unknown). */
+const char *coll_op_help(int op);
 int coll_op_by_name(const char *name); /* -EINVAL when unknown */
 
 /*

@@ -43,13 +43,6 @@ static const struct cfg_choice redop_choices[] = {
 	{ "avg", REDOP_AVG, "sum divided by the number of ranks (DDP's gradient averaging)" },
 };
 
-static const struct cfg_choice op_choices[] = {
-	{ "allreduce", COLL_OP_ALLREDUCE, "AllReduce over every rank, sweeping sizes" },
-	{ "write_bw", COLL_OP_WRITE_BW, "unidirectional bandwidth rank 0 -> rank 1 (like ib_write_bw)" },
-	{ "write_lat", COLL_OP_WRITE_LAT, "half round-trip latency rank 0 <-> rank 1 (like ib_write_lat)" },
-	{ "pairwise", COLL_OP_PAIRWISE, "write_bw and write_lat of every rank pair in turn; names the slow pairs" },
-};
-
 static const struct cfg_choice verify_choices[] = {
 	{ "first", VERIFY_FIRST, "check the result of the first iteration of each size" },
 	{ "all", VERIFY_ALL, "check every iteration (slower)" },
@@ -196,7 +189,7 @@ static const struct cfg_key keys[] = {
 	  .same_on_all_ranks = true },
 
 	/* [collective] */
-	{ "collective", "op", CFG_ENUM, "allreduce", "", UNBOUNDED, CHOICES(op_choices),
+	{ "collective", "op", CFG_ENUM, "allreduce", "", UNBOUNDED, .choice_at = vocab_op_at,
 	  .sweepable = true, FIELD(collective, op), .help = "what is measured when model = none",
 	  .same_on_all_ranks = true },
 	{ "collective", "algorithm", CFG_ENUM, "auto", "", UNBOUNDED, .choice_at = vocab_algo_at,

@@ -16,6 +16,7 @@
 #include "workload/costmodel.h"
 #include "workload/gpu_profile.h"
 #include "workload/model.h"
+#include "coll/coll.h"
 #include "coll/schedule.h"
 #include "launch/launch.h"
 #include "topo/gdr.h"
@@ -155,6 +156,14 @@ bool vocab_algo_at(size_t i, struct cfg_choice *out)
 	if (i >= ALGO_COUNT)
 		return false;
 	*out = (struct cfg_choice){ sched_algo_name((int)i), (int)i, sched_algo_help((int)i) };
+	return true;
+}
+
+bool vocab_op_at(size_t i, struct cfg_choice *out)
+{
+	if (i >= COLL_OP_COUNT)
+		return false;
+	*out = (struct cfg_choice){ coll_op_name((int)i), (int)i, coll_op_help((int)i) };
 	return true;
 }
 

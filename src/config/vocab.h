@@ -1,6 +1,6 @@
 /*
  * Vocabularies the key table reads from lower layers (models, algorithms,
- * transports, precisions, GDR levels) and the syntax checks of string-valued keys.
+ * ops, transports, precisions, GDR levels) and the syntax checks of string-valued keys.
  */
 #ifndef GS_CONFIG_VOCAB_H
 #define GS_CONFIG_VOCAB_H
@@ -13,6 +13,7 @@ struct cfg_choice;
 bool vocab_model_at(size_t i, struct cfg_choice *out);
 bool vocab_algo_at(size_t i, struct cfg_choice *out);
 bool vocab_transport_at(size_t i, struct cfg_choice *out);
+bool vocab_op_at(size_t i, struct cfg_choice *out);
 bool vocab_precision_at(size_t i, struct cfg_choice *out);
 bool vocab_gdr_level_at(size_t i, struct cfg_choice *out);
 
