@@ -23,13 +23,6 @@ static const struct cfg_choice bool_choices[] = {
 	{ "off", 0, "disabled" },
 };
 
-static const struct cfg_choice dtype_choices[] = {
-	{ "f32", DT_F32, "32-bit IEEE float" },
-	{ "f16", DT_F16, "16-bit IEEE half" },
-	{ "bf16", DT_BF16, "bfloat16" },
-	{ "f64", DT_F64, "64-bit IEEE double" },
-};
-
 static const struct cfg_choice grad_dtype_choices[] = {
 	{ "auto", GRAD_DTYPE_AUTO,
 	  "the parameters' dtype, what DDP reduces: bf16 under precision = bf16, else f32 (autocast keeps fp32 parameters)" },
@@ -195,7 +188,7 @@ static const struct cfg_key keys[] = {
 	{ "collective", "algorithm", CFG_ENUM, "auto", "", UNBOUNDED, .choice_at = vocab_algo_at,
 	  .sweepable = true, FIELD(collective, algo), .help = "AllReduce algorithm",
 	  .same_on_all_ranks = true },
-	{ "collective", "dtype", CFG_ENUM, "f32", "", UNBOUNDED, CHOICES(dtype_choices),
+	{ "collective", "dtype", CFG_ENUM, "f32", "", UNBOUNDED, .choice_at = vocab_dtype_at,
 	  .sweepable = true, FIELD(collective, dtype), .help = "element type of the benchmark",
 	  .same_on_all_ranks = true },
 	{ "collective", "reduce_op", CFG_ENUM, "sum", "", UNBOUNDED, CHOICES(redop_choices),

@@ -11,6 +11,7 @@
 #include "config/keys.h"
 #include "config/vocab.h"
 #include "util/common.h"
+#include "util/dtype.h"
 #include "util/units.h"
 #include "util/threshold.h"
 #include "workload/costmodel.h"
@@ -156,6 +157,14 @@ bool vocab_algo_at(size_t i, struct cfg_choice *out)
 	if (i >= ALGO_COUNT)
 		return false;
 	*out = (struct cfg_choice){ sched_algo_name((int)i), (int)i, sched_algo_help((int)i) };
+	return true;
+}
+
+bool vocab_dtype_at(size_t i, struct cfg_choice *out)
+{
+	if (i >= DT_COUNT)
+		return false;
+	*out = (struct cfg_choice){ dtype_name((enum dtype)i), (int)i, dtype_row((enum dtype)i)->help };
 	return true;
 }
 

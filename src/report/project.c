@@ -10,6 +10,7 @@
 #include "report/predict.h"
 #include "report/project.h"
 #include "report/sections.h"
+#include "util/dtype.h"
 #include "util/strutil.h"
 
 /* A config value as text: keys hold dots ("workload.overlap"), so no dotted path. */
@@ -62,11 +63,12 @@ static struct tier_pipe case_pipe(const json_t *c)
 	return (struct tier_pipe){ ch > 0 ? ch : 2, chunk > 0 ? chunk : 0 };
 }
 
+/* Bytes of a row's element type; 4 when it names none. */
 static size_t dtype_bytes(const char *dt)
 {
-	if (!strcmp(dt, "f64"))
-		return 8;
-	return !strcmp(dt, "f16") || !strcmp(dt, "bf16") ? 2 : 4;
+	int t = dtype_find(dt);
+
+	return t < 0 ? 4 : dtype_size((enum dtype)t);
 }
 
 /* A row's time in seconds: p50 (robust with few iterations), else the mean. */

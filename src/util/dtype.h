@@ -3,6 +3,7 @@
 #define GS_UTIL_DTYPE_H
 
 #include <stddef.h>
+#include <string.h>
 
 enum dtype {
 	DT_F32 = 0,
@@ -18,18 +19,42 @@ enum redop {
 	REDOP_COUNT,
 };
 
+/* The element types' one table: name (as the experiment file and report.json spell it),
+ * bytes, and what it is ([collective] dtype's help). */
+struct dtype_row {
+	const char *name;
+	size_t size;
+	const char *help;
+};
+
+static inline const struct dtype_row *dtype_row(enum dtype t)
+{
+	static const struct dtype_row rows[DT_COUNT] = {
+		[DT_F32] = { "f32", 4, "32-bit IEEE float" },
+		[DT_F16] = { "f16", 2, "16-bit IEEE half" },
+		[DT_BF16] = { "bf16", 2, "bfloat16" },
+		[DT_F64] = { "f64", 8, "64-bit IEEE double" },
+	};
+	return &rows[t];
+}
+
 static inline size_t dtype_size(enum dtype t)
 {
-	static const size_t sz[DT_COUNT] = { [DT_F32] = 4, [DT_F16] = 2, [DT_BF16] = 2, [DT_F64] = 8 };
-	return sz[t];
+	return dtype_row(t)->size;
 }
 
 static inline const char *dtype_name(enum dtype t)
 {
-	static const char *const n[DT_COUNT] = {
-		[DT_F32] = "f32", [DT_F16] = "f16", [DT_BF16] = "bf16", [DT_F64] = "f64",
-	};
-	return n[t];
+	return dtype_row(t)->name;
+}
+
+/* The dtype named name, or -1. */
+static inline int dtype_find(const char *name)
+{
+	for (int t = 0; t < DT_COUNT; t++)
+		if (!strcmp(dtype_row((enum dtype)t)->name, name))
+			return t;
+	return -1;
 }
 
 static inline const char *redop_name(enum redop op)
