@@ -13,20 +13,22 @@
 #include "util/threshold.h"
 #include "util/units.h"
 
-
 static void usage(FILE *f)
 {
-	fputs("usage: gradsync report RUN_DIR|report.json ... [options]\n"
-	      "  --baseline CASE       case every speed-up is measured against (default:\n"
-	      "                        each case's baseline under its run's [matrix] baseline)\n"
-	      "  --format LIST         table,md,csv,html (default: table; with --out: all)\n"
-	      "  --out DIR             where report.md/csv/html go; required for them\n"
-	      "                        (--out . for the working directory); existing\n"
-	      "                        files are never overwritten\n"
-	      "  --min-busbw X         20GB/s or 80% (of each case's bound), every size or\n"
-	      "                        those of '@ 64MiB..' / '@ 4KiB..1MiB': exit 1 below it\n"
-	      "  --project-ranks LIST  2,4,8,16: project workload cases to these rank counts\n",
-	      f);
+	char formats[64];
+
+	report_format_list(formats, sizeof(formats), ",");
+	fprintf(f, "usage: gradsync report RUN_DIR|report.json ... [options]\n"
+		   "  --baseline CASE       case every speed-up is measured against (default:\n"
+		   "                        each case's baseline under its run's [matrix] baseline)\n"
+		   "  --format LIST         %s (default: table; with --out: all)\n"
+		   "  --out DIR             where report.md/csv/html go; required for them\n"
+		   "                        (--out . for the working directory); existing\n"
+		   "                        files are never overwritten\n"
+		   "  --min-busbw X         20GB/s or 80%% (of each case's bound), every size or\n"
+		   "                        those of '@ 64MiB..' / '@ 4KiB..1MiB': exit 1 below it\n"
+		   "  --project-ranks LIST  2,4,8,16: project workload cases to these rank counts\n",
+		formats);
 }
 
 static int parse_ranks(const char *s, struct report_opts *o)
@@ -49,19 +51,14 @@ static int parse_ranks(const char *s, struct report_opts *o)
 /* Every name in the list is a format this verb writes. */
 static bool formats_ok(const char *list)
 {
-	static const char *const known[] = { "table", "md", "csv", "html" };
 	char buf[128], *tok, *save = NULL;
-	size_t i;
 
 	if (!*list)
 		return false; /* --format "" is no format, not the default */
 	snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		for (i = 0; i < ARRAY_SIZE(known) && strcmp(known[i], tok); i++)
-			;
-		if (i == ARRAY_SIZE(known))
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+		if (!report_format_writable(tok))
 			return false;
-	}
 	return true;
 }
 
@@ -100,8 +97,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'f':
 			if (!formats_ok(optarg)) {
-				fprintf(stderr, "gradsync report: --format '%s': want a list of "
-						"table, md, csv, html\n", optarg);
+				report_format_list(exist, sizeof(exist), ", ");
+				fprintf(stderr, "gradsync report: --format '%s': want a list of %s\n",
+					optarg, exist);
 				return GS_EXIT_USAGE;
 			}
 			snprintf(o.formats, sizeof(o.formats), "%s", optarg);
@@ -141,10 +139,11 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "gradsync report: --min-busbw: %s\n", exist);
 		return GS_EXIT_USAGE;
 	}
-	if (!o.formats[0])
-		snprintf(o.formats, sizeof(o.formats), "%s", out ? "table,md,csv,html" : "table");
-	if (!out && (report_has_format(o.formats, "md") || report_has_format(o.formats, "csv") ||
-		     report_has_format(o.formats, "html"))) {
+	if (!o.formats[0] && out)
+		report_format_list(o.formats, sizeof(o.formats), ",");
+	else if (!o.formats[0])
+		snprintf(o.formats, sizeof(o.formats), "table");
+	if (!out && report_formats_write_files(o.formats)) {
 		fprintf(stderr, "gradsync report: --format %s writes files: say where with --out "
 				"DIR (--out . for the working directory)\n", o.formats);
 		return GS_EXIT_USAGE;

@@ -15,6 +15,7 @@
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/log.h"
+#include "util/strutil.h"
 
 /* Run name from a path: "results/quick-2026/report.json" -> "quick-2026", "a/x.json" -> "x". */
 static void run_name_from_path(const char *path, char *name, size_t len)
@@ -380,6 +381,33 @@ static int write_one(const char *dir, const char *file, report_writer_fn fn,
 	return ret;
 }
 
+bool report_format_writable(const char *fmt)
+{
+	if (!strcmp(fmt, "table"))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(report_files); i++)
+		if (!strcmp(fmt, report_files[i].format))
+			return true;
+	return false;
+}
+
+void report_format_list(char *buf, size_t len, const char *sep)
+{
+	size_t off = 0;
+
+	str_appendf(buf, len, &off, "table");
+	for (size_t i = 0; i < ARRAY_SIZE(report_files); i++)
+		str_appendf(buf, len, &off, "%s%s", sep, report_files[i].format);
+}
+
+bool report_formats_write_files(const char *formats)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(report_files); i++)
+		if (report_has_format(formats, report_files[i].format))
+			return true;
+	return false;
+}
+
 int report_files_existing(const char *dir, const struct report_opts *o, char *buf, size_t len)
 {
 	char path[PATH_MAX];
@@ -411,7 +439,7 @@ int report_write_set(const char *dir, const struct report_set *s, const struct r
 		if (ret && !first)
 			first = ret;
 	}
-	for (i = 0; i < sizeof(report_files) / sizeof(report_files[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(report_files); i++) {
 		if (!report_has_format(o->formats, report_files[i].format))
 			continue;
 		ret = write_one(dir, report_files[i].file, report_files[i].write, s, o, keep);

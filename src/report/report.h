@@ -88,6 +88,13 @@ int report_write_html(FILE *f, const struct report_set *s, const struct report_o
 /* True when the comma/space separated list `formats` names `fmt`. */
 bool report_has_format(const char *formats, const char *fmt);
 
+/* Is fmt one that report_write_set writes (table, or a file: md, csv, html)? */
+bool report_format_writable(const char *fmt);
+/* The formats report_write_set writes, joined by sep: "table,md,csv,html". */
+void report_format_list(char *buf, size_t len, const char *sep);
+/* Does the list `formats` name a format that writes a file (md, csv, html)? */
+bool report_formats_write_files(const char *formats);
+
 /*
  * Write the formats of o->formats for set s into dir: md -> report.md,
  * csv -> report.csv, html -> report.html, table -> stdout (json is the run's
