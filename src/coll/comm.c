@@ -115,12 +115,7 @@ out_destroy:
 	coll_comm_destroy(c);
 	return NULL;
 out_free:
-	free(c->peer_tp);
-	free(c->peer_ti);
-	free(c->slots);
-	free(c->wait);
-	free(c->xlog.x);
-	free(c);
+	coll_comm_destroy(c); /* nothing cached yet: frees what the callocs got */
 out_nomem:
 	log_err(LOG_COLL, "coll_comm_create rank=%d: out of memory", cfg->rank);
 	return NULL;
