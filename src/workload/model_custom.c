@@ -24,18 +24,30 @@ static void trim(const char **s, const char **e)
 		(*e)--;
 }
 
-static int parse_count(const char *s, const char *e, int64_t *out)
+/* The trimmed span [s, e) as a string in buf: its length, or -EINVAL (empty, too long). */
+static int span_str(const char *s, const char *e, char *buf, size_t len)
 {
-	char buf[32], *end;
-	double mult = 1, v;
 	size_t n;
 
 	trim(&s, &e);
 	n = (size_t)(e - s);
-	if (!n || n >= sizeof(buf))
+	if (!n || n >= len)
 		return -EINVAL;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
+	return (int)n;
+}
+
+static int parse_count(const char *s, const char *e, int64_t *out)
+{
+	char buf[32], *end;
+	double mult = 1, v;
+	int len = span_str(s, e, buf, sizeof(buf));
+	size_t n;
+
+	if (len < 0)
+		return len;
+	n = (size_t)len;
 	switch (buf[n - 1]) {
 	case 'k': case 'K': mult = 1e3; buf[--n] = '\0'; break;
 	case 'M': mult = 1e6; buf[--n] = '\0'; break;
@@ -55,14 +67,9 @@ static int parse_count(const char *s, const char *e, int64_t *out)
 static int parse_gflops(const char *s, const char *e, double *out)
 {
 	char buf[32], *end;
-	size_t n;
 
-	trim(&s, &e);
-	n = (size_t)(e - s);
-	if (!n || n >= sizeof(buf))
+	if (span_str(s, e, buf, sizeof(buf)) < 0)
 		return -EINVAL;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
 	errno = 0;
 	*out = strtod(buf, &end);
 	if (*end || errno || !isfinite(*out) || *out < 0)
