@@ -164,13 +164,93 @@ static void comm_rail(const struct run_rank *rr, char *buf, size_t len)
 		snprintf(buf, len, "%s", rr->node.topo->nics[n].name);
 }
 
+/* Each transport kind's env for this case (its peers' use flags still all false). */
+static int comm_envs_init(struct run_rank *rr, struct run_comm *rc, bool gpu_buffers)
+{
+	for (int k = 0; k < TP_KIND_COUNT; k++) {
+		struct transport_env *env = &rc->env[k];
+
+		rc->use_peer[k] = calloc(rc->nranks, sizeof(bool));
+		if (!rc->use_peer[k])
+			return -ENOMEM;
+		env->rank = rr->li.rank;
+		env->nranks = rc->nranks;
+		env->local_rank = rr->li.local_rank;
+		env->host_of_rank = rr->host_of_rank;
+		env->use_peer = rc->use_peer[k];
+		env->job_id = rr->job_nonce ^ ((uint64_t)rr->case_index << 48);
+		env->timeout_ms = rc->timeout_ms;
+		env->opts = &rr->ecase->cfg.transport;
+		env->numa_node = -1;
+		env->abort_flag = bootstrap_abort_flag(rr->bs);
+		env->gpu_buffers = gpu_buffers;
+		env->crowded = rc->crowded;
+		comm_rail(rr, env->rail, sizeof(env->rail));
+	}
+	return 0;
+}
+
+/* Who this rank can reach, by each transport's own predicate: mine[p] bit kind. */
+static void comm_reach(const struct run_rank *rr, const struct run_comm *rc, uint32_t *mine)
+{
+	for (int p = 0; p < rc->nranks; p++) {
+		if (p == rr->li.rank)
+			continue;
+		for (size_t i = 0; i < transport_count(); i++) {
+			const struct transport_ops *ops = transport_at(i);
+
+			if (ops->can_connect(&rc->env[ops->kind], p))
+				mine[p] |= 1u << ops->kind;
+		}
+	}
+}
+
+/*
+ * One endpoint exchange per transport in use anywhere, in kind order on every rank:
+ * open and connect those this rank uses. eps holds nranks endpoints.
+ */
+static int comm_exchange(struct run_rank *rr, struct run_comm *rc, const bool *used_global,
+			 char *eps)
+{
+	int ret = 0;
+
+	for (int k = 0; k < TP_KIND_COUNT; k++) {
+		bool local = false;
+		int r2;
+		char ep[TRANSPORT_EP_MAX] = { 0 };
+		size_t eplen = sizeof(ep);
+
+		if (!used_global[k])
+			continue;
+		for (int p = 0; p < rc->nranks; p++)
+			local |= rc->use_peer[k][p];
+		if (local)
+			ret = comm_open_one(rc, k, ep, &eplen);
+		/* take part in the exchange even after a local failure, then stop together */
+		r2 = bootstrap_allgather(rr->bs, ep, eps, TRANSPORT_EP_MAX);
+		if (!ret)
+			ret = r2;
+		if (ret)
+			return ret;
+		if (local) {
+			ret = rc->tp[k].ops->connect(&rc->tp[k], eps);
+			if (ret) {
+				log_err(LOG_TRANSPORT, "connect transport %s: %s", rc->tp[k].ops->name,
+					strerror(-ret));
+				return ret;
+			}
+		}
+	}
+	return 0;
+}
+
 int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 {
 	int n = rr->li.nranks, me = rr->li.rank, want = rr->ecase->cfg.transport.kind;
 	bool used_global[TP_KIND_COUNT] = { false }, gpu_buffers;
 	uint32_t *mine = NULL, *can = NULL;
 	char *eps = NULL;
-	int ret = 0, k, p;
+	int ret = 0, p;
 
 	memset(rc, 0, sizeof(*rc));
 	rc->nranks = n;
@@ -206,41 +286,10 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 		ret = -ENOTSUP;
 		goto out;
 	}
-	for (k = 0; k < TP_KIND_COUNT; k++) {
-		struct transport_env *env = &rc->env[k];
-
-		rc->use_peer[k] = calloc(n, sizeof(bool));
-		if (!rc->use_peer[k]) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		env->rank = me;
-		env->nranks = n;
-		env->local_rank = rr->li.local_rank;
-		env->host_of_rank = rr->host_of_rank;
-		env->use_peer = rc->use_peer[k];
-		env->job_id = rr->job_nonce ^ ((uint64_t)rr->case_index << 48);
-		env->timeout_ms = (int)(rr->ecase->cfg.launch.timeout_ns / 1000000);
-		env->opts = &rr->ecase->cfg.transport;
-		env->numa_node = -1;
-		env->abort_flag = bootstrap_abort_flag(rr->bs);
-		env->gpu_buffers = gpu_buffers;
-		env->crowded = rc->crowded;
-		comm_rail(rr, env->rail, sizeof(env->rail));
-	}
-	/* who can reach whom, by each transport's own predicate */
-	for (p = 0; p < n; p++) {
-		size_t i;
-
-		if (p == me)
-			continue;
-		for (i = 0; i < transport_count(); i++) {
-			const struct transport_ops *ops = transport_at(i);
-
-			if (ops->can_connect(&rc->env[ops->kind], p))
-				mine[p] |= 1u << ops->kind;
-		}
-	}
+	ret = comm_envs_init(rr, rc, gpu_buffers);
+	if (ret)
+		goto out;
+	comm_reach(rr, rc, mine);
 	ret = bootstrap_allgather(rr->bs, mine, can, n * sizeof(*mine));
 	if (ret)
 		goto out;
@@ -259,36 +308,9 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 		rc->env[TP_IB].gdr_flush = true;
 		rc->env[TP_ROCE].gdr_flush = true;
 	}
-
-	/* one endpoint exchange per transport in use anywhere, in kind order on every rank */
-	for (k = 0; k < TP_KIND_COUNT; k++) {
-		bool local = false;
-		int r2;
-		char ep[TRANSPORT_EP_MAX] = { 0 };
-		size_t eplen = sizeof(ep);
-
-		if (!used_global[k])
-			continue;
-		for (p = 0; p < n; p++)
-			local |= rc->use_peer[k][p];
-		if (local)
-			ret = comm_open_one(rc, k, ep, &eplen);
-		/* take part in the exchange even after a local failure, then stop together */
-		r2 = bootstrap_allgather(rr->bs, ep, eps, TRANSPORT_EP_MAX);
-		if (!ret)
-			ret = r2;
-		if (ret)
-			goto out;
-		if (local) {
-			ret = rc->tp[k].ops->connect(&rc->tp[k], eps);
-			if (ret) {
-				log_err(LOG_TRANSPORT, "connect transport %s: %s", rc->tp[k].ops->name,
-					strerror(-ret));
-				goto out;
-			}
-		}
-	}
-	ret = run_gpu_comm_setup(rr, rc);
+	ret = comm_exchange(rr, rc, used_global, eps);
+	if (!ret)
+		ret = run_gpu_comm_setup(rr, rc);
 	if (!ret)
 		ret = comm_coll_create(rr, rc);
 out:
