@@ -175,6 +175,129 @@ static uint64_t test_delay_ns(const struct run_rank *rr)
 	return (uint64_t)us * 1000;
 }
 
+/*
+ * Size si of the sweep: warm-up and timed AllReduces (restored and checked where verify
+ * says), then its row appended to rows (and printed on rank 0). *done advances the
+ * progress ETA, out of work.
+ */
+static int sweep_size(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb, int si,
+		      uint64_t delay, double *done, double work, json_t *rows)
+{
+	const struct cfg *cfg = &rr->ecase->cfg;
+	const struct coll_opts *co = &cfg->collective;
+	size_t es = dtype_size(co->dtype);
+	int n = rr->li.nranks, i, ret = 0;
+	uint64_t count = co->sizes[si] / es, bytes = count * es;
+	struct run_samples *s = samples_new(bytes, co->iterations);
+	char label[32];
+	struct coll_stats cs = { 0 };
+	struct tp_stats t0, t1;
+	uint64_t cpu = 0, h0 = 0, c0 = 0;
+	bool span = false; /* a host CPU span is open (since h0) */
+	/* a thread CPU span is open (since c0): its clock is a syscall (~0.8 us on
+	 * the VM), so it is read where runs of back-to-back iterations begin and
+	 * end, not around each one, where it would delay every next AllReduce */
+	bool cpu_span = false;
+	struct coll_peer_busy *snap = calloc((size_t)n, sizeof(*snap));
+
+	if (!s || !snap) {
+		free(s);
+		free(snap);
+		return -ENOMEM;
+	}
+	units_fmt_size(bytes, label, sizeof(label));
+	for (i = 0; i < co->warmup + co->iterations && !ret; i++) {
+		bool measured = i >= co->warmup;
+		bool check = measured && (co->verify == VERIFY_ALL ||
+					  (co->verify == VERIFY_FIRST && i == co->warmup));
+		uint64_t a;
+
+		/* The input is restored (untimed) only where a check needs it, then
+		 * the ranks meet so that one rank's restore is not another's time;
+		 * between, iterations run back to back on their own output, as a
+		 * training job's AllReduces do (float sums stay full speed). */
+		if (i == 0 || check) {
+			ret = restore_input(rc, bb, bytes);
+			if (i == 0)
+				run_links_prepare(rc); /* ms when cold: the barrier absorbs it */
+			if (!ret && measured && !span) {
+				h0 = host_busy_ns(); /* read before the barrier absorbs it */
+				span = true;
+			}
+			if (!ret)
+				ret = bootstrap_barrier(rr->bs);
+			if (ret)
+				break;
+		}
+		if (i == co->warmup) {
+			run_comm_stats(rc, &t0);
+			run_links_snap(rc, snap);
+		}
+		if (measured && !span) {
+			h0 = host_busy_ns();
+			span = true;
+		}
+		*done += bytes + 65536.0;
+		progress_tick(&rr->progress, label, i + 1, co->warmup + co->iterations,
+			      *done / work);
+		if (delay)
+			time_sleep_ns(delay);
+		if (measured && !cpu_span) {
+			c0 = time_thread_cpu_ns();
+			cpu_span = true;
+		}
+		a = time_now_ns();
+		ret = run_comm_allreduce(rc, &bb->work, 0, &bb->scratch, count, co->dtype,
+					 co->redop, co, &cs);
+		if (!measured || ret)
+			continue;
+		s->ns[i - co->warmup] = time_now_ns() - a;
+		if (check || i == co->warmup + co->iterations - 1) {
+			cpu += time_thread_cpu_ns() - c0;
+			cpu_span = false;
+		}
+		s->bytes_sent += cs.bytes_sent;
+		if (check) {
+			uint64_t first, bad;
+			double got;
+
+			/* host CPU counts the timed spans only, not checks and restores */
+			samples_host_cpu(rr, s, h0);
+			span = false;
+
+			ret = check_result(rr, rc, bb, count, &bad, &first, &got);
+			if (ret)
+				break;
+			if (bad && s->first_wrong < 0) {
+				s->first_wrong = (int64_t)first;
+				log_err(LOG_COLL,
+					"verification of %llu bytes: %llu wrong elements, first at index %llu (got %g, expected %g)",
+					(unsigned long long)bytes, (unsigned long long)bad,
+					(unsigned long long)first, got,
+					verify_expected(first, co->dtype, co->redop,
+							cfg->experiment.seed, n));
+			}
+			s->wrong += bad;
+		}
+	}
+	if (!ret) {
+		if (span)
+			samples_host_cpu(rr, s, h0);
+		run_comm_stats(rc, &t1);
+		s->cpu_ns = cpu + (t1.cpu_ns - t0.cpu_ns);
+		ret = collect_row(rr, rc, s, coll_busbw_factor(co->op, n), "allreduce",
+				  run_comm_algo_name(rc, cs.algo), rows);
+		if (!ret)
+			ret = run_links_collect(rr, rc, snap,
+						json_array_get(rows, json_array_size(rows) - 1));
+		if (!ret && rr->li.rank == 0)
+			print_row(rr, json_array_get(rows, json_array_size(rows) - 1));
+	}
+	free(snap);
+	free(s);
+	return ret;
+}
+
 static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb,
 			   json_t *rows)
 {
@@ -183,7 +306,7 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 	const struct cfg *cfg = &rr->ecase->cfg;
 	const struct coll_opts *co = &cfg->collective;
 	size_t es = dtype_size(co->dtype);
-	int n = rr->li.nranks, si, i, ret = 0;
+	int n = rr->li.nranks, si, ret = 0;
 
 	if (rc->gpu.ctx) {
 		ret = gpu_fill(bb->pristine, bb->max / es, 0, co->dtype, cfg->experiment.seed,
@@ -200,117 +323,8 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 	progress_row(&rr->progress, "%10s %12s %5s %4s %11s %11s %11s %8s %8s %7s %7s %6s", "size",
 		     "count", "type", "op", "avg us", "p50 us", "p99 us", "algbw", "busbw",
 		     "#wrong", "slowest", "spread");
-	for (si = 0; si < co->nsizes && !ret; si++) {
-		uint64_t count = co->sizes[si] / es, bytes = count * es;
-		struct run_samples *s = samples_new(bytes, co->iterations);
-		char label[32];
-
-		units_fmt_size(bytes, label, sizeof(label));
-		struct coll_stats cs = { 0 };
-		struct tp_stats t0, t1;
-		uint64_t cpu = 0, h0 = 0, c0 = 0;
-		bool span = false; /* a host CPU span is open (since h0) */
-		/* a thread CPU span is open (since c0): its clock is a syscall (~0.8 us on
-		 * the VM), so it is read where runs of back-to-back iterations begin and
-		 * end, not around each one, where it would delay every next AllReduce */
-		bool cpu_span = false;
-		struct coll_peer_busy *snap = calloc((size_t)n, sizeof(*snap));
-
-		if (!s || !snap) {
-			free(s);
-			free(snap);
-			return -ENOMEM;
-		}
-		for (i = 0; i < co->warmup + co->iterations && !ret; i++) {
-			bool measured = i >= co->warmup;
-			bool check = measured && (co->verify == VERIFY_ALL ||
-						  (co->verify == VERIFY_FIRST && i == co->warmup));
-			uint64_t a;
-
-			/* The input is restored (untimed) only where a check needs it, then
-			 * the ranks meet so that one rank's restore is not another's time;
-			 * between, iterations run back to back on their own output, as a
-			 * training job's AllReduces do (float sums stay full speed). */
-			if (i == 0 || check) {
-				ret = restore_input(rc, bb, bytes);
-				if (i == 0)
-					run_links_prepare(rc); /* ms when cold: the barrier absorbs it */
-				if (!ret && measured && !span) {
-					h0 = host_busy_ns(); /* read before the barrier absorbs it */
-					span = true;
-				}
-				if (!ret)
-					ret = bootstrap_barrier(rr->bs);
-				if (ret)
-					break;
-			}
-			if (i == co->warmup) {
-				run_comm_stats(rc, &t0);
-				run_links_snap(rc, snap);
-			}
-			if (measured && !span) {
-				h0 = host_busy_ns();
-				span = true;
-			}
-			done += bytes + 65536.0;
-			progress_tick(&rr->progress, label, i + 1, co->warmup + co->iterations,
-				      done / work);
-			if (delay)
-				time_sleep_ns(delay);
-			if (measured && !cpu_span) {
-				c0 = time_thread_cpu_ns();
-				cpu_span = true;
-			}
-			a = time_now_ns();
-			ret = run_comm_allreduce(rc, &bb->work, 0, &bb->scratch, count, co->dtype,
-						 co->redop, co, &cs);
-			if (!measured || ret)
-				continue;
-			s->ns[i - co->warmup] = time_now_ns() - a;
-			if (check || i == co->warmup + co->iterations - 1) {
-				cpu += time_thread_cpu_ns() - c0;
-				cpu_span = false;
-			}
-			s->bytes_sent += cs.bytes_sent;
-			if (check) {
-				uint64_t first, bad;
-				double got;
-
-				/* host CPU counts the timed spans only, not checks and restores */
-				samples_host_cpu(rr, s, h0);
-				span = false;
-
-				ret = check_result(rr, rc, bb, count, &bad, &first, &got);
-				if (ret)
-					break;
-				if (bad && s->first_wrong < 0) {
-					s->first_wrong = (int64_t)first;
-					log_err(LOG_COLL,
-						"verification of %llu bytes: %llu wrong elements, first at index %llu (got %g, expected %g)",
-						(unsigned long long)bytes, (unsigned long long)bad,
-						(unsigned long long)first, got,
-						verify_expected(first, co->dtype, co->redop,
-								cfg->experiment.seed, n));
-				}
-				s->wrong += bad;
-			}
-		}
-		if (!ret) {
-			if (span)
-				samples_host_cpu(rr, s, h0);
-			run_comm_stats(rc, &t1);
-			s->cpu_ns = cpu + (t1.cpu_ns - t0.cpu_ns);
-			ret = collect_row(rr, rc, s, coll_busbw_factor(co->op, n), "allreduce",
-					  run_comm_algo_name(rc, cs.algo), rows);
-			if (!ret)
-				ret = run_links_collect(rr, rc, snap,
-							json_array_get(rows, json_array_size(rows) - 1));
-			if (!ret && rr->li.rank == 0)
-				print_row(rr, json_array_get(rows, json_array_size(rows) - 1));
-		}
-		free(snap);
-		free(s);
-	}
+	for (si = 0; si < co->nsizes && !ret; si++)
+		ret = sweep_size(rr, rc, bb, si, delay, &done, work, rows);
 	return ret;
 }
 
