@@ -12,13 +12,14 @@ and the larger batch no faster. Exit 0 pass, 1 fail.
 
 import math
 import os
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradsync_plan import ALL_MODELS, plan_buckets, reference_buckets_of_plan, run_plan  # noqa
+from gradsync_plan import ALL_MODELS, plan_buckets, plan_json, reference_buckets_of_plan, run_plan  # noqa
 
 EXPECT = {
     "resnet18": (11689512, 62), "resnet34": (21797672, 110), "resnet50": (25557032, 161),
@@ -37,15 +38,29 @@ CONFIGS = [
     ["--bucket-cap", "1KiB"],
 ]
 
-PRECISIONS = ["fp32", "tf32", "amp_bf16", "amp_fp16", "bf16"]
+# the built-in GPU profiles ([gpu] profile takes a FILE too, so no list of them is printed;
+# config_test holds the key's help to the profile table)
 PROFILES = ["h200", "h100", "a100", "b200"]
 BATCHES = ["1", "8"]
 
 
-def step_problems(binary, model):
+def precisions(binary):
+    """[workload] precision's values, as `gradsync keys workload` lists them."""
+    out = subprocess.run([binary, "keys", "workload"], stdout=subprocess.PIPE, check=True)
+    line = next(l for l in out.stdout.decode().splitlines() if l.split()[:1] == ["precision"])
+    return line.split(" allowed ", 1)[1].split(" (")[0].split(", ")
+
+
+def table_models(binary):
+    """The model table's presets (`plan --list --json`), without trace and custom."""
+    return [m["name"] for m in plan_json([binary, "plan", "--list", "--json"])
+            if m["family"] not in ("trace", "custom")]
+
+
+def step_problems(binary, model, precs):
     """What is wrong with the modelled step of model, every precision and profile (a list)."""
     problems = []
-    for prec in PRECISIONS:
+    for prec in precs:
         for prof in PROFILES:
             last = None
             for batch in BATCHES:
@@ -76,6 +91,11 @@ def main():
     binary = sys.argv[1]
     bad = 0
     assert sorted(EXPECT) == sorted(ALL_MODELS)
+    # a preset added to the model table needs its published counts here
+    assert sorted(table_models(binary)) == sorted(ALL_MODELS), \
+        "model table %s, references %s" % (table_models(binary), ALL_MODELS)
+    precs = precisions(binary)
+    assert "fp32" in precs and "amp_bf16" in precs, precs
     for model in ALL_MODELS:
         was = bad
         for cfg in CONFIGS:
@@ -97,7 +117,7 @@ def main():
             for p in problems:
                 print("FAIL %s %s: %s" % (model, " ".join(cfg), p))
             bad += bool(problems)
-        problems = step_problems(binary, model)
+        problems = step_problems(binary, model, precs)
         for p in problems:
             print("FAIL %s" % p)
         bad += bool(problems)
