@@ -82,6 +82,11 @@ struct cfg_key {
 	 * cannot take part in the job. Per-host keys (interface, device, compute speed)
 	 * may differ. */
 	bool same_on_all_ranks;
+	/* Transports that read the key (bits 1u << enum transport_kind; 0: every case does)
+	 * and who they are in words ("ib/roce"): `check` warns when the key is set or swept
+	 * and no case's transport reads it ([gpu] keys: nor with host buffers). */
+	unsigned int read_by;
+	const char *read_by_who;
 	bool size_auto;           /* CFG_SIZE: "auto" is accepted and stored as 0;
 				   * CFG_DURATION: stored as CFG_DURATION_AUTO */
 	size_t offset;            /* where the value lives in struct cfg */

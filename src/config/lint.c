@@ -16,39 +16,6 @@
 #include "workload/model.h"
 #include "workload/workload.h"
 
-#define ON_TCP (1u << TP_TCP)
-#define ON_SHM (1u << TP_SHM)
-#define ON_VERBS ((1u << TP_IB) | (1u << TP_ROCE))
-
-/* Keys that only one transport family reads; elsewhere they do nothing. */
-static const struct {
-	const char *section, *name;
-	unsigned int on;
-	const char *who;
-} scoped[] = {
-	{ "transport", "streams", ON_TCP, "tcp" },
-	{ "transport", "sockbuf", ON_TCP, "tcp" },
-	{ "transport", "progress", ON_TCP, "tcp" },
-	{ "transport", "tcp_interface", ON_TCP, "tcp" },
-	{ "transport", "shm_ring", ON_SHM, "shm" },
-	{ "transport", "shm_copy", ON_SHM, "shm" },
-	{ "transport", "slot_size", ON_SHM | ON_VERBS, "shm or ib/roce" },
-	{ "transport", "device", ON_VERBS, "ib/roce" },
-	{ "transport", "gid_index", 1u << TP_ROCE, "roce" },
-	{ "transport", "mtu", ON_VERBS, "ib/roce" },
-	{ "transport", "traffic_class", ON_VERBS, "ib/roce" },
-	{ "transport", "service_level", ON_VERBS, "ib/roce" },
-	{ "transport", "qps_per_peer", ON_VERBS, "ib/roce" },
-	{ "transport", "qp_depth", ON_VERBS, "ib/roce" },
-	{ "transport", "qp_timeout", ON_VERBS, "ib/roce" },
-	{ "transport", "inline_threshold", ON_VERBS, "ib/roce" },
-	{ "transport", "cq_mode", ON_VERBS, "ib/roce" },
-	{ "gpu", "gdr", ON_VERBS, "ib/roce with GPU buffers" },
-	{ "gpu", "gdr_level", ON_VERBS, "ib/roce with GPU buffers" },
-	{ "gpu", "gdr_read", ON_VERBS, "ib/roce with GPU buffers" },
-	{ "gpu", "gdr_mode", ON_VERBS, "ib/roce with GPU buffers" },
-};
-
 static void add(struct lint_result *r, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -141,39 +108,42 @@ static bool gpu_buffers(const struct cfg *c)
 	return strcmp(c->gpu.device, "none") != 0 && c->gpu.device[0];
 }
 
-/* Keys set or swept that no case's transport reads. */
+/* Keys set or swept that no case's transport reads (the key table's read_by). */
 static void lint_scoped(const struct experiment *exp, struct lint_result *r)
 {
 	char loc[PATH_MAX + 64];
 	size_t i, c;
 
-	for (i = 0; i < ARRAY_SIZE(scoped); i++) {
-		const struct cfg_key *k = cfg_key_find(scoped[i].section, scoped[i].name);
-		const struct exp_axis *ax = k ? axis_of(exp, k) : NULL;
-		bool used = false, gdr = !strcmp(scoped[i].section, "gpu");
+	for (i = 0; i < cfg_key_count(); i++) {
+		const struct cfg_key *k = cfg_key_at(i);
+		const struct exp_axis *ax;
+		bool used = false, gdr = !strcmp(k->section, "gpu");
 		int tp = -1;
 
-		if (!k || (!ax && key_is_default(exp, k)))
+		if (!k->read_by)
+			continue;
+		ax = axis_of(exp, k);
+		if (!ax && key_is_default(exp, k))
 			continue;
 		for (c = 0; c < exp->ncases && !used; c++) {
 			const struct cfg *cfg = &exp->cases[c].cfg;
 
 			tp = cfg->transport.kind;
-			used = tp == TP_AUTO || ((1u << tp) & scoped[i].on);
+			used = tp == TP_AUTO || ((1u << tp) & k->read_by);
 			if (gdr && !gpu_buffers(cfg))
 				used = false;
 		}
 		if (used || tp < 0 || tp >= TP_KIND_COUNT)
 			continue;
-		where(exp, scoped[i].section, scoped[i].name, loc, sizeof(loc));
+		where(exp, k->section, k->name, loc, sizeof(loc));
 		if (ax)
 			add(r, false, "%s: swept over %d values, but only %s reads it (transport = "
-			    "%s%s): the cases differ in name only", loc, ax->nvalues, scoped[i].who,
+			    "%s%s): the cases differ in name only", loc, ax->nvalues, k->read_by_who,
 			    transport_kind_name(tp), gdr && !gpu_buffers(&exp->cases[0].cfg) ?
 			    ", host buffers" : "");
 		else
 			add(r, false, "%s: set, but only %s reads it (transport = %s%s)", loc,
-			    scoped[i].who, transport_kind_name(tp), gdr && !gpu_buffers(&exp->base) ?
+			    k->read_by_who, transport_kind_name(tp), gdr && !gpu_buffers(&exp->base) ?
 			    ", host buffers" : "");
 	}
 }
