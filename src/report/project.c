@@ -403,7 +403,8 @@ static void tiers_table(struct rdoc *d, const struct tier_model *m, const struct
 				 why, o->force ? "projected anyway (--force)" :
 				 "nothing is projected from it (--force projects anyway)");
 		}
-		if (!(m->tier[k].ab.alpha_s > 0) && strncmp(why, "alpha", 5))
+		/* an unresolved alpha that the verdict's reason did not already name */
+		if (!(m->tier[k].ab.alpha_s > 0) && tier_fit_reason(&m->tier[k]) != FIT_WHY_ALPHA)
 			doc_text(d, RB_ITEM, "WARNING: α %s was not resolved (the fit held it at 0: the sizes show no per-step latency); its projections carry no latency term, so small sizes come out too fast",
 				 tier_name(k));
 		if ((int)v > *worst)

@@ -268,34 +268,49 @@ int tier_fit_samples(int tier, const struct tier_sample *s, int n, const struct 
 	return 0;
 }
 
+enum fit_reason tier_fit_reason(const struct tier_fit *f)
+{
+	if (!f->valid)
+		return FIT_WHY_NO_FIT;
+	if (f->ab.rel_rms > TIER_FIT_REFUSE)
+		return FIT_WHY_ERROR_REFUSED;
+	if (f->ab.rel_rms > TIER_FIT_WARN)
+		return FIT_WHY_ERROR;
+	if (!(f->ab.alpha_s > 0))
+		return FIT_WHY_ALPHA;
+	if (!(f->ab.beta_s_per_B > 0))
+		return FIT_WHY_BETA;
+	if (f->nsizes < 3)
+		return FIT_WHY_SIZES;
+	return FIT_WHY_NONE;
+}
+
 enum fit_verdict tier_fit_verdict(const struct tier_fit *f, char *why, size_t len)
 {
-	if (!f->valid) {
+	switch (tier_fit_reason(f)) {
+	case FIT_WHY_NO_FIT:
 		snprintf(why, len, "no fit");
 		return FIT_UNUSABLE;
-	}
-	if (f->ab.rel_rms > TIER_FIT_REFUSE) {
+	case FIT_WHY_ERROR_REFUSED:
 		snprintf(why, len, "fit error %.0f%% is above %.0f%%: the model does not describe these measurements",
 			 100 * f->ab.rel_rms, 100 * TIER_FIT_REFUSE);
 		return FIT_UNUSABLE;
-	}
-	if (f->ab.rel_rms > TIER_FIT_WARN) {
+	case FIT_WHY_ERROR:
 		snprintf(why, len, "fit error %.0f%% is above %.0f%%", 100 * f->ab.rel_rms,
 			 100 * TIER_FIT_WARN);
 		return FIT_POOR;
-	}
-	if (!(f->ab.alpha_s > 0)) {
+	case FIT_WHY_ALPHA:
 		snprintf(why, len, "alpha held at 0, not resolved: the small sizes show no per-step latency (sweep smaller sizes)");
 		return FIT_POOR;
-	}
-	if (!(f->ab.beta_s_per_B > 0)) {
+	case FIT_WHY_BETA:
 		snprintf(why, len, "beta held at 0: the large sizes show no bandwidth limit (sweep larger sizes)");
 		return FIT_POOR;
-	}
-	if (f->nsizes < 3) {
+	case FIT_WHY_SIZES:
 		snprintf(why, len, "%d sizes: at least 3 are needed to test a two-parameter fit",
 			 f->nsizes);
 		return FIT_POOR;
+	case FIT_WHY_NONE:
+		break;
 	}
 	why[0] = '\0';
 	return FIT_GOOD;

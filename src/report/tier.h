@@ -123,6 +123,18 @@ int tier_fit_samples(int tier, const struct tier_sample *s, int n, const struct 
 #define TIER_FIT_WARN 0.15
 #define TIER_FIT_REFUSE 0.35
 enum fit_verdict { FIT_GOOD = 0, FIT_POOR, FIT_UNUSABLE };
+/* The first check a fit fails, in the order the verdict applies them. */
+enum fit_reason {
+	FIT_WHY_NONE = 0,      /* good */
+	FIT_WHY_NO_FIT,        /* unusable: nothing fitted */
+	FIT_WHY_ERROR_REFUSED, /* unusable: error above TIER_FIT_REFUSE */
+	FIT_WHY_ERROR,         /* poor: error above TIER_FIT_WARN */
+	FIT_WHY_ALPHA,         /* poor: alpha held at 0 */
+	FIT_WHY_BETA,          /* poor: beta held at 0 */
+	FIT_WHY_SIZES,         /* poor: fewer than 3 sizes */
+};
+enum fit_reason tier_fit_reason(const struct tier_fit *f);
+/* The verdict on a fit, with its reason in words in why ("" when good). */
 enum fit_verdict tier_fit_verdict(const struct tier_fit *f, char *why, size_t len);
 
 /*

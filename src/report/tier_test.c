@@ -176,16 +176,20 @@ static void test_verdicts(void **state)
 		double alpha, beta, err;
 		int nsizes;
 		enum fit_verdict want;
+		enum fit_reason reason;
 		const char *why;
 	} t[] = {
-		{ true, 10e-6, 1e-9, 0.03, 6, FIT_GOOD, "" },
-		{ true, 10e-6, 1e-9, 0.18, 6, FIT_POOR, "fit error 18% is above 15%" },
-		{ true, 0, 1e-9, 0.03, 6, FIT_POOR, "alpha held at 0" },
-		{ true, 10e-6, 0, 0.03, 6, FIT_POOR, "beta held at 0" },
-		{ true, 10e-6, 1e-9, 0.03, 2, FIT_POOR, "2 sizes" },
+		{ true, 10e-6, 1e-9, 0.03, 6, FIT_GOOD, FIT_WHY_NONE, "" },
+		{ true, 10e-6, 1e-9, 0.18, 6, FIT_POOR, FIT_WHY_ERROR, "fit error 18% is above 15%" },
+		{ true, 0, 1e-9, 0.03, 6, FIT_POOR, FIT_WHY_ALPHA, "alpha held at 0" },
+		/* alpha unresolved too, but the error is what the verdict names */
+		{ true, 0, 1e-9, 0.18, 6, FIT_POOR, FIT_WHY_ERROR, "fit error 18% is above 15%" },
+		{ true, 10e-6, 0, 0.03, 6, FIT_POOR, FIT_WHY_BETA, "beta held at 0" },
+		{ true, 10e-6, 1e-9, 0.03, 2, FIT_POOR, FIT_WHY_SIZES, "2 sizes" },
 		/* the seed's 49%: refused */
-		{ true, 10e-6, 1e-9, 0.49, 6, FIT_UNUSABLE, "fit error 49% is above 35%" },
-		{ false, 0, 0, 0, 0, FIT_UNUSABLE, "no fit" },
+		{ true, 10e-6, 1e-9, 0.49, 6, FIT_UNUSABLE, FIT_WHY_ERROR_REFUSED,
+		  "fit error 49% is above 35%" },
+		{ false, 0, 0, 0, 0, FIT_UNUSABLE, FIT_WHY_NO_FIT, "no fit" },
 	};
 	size_t i;
 
@@ -198,6 +202,7 @@ static void test_verdicts(void **state)
 
 		assert_int_equal(tier_fit_verdict(&f, why, sizeof(why)), t[i].want);
 		assert_non_null(strstr(why, t[i].why));
+		assert_int_equal(tier_fit_reason(&f), t[i].reason);
 	}
 }
 
