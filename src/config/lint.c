@@ -16,17 +16,20 @@
 #include "workload/model.h"
 #include "workload/workload.h"
 
-static void add(struct lint_result *r, bool error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void add(struct lint_result *r, bool error, const char *loc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-static void add(struct lint_result *r, bool error, const char *fmt, ...)
+/* One message about what loc ("FILE:LINE: section.key") names; a repeat is dropped. */
+static void add(struct lint_result *r, bool error, const char *loc, const char *fmt, ...)
 {
 	char text[sizeof(r->msg[0].text)];
+	size_t off = 0;
 	va_list ap;
 	int i;
 
+	str_appendf(text, sizeof(text), &off, "%s: ", loc);
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	str_vappendf(text, sizeof(text), &off, fmt, ap);
 	va_end(ap);
 	for (i = 0; i < r->n; i++)
 		if (!strcmp(r->msg[i].text, text))
@@ -34,6 +37,7 @@ static void add(struct lint_result *r, bool error, const char *fmt, ...)
 	if (r->n == LINT_MAX_MSGS)
 		return;
 	r->msg[r->n].error = error;
+	r->msg[r->n].where_len = strlen(loc);
 	snprintf(r->msg[r->n].text, sizeof(r->msg[0].text), "%s", text);
 	r->n++;
 	r->nerrors += error;
@@ -81,8 +85,8 @@ static void lint_sizes(const struct experiment *exp, struct lint_result *r)
 			if (co->sizes[i] % es == 0)
 				continue;
 			where(exp, "collective", "sizes", loc, sizeof(loc));
-			add(r, true, "%s: %llu bytes is not a whole number of %s elements (%zu bytes "
-			    "each)%s; use a multiple of %zu", loc, (unsigned long long)co->sizes[i],
+			add(r, true, loc, "%llu bytes is not a whole number of %s elements (%zu bytes "
+			    "each)%s; use a multiple of %zu", (unsigned long long)co->sizes[i],
 			    dtype_name(co->dtype), es, co->sizes[i] < es ? ", not even one" : "",
 			    es);
 		}
@@ -137,12 +141,12 @@ static void lint_scoped(const struct experiment *exp, struct lint_result *r)
 			continue;
 		where(exp, k->section, k->name, loc, sizeof(loc));
 		if (ax)
-			add(r, false, "%s: swept over %d values, but only %s reads it (transport = "
-			    "%s%s): the cases differ in name only", loc, ax->nvalues, k->read_by_who,
+			add(r, false, loc, "swept over %d values, but only %s reads it (transport = "
+			    "%s%s): the cases differ in name only", ax->nvalues, k->read_by_who,
 			    transport_kind_name(tp), gdr && !gpu_buffers(&exp->cases[0].cfg) ?
 			    ", host buffers" : "");
 		else
-			add(r, false, "%s: set, but only %s reads it (transport = %s%s)", loc,
+			add(r, false, loc, "set, but only %s reads it (transport = %s%s)",
 			    k->read_by_who, transport_kind_name(tp), gdr && !gpu_buffers(&exp->base) ?
 			    ", host buffers" : "");
 	}
@@ -218,10 +222,10 @@ static void lint_unread_keys(const struct experiment *exp, struct lint_result *r
 		where(exp, k->section, k->name, loc, sizeof(loc));
 		unread_why(cfg, k, why, sizeof(why));
 		if (ax)
-			add(r, false, "%s: swept over %d values, but %s: the cases differ in name only",
-			    loc, ax->nvalues, why);
+			add(r, false, loc, "swept over %d values, but %s: the cases differ in name only",
+			    ax->nvalues, why);
 		else
-			add(r, false, "%s: set, but %s", loc, why);
+			add(r, false, loc, "set, but %s", why);
 	}
 }
 
@@ -237,15 +241,15 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 		/* NCCL reduces GPU memory only: stop here, not after ncclCommInitRank */
 		if (tp == TP_NCCL && !gpu_buffers(cfg)) {
 			where(exp, "transport", "transport", loc, sizeof(loc));
-			add(r, true, "%s: nccl needs GPU buffers, but [gpu] device = none in case "
-			    "%s (set device = auto)", loc, exp->cases[c].name);
+			add(r, true, loc, "nccl needs GPU buffers, but [gpu] device = none in case "
+			    "%s (set device = auto)", exp->cases[c].name);
 		}
 		/* gemm and spin play the ops on the GPU: without one the case fails at its start */
 		if ((cfg->workload.compute == COMPUTE_GEMM || cfg->workload.compute == COMPUTE_SPIN) &&
 		    strcmp(cfg->workload.model, "none") && !gpu_buffers(cfg)) {
 			where(exp, "workload", "compute", loc, sizeof(loc));
-			add(r, true, "%s: %s plays the model's ops on the GPU, but [gpu] device = "
-			    "none in case %s (set device = auto, or compute = sleep)", loc,
+			add(r, true, loc, "%s plays the model's ops on the GPU, but [gpu] device = "
+			    "none in case %s (set device = auto, or compute = sleep)",
 			    cfg->workload.compute == COMPUTE_GEMM ? "gemm" : "spin",
 			    exp->cases[c].name);
 		}
@@ -253,11 +257,11 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 			continue;
 		where(exp, "gpu", "gdr", loc, sizeof(loc));
 		if (!gpu_buffers(cfg))
-			add(r, true, "%s: on needs GPU buffers, but [gpu] device = none (set device = "
-			    "auto, or gdr = auto)", loc);
+			add(r, true, loc, "on needs GPU buffers, but [gpu] device = none (set device = "
+			    "auto, or gdr = auto)");
 		else if (tp != TP_AUTO && tp != TP_IB && tp != TP_ROCE)
-			add(r, true, "%s: on needs transport ib or roce (GPUDirect RDMA), case %s "
-			    "uses %s", loc, exp->cases[c].name, transport_kind_name(tp));
+			add(r, true, loc, "on needs transport ib or roce (GPUDirect RDMA), case %s "
+			    "uses %s", exp->cases[c].name, transport_kind_name(tp));
 	}
 }
 
@@ -281,7 +285,7 @@ static void lint_numa(const struct experiment *exp, const struct lint_node *node
 			continue;
 		where(exp, "numa", "bind", loc, sizeof(loc));
 		if (numa_bind_plan(&cfg->numa, node->topo, -1, -1, &plan)) {
-			add(r, true, "%s: %s", loc, plan.reason);
+			add(r, true, loc, "%s", plan.reason);
 			continue;
 		}
 		if (!plan.pin_cpus)
@@ -289,8 +293,8 @@ static void lint_numa(const struct experiment *exp, const struct lint_node *node
 		for (size_t w = 0; w < ARRAY_SIZE(plan.cpumask); w++)
 			n += __builtin_popcountl(plan.cpumask[w]);
 		if (n < cfg->launch.local_ranks)
-			add(r, false, "%s: %s pins all %d local ranks to %d CPU%s: they take turns "
-			    "on %s", loc, b, cfg->launch.local_ranks, n, n == 1 ? "" : "s",
+			add(r, false, loc, "%s pins all %d local ranks to %d CPU%s: they take turns "
+			    "on %s", b, cfg->launch.local_ranks, n, n == 1 ? "" : "s",
 			    n == 1 ? "it" : "them");
 	}
 }
@@ -312,8 +316,8 @@ static void lint_p2p_ranks(const struct experiment *exp, const struct lint_node 
 		    cfg->launch.local_ranks > 1)
 			continue;
 		where(exp, "launch", "local_ranks", loc, sizeof(loc));
-		add(r, node->local, "%s: op = %s needs 2 ranks, and local_ranks = 1 starts one%s",
-		    loc, coll_op_name(cfg->collective.op),
+		add(r, node->local, loc, "op = %s needs 2 ranks, and local_ranks = 1 starts one%s",
+		    coll_op_name(cfg->collective.op),
 		    node->local ? "" : " when no launcher starts more");
 		return;
 	}
@@ -323,7 +327,7 @@ static void lint_p2p_ranks(const struct experiment *exp, const struct lint_node 
  * contradicts itself (transport=tcp,transport=shm). */
 static void lint_unmatched(const struct experiment *exp, struct lint_result *r)
 {
-	char label[128], txt[512];
+	char loc[PATH_MAX + 64], label[128], txt[512];
 	size_t off;
 	int i, j;
 
@@ -338,8 +342,10 @@ static void lint_unmatched(const struct experiment *exp, struct lint_result *r)
 			str_appendf(txt, sizeof(txt), &off, "%s%s=%s", j ? "," : "",
 				    experiment_key_label(c->key[j], label, sizeof(label)),
 				    c->value[j]);
-		add(r, false, "%s:%d: matrix.exclude: '%s' matches no combination of the axes, "
-		    "so it excludes nothing", experiment_cond_file(exp, c), c->line, txt);
+		snprintf(loc, sizeof(loc), "%s:%d: matrix.exclude", experiment_cond_file(exp, c),
+			 c->line);
+		add(r, false, loc, "'%s' matches no combination of the axes, so it excludes nothing",
+		    txt);
 	}
 }
 
@@ -365,8 +371,8 @@ static void lint_threshold(const struct experiment *exp, struct lint_result *r)
 			continue;
 		where(exp, "report", "min_busbw", loc, sizeof(loc));
 		threshold_range_text(&t, range, sizeof(range));
-		add(r, true, "%s: the range %s holds none of the sizes of case %s, which could "
-		    "only fail it", loc, range, exp->cases[c].name);
+		add(r, true, loc, "the range %s holds none of the sizes of case %s, which could "
+		    "only fail it", range, exp->cases[c].name);
 	}
 }
 
@@ -387,8 +393,8 @@ static void lint_conds(const struct experiment *exp, struct lint_result *r)
 			snprintf(loc, sizeof(loc), "%s:%d: matrix.%s",
 				 experiment_cond_file(exp, cond), cond->line,
 				 i < 0 ? "baseline" : "exclude");
-			add(r, true, "%s: %s is not a [matrix] axis, so it matches every case or "
-			    "none (%s)", loc, experiment_key_label(cond->key[j], label,
+			add(r, true, loc, "%s is not a [matrix] axis, so it matches every case or "
+			    "none (%s)", experiment_key_label(cond->key[j], label,
 								    sizeof(label)),
 			    exp->naxes ? "name a swept key" : "the matrix sweeps nothing");
 		}
@@ -415,15 +421,12 @@ int lint_print(FILE *f, const struct lint_result *r)
 	int i;
 
 	for (i = 0; i < r->n; i++) {
-		const char *t = r->msg[i].text, *sep = strstr(t, ": ");
+		const struct lint_msg *m = &r->msg[i];
+		size_t n = strlen(m->text), w = m->where_len < n ? m->where_len : n;
 
 		/* "FILE:LINE: key: error: what" */
-		sep = sep ? strstr(sep + 2, ": ") : NULL;
-		if (sep)
-			fprintf(f, "%.*s: %s: %s\n", (int)(sep - t), t,
-				r->msg[i].error ? "error" : "warning", sep + 2);
-		else
-			fprintf(f, "%s: %s\n", r->msg[i].error ? "error" : "warning", t);
+		fprintf(f, "%.*s: %s: %s\n", (int)w, m->text, m->error ? "error" : "warning",
+			w + 2 <= n ? m->text + w + 2 : "");
 	}
 	return r->nerrors;
 }

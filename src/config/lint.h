@@ -29,6 +29,7 @@ struct topo;
 
 struct lint_msg {
 	bool error;
+	size_t where_len; /* text opens with the location ("FILE:LINE: key") this long, then ": " */
 	char text[640];
 };
 
