@@ -175,6 +175,9 @@ static uint64_t test_delay_ns(const struct run_rank *rr)
 	return (uint64_t)us * 1000;
 }
 
+/* ETA weight of an iteration: its bytes plus a latency floor worth 64 KiB. */
+#define ETA_FLOOR_BYTES 65536.0
+
 /*
  * Size si of the sweep: warm-up and timed AllReduces (restored and checked where verify
  * says), then its row appended to rows (and printed on rank 0). *done advances the
@@ -237,7 +240,7 @@ static int sweep_size(struct run_rank *rr, struct run_comm *rc, struct bench_buf
 			h0 = host_busy_ns();
 			span = true;
 		}
-		*done += bytes + 65536.0;
+		*done += bytes + ETA_FLOOR_BYTES;
 		progress_tick(&rr->progress, label, i + 1, co->warmup + co->iterations,
 			      *done / work);
 		if (delay)
@@ -317,9 +320,8 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 		verify_fill(bb->pristine, bb->max / es, 0, co->dtype, co->redop,
 			    cfg->experiment.seed, rr->li.rank, n);
 	}
-	/* ETA weight of an iteration: its bytes plus a latency floor worth 64 KiB */
 	for (si = 0; si < co->nsizes; si++)
-		work += (co->sizes[si] + 65536.0) * (co->warmup + co->iterations);
+		work += (co->sizes[si] + ETA_FLOOR_BYTES) * (co->warmup + co->iterations);
 	progress_row(&rr->progress, "%10s %12s %5s %4s %11s %11s %11s %8s %8s %7s %7s %6s", "size",
 		     "count", "type", "op", "avg us", "p50 us", "p99 us", "algbw", "busbw",
 		     "#wrong", "slowest", "spread");
