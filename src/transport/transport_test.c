@@ -45,6 +45,9 @@ static void test_lookup(void **state)
 		}
 		assert_int_equal(nrows, 1);
 	}
+	/* each transport's ops name is its kind's name in that one vocabulary */
+	for (size_t i = 0; transport_at(i); i++)
+		assert_string_equal(transport_at(i)->name, transport_kind_name(transport_at(i)->kind));
 }
 
 static void test_order(void **state)
