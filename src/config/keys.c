@@ -48,13 +48,6 @@ static const struct cfg_choice verify_choices[] = {
 	{ "off", VERIFY_OFF, "no checking" },
 };
 
-static const struct cfg_choice compute_choices[] = {
-	{ "none", COMPUTE_NONE, "no compute: communication alone" },
-	{ "sleep", COMPUTE_SLEEP, "replay the modelled compute timeline by sleeping (CPU-only nodes)" },
-	{ "gemm", COMPUTE_GEMM, "our tensor-core GEMM sized to each layer (GPU)" },
-	{ "spin", COMPUTE_SPIN, "a kernel occupying the SMs for the modelled time (GPU)" },
-};
-
 static const struct cfg_choice mtu_choices[] = {
 	{ "auto", 0, "the port's active MTU" },
 	{ "256", 256, "" }, { "512", 512, "" }, { "1024", 1024, "" },
@@ -139,7 +132,7 @@ static const struct cfg_key keys[] = {
 	{ "workload", "grad_dtype", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(grad_dtype_choices),
 	  .sweepable = true, FIELD(workload, grad_dtype), .help = "gradient element type DDP reduces; auto = the parameters': bf16 under precision = bf16, else f32",
 	  .same_on_all_ranks = true },
-	{ "workload", "compute", CFG_ENUM, "sleep", "", UNBOUNDED, CHOICES(compute_choices),
+	{ "workload", "compute", CFG_ENUM, "sleep", "", UNBOUNDED, .choice_at = vocab_compute_at,
 	  .sweepable = true, FIELD(workload, compute), .help = "how forward/backward compute is played" },
 	{ "workload", "precision", CFG_ENUM, "fp32", "", UNBOUNDED, .choice_at = vocab_precision_at,
 	  .sweepable = true, FIELD(workload, precision),

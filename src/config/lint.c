@@ -250,8 +250,7 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 			where(exp, "workload", "compute", loc, sizeof(loc));
 			add(r, true, loc, "%s plays the model's ops on the GPU, but [gpu] device = "
 			    "none in case %s (set device = auto, or compute = sleep)",
-			    cfg->workload.compute == COMPUTE_GEMM ? "gemm" : "spin",
-			    exp->cases[c].name);
+			    compute_mode_name(cfg->workload.compute), exp->cases[c].name);
 		}
 		if (cfg->gpu.gdr != GPU_ON)
 			continue;

@@ -17,6 +17,7 @@
 #include "workload/costmodel.h"
 #include "workload/gpu_profile.h"
 #include "workload/model.h"
+#include "workload/workload.h"
 #include "coll/coll.h"
 #include "coll/schedule.h"
 #include "launch/launch.h"
@@ -157,6 +158,14 @@ bool vocab_algo_at(size_t i, struct cfg_choice *out)
 	if (i >= ALGO_COUNT)
 		return false;
 	*out = (struct cfg_choice){ sched_algo_name((int)i), (int)i, sched_algo_help((int)i) };
+	return true;
+}
+
+bool vocab_compute_at(size_t i, struct cfg_choice *out)
+{
+	if (i >= COMPUTE_COUNT)
+		return false;
+	*out = (struct cfg_choice){ compute_mode_name((int)i), (int)i, compute_mode_row((int)i)->help };
 	return true;
 }
 

@@ -1,6 +1,6 @@
 /*
- * Vocabularies the key table reads from lower layers (models, algorithms, ops,
- * dtypes, transports, precisions, GDR levels) and the syntax checks of
+ * Vocabularies the key table reads from lower layers (models, compute modes,
+ * algorithms, ops, dtypes, transports, precisions, GDR levels) and the syntax checks of
  * string-valued keys.
  */
 #ifndef GS_CONFIG_VOCAB_H
@@ -14,6 +14,7 @@ struct cfg_choice;
 bool vocab_model_at(size_t i, struct cfg_choice *out);
 bool vocab_algo_at(size_t i, struct cfg_choice *out);
 bool vocab_transport_at(size_t i, struct cfg_choice *out);
+bool vocab_compute_at(size_t i, struct cfg_choice *out);
 bool vocab_dtype_at(size_t i, struct cfg_choice *out);
 bool vocab_op_at(size_t i, struct cfg_choice *out);
 bool vocab_precision_at(size_t i, struct cfg_choice *out);

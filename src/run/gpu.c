@@ -76,7 +76,7 @@ int run_gpu_case_open(struct run_rank *rr)
 	}
 	if (workload && gpu_compute && !(rr->gpu.ctx && case_wants_gpu(rr))) {
 		log_err(LOG_WORKLOAD, "case %s: compute = %s needs a GPU: set [gpu] device = auto (or a list) on a node with GPUs",
-			rr->ecase->name, w->compute == COMPUTE_GEMM ? "gemm" : "spin");
+			rr->ecase->name, compute_mode_name(w->compute));
 		return -ENODEV;
 	}
 	/* compute = gemm / spin plays the modelled times on our own kernels: their rate on

@@ -138,12 +138,6 @@ static void bucket_timeline(const struct bucket_plan *plan, const struct ddp_res
 	}
 }
 
-static const char *compute_name(int compute)
-{
-	return compute == COMPUTE_NONE ? "none" : compute == COMPUTE_SLEEP ? "sleep"
-			: compute == COMPUTE_GEMM ? "gemm" : "spin";
-}
-
 /*
  * Rank 0: the metrics of the workload from every rank's timings. gpu_tflops_used: the
  * matrix rate the compute model priced this precision's GEMMs at (the profile's, or
@@ -166,7 +160,7 @@ static json_t *workload_json(const struct run_rank *rr, const struct tensor_list
 	struct rj_workload m = {
 		.model = w->model, .params = tl->numel, .tensors = (int)tl->n,
 		.buckets = (int)plan->nbuckets, .batch = tl->batch, .iterations = iters,
-		.compute = compute_name(w->compute), .ranks = n, .overlap = w->overlap,
+		.compute = compute_mode_name(w->compute), .ranks = n, .overlap = w->overlap,
 		.grad_bytes = plan->bytes, .first_wrong = -1,
 		.unchecked = rr->ecase->cfg.collective.verify == VERIFY_OFF,
 		.scaling_efficiency = NAN, /* filled against a 1-rank case by the report */

@@ -10,7 +10,30 @@ enum compute_mode {
 	COMPUTE_SLEEP,     /* replay the modelled compute timeline by sleeping (CPU-only nodes) */
 	COMPUTE_GEMM,      /* our tensor-core GEMM sized to each layer (GPU) */
 	COMPUTE_SPIN,      /* a kernel that occupies the SMs for the modelled time (GPU) */
+	COMPUTE_COUNT,
 };
+
+/* The compute modes' one table: name ([workload] compute, report.json) and help. */
+struct compute_mode_row {
+	const char *name;
+	const char *help;
+};
+
+static inline const struct compute_mode_row *compute_mode_row(int m)
+{
+	static const struct compute_mode_row rows[COMPUTE_COUNT] = {
+		[COMPUTE_NONE] = { "none", "no compute: communication alone" },
+		[COMPUTE_SLEEP] = { "sleep", "replay the modelled compute timeline by sleeping (CPU-only nodes)" },
+		[COMPUTE_GEMM] = { "gemm", "our tensor-core GEMM sized to each layer (GPU)" },
+		[COMPUTE_SPIN] = { "spin", "a kernel occupying the SMs for the modelled time (GPU)" },
+	};
+	return m >= 0 && m < COMPUTE_COUNT ? &rows[m] : &rows[COMPUTE_SPIN];
+}
+
+static inline const char *compute_mode_name(int m)
+{
+	return compute_mode_row(m)->name;
+}
 
 #define WORKLOAD_LAYERS_MAX 4096
 #define GRAD_DTYPE_AUTO (-1) /* the parameters' own dtype, as DDP reduces them */
