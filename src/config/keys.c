@@ -37,11 +37,6 @@ static const struct cfg_choice grad_dtype_choices[] = {
 	{ "f16", DT_F16, "fp16 gradients" },
 };
 
-static const struct cfg_choice redop_choices[] = {
-	{ "sum", REDOP_SUM, "element-wise sum" },
-	{ "avg", REDOP_AVG, "sum divided by the number of ranks (DDP's gradient averaging)" },
-};
-
 static const struct cfg_choice verify_choices[] = {
 	{ "first", VERIFY_FIRST, "check the result of the first iteration of each size" },
 	{ "all", VERIFY_ALL, "check every iteration (slower)" },
@@ -190,7 +185,7 @@ static const struct cfg_key keys[] = {
 	{ "collective", "dtype", CFG_ENUM, "f32", "", UNBOUNDED, .choice_at = vocab_dtype_at,
 	  .sweepable = true, FIELD(collective, dtype), .help = "element type of the benchmark",
 	  .same_on_all_ranks = true },
-	{ "collective", "reduce_op", CFG_ENUM, "sum", "", UNBOUNDED, CHOICES(redop_choices),
+	{ "collective", "reduce_op", CFG_ENUM, "sum", "", UNBOUNDED, .choice_at = vocab_redop_at,
 	  .sweepable = true, FIELD(collective, redop), .help = "reduction operator",
 	  .same_on_all_ranks = true },
 	{ "collective", "sizes", CFG_SIZES, "4KiB..64MiB x2", "bytes", 4, 68719476736.0,

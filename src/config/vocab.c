@@ -177,6 +177,14 @@ bool vocab_dtype_at(size_t i, struct cfg_choice *out)
 	return true;
 }
 
+bool vocab_redop_at(size_t i, struct cfg_choice *out)
+{
+	if (i >= REDOP_COUNT)
+		return false;
+	*out = (struct cfg_choice){ redop_name((enum redop)i), (int)i, redop_row((enum redop)i)->help };
+	return true;
+}
+
 bool vocab_op_at(size_t i, struct cfg_choice *out)
 {
 	if (i >= COLL_OP_COUNT)

@@ -57,9 +57,24 @@ static inline int dtype_find(const char *name)
 	return -1;
 }
 
+/* The reduction operators' one table: name ([collective] reduce_op, report.json) and help. */
+struct redop_row {
+	const char *name;
+	const char *help;
+};
+
+static inline const struct redop_row *redop_row(enum redop op)
+{
+	static const struct redop_row rows[REDOP_COUNT] = {
+		[REDOP_SUM] = { "sum", "element-wise sum" },
+		[REDOP_AVG] = { "avg", "sum divided by the number of ranks (DDP's gradient averaging)" },
+	};
+	return &rows[op == REDOP_AVG ? REDOP_AVG : REDOP_SUM]; /* out of range: sum */
+}
+
 static inline const char *redop_name(enum redop op)
 {
-	return op == REDOP_AVG ? "avg" : "sum";
+	return redop_row(op)->name;
 }
 
 #endif
