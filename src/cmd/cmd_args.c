@@ -15,7 +15,7 @@
 
 void cmd_gdr_levels(char *buf, size_t len, const char *sep, const char *last)
 {
-	const struct gdr_level_row *r;
+	const struct gdr_name_row *r;
 	size_t off = 0;
 
 	buf[0] = '\0';

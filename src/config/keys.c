@@ -72,12 +72,6 @@ static const struct cfg_choice tristate_choices[] = {
 	{ "off", GPU_OFF, "never use it" },
 };
 
-static const struct cfg_choice gdr_mode_choices[] = {
-	{ "auto", GDR_MODE_AUTO, "dma-buf if supported, else nvidia_peermem" },
-	{ "dmabuf", GDR_MODE_DMABUF, "cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr" },
-	{ "peermem", GDR_MODE_PEERMEM, "ibv_reg_mr on device memory (nvidia_peermem loaded)" },
-};
-
 static const struct cfg_choice format_choices[] = {
 	{ "table", 0, "terminal table (nccl-tests columns)" },
 	{ "json", 1, "report.json (always written)" },
@@ -274,7 +268,7 @@ static const struct cfg_key keys[] = {
 	{ "gpu", "gdr_read", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(tristate_choices),
 	  .sweepable = true, FIELD(gpu, gdr_read), READ_BY(ON_VERBS, "ib/roce with GPU buffers"),
 	  .help = "send side reads GPU memory directly (else stages sends)" },
-	{ "gpu", "gdr_mode", CFG_ENUM, "auto", "", UNBOUNDED, CHOICES(gdr_mode_choices),
+	{ "gpu", "gdr_mode", CFG_ENUM, "auto", "", UNBOUNDED, .choice_at = vocab_gdr_mode_at,
 	  .sweepable = true, FIELD(gpu, gdr_mode), READ_BY(ON_VERBS, "ib/roce with GPU buffers"), .help = "how GPU memory is registered with the NIC" },
 
 	/* [numa] */

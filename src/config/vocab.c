@@ -203,7 +203,17 @@ bool vocab_precision_at(size_t i, struct cfg_choice *out)
 
 bool vocab_gdr_level_at(size_t i, struct cfg_choice *out)
 {
-	const struct gdr_level_row *r = gdr_level_at(i);
+	const struct gdr_name_row *r = gdr_level_at(i);
+
+	if (!r)
+		return false;
+	*out = (struct cfg_choice){ r->name, (int)i, r->help };
+	return true;
+}
+
+bool vocab_gdr_mode_at(size_t i, struct cfg_choice *out)
+{
+	const struct gdr_name_row *r = gdr_mode_at(i);
 
 	if (!r)
 		return false;

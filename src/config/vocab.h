@@ -1,7 +1,7 @@
 /*
  * Vocabularies the key table reads from lower layers (models, compute modes,
- * algorithms, ops, dtypes, reduction ops, transports, precisions, GDR levels) and
- * the syntax checks of string-valued keys.
+ * algorithms, ops, dtypes, reduction ops, transports, precisions, GDR levels and
+ * modes) and the syntax checks of string-valued keys.
  */
 #ifndef GS_CONFIG_VOCAB_H
 #define GS_CONFIG_VOCAB_H
@@ -20,6 +20,7 @@ bool vocab_redop_at(size_t i, struct cfg_choice *out);
 bool vocab_op_at(size_t i, struct cfg_choice *out);
 bool vocab_precision_at(size_t i, struct cfg_choice *out);
 bool vocab_gdr_level_at(size_t i, struct cfg_choice *out);
+bool vocab_gdr_mode_at(size_t i, struct cfg_choice *out);
 
 int vocab_check_name(const char *value, char *err, size_t errlen);
 int vocab_check_dir(const char *value, char *err, size_t errlen);

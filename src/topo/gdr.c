@@ -11,7 +11,7 @@
  * enum gdr_level as NCCL_NET_GDR_LEVEL spells it, with what each admits: the one list of
  * the vocabulary ([gpu] gdr_level, --gdr-level, and topo's and doctor's output read it).
  */
-static const struct gdr_level_row gdr_levels[] = {
+static const struct gdr_name_row gdr_levels[] = {
 	[GDR_LOC] = { "LOC", "GPU and NIC are the same device" },
 	[GDR_PIX] = { "PIX", "at most one PCIe switch between GPU and NIC" },
 	[GDR_PXB] = { "PXB", "several PCIe bridges, not through the host bridge" },
@@ -19,7 +19,19 @@ static const struct gdr_level_row gdr_levels[] = {
 	[GDR_SYS] = { "SYS", "across sockets (SMP interconnect)" },
 };
 
-const struct gdr_level_row *gdr_level_at(size_t i)
+/* enum gdr_mode, [gpu] gdr_mode's one list; a mechanism in use is named as its mode. */
+static const struct gdr_name_row gdr_modes[] = {
+	[GDR_MODE_AUTO] = { "auto", "dma-buf if supported, else nvidia_peermem" },
+	[GDR_MODE_DMABUF] = { "dmabuf", "cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr" },
+	[GDR_MODE_PEERMEM] = { "peermem", "ibv_reg_mr on device memory (nvidia_peermem loaded)" },
+};
+
+const struct gdr_name_row *gdr_mode_at(size_t i)
+{
+	return i < ARRAY_SIZE(gdr_modes) ? &gdr_modes[i] : NULL;
+}
+
+const struct gdr_name_row *gdr_level_at(size_t i)
 {
 	return i < ARRAY_SIZE(gdr_levels) ? &gdr_levels[i] : NULL;
 }
@@ -69,9 +81,9 @@ static const char *mechanism(const struct topo *t, const struct gdr_gpu *g, int 
 					       : "the kernel has no dma-buf RDMA (< 5.12)";
 
 	if (mode != GDR_MODE_PEERMEM && dmabuf)
-		return "dmabuf";
+		return gdr_modes[GDR_MODE_DMABUF].name;
 	if (mode != GDR_MODE_DMABUF && peermem)
-		return "peermem";
+		return gdr_modes[GDR_MODE_PEERMEM].name;
 	if (mode == GDR_MODE_DMABUF)
 		snprintf(missing, len, "gdr_mode = dmabuf but %s", why);
 	else if (mode == GDR_MODE_PEERMEM)

@@ -62,13 +62,15 @@ struct gdr_gpu {
 int gdr_decide(const struct topo *t, const struct gdr_gpu *g, enum gdr_wire wire,
 	       const char *nic, const struct gpu_opts *o, struct gdr_path *out);
 const char *gdr_path_mode_name(enum gdr_path_mode m);
-/* One enum gdr_level: its NCCL_NET_GDR_LEVEL name and what it admits. */
-struct gdr_level_row {
+/* One row of a GDR vocabulary (levels, modes): its name and what it means. */
+struct gdr_name_row {
 	const char *name;
 	const char *help;
 };
 /* Row i (== enum gdr_level), NULL past the last: the vocabulary in order. */
-const struct gdr_level_row *gdr_level_at(size_t i);
+const struct gdr_name_row *gdr_level_at(size_t i);
+/* The same for enum gdr_mode ([gpu] gdr_mode: auto, dmabuf, peermem). */
+const struct gdr_name_row *gdr_mode_at(size_t i);
 /* GDR_LOC .. GDR_SYS as NCCL_NET_GDR_LEVEL spells them ("?" out of range). */
 const char *gdr_level_name(int level);
 /* "PXB" -> GDR_PXB etc., any case (also NCCL's old 0..4): 0 or -EINVAL. */
