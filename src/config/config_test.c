@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config/experiment.h"
+#include "report/report.h"
 #include "topo/numa.h"
 #include "util/common.h"
 #include "workload/gpu_profile.h"
@@ -126,6 +127,23 @@ static void test_key_table(void **state)
 
 		if (!strstr(cfg_key_find("gpu", "profile")->help, name))
 			fail_msg("[gpu] profile's help does not name built-in profile %s", name);
+	}
+	/* [report] formats: json is the run's own; every other one report_write_set writes,
+	 * and it writes no format the key does not offer */
+	{
+		const struct cfg_key *k = cfg_key_find("report", "formats");
+		char names[128], *tok, *save = NULL;
+		struct cfg_choice ch;
+
+		for (i = 0; cfg_key_choice(k, i, &ch); i++)
+			assert_true(!strcmp(ch.name, "json") || report_format_writable(ch.name));
+		report_format_list(names, sizeof(names), ",");
+		for (tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			for (j = 0; cfg_key_choice(k, j, &ch) && strcmp(ch.name, tok); j++)
+				;
+			if (j == cfg_key_nchoices(k))
+				fail_msg("report writes format %s that [report] formats does not offer", tok);
+		}
 	}
 	/* [numa] bind is a string too (node:N, cpus:LIST): its help opens with the values */
 	{
