@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/schedule.h"
 #include "report/jget.h"
 #include "report/links.h"
 #include "report/sections.h"
@@ -218,7 +219,8 @@ static int ring_rows(const json_t *c, const json_t **rows)
 	size_t j;
 
 	json_array_foreach(jget(c, "collective"), j, r) {
-		if (!json_array_size(jget(r, "links")) || strcmp(jget_str(r, "algo"), "ring"))
+		if (!json_array_size(jget(r, "links")) ||
+		    strcmp(jget_str(r, "algo"), sched_algo_name(ALGO_RING)))
 			continue;
 		if (!big || jget_num(r, "size") >= jget_num(big, "size"))
 			big = r;
