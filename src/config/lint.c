@@ -109,7 +109,7 @@ static bool key_is_default(const struct experiment *exp, const struct cfg_key *k
 
 static bool gpu_buffers(const struct cfg *c)
 {
-	return strcmp(c->gpu.device, "none") != 0 && c->gpu.device[0];
+	return gpu_opts_wanted(&c->gpu);
 }
 
 /* Keys set or swept that no case's transport reads (the key table's read_by). */

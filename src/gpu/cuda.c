@@ -172,7 +172,7 @@ int gpu_open(const struct gpu_opts *o, int local_rank, struct gpu_ctx **out)
 	struct gpu_ctx *ctx;
 	int ndev, dev, rc;
 
-	if (strcmp(o->device, "none") == 0)
+	if (!gpu_opts_wanted(o))
 		return -ENODEV;
 	rc = gpu_device_count(&ndev);
 	if (rc)

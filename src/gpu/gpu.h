@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "util/dtype.h"
 
@@ -41,6 +42,12 @@ struct gpu_opts {
 };
 
 #define GPU_DEVICE_NONE (-1)
+
+/* Does [gpu] device ask for GPU buffers (anything but "none": auto or a list)? */
+static inline bool gpu_opts_wanted(const struct gpu_opts *o)
+{
+	return strcmp(o->device, "none") != 0;
+}
 
 /* ---- Device selection (select.c: pure, built with or without CUDA) ---- */
 

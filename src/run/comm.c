@@ -155,7 +155,7 @@ const char *run_comm_algo_name(const struct run_comm *rc, int algo)
 /* The NIC this rank leaves through for device = auto: its GPU's closest, as NCCL. */
 static void comm_rail(const struct run_rank *rr, char *buf, size_t len)
 {
-	bool gpu = rr->gpu.ctx && strcmp(rr->ecase->cfg.gpu.device, "none");
+	bool gpu = rr->gpu.ctx && gpu_opts_wanted(&rr->ecase->cfg.gpu);
 	int n = rr->node.topo ? topo_rail_nic(rr->node.topo, gpu ? rr->gpu.index : -1, -1, rr->li.local_rank)
 			 : -ENOENT;
 
@@ -259,7 +259,7 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 	 * may stage, and one buffer cannot be device memory for cudaipc and a host mirror for
 	 * tcp at once, so auto then keeps to shm/verbs/tcp.
 	 */
-	gpu_buffers = rr->gpu.ctx && strcmp(rr->ecase->cfg.gpu.device, "none");
+	gpu_buffers = rr->gpu.ctx && gpu_opts_wanted(&rr->ecase->cfg.gpu);
 	for (p = 0; p < n; p++)
 		gpu_buffers &= rr->host_of_rank[p] == rr->host_of_rank[0];
 	rc->peer_kind = calloc(n, sizeof(*rc->peer_kind));

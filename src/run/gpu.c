@@ -17,7 +17,7 @@
 
 static bool case_wants_gpu(const struct run_rank *rr)
 {
-	return strcmp(rr->ecase->cfg.gpu.device, "none") != 0;
+	return gpu_opts_wanted(&rr->ecase->cfg.gpu);
 }
 
 /* Calibrate one rank of a host at a time: ranks sharing a GPU would halve each other. */

@@ -22,7 +22,7 @@ uint64_t run_case_host_bytes(const struct exp_case *c)
 	char err[256];
 
 	/* GPU buffers: host mirrors only on some paths, decided later; nothing certain */
-	if (strcmp(cfg->gpu.device, "none"))
+	if (gpu_opts_wanted(&cfg->gpu))
 		return 0;
 	if (!strcmp(cfg->workload.model, "none")) {
 		/* the sweep's pristine copy and its work buffer, each the largest size */
