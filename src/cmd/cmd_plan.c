@@ -158,7 +158,7 @@ static int plan_base(const char *path, int which, struct cfg *c)
 	if (which >= 0)
 		i = (size_t)which;
 	else
-		while (i < exp->ncases && !strcmp(exp->cases[i].cfg.workload.model, "none"))
+		while (i < exp->ncases && !workload_has_model(&exp->cases[i].cfg.workload))
 			i++;
 	if (i == exp->ncases) /* no case has a model: plan_run says so */
 		i = 0;
@@ -201,7 +201,7 @@ static int plan_check_model(const struct workload_opts *w, const struct plan_ove
 	char e[512];
 	int i;
 
-	if (!w->model[0] || !strcmp(w->model, "none") || !model_check(w, &key, e, sizeof(e)))
+	if (!w->model[0] || !workload_has_model(w) || !model_check(w, &key, e, sizeof(e)))
 		return 0;
 	for (i = nover; key && i-- > 0;) {
 		const struct plan_flag *pf = &plan_flags[over[i].opt - OPT_FLAG0];
@@ -315,7 +315,7 @@ static int plan_run(const struct workload_opts *wp, bool list, bool json, bool t
 
 	if (list)
 		return plan_list(stdout, json);
-	if (!w.model[0] || !strcmp(w.model, "none")) {
+	if (!w.model[0] || !workload_has_model(&w)) {
 		fprintf(stderr, "gradsync plan: give FILE.ini with a [workload] model, or --model NAME (see --list)\n");
 		return GS_EXIT_USAGE;
 	}

@@ -79,7 +79,7 @@ static void lint_sizes(const struct experiment *exp, struct lint_result *r)
 		const struct coll_opts *co = &cfg->collective;
 		size_t es = dtype_size(co->dtype);
 
-		if (strcmp(cfg->workload.model, "none") != 0 || co->op != COLL_OP_ALLREDUCE)
+		if (workload_has_model(&cfg->workload) || co->op != COLL_OP_ALLREDUCE)
 			continue;
 		for (i = 0; i < co->nsizes; i++) {
 			if (co->sizes[i] % es == 0)
@@ -163,7 +163,7 @@ static bool case_reads_coll(const struct cfg *cfg, const char *key)
 {
 	int op = cfg->collective.op;
 
-	if (strcmp(cfg->workload.model, "none"))
+	if (workload_has_model(&cfg->workload))
 		return str_word_in(workload_coll_keys, key);
 	if (str_word_in(allreduce_only_keys, key))
 		return op == COLL_OP_ALLREDUCE;
@@ -178,12 +178,12 @@ static void unread_why(const struct cfg *cfg, const struct cfg_key *k, char *why
 	const char *model = cfg->workload.model;
 	char fam[96];
 
-	if (!strcmp(k->section, "workload") && !strcmp(model, "none")) {
+	if (!strcmp(k->section, "workload") && !workload_has_model(&cfg->workload)) {
 		snprintf(why, len, "model = none (the [collective] benchmark) reads no [workload] key");
 	} else if (!strcmp(k->section, "workload")) {
 		model_key_families(k->name, fam, sizeof(fam));
 		snprintf(why, len, "model %s does not read it (families that do: %s)", model, fam);
-	} else if (strcmp(model, "none")) {
+	} else if (workload_has_model(&cfg->workload)) {
 		snprintf(why, len, "model %s runs a DDP workload, which takes only algorithm, "
 			 "chunk_size, channels and verify from [collective]", model);
 	} else {
@@ -246,7 +246,7 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 		}
 		/* gemm and spin play the ops on the GPU: without one the case fails at its start */
 		if ((cfg->workload.compute == COMPUTE_GEMM || cfg->workload.compute == COMPUTE_SPIN) &&
-		    strcmp(cfg->workload.model, "none") && !gpu_buffers(cfg)) {
+		    workload_has_model(&cfg->workload) && !gpu_buffers(cfg)) {
 			where(exp, "workload", "compute", loc, sizeof(loc));
 			add(r, true, loc, "%s plays the model's ops on the GPU, but [gpu] device = "
 			    "none in case %s (set device = auto, or compute = sleep)",
@@ -361,7 +361,7 @@ static void lint_threshold(const struct experiment *exp, struct lint_result *r)
 		const struct cfg *cfg = &exp->cases[c].cfg;
 		bool held = false;
 
-		if (!cfg->report.min_busbw[0] || strcmp(cfg->workload.model, "none") ||
+		if (!cfg->report.min_busbw[0] || workload_has_model(&cfg->workload) ||
 		    threshold_parse(cfg->report.min_busbw, &t, NULL, 0))
 			continue;
 		for (i = 0; i < cfg->collective.nsizes && !held; i++)

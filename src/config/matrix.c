@@ -294,7 +294,7 @@ static int case_check_workload(const struct experiment *exp, const struct exp_ca
 	char e[512], cs[sizeof(c->name) + 16] = "";
 	int ret, line;
 
-	if (!strcmp(c->cfg.workload.model, "none"))
+	if (!workload_has_model(&c->cfg.workload))
 		return 0;
 	if (prev && !memcmp(&prev->cfg.workload, &c->cfg.workload, sizeof(c->cfg.workload)))
 		return 0;

@@ -51,7 +51,7 @@ int run_gpu_case_open(struct run_rank *rr)
 {
 	const struct workload_opts *w = &rr->ecase->cfg.workload;
 	bool gpu_compute = w->compute == COMPUTE_GEMM || w->compute == COMPUTE_SPIN;
-	bool workload = strcmp(w->model, "none") != 0;
+	bool workload = workload_has_model(w);
 	int ret = 0, idx;
 
 	if (case_wants_gpu(rr) && !rr->gpu.ctx) {

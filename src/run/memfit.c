@@ -24,7 +24,7 @@ uint64_t run_case_host_bytes(const struct exp_case *c)
 	/* GPU buffers: host mirrors only on some paths, decided later; nothing certain */
 	if (gpu_opts_wanted(&cfg->gpu))
 		return 0;
-	if (!strcmp(cfg->workload.model, "none")) {
+	if (!workload_has_model(&cfg->workload)) {
 		/* the sweep's pristine copy and its work buffer, each the largest size */
 		for (int i = 0; i < cfg->collective.nsizes; i++)
 			max = GS_MAX(max, cfg->collective.sizes[i]);
@@ -93,7 +93,7 @@ int run_memfit_check(struct run_rank *rr)
 			 rr->ecase->name, here, here == 1 ? "" : "s", rr->hosts[me].hostname,
 			 run_memfit_need(need, sizeof(need), per_rank, here),
 			 units_fmt_size_approx(avail, a, sizeof(a)),
-			 strcmp(rr->ecase->cfg.workload.model, "none")
+			 workload_has_model(&rr->ecase->cfg.workload)
 				 ? "use a smaller model, grad_dtype = bf16, or fewer ranks per host"
 				 : "lower [collective] sizes or use fewer ranks per host");
 		log_err(LOG_MAIN, "%s", why);

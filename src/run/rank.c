@@ -234,7 +234,7 @@ int run_rank_case(struct run_rank *rr)
 {
 	struct run_comm rc;
 	json_t *results = NULL, *workload = NULL, *c = NULL;
-	bool bench = !strcmp(rr->ecase->cfg.workload.model, "none");
+	bool bench = !workload_has_model(&rr->ecase->cfg.workload);
 	const char *abort_why;
 	char path[PATH_MAX + 32];
 	int ret, werr, me = rr->li.rank;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 
 enum compute_mode {
 	COMPUTE_NONE = 0,  /* communication alone */
@@ -70,5 +71,11 @@ struct workload_opts {
 	int vocab_size;
 	char layers[WORKLOAD_LAYERS_MAX]; /* model = custom: "name:params[:gflops], ..." */
 };
+
+/* Does the case run a DDP workload (any model but "none", the [collective] benchmark)? */
+static inline bool workload_has_model(const struct workload_opts *w)
+{
+	return strcmp(w->model, "none") != 0;
+}
 
 #endif
