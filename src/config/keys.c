@@ -23,6 +23,7 @@
 #define ON_SHM (1u << TP_SHM)
 #define ON_ROCE (1u << TP_ROCE)
 #define ON_VERBS ((1u << TP_IB) | (1u << TP_ROCE))
+#define ON_ALLREDUCE (1u << COLL_OP_ALLREDUCE)
 
 static const struct cfg_choice bool_choices[] = {
 	{ "on", 1, "enabled" },
@@ -174,13 +175,13 @@ static const struct cfg_key keys[] = {
 	  .sweepable = true, FIELD(collective, op), .help = "what is measured when model = none",
 	  .same_on_all_ranks = true },
 	{ "collective", "algorithm", CFG_ENUM, "auto", "", UNBOUNDED, .choice_at = vocab_algo_at,
-	  .sweepable = true, FIELD(collective, algo), .help = "AllReduce algorithm",
+	  .sweepable = true, FIELD(collective, algo), .read_by_ops = ON_ALLREDUCE, .ddp_reads = true, .help = "AllReduce algorithm",
 	  .same_on_all_ranks = true },
 	{ "collective", "dtype", CFG_ENUM, "f32", "", UNBOUNDED, .choice_at = vocab_dtype_at,
-	  .sweepable = true, FIELD(collective, dtype), .help = "element type of the benchmark",
+	  .sweepable = true, FIELD(collective, dtype), .read_by_ops = ON_ALLREDUCE, .help = "element type of the benchmark",
 	  .same_on_all_ranks = true },
 	{ "collective", "reduce_op", CFG_ENUM, "sum", "", UNBOUNDED, .choice_at = vocab_redop_at,
-	  .sweepable = true, FIELD(collective, redop), .help = "reduction operator",
+	  .sweepable = true, FIELD(collective, redop), .read_by_ops = ON_ALLREDUCE, .help = "reduction operator",
 	  .same_on_all_ranks = true },
 	{ "collective", "sizes", CFG_SIZES, "4KiB..64MiB x2", "bytes", 4, 68719476736.0,
 	  LISTFIELD(collective, sizes, nsizes),
@@ -193,19 +194,19 @@ static const struct cfg_key keys[] = {
 	  .help = "untimed iterations per size",
 	  .same_on_all_ranks = true },
 	{ "collective", "chunk_size", CFG_SIZE, "auto", "bytes", 4096, 1073741824.0,
-	  .sweepable = true, .size_auto = true, FIELD(collective, chunk_size),
+	  .sweepable = true, .size_auto = true, FIELD(collective, chunk_size), .ddp_reads = true,
 	  .help = "bytes per message, the executor's pipelining unit; auto = what the case's "
 		  "transports choose for the size (the smallest of them); each row's chunk_bytes "
 		  "says which",
 	  .same_on_all_ranks = true },
 	{ "collective", "channels", CFG_INT, "2", "", 1, 64, .sweepable = true,
-	  FIELD(collective, channels), .help = "pipeline pieces in flight at once",
+	  FIELD(collective, channels), .read_by_ops = ON_ALLREDUCE, .ddp_reads = true, .help = "pipeline pieces in flight at once",
 	  .same_on_all_ranks = true },
 	{ "collective", "window", CFG_INT, "64", "", 1, 4096, .sweepable = true,
-	  FIELD(collective, window), .help = "write_bw: sends outstanding at once (perftest's tx depth)",
+	  FIELD(collective, window), .read_by_ops = (1u << COLL_OP_WRITE_BW) | (1u << COLL_OP_PAIRWISE), .help = "write_bw: sends outstanding at once (perftest's tx depth)",
 	  .same_on_all_ranks = true },
 	{ "collective", "verify", CFG_ENUM, "first", "", UNBOUNDED, CHOICES(verify_choices),
-	  FIELD(collective, verify), .help = "bit-exact result checking",
+	  FIELD(collective, verify), .read_by_ops = ON_ALLREDUCE, .ddp_reads = true, .help = "bit-exact result checking",
 	  .same_on_all_ranks = true },
 
 	/* [transport] */

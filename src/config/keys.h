@@ -87,6 +87,10 @@ struct cfg_key {
 	 * and no case's transport reads it ([gpu] keys: nor with host buffers). */
 	unsigned int read_by;
 	const char *read_by_who;
+	/* [collective] keys: the ops that read the key (bits 1u << enum coll_op; 0: every
+	 * op), and whether a DDP workload takes it from [collective] (lint warns likewise) */
+	unsigned int read_by_ops;
+	bool ddp_reads;
 	bool size_auto;           /* CFG_SIZE: "auto" is accepted and stored as 0;
 				   * CFG_DURATION: stored as CFG_DURATION_AUTO */
 	size_t offset;            /* where the value lives in struct cfg */

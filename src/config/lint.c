@@ -152,31 +152,57 @@ static void lint_scoped(const struct experiment *exp, struct lint_result *r)
 	}
 }
 
-/*
- * Whether case cfg reads [collective] key: a DDP workload takes only its AllReduce's
- * settings and verify from there; the benchmark's point-to-point ops no reduction's.
- */
-static const char workload_coll_keys[] = " algorithm chunk_size channels verify ";
-static const char allreduce_only_keys[] = " algorithm dtype reduce_op channels verify ";
-
-static bool case_reads_coll(const struct cfg *cfg, const char *key)
+/* Whether case cfg reads [collective] key k (its row's ddp_reads and read_by_ops). */
+static bool case_reads_coll(const struct cfg *cfg, const struct cfg_key *k)
 {
-	int op = cfg->collective.op;
-
 	if (workload_has_model(&cfg->workload))
-		return str_word_in(workload_coll_keys, key);
-	if (str_word_in(allreduce_only_keys, key))
-		return op == COLL_OP_ALLREDUCE;
-	if (!strcmp(key, "window"))
-		return op == COLL_OP_WRITE_BW || op == COLL_OP_PAIRWISE;
-	return true;
+		return k->ddp_reads;
+	return !k->read_by_ops || (k->read_by_ops & (1u << cfg->collective.op));
+}
+
+/* "a", "a and b", "a, b and c": the [collective] keys a DDP workload takes. */
+static void ddp_coll_keys(char *buf, size_t len)
+{
+	const struct cfg_key *k, *last = NULL;
+	size_t off = 0, i;
+
+	buf[0] = '\0';
+	for (i = 0; i < cfg_key_count(); i++) {
+		k = cfg_key_at(i);
+		if (strcmp(k->section, "collective") || !k->ddp_reads)
+			continue;
+		if (last)
+			str_appendf(buf, len, &off, "%s%s", off ? ", " : "", last->name);
+		last = k;
+	}
+	if (last)
+		str_appendf(buf, len, &off, "%s%s", off ? " and " : "", last->name);
+}
+
+/* "only allreduce does", "write_bw and pairwise do": the ops of mask that read a key. */
+static void ops_reading(unsigned int mask, char *buf, size_t len)
+{
+	int n = 0, seen = 0, op;
+	size_t off = 0;
+
+	for (op = 0; op < COLL_OP_COUNT; op++)
+		n += !!(mask & (1u << op));
+	buf[0] = '\0';
+	for (op = 0; op < COLL_OP_COUNT; op++) {
+		if (!(mask & (1u << op)))
+			continue;
+		seen++;
+		str_appendf(buf, len, &off, "%s%s", seen == 1 ? (n == 1 ? "only " : "")
+			    : seen == n ? " and " : ", ", coll_op_name(op));
+	}
+	str_appendf(buf, len, &off, n == 1 ? " does" : " do");
 }
 
 /* Why the last case looked at (cfg) does not read section.key, for the warning. */
 static void unread_why(const struct cfg *cfg, const struct cfg_key *k, char *why, size_t len)
 {
 	const char *model = cfg->workload.model;
-	char fam[96];
+	char fam[96], keys[128];
 
 	if (!strcmp(k->section, "workload") && !workload_has_model(&cfg->workload)) {
 		snprintf(why, len, "model = none (the [collective] benchmark) reads no [workload] key");
@@ -184,12 +210,13 @@ static void unread_why(const struct cfg *cfg, const struct cfg_key *k, char *why
 		model_key_families(k->name, fam, sizeof(fam));
 		snprintf(why, len, "model %s does not read it (families that do: %s)", model, fam);
 	} else if (workload_has_model(&cfg->workload)) {
-		snprintf(why, len, "model %s runs a DDP workload, which takes only algorithm, "
-			 "chunk_size, channels and verify from [collective]", model);
+		ddp_coll_keys(keys, sizeof(keys));
+		snprintf(why, len, "model %s runs a DDP workload, which takes only %s from "
+			 "[collective]", model, keys);
 	} else {
+		ops_reading(k->read_by_ops, keys, sizeof(keys));
 		snprintf(why, len, "op = %s does not read it (%s)",
-			 coll_op_name(cfg->collective.op),
-			 strcmp(k->name, "window") ? "only allreduce does" : "write_bw and pairwise do");
+			 coll_op_name(cfg->collective.op), keys);
 	}
 }
 
@@ -215,7 +242,7 @@ static void lint_unread_keys(const struct experiment *exp, struct lint_result *r
 		for (c = 0; c < exp->ncases && !used; c++) {
 			cfg = &exp->cases[c].cfg;
 			used = wl ? model_reads_key(cfg->workload.model, k->name)
-				  : case_reads_coll(cfg, k->name);
+				  : case_reads_coll(cfg, k);
 		}
 		if (used)
 			continue;
