@@ -1,4 +1,5 @@
-/* The path GPU buffers take to the wire, from the topology alone (contract in gdr.h). */
+/* The path GPU buffers take to the wire, from the topology alone, and the GDR level and
+ * mode vocabularies it is configured with (contract in gdr.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
