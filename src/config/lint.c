@@ -93,17 +93,16 @@ static void lint_sizes(const struct experiment *exp, struct lint_result *r)
 	}
 }
 
-static bool key_is_default(const struct experiment *exp, const struct cfg_key *k)
+/* Does the experiment leave k at its default (def: the defaults; NULL counts as yes)? */
+static bool key_is_default(const struct experiment *exp, const struct cfg *def,
+			   const struct cfg_key *k)
 {
-	static struct cfg def;
-	static bool have;
-	char a[512], b[512], e[256];
+	char a[512], b[512];
 
-	if (!have && cfg_defaults(&def, e, sizeof(e)))
+	if (!def)
 		return true;
-	have = true;
 	cfg_value_format(&exp->base, k, a, sizeof(a));
-	cfg_value_format(&def, k, b, sizeof(b));
+	cfg_value_format(def, k, b, sizeof(b));
 	return !strcmp(a, b);
 }
 
@@ -113,7 +112,8 @@ static bool gpu_buffers(const struct cfg *c)
 }
 
 /* Keys set or swept that no case's transport reads (the key table's read_by). */
-static void lint_scoped(const struct experiment *exp, struct lint_result *r)
+static void lint_scoped(const struct experiment *exp, const struct cfg *def,
+			struct lint_result *r)
 {
 	char loc[PATH_MAX + 64];
 	size_t i, c;
@@ -127,7 +127,7 @@ static void lint_scoped(const struct experiment *exp, struct lint_result *r)
 		if (!k->read_by)
 			continue;
 		ax = axis_of(exp, k);
-		if (!ax && key_is_default(exp, k))
+		if (!ax && key_is_default(exp, def, k))
 			continue;
 		for (c = 0; c < exp->ncases && !used; c++) {
 			const struct cfg *cfg = &exp->cases[c].cfg;
@@ -225,7 +225,8 @@ static void unread_why(const struct cfg *cfg, const struct cfg_key *k, char *why
  * its model's family does not build from (model_reads_key), a [collective] key a DDP
  * workload or the case's op leaves alone (case_reads_coll).
  */
-static void lint_unread_keys(const struct experiment *exp, struct lint_result *r)
+static void lint_unread_keys(const struct experiment *exp, const struct cfg *def,
+			     struct lint_result *r)
 {
 	char loc[PATH_MAX + 64], why[192];
 	size_t i, c;
@@ -237,7 +238,7 @@ static void lint_unread_keys(const struct experiment *exp, struct lint_result *r
 		const struct cfg *cfg = &exp->base;
 
 		if ((!wl && strcmp(k->section, "collective")) || !strcmp(k->name, "model") ||
-		    (!ax && key_is_default(exp, k)))
+		    (!ax && key_is_default(exp, def, k)))
 			continue;
 		for (c = 0; c < exp->ncases && !used; c++) {
 			cfg = &exp->cases[c].cfg;
@@ -430,6 +431,12 @@ static void lint_conds(const struct experiment *exp, struct lint_result *r)
 void experiment_lint(const struct experiment *exp, const struct lint_node *node,
 		     struct lint_result *out)
 {
+	struct cfg def;
+	char e[256];
+	/* what "left at its default" is measured against; unreadable: every key counts as
+	 * default, and the set-but-unread warnings stay silent */
+	bool have_def = !cfg_defaults(&def, e, sizeof(e));
+
 	memset(out, 0, sizeof(*out));
 	lint_conds(exp, out);
 	lint_unmatched(exp, out);
@@ -438,8 +445,8 @@ void experiment_lint(const struct experiment *exp, const struct lint_node *node,
 	lint_gpu_needs(exp, out);
 	lint_numa(exp, node, out);
 	lint_p2p_ranks(exp, node, out);
-	lint_scoped(exp, out);
-	lint_unread_keys(exp, out);
+	lint_scoped(exp, have_def ? &def : NULL, out);
+	lint_unread_keys(exp, have_def ? &def : NULL, out);
 }
 
 int lint_print(FILE *f, const struct lint_result *r)
