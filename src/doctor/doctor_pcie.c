@@ -73,7 +73,7 @@ int doc_pcie_acs(const struct doc_input *in, struct doc_report *r)
 	int e = 0;
 
 	for (int g = 0; g < t->n_gpus && !e; g++) {
-		static char gp[PATH_ELEMS][TOPO_PATH_LEN], np[PATH_ELEMS][TOPO_PATH_LEN];
+		char gp[PATH_ELEMS][TOPO_PATH_LEN], np[PATH_ELEMS][TOPO_PATH_LEN]; /* 10 KiB */
 		char subj[64];
 		struct acs_scan s = {0};
 		enum topo_path cls;
