@@ -339,7 +339,7 @@ static void lint_p2p_ranks(const struct experiment *exp, const struct lint_node 
 	for (c = 0; c < exp->ncases; c++) {
 		const struct cfg *cfg = &exp->cases[c].cfg;
 
-		if (strcmp(cfg->workload.model, "none") || cfg->collective.op == COLL_OP_ALLREDUCE ||
+		if (workload_has_model(&cfg->workload) || cfg->collective.op == COLL_OP_ALLREDUCE ||
 		    cfg->launch.local_ranks > 1)
 			continue;
 		where(exp, "launch", "local_ranks", loc, sizeof(loc));
