@@ -402,10 +402,20 @@ void report_format_list(char *buf, size_t len, const char *sep)
 
 bool report_formats_write_files(const char *formats)
 {
+	char names[128];
+
+	report_files_named(formats, names, sizeof(names));
+	return names[0] != '\0';
+}
+
+void report_files_named(const char *formats, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
 	for (size_t i = 0; i < ARRAY_SIZE(report_files); i++)
 		if (report_has_format(formats, report_files[i].format))
-			return true;
-	return false;
+			str_appendf(buf, len, &off, "%s%s", off ? ", " : "", report_files[i].file);
 }
 
 int report_files_existing(const char *dir, const struct report_opts *o, char *buf, size_t len)

@@ -94,6 +94,8 @@ bool report_format_writable(const char *fmt);
 void report_format_list(char *buf, size_t len, const char *sep);
 /* Does the list `formats` name a format that writes a file (md, csv, html)? */
 bool report_formats_write_files(const char *formats);
+/* The files the list `formats` writes, "report.md, report.html" ("" for none). */
+void report_files_named(const char *formats, char *buf, size_t len);
 
 /*
  * Write the formats of o->formats for set s into dir: md -> report.md,

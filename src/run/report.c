@@ -320,7 +320,7 @@ int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 /* report.json, then the formats of [report] formats, then the pass/fail threshold. */
 int run_report_write(const char *dir, json_t *root, const struct report_opts *o)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], files[128];
 	struct report_set set = { 0 };
 	struct report_failure *fails = NULL;
 	int ret, nfail, i, code = GS_EXIT_OK;
@@ -340,8 +340,12 @@ int run_report_write(const char *dir, json_t *root, const struct report_opts *o)
 		return GS_EXIT_FAIL;
 	}
 	ret = report_write_all(dir, root, o);
-	if (ret)
+	/* the files named at the end are those the formats asked for and that were written */
+	report_files_named(o->formats, files, sizeof(files));
+	if (ret) {
 		log_err(LOG_REPORT, "write reports into %s: %s", dir, strerror(-ret));
+		files[0] = '\0';
+	}
 	if (!*o->min_busbw)
 		goto out;
 	if (report_set_add_json(&set, "run", root) || report_set_finish(&set, NULL)) {
@@ -363,7 +367,7 @@ int run_report_write(const char *dir, json_t *root, const struct report_opts *o)
 out_set:
 	report_set_free(&set);
 out:
-	log_info(LOG_REPORT, "report: %s/report.json%s", dir,
-		 report_has_format(o->formats, "html") ? " (and report.html, report.md, report.csv)" : "");
+	log_info(LOG_REPORT, "report: %s/report.json%s%s%s", dir, files[0] ? " (and " : "", files,
+		 files[0] ? ")" : "");
 	return ret && code == GS_EXIT_OK ? GS_EXIT_FAIL : code;
 }

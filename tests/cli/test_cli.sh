@@ -246,6 +246,13 @@ printf '[experiment]\ndescription = ${GSNL}\n' >"$T/nl.ini"
 GSNL=$(printf 'a\n[launch]\nlocal_ranks = 3') check "a line break from \${ENV}" 2 "$G" check "$T/nl.ini"
 expect_err "a line break from \${ENV}" 'nl.ini:2: experiment.description: ${GSNL} holds a line break, which a value cannot'
 
+# The closing line names the files the formats wrote, no others (it named html, md and
+# csv whenever html was asked for, and none without html)
+printf '[experiment]\nname = fm\noutput_dir = %s\n[collective]\nsizes = 4KiB\niterations = 2\n[launch]\nlocal_ranks = 2\n[report]\nformats = json, md\n' "$T/fmres" >"$T/fm.ini"
+check "formats = json, md" 0 timeout 60 "$G" run "$T/fm.ini"
+grep -q "report: .*/report.json (and report.md)$" "$T/err" ||
+	{ echo "FAIL: closing line: $(grep 'report:' "$T/err")"; fails=$((fails + 1)); }
+
 # GRADSYNC_MEMCPY_BPS is the driver's hand-off of the shm bound it measured: one left in
 # the user's environment was reported as a measured 0.0 GB/s bound (shm at 1e11 % of it)
 printf '[experiment]\nname = mb\noutput_dir = %s\n[collective]\nsizes = 4KiB\niterations = 2\n[transport]\ntransport = shm\n[launch]\nlocal_ranks = 2\n' "$T/mbres" >"$T/mb.ini"
