@@ -5,8 +5,9 @@
 # refusal while a real rank joins; the token never reaches a file or argv; token_file
 # modes; a launcher job without a token; shm names nobody can squat; no /dev/shm segment
 # left when a rank is killed during shm setup; ranks with different experiment files
-# stopped at once, naming the rank, the key and both values; the segments of a job
-# killed with its launcher during shm setup removed by the next one.
+# stopped at once, naming the rank, the key and both values; a stranger holding half a
+# HELLO on a rank's tcp data port delays no peer; the segments of a job killed with its
+# launcher during shm setup removed by the next one.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -247,6 +248,61 @@ assert sys.argv[2] in r["cases"][0]["error"], r["cases"][0]["error"]
 PY
 	echo "mismatch $tp: exits$sts in ${took}s: $(grep -o 'rank 2 (host.*rank 0;' "$T/mm.0.log" | head -n 1)"
 done
+
+# --- a stranger on a rank's tcp data port that sends part of a HELLO and waits: the
+# rank reads every connection's HELLO as it comes, so the real peer behind it gets in
+# and the job finishes (the rank read one HELLO at a time until the deadline, so the
+# case failed after the whole timeout, blaming rank 0, which had connected). rank 0's
+# connect() calls are held 2 s by strace so that the stranger comes first.
+if command -v strace >/dev/null 2>&1; then
+	port=$(free_port $((port + 1)))
+	sed 's/^timeout = 30s/timeout = 10s/' "$T/job.ini" >"$T/dp.ini"
+	export GRADSYNC_TOKEN=dp
+	strace -o /dev/null -f -e trace=connect -e inject=connect:delay_enter=2000000 \
+		"$G" run "$T/dp.ini" --rank 0 --world-size 2 --rendezvous 127.0.0.1:$port \
+		>"$T/dp.0.log" 2>&1 &
+	pids="$!"
+	wait_listen $port || fail "data port: rank 0 never listened"
+	"$G" run "$T/dp.ini" --rank 1 --world-size 2 --rendezvous 127.0.0.1:$port \
+		>"$T/dp.1.log" 2>&1 &
+	r1=$!
+	pids="$pids $r1"
+	unset GRADSYNC_TOKEN
+	# rank 1's one listening socket (the rendezvous is rank 0's): its tcp data port
+	python3 - "$r1" >"$T/dp.stranger" 2>&1 <<'PY' &
+import os, socket, sys, time
+pid, end = sys.argv[1], time.time() + 20
+while time.time() < end:
+    try:
+        inodes = {os.readlink(f"/proc/{pid}/fd/{f}")[8:-1] for f in os.listdir(f"/proc/{pid}/fd")}
+    except OSError:
+        inodes = set()
+    for line in open("/proc/net/tcp").readlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and f[9] in inodes:
+            s = socket.create_connection(("127.0.0.1", int(f[1].split(":")[1], 16)))
+            s.sendall(b"GSX!")
+            print("held", f[1])
+            while os.path.exists(f"/proc/{pid}") and time.time() < end:
+                time.sleep(0.1)  # held until rank 1 is gone
+            sys.exit(0)
+    time.sleep(0.02)
+print("no data port")
+PY
+	held=$!
+	start=$(date +%s)
+	sts=
+	for p in $pids; do wait "$p"; sts="$sts $?"; done
+	pids=
+	took=$(( $(date +%s) - start ))
+	wait $held
+	grep -q held "$T/dp.stranger" || fail "data port: the stranger found no port: $(cat "$T/dp.stranger")"
+	[ "$sts" = " 0 0" ] || { fail "data port: exits$sts, expected 0 0"; tail -n 3 "$T/dp.1.log"; }
+	[ $took -le 8 ] || fail "data port: took ${took}s (timeout 10s)"
+	echo "data port: a stranger's half HELLO held; exits$sts in ${took}s"
+else
+	echo "data port: strace not installed, not checked"
+fi
 
 # --- shm: squatted names of the old scheme do not matter; a rank killed in setup leaves nothing
 for n in 0000000000000000-0-1 0000000000000000-1-0 0001000000000000-0-1; do

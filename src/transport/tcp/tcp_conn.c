@@ -4,7 +4,8 @@
  *   1. rank a < b: connect() to b's listening addr:port, once per stream s;
  *   2. a -> b: HELLO {magic, job_id, rank a, stream s, nstreams};
  *   3. b accepts, checks magic and job_id (a stranger is dropped, setup goes on),
- *      and files the socket as stream s of peer a.
+ *      and files the socket as stream s of peer a. b reads the HELLOs of every
+ *      pending connection at once, so a silent stranger delays no peer.
  * connect() completes against the listen backlog, so every rank first connects
  * up, then accepts down: no ordering deadlock. Everything is bounded by timeout_ms.
  */
@@ -292,35 +293,154 @@ out_close:
 	return err;
 }
 
-static int accept_one(struct tcp_priv *tp, uint64_t deadline, int *left)
-{
-	struct pollfd pfd = {.fd = tp->listen_fd, .events = POLLIN};
+/*
+ * A connection accepted whose HELLO has not all come. HELLOs are read as they arrive,
+ * all pending connections at once: a stranger that sends part of one and waits (or
+ * nothing) holds up nobody behind it.
+ */
+struct tcp_pending {
+	int fd;
+	size_t got;		/* bytes of h read */
+	uint64_t since;		/* accepted at, ns */
 	struct tcp_hello h;
-	struct tcp_peer *pe;
-	int fd, err;
+	char from[INET6_ADDRSTRLEN + 8];
+};
 
-	if (poll(&pfd, 1, ms_left(deadline)) <= 0)
-		return 0;
-	fd = accept4(tp->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+#define TCP_PENDING_MAX 64
+
+static void pending_drop(struct tcp_pending *pd, int *n, int i, const char *why)
+{
+	log_warn(LOG_TRANSPORT, "tcp accept: dropped a connection from %s that is not ours (%s)",
+		 pd[i].from, why);
+	close(pd[i].fd);
+	pd[i] = pd[--*n];
+}
+
+static void addr_text(const struct sockaddr_storage *sa, char *out, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *v6 = (const void *)sa;
+
+		inet_ntop(AF_INET6, &v6->sin6_addr, ip, sizeof(ip));
+		snprintf(out, len, "[%s]:%u", ip, ntohs(v6->sin6_port));
+	} else {
+		const struct sockaddr_in *v4 = (const void *)sa;
+
+		inet_ntop(AF_INET, &v4->sin_addr, ip, sizeof(ip));
+		snprintf(out, len, "%s:%u", ip, ntohs(v4->sin_port));
+	}
+}
+
+/* Take a new connection; when every slot holds one, the oldest still pending goes. */
+static int accept_new(struct tcp_priv *tp, struct tcp_pending *pd, int *n)
+{
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	int fd;
+
+	fd = accept4(tp->listen_fd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
-	err = io_full(tp, fd, &h, sizeof(h), false, deadline);
-	if (err || h.magic != TCP_HELLO_MAGIC || h.job_id != tp->env->job_id || h.rank < 0 ||
-	    h.rank >= tp->env->rank || h.stream < 0 || h.stream >= tp->nstreams) {
-		log_warn(LOG_TRANSPORT, "tcp accept: dropped a connection that is not ours");
-		close(fd);
-		return err == -ECANCELED ? err : 0;
+	if (*n == TCP_PENDING_MAX) {
+		int old = 0;
+
+		for (int i = 1; i < *n; i++)
+			old = pd[i].since < pd[old].since ? i : old;
+		pending_drop(pd, n, old, "no HELLO while newer connections came");
 	}
-	pe = &tp->peers[h.rank];
-	if (h.nstreams != tp->nstreams || !pe->active || pe->streams[h.stream].fd >= 0) {
+	pd[*n] = (struct tcp_pending){ .fd = fd, .since = time_now_ns() };
+	addr_text(&sa, pd[*n].from, sizeof(pd[*n].from));
+	(*n)++;
+	return 0;
+}
+
+/*
+ * Read more of pending connection i's HELLO; once whole, file it as its stream of its
+ * peer. 0 (dropped or still pending or filed), or -EPROTO for a peer of this job whose
+ * streams do not match ours.
+ */
+static int pending_read(struct tcp_priv *tp, struct tcp_pending *pd, int *n, int i, int *left)
+{
+	struct tcp_pending *c = &pd[i];
+	struct tcp_hello *h = &c->h;
+	struct tcp_peer *pe;
+	ssize_t r;
+
+	r = recv(c->fd, (char *)h + c->got, sizeof(*h) - c->got, 0);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (r <= 0) {
+		pending_drop(pd, n, i, r ? strerror(errno) : "closed before its HELLO");
+		return 0;
+	}
+	c->got += (size_t)r;
+	if (c->got < sizeof(*h))
+		return 0;
+	if (h->magic != TCP_HELLO_MAGIC || h->job_id != tp->env->job_id || h->rank < 0 ||
+	    h->rank >= tp->env->rank || h->stream < 0 || h->stream >= tp->nstreams) {
+		pending_drop(pd, n, i, "not a HELLO of this job");
+		return 0;
+	}
+	pe = &tp->peers[h->rank];
+	if (h->nstreams != tp->nstreams || !pe->active || pe->streams[h->stream].fd >= 0) {
 		log_err(LOG_TRANSPORT, "tcp accept peer=%d: stream %d/%d unexpected (we use %d)",
-			h.rank, h.stream, h.nstreams, tp->nstreams);
-		close(fd);
+			h->rank, h->stream, h->nstreams, tp->nstreams);
 		return -EPROTO;
 	}
-	pe->streams[h.stream].fd = fd;
+	pe->streams[h->stream].fd = c->fd;
+	pd[i] = pd[--*n];
 	(*left)--;
 	return 0;
+}
+
+/* Accept until `left` streams of lower ranks are filed, or the deadline. */
+static int accept_all(struct tcp_priv *tp, int left, uint64_t deadline)
+{
+	struct tcp_pending pd[TCP_PENDING_MAX];
+	struct pollfd pfd[TCP_PENDING_MAX + 1];
+	int n = 0, err = 0, i, p;
+
+	while (left > 0) {
+		if (aborting(tp)) {
+			err = -ECANCELED;
+			goto out_close;
+		}
+		if (!ms_left(deadline)) {
+			for (p = 0; p < tp->env->rank; p++)
+				for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++)
+					if (tp->peers[p].streams[s].fd < 0)
+						log_err(LOG_TRANSPORT,
+							"tcp accept peer=%d stream=%d: timed out",
+							p, s);
+			err = -ETIMEDOUT;
+			goto out_close;
+		}
+		pfd[0] = (struct pollfd){ .fd = tp->listen_fd, .events = POLLIN };
+		for (i = 0; i < n; i++)
+			pfd[i + 1] = (struct pollfd){ .fd = pd[i].fd, .events = POLLIN };
+		if (poll(pfd, (nfds_t)n + 1, ms_left(deadline)) <= 0)
+			continue;
+		/* from the last: pending_read and pending_drop move the last into slot i */
+		for (i = n - 1; i >= 0; i--) {
+			if (!pfd[i + 1].revents)
+				continue;
+			err = pending_read(tp, pd, &n, i, &left);
+			if (err)
+				goto out_close;
+		}
+		if (pfd[0].revents) {
+			err = accept_new(tp, pd, &n);
+			if (err)
+				goto out_close;
+		}
+	}
+
+out_close:
+	for (i = 0; i < n; i++)
+		close(pd[i].fd);
+	return err;
 }
 
 int tcp_connect_all(struct tcp_priv *tp, const void *eps)
@@ -352,21 +472,5 @@ int tcp_connect_all(struct tcp_priv *tp, const void *eps)
 			}
 		}
 	}
-	while (left > 0) {
-		if (aborting(tp))
-			return -ECANCELED;
-		if (!ms_left(deadline)) {
-			for (p = 0; p < env->rank; p++)
-				for (int s = 0; tp->peers[p].active && s < tp->nstreams; s++)
-					if (tp->peers[p].streams[s].fd < 0)
-						log_err(LOG_TRANSPORT,
-							"tcp accept peer=%d stream=%d: timed out",
-							p, s);
-			return -ETIMEDOUT;
-		}
-		err = accept_one(tp, deadline, &left);
-		if (err)
-			return err;
-	}
-	return 0;
+	return accept_all(tp, left, deadline);
 }
