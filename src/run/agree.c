@@ -10,15 +10,78 @@
  *   1. allgather of a hash of the case's signature: equal everywhere = done (one round);
  *   2. otherwise gatherv of the signatures to rank 0, which names the first rank that
  *      differs and the first line that differs and aborts the job with it.
+ *
+ * Before all that, once per job, the build: ranks of two builds (a node left with an
+ * older copy) read each other's wire records and results with different code, and
+ * nothing need show. The job's first exchange is an allgather of struct agree_build,
+ * whose size and layout stay as they are in every later version, so that any two builds
+ * compare.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "run/run.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "config.h"
+
+/* Fixed for good: the first record every build exchanges (see above). */
+struct agree_build {
+	char build[96]; /* "gradsync 0.1.0 (commit 2cd4541afdd6)" */
+	char host[64];	/* host name, to name the rank's node */
+};
+
+int run_rank_agree_build(const struct run_rank *rr)
+{
+	struct agree_build me, *all;
+	int n = rr->li.nranks, r, first = -1, ndiff = 0, ret;
+
+	if (n < 2)
+		return 0;
+	memset(&me, 0, sizeof(me)); /* sent whole: no stack bytes on the wire */
+	snprintf(me.build, sizeof(me.build), "gradsync %s (commit %s)", GS_VERSION, GS_COMMIT);
+	gethostname(me.host, sizeof(me.host) - 1);
+	all = calloc((size_t)n, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	ret = bootstrap_allgather(rr->bs, &me, all, sizeof(me));
+	if (ret == -EPROTO)
+		log_err(LOG_MAIN, "the ranks' first exchange did not match: a rank runs a build of gradsync older than %s, one that does not compare builds; every rank needs the same build",
+			me.build);
+	if (ret)
+		goto out_free;
+	for (r = 0; r < n; r++) {
+		all[r].build[sizeof(all[r].build) - 1] = '\0';
+		all[r].host[sizeof(all[r].host) - 1] = '\0';
+		if (strcmp(all[r].build, all[0].build)) {
+			ndiff++;
+			first = first < 0 ? r : first;
+		}
+	}
+	if (!ndiff)
+		goto out_free;
+	ret = -EINVAL;
+	if (rr->li.rank == 0) {
+		char why[400], more[48] = "";
+
+		if (ndiff > 1)
+			snprintf(more, sizeof(more), " (and %d more ranks)", ndiff - 1);
+		snprintf(why, sizeof(why), "rank %d (host %s) runs %s, rank 0 %s%s: every rank needs the same build",
+			 first, all[first].host, all[first].build, all[0].build, more);
+		log_err(LOG_MAIN, "%s", why);
+		bootstrap_abort(rr->bs, why);
+	} else if (strcmp(me.build, all[0].build)) {
+		log_err(LOG_MAIN, "this rank runs %s, rank 0 (host %s) %s: every rank needs the same build",
+			me.build, all[0].host, all[0].build);
+	}
+out_free:
+	free(all);
+	return ret;
+}
 
 /* The case count, then one line per agreed key: "case 2 [collective] dtype = f16".
  * malloc'd text or NULL. */

@@ -407,7 +407,12 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	}
 	if (!li->spawned)
 		stop_signals_catch(rr.bs);
-	ret = exchange_hosts(&rr);
+	/* first: ranks of two builds may not read each other's records alike */
+	ret = run_rank_agree_build(&rr);
+	if (ret && li->rank != 0)
+		wait_abort_reason(&rr); /* rank 0's reason, not our goodbye, stops the job */
+	if (!ret)
+		ret = exchange_hosts(&rr);
 	if (!ret)
 		ret = job_nonce(&rr);
 	oc->ncases = 0;

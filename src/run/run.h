@@ -300,6 +300,13 @@ int run_memfit_check(struct run_rank *rr);
  */
 int run_rank_agree(struct run_rank *rr);
 /*
+ * Collective, the job's first exchange: 0 when every rank runs this build (version and
+ * commit), else -EINVAL on every rank, rank 0 having logged and aborted the job naming
+ * the first rank, its host and both builds, and each other rank of another build
+ * having said so.
+ */
+int run_rank_agree_build(const struct run_rank *rr);
+/*
  * A rank started by a launcher or the spawner: runs its case(s); oc says how many
  * started and which stop signal (util/stopsig.h) stopped them (launcher ranks catch the
  * first one and stop the job through the bootstrap; a second one kills).
