@@ -3,8 +3,9 @@
  * each read their own experiment file; one with other sizes, dtype, iterations or case
  * list sends messages nobody expects, and what shows is a timeout naming a live rank,
  * "Message too long", a bad endpoint record or, worst, wrong results. The keys marked
- * same_on_all_ranks are compared, so the job stops at once naming the rank, its host,
- * the key and both values.
+ * same_on_all_ranks are compared, and for a workload the model's gradients (which
+ * op_trace's content or ViT's image_size change while the agreed keys stay equal), so
+ * the job stops at once naming the rank, its host, the key and both values.
  *
  * Exchange (every rank, in program order, through the bootstrap):
  *   1. allgather of a hash of the case's signature: equal everywhere = done (one round);
@@ -27,6 +28,7 @@
 #include "run/run.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "workload/model.h"
 #include "config.h"
 
 /* Fixed for good: the first record every build exchanges (see above). */
@@ -83,8 +85,48 @@ out_free:
 	return ret;
 }
 
-/* The case count, then one line per agreed key: "case 2 [collective] dtype = f16".
- * malloc'd text or NULL. */
+/*
+ * The model's gradients, which every rank cuts its buckets from: they follow from keys
+ * a rank may hold apart from the others (ViT's image_size) and from the content of
+ * op_trace, so the keys alone do not show a difference. "" for model none.
+ */
+static void gradients_line(FILE *f, const struct run_rank *rr)
+{
+	const struct workload_opts *w = &rr->ecase->cfg.workload;
+	struct tensor_list tl;
+	const char *key;
+	char err[256];
+	uint64_t *rec;
+	uint32_t i;
+
+	if (!strcmp(w->model, "none"))
+		return;
+	fprintf(f, "case %d [workload] the model's gradients (model, its shape keys, op_trace's content) = ",
+		rr->case_index + 1);
+	tensor_list_init(&tl);
+	if (model_build_err(w, &tl, &key, err, sizeof(err))) {
+		fprintf(f, "none: %s\n", err);
+		return;
+	}
+	/* what the buckets are cut from: each gradient's size and type, the ready order */
+	rec = calloc((size_t)tl.n * 2 + 1, sizeof(*rec));
+	if (rec) {
+		for (i = 0; i < tl.n; i++) {
+			rec[2 * i] = tl.t[i].numel;
+			rec[2 * i + 1] = (uint64_t)(uint32_t)tl.t[i].dtype << 32 | tl.ready[i];
+		}
+		fprintf(f, "%u tensors, %llu elements (digest %016llx)\n", tl.n,
+			(unsigned long long)tl.numel,
+			(unsigned long long)hash_fnv1a64(rec, (size_t)tl.n * 2 * sizeof(*rec)));
+	} else {
+		fprintf(f, "%u tensors, %llu elements\n", tl.n, (unsigned long long)tl.numel);
+	}
+	free(rec);
+	tensor_list_free(&tl);
+}
+
+/* The case count, then one line per agreed key: "case 2 [collective] dtype = f16", then
+ * the model's gradients. malloc'd text or NULL. */
 static char *case_signature(const struct run_rank *rr, size_t *len)
 {
 	char *text = NULL, v[8192];
@@ -103,6 +145,7 @@ static char *case_signature(const struct run_rank *rr, size_t *len)
 		cfg_value_format(&rr->ecase->cfg, k, v, sizeof(v));
 		fprintf(f, "case %d [%s] %s = %s\n", rr->case_index + 1, k->section, k->name, v);
 	}
+	gradients_line(f, rr);
 	if (fclose(f)) {
 		free(text);
 		return NULL;

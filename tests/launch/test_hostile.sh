@@ -5,7 +5,8 @@
 # refusal while a real rank joins; the token never reaches a file or argv; token_file
 # modes; a launcher job without a token; shm names nobody can squat; no /dev/shm segment
 # left when a rank is killed during shm setup; ranks with different experiment files
-# stopped at once, naming the rank, the key and both values; ranks of two builds
+# stopped at once, naming the rank, the key and both values, or the model's gradients
+# when op_trace's content differs; ranks of two builds
 # stopped before the first case, naming the rank and both versions; a stranger holding half a
 # HELLO on a rank's tcp data port delays no peer; the segments of a job killed with its
 # launcher during shm setup removed by the next one.
@@ -249,6 +250,49 @@ assert sys.argv[2] in r["cases"][0]["error"], r["cases"][0]["error"]
 PY
 	echo "mismatch $tp: exits$sts in ${took}s: $(grep -o 'rank 2 (host.*rank 0;' "$T/mm.0.log" | head -n 1)"
 done
+
+# --- the same experiment file, but op_trace holds another model on rank 1 (the keys
+# agree, the gradients do not; ViT's image_size, which ranks may set apart, does the
+# same): rank 0 names the rank and the gradients that differ before the case opens
+# (the first bucket failed with "Message too long")
+port=$(free_port $((port + 1)))
+printf 'gradsync_op_trace 1\nbatch 8\nparam fc.weight 256,512 f32\nparam fc.bias 256 f32\nfwd 10 fc\nbwd 20 fc fc.weight fc.bias\n' \
+	>"$T/a.trace"
+cat >"$T/tr.ini" <<INI
+[experiment]
+name = hostile
+output_dir = $T/results
+[workload]
+model = trace
+op_trace = $T/NODE/op.trace
+compute = none
+iterations = 2
+warmup = 0
+[transport]
+transport = tcp
+[launch]
+timeout = 30s
+INI
+mkdir -p "$T/n0" "$T/n1"
+cp "$T/a.trace" "$T/n0/op.trace"
+sed 's/256,512/256,500/' "$T/a.trace" >"$T/n1/op.trace"
+start=$(date +%s)
+pids=
+for r in 0 1; do
+	sed "s/NODE/n$r/" "$T/tr.ini" >"$T/tr$r.ini"
+	GRADSYNC_TOKEN=tr "$G" run "$T/tr$r.ini" --rank $r --world-size 2 --rendezvous 127.0.0.1:$port \
+		>"$T/tr.$r.log" 2>&1 &
+	pids="$pids $!"
+done
+sts=
+for p in $pids; do wait "$p"; sts="$sts $?"; done
+pids=
+took=$(( $(date +%s) - start ))
+[ "$sts" = " 1 1" ] || fail "gradients: exits$sts, expected 1 1"
+[ $took -le 10 ] || fail "gradients: took ${took}s (timeout 30s)"
+want="rank 1 (host $(hostname)) runs another experiment than rank 0: case 1 [workload] the model's gradients (model, its shape keys, op_trace's content) = 2 tensors, 128256 elements"
+grep -qF "error: $want" "$T/tr.0.log" || { fail "gradients: rank 0 does not name them"; cat "$T/tr.0.log"; }
+echo "gradients: exits$sts in ${took}s: $(grep -o 'rank 1 (host.*rank 0;' "$T/tr.0.log" | head -n 1)"
 
 # --- ranks started by hand from two builds of gradsync (a node left with an older
 # copy): the job stops before its first case, rank 0 naming the rank, its host and
