@@ -178,7 +178,9 @@ int run_case_save_partial(struct run_rank *rr, json_t *rows)
 	    !rj_case_set_collective(p, json_incref(rows)) &&
 	    !rj_case_set_status(p, "interrupted", why)) {
 		run_case_file(path, sizeof(path), rr->run_dir, (size_t)rr->case_index);
-		ret = rj_save(path, p); /* logs its own failure */
+		ret = run_dir_keep(rr->run_dir);
+		if (!ret)
+			ret = rj_save(path, p); /* logs its own failure */
 	} else {
 		log_warn(LOG_MAIN, "case %s: its rows so far could not be kept: %s",
 			 rr->ecase->name, strerror(ENOMEM));
@@ -292,7 +294,9 @@ int run_rank_case(struct run_rank *rr)
 	rj_case_set_collective(c, results);
 	rj_case_set_workload_json(c, workload);
 	run_case_file(path, sizeof(path), rr->run_dir, (size_t)rr->case_index);
-	werr = rj_save(path, c);
+	werr = run_dir_keep(rr->run_dir);
+	if (!werr)
+		werr = rj_save(path, c);
 	if (werr) {
 		/* disk full, read-only: the figures must reach the terminal at least */
 		json_t *one = json_pack("{s:s, s:[O]}", "schema", REPORT_SCHEMA, "cases", c);
@@ -326,7 +330,7 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
 	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, NULL);
 	rj_case_fail(c, why);
 	run_case_file(path, sizeof(path), rr->run_dir, (size_t)index);
-	if (rj_save(path, c))
+	if (run_dir_keep(rr->run_dir) || rj_save(path, c))
 		log_err(LOG_MAIN, "write %s: the case failed before it started: %s", path, why);
 	json_decref(c);
 }

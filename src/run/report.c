@@ -74,6 +74,28 @@ void run_case_file(char *buf, size_t len, const char *dir, size_t index)
 	snprintf(buf, len, "%s/cases/%04zu.json", dir, index);
 }
 
+int run_dir_keep(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	struct stat st;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/cases", dir);
+	if (!stat(path, &st))
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	ret = fs_mkdir_p(path);
+	if (ret) {
+		log_err(LOG_REPORT, "run directory %s was removed during the run and cannot be made again: mkdir %s: %s",
+			dir, path, strerror(-ret));
+		return ret;
+	}
+	log_err(LOG_REPORT, "run directory %s was removed during the run: made it again; what was written there before is gone",
+		dir);
+	return 0;
+}
+
 void run_iso_time(char *buf, size_t len)
 {
 	time_t now = time(NULL);
@@ -183,6 +205,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		free(resolved);
 		return report_unbuilt(dir);
 	}
+	run_dir_keep(dir); /* logs its own failure: the writes below then name their files */
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)hash_fnv1a64(resolved, len));
 	jargv[0] = "gradsync";
 	for (i = 0; i < argc; i++)

@@ -333,6 +333,13 @@ int run_status_write(const char *dir, const char *state, const char *detail);
 int run_report_begin(const char *dir, const struct experiment *exp);
 /* Case index's results file in run directory dir: DIR/cases/NNNN.json. */
 void run_case_file(char *buf, size_t len, const char *dir, size_t index);
+/*
+ * Before a write into run directory dir: one removed during the run (rm -rf by hand, a
+ * cleanup job) is made again with its cases/, and one line says so, so that the cases
+ * still to come keep their results (the report reads those written before as failed).
+ * 0, or -errno when it is gone and cannot be made.
+ */
+int run_dir_keep(const char *dir);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */

@@ -302,7 +302,9 @@ static int write_trace(const struct run_rank *rr, const struct compute_timeline 
 			 "otherData", "case", rr->ecase->name, "note",
 			 "layer spans are the compute model's; bucket spans are measured");
 	snprintf(path, sizeof(path), "%s/trace-%04d.json", rr->run_dir, rr->case_index);
-	ret = json_dump_file(root, path, JSON_COMPACT) ? -EIO : 0;
+	ret = run_dir_keep(rr->run_dir);
+	if (!ret)
+		ret = json_dump_file(root, path, JSON_COMPACT) ? -EIO : 0;
 	json_decref(root);
 	return ret;
 }

@@ -4,7 +4,8 @@
 # (exit 130 / 143 / 129), under nohup SIGHUP changes nothing; they keep the finished cases,
 # write the report of what ran and a status file; kill -9 of the driver keeps the
 # finished cases and `gradsync report DIR` reads them; an unwritable report.json or case
-# file still puts every figure on the terminal and names where the results are. Under a
+# file still puts every figure on the terminal and names where the results are; a run
+# directory removed mid-run is made again for the cases still to come. Under a
 # launcher, ranks catch the signal and stop the job through the bootstrap. Timing is
 # asserted loosely (8 s, on a loaded 2-core host; a run that does not stop takes minutes).
 set -u
@@ -151,6 +152,26 @@ if start noreport; then
 		{ fail "unwritable report: the terminal lacks figures"; cat "$T/noreport.out"; }
 	grep -q "^failed" "$dir/status" || fail "unwritable report: status: $(cat "$dir/status")"
 	echo "unwritable report.json and case file: every case on the terminal; $(cat "$dir/status")"
+fi
+# The run directory removed mid-run (rm -rf by hand or a cleanup job): it is made again,
+# one line says so naming it, the cases after keep their results in report.json, the
+# lost one reads failed, exit 1 (every later write failed: the final table called
+# every case failed and sent the user to a cases/ that no longer existed)
+if start removed; then
+	rm -rf "$dir" 2>/dev/null || rm -rf "$dir"
+	finish 1 "run directory removed"
+	grep -q "error: run directory $dir was removed during the run: made it again" "$T/removed.err" ||
+		{ fail "run directory removed: no line naming it"; grep -v '^ ' "$T/removed.err" | tail -n 5; }
+	python3 - "$dir" <<'PY' || fail "run directory removed: report.json"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+st = [c["status"] for c in r["cases"]]
+assert r["status"] == "failed", r["status"]
+assert st[0] == "failed" and st[1:] == ["ok"] * 3, st
+assert all(c["collective"][0]["busbw_GBps"] > 0 for c in r["cases"][1:])
+PY
+	grep -q "^failed" "$dir/status" || fail "run directory removed: status: $(cat "$dir/status" 2>&1)"
+	echo "run directory removed: made again, $(ls "$dir/cases" | wc -l) later cases kept; $(cat "$dir/status")"
 fi
 # A full disk (the temporary files of a case and of report.html lead to /dev/full):
 # each failed write names its file and ENOSPC (they used to say "Input/output error",
