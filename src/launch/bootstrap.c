@@ -25,6 +25,7 @@
 
 #include "launch/bootstrap_int.h"
 #include "util/log.h"
+#include "util/strutil.h"
 #include "util/rand.h"
 #include "util/sha256.h"
 #include "util/timeutil.h"
@@ -48,16 +49,15 @@ static bool cond_wait_until(struct bootstrap *b, uint64_t deadline_ns)
 	return true;
 }
 
-/* "2,3,7" from the ranks for which missing[r] is set. */
+static bool rank_missing(int r, const void *missing)
+{
+	return ((const bool *)missing)[r];
+}
+
+/* "2,3,7-12" from the ranks for which missing[r] is set. */
 static const char *rank_list(const bool *missing, int n, char *buf, size_t len)
 {
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int r = 0; r < n && off < len; r++)
-		if (missing[r])
-			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "", r);
-	return buf;
+	return str_int_set(rank_missing, missing, n, buf, len);
 }
 
 static bool addr_is_loopback(const struct sockaddr *sa)

@@ -18,6 +18,7 @@
 
 #include "launch/launch.h"
 #include "util/log.h"
+#include "util/strutil.h"
 #include "util/stopsig.h"
 #include "util/timeutil.h"
 
@@ -140,15 +141,15 @@ static void child_exec(int rank, pid_t pgid, pid_t parent, int listen_fd, char *
 	_exit(127);
 }
 
+static bool rank_running(int i, const void *r)
+{
+	return !((const struct spawn_rank *)r)[i].done;
+}
+
+/* "2,3,7-12": the ranks still running */
 static const char *rank_list(const struct spawn_rank *r, int n, char *buf, size_t len)
 {
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < n && off < len; i++)
-		if (!r[i].done)
-			off += snprintf(buf + off, len - off, "%s%d", off ? "," : "", i);
-	return buf;
+	return str_int_set(rank_running, r, n, buf, len);
 }
 
 /* Log how one rank ended; returns its status as a shell would (128 + signal). */

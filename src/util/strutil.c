@@ -81,3 +81,56 @@ bool str_word_in(const char *list, const char *word)
 			return true;
 	return false;
 }
+
+/* Append the runs of the set to buf while they fit in room; the count appended. */
+static int int_runs(bool (*in)(int i, const void *ctx), const void *ctx, int n, char *buf,
+		    size_t len, size_t room, size_t *off)
+{
+	int i, j, shown = 0;
+	size_t keep;
+
+	for (i = 0; i < n; i = j + 1) {
+		j = i;
+		if (!in(i, ctx))
+			continue;
+		while (j + 1 < n && in(j + 1, ctx))
+			j++;
+		keep = *off;
+		if (j - i >= 2)
+			str_appendf(buf, len, off, "%s%d-%d", keep ? "," : "", i, j);
+		else if (j > i)
+			str_appendf(buf, len, off, "%s%d,%d", keep ? "," : "", i, j);
+		else
+			str_appendf(buf, len, off, "%s%d", keep ? "," : "", i);
+		if (*off >= room) {
+			*off = keep;
+			buf[keep] = '\0';
+			break;
+		}
+		shown += j - i + 1;
+	}
+	return shown;
+}
+
+const char *str_int_set(bool (*in)(int i, const void *ctx), const void *ctx, int n, char *buf,
+			size_t len)
+{
+	char tail[32];
+	size_t off = 0;
+	int i, total = 0, shown;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	for (i = 0; i < n; i++)
+		total += in(i, ctx);
+	if (int_runs(in, ctx, n, buf, len, len, &off) == total)
+		return buf;
+	/* again, leaving room for how many more */
+	snprintf(tail, sizeof(tail), " and %d more", total);
+	off = 0;
+	buf[0] = '\0';
+	shown = int_runs(in, ctx, n, buf, len, len > strlen(tail) ? len - strlen(tail) : 0, &off);
+	str_appendf(buf, len, &off, " and %d more", total - shown);
+	return buf;
+}

@@ -39,4 +39,12 @@ static inline bool str_truncated(size_t len, size_t off)
 	return off >= len;
 }
 
+/*
+ * The members of a set of 0..n-1 (those i for which in(i, ctx)) as text, "2,3,7-12":
+ * runs of three or more as a range. When buf cannot hold them all, the list ends at a
+ * member, " and N more" after it, never in the middle. "" for none; returns buf.
+ */
+const char *str_int_set(bool (*in)(int i, const void *ctx), const void *ctx, int n, char *buf,
+			size_t len);
+
 #endif

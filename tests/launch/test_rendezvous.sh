@@ -61,6 +61,11 @@ expect "pmi" out "2 ranks via pmi"
 check "missing rank" 1 "$G" rendezvous --rank 0 --world-size 3 --token t \
 	--rendezvous 127.0.0.1:$((port + 1)) --timeout 1s
 expect "missing rank" err "timed out after 1s waiting for ranks 1,2 to connect"
+# Most of a big job missing: runs of ranks as ranges, and where the line runs out of
+# room it says how many more (it stopped at "...,52,53, to connect", as if only those)
+check "missing ranks" 1 "$G" rendezvous --rank 0 --world-size 1000 --token t \
+	--rendezvous 127.0.0.1:$((port + 1)) --timeout 1s
+expect "missing ranks" err "timed out after 1s waiting for ranks 1-999 to connect"
 check "bad flags" 2 "$G" rendezvous --rank 3 --world-size 2
 expect "bad flags" err "--rank=3 --world-size=2"
 check "bad option" 2 "$G" rendezvous --frobnicate 1
