@@ -5,7 +5,8 @@
 # write the report of what ran and a status file; kill -9 of the driver keeps the
 # finished cases and `gradsync report DIR` reads them; an unwritable report.json or case
 # file still puts every figure on the terminal and names where the results are; a run
-# directory removed mid-run is made again for the cases still to come. Under a
+# directory removed mid-run is made again for the cases still to come; a run whose
+# output's reader is gone goes on to its report. Under a
 # launcher, ranks catch the signal and stop the job through the bootstrap. Timing is
 # asserted loosely (8 s, on a loaded 2-core host; a run that does not stop takes minutes).
 set -u
@@ -173,6 +174,21 @@ PY
 	grep -q "^failed" "$dir/status" || fail "run directory removed: status: $(cat "$dir/status" 2>&1)"
 	echo "run directory removed: made again, $(ls "$dir/cases" | wc -l) later cases kept; $(cat "$dir/status")"
 fi
+# The output's reader gone (`gradsync run x.ini 2>&1 | head`, ssh without a tty whose
+# connection dropped): the run goes on to its report, status done, and exits 1 saying
+# the output was lost (SIGPIPE killed the driver and rank 0 in the first case, status
+# "running" for good, no report)
+mkdir -p "$T/pipe"
+{ "$G" run "$T/run.ini" --out "$T/pipe"; echo $? >"$T/pipe.st"; } 2>&1 | head -n 1 >/dev/null
+dir=$(ls -d "$T"/pipe/intr-* | head -n 1)
+[ "$(cat "$T/pipe.st")" = 1 ] || fail "reader gone: exit $(cat "$T/pipe.st"), expected 1 (output lost)"
+grep -q "^done" "$dir/status" || fail "reader gone: status: $(cat "$dir/status")"
+python3 - "$dir" <<'PY' || fail "reader gone: report.json"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+assert r["status"] == "done" and [c["status"] for c in r["cases"]] == ["ok"] * 4, r["status"]
+PY
+echo "reader gone: exit $(cat "$T/pipe.st"); $(cat "$dir/status"), $(ls "$dir/cases" | wc -l) cases"
 # A full disk (the temporary files of a case and of report.html lead to /dev/full):
 # each failed write names its file and ENOSPC (they used to say "Input/output error",
 # report.html's only of the directory), the case's figures reach the terminal, the
