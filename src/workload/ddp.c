@@ -1,6 +1,7 @@
 /*
  * The DDP iteration loop: compute on the caller's thread, bucket AllReduces on a
- * comm thread fed in bucket order, every wait bounded by the timeout.
+ * comm thread fed in bucket order, every wait bounded: the AllReduces' by the timeout,
+ * the wait for them by twice that (wait_all).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -127,36 +128,50 @@ static int play(const struct workload_opts *w, const struct ddp_ops *ops,
 	return ops->compute_wait ? ops->compute_wait(ops->arg) : 0;
 }
 
+/*
+ * Wait until the comm thread has done every bucket or failed. Each bucket's AllReduce
+ * bounds its own waits and, when one stalls, fails naming the peer it waits on: this
+ * wait is only the backstop behind it, so that the precise reason comes first (at the
+ * same bound, it fired first and named nobody). It allows a bucket twice the timeout,
+ * counted from the last bucket done: one collective may take up to the timeout before
+ * its stall timer starts.
+ */
 static int wait_all(struct ddp_state *st, uint32_t nbuckets)
 {
+	uint64_t bound = 2 * st->ops->timeout_ns;
 	struct timespec dl;
+	uint32_t seen;
 	int ret = 0;
 
-	abs_deadline(&dl, st->ops->timeout_ns);
+	abs_deadline(&dl, bound);
 	pthread_mutex_lock(&st->lock);
+	seen = st->done;
 	while (st->done < nbuckets && !st->err && !ret) {
+		struct timespec slice;
+
 		if (st->ops->abort_flag && *st->ops->abort_flag) {
 			ret = -ECONNABORTED;
 			break;
 		}
-		{
-			struct timespec slice;
-
-			/* wake up now and then to look at the abort flag */
-			abs_deadline(&slice, 100000000ull);
-			if (slice.tv_sec > dl.tv_sec ||
-			    (slice.tv_sec == dl.tv_sec && slice.tv_nsec > dl.tv_nsec))
-				slice = dl;
-			if (pthread_cond_timedwait(&st->cond, &st->lock, &slice) == ETIMEDOUT &&
-			    (slice.tv_sec == dl.tv_sec && slice.tv_nsec == dl.tv_nsec))
-				ret = -ETIMEDOUT;
+		if (st->done != seen) {
+			seen = st->done;
+			abs_deadline(&dl, bound);
 		}
+		/* wake up now and then to look at the abort flag */
+		abs_deadline(&slice, 100000000ull);
+		if (slice.tv_sec > dl.tv_sec ||
+		    (slice.tv_sec == dl.tv_sec && slice.tv_nsec > dl.tv_nsec))
+			slice = dl;
+		if (pthread_cond_timedwait(&st->cond, &st->lock, &slice) == ETIMEDOUT &&
+		    (slice.tv_sec == dl.tv_sec && slice.tv_nsec == dl.tv_nsec))
+			ret = -ETIMEDOUT;
 	}
 	if (!ret)
 		ret = st->err;
 	pthread_mutex_unlock(&st->lock);
 	if (ret == -ETIMEDOUT)
-		log_err(LOG_WORKLOAD, "timed out waiting for bucket %u of %u", st->done, nbuckets);
+		log_err(LOG_WORKLOAD, "timed out after %.3gs waiting for bucket %u of %u: its AllReduce neither finished nor failed",
+			(double)bound / 1e9, st->done, nbuckets);
 	return ret;
 }
 

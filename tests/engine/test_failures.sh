@@ -1,9 +1,10 @@
 #!/bin/sh
 # Failure handling end to end: a rank killed mid-run makes every other rank exit
 # non-zero within the timeout with a message naming it; a rank stopped (hung) under the
-# local driver is named and terminated within a second of rank 0; a stranger with garbage and
-# one with the wrong token at the rendezvous are refused while the run completes; a rank
-# silent in the host exchange fails the first case in the report, with the reason.
+# local driver is named and terminated within a second of rank 0, in a DDP workload too;
+# a stranger with garbage and one with the wrong token at the rendezvous are refused
+# while the run completes; a rank silent in the host exchange fails the first case in
+# the report, with the reason.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -88,6 +89,53 @@ for tp in tcp shm; do
 		grep -m 1 'waits on' "$T/stop.err"; fails=$((fails + 1)); }
 	echo "stop $tp: driver exit $st in ${took}s: $(grep -m 1 -o 'waits on .* peer 1.*' "$T/stop.err")"
 done
+
+# A rank hung (SIGSTOP) in a DDP workload: the case's reason, in the report, is the
+# AllReduce's stall naming the hung peer (it was the compute thread's own bucket wait,
+# "timed out waiting for bucket 2 of 3", which fired first and named nobody).
+cat >"$T/wl.ini" <<INI
+[experiment]
+name = wl
+output_dir = $T/wl
+[workload]
+model = resnet18
+compute = sleep
+iterations = 100000
+warmup = 0
+[transport]
+transport = shm
+[launch]
+local_ranks = 3
+timeout = 3s
+INI
+"$G" run "$T/wl.ini" >"$T/wl.out" 2>"$T/wl.err" &
+drv=$!
+pids="$drv"
+ranks=
+for i in $(seq 100); do
+	ranks=$(pgrep -P $drv | sort -n)
+	[ "$(echo "$ranks" | grep -c .)" = 3 ] && grep -q "iteration" "$T/wl.err" && break
+	sleep 0.1
+done
+victim=$(echo "$ranks" | sed -n 2p)
+if [ -n "$victim" ]; then
+	kill -STOP "$victim"
+	wait $drv
+	st=$?
+	kill -KILL "$victim" 2>/dev/null
+	pids=
+	[ $st = 1 ] || { echo "FAIL: workload stop: driver exit $st, expected 1"; fails=$((fails + 1)); }
+	d=$(ls -d "$T"/wl/wl-* | head -n 1)
+	python3 - "$d" <<'PY' || { echo "FAIL: workload stop: the case's reason does not name peer 1"; fails=$((fails + 1)); }
+import json, sys
+c = json.load(open(sys.argv[1] + "/report.json"))["cases"][0]
+assert c["status"] == "failed", c["status"]
+assert "waits on" in c["error"] and "peer 1" in c["error"], c["error"]
+print("workload stop: " + c["error"][:160])
+PY
+else
+	echo "FAIL: workload stop: ranks never started"; fails=$((fails + 1))
+fi
 
 # Strangers at the rendezvous: garbage and a wrong token; the job must still finish.
 cat >"$T/ok.ini" <<INI
