@@ -153,15 +153,23 @@ static int adopt_listener(int fd)
 	return fd;
 }
 
-/* One attempt to reach rank 0: a connected non-blocking socket, or -errno. */
-static int connect_once(const char *host, const char *port, uint64_t deadline_ns)
+/*
+ * One attempt to reach rank 0: a connected non-blocking socket, or -errno; a name that
+ * does not resolve is -EHOSTUNREACH with getaddrinfo's reason in *gai_why (static text).
+ */
+static int connect_once(const char *host, const char *port, uint64_t deadline_ns,
+			const char **gai_why)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *ai, *a;
-	int ret = -EHOSTUNREACH;
+	int ret = -EHOSTUNREACH, rc;
 
-	if (getaddrinfo(host, port, &hints, &ai))
+	*gai_why = NULL;
+	rc = getaddrinfo(host, port, &hints, &ai);
+	if (rc) {
+		*gai_why = rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc);
 		return -EHOSTUNREACH;
+	}
 	for (a = ai; a; a = a->ai_next) {
 		int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		int err = 0;
@@ -287,6 +295,8 @@ static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
 static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 {
 	char host[128], port[16];
+	const char *gai_why = NULL;
+	bool silent = false; /* the last try connected, and nothing answered our HELLO */
 	int ret = -ETIMEDOUT;
 
 	if (bs_split_addr(b->addr, host, sizeof(host), port, sizeof(port))) {
@@ -294,8 +304,9 @@ static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 		return -EINVAL;
 	}
 	while (time_now_ns() < deadline_ns) {
-		int fd = connect_once(host, port, deadline_ns);
+		int fd = connect_once(host, port, deadline_ns, &gai_why);
 
+		silent = false;
 		if (fd >= 0) {
 			ret = hello(b, fd, deadline_ns);
 			if (!ret) {
@@ -305,6 +316,7 @@ static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 			close(fd);
 			if (ret != -EAGAIN && ret != -ETIMEDOUT)
 				return ret;
+			silent = ret == -ETIMEDOUT;
 		} else {
 			ret = fd;
 		}
@@ -312,9 +324,16 @@ static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 
 		nanosleep(&ts, NULL);
 	}
-	log_err(LOG_LAUNCH, "bootstrap: rank %d could not reach rank 0 at %s within %.3gs: %s",
-		b->rank, b->addr, b->timeout_ms / 1e3,
-		strerror(ret == -EAGAIN ? ECONNRESET : -ret));
+	if (silent)
+		log_err(LOG_LAUNCH, "bootstrap: rank %d reached %s, but nothing answered its handshake within %.3gs: rank 0 is stopped or overloaded, or another program holds the port",
+			b->rank, b->addr, b->timeout_ms / 1e3);
+	else if (gai_why)
+		log_err(LOG_LAUNCH, "bootstrap: rank %d could not reach rank 0 at %s within %.3gs: getaddrinfo %s: %s",
+			b->rank, b->addr, b->timeout_ms / 1e3, host, gai_why);
+	else
+		log_err(LOG_LAUNCH, "bootstrap: rank %d could not reach rank 0 at %s within %.3gs: %s",
+			b->rank, b->addr, b->timeout_ms / 1e3,
+			strerror(ret == -EAGAIN ? ECONNRESET : -ret));
 	return -ETIMEDOUT;
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `gradsync rendezvous` end to end: a local spawn through the real binary (exec of
-# /proc/self/exe, inherited listener, bootstrap), flags, and failures that name ranks
-# or the port another process holds.
+# /proc/self/exe, inherited listener, bootstrap), flags, and failures that name ranks,
+# the port another process holds, a rendezvous that never answers or does not resolve.
 set -u
 G=${GRADSYNC:-build/gradsync}
 T=$(mktemp -d)
@@ -95,6 +95,36 @@ expect "port taken, local spawn" err "holds port $taken; choose another rendezvo
 [ $took -le 6 ] || { echo "FAIL: port taken, local spawn: ${took}s (timeout 10s)"; fails=$((fails + 1)); }
 kill $holder 2>/dev/null
 wait $holder 2>/dev/null
+
+# A rank whose rendezvous is held by something that accepts and never answers (another
+# program on the port, or rank 0 stopped) says so, and one whose host name does not
+# resolve says that: both read "could not reach rank 0 ...: Connection timed out" or
+# "No route to host" before.
+python3 - "$taken" "$T/held2" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+open(sys.argv[2], "w").close()
+end, held = time.time() + 20, []
+s.settimeout(1)
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])
+    except OSError:
+        pass
+PY
+holder=$!
+for i in $(seq 100); do [ -e "$T/held2" ] && break; sleep 0.05; done
+check "silent rank 0" 1 "$G" rendezvous --rank 1 --world-size 2 --token t \
+	--rendezvous 127.0.0.1:$taken --timeout 2s
+expect "silent rank 0" err "rank 1 reached 127.0.0.1:$taken, but nothing answered its handshake within 2s"
+kill $holder 2>/dev/null
+wait $holder 2>/dev/null
+check "unknown host" 1 "$G" rendezvous --rank 1 --world-size 2 --token t \
+	--rendezvous no-such-host.invalid:$taken --timeout 1s
+expect "unknown host" err "rank 1 could not reach rank 0 at no-such-host.invalid:$taken within 1s: getaddrinfo no-such-host.invalid:"
 
 [ $fails -eq 0 ] || exit 1
 echo "ok"
