@@ -238,14 +238,18 @@ out:
 	return j;
 }
 
-/* Chrome trace-event JSON: per rank a compute track (layers) and a comm track (buckets). */
+/*
+ * Chrome trace-event JSON: per rank a compute track (layers) and a comm track (buckets),
+ * written atomically. Rank 0. 0 or -errno; a failure is logged naming the file and
+ * fails the case (its figures kept).
+ */
 static int write_trace(const struct run_rank *rr, const struct compute_timeline *ct,
 		       const struct bucket_plan *plan, const struct tensor_list *tl,
 		       struct ddp_result *res, int n)
 {
 	json_t *ev = json_array(), *root;
 	uint64_t t0 = UINT64_MAX;
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], why[96], *text;
 	int r, i, ret;
 	uint32_t l, b;
 
@@ -302,9 +306,18 @@ static int write_trace(const struct run_rank *rr, const struct compute_timeline 
 			 "otherData", "case", rr->ecase->name, "note",
 			 "layer spans are the compute model's; bucket spans are measured");
 	snprintf(path, sizeof(path), "%s/trace-%04d.json", rr->run_dir, rr->case_index);
-	ret = run_dir_keep(rr->run_dir);
+	text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	ret = text ? run_dir_keep(rr->run_dir) : -ENOMEM;
 	if (!ret)
-		ret = json_dump_file(root, path, JSON_COMPACT) ? -EIO : 0;
+		ret = fs_write_atomic(path, text, strlen(text));
+	if (ret) {
+		log_err(LOG_WORKLOAD, "write %s: %s", path, strerror(-ret));
+		/* the case's figures stand; the run fails, saying which file is missing */
+		snprintf(why, sizeof(why), "write %s: %s (the figures are kept)",
+			 strrchr(path, '/') + 1, strerror(-ret));
+		rj_case_fail(rr->case_doc, why);
+	}
+	free(text);
 	json_decref(root);
 	return ret;
 }
@@ -437,8 +450,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	if (!ret && rr->li.rank == 0) {
 		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks, &wc.gpu,
 				     prof.matrix_tflops[precision_matrix(w->precision)]);
-		if (write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks))
-			log_warn(LOG_WORKLOAD, "write trace of case %d failed", rr->case_index);
+		write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks); /* says why itself */
 		for (r = 0; r < rr->li.nranks; r++)
 			free((char *)all[r].iter - sizeof(struct wl_blob));
 		free(all);

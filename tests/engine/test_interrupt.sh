@@ -4,7 +4,8 @@
 # (exit 130 / 143 / 129), under nohup SIGHUP changes nothing; they keep the finished cases,
 # write the report of what ran and a status file; kill -9 of the driver keeps the
 # finished cases and `gradsync report DIR` reads them; an unwritable report.json or case
-# file still puts every figure on the terminal and names where the results are; a run
+# file still puts every figure on the terminal and names where the results are, and an
+# unwritable trace names itself and fails its case, figures kept; a run
 # directory removed mid-run is made again for the cases still to come; a run whose
 # output's reader is gone goes on to its report. Under a
 # launcher, ranks catch the signal and stop the job through the bootstrap. Timing is
@@ -154,6 +155,45 @@ if start noreport; then
 	grep -q "^failed" "$dir/status" || fail "unwritable report: status: $(cat "$dir/status")"
 	echo "unwritable report.json and case file: every case on the terminal; $(cat "$dir/status")"
 fi
+# A workload case's trace-NNNN.json cannot be written (a directory squats its name):
+# the line names the file and errno, the case reads failed with its figures kept, exit
+# 1 (it said "write trace of case 0 failed" as a warning, exit 0, the file missing)
+cat >"$T/tr.ini" <<INI
+[experiment]
+name = intr
+[workload]
+model = resnet18
+compute = sleep
+iterations = 40
+warmup = 0
+[transport]
+transport = shm
+[launch]
+local_ranks = 2
+[report]
+formats = table,json
+INI
+mkdir -p "$T/trace"
+"$G" run "$T/tr.ini" --out "$T/trace" >"$T/trace.out" 2>"$T/trace.err" &
+drv=$!
+dir=
+for i in $(seq 600); do
+	dir=$(ls -d "$T"/trace/intr-* 2>/dev/null | head -n 1)
+	[ -n "$dir" ] && break
+	sleep 0.05
+done
+mkdir "$dir/trace-0000.json"
+finish 1 "unwritable trace"
+grep -q "error: write $dir/trace-0000.json: Is a directory" "$T/trace.err" ||
+	{ fail "unwritable trace: no line naming it"; grep -v '^ ' "$T/trace.err" | tail -n 5; }
+python3 - "$dir" <<'PY' || fail "unwritable trace: report.json"
+import json, sys
+c = json.load(open(sys.argv[1] + "/report.json"))["cases"][0]
+assert c["status"] == "failed", c["status"]
+assert "trace-0000.json: Is a directory" in c["error"], c["error"]
+assert c["workload"], c.get("workload")
+PY
+echo "unwritable trace: exit $st; $(cat "$dir/status")"
 # The run directory removed mid-run (rm -rf by hand or a cleanup job): it is made again,
 # one line says so naming it, the cases after keep their results in report.json, the
 # lost one reads failed, exit 1 (every later write failed: the final table called
