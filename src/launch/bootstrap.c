@@ -31,6 +31,8 @@
 #include "util/timeutil.h"
 
 #define BS_RETRY_NS 50000000ull
+/* How often rank 0, waiting for the ranks, looks at the caller's stop flag. */
+#define BS_STOP_POLL_NS 100000000ull
 
 static struct timespec abs_deadline(uint64_t deadline_ns)
 {
@@ -379,6 +381,7 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	b->timeout_ns = (uint64_t)o->timeout_ms * 1000000ull;
 	b->on_arrival = o->on_arrival;
 	b->arrival_ctx = o->arrival_ctx;
+	b->stop_flag = o->stop;
 	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
 	b->listen_fd = -1;
 	b->wake[0] = b->wake[1] = -1;
@@ -405,13 +408,20 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
 		bs_arrival(b, 1 + b->nconnected, &shown);
-		if (b->nconnected >= b->nranks - 1 || b->abort_flag ||
-		    !cond_wait_until(b, deadline_ns))
+		if (b->nconnected >= b->nranks - 1 || b->abort_flag || (b->stop_flag && *b->stop_flag))
+			break;
+		/* a slice at a time: the caller's stop flag is looked at in between */
+		if (!cond_wait_until(b, GS_MIN(deadline_ns, time_now_ns() + BS_STOP_POLL_NS)) ||
+		    time_now_ns() >= deadline_ns)
 			break;
 	}
 	if (b->abort_flag)
 		ret = -ECANCELED;
-	else if (b->nconnected < b->nranks - 1)
+	else if (b->nconnected >= b->nranks - 1)
+		ret = 0;
+	else if (b->stop_flag && *b->stop_flag)
+		ret = -EINTR;
+	else
 		ret = -ETIMEDOUT;
 	pthread_mutex_unlock(&b->lock);
 	if (!ret && __atomic_load_n(&b->nclosed, __ATOMIC_RELAXED))

@@ -33,6 +33,7 @@
 #ifndef GS_LAUNCH_BOOTSTRAP_H
 #define GS_LAUNCH_BOOTSTRAP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,10 @@ struct bootstrap_opts {
 	 * bootstrap's lock held, so it must not call back into the bootstrap. */
 	void (*on_arrival)(void *ctx, int arrived, int nranks);
 	void *arrival_ctx;
+	/* Optional, rank 0: set non-zero (a stop signal's number, by the caller's handler)
+	 * while bootstrap_open waits for the ranks, it ends the wait with -EINTR within
+	 * 0.1 s; afterwards bootstrap_signal_fd is the way. */
+	volatile const sig_atomic_t *stop;
 };
 
 struct bootstrap;
@@ -57,7 +62,8 @@ struct bootstrap;
 /*
  * Rank 0 returns once every rank has said HELLO (strangers refused meanwhile), the
  * others once rank 0 welcomed them, retrying the connection until timeout_ms.
- * 0, or -errno with *out NULL (a timeout on rank 0 names the ranks that never came).
+ * 0, or -errno with *out NULL (a timeout on rank 0 names the ranks that never came;
+ * -EINTR when o->stop was raised meanwhile).
  */
 int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out);
 /* all: nranks * len bytes, rank r's record at r * len. */

@@ -343,12 +343,15 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
  */
 static int stop_fd = -1;
 static volatile sig_atomic_t stop_signo;
+/* Rank 0 before the bootstrap is open: the flag alone stops its wait for the ranks. */
+static volatile sig_atomic_t stop_by_flag;
 
 static void on_stop_signal(int sig)
 {
 	int saved = errno;
 
-	if (!stop_signo && stop_fd >= 0 && write(stop_fd, &(char){(char)sig}, 1) == 1) {
+	if (!stop_signo && (stop_fd >= 0 ? write(stop_fd, &(char){(char)sig}, 1) == 1
+					 : stop_by_flag)) {
 		stop_signo = sig;
 		errno = saved;
 		return;
@@ -359,9 +362,25 @@ static void on_stop_signal(int sig)
 	errno = saved;
 }
 
+/*
+ * Rank 0 of a launcher's job, before bootstrap_open: a stop signal while it waits for
+ * the ranks (a node that never came up) ends the wait through bootstrap_opts.stop, so
+ * the report of the case it was about to run is still written.
+ */
+static void stop_signals_early(struct bootstrap_opts *bo)
+{
+	stop_by_flag = 1;
+	bo->stop = &stop_signo;
+	stop_sigs_handle(on_stop_signal);
+}
+
 static void stop_signals_catch(struct bootstrap *bs)
 {
 	stop_fd = bootstrap_signal_fd(bs);
+	stop_by_flag = 0;
+	/* one that came between the open and now: the job hears of it too */
+	if (stop_signo && write(stop_fd, &(char){(char)stop_signo}, 1) != 1)
+		log_warn(LOG_LAUNCH, "stop signal: write to the bootstrap: %s", strerror(errno));
 	stop_sigs_handle(on_stop_signal);
 }
 
@@ -369,6 +388,7 @@ static void stop_signals_release(void)
 {
 	stop_sigs_handle(SIG_DFL);
 	stop_fd = -1;
+	stop_by_flag = 0;
 }
 
 /* rank 0's bootstrap observer: ranks that arrived show on the live line */
@@ -401,10 +421,26 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	}
 	if (li->nranks > 1)
 		progress_wait(&rr.progress, "waiting for ranks", 1, li->nranks);
+	if (!li->spawned && li->rank == 0)
+		stop_signals_early(&bo);
 	ret = bootstrap_open(&bo, &rr.bs);
 	progress_idle(&rr.progress);
 	if (ret) {
-		log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous, strerror(-ret));
+		int first = only_case >= 0 ? only_case : 0;
+
+		if (ret == -EINTR)
+			log_err(LOG_LAUNCH, "stopped by SIG%s while waiting for the ranks at %s",
+				sigabbrev_np(stop_signo) ?: "?", li->rendezvous);
+		else
+			log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous,
+				strerror(-ret));
+		/* the case it was to run is the one that failed, or was interrupted */
+		oc->ncases = (size_t)first + 1;
+		oc->signo = ret == -EINTR ? stop_signo : 0;
+		if (li->rank == 0 && ret != -EINTR)
+			case_fail_early(&rr, first, ret);
+		if (!li->spawned)
+			stop_signals_release();
 		run_node_fini(&rr);
 		progress_fini(&rr.progress);
 		return ret;

@@ -8,7 +8,8 @@
 # unwritable trace names itself and fails its case, figures kept; a run
 # directory removed mid-run is made again for the cases still to come; a run whose
 # output's reader is gone goes on to its report. Under a
-# launcher, ranks catch the signal and stop the job through the bootstrap. Timing is
+# launcher, ranks catch the signal and stop the job through the bootstrap, and rank 0
+# while it still waits for them. Timing is
 # asserted loosely (8 s, on a loaded 2-core host; a run that does not stop takes minutes).
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
@@ -284,6 +285,36 @@ assert r["status"] == ("interrupted" if sys.argv[2] == "all" else "failed"), r["
 PY
 	echo "launcher, signal to $who: exits$sts after ${took}s; $(cat "$d/status")"
 done
+
+# Rank 0 under a launcher still waiting for its ranks (a node that never came up) and
+# stopped: it ends at once, exit 130, with the report of the case it was waiting to run
+# (interrupted) and status interrupted (SIGINT was ignored here and SIGTERM killed it
+# outright: no report, status "running" for good)
+port=$(free_port $((port + 1)))
+GRADSYNC_TOKEN=intr "$G" run "$T/run.ini" --out "$T/lwait" --rank 0 --world-size 2 \
+	--rendezvous 127.0.0.1:$port >"$T/lwait.out" 2>"$T/lwait.err" &
+r0=$!
+wait_listen $port || fail "launcher, waiting: rank 0 never listened"
+t0=$(python3 -c 'import time; print(time.time())')
+kill -INT $r0
+(sleep 20; kill -9 $r0 2>/dev/null) &
+guard=$!
+wait $r0
+st=$?
+kill $guard 2>/dev/null
+took=$(elapsed $t0)
+[ $st = 130 ] || fail "launcher, waiting: exit $st, expected 130"
+python3 -c "import sys; sys.exit(float(sys.argv[1]) > 5)" "$took" ||
+	fail "launcher, waiting: ${took}s to stop"
+d=$(ls -d "$T"/lwait/intr-* | head -n 1)
+grep -q "^interrupted" "$d/status" || fail "launcher, waiting: status: $(cat "$d/status")"
+python3 - "$d" <<'PY' || { fail "launcher, waiting: report.json"; tail -n 3 "$T/lwait.err"; }
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+assert r["status"] == "interrupted", r["status"]
+assert [c["status"] for c in r["cases"]] == ["interrupted"], r["cases"]
+PY
+echo "launcher, waiting for ranks: exit $st after ${took}s; $(cat "$d/status")"
 
 [ $fails = 0 ] && echo "interrupt: all passed"
 exit $((fails > 0))
