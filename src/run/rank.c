@@ -379,7 +379,7 @@ static void stop_signals_catch(struct bootstrap *bs)
 	stop_fd = bootstrap_signal_fd(bs);
 	stop_by_flag = 0;
 	/* one that came between the open and now: the job hears of it too */
-	if (stop_signo && write(stop_fd, &(char){(char)stop_signo}, 1) != 1)
+	if (stop_signo && stop_fd >= 0 && write(stop_fd, &(char){(char)stop_signo}, 1) != 1)
 		log_warn(LOG_LAUNCH, "stop signal: write to the bootstrap: %s", strerror(errno));
 	stop_sigs_handle(on_stop_signal);
 }

@@ -80,6 +80,8 @@ int run_dir_keep(const char *dir)
 	struct stat st;
 	int ret;
 
+	if (!*dir)
+		return 0; /* no run directory (a rank that writes none): nothing to keep */
 	snprintf(path, sizeof(path), "%s/cases", dir);
 	if (!stat(path, &st))
 		return 0;
