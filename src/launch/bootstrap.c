@@ -494,6 +494,7 @@ int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out)
 			goto out_free;
 		}
 		b->peers[0].fd = fd;
+		snprintf(b->peers[0].name, sizeof(b->peers[0].name), "%s", b->addr);
 	}
 	ret = bs_reader_start(b);
 	if (ret)

@@ -219,6 +219,7 @@ static void pending_admit(struct bootstrap *b, int i)
 	pthread_mutex_lock(&b->peers[rank].wlock);
 	pthread_mutex_lock(&b->lock);
 	b->peers[rank].fd = q->fd;
+	snprintf(b->peers[rank].name, sizeof(b->peers[rank].name), "%s", q->name);
 	b->nconnected++;
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);

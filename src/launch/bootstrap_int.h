@@ -56,6 +56,7 @@ struct bs_peer {
 	struct fifo queue; /* bs_msg: complete frames not yet taken, in arrival order */
 	bool bye;  /* said goodbye: its EOF is a clean close */
 	bool gone; /* EOF or error seen; no more reads */
+	char name[64]; /* its far address:port, for the line that says it was lost */
 };
 
 enum bs_pending_stage {

@@ -185,9 +185,17 @@ static void peer_lost(struct bootstrap *b, int r, int err, const char *why)
 		/* A reset only means the dead rank had unread data: same story. */
 		snprintf(reason, sizeof(reason), "rank %d exited unexpectedly (connection to it %s)",
 			 r, err == -EPIPE ? "closed" : "reset");
+	else if (err == -ETIMEDOUT || err == -EHOSTUNREACH || err == -ENETUNREACH ||
+		 err == -EHOSTDOWN)
+		/* keepalive or the route gave up: its host or the network went away; the
+		 * rank itself may still run there */
+		snprintf(reason, sizeof(reason),
+			 "rank %d is unreachable (connection to it: %s; it was at %s): its host or the network between went away",
+			 r, strerror(-err), p->name);
 	else
 		snprintf(reason, sizeof(reason),
-			 "rank %d exited unexpectedly (connection to it: %s)", r, strerror(-err));
+			 "rank %d exited unexpectedly (connection to it: %s; it was at %s)", r,
+			 strerror(-err), p->name);
 	bs_raise_abort(b, r, reason, r, false);
 }
 

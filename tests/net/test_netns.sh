@@ -2,7 +2,8 @@
 # Multi-host: two network namespaces joined by a veth pair act as two hosts; 2 ranks
 # in each, started by hand with --rank/--world-size/--rendezvous, AllReduce over tcp
 # (and shm between the ranks of one namespace with transport = auto). Checks that
-# every result is exact and that auto picks shm inside a host and tcp across.
+# every result is exact and that auto picks shm inside a host and tcp across; a host
+# whose link goes down mid-run is named unreachable by the other.
 set -u
 G=${GRADSYNC:-build/gradsync}
 G=$(readlink -f "$G")
@@ -85,5 +86,44 @@ run_case netns_tcp tcp || fails=$((fails + 1))
 run_case netns_auto auto || fails=$((fails + 1))
 # 2 hosts x 2 ranks: reduce-scatter over shm inside, ring over tcp across, all-gather inside
 run_case netns_hier auto hierarchical || fails=$((fails + 1))
+
+# Host B vanishes mid-run (its link down: no FIN, no RST) under a long timeout: the
+# bootstrap's keepalive notices within ~15 s and each side says the other is
+# unreachable, naming its address (it said "exited unexpectedly", as for a crash)
+cat >"$T/gone.ini" <<INI
+[experiment]
+name = gone
+output_dir = $T/results
+[collective]
+sizes = 1MiB
+iterations = 1000000
+[transport]
+transport = tcp
+tcp_interface = \${GS_IF}
+[launch]
+timeout = 60s
+INI
+port=$((20000 + ($$ + 7) % 20000))
+: >"$T/pids"
+for r in 0 1; do
+	if [ $r = 0 ]; then ns=$A ifn=va$$; else ns=$B ifn=vb$$; fi
+	GS_IF=$ifn ip netns exec "$ns" "$G" run "$T/gone.ini" --rank $r --world-size 2 \
+		--rendezvous 10.77.0.1:$port --token netns-test >"$T/gone.$r.log" 2>&1 &
+	echo $! >>"$T/pids"
+done
+for i in $(seq 200); do grep -q "iteration" "$T/gone.0.log" && break; sleep 0.1; done
+ip -n "$B" link set vb$$ down
+start=$(date +%s)
+sts=
+for p in $(cat "$T/pids"); do wait "$p"; sts="$sts $?"; done
+: >"$T/pids"
+took=$(( $(date +%s) - start ))
+[ "$sts" = " 1 1" ] || { echo "FAIL: host gone: exits$sts, expected 1 1"; fails=$((fails + 1)); }
+[ $took -le 40 ] || { echo "FAIL: host gone: ${took}s to notice (keepalive ~15 s)"; fails=$((fails + 1)); }
+grep -q "rank 1 is unreachable (connection to it: .*; it was at 10.77.0.2:[0-9]*)" "$T/gone.0.log" ||
+	{ echo "FAIL: host gone: rank 0 does not say rank 1 is unreachable, naming it:"; grep error "$T/gone.0.log" | head -n 3; fails=$((fails + 1)); }
+grep -q "rank 0 is unreachable (connection to it: .*; it was at 10.77.0.1:$port)" "$T/gone.1.log" ||
+	{ echo "FAIL: host gone: rank 1 does not say rank 0 is unreachable, naming it:"; grep error "$T/gone.1.log" | head -n 3; fails=$((fails + 1)); }
+echo "host gone: exits$sts after ${took}s: $(grep -o 'rank 1 is unreachable.*' "$T/gone.0.log" | head -n 1)"
 [ $fails = 0 ] && echo "netns: 4 ranks on 2 hosts verified over tcp, auto (shm+tcp) and hierarchical"
 exit $fails
