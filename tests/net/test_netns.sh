@@ -3,7 +3,8 @@
 # in each, started by hand with --rank/--world-size/--rendezvous, AllReduce over tcp
 # (and shm between the ranks of one namespace with transport = auto). Checks that
 # every result is exact and that auto picks shm inside a host and tcp across; a host
-# whose link goes down mid-run is named unreachable by the other.
+# whose link goes down mid-run is named unreachable by the other; a peer's tcp address
+# with no route to it is named in the error.
 set -u
 G=${GRADSYNC:-build/gradsync}
 G=$(readlink -f "$G")
@@ -125,5 +126,28 @@ grep -q "rank 1 is unreachable (connection to it: .*; it was at 10.77.0.2:[0-9]*
 grep -q "rank 0 is unreachable (connection to it: .*; it was at 10.77.0.1:$port)" "$T/gone.1.log" ||
 	{ echo "FAIL: host gone: rank 1 does not say rank 0 is unreachable, naming it:"; grep error "$T/gone.1.log" | head -n 3; fails=$((fails + 1)); }
 echo "host gone: exits$sts after ${took}s: $(grep -o 'rank 1 is unreachable.*' "$T/gone.0.log" | head -n 1)"
+
+# Rank 1's tcp_interface names an address host A has no route to: rank 0's error names
+# the address it tried (it said only "tcp connect peer=1 stream=0: Network is
+# unreachable", the user left to guess what rank 1 had offered)
+ip -n "$B" addr add 10.99.0.2/32 dev vb$$
+sed 's/^timeout = 60s/timeout = 10s/; s/^iterations = .*/iterations = 3/' "$T/gone.ini" >"$T/unr.ini"
+ip -n "$B" link set vb$$ up
+ip -n "$A" link set va$$ up
+port=$((20000 + ($$ + 11) % 20000))
+: >"$T/pids"
+for r in 0 1; do
+	if [ $r = 0 ]; then ns=$A ifn=va$$; else ns=$B ifn=10.99.0.2; fi
+	GS_IF=$ifn ip netns exec "$ns" "$G" run "$T/unr.ini" --rank $r --world-size 2 \
+		--rendezvous 10.77.0.1:$port --token netns-test >"$T/unr.$r.log" 2>&1 &
+	echo $! >>"$T/pids"
+done
+sts=
+for p in $(cat "$T/pids"); do wait "$p"; sts="$sts $?"; done
+: >"$T/pids"
+[ "$sts" = " 1 1" ] || { echo "FAIL: unroutable: exits$sts, expected 1 1"; fails=$((fails + 1)); }
+grep -q "error: tcp connect peer=1 at 10.99.0.2:[0-9]* stream=0: Network is unreachable" "$T/unr.0.log" ||
+	{ echo "FAIL: unroutable: rank 0 does not name the address:"; grep error "$T/unr.0.log" | head -n 3; fails=$((fails + 1)); }
+echo "unroutable: exits$sts: $(grep -o 'tcp connect peer=1 at.*' "$T/unr.0.log" | head -n 1)"
 [ $fails = 0 ] && echo "netns: 4 ranks on 2 hosts verified over tcp, auto (shm+tcp) and hierarchical"
 exit $fails

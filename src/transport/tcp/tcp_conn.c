@@ -466,8 +466,12 @@ int tcp_connect_all(struct tcp_priv *tp, const void *eps)
 		for (int s = 0; s < tp->nstreams; s++) {
 			err = connect_one(tp, ep, s, deadline);
 			if (err) {
-				log_err(LOG_TRANSPORT, "tcp connect peer=%d stream=%d: %s", p, s,
-					strerror(-err));
+				char at[INET6_ADDRSTRLEN + 8];
+
+				/* the address the peer offered: its tcp_interface's choice */
+				addr_text(&ep->addr, at, sizeof(at));
+				log_err(LOG_TRANSPORT, "tcp connect peer=%d at %s stream=%d: %s", p,
+					at, s, strerror(-err));
 				return err;
 			}
 		}
