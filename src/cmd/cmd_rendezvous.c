@@ -113,7 +113,7 @@ static int spawn_local(int argc, char **argv, const struct rdv_args *a)
 		ret = launch_spawn_local(a->opts.local_ranks, child_argv,
 					 a->flags.rendezvous ? a->flags.rendezvous
 							     : a->opts.rendezvous,
-					 token, a->opts.timeout_ns, &signo);
+					 token, a->opts.timeout_ns, &signo, NULL, 0);
 	memset(token, 0, sizeof(token));
 	free(child_argv);
 	return signo ? 128 + signo : ret ? GS_EXIT_FAIL : GS_EXIT_OK;

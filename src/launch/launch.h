@@ -79,9 +79,13 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
  * Call it from the main thread before other threads exist: it blocks SIGCHLD and the stop
  * signals in the calling thread while it waits (a caller may keep the stop signals blocked
  * around it, to take one arriving between two calls with sigtimedwait).
+ * why (whylen bytes; NULL = not wanted): after a failure, one line of how the ranks ended,
+ * "rank 2 exited with status 1; rank 0, still running 1.0s after it, was terminated:
+ * hung or stopped",
+ * for a report whose rank 0 could not write its own; "" otherwise.
  */
 int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, const char *token,
-		       uint64_t timeout_ns, int *signo);
+		       uint64_t timeout_ns, int *signo, char *why, size_t whylen);
 
 /* A stable 64-bit hash of a job id (FNV-1a): derives rendezvous ports, never tokens. */
 uint64_t launch_job_hash(const char *s);

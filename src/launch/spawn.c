@@ -152,20 +152,27 @@ static const char *rank_list(const struct spawn_rank *r, int n, char *buf, size_
 	return str_int_set(rank_running, r, n, buf, len);
 }
 
+/* How one rank ended, "rank 2 exited with status 1", in buf. */
+static void exit_text(int rank, int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "rank %d exited with status %d", rank, WEXITSTATUS(st));
+	else
+		snprintf(buf, len, "rank %d killed by signal %d (%s)", rank, WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+}
+
 /* Log how one rank ended; returns its status as a shell would (128 + signal). */
 static int report_exit(int rank, int st, bool first)
 {
 	enum log_level lvl = first ? LOG_ERR : LOG_WARN;
+	char text[96];
 
-	if (WIFEXITED(st)) {
-		if (WEXITSTATUS(st))
-			log_msg(lvl, LOG_LAUNCH, "rank %d exited with status %d", rank,
-				WEXITSTATUS(st));
-		return WEXITSTATUS(st);
-	}
-	log_msg(lvl, LOG_LAUNCH, "rank %d killed by signal %d (%s)", rank, WTERMSIG(st),
-		strsignal(WTERMSIG(st)));
-	return 128 + WTERMSIG(st);
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		return 0;
+	exit_text(rank, st, text, sizeof(text));
+	log_msg(lvl, LOG_LAUNCH, "%s", text);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 static struct timespec ns_to_ts(uint64_t ns)
@@ -183,8 +190,9 @@ static struct timespec ns_to_ts(uint64_t ns)
  * else 0.
  */
 static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_ns,
-		      const sigset_t *set, int *signo)
+		      const sigset_t *set, int *signo, char *why, size_t whylen)
 {
+	size_t off = 0;
 	uint64_t fail_t = 0, term_t = 0, grace = GS_MIN(timeout_ns, SPAWN_TERM_GRACE_NS);
 	uint64_t term_at = 0; /* once a rank failed: when the others get SIGTERM */
 	int alive = n, first_rc = 0, st;
@@ -205,8 +213,12 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 			r[i].done = true;
 			alive--;
 			rc = report_exit(i, st, !first_rc && !fail_t);
-			if (rc && !first_rc)
+			if (rc && !first_rc) {
 				first_rc = rc;
+				if (why)
+					exit_text(i, st, why, whylen);
+				off = why ? strlen(why) : 0;
+			}
 			if (rc && !fail_t) {
 				fail_t = time_now_ns();
 				term_at = fail_t + timeout_ns;
@@ -236,6 +248,11 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 		if (fail_t && !term_t && now >= term_at) {
 			log_err(LOG_LAUNCH, "terminating ranks %s (SIGTERM)",
 				rank_list(r, n, list, sizeof(list)));
+			/* the ones the failure did not end: hung or stopped, most likely */
+			if (why && !*signo)
+				str_appendf(why, whylen, &off, "; %s %s, still running %.1fs after it, %s terminated: hung or stopped",
+					    alive > 1 ? "ranks" : "rank", list, (now - fail_t) / 1e9,
+					    alive > 1 ? "were" : "was");
 			killpg(pgid, SIGTERM);
 			/* a stopped rank takes its SIGTERM only once continued */
 			killpg(pgid, SIGCONT);
@@ -279,7 +296,7 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 }
 
 int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, const char *token,
-		       uint64_t timeout_ns, int *signo)
+		       uint64_t timeout_ns, int *signo, char *why, size_t whylen)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld;
 	sigset_t set, old_mask, child_mask;
@@ -289,6 +306,10 @@ int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, c
 	pid_t pgid = 0, self = getpid();
 
 	*signo = 0;
+	if (why && whylen)
+		*why = '\0';
+	else
+		why = NULL;
 	if (nranks < 1 || !argv || !argv[0] || !token || strlen(token) > LAUNCH_TOKEN_MAX) {
 		log_err(LOG_LAUNCH, "spawn: need at least one rank, an argv and a token (got %d)",
 			nranks);
@@ -350,7 +371,8 @@ int launch_spawn_local(int nranks, char *const argv[], const char *rendezvous, c
 	log_dbg(LOG_LAUNCH, "spawned %d ranks, rendezvous %s, process group %d", spawned, rdv,
 		(int)pgid);
 	if (spawned) {
-		int rc = wait_ranks(r, spawned, pgid, ret ? 0 : timeout_ns, &set, signo);
+		int rc = wait_ranks(r, spawned, pgid, ret ? 0 : timeout_ns, &set, signo, why,
+				    whylen);
 
 		if (!ret)
 			ret = rc;

@@ -153,7 +153,7 @@ static int spawn(const char *mode, uint64_t timeout_ns, double *secs, char *log,
 	int ret;
 
 	capture_begin(&c);
-	ret = launch_spawn_local(NRANKS, argv, "", "feed-token", timeout_ns, &last_signo);
+	ret = launch_spawn_local(NRANKS, argv, "", "feed-token", timeout_ns, &last_signo, NULL, 0);
 	*secs = (time_now_ns() - t0) / 1e9;
 	capture_end(&c, log, len);
 	print_message("%s: ret %d in %.2fs\n%s", mode, ret, *secs, log);
@@ -266,8 +266,8 @@ static void test_bad_args(void **state)
 	char *argv[] = {"x", NULL};
 
 	(void)state;
-	assert_int_equal(launch_spawn_local(0, argv, "", "t", 1000, &last_signo), -EINVAL);
-	assert_int_equal(launch_spawn_local(2, NULL, "", "t", 1000, &last_signo), -EINVAL);
+	assert_int_equal(launch_spawn_local(0, argv, "", "t", 1000, &last_signo, NULL, 0), -EINVAL);
+	assert_int_equal(launch_spawn_local(2, NULL, "", "t", 1000, &last_signo, NULL, 0), -EINVAL);
 }
 
 int main(int argc, char **argv)

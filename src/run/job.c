@@ -142,7 +142,9 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 		oc->ncases = i + 1;
 		st = launch_spawn_local(c->launch.local_ranks, cv,
 					*c->launch.rendezvous ? c->launch.rendezvous : NULL, token,
-					c->launch.timeout_ns, &oc->signo);
+					c->launch.timeout_ns, &oc->signo,
+					oc->case_why ? oc->case_why[i] : NULL,
+					sizeof(*oc->case_why));
 		if (oc->signo) {
 			log_err(LOG_MAIN, "case %s interrupted by %s: stopping the run",
 				exp->cases[i].name, strsignal(oc->signo));
@@ -284,6 +286,7 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 		 * a "done" report beside exit 1; report.c then says so in the case (NULL on
 		 * ENOMEM: the run goes on, only that note is lost; the exit code still says 1) */
 		oc.case_exit = calloc(exp->ncases, sizeof(*oc.case_exit));
+		oc.case_why = calloc(exp->ncases, sizeof(*oc.case_why)); /* the same on ENOMEM */
 		ret = drive_local(exp, a, dir, argc, argv, &stop, &oc);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	} else {
@@ -302,6 +305,7 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 		code = 128 + oc.signo;
 out:
 	free(oc.case_exit);
+	free(oc.case_why);
 	if (*tmpfile)
 		unlink(tmpfile);
 	experiment_free(exp);

@@ -109,13 +109,15 @@ void run_iso_time(char *buf, size_t len)
 
 /*
  * The stand-in for case i, which wrote no results file: its settings, no ranks, status
- * failed (its ranks crashed, were killed or timed out) or, with signo, interrupted (a
- * signal stopped it: not its fault).
+ * failed (its ranks crashed, were killed or timed out; ended, when not NULL, is the
+ * driver's account of how they ended) or, with signo, interrupted (a signal stopped it:
+ * not its fault).
  */
-static json_t *standin_case(const struct experiment *exp, size_t i, int signo)
+static json_t *standin_case(const struct experiment *exp, size_t i, int signo,
+			    const char *ended)
 {
 	json_t *c = run_case_doc_new(exp, i);
-	char why[96];
+	char why[400];
 
 	if (!c)
 		return NULL;
@@ -124,6 +126,10 @@ static json_t *standin_case(const struct experiment *exp, size_t i, int signo)
 		snprintf(why, sizeof(why), "interrupted by %s before it finished",
 			 strsignal(signo));
 		rj_case_set_status(c, "interrupted", why);
+	} else if (ended && *ended) {
+		/* rank 0 writes the file: it failed or hung too; the driver saw how */
+		snprintf(why, sizeof(why), "no results file, rank 0 writes it: %s", ended);
+		rj_case_fail(c, why);
 	} else {
 		rj_case_fail(c, "no results file: the case's ranks failed before writing it, or "
 				"the write failed (see the log)");
@@ -252,7 +258,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		if (cj)
 			partial_case(cj, signo);
 		else
-			cj = standin_case(exp, c, signo);
+			cj = standin_case(exp, c, signo, oc->case_why ? oc->case_why[c] : NULL);
 		nran++;
 		if (oc->case_exit && oc->case_exit[c] && case_ok(cj)) {
 			char why[160];

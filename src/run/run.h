@@ -91,6 +91,9 @@ struct run_outcome {
 	size_t ncases; /* cases started, in index order; the others never ran */
 	int *case_exit;	   /* local driver: per case, the spawner's exit status (0: every
 			    * rank exited 0); NULL under a launcher */
+	char (*case_why)[256]; /* local driver: per case, how its ranks ended after a failure
+				* (launch_spawn_local's why), for a case rank 0 left no file
+				* of; NULL under a launcher */
 	int end_err;	   /* under a launcher: the ranks' barrier after the last case failed
 			    * (-errno; a rank lost after its results were written), 0 = none */
 };

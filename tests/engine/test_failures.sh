@@ -1,7 +1,8 @@
 #!/bin/sh
 # Failure handling end to end: a rank killed mid-run makes every other rank exit
 # non-zero within the timeout with a message naming it; a rank stopped (hung) under the
-# local driver is named and terminated within a second of rank 0, in a DDP workload too;
+# local driver is named and terminated within a second of rank 0, in a DDP workload too,
+# and a hung rank 0 (which writes the results) is named in the report by the driver;
 # a stranger with garbage and one with the wrong token at the rendezvous are refused
 # while the run completes; a rank silent in the host exchange fails the first case in
 # the report, with the reason.
@@ -89,6 +90,42 @@ for tp in tcp shm; do
 		grep -m 1 'waits on' "$T/stop.err"; fails=$((fails + 1)); }
 	echo "stop $tp: driver exit $st in ${took}s: $(grep -m 1 -o 'waits on .* peer 1.*' "$T/stop.err")"
 done
+
+# Rank 0 itself hung (SIGSTOP) under the local driver: it writes the case's results, so
+# nobody does; the report's reason is the driver's account, naming the rank that failed
+# first and rank 0, terminated while still running (it said "no results file: the
+# case's ranks failed before writing it, or the write failed").
+sed "s/TRANSPORT/tcp/; s/^timeout = 10s/timeout = 3s/; s/^\[launch\]/[launch]\nlocal_ranks = 3/" \
+	"$T/long.ini" >"$T/stop0.ini"
+sed -i "s#^output_dir = .*#output_dir = $T/stop0#" "$T/stop0.ini"
+"$G" run "$T/stop0.ini" >"$T/stop0.out" 2>"$T/stop0.err" &
+drv=$!
+pids="$drv"
+ranks=
+for i in $(seq 100); do
+	ranks=$(pgrep -P $drv | sort -n)
+	[ "$(echo "$ranks" | grep -c .)" = 3 ] && grep -q "iteration" "$T/stop0.err" && break
+	sleep 0.1
+done
+victim=$(echo "$ranks" | sed -n 1p)
+if [ -n "$victim" ]; then
+	kill -STOP "$victim"
+	wait $drv
+	st=$?
+	kill -KILL "$victim" 2>/dev/null
+	pids=
+	[ $st = 1 ] || { echo "FAIL: stop rank 0: driver exit $st, expected 1"; fails=$((fails + 1)); }
+	d=$(ls -d "$T"/stop0/kill-* | head -n 1)
+	python3 - "$d" <<'PY' || { echo "FAIL: stop rank 0: the case's reason does not name rank 0"; fails=$((fails + 1)); }
+import json, sys
+c = json.load(open(sys.argv[1] + "/report.json"))["cases"][0]
+assert c["status"] == "failed", c["status"]
+assert "exited with status 1" in c["error"] and "rank 0, still running" in c["error"], c["error"]
+print("stop rank 0: " + c["error"])
+PY
+else
+	echo "FAIL: stop rank 0: ranks never started"; fails=$((fails + 1))
+fi
 
 # A rank hung (SIGSTOP) in a DDP workload: the case's reason, in the report, is the
 # AllReduce's stall naming the hung peer (it was the compute thread's own bucket wait,
