@@ -1,6 +1,5 @@
 /* gradsync entry point: global options, then dispatch to a verb from one table. */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,13 +89,6 @@ int main(int argc, char **argv)
 		}
 	}
 	log_setup(level, mask);
-	/*
-	 * A reader of our output gone (`gradsync run x.ini 2>&1 | head`, ssh without a tty
-	 * whose connection dropped) must not kill a run mid-case with its status left
-	 * "running" and no report: writes to it fail with EPIPE instead, the run goes on to
-	 * its report, and stdout_done says the output was lost. Inherited by the ranks.
-	 */
-	signal(SIGPIPE, SIG_IGN);
 	v = (size_t)-fd_limit_raise();
 	if (v)
 		log_dbg(LOG_MAIN, "raising RLIMIT_NOFILE to its hard limit: %s", strerror((int)v));

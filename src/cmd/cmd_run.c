@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,5 +126,13 @@ int cmd_run(int argc, char **argv)
 		ret = -EINVAL;
 	if (ret)
 		return ret > 0 ? GS_EXIT_OK : GS_EXIT_USAGE;
+	/*
+	 * A reader of our output gone (`gradsync run x.ini 2>&1 | head`, ssh without a tty
+	 * whose connection dropped) must not kill a run mid-case with its status left
+	 * "running" and no report: writes to it fail with EPIPE instead, the run goes on to
+	 * its report, and main's stdout_done says the output was lost. The ranks are runs
+	 * too. The other verbs keep the default: `gradsync keys | head` ends quietly.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	return run_job(&a, argc, argv);
 }
