@@ -408,7 +408,8 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
 		bs_arrival(b, 1 + b->nconnected, &shown);
-		if (b->nconnected >= b->nranks - 1 || b->abort_flag || (b->stop_flag && *b->stop_flag))
+		if (b->nconnected >= b->nranks - 1 || b->abort_flag ||
+		    (b->stop_flag && *b->stop_flag))
 			break;
 		/* a slice at a time: the caller's stop flag is looked at in between */
 		if (!cond_wait_until(b, GS_MIN(deadline_ns, time_now_ns() + BS_STOP_POLL_NS)) ||

@@ -251,8 +251,8 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 			/* the ones the failure did not end: hung or stopped, most likely */
 			if (why && !*signo)
 				str_appendf(why, whylen, &off, "; %s %s, still running %.1fs after it, %s terminated: hung or stopped",
-					    alive > 1 ? "ranks" : "rank", list, (now - fail_t) / 1e9,
-					    alive > 1 ? "were" : "was");
+					    alive > 1 ? "ranks" : "rank", list,
+					    (now - fail_t) / 1e9, alive > 1 ? "were" : "was");
 			killpg(pgid, SIGTERM);
 			/* a stopped rank takes its SIGTERM only once continued */
 			killpg(pgid, SIGCONT);

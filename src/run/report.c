@@ -113,8 +113,7 @@ void run_iso_time(char *buf, size_t len)
  * driver's account of how they ended) or, with signo, interrupted (a signal stopped it:
  * not its fault).
  */
-static json_t *standin_case(const struct experiment *exp, size_t i, int signo,
-			    const char *ended)
+static json_t *standin_case(const struct experiment *exp, size_t i, int signo, const char *ended)
 {
 	json_t *c = run_case_doc_new(exp, i);
 	char why[400];

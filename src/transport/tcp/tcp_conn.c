@@ -300,8 +300,8 @@ out_close:
  */
 struct tcp_pending {
 	int fd;
-	size_t got;		/* bytes of h read */
-	uint64_t since;		/* accepted at, ns */
+	size_t got;	/* bytes of h read */
+	uint64_t since; /* accepted at, ns */
 	struct tcp_hello h;
 	char from[INET6_ADDRSTRLEN + 8];
 };
@@ -350,7 +350,7 @@ static int accept_new(struct tcp_priv *tp, struct tcp_pending *pd, int *n)
 			old = pd[i].since < pd[old].since ? i : old;
 		pending_drop(pd, n, old, "no HELLO while newer connections came");
 	}
-	pd[*n] = (struct tcp_pending){ .fd = fd, .since = time_now_ns() };
+	pd[*n] = (struct tcp_pending){.fd = fd, .since = time_now_ns()};
 	addr_text(&sa, pd[*n].from, sizeof(pd[*n].from));
 	(*n)++;
 	return 0;
@@ -417,9 +417,9 @@ static int accept_all(struct tcp_priv *tp, int left, uint64_t deadline)
 			err = -ETIMEDOUT;
 			goto out_close;
 		}
-		pfd[0] = (struct pollfd){ .fd = tp->listen_fd, .events = POLLIN };
+		pfd[0] = (struct pollfd){.fd = tp->listen_fd, .events = POLLIN};
 		for (i = 0; i < n; i++)
-			pfd[i + 1] = (struct pollfd){ .fd = pd[i].fd, .events = POLLIN };
+			pfd[i + 1] = (struct pollfd){.fd = pd[i].fd, .events = POLLIN};
 		if (poll(pfd, (nfds_t)n + 1, ms_left(deadline)) <= 0)
 			continue;
 		/* from the last: pending_read and pending_drop move the last into slot i */
