@@ -741,15 +741,23 @@ char *rj_dumps(const json_t *doc)
 int rj_save(const char *path, const json_t *doc)
 {
 	char tmp[4096];
+	FILE *f;
 	int ret;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	/* jansson leaves the failed call's errno (ENOSPC, EDQUOT, EROFS): the caller's
-	 * "write report.json: ..." line must say "No space left on device", not EIO */
+	/* jansson and stdio leave the failed call's errno (ENOSPC, EDQUOT, EROFS): the
+	 * caller's "write report.json: ..." line must say "No space left on device", not
+	 * EIO. The data reaches the disk before the name does (fsync, then rename): a node
+	 * that loses power keeps a finished case's file whole or not at all. */
 	errno = 0;
-	if (json_dump_file(doc, tmp, RJ_FLAGS)) {
+	f = fopen(tmp, "w");
+	ret = f ? 0 : -errno;
+	if (f && (json_dumpf(doc, f, RJ_FLAGS) || fflush(f) || fsync(fileno(f))))
 		ret = errno ? -errno : -EIO;
-		log_err(LOG_REPORT, "json_dump_file %s: %s", tmp, strerror(-ret));
+	if (f && fclose(f) && !ret)
+		ret = errno ? -errno : -EIO;
+	if (ret) {
+		log_err(LOG_REPORT, "write %s: %s", tmp, strerror(-ret));
 		unlink(tmp);
 		return ret;
 	}

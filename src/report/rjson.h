@@ -242,7 +242,8 @@ int rj_case_fail(json_t *c, const char *error);
 /* Any status ("ok", "failed", "interrupted") and, unless NULL, its error. */
 int rj_case_set_status(json_t *c, const char *status, const char *error);
 
-/* Write doc to path atomically (path.tmp + rename), indented, keys in insertion order. */
+/* Write doc to path atomically (path.tmp, fsync, rename), indented, keys in insertion
+ * order. 0 or -errno, the failure logged naming path.tmp. */
 int rj_save(const char *path, const json_t *doc);
 /* The same text into a malloc'd string (tests, stdout). */
 char *rj_dumps(const json_t *doc);

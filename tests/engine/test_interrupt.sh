@@ -6,7 +6,8 @@
 # finished cases and `gradsync report DIR` reads them; an unwritable report.json or case
 # file still puts every figure on the terminal and names where the results are, and an
 # unwritable trace names itself and fails its case, figures kept; a run
-# directory removed mid-run is made again for the cases still to come; a run whose
+# directory removed mid-run is made again for the cases still to come; a case file is
+# fsync'ed before its rename; a run whose
 # output's reader is gone goes on to its report. Under a
 # launcher, ranks catch the signal and stop the job through the bootstrap, and rank 0
 # while it still waits for them. Timing is
@@ -195,6 +196,31 @@ assert "trace-0000.json: Is a directory" in c["error"], c["error"]
 assert c["workload"], c.get("workload")
 PY
 echo "unwritable trace: exit $st; $(cat "$dir/status")"
+# A case file is on the disk before its name: its data is fsync'ed before the rename
+# (the README says so; it was renamed unsynced, and a node that lost power could come
+# back with an empty cases/0000.json, the finished case gone)
+if command -v strace >/dev/null 2>&1; then
+	sed -e '/^\[matrix\]/,$d' -e 's/^iterations = .*/iterations = 3/' "$T/run.ini" >"$T/sync.ini"
+	mkdir -p "$T/sync"
+	strace -f -y -o "$T/sync.trace" -e trace=fsync,fdatasync,rename \
+		"$G" run "$T/sync.ini" --out "$T/sync" >/dev/null 2>&1 || fail "fsync: the run failed"
+	if python3 - "$T/sync.trace" <<'PY'; then
+import re, sys
+synced = False
+for line in open(sys.argv[1]):
+    if re.search(r"f(data)?sync\(\d+<[^>]*/cases/0000\.json\.tmp[^>]*>\)\s+= 0", line):
+        synced = True
+    if re.search(r'rename\("[^"]*/cases/0000\.json\.tmp"', line):
+        sys.exit(0 if synced else 1)
+sys.exit(1)
+PY
+		echo "fsync: cases/0000.json synced before its rename"
+	else
+		fail "fsync: cases/0000.json was not fsync'ed before its rename"
+	fi
+else
+	echo "fsync: strace not installed, not checked"
+fi
 # The run directory removed mid-run (rm -rf by hand or a cleanup job): it is made again,
 # one line says so naming it, the cases after keep their results in report.json, the
 # lost one reads failed, exit 1 (every later write failed: the final table called
