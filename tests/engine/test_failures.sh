@@ -1,11 +1,11 @@
 #!/bin/sh
-# Failure handling end to end: a rank killed mid-run makes every other rank exit
-# non-zero within the timeout with a message naming it; a rank stopped (hung) under the
-# local driver is named and terminated within a second of rank 0, in a DDP workload too,
-# and a hung rank 0 (which writes the results) is named in the report by the driver;
-# a stranger with garbage and one with the wrong token at the rendezvous are refused
-# while the run completes; a rank silent in the host exchange fails the first case in
-# the report, with the reason.
+# Failure handling end to end: a rank killed mid-run makes every other rank exit non-zero
+# within the timeout with a message naming it; a rank stopped (hung) under the local
+# driver is named and terminated within a second of rank 0, in a DDP workload too, and a
+# hung rank 0 (which writes the results) is named in the report by the driver; a stranger
+# with garbage and one with the wrong token at the rendezvous are refused while the run
+# completes; a rank silent in the host exchange fails the first case in the report, with
+# the reason.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin

@@ -1,17 +1,16 @@
 #!/bin/sh
 # Interrupted and crippled runs (issue 16) through the local driver: SIGINT, SIGTERM and
 # SIGHUP (the terminal or ssh session gone) stop the whole run within a second or two
-# (exit 130 / 143 / 129), under nohup SIGHUP changes nothing; they keep the finished cases,
-# write the report of what ran and a status file; kill -9 of the driver keeps the
+# (exit 130 / 143 / 129), under nohup SIGHUP changes nothing; they keep the finished
+# cases, write the report of what ran and a status file; kill -9 of the driver keeps the
 # finished cases and `gradsync report DIR` reads them; an unwritable report.json or case
 # file still puts every figure on the terminal and names where the results are, and an
-# unwritable trace names itself and fails its case, figures kept; a run
-# directory removed mid-run is made again for the cases still to come; a case file is
-# fsync'ed before its rename; a run whose
-# output's reader is gone goes on to its report. Under a
-# launcher, ranks catch the signal and stop the job through the bootstrap, and rank 0
-# while it still waits for them. Timing is
-# asserted loosely (8 s, on a loaded 2-core host; a run that does not stop takes minutes).
+# unwritable trace names itself and fails its case, figures kept; a run directory removed
+# mid-run is made again for the cases still to come; a case file is fsync'ed before its
+# rename; a run whose output's reader is gone goes on to its report. Under a launcher,
+# ranks catch the signal and stop the job through the bootstrap, and rank 0 while it still
+# waits for them. Timing is asserted loosely (8 s, on a loaded 2-core host; a run that
+# does not stop takes minutes).
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
 T=$(mktemp -d)

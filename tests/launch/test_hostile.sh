@@ -1,15 +1,14 @@
 #!/bin/sh
 # The job against hostile neighbours (issue 16), through the real binary, loopback only:
-# 300 idle connections held on the rendezvous port while a 4-rank job starts and
-# finishes; strangers (wrong token, a stolen rank number, garbage) all get the same
-# refusal while a real rank joins; the token never reaches a file or argv; token_file
-# modes; a launcher job without a token; shm names nobody can squat; no /dev/shm segment
-# left when a rank is killed during shm setup; ranks with different experiment files
-# stopped at once, naming the rank, the key and both values, or the model's gradients
-# when op_trace's content differs; ranks of two builds
-# stopped before the first case, naming the rank and both versions; a stranger holding half a
-# HELLO on a rank's tcp data port delays no peer; the segments of a job killed with its
-# launcher during shm setup removed by the next one.
+# 300 idle connections held on the rendezvous port while a 4-rank job starts and finishes;
+# strangers (wrong token, a stolen rank number, garbage) all get the same refusal while a
+# real rank joins; the token never reaches a file or argv; token_file modes; a launcher
+# job without a token; shm names nobody can squat; no /dev/shm segment left when a rank is
+# killed during shm setup; ranks with different experiment files stopped at once, naming
+# the rank, the key and both values, or the model's gradients when op_trace's content
+# differs; ranks of two builds stopped before the first case, naming the rank and both
+# versions; a stranger holding half a HELLO on a rank's tcp data port delays no peer; the
+# segments of a job killed with its launcher during shm setup removed by the next one.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
