@@ -360,6 +360,14 @@ if ! diff -u "$T/readme.md" "$T/keys.md" >"$T/diff"; then
 	head -n 20 "$T/diff"; fails=$((fails + 1))
 fi
 
+# The README's example experiment is conf/quickstart.ini, less its opening comments.
+sed -n '/^Example (`conf\/quickstart.ini`/,/^```$/p' README.md | sed '1,3d;$d' >"$T/readme_qs.ini"
+grep -v '^;' conf/quickstart.ini >"$T/qs.ini"
+if ! diff -u "$T/readme_qs.ini" "$T/qs.ini" >"$T/diff"; then
+	echo "FAIL: README's conf/quickstart.ini example differs from the file:"
+	head -n 20 "$T/diff"; fails=$((fails + 1))
+fi
+
 # Static link: only glibc's own libraries (a sanitizer build links its runtime: skipped).
 if grep -q -- '-fsanitize' "${BUILDDIR:-build}/config.ninja" 2>/dev/null; then
 	echo "skip: static-link check (sanitizer build links libasan/libubsan)"
