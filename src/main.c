@@ -19,7 +19,7 @@ static const struct verb verbs[] = {
 	{ "run", cmd_run, "run an experiment file: every case of its matrix, then write reports" },
 	{ "check", cmd_check, "parse and validate an experiment file, print its case matrix" },
 	{ "plan", cmd_plan, "a model's tensors and DDP bucket plan (FILE.ini or --model NAME)" },
-	{ "predict", cmd_predict, "project a measured workload to other rank counts (alpha-beta fit)" },
+	{ "predict", cmd_predict, "fit alpha-beta per tier on runs' sweeps, project AllReduces and workloads to other layouts" },
 	{ "doctor", cmd_doctor, "what on this node stops the fast path: checks with pass/warn/fail and the fix" },
 	{ "topo", cmd_topo, "GPUs, RDMA NICs, NUMA nodes and their PCIe path classes" },
 	{ "report", cmd_report, "compare runs: tables, Markdown, CSV, HTML with charts" },
@@ -37,7 +37,8 @@ static void usage(FILE *out)
 	for (i = 0; i < ARRAY_SIZE(verbs); i++)
 		fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
 	fprintf(out, "\n'gradsync <verb> --help' describes each verb.\n"
-		     "exit codes: 0 ok, 1 run failed (error, wrong result, threshold missed), 2 usage or config error\n"
+		     "exit codes: 0 ok, 1 run failed (error, wrong result, threshold missed), 2 usage or config error,\n"
+		     "            130 / 143 / 129 run stopped by SIGINT / SIGTERM / SIGHUP (the report of what ran is written)\n"
 		     "environment: GRADSYNC_LOG=debug[,subsystem...] for more detail\n");
 }
 

@@ -14,6 +14,12 @@ int cmd_version(int argc, char **argv)
 			argv[1]);
 		return GS_EXIT_USAGE;
 	}
+	if (argc > 1) {
+		printf("usage: gradsync version | gradsync --version\n"
+		       "Prints the version, commit, build date, compiler, CUDA architectures and\n"
+		       "the verbs providers linked in.\n");
+		return GS_EXIT_OK;
+	}
 	printf("gradsync %s (commit %s, built %s)\n", GS_VERSION, GS_COMMIT, GS_BUILD_DATE);
 	printf("compiler: %s\n", GS_COMPILER);
 	if (GS_HAVE_CUDA)

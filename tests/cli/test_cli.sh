@@ -22,6 +22,13 @@ expect_err() { # expect_err DESC TEXT
 check "version" 0 "$G" --version
 grep -q '^gradsync [0-9]' "$T/out" || { echo "FAIL: version line"; fails=$((fails + 1)); }
 check "help" 0 "$G" --help
+grep -q '130 / 143 / 129 run stopped by SIGINT / SIGTERM / SIGHUP' "$T/out" ||
+	{ echo "FAIL: --help lacks the signal exit codes"; fails=$((fails + 1)); }
+# every verb has --help (the README's command line section): a usage line, exit 0
+for v in run check plan predict report doctor topo gpu rendezvous keys version; do
+	check "$v --help" 0 "$G" "$v" --help
+	grep -q "^usage: gradsync $v" "$T/out" || { echo "FAIL: $v --help printed no usage line"; fails=$((fails + 1)); }
+done
 check "unknown verb" 2 "$G" frobnicate
 expect_err "unknown verb" "unknown verb 'frobnicate'"
 check "keys" 0 "$G" keys
