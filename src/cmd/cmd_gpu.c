@@ -158,11 +158,13 @@ int cmd_gpu(int argc, char **argv)
 					"(see --help)\n", argv[i]);
 				return GS_EXIT_USAGE;
 			}
-			printf("usage: gradsync gpu [--calibrate [--write FILE|-]] | --profile NAME|FILE --write FILE|- [--host-pace US]\n"
+			printf("usage: gradsync gpu [--calibrate [--write FILE|- [--host-pace US]]]\n"
+			       "       gradsync gpu --profile NAME|FILE --write FILE|- [--host-pace US]\n"
 				"The GPUs of this node (name, PCI bus, SMs, memory, dma-buf / GDR);\n"
 				"--calibrate times our kernels, --write FILE writes the cost model's\n"
 				"profile of this GPU ([gpu] profile = FILE); --profile NAME --write FILE\n"
-				"writes a built-in row to edit, --host-pace US its host values at that pace.\n");
+				"writes a built-in row to edit; --host-pace US (either form) its host values\n"
+				"at that pace.\n");
 			return GS_EXIT_OK;
 		}
 	}
