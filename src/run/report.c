@@ -15,6 +15,7 @@
 #include "doctor/doctor.h"
 #include "run/run.h"
 #include "report/report.h"
+#include "report/jget.h"
 #include "report/rjson.h"
 #include "config.h"
 #include "util/common.h"
@@ -22,7 +23,8 @@
 #include "util/hash.h"
 #include "util/log.h"
 
-int run_report_write(const char *dir, json_t *root, const struct report_opts *o);
+int run_report_write(const char *dir, json_t *root, const struct report_opts *o,
+		     char *thr_why, size_t len);
 
 /* The resolved experiment as INI text (malloc'd). */
 static char *resolved_text(const struct experiment *exp, size_t *len)
@@ -199,7 +201,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			int only_case, int argc, char **argv, const struct launch_info *li,
 			const struct run_outcome *oc)
 {
-	char path[PATH_MAX + 32], when[32], detail[256], cuda[128], hash[24], rule[1024];
+	char path[PATH_MAX + 32], when[32], detail[640], thr[384], cuda[128], hash[24], rule[1024];
 	char **jargv = calloc((size_t)argc + 1, sizeof(*jargv)), *resolved;
 	int i, st, ref, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
 	bool end_failed;
@@ -291,7 +293,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		code = GS_EXIT_FAIL;
 	rj_doc_set_status(root, oc->signo ? "interrupted" : nfailed || end_failed ? "failed" : "done",
 			  oc->signo || end_failed ? detail : NULL);
-	st = run_report_write(dir, root, &exp->base.report);
+	st = run_report_write(dir, root, &exp->base.report, thr, sizeof(thr));
 	code = GS_MAX(code, st);
 	if (!oc->signo) {
 		struct stat rs;
@@ -299,11 +301,12 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 
 		snprintf(path, sizeof(path), "%s/report.json", dir);
 		written = !stat(path, &rs) && S_ISREG(rs.st_mode);
-		snprintf(detail, sizeof(detail), "%s%s%s%s%s",
+		snprintf(detail, sizeof(detail), "%s%s%s%s%s%s%s",
 			 nfailed ? "some cases failed" : "",
 			 nfailed && end_failed ? "; " : "",
 			 end_failed ? "a rank was lost after the last case" : "",
-			 (nfailed || end_failed) && !written ? "; " : "",
+			 (nfailed || end_failed) && *thr ? "; " : "", thr,
+			 (nfailed || end_failed || *thr) && !written ? "; " : "",
 			 written ? "" : "report.json could not be written, the results are in cases/");
 	}
 	run_status_write(dir, oc->signo ? "interrupted" : code ? "failed" : "done",
@@ -347,14 +350,63 @@ int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 	return ret;
 }
 
-/* report.json, then the formats of [report] formats, then the pass/fail threshold. */
-int run_report_write(const char *dir, json_t *root, const struct report_opts *o)
+/*
+ * The pass/fail threshold ([report] min_busbw) on the finished report: each case that
+ * falls short logged, and a run that was done becomes failed with the reason in its
+ * "error", so report.json, the status file and the exit code tell the same (the
+ * threshold used to be judged after report.json was written: "done" beside exit 1).
+ * Returns GS_EXIT_OK, GS_EXIT_FAIL (short, or the report unreadable) or GS_EXIT_USAGE;
+ * why gets the one-line reason when it is not OK.
+ */
+static int report_threshold(json_t *root, const char *min_busbw, char *why, size_t len)
 {
-	char path[PATH_MAX + 32], files[128];
 	struct report_set set = { 0 };
 	struct report_failure *fails = NULL;
-	int ret, nfail, i, code = GS_EXIT_OK;
+	int nfail, i, code = GS_EXIT_OK;
 
+	*why = '\0';
+	if (report_set_add_json(&set, "run", root) || report_set_finish(&set, NULL)) {
+		snprintf(why, len, "min_busbw %s: the report could not be read back to judge it",
+			 min_busbw);
+		code = GS_EXIT_FAIL;
+		goto out_set;
+	}
+	nfail = report_check_threshold(&set, min_busbw, &fails);
+	if (nfail < 0) {
+		snprintf(why, len, "min_busbw %s: not a threshold", min_busbw);
+		code = GS_EXIT_USAGE;
+	} else if (nfail > 0) {
+		for (i = 0; i < nfail; i++)
+			log_err(LOG_REPORT, "min_busbw %s: case %s: %s", min_busbw,
+				set.cases[fails[i].case_idx].name, fails[i].why);
+		snprintf(why, len, "min_busbw %s missed by %d of %d case%s; first %s: %s",
+			 min_busbw, nfail, set.ncases, set.ncases == 1 ? "" : "s",
+			 set.cases[fails[0].case_idx].name, fails[0].why);
+		code = GS_EXIT_FAIL;
+	} else {
+		log_info(LOG_REPORT, "min_busbw %s: every case passes", min_busbw);
+	}
+	free(fails);
+out_set:
+	report_set_free(&set);
+	if (code != GS_EXIT_OK && !strcmp(jget_str(root, "status"), "done"))
+		rj_doc_set_status(root, "failed", why);
+	return code;
+}
+
+/*
+ * The pass/fail threshold, then report.json and the formats of [report] formats.
+ * thr_why gets the threshold's reason when it failed the run ("" otherwise).
+ */
+int run_report_write(const char *dir, json_t *root, const struct report_opts *o,
+		     char *thr_why, size_t len)
+{
+	char path[PATH_MAX + 32], files[128];
+	int ret, code = GS_EXIT_OK;
+
+	*thr_why = '\0';
+	if (*o->min_busbw)
+		code = report_threshold(root, o->min_busbw, thr_why, len);
 	snprintf(path, sizeof(path), "%s/report.json", dir);
 	ret = rj_save(path, root);
 	if (ret) {
@@ -376,27 +428,6 @@ int run_report_write(const char *dir, json_t *root, const struct report_opts *o)
 		log_err(LOG_REPORT, "write reports into %s: %s", dir, strerror(-ret));
 		files[0] = '\0';
 	}
-	if (!*o->min_busbw)
-		goto out;
-	if (report_set_add_json(&set, "run", root) || report_set_finish(&set, NULL)) {
-		code = GS_EXIT_FAIL;
-		goto out_set;
-	}
-	nfail = report_check_threshold(&set, o->min_busbw, &fails);
-	if (nfail < 0) {
-		code = GS_EXIT_USAGE;
-	} else if (nfail > 0) {
-		for (i = 0; i < nfail; i++)
-			log_err(LOG_REPORT, "min_busbw %s: case %s: %s", o->min_busbw,
-				set.cases[fails[i].case_idx].name, fails[i].why);
-		code = GS_EXIT_FAIL;
-	} else {
-		log_info(LOG_REPORT, "min_busbw %s: every case passes", o->min_busbw);
-	}
-	free(fails);
-out_set:
-	report_set_free(&set);
-out:
 	log_info(LOG_REPORT, "report: %s/report.json%s%s%s", dir, files[0] ? " (and " : "", files,
 		 files[0] ? ")" : "");
 	return ret && code == GS_EXIT_OK ? GS_EXIT_FAIL : code;

@@ -80,15 +80,42 @@ compute = none
 model = none, resnet18
 INI
 
-for e in sweep p2p fail noverify; do
+# [report] min_busbw missed: exit 1, and report.json and the status file say failed and why
+# (report.json said "done" beside exit 1 and the status file a bare "failed")
+cat >"$T/thr.ini" <<INI
+[experiment]
+name = schema-thr
+output_dir = $T/out
+[launch]
+local_ranks = 2
+[collective]
+sizes = 4KiB
+iterations = 2
+[transport]
+transport = shm
+[report]
+min_busbw = 1000GB/s
+INI
+
+for e in sweep p2p fail noverify thr; do
 	"$G" -q run "$T/$e.ini" >"$T/$e.out" 2>"$T/$e.err"
 	st=$?
 	want=0
-	[ $e = fail ] && want=1
+	case $e in fail | thr) want=1 ;; esac
 	[ $st = $want ] || fail "gradsync run $e.ini: exit $st, expected $want: $(tail -n 3 "$T/$e.err")"
 done
 n=$(ls "$T"/out/*/report.json 2>/dev/null | wc -l)
-[ "$n" = 4 ] || fail "expected 4 report.json, found $n"
+[ "$n" = 5 ] || fail "expected 5 report.json, found $n"
+D=$(dirname "$(grep -l '"schema-thr"' "$T"/out/*/report.json)")
+grep -q '^failed: min_busbw 1000GB/s missed by 1 of 1 case; first base: ' "$D/status" ||
+	fail "min_busbw missed: status file reads '$(cat "$D/status")'"
+/usr/bin/python3 - "$D/report.json" <<'PY' || fail "min_busbw missed: report.json does not say so"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "failed", d["status"]
+assert d["error"].startswith("min_busbw 1000GB/s missed by 1 of 1 case"), d.get("error")
+assert d["cases"][0]["status"] == "ok", d["cases"][0]["status"]
+PY
 /usr/bin/python3 "$V" "$T"/out/*/report.json || fail "gradsync run's report.json does not match the schema"
 /usr/bin/python3 "$V" --case "$T"/out/*/cases/*.json || fail "a case file does not match the schema"
 /usr/bin/python3 "$V" tests/fixtures/reports/*.json || fail "a fixture does not match the schema"
@@ -137,4 +164,4 @@ grep -q "cases/0/status: 'maybe' is not one of" "$T/bad2.out" ||
 	fail "wrong value not named: $(cat "$T/bad2.out")"
 
 [ $fails = 0 ] || exit 1
-echo "schema: 4 runs, their case files and the fixtures validate"
+echo "schema: 5 runs, their case files and the fixtures validate"
