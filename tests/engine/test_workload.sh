@@ -50,6 +50,14 @@ for name, c in cases.items():
     assert abs(w["samples_per_s"] - 16 * w["ranks"] * 1000 / it["mean"]) < 0.02 * w["samples_per_s"]
     for b in w["bucket_timeline"]:
         assert b["start_ms"] >= b["ready_ms"] - 0.5 and b["end_ms"] >= b["start_ms"], b
+    # the README's "Workload metrics": the parts' means add up to the mean iteration, the
+    # samples/s per rank and the scaling efficiency are what it says
+    parts = w["fwd_ms"]["mean"] + w["bwd_ms"]["mean"] + w["exposed_comm_ms"]["mean"]
+    assert abs(parts - it["mean"]) <= 1e-6 * it["mean"] + 1e-6, (parts, it["mean"])
+    for k in ("iter_ms", "fwd_ms", "bwd_ms", "exposed_comm_ms", "allreduce_ms"):
+        assert set(w[k]) == {"mean", "p50", "p99", "min", "max"}, (k, w[k])
+    assert abs(w["samples_per_s_rank"] * w["ranks"] - w["samples_per_s"]) <= 1e-6 * w["samples_per_s"]
+    assert set(w["critical_rank"]) == {"rank", "share"}, w["critical_rank"]
     # DDP's own logging fields are rank 0's (ns), as PyTorch reports them; fwd_ms is the
     # critical rank's per iteration. With one rank they are the same spans, so they must
     # agree exactly; with more, rank 0's own sleep jitter may put it past the critical
@@ -75,6 +83,10 @@ for name, c in cases.items():
     assert sum(1 for e in xs if e["cat"] == "allreduce") == nb * min(4, w["iterations"]) * w["ranks"]
 two = cases["transport=tcp,local_ranks=2"]["workload"]
 assert two["scaling_efficiency"] is not None and 0 < two["scaling_efficiency"] <= 1.2, two["scaling_efficiency"]
+one = cases["transport=tcp,local_ranks=1"]["workload"]
+assert one["scaling_efficiency"] is None, one["scaling_efficiency"]
+want = two["samples_per_s_rank"] / one["samples_per_s_rank"]
+assert abs(two["scaling_efficiency"] - want) <= 1e-6 * want, (two["scaling_efficiency"], want)
 print("workload: %d buckets, tcp 2 ranks %.1f ms/iter (comm-wait %.0f%%), scaling %.2f" %
       (nb, two["iter_ms"]["mean"], 100 * two["comm_wait_share"], two["scaling_efficiency"]))
 PY
