@@ -359,6 +359,15 @@ printf '[collective]\nsizes = 4KiB, 64GiB\n[launch]\nlocal_ranks = 2\n' >"$T/mem
 check "check memory" 0 "$G" check "$T/mem.ini"
 expect_err "check memory" "mem.ini: warning: case 1 (base): 2 local ranks need 256GiB for their buffers (128GiB each), this machine has"
 
+# The README's limits on includes: 16 deep, 256 files with the including one
+for i in $(seq 1 17); do echo "include = n$((i + 1)).ini" >"$T/n$i.ini"; done
+echo '[experiment]' >"$T/n18.ini"
+check "includes 17 deep" 2 "$G" check "$T/n1.ini"
+expect_err "includes 17 deep" "include: includes nested deeper than 16"
+for i in $(seq 1 256); do echo '[experiment]' >"$T/w$i.ini"; echo "include = w$i.ini"; done >"$T/wide.ini"
+check "256 includes" 2 "$G" check "$T/wide.ini"
+expect_err "256 includes" "wide.ini:256: include: more than 256 files included"
+
 # The README's key reference is generated from the same table.
 "$G" keys --markdown >"$T/keys.md"
 sed -n '/<!-- keys:begin -->/,/<!-- keys:end -->/p' README.md | sed '1d;$d' >"$T/readme.md"
