@@ -25,6 +25,7 @@ static void usage(FILE *f)
 	cmd_gdr_levels(levels, sizeof(levels), "|", "|");
 	numa_bind_list(binds, sizeof(binds), ", ", ", ");
 	fprintf(f, "usage: gradsync topo [--json] [--sysfs-root DIR] [--gdr-level %s]\n"
+		   "                     [--bind VALUE [--gpu N]]\n"
 		   "  GPUs, RDMA NICs, network interfaces and NUMA nodes from sysfs, the PCIe path\n"
 		   "  class of every GPU/NIC pair (NCCL semantics) and whether GPUDirect RDMA is\n"
 		   "  possible at the given NCCL_NET_GDR_LEVEL (default PXB, as NCCL).\n"
