@@ -401,7 +401,7 @@ static void tiers_table(struct rdoc *d, const struct tier_model *m, const struct
 		} else if (v == FIT_UNUSABLE) {
 			doc_text(d, RB_ITEM, "ERROR: the fit %s is unusable: %s; %s", tier_name(k),
 				 why, o->force ? "projected anyway (--force)" :
-				 "nothing is projected from it (--force projects anyway)");
+				 "nothing is projected from it (gradsync predict --force projects anyway)");
 		}
 		/* an unresolved alpha that the verdict's reason did not already name */
 		if (!(m->tier[k].ab.alpha_s > 0) && tier_fit_reason(&m->tier[k]) != FIT_WHY_ALPHA)

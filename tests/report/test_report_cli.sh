@@ -45,6 +45,22 @@ st=$?
 "$G" report "$F/resnet_overlap.json" --format md --out "$T/w" --min-busbw '1Gbps @ 1MiB..' \
 	--project-ranks 8,64 >/dev/null 2>"$T/err" || fail "resnet --min-busbw 1Gbps: exit $?"
 grep -q '^## Projection' "$T/w/report.md" || fail "--project-ranks gave no Projection section"
+# An unusable fit names the flag that projects anyway where it exists: predict's --force
+# (report has none; its projection once said "--force projects anyway")
+/usr/bin/python3 - "$F/resnet_overlap.json" "$T/bad_fit.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["cases"]:
+    for i, r in enumerate(c["collective"]):
+        if i % 2:
+            r["time_us"]["p50"] *= 6
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$G" report "$T/bad_fit.json" --project-ranks 8 >"$T/out" 2>&1
+grep -q 'nothing is projected from it (gradsync predict --force projects anyway)' "$T/out" ||
+	fail "report's unusable fit does not point to predict --force: $(grep -A1 unusable "$T/out")"
+"$G" report "$T/bad_fit.json" --project-ranks 8 --force >/dev/null 2>&1
+[ $? = 2 ] || fail "report --force: accepted, but report has no such option"
 
 # Files are written only where --out says, and never over existing ones.
 mkdir "$T/cwd"
