@@ -67,7 +67,8 @@ bool case_ok(const json_t *c)
 /*
  * One case against the threshold: every collective row whose size lies in the range
  * (each size on its own: a peak over sizes would let an in-cache size pass for all),
- * else the workload's busbw. Returns true when it falls short, with the why.
+ * else the workload's busbw; a 1-rank case is not held. Returns true when it falls
+ * short, with the why.
  */
 static bool case_short(const json_t *c, const struct threshold *t, const char *text,
 		       struct report_failure *x)
@@ -88,6 +89,10 @@ static bool case_short(const json_t *c, const struct threshold *t, const char *t
 		snprintf(x->why, sizeof(x->why), "case failed: %s", jget_str(c, "error"));
 		return true;
 	}
+	/* one rank moves nothing between ranks: its busbw is 0 by definition (2(n-1)/n), so
+	 * holding it would fail every scaling sweep's 1-rank case (scaling efficiency's base) */
+	if (jget_num(c, "nranks") == 1)
+		return false;
 	if (isnan(need)) {
 		snprintf(x->why, sizeof(x->why), "no bound to take %g%% of", t->pct);
 		return true;

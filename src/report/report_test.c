@@ -350,6 +350,13 @@ static void test_threshold(void **state)
 	n = report_check_threshold(&s, "1Gbps @ 1MiB..", &f);
 	assert_int_equal(n, 0);
 	free(f);
+	/* A 1-rank case moves nothing between ranks (busbw 0 by definition): not held. */
+	json_object_set_new(s.cases[0].json, "nranks", json_integer(1));
+	n = report_check_threshold(&s, "80%", &f);
+	assert_int_equal(n, 3);
+	assert_int_not_equal(f[0].case_idx, 0);
+	free(f);
+	json_object_set_new(s.cases[0].json, "nranks", json_integer(2));
 	/* One size, and a range no case measured. */
 	n = report_check_threshold(&s, "10GB/s @ 16KiB", &f);
 	assert_int_equal(n, 4);
