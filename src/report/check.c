@@ -75,6 +75,7 @@ static bool case_short(const json_t *c, const struct threshold *t, const char *t
 {
 	json_t *rows = json_object_get(c, "collective"), *r;
 	double need = t->abs_GBps;
+	bool ranged = t->lo || t->hi != UINT64_MAX; /* else no "sizes in every size" */
 	int held = 0, shortn = 0;
 	char sz[32], range[64];
 	size_t i;
@@ -114,9 +115,9 @@ static bool case_short(const json_t *c, const struct threshold *t, const char *t
 		if (!shortn)
 			return false;
 		units_fmt_size(x->size, sz, sizeof(sz));
-		snprintf(x->why, sizeof(x->why), "%d of %d sizes in %s short; first %s: busbw "
-			 "%.2f GB/s < %.2f GB/s (%s)", shortn, held, range, sz, x->busbw_GBps,
-			 need, text);
+		snprintf(x->why, sizeof(x->why), "%d of %d sizes%s%s short; first %s: busbw "
+			 "%.2f GB/s < %.2f GB/s (%s)", shortn, held, ranged ? " in " : "",
+			 ranged ? range : "", sz, x->busbw_GBps, need, text);
 		return true;
 	}
 	if (json_array_size(rows)) {
