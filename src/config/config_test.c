@@ -294,7 +294,11 @@ static const struct file_case file_cases[] = {
 	{ "[matrix]\ntransport = tcp, ,shm\n", "t.ini:2: matrix.transport: empty value in list", 0 },
 	{ "[matrix]\nsizes = 4KiB, 8KiB\n",
 	  "t.ini:2: matrix.sizes: collective.sizes may not be swept (set it in [collective] instead)", 0 },
-	{ "[matrix]\niterations = 1, 2\n", "t.ini:2: matrix.iterations: ambiguous key 'iterations'", 0 },
+	/* a bare name of several sections: none sweepable says so, else names the one to write */
+	{ "[matrix]\niterations = 1, 2\n",
+	  "t.ini:2: matrix.iterations: 'iterations' may not be swept (workload.iterations, collective.iterations: set it in its section)", 0 },
+	{ "[matrix]\ndevice = a, b\n",
+	  "t.ini:2: matrix.device: ambiguous key 'device' (write it as transport.device; gpu.device may not be swept)", 0 },
 	{ "[matrix]\ntransprt = tcp\n", "t.ini:2: matrix.transprt: unknown key 'transprt' (did you mean 'transport.transport'?)", 0 },
 	{ "[matrix]\ntransport = tcp, carrier-pigeon\n",
 	  "t.ini:2: matrix.transport: unknown value 'carrier-pigeon'", 0 },

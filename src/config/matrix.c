@@ -48,6 +48,35 @@ static int canonical_value(const struct cfg_key *k, const char *value, char *out
 	return ret;
 }
 
+/*
+ * A bare name that several sections hold: name the sections to write it with, or, when
+ * none of them may be swept, say so (the advice "write it as section.iterations" only
+ * led to "may not be swept"). Returns true when name is such a key, with err set.
+ */
+static bool matrix_ambiguous(const char *name, char *err, size_t errlen)
+{
+	char can[160] = "", cannot[160] = "";
+	size_t i;
+
+	for (i = 0; i < cfg_key_count(); i++) {
+		const struct cfg_key *k = cfg_key_at(i);
+		char *list = k->sweepable ? can : cannot;
+
+		if (strcmp(k->name, name) == 0)
+			snprintf(list + strlen(list), sizeof(can) - strlen(list), "%s%s.%s",
+				 *list ? ", " : "", k->section, k->name);
+	}
+	if (!*can && !*cannot)
+		return false;
+	if (!*can)
+		snprintf(err, errlen, "'%s' may not be swept (%s: set it in its section)", name,
+			 cannot);
+	else
+		snprintf(err, errlen, "ambiguous key '%s' (write it as %s%s%s%s)", name, can,
+			 *cannot ? "; " : "", cannot, *cannot ? " may not be swept" : "");
+	return true;
+}
+
 static const struct cfg_key *matrix_key(const char *name, char *err, size_t errlen)
 {
 	const struct cfg_key *k = cfg_key_find_dotted(name);
@@ -56,17 +85,8 @@ static const struct cfg_key *matrix_key(const char *name, char *err, size_t errl
 		const struct cfg_key *s;
 		const char *dot = strchr(name, '.');
 
-		if (!dot && !cfg_key_find(NULL, name)) {
-			size_t i;
-
-			for (i = 0; i < cfg_key_count(); i++)
-				if (strcmp(cfg_key_at(i)->name, name) == 0) {
-					snprintf(err, errlen,
-						 "ambiguous key '%s' (write it as section.%s)", name,
-						 name);
-					return NULL;
-				}
-		}
+		if (!dot && !cfg_key_find(NULL, name) && matrix_ambiguous(name, err, errlen))
+			return NULL;
 		s = cfg_key_suggest(NULL, dot ? dot + 1 : name);
 		if (s)
 			snprintf(err, errlen, "unknown key '%s' (did you mean '%s.%s'?)", name,
