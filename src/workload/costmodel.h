@@ -142,7 +142,7 @@ struct conv_row {
 /* What one GPU does: a row of the profile table or a file (workload/gpu_profile.h). */
 struct gpu_profile {
 	char name[32];
-	char source[160];                   /* "measured ..." or "datasheet ..." */
+	char source[256];                   /* "measured ...", "datasheet ..." or "calibrated ...", "; host at ..." when rescaled */
 	double matrix_tflops[MX_COUNT];     /* achieved dense GEMM rate */
 	double matrix_t0_us[MX_COUNT];      /* fixed cost of a GEMM (ramp, tail wave) */
 	double conv_eff[MX_COUNT];          /* cuDNN conv rate as a share of the GEMM rate */

@@ -672,6 +672,12 @@ static void test_profiles(void **state)
 		assert_float_equal(s.bwd_start_us, 2 * h->bwd_start_us, 1e-9);
 		assert_float_equal(s.host_pace_us, 2 * h->host_pace_us, 1e-9);
 		assert_float_equal(s.floor_us, h->floor_us, 1e-12); /* the GPU's own */
+		/* its source no longer claims the measured host alone; a second pace replaces it */
+		assert_non_null(strstr(s.source, "; host at 13.84 us per tiny eager op"));
+		assert_int_equal(gpu_profile_set_host_pace(&s, h, 10.9), 0);
+		assert_null(strstr(s.source, "13.84"));
+		assert_non_null(strstr(s.source, "; host at 10.9 us per tiny eager op"));
+		assert_int_equal(strncmp(s.source, h->source, strlen(h->source)), 0);
 		assert_int_equal(gpu_profile_set_host_pace(&s, h, 0), -EINVAL);
 		s.host_pace_us = 0;
 		assert_int_equal(gpu_profile_set_host_pace(&back, &s, 7), -EINVAL);

@@ -507,6 +507,7 @@ void gpu_profile_calibrated(const struct profile_measure *m, const char *gpu_nam
 int gpu_profile_set_host_pace(struct gpu_profile *g, const struct gpu_profile *base,
 			      double pace_us)
 {
+	char *at;
 	double f;
 
 	if (!(pace_us > 0) || !(base->host_pace_us > 0))
@@ -517,6 +518,13 @@ int gpu_profile_set_host_pace(struct gpu_profile *g, const struct gpu_profile *b
 	g->sublaunch_us = base->sublaunch_us * f;
 	g->bwd_start_us = base->bwd_start_us * f;
 	g->host_pace_us = pace_us;
+	/* the row's source says whose host it describes: a rescaled one is no longer that
+	 * (plan prints the source; a file rescaled again replaces the pace it names) */
+	at = strstr(g->source, "; host at ");
+	if (at)
+		*at = '\0';
+	snprintf(g->source + strlen(g->source), sizeof(g->source) - strlen(g->source),
+		 "; host at %.4g us per tiny eager op (gpu --host-pace)", pace_us);
 	return 0;
 }
 
