@@ -119,6 +119,7 @@ json_t *rj_doc_new(const struct rj_meta *m)
 	err |= set(exp, "hash", jstr(m->experiment_hash));
 	err |= set(exp, "resolved", jstr(m->resolved));
 	err |= set(exp, "description", jstr(m->description));
+	err |= set(exp, "only_case", m->only_case > 0 ? json_integer(m->only_case) : json_null());
 	err |= set(doc, "schema", json_string(REPORT_SCHEMA));
 	err |= set(doc, "gradsync", json_incref(gs));
 	err |= set(doc, "argv", json_incref(argv));

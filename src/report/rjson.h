@@ -30,6 +30,7 @@ json_t *rj_stats_json(const struct rj_stats *s, bool mean_key);
 struct rj_meta {
 	const char *version, *commit, *build_date, *compiler, *cuda, *verbs_providers;
 	const char *experiment, *experiment_file, *experiment_hash, *resolved, *description;
+	int only_case; /* run --case N: N (1-based); 0 = every case (null) */
 	const char *started, *finished; /* rj_iso8601() */
 	const char *launcher;
 	int nranks;

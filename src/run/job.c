@@ -7,6 +7,8 @@
  * rank's bootstrap options, are shared with `gradsync rendezvous`.
  */
 #include <errno.h>
+#include <jansson.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -174,7 +176,30 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 	return failed ? -EIO : 0;
 }
 
-static int load_experiment(const struct run_job_args *a, struct experiment *exp, char *tmpfile,
+/*
+ * The case a replay without --case runs: the one its run ran with --case N (report.json's
+ * experiment.only_case); every case when it ran them all or the report cannot tell (a
+ * run directory without report.json).
+ */
+static void replay_only_case(struct run_job_args *a)
+{
+	char path[PATH_MAX + 32];
+	json_t *root, *n;
+
+	if (!a->replay || a->only_case >= 0)
+		return;
+	snprintf(path, sizeof(path), "%s", a->replay);
+	if (!strstr(a->replay, ".json"))
+		snprintf(path, sizeof(path), "%s/report.json", a->replay);
+	root = json_load_file(path, 0, NULL);
+	n = json_object_get(json_object_get(root, "experiment"), "only_case");
+	if (json_is_integer(n) && json_integer_value(n) >= 1 &&
+	    json_integer_value(n) <= INT_MAX)
+		a->only_case = (int)json_integer_value(n) - 1;
+	json_decref(root);
+}
+
+static int load_experiment(struct run_job_args *a, struct experiment *exp, char *tmpfile,
 			   size_t len)
 {
 	char err[EXP_ERR_MAX], ini[PATH_MAX + 16];
@@ -200,6 +225,7 @@ static int load_experiment(const struct run_job_args *a, struct experiment *exp,
 	ret = experiment_load(path, exp, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "%s\n", err);
+	replay_only_case(a);
 	if (a->only_case >= 0 && !ret && (size_t)a->only_case >= exp->ncases) {
 		fprintf(stderr, "gradsync run: --case %d: the experiment has %zu cases\n",
 			a->only_case + 1, exp->ncases);
@@ -231,8 +257,9 @@ out_free:
 	return ret;
 }
 
-int run_job(const struct run_job_args *a, int argc, char **argv)
+int run_job(const struct run_job_args *in, int argc, char **argv)
 {
+	struct run_job_args args = *in, *a = &args; /* a replay may pick its run's case */
 	struct experiment *exp = calloc(1, sizeof(*exp));
 	struct launch_info li;
 	char dir[PATH_MAX] = "", tmpfile[PATH_MAX], started[32];
@@ -259,6 +286,9 @@ int run_job(const struct run_job_args *a, int argc, char **argv)
 		code = GS_EXIT_USAGE;
 		goto out;
 	}
+	if (in->only_case < 0 && a->only_case >= 0 && (driven || (li.rank == 0 && !li.spawned)))
+		log_info(LOG_MAIN, "replaying case %d only, as its run did (--case N picks another)",
+			 a->only_case + 1);
 	if (!ret && li.spawned && env_dir && env_case) {
 		/* a rank of one case, started by the driver below */
 		ret = run_rank_main(exp, &li, atoi(env_case), env_dir, argc, argv, &oc);

@@ -200,6 +200,20 @@ for v in 2x 4294967298 1.5 0 ''; do
 	check "run --case '$v'" 2 timeout 20 "$G" run "$T/two.ini" --case "$v"
 	expect_err "run --case '$v'" "gradsync run: --case '$v': expected an integer 1..2147483647"
 done
+# A run of one case (--case 2) replays that case only (it replayed the whole matrix);
+# --case on the replay picks another
+printf '[experiment]\nname = one\noutput_dir = %s\n[collective]\nsizes = 4KiB\niterations = 2\n[launch]\nlocal_ranks = 2\n[matrix]\ntransport = tcp, shm\n' "$T/oneres" >"$T/one.ini"
+check "run --case 2" 0 timeout 60 "$G" -q run "$T/one.ini" --case 2
+check "replay a --case run" 0 timeout 60 "$G" run --replay "$(ls -d "$T"/oneres/one-*)" --out "$T/onerep"
+expect_err "replay a --case run" "replaying case 2 only, as its run did (--case N picks another)"
+check "replay it with --case 1" 0 timeout 60 "$G" -q run --replay "$(ls -d "$T"/onerep/one-*)" --case 1 --out "$T/onerep1"
+python3 - "$T"/onerep/one-*/report.json "$T"/onerep1/one-*/report.json <<'PY' || { echo "FAIL: replay of a --case run"; fails=$((fails + 1)); }
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert [c["name"] for c in a["cases"]] == ["transport=shm"], [c["name"] for c in a["cases"]]
+assert a["experiment"]["only_case"] == 2 and b["experiment"]["only_case"] == 1, (a["experiment"], b["experiment"])
+assert [c["name"] for c in b["cases"]] == ["transport=tcp"], [c["name"] for c in b["cases"]]
+PY
 check "run --rank x" 2 timeout 20 "$G" run "$T/two.ini" --rank x --world-size 1
 expect_err "run --rank x" "gradsync run: --rank 'x': expected an integer 0..1048575"
 check "run --world-size 1x" 2 timeout 20 "$G" run "$T/two.ini" --rank 0 --world-size 1x
