@@ -121,8 +121,8 @@ static int spawn_local(int argc, char **argv, const struct rdv_args *a)
 
 static void print_table(const struct launch_info *info, const struct rdv_rec *all)
 {
-	printf("%d ranks via %s, job '%s', rendezvous %s\n", info->nranks, info->launcher,
-	       info->job_id, info->rendezvous);
+	printf("%d rank%s via %s, job '%s', rendezvous %s\n", info->nranks,
+	       info->nranks == 1 ? "" : "s", info->launcher, info->job_id, info->rendezvous);
 	printf("%-6s %-24s %-8s %s\n", "rank", "host", "pid", "local");
 	for (int r = 0; r < info->nranks; r++)
 		printf("%-6d %-24s %-8d %d/%d\n", all[r].rank, all[r].host, all[r].pid,

@@ -791,8 +791,8 @@ static void section_threshold(const struct report_set *s, const struct report_op
 	if (!n)
 		doc_text(d, RB_PARA, "PASS: every case reaches min_busbw %s.", o->min_busbw);
 	else
-		doc_text(d, RB_PARA, "FAIL: %d of %d cases fall short of min_busbw %s.", n,
-			 s->ncases, o->min_busbw);
+		doc_text(d, RB_PARA, "FAIL: %d of %d case%s fall%s short of min_busbw %s.", n,
+			 s->ncases, s->ncases == 1 ? "" : "s", n == 1 ? "s" : "", o->min_busbw);
 	for (i = 0; i < n; i++)
 		doc_text(d, RB_ITEM, "%s: %s", s->cases[f[i].case_idx].name, f[i].why);
 	free(f);

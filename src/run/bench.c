@@ -439,8 +439,8 @@ static int sweep_pairwise(struct run_rank *rr, struct run_comm *rc, struct bench
 	if (!mine)
 		return -ENOMEM;
 	if (n < 2 || rc->nccl) {
-		log_err(LOG_COLL, "pairwise needs 2 ranks or more and a transport of ours (case has %d ranks%s)",
-			n, rc->nccl ? ", transport = nccl" : "");
+		log_err(LOG_COLL, "pairwise needs 2 ranks or more and a transport of ours (case has %d rank%s%s)",
+			n, n == 1 ? "" : "s", rc->nccl ? ", transport = nccl" : "");
 		free(mine);
 		return -EINVAL;
 	}

@@ -227,8 +227,8 @@ static int load_experiment(struct run_job_args *a, struct experiment *exp, char 
 		fprintf(stderr, "%s\n", err);
 	replay_only_case(a);
 	if (a->only_case >= 0 && !ret && (size_t)a->only_case >= exp->ncases) {
-		fprintf(stderr, "gradsync run: --case %d: the experiment has %zu cases\n",
-			a->only_case + 1, exp->ncases);
+		fprintf(stderr, "gradsync run: --case %d: the experiment has %zu case%s\n",
+			a->only_case + 1, exp->ncases, exp->ncases == 1 ? "" : "s");
 		ret = -EINVAL;
 	}
 	return ret;

@@ -284,8 +284,9 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	rj_doc_set(root, "nranks", json_integer(nranks));
 	end_failed = !oc->signo && oc->end_err;
 	if (oc->signo)
-		snprintf(detail, sizeof(detail), "%s after %d of %zu cases", strsignal(oc->signo),
-			 nran, only_case >= 0 ? (size_t)1 : exp->ncases);
+		snprintf(detail, sizeof(detail), "%s after %d of %zu case%s", strsignal(oc->signo),
+			 nran, only_case >= 0 ? (size_t)1 : exp->ncases,
+			 only_case >= 0 || exp->ncases == 1 ? "" : "s");
 	else if (end_failed)
 		snprintf(detail, sizeof(detail), "the ranks' barrier after the last case failed "
 			 "(%s): a rank was lost after its results were written (the figures are kept)",
