@@ -221,6 +221,46 @@ int matrix_cond_parse(const char *text, struct exp_cond *cond, const char *file,
 	return ret;
 }
 
+/*
+ * Why no case matches the baseline: a term whose value is not on its axis (or, for a key
+ * not swept, not the value every case has), else the combination is excluded.
+ */
+static void baseline_why(const struct experiment *exp, char *buf, size_t len)
+{
+	const struct exp_cond *b = &exp->baseline;
+	char label[128], v[EXP_VALUE_MAX];
+
+	for (int i = 0; i < b->n; i++) {
+		const struct exp_axis *ax = NULL;
+		size_t off = 0;
+		int j;
+
+		for (j = 0; j < exp->naxes && !ax; j++)
+			if (exp->axes[j].key == b->key[i])
+				ax = &exp->axes[j];
+		experiment_key_label(b->key[i], label, sizeof(label));
+		if (!ax) {
+			cfg_value_format(&exp->base, b->key[i], v, sizeof(v));
+			if (strcmp(v, b->value[i])) {
+				snprintf(buf, len, "%s is not swept, and every case has %s=%s", label,
+					 label, v);
+				return;
+			}
+			continue;
+		}
+		for (j = 0; j < ax->nvalues && strcmp(ax->values[j], b->value[i]); j++)
+			;
+		if (j < ax->nvalues)
+			continue;
+		str_appendf(buf, len, &off, "%s=%s is not on its axis (", label, b->value[i]);
+		for (j = 0; j < ax->nvalues; j++)
+			str_appendf(buf, len, &off, "%s%s", j ? ", " : "", ax->values[j]);
+		str_appendf(buf, len, &off, ")");
+		return;
+	}
+	snprintf(buf, len, "the case it names is excluded");
+}
+
 static bool cond_matches(const struct exp_cond *cond, const struct cfg *c)
 {
 	char v[EXP_VALUE_MAX];
@@ -468,8 +508,11 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (exp->has_baseline && exp->baseline_case < 0) {
-		snprintf(err, errlen, "%s:%d: matrix.baseline: no case matches the baseline",
-			 experiment_cond_file(exp, &exp->baseline), exp->baseline.line);
+		char why[EXP_ERR_MAX / 2];
+
+		baseline_why(exp, why, sizeof(why));
+		snprintf(err, errlen, "%s:%d: matrix.baseline: no case matches the baseline: %s",
+			 experiment_cond_file(exp, &exp->baseline), exp->baseline.line, why);
 		return -EINVAL;
 	}
 	for (t = 0; t < n; t++)
