@@ -411,7 +411,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 				model_grad_dtype(w), &plan);
 	if (ret)
 		goto out_tl;
-	ret = compute_params_resolve(w, 0, &prof, &cp);
+	ret = compute_params_resolve(w, &prof, &cp);
 	if (!ret)
 		ret = compute_timeline_build(&tl, &plan, &cp, &ct);
 	if (ret)

@@ -95,7 +95,7 @@ static void run(int verify, struct fake *f, uint32_t *nbuckets)
 	assert_int_equal(model_build(&w, &tl), 0);
 	/* 64 B a bucket: every tensor its own bucket */
 	assert_int_equal(bucket_plan_build(&tl, 64, 64, DT_F32, &plan), 0);
-	assert_int_equal(compute_params_resolve(&w, 0, &g, &cp), 0);
+	assert_int_equal(compute_params_resolve(&w, &g, &cp), 0);
 	assert_int_equal(compute_timeline_build(&tl, &plan, &cp, &ct), 0);
 	memset(f, 0, sizeof(*f));
 	assert_int_equal(ddp_run(&w, &plan, &ct, grads, &ops, 0, 2, 1, verify, &res), 0);

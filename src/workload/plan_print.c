@@ -376,7 +376,7 @@ int plan_print(FILE *out, const struct workload_opts *w, bool json, bool tensors
 	if (ret)
 		goto out_list;
 	memset(&ct, 0, sizeof(ct));
-	ret = compute_params_resolve(w, 0, &g, &cp);
+	ret = compute_params_resolve(w, &g, &cp);
 	if (ret)
 		goto out_plan;
 	ret = compute_timeline_build(&tl, &p, &cp, &ct);

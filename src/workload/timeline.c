@@ -7,10 +7,10 @@
 #include "util/log.h"
 #include "workload/timeline.h"
 
-int compute_params_resolve(const struct workload_opts *w, double calibrated_tflops,
-			   struct gpu_profile *g, struct cost_params *cp)
+int compute_params_resolve(const struct workload_opts *w, struct gpu_profile *g,
+			   struct cost_params *cp)
 {
-	double tf = w->gpu_tflops > 0 ? w->gpu_tflops : calibrated_tflops;
+	double tf = w->gpu_tflops;
 	char err[256];
 	int ret = gpu_profile_load(w->gpu_profile[0] ? w->gpu_profile : "h200", g, err,
 				   sizeof(err));

@@ -46,11 +46,12 @@ struct compute_timeline {
 
 /*
  * The cost parameters of w: its [gpu] profile (a row or a file, loaded into *g), its
- * precision and launch gap; w->gpu_tflops > 0 replaces the profile's matrix rates, and
- * calibrated_tflops > 0 (gpu_tflops = 0 with a GPU) likewise. 0, -ENOENT or -EINVAL.
+ * precision and launch gap; w->gpu_tflops > 0 replaces the profile's matrix rates (a
+ * calibration only sizes compute = gemm's work: the times stay the profile's).
+ * 0, -ENOENT or -EINVAL.
  */
-int compute_params_resolve(const struct workload_opts *w, double calibrated_tflops,
-			   struct gpu_profile *g, struct cost_params *cp);
+int compute_params_resolve(const struct workload_opts *w, struct gpu_profile *g,
+			   struct cost_params *cp);
 
 /*
  * Fill *out for the list and a plan built from it (plan may be NULL: no bucket times).

@@ -129,7 +129,7 @@ static void test_model_timeline(void **state)
 	w.launch_gap_ns = 0;
 	assert_int_equal(model_build(&w, &tl), 0);
 	assert_int_equal(bucket_plan_build(&tl, 25ull << 20, 1ull << 20, DT_F32, &p), 0);
-	assert_int_equal(compute_params_resolve(&w, 0, &g, &cp), 0);
+	assert_int_equal(compute_params_resolve(&w, &g, &cp), 0);
 	assert_string_equal(g.name, "h200");
 	assert_int_equal(compute_timeline_build(&tl, &p, &cp, &ct), 0);
 	/* buckets become ready in launch order, the last one when backward ends */
