@@ -10,6 +10,7 @@
 #include "report/links.h"
 #include "report/report.h"
 #include "report/rjson.h"
+#include "util/fsutil.h"
 #include "util/jtext.h"
 #include "util/log.h"
 
@@ -762,11 +763,10 @@ int rj_save(const char *path, const json_t *doc)
 		unlink(tmp);
 		return ret;
 	}
-	if (rename(tmp, path)) {
-		ret = -errno;
-		log_err(LOG_REPORT, "rename %s: %s", path, strerror(errno));
+	ret = fs_rename_durable(tmp, path);
+	if (ret) {
+		log_err(LOG_REPORT, "rename %s: %s", path, strerror(-ret));
 		unlink(tmp);
-		return ret;
 	}
-	return 0;
+	return ret;
 }

@@ -205,17 +205,22 @@ if command -v strace >/dev/null 2>&1; then
 		"$G" run "$T/sync.ini" --out "$T/sync" >/dev/null 2>&1 || fail "fsync: the run failed"
 	if python3 - "$T/sync.trace" <<'PY'; then
 import re, sys
-synced = False
+synced = renamed = False
 for line in open(sys.argv[1]):
     if re.search(r"f(data)?sync\(\d+<[^>]*/cases/0000\.json\.tmp[^>]*>\)\s+= 0", line):
         synced = True
     if re.search(r'rename\("[^"]*/cases/0000\.json\.tmp"', line):
-        sys.exit(0 if synced else 1)
+        if not synced:
+            sys.exit(1)
+        renamed = True
+    # then its directory, so that the new name survives a power cut too
+    if renamed and re.search(r"fsync\(\d+<[^>]*/cases>\)\s+= 0", line):
+        sys.exit(0)
 sys.exit(1)
 PY
-		echo "fsync: cases/0000.json synced before its rename"
+		echo "fsync: cases/0000.json synced before its rename, cases/ after it"
 	else
-		fail "fsync: cases/0000.json was not fsync'ed before its rename"
+		fail "fsync: cases/0000.json was not fsync'ed before its rename, or cases/ after it"
 	fi
 else
 	echo "fsync: strace not installed, not checked"
