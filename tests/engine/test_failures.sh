@@ -51,30 +51,38 @@ for tp in tcp shm; do
 	port=$(free_port $((port + 1)))
 done
 
+# stop_rank INI ERR N: run INI under the local driver (3 ranks), SIGSTOP its Nth rank
+# (by pid) once they iterate (at $stopped, seconds), wait for the driver (st: its exit
+# status), then kill the stopped rank. 1 when the ranks never started.
+stop_rank() {
+	"$G" run "$1" >/dev/null 2>"$2" &
+	drv=$!
+	pids="$drv"
+	ranks=
+	for i in $(seq 100); do
+		ranks=$(pgrep -P $drv | sort -n)
+		[ "$(echo "$ranks" | grep -c .)" = 3 ] && grep -q "iteration" "$2" && break
+		sleep 0.1
+	done
+	victim=$(echo "$ranks" | sed -n "${3}p")
+	[ -n "$victim" ] || return 1
+	kill -STOP "$victim"
+	stopped=$(date +%s)
+	wait $drv
+	st=$?
+	kill -KILL "$victim" 2>/dev/null
+	pids=
+}
+
 # A rank hung (SIGSTOP) mid-collective under the local driver: the others time out
 # naming it, and the driver stops the hung rank a second after rank 0 has left (it used
 # to wait out a second timeout, then 2 s more for SIGKILL: 12 s here instead of 6).
 for tp in tcp shm; do
 	sed "s/TRANSPORT/$tp/; s/^timeout = 10s/timeout = 5s/; s/^\[launch\]/[launch]\nlocal_ranks = 3/" \
 		"$T/long.ini" >"$T/stop.ini"
-	"$G" run "$T/stop.ini" >"$T/stop.out" 2>"$T/stop.err" &
-	drv=$!
-	pids="$drv"
-	ranks=
-	for i in $(seq 100); do
-		ranks=$(pgrep -P $drv | sort -n)
-		[ "$(echo "$ranks" | grep -c .)" = 3 ] && grep -q "iteration" "$T/stop.err" && break
-		sleep 0.1
-	done
-	victim=$(echo "$ranks" | sed -n 2p)
-	[ -n "$victim" ] || { echo "FAIL: stop $tp: ranks never started"; fails=$((fails + 1)); continue; }
-	kill -STOP "$victim"
-	start=$(date +%s)
-	wait $drv
-	st=$?
-	took=$(( $(date +%s) - start ))
-	kill -KILL "$victim" 2>/dev/null
-	pids=
+	stop_rank "$T/stop.ini" "$T/stop.err" 2 ||
+		{ echo "FAIL: stop $tp: ranks never started"; fails=$((fails + 1)); continue; }
+	took=$(( $(date +%s) - stopped ))
 	[ $st = 1 ] || { echo "FAIL: stop $tp: driver exit $st, expected 1"; fails=$((fails + 1)); }
 	[ $took -le 9 ] || { echo "FAIL: stop $tp: ${took}s to stop (timeout 5s)"; fails=$((fails + 1)); }
 	grep -q "peer 1" "$T/stop.err" && grep -q "rank 1 killed by signal 15" "$T/stop.err" || {
@@ -98,22 +106,7 @@ done
 sed "s/TRANSPORT/tcp/; s/^timeout = 10s/timeout = 3s/; s/^\[launch\]/[launch]\nlocal_ranks = 3/" \
 	"$T/long.ini" >"$T/stop0.ini"
 sed -i "s#^output_dir = .*#output_dir = $T/stop0#" "$T/stop0.ini"
-"$G" run "$T/stop0.ini" >"$T/stop0.out" 2>"$T/stop0.err" &
-drv=$!
-pids="$drv"
-ranks=
-for i in $(seq 100); do
-	ranks=$(pgrep -P $drv | sort -n)
-	[ "$(echo "$ranks" | grep -c .)" = 3 ] && grep -q "iteration" "$T/stop0.err" && break
-	sleep 0.1
-done
-victim=$(echo "$ranks" | sed -n 1p)
-if [ -n "$victim" ]; then
-	kill -STOP "$victim"
-	wait $drv
-	st=$?
-	kill -KILL "$victim" 2>/dev/null
-	pids=
+if stop_rank "$T/stop0.ini" "$T/stop0.err" 1; then
 	[ $st = 1 ] || { echo "FAIL: stop rank 0: driver exit $st, expected 1"; fails=$((fails + 1)); }
 	d=$(ls -d "$T"/stop0/kill-* | head -n 1)
 	python3 - "$d" <<'PY' || { echo "FAIL: stop rank 0: the case's reason does not name rank 0"; fails=$((fails + 1)); }
@@ -145,22 +138,7 @@ transport = shm
 local_ranks = 3
 timeout = 3s
 INI
-"$G" run "$T/wl.ini" >"$T/wl.out" 2>"$T/wl.err" &
-drv=$!
-pids="$drv"
-ranks=
-for i in $(seq 100); do
-	ranks=$(pgrep -P $drv | sort -n)
-	[ "$(echo "$ranks" | grep -c .)" = 3 ] && grep -q "iteration" "$T/wl.err" && break
-	sleep 0.1
-done
-victim=$(echo "$ranks" | sed -n 2p)
-if [ -n "$victim" ]; then
-	kill -STOP "$victim"
-	wait $drv
-	st=$?
-	kill -KILL "$victim" 2>/dev/null
-	pids=
+if stop_rank "$T/wl.ini" "$T/wl.err" 2; then
 	[ $st = 1 ] || { echo "FAIL: workload stop: driver exit $st, expected 1"; fails=$((fails + 1)); }
 	d=$(ls -d "$T"/wl/wl-* | head -n 1)
 	python3 - "$d" <<'PY' || { echo "FAIL: workload stop: the case's reason does not name peer 1"; fails=$((fails + 1)); }
