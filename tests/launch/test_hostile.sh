@@ -213,6 +213,17 @@ grep -q "no job token; put a secret in a file only you can read" "$T/nt.log" ||
 	{ fail "torchrun without a token: message"; cat "$T/nt.log"; }
 echo "tokens: token_file 0644 refused, 0600 used; a launcher job without a token refused"
 
+# report_says WHAT WANT: the newest run's report.json is failed and its first case's
+# error holds WANT
+report_says() {
+	python3 - "$(ls -td "$T"/results/hostile-* | head -n 1)" "$2" <<'PY' || fail "$1: report.json lacks the reason"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+assert r["status"] == "failed", r["status"]
+assert sys.argv[2] in r["cases"][0]["error"], r["cases"][0]["error"]
+PY
+}
+
 # --- ranks started by hand with different experiment files: the job stops before the
 # first case's transports open, rank 0 names the rank, the key and both values, every
 # rank exits 1, and the report keeps the reason (it used to take the whole timeout,
@@ -240,13 +251,7 @@ for tp in tcp shm; do
 	grep -qF "error: $want" "$T/mm.0.log" || { fail "mismatch $tp: rank 0 does not name it"; cat "$T/mm.0.log"; }
 	grep -q "this rank's experiment differs from rank 0's" "$T/mm.2.log" ||
 		{ fail "mismatch $tp: rank 2 does not say it differs"; cat "$T/mm.2.log"; }
-	d=$(ls -td "$T"/results/hostile-* | head -n 1)
-	python3 - "$d" "$want" <<'PY' || fail "mismatch $tp: report.json lacks the reason"
-import json, sys
-r = json.load(open(sys.argv[1] + "/report.json"))
-assert r["status"] == "failed", r["status"]
-assert sys.argv[2] in r["cases"][0]["error"], r["cases"][0]["error"]
-PY
+	report_says "mismatch $tp" "$want"
 	echo "mismatch $tp: exits$sts in ${took}s: $(grep -o 'rank 2 (host.*rank 0;' "$T/mm.0.log" | head -n 1)"
 done
 
@@ -330,13 +335,7 @@ then
 	grep -qF "error: $want" "$T/ver.0.log" || { fail "versions: rank 0 does not name it"; cat "$T/ver.0.log"; }
 	grep -q "error: this rank runs gradsync $ver (commit $fff), rank 0" "$T/ver.1.log" ||
 		{ fail "versions: rank 1 does not say it differs"; cat "$T/ver.1.log"; }
-	d=$(ls -td "$T"/results/hostile-* | head -n 1)
-	python3 - "$d" "$want" <<'PY' || fail "versions: report.json lacks the reason"
-import json, sys
-r = json.load(open(sys.argv[1] + "/report.json"))
-assert r["status"] == "failed", r["status"]
-assert sys.argv[2] in r["cases"][0]["error"], r["cases"][0]["error"]
-PY
+	report_says versions "$want"
 	echo "versions: exits$sts in ${took}s: $(grep -o 'rank 1 (host.*build' "$T/ver.0.log" | head -n 1)"
 else
 	echo "versions: no commit id found once in the binary to change, not checked"
