@@ -224,27 +224,37 @@ assert sys.argv[2] in r["cases"][0]["error"], r["cases"][0]["error"]
 PY
 }
 
+# hand_job TAG N TOKEN [R BIN]: N ranks started by hand on 127.0.0.1:$port, rank r with
+# $T/TAG.r.ini and its output in $T/TAG.r.log (rank R runs BIN instead); then sts holds
+# their exits in rank order and took the seconds they took
+hand_job() {
+	start=$(date +%s)
+	pids=
+	r=0
+	while [ $r -lt $2 ]; do
+		g=$G
+		[ "$r" = "${4:-}" ] && g=$5
+		GRADSYNC_TOKEN=$3 "$g" run "$T/$1.$r.ini" --rank $r --world-size $2 \
+			--rendezvous 127.0.0.1:$port >"$T/$1.$r.log" 2>&1 &
+		pids="$pids $!"
+		r=$((r + 1))
+	done
+	sts=
+	for p in $pids; do wait "$p"; sts="$sts $?"; done
+	pids=
+	took=$(( $(date +%s) - start ))
+}
+
 # --- ranks started by hand with different experiment files: the job stops before the
 # first case's transports open, rank 0 names the rank, the key and both values, every
 # rank exits 1, and the report keeps the reason (it used to take the whole timeout,
 # "Message too long" or wrong results, depending on the key)
 for tp in tcp shm; do
 	port=$(free_port $((port + 1)))
-	sed "s/^transport = tcp/transport = $tp/" "$T/job.ini" >"$T/mm.ini"
-	sed 's/^sizes = 64KiB/sizes = 16KiB/' "$T/mm.ini" >"$T/mm2.ini"
-	start=$(date +%s)
-	pids=
-	for r in 0 1 2; do
-		f=$T/mm.ini
-		[ $r = 2 ] && f=$T/mm2.ini
-		GRADSYNC_TOKEN=mm "$G" run "$f" --rank $r --world-size 3 --rendezvous 127.0.0.1:$port \
-			>"$T/mm.$r.log" 2>&1 &
-		pids="$pids $!"
-	done
-	sts=
-	for p in $pids; do wait "$p"; sts="$sts $?"; done
-	pids=
-	took=$(( $(date +%s) - start ))
+	sed "s/^transport = tcp/transport = $tp/" "$T/job.ini" >"$T/mm.0.ini"
+	cp "$T/mm.0.ini" "$T/mm.1.ini"
+	sed 's/^sizes = 64KiB/sizes = 16KiB/' "$T/mm.0.ini" >"$T/mm.2.ini"
+	hand_job mm 3 mm
 	[ "$sts" = " 1 1 1" ] || fail "mismatch $tp: exits$sts, expected 1 1 1"
 	[ $took -le 10 ] || fail "mismatch $tp: took ${took}s (timeout 30s)"
 	want="rank 2 (host $(hostname)) runs another experiment than rank 0: case 1 [collective] sizes = 16KiB there, 64KiB on rank 0"
@@ -280,18 +290,8 @@ INI
 mkdir -p "$T/n0" "$T/n1"
 cp "$T/a.trace" "$T/n0/op.trace"
 sed 's/256,512/256,500/' "$T/a.trace" >"$T/n1/op.trace"
-start=$(date +%s)
-pids=
-for r in 0 1; do
-	sed "s/NODE/n$r/" "$T/tr.ini" >"$T/tr$r.ini"
-	GRADSYNC_TOKEN=tr "$G" run "$T/tr$r.ini" --rank $r --world-size 2 --rendezvous 127.0.0.1:$port \
-		>"$T/tr.$r.log" 2>&1 &
-	pids="$pids $!"
-done
-sts=
-for p in $pids; do wait "$p"; sts="$sts $?"; done
-pids=
-took=$(( $(date +%s) - start ))
+for r in 0 1; do sed "s/NODE/n$r/" "$T/tr.ini" >"$T/tr.$r.ini"; done
+hand_job tr 2 tr
 [ "$sts" = " 1 1" ] || fail "gradients: exits$sts, expected 1 1"
 [ $took -le 10 ] || fail "gradients: took ${took}s (timeout 30s)"
 want="rank 1 (host $(hostname)) runs another experiment than rank 0: case 1 [workload] the model's gradients (model, its shape keys, op_trace's content) = 2 tensors, 128256 elements"
@@ -314,19 +314,9 @@ open(sys.argv[2], "wb").write(b.replace(old, b"\0" + b"f" * len(sys.argv[3]) + b
 PY
 then
 	chmod +x "$T/other"
-	start=$(date +%s)
-	pids=
-	for r in 0 1; do
-		g=$G
-		[ $r = 1 ] && g=$T/other
-		GRADSYNC_TOKEN=ver "$g" run "$T/job.ini" --rank $r --world-size 2 \
-			--rendezvous 127.0.0.1:$port >"$T/ver.$r.log" 2>&1 &
-		pids="$pids $!"
-	done
-	sts=
-	for p in $pids; do wait "$p"; sts="$sts $?"; done
-	pids=
-	took=$(( $(date +%s) - start ))
+	cp "$T/job.ini" "$T/ver.0.ini"
+	cp "$T/job.ini" "$T/ver.1.ini"
+	hand_job ver 2 ver 1 "$T/other"
 	[ "$sts" = " 1 1" ] || fail "versions: exits$sts, expected 1 1"
 	[ $took -le 10 ] || fail "versions: took ${took}s (timeout 30s)"
 	ver=$("$G" version | sed -n 's/^gradsync \([^ ]*\) .*/\1/p')
