@@ -91,21 +91,24 @@ static int listen_one(const struct addrinfo *a)
  * Rank 0: listen on the address the rendezvous host resolves to, the first that binds.
  * Never the wildcard: only the interface the user named is exposed to the network.
  */
-static int listen_on(const char *addr)
+static int listen_on(const char *addr, uint64_t deadline_ns)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *ai, *a;
 	char host[128], port[16], ip[INET6_ADDRSTRLEN + 8];
 	int fd = -EADDRNOTAVAIL, e;
+	bool late;
 
 	if (bs_split_addr(addr, host, sizeof(host), port, sizeof(port))) {
 		log_err(LOG_LAUNCH, "bootstrap: rendezvous \"%s\": expected HOST:PORT", addr);
 		return -EINVAL;
 	}
-	e = getaddrinfo(host, port, &hints, &ai);
+	e = bs_resolve(host, port, &hints, &ai, deadline_ns, &late);
 	if (e) {
-		log_err(LOG_LAUNCH, "bootstrap: getaddrinfo %s: %s", addr, gai_strerror(e));
-		return -EHOSTUNREACH;
+		log_err(LOG_LAUNCH, "bootstrap: getaddrinfo %s: %s", addr,
+			late ? "no answer from the resolver within [launch] timeout"
+			     : e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
+		return late ? -ETIMEDOUT : -EHOSTUNREACH;
 	}
 	for (a = ai; a; a = a->ai_next) {
 		fd = listen_one(a);
@@ -165,11 +168,13 @@ static int connect_once(const char *host, const char *port, uint64_t deadline_ns
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *ai, *a;
 	int ret = -EHOSTUNREACH, rc;
+	bool late;
 
 	*gai_why = NULL;
-	rc = getaddrinfo(host, port, &hints, &ai);
+	rc = bs_resolve(host, port, &hints, &ai, deadline_ns, &late);
 	if (rc) {
-		*gai_why = rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc);
+		*gai_why = late ? "no answer from the resolver within [launch] timeout"
+			   : rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc);
 		return -EHOSTUNREACH;
 	}
 	for (a = ai; a; a = a->ai_next) {
@@ -482,7 +487,7 @@ int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out)
 		return 0;
 	}
 	if (o->rank == 0) {
-		fd = o->listen_fd > 0 ? adopt_listener(o->listen_fd) : listen_on(b->addr);
+		fd = o->listen_fd > 0 ? adopt_listener(o->listen_fd) : listen_on(b->addr, deadline);
 		if (fd < 0) {
 			ret = fd;
 			goto out_free;

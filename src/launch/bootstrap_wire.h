@@ -15,6 +15,7 @@
 #ifndef GS_LAUNCH_BOOTSTRAP_WIRE_H
 #define GS_LAUNCH_BOOTSTRAP_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,6 +88,16 @@ int bs_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns);
 /* One frame: header then payload. */
 int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *data, size_t len,
 		  uint64_t deadline_ns);
+
+/*
+ * getaddrinfo that never waits past deadline_ns (time_now_ns's clock; a resolver whose
+ * server is silent holds a plain getaddrinfo for timeout x attempts x servers of
+ * resolv.conf): its code (errno set for EAI_SYSTEM), 0 with *res to freeaddrinfo, or
+ * EAI_AGAIN with *timed_out set at the deadline, the lookup left to end on its own.
+ */
+struct addrinfo;
+int bs_resolve(const char *host, const char *port, const struct addrinfo *hints,
+	       struct addrinfo **res, uint64_t deadline_ns, bool *timed_out);
 
 /* "host:port" or "[v6addr]:port" -> host, port; 0 or -EINVAL. */
 int bs_split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen);

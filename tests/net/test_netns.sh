@@ -4,7 +4,8 @@
 # (and shm between the ranks of one namespace with transport = auto). Checks that
 # every result is exact and that auto picks shm inside a host and tcp across; a host
 # whose link goes down mid-run is named unreachable by the other; a peer's tcp address
-# with no route to it is named in the error.
+# with no route to it is named in the error; a DNS server that never answers costs no
+# more than the timeout.
 set -u
 G=${GRADSYNC:-build/gradsync}
 G=$(readlink -f "$G")
@@ -16,7 +17,7 @@ cleanup() {
 	for p in $(cat "$T"/pids 2>/dev/null); do kill "$p" 2>/dev/null; done
 	ip netns del "$A" 2>/dev/null
 	ip netns del "$B" 2>/dev/null
-	rm -rf "$T"
+	rm -rf "$T" "/etc/netns/$A"
 }
 trap cleanup EXIT
 if ! ip netns add "$A" 2>"$T/err"; then
@@ -149,5 +150,21 @@ for p in $(cat "$T/pids"); do wait "$p"; sts="$sts $?"; done
 grep -q "error: tcp connect peer=1 at 10.99.0.2:[0-9]* stream=0: Network is unreachable" "$T/unr.0.log" ||
 	{ echo "FAIL: unroutable: rank 0 does not name the address:"; grep error "$T/unr.0.log" | head -n 3; fails=$((fails + 1)); }
 echo "unroutable: exits$sts: $(grep -o 'tcp connect peer=1 at.*' "$T/unr.0.log" | head -n 1)"
+# A rendezvous host name whose DNS server takes its packets and never answers: the rank
+# gives up at [launch] timeout (2 s), saying the resolver did not answer; getaddrinfo
+# itself waited timeout x attempts of resolv.conf (10-20 s here) past it. Host A's own
+# resolv.conf (ip netns exec binds /etc/netns/NAME/resolv.conf) names a silent server.
+mkdir -p "/etc/netns/$A"
+printf 'nameserver 10.77.0.2\noptions timeout:10 attempts:2\n' >"/etc/netns/$A/resolv.conf"
+start=$(date +%s)
+ip netns exec "$A" timeout 60 "$G" rendezvous --rank 1 --world-size 2 --timeout 2s \
+	--rendezvous rdv.gradsync.example:$port --token netns-test >"$T/dns.log" 2>&1
+st=$?
+took=$(( $(date +%s) - start ))
+rm -rf "/etc/netns/$A"
+[ $st != 0 ] && [ $took -le 4 ] || { echo "FAIL: silent DNS: exit $st after ${took}s (timeout 2s)"; fails=$((fails + 1)); }
+grep -q "getaddrinfo rdv.gradsync.example: no answer from the resolver within \[launch\] timeout" "$T/dns.log" ||
+	{ echo "FAIL: silent DNS: no line saying the resolver did not answer:"; cat "$T/dns.log"; fails=$((fails + 1)); }
+echo "silent DNS: exit $st after ${took}s: $(grep -o 'getaddrinfo.*' "$T/dns.log" | head -n 1)"
 [ $fails = 0 ] && echo "netns: 4 ranks on 2 hosts verified over tcp, auto (shm+tcp) and hierarchical"
 exit $fails
