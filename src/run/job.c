@@ -188,9 +188,7 @@ static void replay_only_case(struct run_job_args *a)
 
 	if (!a->replay || a->only_case >= 0)
 		return;
-	snprintf(path, sizeof(path), "%s", a->replay);
-	if (!strstr(a->replay, ".json"))
-		snprintf(path, sizeof(path), "%s/report.json", a->replay);
+	run_report_path(a->replay, path, sizeof(path));
 	root = json_load_file(path, 0, NULL);
 	n = json_object_get(json_object_get(root, "experiment"), "only_case");
 	if (json_is_integer(n) && json_integer_value(n) >= 1 &&

@@ -317,6 +317,14 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	return code;
 }
 
+void run_report_path(const char *report, char *path, size_t len)
+{
+	if (strstr(report, ".json"))
+		snprintf(path, len, "%s", report);
+	else
+		snprintf(path, len, "%s/report.json", report);
+}
+
 int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 {
 	char path[PATH_MAX + 32];
@@ -324,9 +332,7 @@ int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 	json_t *root, *text;
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "%s", report);
-	if (!strstr(report, ".json"))
-		snprintf(path, sizeof(path), "%s/report.json", report);
+	run_report_path(report, path, sizeof(path));
 	root = json_load_file(path, 0, &jerr);
 	if (!root) {
 		/* jansson's line is -1 when the file itself could not be read */

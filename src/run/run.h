@@ -347,6 +347,8 @@ int run_dir_keep(const char *dir);
 void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */
 int run_report_extract_experiment(const char *report, char *tmpfile, size_t len);
+/* The report.json a --replay argument names: the file itself, or DIR/report.json. */
+void run_report_path(const char *report, char *path, size_t len);
 
 /*
  * links.c: the per-link waits of the measured iterations of one AllReduce size. snap
