@@ -306,7 +306,7 @@ static void lint_numa(const struct experiment *exp, const struct lint_node *node
 	for (c = 0; c < exp->ncases && node->topo; c++) {
 		const struct cfg *cfg = &exp->cases[c].cfg;
 		const char *b = cfg->numa.bind;
-		int n = 0;
+		int n;
 
 		if (strncmp(b, "cpus:", 5) && strncmp(b, "node:", 5))
 			continue;
@@ -315,11 +315,8 @@ static void lint_numa(const struct experiment *exp, const struct lint_node *node
 			add(r, true, loc, "%s", plan.reason);
 			continue;
 		}
-		if (!plan.pin_cpus)
-			continue;
-		for (size_t w = 0; w < ARRAY_SIZE(plan.cpumask); w++)
-			n += __builtin_popcountl(plan.cpumask[w]);
-		if (n < cfg->launch.local_ranks)
+		n = numa_plan_ncpus(&plan);
+		if (n && n < cfg->launch.local_ranks)
 			add(r, false, loc, "%s pins all %d local ranks to %d CPU%s: they take turns "
 			    "on %s", b, cfg->launch.local_ranks, n, n == 1 ? "" : "s",
 			    n == 1 ? "it" : "them");

@@ -345,6 +345,16 @@ int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gp
 	return r;
 }
 
+int numa_plan_ncpus(const struct numa_plan *plan)
+{
+	cpu_set_t set;
+
+	if (!plan->pin_cpus)
+		return 0;
+	mask_to_set(plan->cpumask, &set);
+	return CPU_COUNT(&set);
+}
+
 int numa_bind_apply(const struct numa_plan *plan)
 {
 	char buf[256];

@@ -58,6 +58,8 @@ struct numa_plan {
  */
 int numa_bind_resolve(const struct numa_opts *opts, const struct topo *t, int gpu_numa,
 		      int nic_numa, struct numa_plan *out);
+/* How many CPUs a plan pins to (0 when it pins none). */
+int numa_plan_ncpus(const struct numa_plan *plan);
 /* numa_bind_resolve without its log line: what `check` asks of this node. */
 int numa_bind_plan(const struct numa_opts *opts, const struct topo *t, int gpu_numa,
 		   int nic_numa, struct numa_plan *out);
