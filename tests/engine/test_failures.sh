@@ -51,6 +51,18 @@ for tp in tcp shm; do
 	port=$(free_port $((port + 1)))
 done
 
+# case_failed_with GLOB WHAT TEXT1 TEXT2: the first case of the run directory GLOB names
+# failed, its error holding both texts (printed after WHAT)
+case_failed_with() {
+	python3 - "$(ls -d $1 | head -n 1)" "$2" "$3" "$4" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1] + "/report.json"))["cases"][0]
+assert c["status"] == "failed", c["status"]
+assert sys.argv[3] in c["error"] and sys.argv[4] in c["error"], c["error"]
+print(sys.argv[2] + ": " + c["error"][:160])
+PY
+}
+
 # stop_rank INI ERR N: run INI under the local driver (3 ranks), SIGSTOP its Nth rank
 # (by pid) once they iterate (at $stopped, seconds), wait for the driver (st: its exit
 # status), then kill the stopped rank. 1 when the ranks never started.
@@ -108,14 +120,8 @@ sed "s/TRANSPORT/tcp/; s/^timeout = 10s/timeout = 3s/; s/^\[launch\]/[launch]\nl
 sed -i "s#^output_dir = .*#output_dir = $T/stop0#" "$T/stop0.ini"
 if stop_rank "$T/stop0.ini" "$T/stop0.err" 1; then
 	[ $st = 1 ] || { echo "FAIL: stop rank 0: driver exit $st, expected 1"; fails=$((fails + 1)); }
-	d=$(ls -d "$T"/stop0/kill-* | head -n 1)
-	python3 - "$d" <<'PY' || { echo "FAIL: stop rank 0: the case's reason does not name rank 0"; fails=$((fails + 1)); }
-import json, sys
-c = json.load(open(sys.argv[1] + "/report.json"))["cases"][0]
-assert c["status"] == "failed", c["status"]
-assert "exited with status 1" in c["error"] and "rank 0, still running" in c["error"], c["error"]
-print("stop rank 0: " + c["error"])
-PY
+	case_failed_with "$T/stop0/kill-*" "stop rank 0" "exited with status 1" "rank 0, still running" ||
+		{ echo "FAIL: stop rank 0: the case's reason does not name rank 0"; fails=$((fails + 1)); }
 else
 	echo "FAIL: stop rank 0: ranks never started"; fails=$((fails + 1))
 fi
@@ -140,14 +146,8 @@ timeout = 3s
 INI
 if stop_rank "$T/wl.ini" "$T/wl.err" 2; then
 	[ $st = 1 ] || { echo "FAIL: workload stop: driver exit $st, expected 1"; fails=$((fails + 1)); }
-	d=$(ls -d "$T"/wl/wl-* | head -n 1)
-	python3 - "$d" <<'PY' || { echo "FAIL: workload stop: the case's reason does not name peer 1"; fails=$((fails + 1)); }
-import json, sys
-c = json.load(open(sys.argv[1] + "/report.json"))["cases"][0]
-assert c["status"] == "failed", c["status"]
-assert "waits on" in c["error"] and "peer 1" in c["error"], c["error"]
-print("workload stop: " + c["error"][:160])
-PY
+	case_failed_with "$T/wl/wl-*" "workload stop" "waits on" "peer 1" ||
+		{ echo "FAIL: workload stop: the case's reason does not name peer 1"; fails=$((fails + 1)); }
 else
 	echo "FAIL: workload stop: ranks never started"; fails=$((fails + 1))
 fi
