@@ -177,10 +177,7 @@ int run_case_save_partial(struct run_rank *rr, json_t *rows)
 				    hosts_json(rr)) &&
 	    !rj_case_set_collective(p, json_incref(rows)) &&
 	    !rj_case_set_status(p, "interrupted", why)) {
-		run_case_file(path, sizeof(path), rr->run_dir, (size_t)rr->case_index);
-		ret = run_dir_keep(rr->run_dir);
-		if (!ret)
-			ret = rj_save(path, p); /* logs its own failure */
+		ret = run_case_save(rr->run_dir, (size_t)rr->case_index, p, path, sizeof(path));
 	} else {
 		log_warn(LOG_MAIN, "case %s: its rows so far could not be kept: %s",
 			 rr->ecase->name, strerror(ENOMEM));
@@ -293,10 +290,7 @@ int run_rank_case(struct run_rank *rr)
 	rj_case_set_reduce_isa(c, run_node_reduce_isa());
 	rj_case_set_collective(c, results);
 	rj_case_set_workload_json(c, workload);
-	run_case_file(path, sizeof(path), rr->run_dir, (size_t)rr->case_index);
-	werr = run_dir_keep(rr->run_dir);
-	if (!werr)
-		werr = rj_save(path, c);
+	werr = run_case_save(rr->run_dir, (size_t)rr->case_index, c, path, sizeof(path));
 	if (werr) {
 		/* disk full, read-only: the figures must reach the terminal at least */
 		json_t *one = json_pack("{s:s, s:[O]}", "schema", REPORT_SCHEMA, "cases", c);
@@ -329,8 +323,7 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
 		why = *log_first_error() ? log_first_error() : strerror(-err);
 	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, NULL);
 	rj_case_fail(c, why);
-	run_case_file(path, sizeof(path), rr->run_dir, (size_t)index);
-	if (run_dir_keep(rr->run_dir) || rj_save(path, c))
+	if (run_case_save(rr->run_dir, (size_t)index, c, path, sizeof(path)))
 		log_err(LOG_MAIN, "write %s: the case failed before it started: %s", path, why);
 	json_decref(c);
 }

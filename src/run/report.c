@@ -76,6 +76,14 @@ void run_case_file(char *buf, size_t len, const char *dir, size_t index)
 	snprintf(buf, len, "%s/cases/%04zu.json", dir, index);
 }
 
+int run_case_save(const char *dir, size_t index, const json_t *c, char *path, size_t len)
+{
+	int ret = run_dir_keep(dir);
+
+	run_case_file(path, len, dir, index);
+	return ret ? ret : rj_save(path, c);
+}
+
 int run_dir_keep(const char *dir)
 {
 	char path[PATH_MAX + 16];

@@ -343,6 +343,11 @@ void run_case_file(char *buf, size_t len, const char *dir, size_t index);
  * 0, or -errno when it is gone and cannot be made.
  */
 int run_dir_keep(const char *dir);
+/*
+ * Case index's results file in run directory dir (run_case_file, into path), written
+ * whole (rj_save) after run_dir_keep: 0 or -errno, each failure logged.
+ */
+int run_case_save(const char *dir, size_t index, const json_t *c, char *path, size_t len);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */
