@@ -80,6 +80,15 @@ volatile const int *bootstrap_abort_flag(struct bootstrap *b);
 /* Why the job aborts, naming the rank ("rank 2 exited unexpectedly ..."); "" before. */
 const char *bootstrap_abort_reason(struct bootstrap *b);
 /*
+ * Rank 0, typically once the job aborted on a timeout: which ranks' processes do not
+ * run? Each connected rank gets a PING, which its reader thread answers whatever its
+ * other threads do; a rank that neither answers within wait_ms nor closes its
+ * connection is stopped (SIGSTOP, Ctrl-Z, a debugger) or its host froze, where a rank
+ * that timed out waiting on it only names the peer it waited on. Fills silent[] (up to
+ * max, ascending) and returns how many there are; 0 on other ranks.
+ */
+int bootstrap_silent_ranks(struct bootstrap *b, int wait_ms, int *silent, int max);
+/*
  * For a stop signal's handler: write(fd, &(char){signo}, 1) (async-signal-safe) and
  * the reader thread aborts the job "rank R stopped by SIGINT", as bootstrap_abort would.
  * Valid from bootstrap_open to bootstrap_close; -1 for a job of one rank.

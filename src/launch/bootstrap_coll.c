@@ -413,3 +413,44 @@ const char *bootstrap_abort_reason(struct bootstrap *b)
 {
 	return aborted(b) ? b->abort_reason : "";
 }
+
+int bootstrap_silent_ranks(struct bootstrap *b, int wait_ms, int *silent, int max)
+{
+	uint64_t t0 = time_now_ns(), deadline = t0 + (uint64_t)wait_ms * 1000000ull;
+	bool *asked;
+	int r, n = 0;
+
+	if (!b || b->rank != 0 || b->nranks < 2)
+		return 0;
+	asked = calloc((size_t)b->nranks, sizeof(*asked));
+	if (!asked)
+		return 0;
+	for (r = 1; r < b->nranks; r++) {
+		bool live;
+
+		pthread_mutex_lock(&b->lock);
+		live = b->peers[r].fd >= 0 && !b->peers[r].gone;
+		pthread_mutex_unlock(&b->lock);
+		asked[r] = live && !bs_peer_send(b, r, BS_PING, BS_OP_NONE, 0, NULL, 0, deadline);
+	}
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		int waiting = 0;
+
+		for (r = 1; r < b->nranks; r++)
+			waiting += asked[r] && !b->peers[r].gone && b->peers[r].pong_ns < t0;
+		if (!waiting || !cond_wait_until(b, deadline))
+			break;
+	}
+	/* a rank that closed meanwhile exited: its own story, told by the watchdog */
+	for (r = 1; r < b->nranks; r++) {
+		if (asked[r] && !b->peers[r].gone && b->peers[r].pong_ns < t0) {
+			if (n < max)
+				silent[n] = r;
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	free(asked);
+	return n;
+}

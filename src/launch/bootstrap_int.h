@@ -33,6 +33,14 @@
 /* Bound on sending an ABORT to one peer (a stuck peer must not hold up the rest). */
 #define BS_ABORT_SEND_NS 1000000000ull
 #define BS_REASON_LEN	 256
+/* The reader's longest sleep in poll (it wakes at least this often). */
+#define BS_TICK_NS 200000000ull
+/* A later wake-up by this much (or by half the job's timeout, if less) means that this
+ * process did not run: stopped (SIGSTOP, Ctrl-Z, a debugger) or its host paused. */
+#define BS_FREEZE_MIN_NS 2000000000ull
+#define BS_FREEZE_FLOOR_NS 500000000ull
+/* Aborts raised this long after such a thaw are put down to the freeze. */
+#define BS_THAW_WINDOW_NS 1000000000ull
 /* The wake pipe's byte that stops the reader; any other byte is a signal number. */
 #define BS_WAKE_STOP 'x'
 
@@ -57,6 +65,7 @@ struct bs_peer {
 	bool bye;  /* said goodbye: its EOF is a clean close */
 	bool gone; /* EOF or error seen; no more reads */
 	char name[64]; /* its far address:port, for the line that says it was lost */
+	uint64_t pong_ns; /* rank 0: when its last PONG came (under b->lock) */
 };
 
 enum bs_pending_stage {
@@ -115,6 +124,12 @@ struct bootstrap {
 	volatile int abort_flag;
 	char abort_reason[BS_REASON_LEN];
 	uint32_t seq; /* caller thread only */
+	/*
+	 * Freeze watch (bs_frozen_ns): when the reader last went to sleep in poll, when it
+	 * last woke from a freeze and how long that freeze was. The reader writes, any
+	 * thread reads; each is accessed atomically.
+	 */
+	uint64_t tick_ns, thaw_ns, frozen_ns;
 
 	struct bs_pending pending[BS_MAX_PENDING];
 	int npending;
@@ -130,6 +145,14 @@ void bs_reader_stop(struct bootstrap *b);
  */
 void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, int except,
 		    bool tell_root);
+/*
+ * How long this process did not run just before now (0: it ran): the reader, which
+ * wakes every BS_TICK_NS, slept far longer than it asked, either noticed on waking or
+ * not yet. Rank 0 stopped for a minute under hand launch wakes to the others' aborts
+ * ("waits on peer 1", from the rank that waited on a rank that had already given up):
+ * with this the job is told of the freeze, not of a waiter.
+ */
+uint64_t bs_frozen_ns(struct bootstrap *b, uint64_t now);
 /* Send one frame to a peer under its write lock; -EPIPE when it is not connected. */
 int bs_peer_send(struct bootstrap *b, int peer, uint8_t type, uint8_t op, uint32_t seq,
 		 const void *data, size_t len, uint64_t deadline_ns);

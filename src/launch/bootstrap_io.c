@@ -41,12 +41,36 @@ int bs_peer_send(struct bootstrap *b, int peer, uint8_t type, uint8_t op, uint32
 	return ret;
 }
 
+/*
+ * The least oversleep taken for a freeze: under the job's timeout, so that a freeze
+ * long enough for the others to give up on us is seen, and far above a busy host's
+ * scheduling delays (a loaded 2-core VM: tens of ms).
+ */
+static uint64_t freeze_min_ns(const struct bootstrap *b)
+{
+	return GS_MAX(GS_MIN(BS_FREEZE_MIN_NS, b->timeout_ns / 2), BS_FREEZE_FLOOR_NS);
+}
+
+uint64_t bs_frozen_ns(struct bootstrap *b, uint64_t now)
+{
+	uint64_t tick = __atomic_load_n(&b->tick_ns, __ATOMIC_ACQUIRE);
+	uint64_t thaw = __atomic_load_n(&b->thaw_ns, __ATOMIC_ACQUIRE);
+	uint64_t min = freeze_min_ns(b);
+
+	if (tick && now > tick + BS_TICK_NS + min)
+		return now - tick; /* the reader has not woken since */
+	if (thaw && now < thaw + BS_THAW_WINDOW_NS)
+		return __atomic_load_n(&b->frozen_ns, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
 void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, int except,
 		    bool tell_root)
 {
 	uint8_t frame[4 + BS_TEXT_MAX];
 	size_t n = GS_MIN(strlen(reason), (size_t)BS_TEXT_MAX);
-	uint64_t deadline = time_now_ns() + BS_ABORT_SEND_NS;
+	uint64_t now = time_now_ns(), deadline = now + BS_ABORT_SEND_NS;
+	uint64_t frozen = bs_frozen_ns(b, now);
 
 	pthread_mutex_lock(&b->abort_lock);
 	pthread_mutex_lock(&b->lock);
@@ -55,7 +79,17 @@ void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, in
 		pthread_mutex_unlock(&b->abort_lock);
 		return;
 	}
-	snprintf(b->abort_reason, sizeof(b->abort_reason), "%s", reason);
+	if (frozen) {
+		/* the others gave up on us while we did not run: the cause is here */
+		snprintf(b->abort_reason, sizeof(b->abort_reason),
+			 "rank %d did not run for %.1f s (stopped: SIGSTOP, Ctrl-Z or a debugger; or its host paused) and the job timed out meanwhile; then: %s",
+			 b->rank, (double)frozen / 1e9, reason);
+		failed_rank = b->rank;
+		reason = b->abort_reason;
+		n = GS_MIN(strlen(reason), (size_t)BS_TEXT_MAX);
+	} else {
+		snprintf(b->abort_reason, sizeof(b->abort_reason), "%s", reason);
+	}
 	__atomic_store_n(&b->abort_flag, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
@@ -89,6 +123,20 @@ static int dispatch(struct bootstrap *b, int r, struct bs_msg *m, const char **w
 		fifo_push(&p->queue, &m->link);
 		pthread_cond_broadcast(&b->cond);
 		pthread_mutex_unlock(&b->lock);
+		return 0;
+	}
+	if (m->h.type == BS_PING && b->rank != 0) {
+		bs_msg_free(m);
+		/* from the reader: answered while the application's threads are busy or stuck */
+		bs_peer_send(b, 0, BS_PONG, BS_OP_NONE, 0, NULL, 0, time_now_ns() + BS_ABORT_SEND_NS / 10);
+		return 0;
+	}
+	if (m->h.type == BS_PONG && b->rank == 0) {
+		pthread_mutex_lock(&b->lock);
+		p->pong_ns = time_now_ns();
+		pthread_cond_broadcast(&b->cond);
+		pthread_mutex_unlock(&b->lock);
+		bs_msg_free(m);
 		return 0;
 	}
 	if (m->h.type == BS_BYE) {
@@ -222,6 +270,19 @@ static void take_signals(struct bootstrap *b)
 	}
 }
 
+/* After poll, which was to sleep at most `asked` from `before`: did we stop running? */
+static void note_freeze(struct bootstrap *b, uint64_t before, uint64_t asked)
+{
+	uint64_t after = time_now_ns();
+
+	if (after <= before + asked + freeze_min_ns(b))
+		return;
+	__atomic_store_n(&b->frozen_ns, after - before, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->thaw_ns, after, __ATOMIC_RELEASE);
+	log_warn(LOG_LAUNCH, "bootstrap: this rank did not run for %.1f s (stopped, or its host paused)",
+		 (double)(after - before) / 1e9);
+}
+
 static void *reader_main(void *arg)
 {
 	struct bootstrap *b = arg;
@@ -235,7 +296,7 @@ static void *reader_main(void *arg)
 		goto out;
 	}
 	for (;;) {
-		uint64_t now = time_now_ns(), next = now + 200000000ull;
+		uint64_t now = time_now_ns(), next = now + BS_TICK_NS;
 		nfds_t n = 0;
 
 		pfd[n] = (struct pollfd){.fd = b->wake[0], .events = POLLIN};
@@ -255,11 +316,13 @@ static void *reader_main(void *arg)
 			pfd[n] = (struct pollfd){.fd = b->peers[r].fd, .events = POLLIN};
 			who[n++] = r;
 		}
+		__atomic_store_n(&b->tick_ns, now, __ATOMIC_RELEASE);
 		if (poll(pfd, n, (int)((GS_MAX(next, now) - now) / 1000000 + 1)) < 0 &&
 		    errno != EINTR) {
 			log_err(LOG_LAUNCH, "bootstrap: poll: %s", strerror(errno));
 			break;
 		}
+		note_freeze(b, now, GS_MAX(next, now) - now);
 		pthread_mutex_lock(&b->lock);
 		bool stop = b->stop;
 

@@ -153,6 +153,8 @@ static const struct {
 	[BS_BYE]     = {0, 0},
 	[BS_CHALLENGE] = {BS_NONCE_LEN, BS_NONCE_LEN},
 	[BS_PROOF]   = {BS_MAC_LEN, BS_MAC_LEN},
+	[BS_PING]    = {0, 0},
+	[BS_PONG]    = {0, 0},
 };
 /* clang-format on */
 
@@ -172,7 +174,7 @@ int bs_hdr_unpack(const uint8_t in[BS_HDR_LEN], struct bs_hdr *h, const char **w
 		*why = "unsupported protocol version";
 		return -EPROTO;
 	}
-	if (h->type < BS_HELLO || h->type > BS_PROOF) {
+	if (h->type < BS_HELLO || h->type > BS_TYPE_LAST) {
 		*why = "unknown message type";
 		return -EPROTO;
 	}

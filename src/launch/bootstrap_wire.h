@@ -10,7 +10,9 @@
  * PROOF: HMAC-SHA256(token, "rank" transcript). WELCOME: HMAC-SHA256(token, "root"
  * transcript), where transcript = "gradsync-bootstrap-2" rank nranks nonce_r nonce_0
  * (bs_auth_mac). REFUSE payload: BS_REFUSED, always. ABORT payload: i32 failed rank,
- * text. BYE: empty. UP (rank -> 0), DOWN (0 -> rank): data.
+ * text. BYE: empty. UP (rank -> 0), DOWN (0 -> rank): data. PING (0 -> rank) and PONG
+ * (rank -> 0): empty; a rank's reader thread answers a PING at once, whatever its
+ * application's threads do (bootstrap_silent_ranks).
  */
 #ifndef GS_LAUNCH_BOOTSTRAP_WIRE_H
 #define GS_LAUNCH_BOOTSTRAP_WIRE_H
@@ -43,6 +45,9 @@ enum bs_type {
 	BS_BYE,
 	BS_CHALLENGE,
 	BS_PROOF,
+	BS_PING,
+	BS_PONG,
+	BS_TYPE_LAST = BS_PONG,
 };
 
 enum bs_op {

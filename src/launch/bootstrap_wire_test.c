@@ -37,6 +37,18 @@ static void test_wire_header(void **state)
 	h.type = BS_HELLO;
 	bs_hdr_pack(&h, buf);
 	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
+	/* PING and PONG: empty, the type after them unknown */
+	h.type = BS_PONG;
+	h.len = 0;
+	bs_hdr_pack(&h, buf);
+	assert_int_equal(bs_hdr_unpack(buf, &g, &why), 0);
+	h.len = 1;
+	bs_hdr_pack(&h, buf);
+	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
+	h.type = BS_TYPE_LAST + 1;
+	bs_hdr_pack(&h, buf);
+	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
+	assert_string_equal(why, "unknown message type");
 	h.type = 99;
 	bs_hdr_pack(&h, buf);
 	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);

@@ -124,6 +124,39 @@ static void rank_abort(struct run_rank *rr, int err)
 	bootstrap_abort(rr->bs, why);
 }
 
+/*
+ * Rank 0, a case failed: the reason as the job gave it, unless some ranks' processes do
+ * not run at all (stopped, a frozen host). Then those ranks are the cause: the rank that
+ * waited on them timed out, and so did every rank that waited on a waiter, and which of
+ * their aborts came first is chance ("waits on recv from peer 2" for a stopped rank 1).
+ */
+static const char *blame_silent(struct run_rank *rr, const char *why, char *out, size_t len)
+{
+	int silent[8], n, i, shown;
+	size_t o = 0;
+
+	n = bootstrap_silent_ranks(rr->bs, 500, silent, (int)ARRAY_SIZE(silent));
+	if (n <= 0)
+		return why;
+	shown = GS_MIN(n, (int)ARRAY_SIZE(silent));
+	for (i = 0; i < shown && o < len; i++) {
+		int r = silent[i];
+
+		o += (size_t)snprintf(out + o, len - o, "%s%d", i ? ", " : n > 1 ? "ranks " : "rank ", r);
+		if (rr->hosts && o < len)
+			o += (size_t)snprintf(out + o, len - o, " (host %s, pid %d)",
+					      rr->hosts[r].hostname, (int)rr->hosts[r].pid);
+	}
+	if (o < len)
+		snprintf(out + o, len - o,
+			 "%s %s not answer: %s (SIGSTOP, Ctrl-Z or a debugger) or %s froze; the job stopped on: %s",
+			 n > shown ? " and more" : "", n > 1 ? "do" : "does",
+			 n > 1 ? "their processes are stopped" : "its process is stopped",
+			 n > 1 ? "their hosts" : "its host", why);
+	log_err(LOG_MAIN, "%s", out);
+	return out;
+}
+
 /* Where each rank ran: the report's per-rank hostnames. */
 static json_t *hosts_json(const struct run_rank *rr)
 {
@@ -235,7 +268,7 @@ int run_rank_case(struct run_rank *rr)
 	json_t *results = NULL, *workload = NULL, *c = NULL;
 	bool bench = !workload_has_model(&rr->ecase->cfg.workload);
 	const char *abort_why;
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], blame[1024];
 	int ret, werr, me = rr->li.rank;
 
 	log_first_error_reset();
@@ -280,7 +313,7 @@ int run_rank_case(struct run_rank *rr)
 		abort_why = bootstrap_abort_reason(rr->bs);
 		if (!abort_why || !*abort_why)
 			abort_why = *log_first_error() ? log_first_error() : strerror(-ret);
-		rj_case_fail(c, abort_why);
+		rj_case_fail(c, blame_silent(rr, abort_why, blame, sizeof(blame)));
 	}
 	rj_case_set_numa(c, &(struct rj_numa){
 		.requested = rr->ecase->cfg.numa.bind,

@@ -126,8 +126,9 @@ else
 	echo "FAIL: stop rank 0: ranks never started"; fails=$((fails + 1))
 fi
 
-# A rank hung (SIGSTOP) in a DDP workload: the case's reason, in the report, is the
-# AllReduce's stall naming the hung peer (it was the compute thread's own bucket wait,
+# A rank hung (SIGSTOP) in a DDP workload: the case's reason, in the report, names the
+# hung rank as the one that does not answer rank 0's ping, before the first abort (the
+# AllReduce's stall, or a barrier's timeout; it was the compute thread's own bucket wait,
 # "timed out waiting for bucket 2 of 3", which fired first and named nobody).
 cat >"$T/wl.ini" <<INI
 [experiment]
@@ -146,8 +147,8 @@ timeout = 3s
 INI
 if stop_rank "$T/wl.ini" "$T/wl.err" 2; then
 	[ $st = 1 ] || { echo "FAIL: workload stop: driver exit $st, expected 1"; fails=$((fails + 1)); }
-	case_failed_with "$T/wl/wl-*" "workload stop" "waits on" "peer 1" ||
-		{ echo "FAIL: workload stop: the case's reason does not name peer 1"; fails=$((fails + 1)); }
+	case_failed_with "$T/wl/wl-*" "workload stop" "rank 1 (host" "does not answer" ||
+		{ echo "FAIL: workload stop: the case's reason does not name rank 1"; fails=$((fails + 1)); }
 else
 	echo "FAIL: workload stop: ranks never started"; fails=$((fails + 1))
 fi
