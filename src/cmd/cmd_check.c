@@ -15,11 +15,12 @@ static void print_axes(const struct experiment *exp)
 	int i, j;
 
 	for (i = 0; i < exp->naxes; i++) {
-		char label[128];
+		char label[128], v[2 * EXP_VALUE_MAX];
 
 		printf("  axis %-24s", experiment_key_label(exp->axes[i].key, label, sizeof(label)));
 		for (j = 0; j < exp->axes[i].nvalues; j++)
-			printf("%s%s", j ? ", " : "", exp->axes[i].values[j]);
+			printf("%s%s", j ? ", " : "",
+			       experiment_value_text(exp->axes[i].values[j], v, sizeof(v)));
 		printf("\n");
 	}
 }

@@ -97,6 +97,12 @@ void experiment_write_resolved(FILE *out, const struct experiment *exp);
  * as in case names. The text the report shows for the baseline rule.
  */
 void experiment_cond_format(const struct exp_cond *cond, char *buf, size_t len);
+/*
+ * A value of an axis or a rule as a [matrix] line writes it ($, for a comma inside it,
+ * escape.h): case names, rules and messages show values so, and a case name pastes into
+ * a baseline or exclude rule as is. Returns buf (2 * EXP_VALUE_MAX holds any value).
+ */
+const char *experiment_value_text(const char *v, char *buf, size_t len);
 /* Name used for key k in case names and the matrix: bare when unique, else section.key. */
 const char *experiment_key_label(const struct cfg_key *k, char *buf, size_t len);
 /* The file a baseline / exclude rule was written in (exp->path when unknown). */

@@ -351,21 +351,15 @@ static void lint_p2p_ranks(const struct experiment *exp, const struct lint_node 
  * contradicts itself (transport=tcp,transport=shm). */
 static void lint_unmatched(const struct experiment *exp, struct lint_result *r)
 {
-	char loc[PATH_MAX + 64], label[128], txt[512];
-	size_t off;
-	int i, j;
+	char loc[PATH_MAX + 64], txt[512];
+	int i;
 
 	for (i = 0; i < exp->nexclude; i++) {
 		const struct exp_cond *c = &exp->exclude[i];
 
 		if (c->matched || !c->n)
 			continue;
-		off = 0;
-		txt[0] = '\0';
-		for (j = 0; j < c->n; j++)
-			str_appendf(txt, sizeof(txt), &off, "%s%s=%s", j ? "," : "",
-				    experiment_key_label(c->key[j], label, sizeof(label)),
-				    c->value[j]);
+		experiment_cond_format(c, txt, sizeof(txt));
 		snprintf(loc, sizeof(loc), "%s:%d: matrix.exclude", experiment_cond_file(exp, c),
 			 c->line);
 		add(r, false, loc, "'%s' matches no combination of the axes, so it excludes nothing",

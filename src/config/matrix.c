@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ctype.h>
 
+#include "config/escape.h"
 #include "config/experiment.h"
 #include "util/common.h"
 #include "util/strutil.h"
@@ -46,6 +46,12 @@ static int canonical_value(const struct cfg_key *k, const char *value, char *out
 		cfg_value_format(scratch, k, out, len);
 	free(scratch);
 	return ret;
+}
+
+const char *experiment_value_text(const char *v, char *buf, size_t len)
+{
+	esc_quote(v, true, buf, len);
+	return buf;
 }
 
 /*
@@ -135,10 +141,12 @@ int matrix_axis_add(struct experiment *exp, const char *name, const char *value,
 	copy = strdup(value);
 	if (!copy)
 		return -ENOMEM;
-	nitems = str_split(copy, ',', items, ARRAY_SIZE(items));
+	nitems = esc_split(copy, ',', items, ARRAY_SIZE(items));
 	for (t = 0; t < nitems; t++) {
+		/* the loop stops at EXP_MAX_VALUES, before an item past items[] */
 		char e[512], *tok = items[t];
 
+		esc_unescape(tok);
 		if (!*tok) {
 			snprintf(err, errlen, "empty value in list (expected v1, v2, ...)");
 			ret = -EINVAL;
@@ -150,7 +158,9 @@ int matrix_axis_add(struct experiment *exp, const char *name, const char *value,
 			break;
 		}
 		if (canonical_value(k, tok, ax->values[ax->nvalues], EXP_VALUE_MAX, e, sizeof(e))) {
-			snprintf(err, errlen, "%s", e);
+			/* "bind = cpus:0,2, cpus:1,3" reads four values: say how to write one */
+			snprintf(err, errlen, "%s%s", e, nitems > 1 && k->type == CFG_STRING ?
+				 " (a ',' separates values: write $, for a comma inside one)" : "");
 			ret = -EINVAL;
 			break;
 		}
@@ -183,19 +193,20 @@ int matrix_cond_parse(const char *text, struct exp_cond *cond, const char *file,
 	if (!copy)
 		return -ENOMEM;
 	memset(cond, 0, sizeof(*cond));
-	nitems = str_split(copy, ',', items, ARRAY_SIZE(items));
+	nitems = esc_split(copy, ',', items, ARRAY_SIZE(items));
 	for (t = 0; t < nitems; t++) {
 		char *tok = items[t], *eq = strchr(tok, '='), e[512];
 		const struct cfg_key *k;
 
 		if (!eq) {
-			snprintf(err, errlen, "'%s' is not key=value (expected e.g. transport=tcp)", tok);
+			snprintf(err, errlen, "'%s' is not key=value (expected e.g. transport=tcp%s)",
+				 tok, t ? "; a ',' separates terms: write $, for a comma in a value" : "");
 			ret = -EINVAL;
 			break;
 		}
 		*eq = '\0';
-		str_trim(tok);
-		str_trim(eq + 1);
+		esc_unescape(str_trim(tok));
+		esc_unescape(str_trim(eq + 1));
 		k = matrix_key(tok, err, errlen);
 		if (!k) {
 			ret = -EINVAL;
@@ -228,7 +239,7 @@ int matrix_cond_parse(const char *text, struct exp_cond *cond, const char *file,
 static void baseline_why(const struct experiment *exp, char *buf, size_t len)
 {
 	const struct exp_cond *b = &exp->baseline;
-	char label[128], v[EXP_VALUE_MAX];
+	char label[128], v[EXP_VALUE_MAX], q[2 * EXP_VALUE_MAX];
 
 	for (int i = 0; i < b->n; i++) {
 		const struct exp_axis *ax = NULL;
@@ -252,9 +263,11 @@ static void baseline_why(const struct experiment *exp, char *buf, size_t len)
 			;
 		if (j < ax->nvalues)
 			continue;
-		str_appendf(buf, len, &off, "%s=%s is not on its axis (", label, b->value[i]);
+		str_appendf(buf, len, &off, "%s=%s is not on its axis (", label,
+			    experiment_value_text(b->value[i], q, sizeof(q)));
 		for (j = 0; j < ax->nvalues; j++)
-			str_appendf(buf, len, &off, "%s%s", j ? ", " : "", ax->values[j]);
+			str_appendf(buf, len, &off, "%s%s", j ? ", " : "",
+				    experiment_value_text(ax->values[j], q, sizeof(q)));
 		str_appendf(buf, len, &off, ")");
 		return;
 	}
@@ -274,19 +287,26 @@ static bool cond_matches(const struct exp_cond *cond, const struct cfg *c)
 	return true;
 }
 
+/* Term i of a case name or a rule, "key=value" after a ',' but the first. */
+static int term_append(char *buf, size_t len, size_t *n, int i, const struct cfg_key *k,
+		       const char *v)
+{
+	char label[128], q[2 * EXP_VALUE_MAX];
+
+	return str_appendf(buf, len, n, "%s%s=%s", i ? "," : "",
+			   experiment_key_label(k, label, sizeof(label)),
+			   experiment_value_text(v, q, sizeof(q)));
+}
+
 void experiment_cond_format(const struct exp_cond *cond, char *buf, size_t len)
 {
 	size_t n = 0;
 	int i;
 
 	buf[0] = '\0';
-	for (i = 0; i < cond->n; i++) {
-		char label[128];
-
-		experiment_key_label(cond->key[i], label, sizeof(label));
-		if (str_appendf(buf, len, &n, "%s%s=%s", i ? "," : "", label, cond->value[i]))
+	for (i = 0; i < cond->n; i++)
+		if (term_append(buf, len, &n, i, cond->key[i], cond->value[i]))
 			break;
-	}
 }
 
 int matrix_case_baseline(const struct experiment *exp, size_t n, size_t i)
@@ -329,14 +349,9 @@ static void case_name(const struct experiment *exp, const int *idx, char *buf, s
 		return;
 	}
 	buf[0] = '\0';
-	for (i = 0; i < exp->naxes; i++) {
-		char label[128];
-
-		experiment_key_label(exp->axes[i].key, label, sizeof(label));
-		if (str_appendf(buf, len, &n, "%s%s=%s", i ? "," : "", label,
-				exp->axes[i].values[idx[i]]))
+	for (i = 0; i < exp->naxes; i++)
+		if (term_append(buf, len, &n, i, exp->axes[i].key, exp->axes[i].values[idx[i]]))
 			break;
-	}
 }
 
 /*
@@ -520,23 +535,13 @@ int matrix_expand(struct experiment *exp, char *err, size_t errlen)
 	return matrix_repeat(exp, err, errlen);
 }
 
-/*
- * v as the parser reads it back (parse.c, expand_env): $ before $ ; # { doubled, and a ;
- * or # that starts the value or follows a blank (inih's comment) written $; or $#.
- * Blanks around the value are inih's to strip: a ${ENV} value's own are not kept.
- */
-static void write_value(FILE *out, const char *v)
+/* v as the parser reads it back (escape.h); item: one value of a [matrix] list or rule. */
+static void write_value(FILE *out, const char *v, bool item)
 {
-	const char *p;
+	char q[2 * 8192 + 1];
 
-	for (p = v; *p; p++) {
-		if (*p == '$' && p[1] && strchr("$;#{", p[1]))
-			fputs("$$", out);
-		else if ((*p == ';' || *p == '#') && (p == v || isspace((unsigned char)p[-1])))
-			fprintf(out, "$%c", *p);
-		else
-			fputc(*p, out);
-	}
+	esc_quote(v, item, q, sizeof(q));
+	fputs(q, out);
 }
 
 /*
@@ -553,7 +558,7 @@ static void write_key(FILE *out, const struct cfg *c, const struct cfg_key *k)
 	if (!*v && k->type != CFG_STRING && k->type != CFG_LIST)
 		return;
 	fprintf(out, "%s%s = ", cfg_value_redacted(c, k) || unset ? "; " : "", k->name);
-	write_value(out, v);
+	write_value(out, v, false);
 	fprintf(out, "%s\n", unset ? "  (default, left unset)" : "");
 }
 
@@ -597,7 +602,7 @@ void experiment_write_resolved(FILE *out, const struct experiment *exp)
 		fprintf(out, "%s.%s = ", exp->axes[a].key->section, exp->axes[a].key->name);
 		for (j = 0; j < exp->axes[a].nvalues; j++) {
 			fputs(j ? ", " : "", out);
-			write_value(out, exp->axes[a].values[j]);
+			write_value(out, exp->axes[a].values[j], true);
 		}
 		fprintf(out, "\n");
 	}
@@ -607,7 +612,7 @@ void experiment_write_resolved(FILE *out, const struct experiment *exp)
 		fprintf(out, "%s = ", a < exp->nexclude ? "exclude" : "baseline");
 		for (j = 0; j < c->n; j++) {
 			fprintf(out, "%s%s.%s=", j ? "," : "", c->key[j]->section, c->key[j]->name);
-			write_value(out, c->value[j]);
+			write_value(out, c->value[j], true);
 		}
 		fprintf(out, "\n");
 	}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <ini.h>
 
+#include "config/escape.h"
 #include "config/experiment.h"
 #include "util/common.h"
 #include "util/fsutil.h"
@@ -194,17 +195,21 @@ static char *parse_reader(char *str, int num, void *stream)
 }
 
 /*
- * Expand ${VAR} and ${VAR:-default} into out; $$, $; and $# are a literal $, ; and #
+ * Expand ${VAR} and ${VAR:-default} into out; $$, $;, $# and $, are a literal $, ;, # and ,
  * (what experiment_write_resolved writes, so a value that holds them replays as is:
- * inih takes " ;" and " #" for a comment).
+ * inih takes " ;" and " #" for a comment). keep_escapes leaves them for a [matrix] line,
+ * which is split before its pieces are un-escaped (escape.h); there a ${VAR}'s text is
+ * part of the list (its commas separate values), as the line had always read it.
  */
 static int expand_env(struct parse_state *st, const char *what, const char *in, char *out,
-		      size_t len)
+		      size_t len, bool keep_escapes)
 {
 	size_t n = 0;
 
 	while (*in) {
-		if (in[0] == '$' && (in[1] == '$' || in[1] == ';' || in[1] == '#')) {
+		if (in[0] == '$' && esc_char(in[1])) {
+			if (keep_escapes)
+				str_appendf(out, len, &n, "%c", '$');
 			str_appendf(out, len, &n, "%c", in[1]);
 			in += 2;
 			continue;
@@ -352,15 +357,22 @@ static int handle_matrix(struct parse_state *st, const char *name, const char *v
 		return 1;
 	}
 	if (strcmp(name, "exclude") == 0) {
-		/* several rules per line, separated by ';'; the key may repeat */
-		char *copy = strdup(value), *save = NULL, *rule;
+		/* several rules per line, separated by a ';' that no '$' escapes (an empty
+		 * rule is none); the key may repeat */
+		char *copy = strdup(value), *rules[EXP_MAX_CONDS + 1];
+		size_t nrules, r;
 
 		if (!copy) {
 			parse_fail(st, what, "out of memory");
 			return 0;
 		}
-		for (rule = strtok_r(copy, ";", &save); rule; rule = strtok_r(NULL, ";", &save)) {
-			if (exp->nexclude >= EXP_MAX_CONDS) {
+		nrules = esc_split(copy, ';', rules, ARRAY_SIZE(rules));
+		for (r = 0; r < nrules; r++) {
+			const char *rule = r < ARRAY_SIZE(rules) ? rules[r] : NULL;
+
+			if (rule && !*rule)
+				continue;
+			if (!rule || exp->nexclude >= EXP_MAX_CONDS) {
 				parse_fail(st, what, "too many exclude rules (at most %d)", EXP_MAX_CONDS);
 				break;
 			}
@@ -393,7 +405,8 @@ static int parse_handler(void *user, const char *section, const char *name, cons
 	if (st->failed)
 		return 0;
 	snprintf(what, sizeof(what), "%s%s%s", section, *section ? "." : "", name);
-	if (expand_env(st, what, value, val, sizeof(val)))
+	if (expand_env(st, what, value, val, sizeof(val),
+		       !strcmp(section, "matrix") && strcmp(name, "include")))
 		return 0;
 	if (strcmp(name, "include") == 0)
 		return handle_include(st, val) == 0;
