@@ -539,6 +539,7 @@ static void matrix_keys_print(FILE *out)
 		     "                       section.key); the cases are the product of the axes\n"
 		     "  baseline = K=V,...   the reference case of the speed-ups\n"
 		     "  exclude = K=V,...    drop those combinations (';' between rules, repeatable)\n"
+		     "  a value holding ',' or ';' (cpus:0,2) writes it $, or $; (cpus:0$,2)\n"
 		     "sweepable keys:\n ");
 	for (i = 0; i < cfg_key_count(); i++) {
 		const struct cfg_key *k = cfg_key_at(i);
