@@ -4,10 +4,13 @@
 
 #include "cmd/cmd.h"
 #include "config.h"
+#include "util/build_info.h"
 #include "util/common.h"
 
 int cmd_version(int argc, char **argv)
 {
+	struct build_info bi;
+
 	/* -h / --help only: anything else was a mistake the user should hear about */
 	if (argc > 1 && strcmp(argv[1], "-h") && strcmp(argv[1], "--help")) {
 		fprintf(stderr, "gradsync version: unexpected argument '%s' (it takes none)\n",
@@ -16,11 +19,15 @@ int cmd_version(int argc, char **argv)
 	}
 	if (argc > 1) {
 		printf("usage: gradsync version | gradsync --version\n"
-		       "Prints the version, commit, build date, compiler, CUDA architectures and\n"
-		       "the verbs providers linked in.\n");
+		       "Prints the version, the commit the sources came from (-dirty: they were\n"
+		       "modified), when it was built, the binary's build-id (every rank of a job\n"
+		       "must run the same), the compiler, CUDA architectures and the verbs\n"
+		       "providers linked in.\n");
 		return GS_EXIT_OK;
 	}
-	printf("gradsync %s (commit %s, built %s)\n", GS_VERSION, GS_COMMIT, GS_BUILD_DATE);
+	build_info_get(&bi);
+	printf("gradsync %s (commit %s, built %s)\n", bi.version, bi.commit, bi.date);
+	printf("build-id: %s\n", bi.build_id);
 	printf("compiler: %s\n", GS_COMPILER);
 	if (GS_HAVE_CUDA)
 		printf("cuda:     on (%s)\n", GS_CUDA_ARCHS);

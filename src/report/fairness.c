@@ -105,6 +105,7 @@ static const struct {
 	{ "GPU driver", "fingerprint.gpu_driver" },
 	{ "gradsync version", "gradsync.version" },
 	{ "gradsync commit", "gradsync.commit" },
+	{ "gradsync build-id", "gradsync.build_id" },
 	{ "gradsync CUDA build", "gradsync.cuda" },
 	{ "ranks", "nranks" },
 	{ "launcher", "launcher" },

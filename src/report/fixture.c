@@ -43,6 +43,7 @@ static json_t *fx_doc(const struct fx_run *r)
 	static char *const argv[] = { "gradsync", "run", "conf/fixture.ini" };
 	struct rj_meta m = {
 		.version = "0.1.0", .commit = "fixture", .build_date = "2026-11-29",
+		.build_id = "f1c7e0d5a9b3c2e4f60718293a4b5c6d7e8f9012",
 		.compiler = "gcc 12.2.0", .cuda = "off", .verbs_providers = "mlx5 rxe",
 		.experiment = r->experiment, .experiment_file = "conf/fixture.ini",
 		.experiment_hash = "5f1d3c0a9e8b7d6c5f4e3d2c1b0a9988"

@@ -110,6 +110,7 @@ json_t *rj_doc_new(const struct rj_meta *m)
 	err |= set(gs, "version", jstr(m->version));
 	err |= set(gs, "commit", jstr(m->commit));
 	err |= set(gs, "build_date", jstr(m->build_date));
+	err |= set(gs, "build_id", jstr(m->build_id));
 	err |= set(gs, "compiler", jstr(m->compiler));
 	err |= set(gs, "cuda", jstr(m->cuda));
 	err |= set(gs, "verbs_providers", jstr(m->verbs_providers));

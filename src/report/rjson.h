@@ -29,6 +29,7 @@ json_t *rj_stats_json(const struct rj_stats *s, bool mean_key);
 /* Top-level fields of a run; strings may be NULL (written as ""). */
 struct rj_meta {
 	const char *version, *commit, *build_date, *compiler, *cuda, *verbs_providers;
+	const char *build_id; /* the binary's GNU build-id, hex (util/build_id.h) */
 	const char *experiment, *experiment_file, *experiment_hash, *resolved, *description;
 	int only_case; /* run --case N: N (1-based); 0 = every case (null) */
 	const char *started, *finished; /* rj_iso8601() */

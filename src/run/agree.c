@@ -16,7 +16,9 @@
  * older copy) read each other's wire records and results with different code, and
  * nothing need show. The job's first exchange is an allgather of struct agree_build,
  * whose size and layout stay as they are in every later version, so that any two builds
- * compare.
+ * compare. What is compared is the binary itself, through its build-id (util/build_id.h):
+ * two builds of one commit, from a tree edited since, on another compiler or machine,
+ * share a version and commit but not a build-id.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,26 +28,30 @@
 #include <unistd.h>
 
 #include "run/run.h"
+#include "util/build_info.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "workload/model.h"
-#include "config.h"
 
 /* Fixed for good: the first record every build exchanges (see above). */
 struct agree_build {
-	char build[96]; /* "gradsync 0.1.0 (commit 2cd4541afdd6)" */
+	char build[96]; /* build_info_line(): "gradsync 0.1.0 (commit 2cd4541afdd6, build-id
+			 * 1a2b3c4d5e6f7a8b)"; builds before the build-id wrote
+			 * "gradsync 0.1.0 (commit 2cd4541afdd6)", which never equals it */
 	char host[64];	/* host name, to name the rank's node */
 };
 
 int run_rank_agree_build(const struct run_rank *rr)
 {
 	struct agree_build me, *all;
+	struct build_info bi;
 	int n = rr->li.nranks, r, first = -1, ndiff = 0, ret;
 
 	if (n < 2)
 		return 0;
 	memset(&me, 0, sizeof(me)); /* sent whole: no stack bytes on the wire */
-	snprintf(me.build, sizeof(me.build), "gradsync %s (commit %s)", GS_VERSION, GS_COMMIT);
+	build_info_get(&bi);
+	build_info_line(&bi, me.build, sizeof(me.build));
 	gethostname(me.host, sizeof(me.host) - 1);
 	all = calloc((size_t)n, sizeof(*all));
 	if (!all)

@@ -18,6 +18,7 @@
 #include "report/jget.h"
 #include "report/rjson.h"
 #include "config.h"
+#include "util/build_info.h"
 #include "util/common.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
@@ -214,6 +215,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	int i, st, ref, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
 	bool end_failed;
 	size_t c, len = 0;
+	struct build_info bi;
 	json_t *root, *cases;
 
 	resolved = resolved_text(exp, &len);
@@ -233,9 +235,10 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		snprintf(cuda, sizeof(cuda), "off");
 	run_iso_time(when, sizeof(when));
 	experiment_cond_format(&exp->baseline, rule, sizeof(rule));
+	build_info_get(&bi);
 	root = rj_doc_new(&(struct rj_meta){
-		.version = GS_VERSION, .commit = GS_COMMIT, .build_date = GS_BUILD_DATE,
-		.compiler = GS_COMPILER, .cuda = cuda,
+		.version = bi.version, .commit = bi.commit, .build_date = bi.date,
+		.build_id = bi.build_id, .compiler = GS_COMPILER, .cuda = cuda,
 		.verbs_providers = GS_HAVE_VERBS ? GS_VERBS_PROVIDERS : "off",
 		.experiment = exp->base.experiment.name, .experiment_file = exp->path,
 		.experiment_hash = hash, .resolved = resolved,
