@@ -6,9 +6,10 @@
 # job without a token; shm names nobody can squat; no /dev/shm segment left when a rank is
 # killed during shm setup; ranks with different experiment files stopped at once, naming
 # the rank, the key and both values, or the model's gradients when op_trace's content
-# differs; ranks of two builds stopped before the first case, naming the rank and both
-# versions; a stranger holding half a HELLO on a rank's tcp data port delays no peer; the
-# segments of a job killed with its launcher during shm setup removed by the next one.
+# differs; ranks of two builds (two build-ids) stopped before the first case, naming the
+# rank and both builds; a stranger holding half a HELLO on a rank's tcp data port delays
+# no peer; the segments of a job killed with its launcher during shm setup removed by the
+# next one.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -298,37 +299,41 @@ want="rank 1 (host $(hostname)) runs another experiment than rank 0: case 1 [wor
 grep -qF "error: $want" "$T/tr.0.log" || { fail "gradients: rank 0 does not name them"; cat "$T/tr.0.log"; }
 echo "gradients: exits$sts in ${took}s: $(grep -o 'rank 1 (host.*rank 0;' "$T/tr.0.log" | head -n 1)"
 
-# --- ranks started by hand from two builds of gradsync (a node left with an older
-# copy): the job stops before its first case, rank 0 naming the rank, its host and
-# both versions (it ran, its ranks' results and wire records read by another build's
-# code). The other build is this one with its commit id overwritten in a copy.
+# --- ranks started by hand from two builds of gradsync (a node left with another
+# copy): the job stops before its first case, rank 0 naming the rank, its host and both
+# builds (it ran, its ranks' results and wire records read by another build's code).
+# The other build is a copy of this one whose build-id note holds other bytes (objcopy),
+# its version and commit unchanged: what a rebuild of the same commit looks like.
 port=$(free_port $((port + 1)))
-commit=$("$G" version | sed -n 's/^gradsync [^ ]* (commit \([^,]*\),.*/\1/p')
-if python3 - "$G" "$T/other" "$commit" <<'PY'
+if command -v objcopy >/dev/null 2>&1 &&
+	objcopy -O binary --only-section=.note.gnu.build-id "$G" "$T/note" &&
+	python3 - "$T/note" <<'PY' &&
 import sys
-b = open(sys.argv[1], "rb").read()
-old = b"\0" + sys.argv[3].encode() + b"\0"
-if not sys.argv[3] or b.count(old) != 1:
-    sys.exit(1)
-open(sys.argv[2], "wb").write(b.replace(old, b"\0" + b"f" * len(sys.argv[3]) + b"\0"))
+b = bytearray(open(sys.argv[1], "rb").read())
+b[16:] = bytes(x ^ 0xff for x in b[16:])  # the sha1 after the 12-byte header and "GNU\0"
+open(sys.argv[1], "wb").write(b)
 PY
+	objcopy --update-section .note.gnu.build-id="$T/note" "$G" "$T/other"
 then
-	chmod +x "$T/other"
+	mine=$("$G" version | sed -n 's/^build-id: //p')
+	other=$("$T/other" version | sed -n 's/^build-id: //p')
+	elf=$(readelf -n "$T/other" | sed -n 's/^ *Build ID: \([0-9a-f]*\)$/\1/p')
+	[ "$other" = "$elf" ] && [ "$other" != "$mine" ] ||
+		fail "builds: the copy's build-id $other, readelf's $elf, ours $mine"
 	cp "$T/job.ini" "$T/ver.0.ini"
 	cp "$T/job.ini" "$T/ver.1.ini"
 	hand_job ver 2 ver 1 "$T/other"
-	[ "$sts" = " 1 1" ] || fail "versions: exits$sts, expected 1 1"
-	[ $took -le 10 ] || fail "versions: took ${took}s (timeout 30s)"
-	ver=$("$G" version | sed -n 's/^gradsync \([^ ]*\) .*/\1/p')
-	fff=$(echo "$commit" | tr -c '\n' f)
-	want="rank 1 (host $(hostname)) runs gradsync $ver (commit $fff), rank 0 gradsync $ver (commit $commit): every rank needs the same build"
-	grep -qF "error: $want" "$T/ver.0.log" || { fail "versions: rank 0 does not name it"; cat "$T/ver.0.log"; }
-	grep -q "error: this rank runs gradsync $ver (commit $fff), rank 0" "$T/ver.1.log" ||
-		{ fail "versions: rank 1 does not say it differs"; cat "$T/ver.1.log"; }
-	report_says versions "$want"
-	echo "versions: exits$sts in ${took}s: $(grep -o 'rank 1 (host.*build' "$T/ver.0.log" | head -n 1)"
+	[ "$sts" = " 1 1" ] || fail "builds: exits$sts, expected 1 1"
+	[ $took -le 10 ] || fail "builds: took ${took}s (timeout 30s)"
+	line=$("$G" version | sed -n 's/^\(gradsync [^ ]* (commit [^,]*\),.*/\1/p')
+	want="rank 1 (host $(hostname)) runs $line, build-id $(echo "$other" | cut -c1-16)), rank 0 $line, build-id $(echo "$mine" | cut -c1-16)): every rank needs the same build"
+	grep -qF "error: $want" "$T/ver.0.log" || { fail "builds: rank 0 does not name both"; cat "$T/ver.0.log"; }
+	grep -qF "error: this rank runs $line, build-id $(echo "$other" | cut -c1-16)), rank 0 (host $(hostname)) $line, build-id $(echo "$mine" | cut -c1-16))" "$T/ver.1.log" ||
+		{ fail "builds: rank 1 does not say it differs"; cat "$T/ver.1.log"; }
+	report_says builds "$want"
+	echo "builds: exits$sts in ${took}s: $(grep -o 'rank 1 (host.*build$' "$T/ver.0.log" | head -n 1)"
 else
-	echo "versions: no commit id found once in the binary to change, not checked"
+	echo "builds: objcopy could not make a copy with another build-id, not checked"
 fi
 
 # --- a stranger on a rank's tcp data port that sends part of a HELLO and waits: the
