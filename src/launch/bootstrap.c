@@ -31,8 +31,11 @@
 #include "util/timeutil.h"
 
 #define BS_RETRY_NS 50000000ull
-/* How often rank 0, waiting for the ranks, looks at the caller's stop flag. */
+/* How often a rank waiting in bootstrap_open looks at the caller's stop flag. */
 #define BS_STOP_POLL_NS 100000000ull
+/* After a stop signal, how long a rank's handshake in flight may still take: rank 0
+ * answers in milliseconds when it is alive. */
+#define BS_STOP_GRACE_NS 1000000000ull
 
 static struct timespec abs_deadline(uint64_t deadline_ns)
 {
@@ -49,6 +52,12 @@ static bool cond_wait_until(struct bootstrap *b, uint64_t deadline_ns)
 		return false;
 	pthread_cond_timedwait(&b->cond, &b->lock, &ts);
 	return true;
+}
+
+/* The caller's stop flag (bootstrap_opts.stop) was raised by a stop signal. */
+static bool stop_asked(const struct bootstrap *b)
+{
+	return b->stop_flag && *b->stop_flag;
 }
 
 static bool rank_missing(int r, const void *missing)
@@ -213,11 +222,39 @@ static int connect_once(const char *host, const char *port, uint64_t deadline_ns
 }
 
 /*
+ * Wait until rank 0's next handshake frame arrives. A stop signal meanwhile leaves rank
+ * 0 BS_STOP_GRACE_NS to answer (*deadline_ns is cut): a live rank 0 then welcomes this
+ * rank, which tells the job of the stop at once through bootstrap_signal_fd, as it would
+ * a moment later, and rank 0 stops the job naming it instead of waiting out the timeout
+ * for it; a silent one is not waited for: -EINTR. -ETIMEDOUT at the deadline.
+ */
+static int hs_wait(struct bootstrap *b, int fd, uint64_t *deadline_ns)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		uint64_t now = time_now_ns();
+		int n;
+
+		if (stop_asked(b))
+			*deadline_ns = GS_MIN(*deadline_ns, now + BS_STOP_GRACE_NS);
+		if (now >= *deadline_ns)
+			return stop_asked(b) ? -EINTR : -ETIMEDOUT;
+		/* a slice at a time: the signal may have interrupted another thread */
+		n = poll(&p, 1, (int)(GS_MIN(*deadline_ns - now, BS_STOP_POLL_NS) / 1000000 + 1));
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
  * One handshake frame from rank 0: `want` or REFUSE, payload into buf (cap bytes).
- * 0 = want; -ECONNREFUSED = refused (final, logged); -EAGAIN = the far side went away.
+ * 0 = want; -ECONNREFUSED = refused (final, logged); -EAGAIN = the far side went away;
+ * -EINTR = stopped (hs_wait).
  */
 static int hs_read(struct bootstrap *b, int fd, uint8_t want, void *buf, size_t cap,
-		   uint64_t deadline_ns)
+		   uint64_t *deadline_ns)
 {
 	uint8_t hdr[BS_HDR_LEN];
 	char text[BS_TEXT_MAX + 1];
@@ -225,7 +262,9 @@ static int hs_read(struct bootstrap *b, int fd, uint8_t want, void *buf, size_t 
 	struct bs_hdr h;
 	int ret;
 
-	ret = bs_read_full(fd, hdr, sizeof(hdr), deadline_ns);
+	ret = hs_wait(b, fd, deadline_ns);
+	if (!ret)
+		ret = bs_read_full(fd, hdr, sizeof(hdr), *deadline_ns);
 	if (ret == -EPIPE || ret == -ECONNRESET)
 		return -EAGAIN;
 	if (ret)
@@ -236,7 +275,7 @@ static int hs_read(struct bootstrap *b, int fd, uint8_t want, void *buf, size_t 
 			b->addr, h.type == want || h.type == BS_REFUSE ? why : "unexpected message");
 		return -EPROTO;
 	}
-	ret = bs_read_full(fd, h.type == want ? buf : text, h.len, deadline_ns);
+	ret = bs_read_full(fd, h.type == want ? buf : text, h.len, *deadline_ns);
 	if (ret == -EPIPE || ret == -ECONNRESET)
 		return -EAGAIN;
 	if (ret)
@@ -260,7 +299,8 @@ static int hs_read(struct bootstrap *b, int fd, uint8_t want, void *buf, size_t 
  * CHALLENGE with rank 0's, our PROOF, then WELCOME carrying rank 0's own proof, so a
  * process squatting on the port cannot pose as rank 0. 0 when welcomed,
  * -ECONNREFUSED when refused and -EACCES when rank 0 failed its proof (final),
- * -EAGAIN when the far side went away (try again), -EPROTO on garbage.
+ * -EAGAIN when the far side went away (try again), -EPROTO on garbage, -EINTR when
+ * stopped by a signal and rank 0 did not answer within the grace (hs_wait).
  */
 static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
 {
@@ -275,14 +315,14 @@ static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
 	bs_hello_pack(rank, nranks, nonce_r, buf);
 	ret = bs_send_frame(fd, BS_HELLO, BS_OP_NONE, 0, buf, sizeof(buf), deadline_ns);
 	if (!ret)
-		ret = hs_read(b, fd, BS_CHALLENGE, nonce_0, sizeof(nonce_0), deadline_ns);
+		ret = hs_read(b, fd, BS_CHALLENGE, nonce_0, sizeof(nonce_0), &deadline_ns);
 	if (!ret) {
 		bs_auth_mac(b->token, b->token_len, BS_ROLE_RANK, rank, nranks, nonce_r, nonce_0,
 			    mine);
 		ret = bs_send_frame(fd, BS_PROOF, BS_OP_NONE, 0, mine, sizeof(mine), deadline_ns);
 	}
 	if (!ret)
-		ret = hs_read(b, fd, BS_WELCOME, theirs, sizeof(theirs), deadline_ns);
+		ret = hs_read(b, fd, BS_WELCOME, theirs, sizeof(theirs), &deadline_ns);
 	if (ret == -EPIPE || ret == -ECONNRESET)
 		return -EAGAIN;
 	if (ret)
@@ -298,7 +338,10 @@ static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
 	return 0;
 }
 
-/* Rank r > 0: connect to rank 0, retrying while it is not up yet. */
+/*
+ * Rank r > 0: connect to rank 0, retrying while it is not up yet; -EINTR at once when a
+ * stop signal comes before a connection is made (bootstrap_opts.stop), the caller says so.
+ */
 static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 {
 	char host[128], port[16];
@@ -311,6 +354,8 @@ static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 		return -EINVAL;
 	}
 	while (time_now_ns() < deadline_ns) {
+		if (stop_asked(b))
+			return -EINTR;
 		int fd = connect_once(host, port, deadline_ns, &gai_why);
 
 		silent = false;
@@ -414,7 +459,7 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 	for (;;) {
 		bs_arrival(b, 1 + b->nconnected, &shown);
 		if (b->nconnected >= b->nranks - 1 || b->abort_flag ||
-		    (b->stop_flag && *b->stop_flag))
+		    stop_asked(b))
 			break;
 		/* a slice at a time: the caller's stop flag is looked at in between */
 		if (!cond_wait_until(b, GS_MIN(deadline_ns, time_now_ns() + BS_STOP_POLL_NS)) ||
@@ -425,7 +470,7 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 		ret = -ECANCELED;
 	else if (b->nconnected >= b->nranks - 1)
 		ret = 0;
-	else if (b->stop_flag && *b->stop_flag)
+	else if (stop_asked(b))
 		ret = -EINTR;
 	else
 		ret = -ETIMEDOUT;

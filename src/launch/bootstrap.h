@@ -51,9 +51,12 @@ struct bootstrap_opts {
 	 * bootstrap's lock held, so it must not call back into the bootstrap. */
 	void (*on_arrival)(void *ctx, int arrived, int nranks);
 	void *arrival_ctx;
-	/* Optional, rank 0: set non-zero (a stop signal's number, by the caller's handler)
-	 * while bootstrap_open waits for the ranks, it ends the wait with -EINTR within
-	 * 0.1 s; afterwards bootstrap_signal_fd is the way. */
+	/* Optional, any rank: set non-zero (a stop signal's number, by the caller's
+	 * handler) while bootstrap_open waits, it ends the wait with -EINTR: rank 0's for
+	 * the ranks within 0.1 s, another rank's connecting to rank 0 at once, or, with a
+	 * handshake under way, once rank 0 welcomed it (then 0: the caller tells the job
+	 * through bootstrap_signal_fd) or after 1 s of its silence. Afterwards
+	 * bootstrap_signal_fd is the way. */
 	volatile const sig_atomic_t *stop;
 };
 
@@ -63,7 +66,7 @@ struct bootstrap;
  * Rank 0 returns once every rank has said HELLO (strangers refused meanwhile), the
  * others once rank 0 welcomed them, retrying the connection until timeout_ms.
  * 0, or -errno with *out NULL (a timeout on rank 0 names the ranks that never came;
- * -EINTR when o->stop was raised meanwhile).
+ * -EINTR when o->stop was raised meanwhile, not logged: the caller names the signal).
  */
 int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out);
 /* all: nranks * len bytes, rank r's record at r * len. */

@@ -2,6 +2,8 @@
  * Bootstrap failure handling across real processes: a rank killed mid-run, an explicit
  * abort, timeouts that name the late ranks, protocol mismatches.
  */
+#include <pthread.h>
+
 #include "launch/bootstrap_test_job.h"
 
 static int victim;
@@ -243,6 +245,52 @@ static void test_connect_timeout(void **state)
 	assert_true(time_now_ns() - t0 < 1000000000ull);
 }
 
+/* Raise *flag after 200 ms, as a stop signal's handler would. */
+static void *stop_later(void *flag)
+{
+	msleep(200);
+	*(volatile sig_atomic_t *)flag = SIGTERM;
+	return NULL;
+}
+
+/*
+ * A rank > 0 asked to stop (bootstrap_opts.stop) before its bootstrap is open: -EINTR at
+ * once while nobody listens, and after the 1 s grace while something holds the port
+ * and leaves its HELLO unanswered (a stopped rank 0), long before timeout_ms.
+ */
+static void test_connect_stopped(void **state)
+{
+	volatile sig_atomic_t stop = 0;
+	struct bootstrap_opts o = {.rank = 1, .nranks = 2, .token = TOKEN, .timeout_ms = 20000,
+				   .stop = &stop};
+	struct bootstrap *b = (struct bootstrap *)&o;
+	char addr[64];
+	uint64_t t0 = time_now_ns(), took;
+	pthread_t t;
+	int lfd;
+
+	(void)state;
+	free_addr(addr, sizeof(addr));
+	o.addr = addr;
+	assert_int_equal(pthread_create(&t, NULL, stop_later, (void *)&stop), 0);
+	assert_int_equal(bootstrap_open(&o, &b), -EINTR);
+	pthread_join(t, NULL);
+	assert_null(b);
+	took = time_now_ns() - t0;
+	assert_true(took >= 200000000ull && took < 600000000ull);
+
+	stop = 0;
+	lfd = bound_listener(addr, sizeof(addr)); /* listens, never accepts */
+	o.addr = addr;
+	t0 = time_now_ns();
+	assert_int_equal(pthread_create(&t, NULL, stop_later, (void *)&stop), 0);
+	assert_int_equal(bootstrap_open(&o, &b), -EINTR);
+	pthread_join(t, NULL);
+	took = time_now_ns() - t0;
+	assert_true(took >= 1200000000ull && took < 2000000000ull);
+	close(lfd);
+}
+
 /* Mismatched allgather lengths are a protocol error that stops the job. */
 static int mismatch_fn(struct job *j, int rank, struct bootstrap *b)
 {
@@ -279,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_names_ranks),
 		cmocka_unit_test(test_open_timeout),
 		cmocka_unit_test(test_connect_timeout),
+		cmocka_unit_test(test_connect_stopped),
 		cmocka_unit_test(test_len_mismatch),
 	};
 

@@ -116,7 +116,7 @@ struct bootstrap {
 	int nconnected;	     /* rank 0: peers that completed the handshake */
 	void (*on_arrival)(void *ctx, int arrived, int nranks); /* bootstrap_opts' */
 	void *arrival_ctx;
-	volatile const sig_atomic_t *stop_flag; /* bootstrap_opts' stop: ends rank 0's wait */
+	volatile const sig_atomic_t *stop_flag; /* bootstrap_opts' stop: ends bootstrap_open's wait */
 	bool closing;	     /* in bootstrap_close: EOFs are expected */
 	bool stop;	     /* reader thread: exit */
 	/* Held while an abort is raised and forwarded: close's BYE never overtakes it. */

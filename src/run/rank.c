@@ -369,7 +369,7 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
  */
 static int stop_fd = -1;
 static volatile sig_atomic_t stop_signo;
-/* Rank 0 before the bootstrap is open: the flag alone stops its wait for the ranks. */
+/* Before the bootstrap is open: the flag alone stops its wait (for the ranks, or rank 0). */
 static volatile sig_atomic_t stop_by_flag;
 
 static void on_stop_signal(int sig)
@@ -389,9 +389,12 @@ static void on_stop_signal(int sig)
 }
 
 /*
- * Rank 0 of a launcher's job, before bootstrap_open: a stop signal while it waits for
- * the ranks (a node that never came up) ends the wait through bootstrap_opts.stop, so
- * the report of the case it was about to run is still written.
+ * Any rank of a launcher's job, before bootstrap_open: a stop signal ends its wait
+ * through bootstrap_opts.stop. Rank 0 waiting for the ranks (a node that never came up)
+ * still writes the report of the case it was about to run; another rank connecting to a
+ * rank 0 not up yet says what it was doing and exits 128 + the signal, as after the
+ * open (it died of the default action without a word). One whose handshake with rank 0
+ * was under way finishes it, and stop_signals_catch then tells the job at once.
  */
 static void stop_signals_early(struct bootstrap_opts *bo)
 {
@@ -447,7 +450,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	}
 	if (li->nranks > 1)
 		progress_wait(&rr.progress, "waiting for ranks", 1, li->nranks);
-	if (!li->spawned && li->rank == 0)
+	if (!li->spawned)
 		stop_signals_early(&bo);
 	ret = bootstrap_open(&bo, &rr.bs);
 	progress_idle(&rr.progress);
@@ -455,9 +458,11 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		int first = only_case >= 0 ? only_case : 0;
 
 		if (ret == -EINTR)
-			log_err(LOG_LAUNCH, "stopped by SIG%s while waiting for the ranks at %s",
-				sigabbrev_np(stop_signo) ?: "?", li->rendezvous);
-		else
+			log_err(LOG_LAUNCH, "stopped by SIG%s while %s at %s",
+				sigabbrev_np(stop_signo) ?: "?",
+				li->rank == 0 ? "waiting for the ranks" : "connecting to rank 0",
+				li->rendezvous);
+		else if (ret != -ECANCELED) /* aborted: the bootstrap named the rank and why */
 			log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous,
 				strerror(-ret));
 		/* the case it was to run is the one that failed, or was interrupted */
