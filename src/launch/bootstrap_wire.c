@@ -9,7 +9,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,63 +17,45 @@
 #include <unistd.h>
 
 #include "launch/bootstrap_wire.h"
+#include "util/bounded.h"
 #include "util/common.h"
 #include "util/sha256.h"
 #include "util/timeutil.h"
 
 /*
- * One lookup, run by a thread of its own (getaddrinfo_a's pool does not survive a
- * fork, and its own cancel cannot stop a lookup under way). Whoever finishes last of
- * the thread and a caller that gave up frees it.
+ * One lookup, run by a thread of its own (util/bounded.h; getaddrinfo_a's pool does not
+ * survive a fork, and its own cancel cannot stop a lookup under way).
  */
 struct bs_lookup {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool done, abandoned;
 	int rc, err;
 	struct addrinfo hints, *res;
 	char host[256], port[16];
 };
 
-static void lookup_free(struct bs_lookup *l)
+static void lookup_call(void *arg)
 {
-	pthread_cond_destroy(&l->cond);
-	pthread_mutex_destroy(&l->lock);
+	struct bs_lookup *l = arg;
+
+	l->rc = getaddrinfo(l->host, l->port, &l->hints, &l->res);
+	l->err = errno;
+}
+
+/* a lookup whose caller gave up: what it found goes with it */
+static void lookup_drop(void *arg)
+{
+	struct bs_lookup *l = arg;
+
+	if (!l->rc)
+		freeaddrinfo(l->res);
 	free(l);
 }
 
-static void *lookup_main(void *arg)
-{
-	struct bs_lookup *l = arg;
-	struct addrinfo *res = NULL;
-	int rc = getaddrinfo(l->host, l->port, &l->hints, &res), err = errno;
-	bool abandoned;
-
-	pthread_mutex_lock(&l->lock);
-	l->rc = rc;
-	l->err = err;
-	l->res = res;
-	l->done = true;
-	abandoned = l->abandoned;
-	pthread_cond_signal(&l->cond);
-	pthread_mutex_unlock(&l->lock);
-	if (abandoned) {
-		if (!rc)
-			freeaddrinfo(res);
-		lookup_free(l);
-	}
-	return NULL;
-}
+static const struct bounded_ops lookup_ops = { .call = lookup_call, .drop = lookup_drop };
 
 int bs_resolve(const char *host, const char *port, const struct addrinfo *hints,
 	       struct addrinfo **res, uint64_t deadline_ns, bool *timed_out)
 {
 	struct bs_lookup *l = calloc(1, sizeof(*l));
-	struct timespec dl = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
-			       .tv_nsec = (long)(deadline_ns % 1000000000ull) };
-	pthread_condattr_t ca;
-	pthread_attr_t ta;
-	pthread_t t;
 	int rc;
 
 	*timed_out = false;
@@ -83,35 +64,15 @@ int bs_resolve(const char *host, const char *port, const struct addrinfo *hints,
 	snprintf(l->host, sizeof(l->host), "%s", host);
 	snprintf(l->port, sizeof(l->port), "%s", port);
 	l->hints = *hints;
-	pthread_mutex_init(&l->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* time_now_ns's clock */
-	pthread_cond_init(&l->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_attr_init(&ta);
-	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &ta, lookup_main, l);
-	pthread_attr_destroy(&ta);
-	if (rc) { /* no thread to spare: the lookup, unbounded, on this one */
-		lookup_free(l);
-		return getaddrinfo(host, port, hints, res);
-	}
-	pthread_mutex_lock(&l->lock);
-	while (!l->done)
-		if (pthread_cond_timedwait(&l->cond, &l->lock, &dl) == ETIMEDOUT && !l->done)
-			break;
-	if (!l->done) {
-		l->abandoned = true; /* the thread frees l when its lookup returns */
-		pthread_mutex_unlock(&l->lock);
-		*timed_out = true;
+	if (bounded_run(&lookup_ops, l, deadline_ns)) {
+		*timed_out = true; /* the thread frees l when its lookup returns */
 		return EAI_AGAIN;
 	}
-	pthread_mutex_unlock(&l->lock);
 	rc = l->rc;
 	if (!rc)
 		*res = l->res;
 	errno = l->err; /* EAI_SYSTEM's reason */
-	lookup_free(l);
+	free(l);
 	return rc;
 }
 

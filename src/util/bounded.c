@@ -1,0 +1,100 @@
+/*
+ * Bounded calls (util/bounded.h): one detached thread per call, a condition variable on
+ * the monotonic clock, and a hand-over of the call's argument to whichever of the thread
+ * and its caller ends last.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "util/bounded.h"
+
+struct bounded_job {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;       /* the call returned */
+	bool abandoned;  /* its caller gave up: the thread frees everything */
+	const struct bounded_ops *ops;
+	void *arg;
+};
+
+static void job_free(struct bounded_job *j)
+{
+	pthread_cond_destroy(&j->cond);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+static void *job_main(void *p)
+{
+	struct bounded_job *j = p;
+	bool abandoned;
+
+	j->ops->call(j->arg);
+	pthread_mutex_lock(&j->lock);
+	j->done = true;
+	abandoned = j->abandoned;
+	pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	if (abandoned) {
+		j->ops->drop(j->arg);
+		job_free(j);
+	}
+	return NULL;
+}
+
+int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns)
+{
+	struct bounded_job *j = calloc(1, sizeof(*j));
+	struct timespec dl = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
+			       .tv_nsec = (long)(deadline_ns % 1000000000ull) };
+	pthread_condattr_t ca;
+	pthread_attr_t ta;
+	sigset_t all, old;
+	pthread_t t;
+	int rc;
+
+	if (!j) { /* no memory for the hand-over: the call, unbounded, on this thread */
+		ops->call(arg);
+		return 0;
+	}
+	j->ops = ops;
+	j->arg = arg;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* time_now_ns's clock */
+	pthread_cond_init(&j->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&ta);
+	pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+	/* a stop signal delivered to a thread asleep in the kernel would wait with it */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t, &ta, job_main, j);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&ta);
+	if (rc) { /* no thread to spare: the call, unbounded, on this one */
+		job_free(j);
+		ops->call(arg);
+		return 0;
+	}
+	pthread_mutex_lock(&j->lock);
+	while (!j->done)
+		if (pthread_cond_timedwait(&j->cond, &j->lock, &dl) == ETIMEDOUT && !j->done)
+			break;
+	if (!j->done) {
+		/* under the lock: the thread cannot see done before abandoned is set, so arg
+		 * is still whole for abandon() */
+		if (ops->abandon)
+			ops->abandon(arg);
+		j->abandoned = true;
+		pthread_mutex_unlock(&j->lock);
+		return -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&j->lock);
+	job_free(j);
+	return 0;
+}

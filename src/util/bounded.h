@@ -1,0 +1,34 @@
+/*
+ * A call that may block without bound (getaddrinfo on a silent resolver, I/O on a
+ * hard-mounted NFS directory whose server is gone) run on a detached thread of its own,
+ * its caller waiting no later than a deadline. Such a thread cannot be cancelled: a call
+ * in uninterruptible sleep ends only when the kernel lets it, so the thread is left to end
+ * on its own and to free what it holds; the process's exit itself may wait in the kernel
+ * until that call returns (NFS's waits are killable: exit ends them).
+ */
+#ifndef GS_UTIL_BOUNDED_H
+#define GS_UTIL_BOUNDED_H
+
+#include <stdint.h>
+
+struct bounded_ops {
+	/* The call, on the thread: its results go into arg. */
+	void (*call)(void *arg);
+	/* Optional, on the caller, at its deadline, the call still under way: what arg says
+	 * of where it is may be read now (never after bounded_run has returned). */
+	void (*abandon)(void *arg);
+	/* On the thread, after a call whose caller gave up: frees arg and its results. */
+	void (*drop)(void *arg);
+};
+
+/*
+ * ops->call(arg) on a thread of its own, every signal blocked there (a process-wide one
+ * goes to a thread that can take it). Returns 0 once the call has returned: arg is the
+ * caller's again, results and all. -ETIMEDOUT at deadline_ns (time_now_ns's clock): arg
+ * now belongs to the call, whose thread runs ops->drop(arg) when it returns; the caller
+ * must not touch arg again. When no thread can be made (EAGAIN), the call runs on the
+ * caller's, unbounded, as it would without this helper, and 0 is returned.
+ */
+int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns);
+
+#endif

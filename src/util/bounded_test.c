@@ -1,0 +1,102 @@
+/*
+ * The bounded call (util/bounded.h): one that returns in time hands its results back,
+ * one that does not is given up on at the deadline and frees its argument when it
+ * returns at last; the thread runs with every signal blocked.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "util/bounded.h"
+#include "util/timeutil.h"
+
+/* calls given up on, and args the test's drop freed (the thread's, once given up on) */
+static int abandoned, dropped;
+
+struct call {
+	int pipe_r;     /* the call blocks reading it until the test writes a byte */
+	int result;
+	bool sigs_blocked;
+};
+
+static void call_read(void *arg)
+{
+	struct call *c = arg;
+	sigset_t now;
+	char b;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	c->sigs_blocked = sigismember(&now, SIGINT) && sigismember(&now, SIGTERM);
+	c->result = c->pipe_r < 0 ? 42 : (int)read(c->pipe_r, &b, 1);
+}
+
+static void call_abandon(void *arg)
+{
+	(void)arg;
+	abandoned++; /* on the caller */
+}
+
+static void call_drop(void *arg)
+{
+	free(arg);
+	__atomic_add_fetch(&dropped, 1, __ATOMIC_SEQ_CST);
+}
+
+static const struct bounded_ops ops = {
+	.call = call_read, .abandon = call_abandon, .drop = call_drop,
+};
+
+static void test_returns_in_time(void **state)
+{
+	struct call *c = calloc(1, sizeof(*c));
+
+	(void)state;
+	c->pipe_r = -1;
+	assert_int_equal(bounded_run(&ops, c, time_now_ns() + 5000000000ull), 0);
+	/* the caller's again, results and all; never dropped */
+	assert_int_equal(c->result, 42);
+	assert_true(c->sigs_blocked);
+	assert_int_equal(abandoned, 0);
+	assert_int_equal(dropped, 0);
+	free(c);
+}
+
+static void test_given_up_at_deadline(void **state)
+{
+	struct call *c = calloc(1, sizeof(*c));
+	uint64_t t0 = time_now_ns(), took;
+	int p[2], i;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	c->pipe_r = p[0];
+	assert_int_equal(bounded_run(&ops, c, t0 + 200000000ull), -ETIMEDOUT);
+	took = time_now_ns() - t0;
+	assert_true(took >= 200000000ull && took < 2000000000ull);
+	/* the call is still blocked: c is its thread's, dropped once the read returns */
+	assert_int_equal(abandoned, 1);
+	assert_int_equal(dropped, 0);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	for (i = 0; i < 500 && !__atomic_load_n(&dropped, __ATOMIC_SEQ_CST); i++)
+		usleep(10000);
+	assert_int_equal(dropped, 1);
+	close(p[0]);
+	close(p[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_returns_in_time),
+		cmocka_unit_test(test_given_up_at_deadline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
