@@ -1,6 +1,7 @@
 /* Files and directories for results: atomic writes and never-overwritten run directories. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,4 +195,56 @@ FILE *fs_fopen_regular(const char *path, uint64_t max_bytes, char *why, size_t w
 		errno = err;
 	}
 	return f;
+}
+
+/* mountinfo's octal escapes (\040 a space, \011, \012, \134) undone in place. */
+static void mount_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+int fs_mount_find(FILE *mountinfo, const char *path, char *type, size_t tlen, char *mnt,
+		  size_t mlen)
+{
+	char line[8192], best[PATH_MAX] = "", best_type[64] = "";
+	size_t best_len = 0;
+
+	/* "36 35 98:0 /root /mnt/a rw,noatime shared:1 - nfs4 srv:/x rw,...": the mount
+	 * point is the fifth field, the type the first after " - "; a later line at the same
+	 * point is mounted over the earlier */
+	while (fgets(line, sizeof(line), mountinfo)) {
+		char mp[PATH_MAX], fstype[64], *dash = strstr(line, " - ");
+		size_t n;
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 ||
+		    sscanf(dash + 3, "%63s", fstype) != 1)
+			continue;
+		mount_unescape(mp);
+		n = strlen(mp);
+		if (strcmp(mp, "/") && (strncmp(path, mp, n) || (path[n] && path[n] != '/')))
+			continue;
+		if (!strcmp(mp, "/"))
+			n = 1;
+		if (n >= best_len) {
+			best_len = n;
+			snprintf(best, sizeof(best), "%s", mp);
+			snprintf(best_type, sizeof(best_type), "%s", fstype);
+		}
+	}
+	if (!best_len)
+		return -ENOENT;
+	snprintf(type, tlen, "%s", best_type);
+	snprintf(mnt, mlen, "%s", best);
+	return 0;
 }

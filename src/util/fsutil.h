@@ -27,4 +27,12 @@ int fs_open_regular(const char *path, uint64_t max_bytes, char *why, size_t whyl
 /* The same as a stdio stream to read lines from: NULL with why filled in and errno set. */
 FILE *fs_fopen_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen);
 
+/*
+ * The mount holding absolute path (lexically: symlinks are not followed, nothing is
+ * asked of the file system, which may not answer) from a /proc/self/mountinfo stream:
+ * its type ("nfs4") and mount point. 0, or -ENOENT when no line covers it.
+ */
+int fs_mount_find(FILE *mountinfo, const char *path, char *type, size_t tlen, char *mnt,
+		  size_t mlen);
+
 #endif

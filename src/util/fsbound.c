@@ -1,0 +1,503 @@
+/*
+ * Bounded file-system calls (util/fsbound.h): one job per call, run by util/bounded.c,
+ * that notes each system call before making it, so that a caller that gave up can say
+ * which one did not return; and the record of a call still stuck, which refuses the next.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/bounded.h"
+#include "util/fsbound.h"
+#include "util/fsutil.h"
+#include "util/timeutil.h"
+#include "util/units.h"
+
+enum fsb_kind { FSB_WRITE, FSB_READ, FSB_UNIQUE, FSB_PROBE };
+
+struct fsb_job {
+	enum fsb_kind kind;
+	/* in: the job's own copies, so that nothing is freed under a call left running */
+	char path[PATH_MAX];       /* the file; FSB_UNIQUE: the directory made */
+	char tmp[PATH_MAX + 8];    /* PATH.tmp */
+	char dir[PATH_MAX];        /* PATH's directory, synced after the rename */
+	char remake[PATH_MAX];     /* "" = none */
+	char parent[PATH_MAX];     /* FSB_UNIQUE: where; FSB_PROBE: the directory probed */
+	char name[256], sub[64];   /* FSB_UNIQUE */
+	char made[PATH_MAX];       /* FSB_UNIQUE: the directory, once made */
+	bool no_replace;
+	char *data;                /* FSB_WRITE: in; FSB_READ: out; the probe: probe_text */
+	char probe_text[8];
+	size_t len;
+	uint64_t max;              /* FSB_READ */
+	uint64_t start_ns;
+	/* where it is: the call about to be made and its object, set together on the
+	 * thread, read by abandon at the deadline */
+	pthread_mutex_t at_lock;
+	const char *at_op, *at_obj;
+	/* out */
+	int ret;
+	bool remade;
+	char why[256];             /* a reason beyond strerror (fs_open_regular's) */
+	/* the caller's, valid until bounded_run returns: abandon fills them */
+	const char **gave_op;      /* "fsync" */
+	char *gave_obj;            /* its object, PATH_MAX bytes */
+	char *out;                 /* FSB_UNIQUE: the directory, when made */
+	size_t out_len;
+};
+
+/* The calls given up on that have not returned, and the first of them. */
+static struct {
+	pthread_mutex_t lock;
+	int n;
+	const char *op;            /* "fsync" (a literal) */
+	char obj[PATH_MAX];        /* "/r/q-1/cases/0001.json.tmp" */
+	uint64_t since_ns;         /* when it was made */
+} stuck = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void at(struct fsb_job *j, const char *op, const char *obj)
+{
+	pthread_mutex_lock(&j->at_lock);
+	j->at_op = op;
+	j->at_obj = obj;
+	pthread_mutex_unlock(&j->at_lock);
+}
+
+static void path_dir(const char *path, char *dir, size_t len)
+{
+	char *slash;
+
+	snprintf(dir, len, "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+}
+
+/* The name is on disk only once its directory is: after a power cut a rename alone can
+ * bring back the old name, or none. */
+static int dir_sync(struct fsb_job *j)
+{
+	int fd, ret = 0;
+
+	at(j, "open", j->dir);
+	fd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	at(j, "fsync", j->dir);
+	/* a file system that cannot sync a directory (EINVAL) keeps names as it does */
+	if (fsync(fd) && errno != EINVAL)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int write_data(struct fsb_job *j, int fd)
+{
+	const char *p = j->data;
+	size_t left = j->len;
+
+	at(j, "write", j->tmp);
+	while (left) {
+		ssize_t n = write(fd, p, left);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	at(j, "fsync", j->tmp);
+	return fsync(fd) ? -errno : 0;
+}
+
+static int job_write(struct fsb_job *j)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (*j->remake) {
+		at(j, "stat", j->remake);
+		if (stat(j->remake, &st)) {
+			if (errno != ENOENT)
+				return -errno;
+			at(j, "mkdir", j->remake);
+			ret = fs_mkdir_p(j->remake);
+			if (ret)
+				return ret;
+			j->remade = true;
+		}
+	}
+	at(j, "open", j->tmp);
+	fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	ret = write_data(j, fd);
+	at(j, "close", j->tmp);
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && j->no_replace) {
+		at(j, "link", j->path);
+		if (link(j->tmp, j->path))
+			ret = -errno;
+	} else if (!ret) {
+		at(j, "rename", j->path);
+		if (rename(j->tmp, j->path))
+			ret = -errno;
+		else
+			return dir_sync(j);
+	}
+	at(j, "unlink", j->tmp);
+	unlink(j->tmp);
+	if (!ret)
+		ret = dir_sync(j);
+	return ret;
+}
+
+static int job_read(struct fsb_job *j)
+{
+	size_t cap = 0;
+	int fd, ret = 0;
+
+	at(j, "open", j->path);
+	fd = fs_open_regular(j->path, j->max, j->why, sizeof(j->why));
+	if (fd < 0)
+		return fd;
+	at(j, "read", j->path);
+	for (;;) {
+		ssize_t n;
+
+		if (j->len + 1 >= cap) {
+			char *p = realloc(j->data, cap ? cap * 2 : 65536);
+
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			j->data = p;
+			cap = cap ? cap * 2 : 65536;
+		}
+		n = read(fd, j->data + j->len, cap - j->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n ? -errno : 0;
+			break;
+		}
+		j->len += (size_t)n;
+		if (j->len > j->max) { /* it grew after fs_open_regular looked */
+			ret = -EFBIG;
+			break;
+		}
+	}
+	close(fd);
+	if (!ret)
+		j->data[j->len] = '\0';
+	return ret;
+}
+
+/* The probe: the steps of a results file, on a name of its own, then removed. */
+static int job_probe(struct fsb_job *j, const char *dir)
+{
+	int ret;
+
+	snprintf(j->path, sizeof(j->path), "%s/.gradsync-probe.%d", dir, (int)getpid());
+	snprintf(j->tmp, sizeof(j->tmp), "%s.tmp", j->path);
+	snprintf(j->dir, sizeof(j->dir), "%s", dir);
+	snprintf(j->probe_text, sizeof(j->probe_text), "probe\n");
+	j->data = j->probe_text;
+	j->len = strlen(j->data);
+	ret = job_write(j);
+	if (ret)
+		return ret;
+	at(j, "unlink", j->path);
+	return unlink(j->path) ? -errno : 0;
+}
+
+static int job_unique(struct fsb_job *j)
+{
+	char made[PATH_MAX], sub[PATH_MAX + 72];
+	int ret;
+
+	at(j, "mkdir", j->parent);
+	ret = fs_make_unique_dir(j->parent, j->name, made, sizeof(made));
+	if (ret)
+		return ret;
+	/* whole before the next step is noted: abandon reads it once that step shows
+	 * (at_lock orders the two) */
+	memcpy(j->made, made, sizeof(made));
+	if (*j->sub) {
+		snprintf(sub, sizeof(sub), "%s/%s", j->made, j->sub);
+		at(j, "mkdir", j->made);
+		if (mkdir(sub, 0755))
+			return -errno;
+	}
+	return job_probe(j, j->made);
+}
+
+static void job_call(void *arg)
+{
+	struct fsb_job *j = arg;
+
+	switch (j->kind) {
+	case FSB_WRITE:
+		j->ret = job_write(j);
+		break;
+	case FSB_READ:
+		j->ret = job_read(j);
+		break;
+	case FSB_UNIQUE:
+		j->ret = job_unique(j);
+		break;
+	case FSB_PROBE:
+		j->ret = job_probe(j, j->parent);
+		break;
+	}
+}
+
+static void job_free(struct fsb_job *j)
+{
+	if (j->data != j->probe_text)
+		free(j->data);
+	pthread_mutex_destroy(&j->at_lock);
+	free(j);
+}
+
+/* On the caller, at its deadline: which call the job is in, for the caller's line and
+ * for the refusal of the calls to come. */
+static void job_abandon(void *arg)
+{
+	struct fsb_job *j = arg;
+	const char *op, *obj;
+
+	pthread_mutex_lock(&j->at_lock);
+	op = j->at_op;
+	obj = j->at_obj;
+	pthread_mutex_unlock(&j->at_lock);
+	if (!op) /* its thread has not begun: what it was to work on */
+		op = "start", obj = *j->path ? j->path : j->parent;
+	*j->gave_op = op;
+	snprintf(j->gave_obj, PATH_MAX, "%s", obj);
+	if (j->kind == FSB_UNIQUE && obj != j->parent) /* made, and whole */
+		snprintf(j->out, j->out_len, "%s", j->made);
+	pthread_mutex_lock(&stuck.lock);
+	if (!stuck.n++) {
+		stuck.op = op;
+		snprintf(stuck.obj, sizeof(stuck.obj), "%s", obj);
+		stuck.since_ns = j->start_ns;
+	}
+	pthread_mutex_unlock(&stuck.lock);
+}
+
+/* On the thread, when a call given up on returns at last. */
+static void job_drop(void *arg)
+{
+	pthread_mutex_lock(&stuck.lock);
+	stuck.n--;
+	pthread_mutex_unlock(&stuck.lock);
+	job_free(arg);
+}
+
+static const struct bounded_ops job_ops = {
+	.call = job_call, .abandon = job_abandon, .drop = job_drop,
+};
+
+/* " (nfs4 at /r)" for the file system holding path, "" when /proc cannot tell. */
+static void fs_of(const char *path, char *buf, size_t len)
+{
+	char abs[PATH_MAX * 2], type[64], mnt[PATH_MAX], cwd[PATH_MAX];
+	FILE *mi;
+
+	buf[0] = '\0';
+	if (path[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", path);
+	else if (getcwd(cwd, sizeof(cwd))) /* the kernel's name of it: no I/O */
+		snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+	else
+		return;
+	mi = fopen("/proc/self/mountinfo", "re");
+	if (!mi)
+		return;
+	if (!fs_mount_find(mi, abs, type, sizeof(type), mnt, sizeof(mnt)))
+		snprintf(buf, len, " (%s at %s)", type, mnt);
+	fclose(mi);
+}
+
+/* A call still stuck: -ETIMEDOUT with why saying which, else 0. */
+static int refuse_if_stuck(char *why, size_t whylen)
+{
+	char obj[PATH_MAX], fs[PATH_MAX + 80], t[32];
+	const char *op;
+	uint64_t since;
+	int n;
+
+	pthread_mutex_lock(&stuck.lock);
+	n = stuck.n;
+	op = stuck.op;
+	snprintf(obj, sizeof(obj), "%s", stuck.obj);
+	since = stuck.since_ns;
+	pthread_mutex_unlock(&stuck.lock);
+	if (!n)
+		return 0;
+	fs_of(obj, fs, sizeof(fs));
+	/* whole seconds: "for 42s", not "for 42.3s" */
+	units_fmt_duration((time_now_ns() - since) / 1000000000ull * 1000000000ull, t, sizeof(t));
+	snprintf(why, whylen, "not attempted: the %s of %s has not returned for %s: is its file system%s reachable?",
+		 op, obj, t, fs);
+	return -ETIMEDOUT;
+}
+
+/* A job of kind: NULL with why saying ENOMEM. */
+static struct fsb_job *job_new(enum fsb_kind kind, char *why, size_t whylen)
+{
+	struct fsb_job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+		return NULL;
+	}
+	j->kind = kind;
+	pthread_mutex_init(&j->at_lock, NULL);
+	return j;
+}
+
+/*
+ * Run job j (job_new, its inputs set) within timeout_ns. 0 with j the caller's again
+ * (j->ret the call's outcome, why filled on failure); -ETIMEDOUT with why filled, j no
+ * longer the caller's (or freed, when refused).
+ */
+static int job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen)
+{
+	char obj[PATH_MAX], fs[PATH_MAX + 80], t[32];
+	const char *op = "";
+	int ret = refuse_if_stuck(why, whylen);
+
+	if (ret) {
+		job_free(j);
+		return ret;
+	}
+	j->gave_op = &op;
+	j->gave_obj = obj;
+	j->start_ns = time_now_ns();
+	ret = bounded_run(&job_ops, j, j->start_ns + timeout_ns);
+	if (ret) {
+		fs_of(obj, fs, sizeof(fs));
+		snprintf(why, whylen, "%s of %s did not return within %s: is its file system%s reachable?",
+			 op, obj, units_fmt_duration(timeout_ns, t, sizeof(t)), fs);
+		return ret;
+	}
+	if (j->ret)
+		snprintf(why, whylen, "%s", *j->why ? j->why : strerror(-j->ret));
+	return 0;
+}
+
+int fsb_write(struct fsb_write *w, uint64_t timeout_ns, char *why, size_t whylen)
+{
+	struct fsb_job *j = job_new(FSB_WRITE, why, whylen);
+	int ret;
+
+	w->remade = false;
+	if (!j)
+		return -ENOMEM;
+	j->data = malloc(w->len ? w->len : 1);
+	if (!j->data) {
+		job_free(j);
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	memcpy(j->data, w->data, w->len);
+	j->len = w->len;
+	j->no_replace = w->no_replace;
+	if (snprintf(j->path, sizeof(j->path), "%s", w->path) >= (int)sizeof(j->path) ||
+	    snprintf(j->remake, sizeof(j->remake), "%s", w->remake ? w->remake : "") >=
+		    (int)sizeof(j->remake)) {
+		job_free(j);
+		snprintf(why, whylen, "%s", strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	snprintf(j->tmp, sizeof(j->tmp), "%s.tmp", j->path);
+	path_dir(j->path, j->dir, sizeof(j->dir));
+	ret = job_run(j, timeout_ns, why, whylen);
+	if (ret)
+		return ret;
+	ret = j->ret;
+	w->remade = j->remade;
+	job_free(j);
+	return ret;
+}
+
+int fsb_read(const char *path, uint64_t max, uint64_t timeout_ns, char **data, size_t *len,
+	     char *why, size_t whylen)
+{
+	struct fsb_job *j = job_new(FSB_READ, why, whylen);
+	int ret;
+
+	*data = NULL;
+	*len = 0;
+	if (!j)
+		return -ENOMEM;
+	j->max = max;
+	snprintf(j->path, sizeof(j->path), "%s", path);
+	ret = job_run(j, timeout_ns, why, whylen);
+	if (ret)
+		return ret;
+	ret = j->ret;
+	if (!ret) {
+		*data = j->data; /* the caller's now */
+		*len = j->len;
+		j->data = NULL;
+	}
+	job_free(j);
+	return ret;
+}
+
+int fsb_make_unique_dir(const char *parent, const char *name, const char *sub, char *out,
+			size_t len, uint64_t timeout_ns, char *why, size_t whylen)
+{
+	struct fsb_job *j = job_new(FSB_UNIQUE, why, whylen);
+	int ret;
+
+	out[0] = '\0';
+	if (!j)
+		return -ENOMEM;
+	snprintf(j->parent, sizeof(j->parent), "%s", parent);
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	snprintf(j->sub, sizeof(j->sub), "%s", sub ? sub : "");
+	j->out = out;
+	j->out_len = len;
+	ret = job_run(j, timeout_ns, why, whylen);
+	if (ret)
+		return ret;
+	ret = j->ret;
+	if (snprintf(out, len, "%s", j->made) >= (int)len && !ret)
+		ret = -ENAMETOOLONG;
+	job_free(j);
+	return ret;
+}
+
+int fsb_probe(const char *dir, uint64_t timeout_ns, char *why, size_t whylen)
+{
+	struct fsb_job *j = job_new(FSB_PROBE, why, whylen);
+	int ret;
+
+	if (!j)
+		return -ENOMEM;
+	snprintf(j->parent, sizeof(j->parent), "%s", dir);
+	ret = job_run(j, timeout_ns, why, whylen);
+	if (ret)
+		return ret;
+	ret = j->ret;
+	job_free(j);
+	return ret;
+}

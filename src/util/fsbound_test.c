@@ -1,0 +1,222 @@
+/*
+ * Bounded file-system calls (util/fsbound.h) and the mount lookup behind their message
+ * (util/fsutil.h): a results file written whole, a directory made again, an existing
+ * file kept, a full disk's errno; a call that does not return (a FIFO where the
+ * temporary file goes: its open waits for a reader) given up on in time with the call
+ * and the file system named, the next call refused at once until it returns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "util/fsbound.h"
+#include "util/fsutil.h"
+#include "util/timeutil.h"
+
+#define TMO 5000000000ull /* calls that return: never near it */
+
+static char dir[] = "/tmp/gradsync-fsbound-XXXXXX";
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+static void test_write_read(void **state)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], cases[PATH_MAX], why[256], buf[64], *data;
+	struct fsb_write w = { .path = path, .data = "one\n", .len = 4, .remake = cases };
+	struct stat st;
+	size_t n;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(cases, sizeof(cases), "%s/cases", dir);
+	/* the directory to keep is gone: made again, said, then the file */
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), 0);
+	assert_true(w.remade);
+	assert_int_equal(stat(cases, &st), 0);
+	slurp(path, buf, sizeof(buf));
+	assert_string_equal(buf, "one\n");
+	assert_int_equal(stat(tmp, &st), -1);
+	/* rewritten whole; the directory there now */
+	w.data = "two\n";
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), 0);
+	assert_false(w.remade);
+	assert_int_equal(fsb_read(path, 1024, TMO, &data, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(data, "two\n");
+	free(data);
+	/* no_replace: the existing file is kept, no temporary left */
+	w.no_replace = true;
+	w.data = "three\n";
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), -EEXIST);
+	slurp(path, buf, sizeof(buf));
+	assert_string_equal(buf, "two\n");
+	assert_int_equal(stat(tmp, &st), -1);
+	/* reads: a file past the limit, one that is not there */
+	assert_int_equal(fsb_read(path, 2, TMO, &data, &n, why, sizeof(why)), -EFBIG);
+	assert_null(data);
+	assert_non_null(strstr(why, "larger than"));
+	assert_int_equal(fsb_read(tmp, 1024, TMO, &data, &n, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, strerror(ENOENT));
+}
+
+/* A full disk (the temporary file leads to /dev/full): ENOSPC, and it names no timeout. */
+static void test_full_disk(void **state)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], why[256];
+	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
+	struct stat st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/full.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	assert_int_equal(symlink("/dev/full", tmp), 0);
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), -ENOSPC);
+	assert_string_equal(why, strerror(ENOSPC));
+	assert_int_equal(lstat(tmp, &st), -1);
+	assert_int_equal(stat(path, &st), -1);
+}
+
+static void test_unique_dir_and_probe(void **state)
+{
+	char made[PATH_MAX], sub[PATH_MAX + 8], why[256], parent[PATH_MAX];
+	struct stat st;
+
+	(void)state;
+	snprintf(parent, sizeof(parent), "%s/out/deeper", dir);
+	assert_int_equal(fsb_make_unique_dir(parent, "exp", "cases", made, sizeof(made), TMO,
+					     why, sizeof(why)), 0);
+	assert_int_equal(strncmp(made, parent, strlen(parent)), 0);
+	assert_non_null(strstr(made, "/exp-"));
+	snprintf(sub, sizeof(sub), "%s/cases", made);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	/* the probe leaves nothing behind: the directory holds cases/ only */
+	snprintf(sub, sizeof(sub), "ls -A %s | wc -l | grep -qx 1", made);
+	assert_int_equal(system(sub), 0);
+	assert_int_equal(fsb_probe(made, TMO, why, sizeof(why)), 0);
+	assert_int_equal(system(sub), 0);
+	assert_int_equal(fsb_probe("/nonexistent/dir", TMO, why, sizeof(why)), -ENOENT);
+}
+
+/* A call that does not return: given up on in time, named; the next refused until it does. */
+static void test_stuck(void **state)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 200], want[PATH_MAX + 64];
+	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
+	uint64_t t0, took;
+	int fd, i, ret = -ETIMEDOUT;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/stuck.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	assert_int_equal(mkfifo(tmp, 0600), 0);
+	t0 = time_now_ns();
+	assert_int_equal(fsb_write(&w, 200000000ull, why, sizeof(why)), -ETIMEDOUT);
+	took = time_now_ns() - t0;
+	assert_true(took >= 200000000ull && took < 2000000000ull);
+	snprintf(want, sizeof(want), "open of %s did not return within 200ms: is its file system (",
+		 tmp);
+	assert_int_equal(strncmp(why, want, strlen(want)), 0);
+	assert_non_null(strstr(why, ") reachable?"));
+	/* the next call, on any file, is refused at once, naming the stuck one */
+	t0 = time_now_ns();
+	assert_int_equal(fsb_probe(dir, TMO, why, sizeof(why)), -ETIMEDOUT);
+	assert_true(time_now_ns() - t0 < 100000000ull);
+	snprintf(want, sizeof(want), "not attempted: the open of %s has not returned for ", tmp);
+	assert_int_equal(strncmp(why, want, strlen(want)), 0);
+	/* a reader comes: the call returns (a FIFO cannot be fsync'ed: it fails, unseen) and
+	 * calls are made again */
+	fd = open(tmp, O_RDONLY | O_NONBLOCK);
+	assert_true(fd >= 0);
+	for (i = 0; i < 500 && ret == -ETIMEDOUT; i++) {
+		usleep(10000);
+		ret = fsb_probe(dir, TMO, why, sizeof(why));
+	}
+	assert_int_equal(ret, 0);
+	close(fd);
+	unlink(tmp);
+}
+
+static void test_mount_find(void **state)
+{
+	static const char mi[] =
+		"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		"30 22 0:26 / /proc rw,nosuid - proc proc rw\n"
+		"41 22 0:40 /export /mnt/res rw,relatime shared:9 - nfs4 srv:/export rw,vers=4.2\n"
+		"42 22 0:41 / /mnt/my\\040disk rw - xfs /dev/sdb rw\n"
+		"43 41 0:42 / /mnt/res/scratch rw - tmpfs tmpfs rw\n"
+		"44 22 0:43 / /mnt/res rw - nfs srv2:/x rw\n";
+	char type[64], mnt[PATH_MAX];
+	static const struct {
+		const char *path, *type, *mnt;
+	} cases[] = {
+		{ "/home/u/results", "ext4", "/" },
+		/* mounted over: the later line at the same point */
+		{ "/mnt/res/exp-1/cases", "nfs", "/mnt/res" },
+		{ "/mnt/res", "nfs", "/mnt/res" },
+		{ "/mnt/res/scratch/x", "tmpfs", "/mnt/res/scratch" },
+		/* a name that only begins like a mount point is not under it */
+		{ "/mnt/results", "ext4", "/" },
+		{ "/mnt/my disk/r", "xfs", "/mnt/my disk" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = fmemopen((void *)mi, sizeof(mi) - 1, "r");
+
+		assert_int_equal(fs_mount_find(f, cases[i].path, type, sizeof(type), mnt,
+					       sizeof(mnt)), 0);
+		assert_string_equal(type, cases[i].type);
+		assert_string_equal(mnt, cases[i].mnt);
+		fclose(f);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_write_read),
+		cmocka_unit_test(test_full_disk),
+		cmocka_unit_test(test_unique_dir_and_probe),
+		cmocka_unit_test(test_stuck),
+		cmocka_unit_test(test_mount_find),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
