@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "config/keys.h"
 #include "report/report.h"
 #include "util/common.h"
 #include "util/log.h"
@@ -62,6 +63,15 @@ static bool formats_ok(const char *list)
 	return true;
 }
 
+/* The files --out writes are bounded as a run's are: by [report] write_timeout's default. */
+static uint64_t write_timeout_default(void)
+{
+	uint64_t ns = 0;
+
+	units_parse_duration(cfg_key_find("report", "write_timeout")->def, &ns);
+	return ns;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -73,7 +83,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_opts o = { .formats = "" };
+	struct report_opts o = { .formats = "", .write_timeout_ns = write_timeout_default() };
 	struct report_set s = { .baseline = -1 };
 	struct cmd_once once = { .n = 0 };
 	const char *baseline = NULL, *out = NULL;

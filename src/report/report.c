@@ -7,12 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* report.json of the largest matrix is a few MiB; far past that it is not a report */
-#define REPORT_MAX_FILE (256ull << 20)
-
 #include "report/report.h"
 #include "report/jget.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -332,52 +330,42 @@ static const struct {
 };
 
 /*
- * Write to dir/file.tmp then rename, so a reader never sees half a report; with
- * keep, link() instead of rename() so an existing file is never replaced (EEXIST).
+ * The text of one format, made in memory, then written whole within [report]
+ * write_timeout (util/fsbound.h: dir/file.tmp, then a rename, so a reader never sees half
+ * a report); with keep, link() instead of rename() so an existing file is never
+ * replaced (EEXIST).
  */
 static int write_one(const char *dir, const char *file, report_writer_fn fn,
 		     const struct report_set *s, const struct report_opts *o, bool keep)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char path[PATH_MAX], why[PATH_MAX + 160];
+	struct fsb_write w = { .path = path, .no_replace = keep };
+	char *text = NULL;
+	size_t len = 0;
 	FILE *f;
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	f = open_memstream(&text, &len);
 	if (!f) {
 		ret = -errno;
-		log_err(LOG_REPORT, "fopen %s: %s", tmp, strerror(errno));
+		log_err(LOG_REPORT, "write %s: %s", path, strerror(errno));
 		return ret;
 	}
-	errno = 0;
 	ret = fn(f, s, o);
-	/* a full disk shows as a failed write or fclose: name the file and keep their errno
-	 * (ENOSPC), the caller's summary line alone said EIO of the directory */
-	if (ret == -EIO && errno)
-		ret = -errno;
 	if (fclose(f) && !ret)
-		ret = errno ? -errno : -EIO;
+		ret = -ENOMEM; /* a stream in memory fails for want of it only */
+	w.data = text;
+	w.len = len;
 	if (ret)
-		log_err(LOG_REPORT, "write %s: %s", path, strerror(-ret));
-	if (!ret && keep) {
-		if (link(tmp, path)) {
-			ret = -errno;
-			if (errno == EEXIST)
-				log_err(LOG_REPORT, "%s exists: not overwritten (choose another "
-					"--out)", path);
-			else
-				log_err(LOG_REPORT, "link %s: %s", path, strerror(errno));
-		}
-		unlink(tmp);
-		return ret;
-	}
-	if (!ret && rename(tmp, path)) {
-		ret = -errno;
-		log_err(LOG_REPORT, "rename %s: %s", path, strerror(errno));
-	}
-	if (ret)
-		unlink(tmp);
+		snprintf(why, sizeof(why), "%s", strerror(-ret));
+	else
+		ret = fsb_write(&w, o->write_timeout_ns, why, sizeof(why));
+	if (ret == -EEXIST && keep)
+		log_err(LOG_REPORT, "%s exists: not overwritten (choose another --out)", path);
+	else if (ret)
+		log_err(LOG_REPORT, "write %s: %s", path, why);
+	free(text);
 	return ret;
 }
 

@@ -12,6 +12,8 @@
 #include <jansson.h>
 
 #define REPORT_MAX_PROJECT 16
+/* report.json of the largest matrix is a few MiB; far past that it is not a report */
+#define REPORT_MAX_FILE (256ull << 20)
 #define REPORT_SCHEMA "gradsync-report/1"
 
 /* [report] section, resolved by config/. */
@@ -20,6 +22,7 @@ struct report_opts {
 	char min_busbw[32];       /* "20GB/s" or "80%" of the detected bound, "" = no threshold */
 	int project_ranks[REPORT_MAX_PROJECT];
 	int nproject_ranks;
+	uint64_t write_timeout_ns; /* bound of each file written (util/fsbound.h) */
 };
 
 /* One loaded report.json. */

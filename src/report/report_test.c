@@ -19,6 +19,7 @@
 #include "report/report.h"
 #include "report/rjson.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 
 #define FIXDIR "tests/fixtures/reports"
 
@@ -383,9 +384,10 @@ static void test_threshold(void **state)
 
 static void test_load_errors_and_dirs(void **state)
 {
-	char dir[] = "/tmp/gradsync-report-XXXXXX", path[300];
+	char dir[] = "/tmp/gradsync-report-XXXXXX", path[300], why[256];
 	struct report_set s = { 0 };
-	struct report_opts o = { .formats = "md,csv,html" };
+	struct report_opts o = { .formats = "md,csv,html", .write_timeout_ns = 30000000000ull };
+	struct fsb_write w = { .path = path };
 	json_t *doc = report_fixture("tcp_shm");
 	struct stat st;
 
@@ -394,7 +396,7 @@ static void test_load_errors_and_dirs(void **state)
 	snprintf(path, sizeof(path), "%s/quick-20261129", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/quick-20261129/report.json", dir);
-	assert_int_equal(rj_save(path, doc), 0);
+	assert_int_equal(rj_save(&w, doc, o.write_timeout_ns, why, sizeof(why)), 0);
 	snprintf(path, sizeof(path), "%s/quick-20261129", dir);
 	assert_int_equal(report_set_add_path(&s, path), 0);
 	assert_string_equal(s.runs[0].name, "quick-20261129");

@@ -5,14 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "report/links.h"
 #include "report/report.h"
 #include "report/rjson.h"
-#include "util/fsutil.h"
+#include "util/fsbound.h"
 #include "util/jtext.h"
-#include "util/log.h"
 
 #define RJ_FLAGS (JSON_INDENT(1) | JSON_REAL_PRECISION(10))
 
@@ -741,33 +739,19 @@ char *rj_dumps(const json_t *doc)
 	return json_dumps(doc, RJ_FLAGS);
 }
 
-int rj_save(const char *path, const json_t *doc)
+int rj_save(struct fsb_write *w, const json_t *doc, uint64_t timeout_ns, char *why,
+	    size_t whylen)
 {
-	char tmp[4096];
-	FILE *f;
+	char *text = rj_dumps(doc);
 	int ret;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	/* jansson and stdio leave the failed call's errno (ENOSPC, EDQUOT, EROFS): the
-	 * caller's "write report.json: ..." line must say "No space left on device", not
-	 * EIO. The data reaches the disk before the name does (fsync, then rename): a node
-	 * that loses power keeps a finished case's file whole or not at all. */
-	errno = 0;
-	f = fopen(tmp, "w");
-	ret = f ? 0 : -errno;
-	if (f && (json_dumpf(doc, f, RJ_FLAGS) || fflush(f) || fsync(fileno(f))))
-		ret = errno ? -errno : -EIO;
-	if (f && fclose(f) && !ret)
-		ret = errno ? -errno : -EIO;
-	if (ret) {
-		log_err(LOG_REPORT, "write %s: %s", tmp, strerror(-ret));
-		unlink(tmp);
-		return ret;
+	if (!text) {
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
 	}
-	ret = fs_rename_durable(tmp, path);
-	if (ret) {
-		log_err(LOG_REPORT, "rename %s: %s", path, strerror(-ret));
-		unlink(tmp);
-	}
+	w->data = text;
+	w->len = strlen(text);
+	ret = fsb_write(w, timeout_ns, why, whylen);
+	free(text);
 	return ret;
 }

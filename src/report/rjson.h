@@ -244,9 +244,12 @@ int rj_case_fail(json_t *c, const char *error);
 /* Any status ("ok", "failed", "interrupted") and, unless NULL, its error. */
 int rj_case_set_status(json_t *c, const char *status, const char *error);
 
-/* Write doc to path atomically (path.tmp, fsync, rename), indented, keys in insertion
- * order. 0 or -errno, the failure logged naming path.tmp. */
-int rj_save(const char *path, const json_t *doc);
+/* Write doc (rj_dumps' text) to w->path whole and durable within timeout_ns
+ * (util/fsbound.h's fsb_write, with w's path, remake and no_replace): 0 or -errno, why
+ * filled, nothing logged. */
+struct fsb_write;
+int rj_save(struct fsb_write *w, const json_t *doc, uint64_t timeout_ns, char *why,
+	    size_t whylen);
 /* The same text into a malloc'd string (tests, stdout). */
 char *rj_dumps(const json_t *doc);
 

@@ -15,7 +15,6 @@
 #include "run/job.h"
 #include "run/run.h"
 #include "util/common.h"
-#include "util/fsutil.h"
 #include "util/fdlimit.h"
 #include "util/jtext.h"
 #include "util/log.h"
@@ -195,12 +194,13 @@ json_t *run_case_doc_new(const struct experiment *exp, size_t index)
 
 int run_case_save_partial(struct run_rank *rr, json_t *rows)
 {
-	char path[PATH_MAX + 32], why[96];
+	char path[PATH_MAX + 32], why[96], err[PATH_MAX + 160];
 	int ret = -ENOMEM;
 	json_t *p;
 
-	/* the last size's: the case's own file follows at once, with its path and bound */
-	if (rr->li.rank != 0 || !rr->case_doc ||
+	/* the last size's: the case's own file follows at once, with its path and bound;
+	 * after one that failed (said once), the case's end tries again */
+	if (rr->li.rank != 0 || !rr->case_doc || rr->partial_lost ||
 	    json_array_size(rows) >= (size_t)rr->ecase->cfg.collective.nsizes)
 		return 0;
 	p = json_copy(rr->case_doc); /* shallow: the setters below replace members only */
@@ -210,7 +210,12 @@ int run_case_save_partial(struct run_rank *rr, json_t *rows)
 				    hosts_json(rr)) &&
 	    !rj_case_set_collective(p, json_incref(rows)) &&
 	    !rj_case_set_status(p, "interrupted", why)) {
-		ret = run_case_save(rr->run_dir, (size_t)rr->case_index, p, path, sizeof(path));
+		ret = run_case_save(rr, (size_t)rr->case_index, p, path, sizeof(path), err,
+				    sizeof(err));
+		rr->partial_lost = ret != 0;
+		if (ret)
+			log_err(LOG_MAIN, "write %s: %s; the case goes on, its file is written as it ends",
+				path, err);
 	} else {
 		log_warn(LOG_MAIN, "case %s: its rows so far could not be kept: %s",
 			 rr->ecase->name, strerror(ENOMEM));
@@ -268,13 +273,14 @@ int run_rank_case(struct run_rank *rr)
 	json_t *results = NULL, *workload = NULL, *c = NULL;
 	bool bench = !workload_has_model(&rr->ecase->cfg.workload);
 	const char *abort_why;
-	char path[PATH_MAX + 32], blame[1024];
+	char path[PATH_MAX + 32], blame[1024], why[PATH_MAX + 160];
 	int ret, werr, me = rr->li.rank;
 
 	log_first_error_reset();
 	progress_case(&rr->progress, rr->case_index + 1, (int)rr->exp->ncases, rr->ecase->name,
 		      rr->li.nranks);
 	run_node_case_begin(rr);
+	rr->partial_lost = false;
 	if (me == 0) {
 		c = run_case_doc_new(rr->exp, (size_t)rr->case_index);
 		if (!c)
@@ -323,20 +329,22 @@ int run_rank_case(struct run_rank *rr)
 	rj_case_set_reduce_isa(c, run_node_reduce_isa());
 	rj_case_set_collective(c, results);
 	rj_case_set_workload_json(c, workload);
-	werr = run_case_save(rr->run_dir, (size_t)rr->case_index, c, path, sizeof(path));
+	werr = run_case_save(rr, (size_t)rr->case_index, c, path, sizeof(path), why, sizeof(why));
 	if (werr) {
 		/* disk full, read-only: the figures must reach the terminal at least */
 		json_t *one = json_pack("{s:s, s:[O]}", "schema", REPORT_SCHEMA, "cases", c);
 		struct report_opts term = {.formats = "table"};
 
-		log_err(LOG_MAIN, "write %s: %s; this case's results follow", path, strerror(-werr));
+		log_err(LOG_MAIN, "write %s: %s; this case's results follow", path, why);
 		if (one)
 			report_write_all(rr->run_dir, one, &term);
 		json_decref(one);
 	}
 	rr->case_doc = NULL;
 	json_decref(c);
-	return ret;
+	/* a directory that does not answer ends the run: each case to come would wait as
+	 * long to lose its file too */
+	return ret ? ret : werr == -ETIMEDOUT ? werr : 0;
 }
 
 /*
@@ -348,7 +356,7 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
 {
 	json_t *c = rj_case_new(rr->exp->cases[index].name, NULL, NULL);
 	const char *why = rr->bs ? bootstrap_abort_reason(rr->bs) : NULL;
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], werr[PATH_MAX + 160];
 
 	if (!c)
 		return;
@@ -356,8 +364,9 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
 		why = *log_first_error() ? log_first_error() : strerror(-err);
 	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, NULL);
 	rj_case_fail(c, why);
-	if (run_case_save(rr->run_dir, (size_t)index, c, path, sizeof(path)))
-		log_err(LOG_MAIN, "write %s: the case failed before it started: %s", path, why);
+	if (run_case_save(rr, (size_t)index, c, path, sizeof(path), werr, sizeof(werr)))
+		log_err(LOG_MAIN, "write %s: %s; the case failed before it started: %s", path,
+			werr, why);
 	json_decref(c);
 }
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,12 +19,12 @@
 #include "config.h"
 #include "util/build_info.h"
 #include "util/common.h"
-#include "util/fsutil.h"
+#include "util/fsbound.h"
 #include "util/hash.h"
 #include "util/log.h"
 
 int run_report_write(const char *dir, json_t *root, const struct report_opts *o,
-		     char *thr_why, size_t len);
+		     char *thr_why, size_t len, bool *written);
 
 /* The resolved experiment as INI text (malloc'd). */
 static char *resolved_text(const struct experiment *exp, size_t *len)
@@ -40,36 +39,57 @@ static char *resolved_text(const struct experiment *exp, size_t *len)
 	return text;
 }
 
-int run_status_write(const char *dir, const char *state, const char *detail)
+int run_dir_write(const char *dir, const char *path, const json_t *doc, const char *text,
+		  uint64_t timeout_ns, char *why, size_t whylen)
 {
-	char path[PATH_MAX + 16], line[512];
+	char cases[PATH_MAX + 16];
+	struct fsb_write w = { .path = path, .data = text, .len = text ? strlen(text) : 0,
+			       .remake = *dir ? cases : NULL };
+	int ret;
+
+	snprintf(cases, sizeof(cases), "%s/cases", dir);
+	ret = doc ? rj_save(&w, doc, timeout_ns, why, whylen)
+		  : fsb_write(&w, timeout_ns, why, whylen);
+	if (w.remade)
+		log_err(LOG_REPORT, "run directory %s was removed during the run: made it again; what was written there before is gone",
+			dir);
+	return ret;
+}
+
+int run_status_write(const char *dir, uint64_t timeout_ns, const char *state, const char *detail)
+{
+	char path[PATH_MAX + 16], line[512], why[PATH_MAX + 160];
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/status", dir);
 	snprintf(line, sizeof(line), "%s%s%s\n", state, detail && *detail ? ": " : "",
 		 detail ? detail : "");
-	ret = fs_write_atomic(path, line, strlen(line));
+	ret = run_dir_write(dir, path, NULL, line, timeout_ns, why, sizeof(why));
 	if (ret)
-		log_warn(LOG_REPORT, "write %s: %s", path, strerror(-ret));
+		log_warn(LOG_REPORT, "write %s: %s", path, why);
 	return ret;
 }
 
 int run_report_begin(const char *dir, const struct experiment *exp)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], why[PATH_MAX + 160];
+	uint64_t tmo = exp->base.report.write_timeout_ns;
 	size_t len = 0;
 	char *text = resolved_text(exp, &len);
-	int ret = text ? 0 : -ENOMEM;
+	int ret = text ? 0 : -ENOMEM, st;
 
 	/* written now, so a run killed midway still says what it was running */
 	snprintf(path, sizeof(path), "%s/experiment.ini", dir);
 	if (text)
-		ret = fs_write_atomic(path, text, len);
+		ret = run_dir_write(dir, path, NULL, text, tmo, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%s", strerror(ENOMEM));
 	if (ret)
-		log_warn(LOG_REPORT, "write %s: %s", path, strerror(-ret));
+		log_warn(LOG_REPORT, "write %s: %s", path, why);
 	free(text);
 	snprintf(path, sizeof(path), "pid %d", (int)getpid());
-	return run_status_write(dir, "running", path) ? -EIO : ret;
+	st = run_status_write(dir, tmo, "running", path);
+	return ret ? ret : st;
 }
 
 void run_case_file(char *buf, size_t len, const char *dir, size_t index)
@@ -77,36 +97,12 @@ void run_case_file(char *buf, size_t len, const char *dir, size_t index)
 	snprintf(buf, len, "%s/cases/%04zu.json", dir, index);
 }
 
-int run_case_save(const char *dir, size_t index, const json_t *c, char *path, size_t len)
+int run_case_save(const struct run_rank *rr, size_t index, const json_t *c, char *path,
+		  size_t len, char *why, size_t whylen)
 {
-	int ret = run_dir_keep(dir);
-
-	run_case_file(path, len, dir, index);
-	return ret ? ret : rj_save(path, c);
-}
-
-int run_dir_keep(const char *dir)
-{
-	char path[PATH_MAX + 16];
-	struct stat st;
-	int ret;
-
-	if (!*dir)
-		return 0; /* no run directory (a rank that writes none): nothing to keep */
-	snprintf(path, sizeof(path), "%s/cases", dir);
-	if (!stat(path, &st))
-		return 0;
-	if (errno != ENOENT)
-		return -errno;
-	ret = fs_mkdir_p(path);
-	if (ret) {
-		log_err(LOG_REPORT, "run directory %s was removed during the run and cannot be made again: mkdir %s: %s",
-			dir, path, strerror(-ret));
-		return ret;
-	}
-	log_err(LOG_REPORT, "run directory %s was removed during the run: made it again; what was written there before is gone",
-		dir);
-	return 0;
+	run_case_file(path, len, rr->run_dir, index);
+	return run_dir_write(rr->run_dir, path, c, NULL, rr->exp->base.report.write_timeout_ns,
+			     why, whylen);
 }
 
 void run_iso_time(char *buf, size_t len)
@@ -119,15 +115,17 @@ void run_iso_time(char *buf, size_t len)
 }
 
 /*
- * The stand-in for case i, which wrote no results file: its settings, no ranks, status
- * failed (its ranks crashed, were killed or timed out; ended, when not NULL, is the
- * driver's account of how they ended) or, with signo, interrupted (a signal stopped it:
- * not its fault).
+ * The stand-in for case i, whose results file could not be read: its settings, no
+ * ranks, status failed (its ranks crashed, were killed or timed out; ended, when not
+ * NULL, is the driver's account of how they ended; unread, when not NULL, why a file
+ * that may be there could not be read) or, with signo, interrupted (a signal stopped
+ * it: not its fault).
  */
-static json_t *standin_case(const struct experiment *exp, size_t i, int signo, const char *ended)
+static json_t *standin_case(const struct experiment *exp, size_t i, int signo, const char *ended,
+			    const char *unread)
 {
 	json_t *c = run_case_doc_new(exp, i);
-	char why[400];
+	char why[PATH_MAX + 400];
 
 	if (!c)
 		return NULL;
@@ -136,6 +134,9 @@ static json_t *standin_case(const struct experiment *exp, size_t i, int signo, c
 		snprintf(why, sizeof(why), "interrupted by %s before it finished",
 			 strsignal(signo));
 		rj_case_set_status(c, "interrupted", why);
+	} else if (unread) {
+		snprintf(why, sizeof(why), "its results file could not be read back: %s", unread);
+		rj_case_fail(c, why);
 	} else if (ended && *ended) {
 		/* rank 0 writes the file: it failed or hung too; the driver saw how */
 		snprintf(why, sizeof(why), "no results file, rank 0 writes it: %s", ended);
@@ -198,12 +199,31 @@ static void partial_case(json_t *c, int signo)
 }
 
 /* The report document could not be built (no memory): said, and the status says so. */
-static int report_unbuilt(const char *dir)
+static int report_unbuilt(const char *dir, uint64_t timeout_ns)
 {
 	log_err(LOG_REPORT, "%s/report.json: cannot build the report: %s; the results are in "
 		"%s/cases/", dir, strerror(ENOMEM), dir);
-	run_status_write(dir, "failed", "report.json could not be built, the results are in cases/");
+	run_status_write(dir, timeout_ns, "failed",
+			 "report.json could not be built, the results are in cases/");
 	return GS_EXIT_FAIL;
+}
+
+/* Case c's file read back (fsb_read: within the timeout), parsed; NULL with unread filled
+ * when it is there and could not be read, "" when it is missing or not whole. */
+static json_t *case_load(const char *path, uint64_t timeout_ns, char *unread, size_t len)
+{
+	json_t *cj = NULL;
+	size_t n;
+	char *text;
+	int ret;
+
+	ret = fsb_read(path, REPORT_MAX_FILE, timeout_ns, &text, &n, unread, len);
+	if (!ret)
+		cj = json_loadb(text, n, 0, NULL);
+	free(text);
+	if (!ret || ret == -ENOENT)
+		unread[0] = '\0';
+	return cj;
 }
 
 int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
@@ -211,9 +231,11 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			const struct run_outcome *oc)
 {
 	char path[PATH_MAX + 32], when[32], detail[640], thr[384], cuda[128], hash[24], rule[1024];
+	char unread[PATH_MAX + 160];
+	uint64_t tmo = exp->base.report.write_timeout_ns;
 	char **jargv = calloc((size_t)argc + 1, sizeof(*jargv)), *resolved;
 	int i, st, ref, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
-	bool end_failed;
+	bool end_failed, written;
 	size_t c, len = 0;
 	struct build_info bi;
 	json_t *root, *cases;
@@ -222,9 +244,8 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	if (!jargv || !resolved) {
 		free(jargv);
 		free(resolved);
-		return report_unbuilt(dir);
+		return report_unbuilt(dir, tmo);
 	}
-	run_dir_keep(dir); /* logs its own failure: the writes below then name their files */
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)hash_fnv1a64(resolved, len));
 	jargv[0] = "gradsync";
 	for (i = 0; i < argc; i++)
@@ -251,14 +272,13 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	free(resolved);
 	free(jargv);
 	if (!root)
-		return report_unbuilt(dir);
+		return report_unbuilt(dir, tmo);
 	rj_doc_set(root, "fingerprint", run_env_fingerprint());
 	/* what on this node (rank 0's) stops the fast path, judged at the experiment's gdr_level */
 	rj_doc_set(root, "doctor", doctor_node_json("/sys", exp->base.gpu.gdr_level));
 	rj_doc_set(root, "env", run_env_vars());
 	cases = json_object_get(root, "cases");
 	for (c = 0; c < exp->ncases && c < oc->ncases; c++) {
-		json_error_t jerr;
 		json_t *cj;
 		int signo;
 
@@ -267,11 +287,12 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		run_case_file(path, sizeof(path), dir, c);
 		/* the signal stopped the last case started; an earlier one's ranks died */
 		signo = c + 1 == oc->ncases ? oc->signo : 0;
-		cj = json_load_file(path, 0, &jerr);
+		cj = case_load(path, tmo, unread, sizeof(unread));
 		if (cj)
 			partial_case(cj, signo);
 		else
-			cj = standin_case(exp, c, signo, oc->case_why ? oc->case_why[c] : NULL);
+			cj = standin_case(exp, c, signo, oc->case_why ? oc->case_why[c] : NULL,
+					  *unread ? unread : NULL);
 		nran++;
 		if (oc->case_exit && oc->case_exit[c] && case_ok(cj)) {
 			char why[160];
@@ -306,14 +327,9 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 		code = GS_EXIT_FAIL;
 	rj_doc_set_status(root, oc->signo ? "interrupted" : nfailed || end_failed ? "failed" : "done",
 			  oc->signo || end_failed ? detail : NULL);
-	st = run_report_write(dir, root, &exp->base.report, thr, sizeof(thr));
+	st = run_report_write(dir, root, &exp->base.report, thr, sizeof(thr), &written);
 	code = GS_MAX(code, st);
 	if (!oc->signo) {
-		struct stat rs;
-		bool written;
-
-		snprintf(path, sizeof(path), "%s/report.json", dir);
-		written = !stat(path, &rs) && S_ISREG(rs.st_mode);
 		snprintf(detail, sizeof(detail), "%s%s%s%s%s%s%s",
 			 nfailed ? "some cases failed" : "",
 			 nfailed && end_failed ? "; " : "",
@@ -322,7 +338,7 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 			 (nfailed || end_failed || *thr) && !written ? "; " : "",
 			 written ? "" : "report.json could not be written, the results are in cases/");
 	}
-	run_status_write(dir, oc->signo ? "interrupted" : code ? "failed" : "done",
+	run_status_write(dir, tmo, oc->signo ? "interrupted" : code ? "failed" : "done",
 			 oc->signo || code ? detail : NULL);
 	json_decref(root);
 	return code;
@@ -415,27 +431,34 @@ out_set:
 
 /*
  * The pass/fail threshold, then report.json and the formats of [report] formats.
- * thr_why gets the threshold's reason when it failed the run ("" otherwise).
+ * thr_why gets the threshold's reason when it failed the run ("" otherwise); *written
+ * says whether report.json was.
  */
 int run_report_write(const char *dir, json_t *root, const struct report_opts *o,
-		     char *thr_why, size_t len)
+		     char *thr_why, size_t len, bool *written)
 {
-	char path[PATH_MAX + 32], files[128];
+	char path[PATH_MAX + 32], files[128], why[PATH_MAX + 160];
 	int ret, code = GS_EXIT_OK;
 
 	*thr_why = '\0';
 	if (*o->min_busbw)
 		code = report_threshold(root, o->min_busbw, thr_why, len);
 	snprintf(path, sizeof(path), "%s/report.json", dir);
-	ret = rj_save(path, root);
+	ret = run_dir_write(dir, path, root, NULL, o->write_timeout_ns, why, sizeof(why));
+	*written = !ret;
 	if (ret) {
 		/* the figures must not be lost with the file: the table goes to the terminal */
 		struct report_opts term = *o;
+		char where[2 * PATH_MAX + 200];
 
-		log_err(LOG_REPORT,
-			"write %s: %s; every finished case's results are in %s/cases/ "
-			"(gradsync report %s reads them); the table follows",
-			path, strerror(-ret), dir, dir);
+		if (ret == -ETIMEDOUT) /* the directory does not answer: what reached it is
+					* there once it does */
+			snprintf(where, sizeof(where), "the case files written before are in %s/cases/ (gradsync report %s reads them once it answers), a case that could not write its own printed its table as it ended",
+				 dir, dir);
+		else
+			snprintf(where, sizeof(where), "every finished case's results are in %s/cases/ (gradsync report %s reads them)",
+				 dir, dir);
+		log_err(LOG_REPORT, "write %s: %s; %s; the table follows", path, why, where);
 		snprintf(term.formats, sizeof(term.formats), "table");
 		report_write_all(dir, root, &term);
 		return GS_EXIT_FAIL;
@@ -444,7 +467,8 @@ int run_report_write(const char *dir, json_t *root, const struct report_opts *o,
 	/* the files named at the end are those the formats asked for and that were written */
 	report_files_named(o->formats, files, sizeof(files));
 	if (ret) {
-		log_err(LOG_REPORT, "write reports into %s: %s", dir, strerror(-ret));
+		/* each file that failed has said so, naming itself and why */
+		log_err(LOG_REPORT, "the reports into %s were not all written (see above)", dir);
 		files[0] = '\0';
 	}
 	log_info(LOG_REPORT, "report: %s/report.json%s%s%s", dir, files[0] ? " (and " : "", files,

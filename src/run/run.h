@@ -83,6 +83,8 @@ struct run_rank {
 	struct run_rank_gpu gpu;   /* gpu.c */
 	struct progress progress;  /* rank 0's live lines; disabled elsewhere and with -q */
 	json_t *case_doc;          /* rank 0: the running case's document (rank.c) */
+	bool partial_lost;         /* rank 0: a file of the case's rows so far failed (said
+				    * once; the case's end writes it) */
 };
 
 /* How a run ended: report.json's status and which cases it lists. */
@@ -329,25 +331,30 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
  * The run directory's `status` file, rewritten atomically at each change: one line
  * "STATE[: detail]" with STATE running, interrupted, failed or done. A directory whose
  * status still reads running after its driver is gone was killed (kill -9, power):
- * `gradsync report DIR` then reads what cases/ holds.
+ * `gradsync report DIR` then reads what cases/ holds. 0 or -errno, a failure logged.
  */
-int run_status_write(const char *dir, const char *state, const char *detail);
-/* At the start of a run: experiment.ini (resolved, secrets redacted) and status running. */
+int run_status_write(const char *dir, uint64_t timeout_ns, const char *state, const char *detail);
+/* At the start of a run: experiment.ini (resolved, secrets redacted) and status running.
+ * 0 or the first -errno (-ETIMEDOUT: the directory does not answer), each logged. */
 int run_report_begin(const char *dir, const struct experiment *exp);
 /* Case index's results file in run directory dir: DIR/cases/NNNN.json. */
 void run_case_file(char *buf, size_t len, const char *dir, size_t index);
 /*
- * Before a write into run directory dir: one removed during the run (rm -rf by hand, a
- * cleanup job) is made again with its cases/, and one line says so, so that the cases
- * still to come keep their results (the report reads those written before as failed).
- * 0, or -errno when it is gone and cannot be made.
+ * A file of run directory dir, path, written whole and durable within timeout_ns
+ * ([report] write_timeout; util/fsbound.h): doc's JSON, or text. A run directory removed
+ * during the run (rm -rf by hand, a cleanup job) is made again first with its cases/,
+ * and one line says so, so that the cases still to come keep their results (the report
+ * reads those written before as failed). 0, or -errno with why filled (the caller's line
+ * names path); -ETIMEDOUT: the directory does not answer.
  */
-int run_dir_keep(const char *dir);
+int run_dir_write(const char *dir, const char *path, const json_t *doc, const char *text,
+		  uint64_t timeout_ns, char *why, size_t whylen);
 /*
- * Case index's results file in run directory dir (run_case_file, into path), written
- * whole (rj_save) after run_dir_keep: 0 or -errno, each failure logged.
+ * Rank 0: case index's results file (run_case_file, into path) in rr's run directory,
+ * written by run_dir_write: 0 or -errno with why filled, nothing logged.
  */
-int run_case_save(const char *dir, size_t index, const json_t *c, char *path, size_t len);
+int run_case_save(const struct run_rank *rr, size_t index, const json_t *c, char *path,
+		  size_t len, char *why, size_t whylen);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */

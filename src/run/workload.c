@@ -13,7 +13,6 @@
 #include "run/wl_gpu.h"
 #include "coll/gpu_memops.h"
 #include "util/common.h"
-#include "util/fsutil.h"
 #include "util/log.h"
 #include "workload/ddp.h"
 #include "workload/metrics.h"
@@ -249,7 +248,7 @@ static int write_trace(const struct run_rank *rr, const struct compute_timeline 
 {
 	json_t *ev = json_array(), *root;
 	uint64_t t0 = UINT64_MAX;
-	char path[PATH_MAX + 32], why[96], *text;
+	char path[PATH_MAX + 32], why[PATH_MAX + 160], err[PATH_MAX + 160], *text;
 	int r, i, ret;
 	uint32_t l, b;
 
@@ -307,14 +306,18 @@ static int write_trace(const struct run_rank *rr, const struct compute_timeline 
 			 "layer spans are the compute model's; bucket spans are measured");
 	snprintf(path, sizeof(path), "%s/trace-%04d.json", rr->run_dir, rr->case_index);
 	text = root ? json_dumps(root, JSON_COMPACT) : NULL;
-	ret = text ? run_dir_keep(rr->run_dir) : -ENOMEM;
-	if (!ret)
-		ret = fs_write_atomic(path, text, strlen(text));
+	if (text) {
+		ret = run_dir_write(rr->run_dir, path, NULL, text,
+				    rr->exp->base.report.write_timeout_ns, err, sizeof(err));
+	} else {
+		ret = -ENOMEM;
+		snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
+	}
 	if (ret) {
-		log_err(LOG_WORKLOAD, "write %s: %s", path, strerror(-ret));
+		log_err(LOG_WORKLOAD, "write %s: %s", path, err);
 		/* the case's figures stand; the run fails, saying which file is missing */
 		snprintf(why, sizeof(why), "write %s: %s (the figures are kept)",
-			 strrchr(path, '/') + 1, strerror(-ret));
+			 strrchr(path, '/') + 1, err);
 		rj_case_fail(rr->case_doc, why);
 	}
 	free(text);

@@ -1,4 +1,4 @@
-/* Files and directories for results: atomic writes and never-overwritten run directories. */
+/* Files and directories: never-overwritten run directories, safe input files, mounts. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,70 +11,6 @@
 
 #include "util/fsutil.h"
 #include "util/units.h"
-
-int fs_rename_durable(const char *tmp, const char *path)
-{
-	char dir[4096], *slash;
-	int fd, ret = 0;
-
-	if (rename(tmp, path))
-		return -errno;
-	/* the new name is on disk only once its directory is: a power cut after rename
-	 * alone can bring back the old name, or none */
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* a file system that cannot sync a directory (EINVAL) keeps names as it does */
-	if (fsync(fd) && errno != EINVAL)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-int fs_write_atomic(const char *path, const void *data, size_t len)
-{
-	char tmp[4096];
-	const char *p = data;
-	int fd, ret = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		p += n;
-		len -= n;
-	}
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret) {
-		ret = fs_rename_durable(tmp, path);
-		if (ret)
-			unlink(tmp); /* gone already when only the directory's sync failed */
-		return ret;
-	}
-	unlink(tmp);
-	return ret;
-}
 
 int fs_mkdir_p(const char *path)
 {

@@ -1,4 +1,7 @@
-/* Files and directories: atomic writes, mkdir -p, fresh result directories, safe input files. */
+/*
+ * Files and directories: mkdir -p, fresh result directories, safe input files, which
+ * mount holds a path. The writes of results are util/fsbound.h's (bounded in time).
+ */
 #ifndef GS_UTIL_FSUTIL_H
 #define GS_UTIL_FSUTIL_H
 
@@ -6,11 +9,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Write data to path through a temporary file and rename(): readers never see half a file. */
-int fs_write_atomic(const char *path, const void *data, size_t len);
-/* rename(tmp, path), then fsync of path's directory so the new name survives a power cut
- * (the data itself the caller synced). 0 or -errno. */
-int fs_rename_durable(const char *tmp, const char *path);
 int fs_mkdir_p(const char *path);
 /* Create PARENT/NAME-YYYYmmdd-HHMMSS (or -2, -3, ... if taken); never reuses one. */
 int fs_make_unique_dir(const char *parent, const char *name, char *out, size_t len);
