@@ -22,7 +22,7 @@
 #include "run/run.h"
 #include "topo/topo.h"
 #include "util/common.h"
-#include "util/fsutil.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 #include "util/rand.h"
 #include "util/stopsig.h"
@@ -53,23 +53,26 @@ void run_job_bootstrap_opts(const struct launch_info *li, uint64_t timeout_ns,
 	};
 }
 
+/*
+ * The run directory and its cases/, then a probe file written, fsync'ed, renamed and
+ * removed in it, all within [report] write_timeout: a directory whose file system does
+ * not answer (a hard-mounted NFS whose server is gone) fails the run here, before any
+ * case, instead of hanging it at the first result.
+ */
 static int make_run_dir(const struct experiment *exp, const struct run_job_args *a, char *dir,
 			size_t len)
 {
-	char cases[PATH_MAX + 8];
+	const char *parent = a->out ? a->out : exp->base.experiment.output_dir;
+	char why[PATH_MAX + 160];
 	int ret;
 
-	ret = fs_make_unique_dir(a->out ? a->out : exp->base.experiment.output_dir,
-				 exp->base.experiment.name, dir, len);
-	if (ret) {
-		log_err(LOG_MAIN, "create run directory under %s: %s",
-			a->out ? a->out : exp->base.experiment.output_dir, strerror(-ret));
-		return ret;
-	}
-	snprintf(cases, sizeof(cases), "%s/cases", dir);
-	ret = fs_mkdir_p(cases);
-	if (ret)
-		log_err(LOG_MAIN, "mkdir %s: %s", cases, strerror(-ret));
+	ret = fsb_make_unique_dir(parent, exp->base.experiment.name, "cases", dir, len,
+				  exp->base.report.write_timeout_ns, why, sizeof(why));
+	if (ret == -ETIMEDOUT)
+		log_err(LOG_MAIN, "%s directory %s does not answer: %s; no case has run",
+			*dir ? "run" : "output", *dir ? dir : parent, why);
+	else if (ret)
+		log_err(LOG_MAIN, "create run directory under %s: %s", parent, why);
 	return ret;
 }
 
@@ -93,6 +96,18 @@ static int pending_stop(const sigset_t *stop)
 	return stop_sig_is(sig) ? sig : 0;
 }
 
+/* After a failed case: does the run directory still answer (fsb_probe)? When it does not,
+ * one line says so and true. */
+static bool dir_gone(const struct experiment *exp, const char *dir)
+{
+	char why[PATH_MAX + 160];
+
+	if (fsb_probe(dir, exp->base.report.write_timeout_ns, why, sizeof(why)) != -ETIMEDOUT)
+		return false;
+	log_err(LOG_MAIN, "run directory %s does not answer: %s; no further case starts", dir, why);
+	return true;
+}
+
 /*
  * No launcher: spawn each case's ranks on this host, one job per case. A stop signal
  * (blocked by the caller, in `stop`) ends the run: the spawner forwards it and kills the
@@ -102,6 +117,7 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 		       int argc, char **argv, const sigset_t *stop, struct run_outcome *oc)
 {
 	char **cv, token[LAUNCH_TOKEN_MAX + 1];
+	bool dead = false;
 	size_t i;
 	int failed = 0, ret;
 
@@ -121,7 +137,7 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 	} else {
 		unsetenv(RUN_MEMCPY_ENV); /* ours only: never the user's */
 	}
-	for (i = 0; i < exp->ncases && !oc->signo; i++) {
+	for (i = 0; i < exp->ncases && !oc->signo && !dead; i++) {
 		const struct cfg *c = &exp->cases[i].cfg;
 		char num[16], nonce_hex[24];
 		uint64_t nonce;
@@ -153,6 +169,10 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 		} else if (st) {
 			log_err(LOG_MAIN, "case %s failed (exit status %d)", exp->cases[i].name, st);
 			failed++;
+			/* its rank 0 may have found the directory stopped answering: each
+			 * case to come would wait as long to lose its results too */
+			if (dir_gone(exp, dir))
+				dead = true;
 		}
 		if (oc->case_exit)
 			oc->case_exit[i] = oc->signo ? 0 : st;
@@ -299,7 +319,13 @@ int run_job(const struct run_job_args *in, int argc, char **argv)
 			code = GS_EXIT_FAIL;
 			goto out;
 		}
-		run_report_begin(dir, exp);
+		/* the probe answered a moment ago: this one failing in time is said, and
+		 * ends the run as the probe would have */
+		if (run_report_begin(dir, exp) == -ETIMEDOUT) {
+			log_err(LOG_MAIN, "run directory %s does not answer: no case has run", dir);
+			code = GS_EXIT_FAIL;
+			goto out;
+		}
 		log_info(LOG_MAIN, "results: %s", dir);
 	}
 	oc.ncases = exp->ncases;

@@ -1,0 +1,147 @@
+#!/bin/sh
+# An output directory that stops answering (a hard-mounted NFS whose server went away:
+# open, write, fsync and rename block for ever) fails the run within [report]
+# write_timeout, with one line naming the file and the call that did not return, instead
+# of hanging it. Without NFS: strace holds every fsync for 8 s (the check at the start),
+# or a FIFO stands where a result's temporary file goes (its open waits for a reader).
+# - at the start: exit 1 before any case, naming the run directory and the fsync;
+# - report.json at the end (rank 0 under a launcher): exit 1, the table on the terminal,
+#   the case files kept, the status write that follows refused at once;
+# - a case's file: its table on the terminal, the job stopped (each case to come would
+#   wait as long to lose its file too), the other rank told.
+# The backstop is `timeout`; the bound asserted is write_timeout (1s) plus a margin for a
+# loaded 2-core host.
+set -u
+. "$(dirname "$0")/../lib_net.sh"
+rank_test_begin
+elapsed() { python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$1"; }
+# within SECONDS LIMIT: true when SECONDS <= LIMIT
+within() { python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$1" "$2"; }
+# the file system the run directory is on, as /proc/self/mountinfo names it
+fs_line='is its file system ([^ ]* at /[^)]*) reachable?'
+
+cat >"$T/od.ini" <<INI
+[experiment]
+name = od
+[collective]
+sizes = 4KiB, 64KiB
+iterations = 5
+[transport]
+transport = tcp
+[launch]
+local_ranks = 2
+timeout = 20s
+[report]
+formats = table,json,md
+write_timeout = 1s
+INI
+
+# 1. The check at the start: every fsync held 8 s. The line comes after the 1 s bound
+# (its time taken when it shows in the log), no case runs; the process ends when strace
+# lets the held thread go (as a real one would end when its I/O returns).
+if command -v strace >/dev/null 2>&1; then
+	mkdir -p "$T/pre"
+	# LeakSanitizer cannot work under ptrace: an ASan build checks no leaks here
+	t0=$(date +%s.%N)
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 60 strace -o /dev/null -f \
+		-e trace=fsync -e inject=fsync:delay_enter=8000000 \
+		"$G" run "$T/od.ini" --out "$T/pre" >"$T/pre.out" 2>"$T/pre.err" &
+	pids=$!
+	said=
+	for i in $(seq 300); do
+		grep -q "does not answer" "$T/pre.err" && { said=$(elapsed "$t0"); break; }
+		sleep 0.05
+	done
+	wait $pids
+	st=$?
+	pids=
+	took=$(elapsed "$t0")
+	[ $st = 1 ] || fail "start: exit $st, expected 1"
+	[ -n "$said" ] && within "$said" 5 || fail "start: the error took ${said:-over 15}s (bound 1s)"
+	within "$took" 30 || fail "start: the run took ${took}s"
+	d=$(ls -d "$T"/pre/od-* | head -n 1)
+	grep -q "error: run directory $d does not answer: fsync of $d/\.gradsync-probe\.[0-9]*\.tmp did not return within 1s: $fs_line; no case has run$" "$T/pre.err" ||
+		{ fail "start: no line naming the directory and the fsync"; cat "$T/pre.err"; }
+	[ "$(grep -c 'error' "$T/pre.err")" = 1 ] || { fail "start: more than one line"; cat "$T/pre.err"; }
+	grep -q "case 1/" "$T/pre.err" "$T/pre.out" && fail "start: a case ran"
+	[ -z "$(ls -A "$d/cases")" ] || fail "start: case files: $(ls "$d/cases")"
+	echo "start: exit $st, the error after ${said}s, the run ${took}s (strace held the fsync 8s)"
+else
+	echo "start: strace not installed, not checked"
+fi
+
+# hand RUN FILE: rank 0 of a 2-rank launcher job on $T/RUN started; once its run
+# directory $d exists (made and probed, no case run yet: rank 1 is not there), a FIFO
+# stands at $d/FILE; then rank 1 runs to its end. Rank 0's exit in $st0, the time from
+# rank 1's start to rank 0's end in $took, rank 1's exit in $st1.
+hand() {
+	port=$(free_port $((port + 1)))
+	mkdir -p "$T/$1"
+	timeout 60 "$G" run "$T/od.ini" --out "$T/$1" --rank 0 --world-size 2 \
+		--rendezvous 127.0.0.1:$port --token od >"$T/$1.0.out" 2>"$T/$1.0.err" &
+	pids=$!
+	d=
+	for i in $(seq 400); do
+		d=$(ls -d "$T/$1"/od-* 2>/dev/null | head -n 1)
+		[ -n "$d" ] && [ -e "$d/status" ] && break
+		sleep 0.05
+	done
+	if [ -z "$d" ] || ! mkfifo "$d/$2"; then
+		fail "$1: rank 0 made no run directory: $(tail -n 3 "$T/$1.0.err")"
+		d=$T/$1/none
+	fi
+	t0=$(date +%s.%N)
+	timeout 60 "$G" run "$T/od.ini" --out "$T/$1" --rank 1 --world-size 2 \
+		--rendezvous 127.0.0.1:$port --token od >"$T/$1.1.out" 2>"$T/$1.1.err"
+	st1=$?
+	wait $pids
+	st0=$?
+	pids=
+	took=$(elapsed "$t0")
+}
+port=$((21000 + $$ % 9000))
+
+# 2. report.json at the end: its open waits; rank 0 gives up after 1 s, names the file,
+# the call and where the results are, prints the table; the status write after it is
+# refused at once (the open has not returned), not another second.
+hand end report.json.tmp
+[ $st0 = 1 ] || fail "report.json: rank 0 exit $st0, expected 1"
+[ $st1 = 0 ] || fail "report.json: rank 1 exit $st1, expected 0"
+within "$took" 12 || fail "report.json: rank 0 took ${took}s"
+grep -q "error: write $d/report.json: open of $d/report.json.tmp did not return within 1s: $fs_line; the case files written before are in $d/cases/ (gradsync report $d reads them once it answers), a case that could not write its own printed its table as it ended; the table follows" "$T/end.0.err" ||
+	{ fail "report.json: no line naming it, the open and where the results are"; cat "$T/end.0.err"; }
+grep -q "warning: write $d/status: not attempted: the open of $d/report.json.tmp has not returned for [0-9]*s: $fs_line" "$T/end.0.err" ||
+	{ fail "report.json: the status write was not refused naming the open"; cat "$T/end.0.err"; }
+# the per-size table's row: size, count, iterations, then the times
+grep -q "^ *64KiB  *16384  *5  *[0-9.][0-9.]* " "$T/end.0.out" ||
+	{ fail "report.json: the table lacks the figures"; cat "$T/end.0.out"; }
+python3 - "$d" <<'PY' || fail "report.json: cases/0000.json"
+import json, sys
+c = json.load(open(sys.argv[1] + "/cases/0000.json"))
+assert c["status"] == "ok" and c["collective"][1]["busbw_GBps"] > 0, c["status"]
+PY
+[ -e "$d/report.md" ] && fail "report.json: report.md written after report.json failed"
+echo "report.json: rank 0 exit $st0 ${took}s after rank 1 started; table on the terminal"
+
+# 3. A case's file: case 1 of two (a [matrix]); its rows-so-far file after the first size
+# waits, then its file at the end is refused at once; its table reaches the terminal;
+# rank 0 stops the job (rank 1 is told) instead of running on.
+cat >>"$T/od.ini" <<INI
+[matrix]
+transport.streams = 1, 2
+INI
+hand case cases/0001.json.tmp
+[ $st0 = 1 ] || fail "case file: rank 0 exit $st0, expected 1"
+[ $st1 = 0 ] && fail "case file: rank 1 exit 0, the job was not stopped"
+within "$took" 15 || fail "case file: rank 0 took ${took}s"
+grep -q "error: write $d/cases/0001.json: open of $d/cases/0001.json.tmp did not return within 1s: $fs_line; the case goes on, its file is written as it ends" "$T/case.0.err" ||
+	{ fail "case file: no line naming the rows' file and the open"; cat "$T/case.0.err"; }
+grep -q "error: write $d/cases/0001.json: not attempted: the open of $d/cases/0001.json.tmp has not returned for [0-9]*s: $fs_line; this case's results follow" "$T/case.0.err" ||
+	{ fail "case file: no line for the case's file"; cat "$T/case.0.err"; }
+grep -q "^ *[0-9]*  *streams=2  *ok" "$T/case.0.out" && grep -q "^ *64KiB  *16384  *5  *[0-9.][0-9.]* " "$T/case.0.out" ||
+	{ fail "case file: the case's table is not on the terminal"; cat "$T/case.0.out"; }
+grep -q "cases/0001.json.tmp" "$T/case.1.err" || { fail "case file: rank 1 not told why"; cat "$T/case.1.err"; }
+echo "case file: rank 0 exit $st0, rank 1 exit $st1, ${took}s; the case's table on the terminal"
+
+[ $fails = 0 ] && echo "outdir: all passed"
+exit $((fails > 0))
