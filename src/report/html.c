@@ -228,7 +228,9 @@ out_free:
 /* Mean over the cases of each transport of CPU s/GB at their largest message size. */
 static int chart_cpu(FILE *f, const struct report_set *s)
 {
-	static const char *const stacks[] = { "CPU seconds per GB reduced" };
+	/* run_result_row divides by the bytes the ranks sent (2(n-1)/n of a ring
+	 * AllReduce's buffer each), not the buffer size: the legend says so */
+	static const char *const stacks[] = { "CPU seconds per GB sent" };
 	const char **cats = calloc((size_t)s->ncases + 1, sizeof(*cats));
 	double *v = calloc((size_t)s->ncases + 1, sizeof(*v));
 	int *cnt = calloc((size_t)s->ncases + 1, sizeof(*cnt));

@@ -266,6 +266,9 @@ static void test_transports_page(void **state)
 	assert_non_null(strstr(html, ">1G</text>"));
 	assert_non_null(strstr(html, "allreduce f32: bus bandwidth vs message size"));
 	assert_non_null(strstr(html, ">transport=shm</text>")); /* legend */
+	/* cpu_s_per_GB's denominator is the bytes sent, as the Cases table says */
+	assert_non_null(strstr(html, ">CPU seconds per GB sent</text>"));
+	assert_null(strstr(html, "GB reduced"));
 	assert_non_null(strstr(html, "FAIL: 3 of 3 cases"));
 	free(html);
 }
