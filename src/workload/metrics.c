@@ -55,6 +55,8 @@ void wl_metrics_sum(const struct wl_iter_metrics *per, int niters, int nranks,
 	if (cnt && niters)
 		m->critical_share = (double)cnt[m->critical_rank] / niters;
 	m->comm_wait_share = it > 0 ? ex / it : 0;
-	m->overlap_efficiency = comm > 0 ? hid / comm : 1;
+	/* one rank moves nothing (its busbw is 0 by definition): its AllReduces are
+	 * microsecond no-ops whose hidden share is noise, not overlap */
+	m->overlap_efficiency = nranks > 1 && comm > 0 ? hid / comm : 1;
 	free(cnt);
 }

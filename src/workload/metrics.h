@@ -10,7 +10,8 @@
  *   another on the comm thread); hidden comm = the part of those spans inside its
  *   backward pass;
  * - comm-wait share = sum of exposed / sum of iteration over the iterations;
- * - overlap efficiency = sum of hidden comm / sum of comm (1 when there is no comm).
+ * - overlap efficiency = sum of hidden comm / sum of comm (1 when there is no comm,
+ *   as with one rank, which moves nothing).
  *
  * Pure functions over ddp_result; times in ns relative to each iteration's start.
  */

@@ -66,9 +66,31 @@ static void test_first_bucket_overlaps(void **state)
 	assert_true(m.exposed_ns == 35300000);
 	assert_true(m.hidden_ns == 17000000);
 	assert_true(m.comm_ns == 52300000);
-	wl_metrics_sum(&m, 1, 1, &s);
-	assert_true(s.overlap_efficiency > 0.3 && s.overlap_efficiency < 0.33);
+	/* the critical rank's timeline of a 2-rank job: 17 of 52.3 ms hidden */
+	wl_metrics_sum(&m, 1, 2, &s);
+	assert_true(s.overlap_efficiency == 17000000.0 / 52300000.0);
 	assert_true(s.comm_wait_share == 35300000.0 / 60000000.0);
+}
+
+/*
+ * One rank: its AllReduces move nothing (a 1-rank quickstart read 3 us spans and
+ * "overlap eff. 45.2%"); overlap efficiency is 1, as with no comm, while the times
+ * and comm-wait share stay the measured ones.
+ */
+static void test_one_rank_no_comm(void **state)
+{
+	struct ddp_iter it = { 10000, 30000, 30500, 0 };
+	struct ddp_bucket_times bt[2] = { { 20000, 20000, 20003 }, { 30000, 30497, 30500 } };
+	struct ddp_result res = { .iterations = 1, .nbuckets = 2, .iter = &it, .bucket = bt };
+	struct wl_iter_metrics m;
+	struct wl_metrics s;
+
+	(void)state;
+	wl_metrics_iter(&res, 1, 0, &m);
+	assert_true(m.comm_ns == 6 && m.hidden_ns == 3 && m.exposed_ns == 500);
+	wl_metrics_sum(&m, 1, 1, &s);
+	assert_true(s.overlap_efficiency == 1);
+	assert_true(s.comm_wait_share == 500.0 / 30500.0);
 }
 
 /* No buckets: nothing to hide, overlap efficiency 1, exposed 0 when end == bwd_end. */
@@ -92,6 +114,7 @@ int main(void)
 		cmocka_unit_test(test_hand_computed),
 		cmocka_unit_test(test_first_bucket_overlaps),
 		cmocka_unit_test(test_no_comm),
+		cmocka_unit_test(test_one_rank_no_comm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -85,6 +85,8 @@ two = cases["transport=tcp,local_ranks=2"]["workload"]
 assert two["scaling_efficiency"] is not None and 0 < two["scaling_efficiency"] <= 1.2, two["scaling_efficiency"]
 one = cases["transport=tcp,local_ranks=1"]["workload"]
 assert one["scaling_efficiency"] is None, one["scaling_efficiency"]
+# one rank moves nothing: its no-op AllReduces are not "communication" to hide
+assert one["overlap_efficiency"] == 1, one["overlap_efficiency"]
 want = two["samples_per_s_rank"] / one["samples_per_s_rank"]
 assert abs(two["scaling_efficiency"] - want) <= 1e-6 * want, (two["scaling_efficiency"], want)
 print("workload: %d buckets, tcp 2 ranks %.1f ms/iter (comm-wait %.0f%%), scaling %.2f" %
