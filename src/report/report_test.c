@@ -272,6 +272,32 @@ static void test_baseline_per_case(void **state)
 	report_set_free(&s);
 }
 
+/*
+ * A case that failed mid-sweep keeps the sizes it finished: its per-size rows say so,
+ * so its figures are not read as a complete sweep; an ok case's are unmarked.
+ */
+static void test_failed_case_rows_marked(void **state)
+{
+	static const char *const one[] = { "tcp_shm", NULL };
+	struct report_opts o = { 0 };
+	struct report_set s;
+	char *md, *p;
+
+	(void)state;
+	load(&s, one, NULL);
+	assert_true(json_array_size(json_object_get(s.cases[0].json, "collective")) > 0);
+	json_object_set_new(s.cases[0].json, "status", json_string("failed"));
+	json_object_set_new(s.cases[0].json, "error", json_string("rank 1 timed out"));
+	md = render(report_write_md, &s, &o);
+	p = strstr(md, "| Case | Size | Count |");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "| transport=tcp (failed: the sizes before it stopped) | 4KiB |"));
+	assert_non_null(strstr(p, "| transport=shm | 4KiB |"));
+	assert_null(strstr(p, "transport=shm (failed"));
+	free(md);
+	report_set_free(&s);
+}
+
 static bool has_item(const struct fair_item *it, int n, const char *what, const char *needle)
 {
 	int i;
@@ -451,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_golden_workload),
 		cmocka_unit_test(test_merge_prefixes_clashing_names),
 		cmocka_unit_test(test_baseline_per_case),
+		cmocka_unit_test(test_failed_case_rows_marked),
 		cmocka_unit_test(test_fairness),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_load_errors_and_dirs),

@@ -391,7 +391,8 @@ static void group_details(const struct report_set *s, const char *group, const i
 			 "largest).");
 	else
 		doc_text(d, RB_PARA, "Time of an iteration is the ranks' mean, each rank's from "
-			 "its entry to its exit; p50/p99 over the iterations. Slowest rank: the "
+			 "its entry to its exit; p50/p99 over the iterations (nearest rank: below "
+			 "100 iterations p99 is the largest). Slowest rank: the "
 			 "rank the others waited for in most iterations; rank spread: median over "
 			 "iterations of the longest rank time over the shortest.");
 	t = doc_table(d, ARRAY_SIZE(hdr));
@@ -410,9 +411,12 @@ static void group_details(const struct report_set *s, const char *group, const i
 			if (strcmp(g, group) != 0)
 				continue;
 			row = tbl_row(d, t);
-			/* The name once per case, on its first size. */
+			/* The name once per case, on its first size; a failed case's rows
+			 * are the sizes it finished before it stopped, and say so */
 			if (!named)
-				tbl_set(d, t, row, 0, "%s", s->cases[cols[k]].name);
+				tbl_set(d, t, row, 0, "%s%s", s->cases[cols[k]].name,
+					case_ok(s->cases[cols[k]].json) ? "" :
+					" (failed: the sizes before it stopped)");
 			named = true;
 			units_fmt_size((uint64_t)jget_num(r, "size"), sz, sizeof(sz));
 			tbl_set(d, t, row, 1, "%s", sz);
