@@ -32,7 +32,7 @@
 #define BS_REFUSE_LOG_WINDOW_NS 10000000000ull
 /* Bound on sending an ABORT to one peer (a stuck peer must not hold up the rest). */
 #define BS_ABORT_SEND_NS 1000000000ull
-#define BS_REASON_LEN	 256
+#define BS_REASON_LEN	 1024
 /* The reader's longest sleep in poll (it wakes at least this often). */
 #define BS_TICK_NS 200000000ull
 /* A later wake-up by this much (or by half the job's timeout, if less) means that this

@@ -33,7 +33,7 @@
 #define BS_TOKEN_MAX 256
 /* Largest collective payload: an allgather of 4096 ranks x 16 KiB. */
 #define BS_MAX_PAYLOAD (64u << 20)
-#define BS_TEXT_MAX    255
+#define BS_TEXT_MAX    1023
 
 enum bs_type {
 	BS_HELLO = 1,

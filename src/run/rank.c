@@ -109,7 +109,7 @@ static void wait_abort_reason(struct run_rank *rr)
  * the errno that came up. */
 static void rank_abort(struct run_rank *rr, int err)
 {
-	char why[256], lim[96];
+	char why[LOG_FIRST_ERROR_LEN + 32], lim[96];
 
 	if (err == -EMFILE || err == -ENFILE)
 		log_err(LOG_MAIN, "case %s: out of file descriptors (%s): a rank holds about one "
@@ -273,7 +273,7 @@ int run_rank_case(struct run_rank *rr)
 	json_t *results = NULL, *workload = NULL, *c = NULL;
 	bool bench = !workload_has_model(&rr->ecase->cfg.workload);
 	const char *abort_why;
-	char path[PATH_MAX + 32], blame[1024], why[PATH_MAX + 160];
+	char path[PATH_MAX + 32], blame[2048], why[PATH_MAX + 160];
 	int ret, werr, me = rr->li.rank;
 
 	log_first_error_reset();

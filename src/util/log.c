@@ -101,7 +101,7 @@ bool log_enabled(enum log_level level, enum log_subsys subsys)
 
 void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...)
 {
-	char line[1024];
+	char line[2048];
 	size_t n = 0, msg;
 	va_list ap;
 

@@ -47,7 +47,7 @@ void log_msg(enum log_level level, enum log_subsys subsys, const char *fmt, ...)
  * The text of the first error logged since the last reset ("" if none): a failed case
  * reports its first real cause, not the errno its callers passed up.
  */
-#define LOG_FIRST_ERROR_LEN 256
+#define LOG_FIRST_ERROR_LEN 1024
 void log_first_error_reset(void);
 const char *log_first_error(void);
 
