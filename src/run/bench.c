@@ -132,6 +132,14 @@ static int collect_row(struct run_rank *rr, struct run_comm *rc, struct run_samp
 }
 
 /* The nccl-tests style row of a measured size, printed as soon as it is measured. */
+/* The columns of print_row, nccl-tests' (README "While a run goes"). */
+static void print_header(struct run_rank *rr)
+{
+	progress_row(&rr->progress, "%10s %12s %5s %4s %11s %11s %11s %8s %8s %7s %7s %6s", "size",
+		     "count", "type", "op", "avg us", "p50 us", "p99 us", "algbw", "busbw",
+		     "#wrong", "slowest", "spread");
+}
+
 static void print_row(struct run_rank *rr, const json_t *row)
 {
 	const json_t *t = json_object_get(row, "time_us"), *rk = json_object_get(row, "ranks");
@@ -322,9 +330,7 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 	}
 	for (si = 0; si < co->nsizes; si++)
 		work += (co->sizes[si] + ETA_FLOOR_BYTES) * (co->warmup + co->iterations);
-	progress_row(&rr->progress, "%10s %12s %5s %4s %11s %11s %11s %8s %8s %7s %7s %6s", "size",
-		     "count", "type", "op", "avg us", "p50 us", "p99 us", "algbw", "busbw",
-		     "#wrong", "slowest", "spread");
+	print_header(rr);
 	for (si = 0; si < co->nsizes && !ret; si++)
 		ret = sweep_size(rr, rc, bb, si, delay, &done, work, rows);
 	return ret;
@@ -368,6 +374,7 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 			bw ? "write_bw" : "write_lat");
 		return -ENOTSUP;
 	}
+	print_header(rr);
 	for (si = 0; si < co->nsizes && !ret; si++) {
 		uint64_t bytes = co->sizes[si];
 		struct run_samples *s = samples_new(bytes, RUN_P2P_REPS);
@@ -417,6 +424,8 @@ static int sweep_p2p(struct run_rank *rr, struct run_comm *rc, struct bench_bufs
 		if (!ret)
 			ret = collect_row(rr, rc, s, coll_busbw_factor(co->op, rr->li.nranks),
 					  bw ? "write_bw" : "write_lat", "p2p", rows);
+		if (!ret && rr->li.rank == 0) /* as each AllReduce size's row: once measured */
+			print_row(rr, json_array_get(rows, json_array_size(rows) - 1));
 		free(s);
 	}
 	return ret;

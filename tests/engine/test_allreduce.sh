@@ -2,7 +2,8 @@
 # Real multi-process AllReduce over tcp and shm: 2, 3, 4 and 5 ranks, every algorithm,
 # every element type, sum and avg, odd sizes, every iteration verified bit-exactly; then
 # tcp driven both ways (a progress thread, or inline in the executor); shm reducing in
-# place from many small slots; write_bw and write_lat over tcp and shm.
+# place from many small slots; write_bw and write_lat over tcp and shm, their rows on
+# the terminal as each size is measured.
 set -u
 G=$(readlink -f "${GRADSYNC:-build/gradsync}")
 T=$(mktemp -d)
@@ -81,6 +82,24 @@ for c in cases:
         assert r["samples"] == 5 and r["busbw_GBps"] > 0 and r["time_us"]["avg"] > 0, r
         # they move bytes: no f32 count of the unread dtype, no reduction
         assert (r["dtype"], r["redop"], r["count"]) == ("u8", "none", r["size"]), r'
+# their rows reach the terminal as each size is measured, as AllReduce's do (they
+# printed none: the case line, then silence until the report)
+cat >"$T/live.ini" <<INI
+[experiment]
+name = live
+output_dir = $T/live
+[collective]
+op = write_lat
+sizes = 4KiB, 64KiB
+iterations = 2
+[launch]
+local_ranks = 2
+timeout = 30s
+INI
+"$G" run "$T/live.ini" >/dev/null 2>"$T/live.err" || { echo "FAIL: live write_lat run"; tail -n 5 "$T/live.err"; exit 1; }
+[ "$(grep -c '^ *\(4\.0KiB\|64\.0KiB\|4KiB\|64KiB\) *[0-9]* *u8 *none ' "$T/live.err")" = 2 ] ||
+	{ echo "FAIL: write_lat printed no row per size while it ran:"; cat "$T/live.err"; exit 1; }
+echo "p2p live rows: $(grep -c ' u8 *none ' "$T/live.err") of 2"
 # a run from before u8 recorded the unread [collective] dtype (f32): its write_bw rows are
 # still compared with these, in one table, not set apart as another element type
 d=$(ls -d "$T"/results/p2p-*)
