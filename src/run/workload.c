@@ -18,7 +18,7 @@
 #include "workload/metrics.h"
 #include "workload/model.h"
 
-#define TRACE_MAX_ITERS 5
+#define TRACE_MAX_ITERS 5 /* README, "What a run produces": trace-NNNN.json */
 #define WL_GPU_TIMEOUT_MS 60000
 
 /* One rank's timings as sent to rank 0: header, then iter[], then bucket[]. */
