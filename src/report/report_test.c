@@ -294,6 +294,11 @@ static void test_failed_case_rows_marked(void **state)
 	assert_non_null(strstr(p, "| transport=tcp (failed: the sizes before it stopped) | 4KiB |"));
 	assert_non_null(strstr(p, "| transport=shm | 4KiB |"));
 	assert_null(strstr(p, "transport=shm (failed"));
+	/* and the comparison tables, whose columns are cases, name it under their heading */
+	assert_non_null(strstr(md, "bound in parentheses. Failed part-way: transport=tcp (its column holds the sizes measured before it stopped)."));
+	p = strstr(md, "Average time in microseconds");
+	assert_non_null(p);
+	assert_non_null(strstr(p, ": the baseline is transport=tcp. Failed part-way: transport=tcp (its column holds"));
 	free(md);
 	report_set_free(&s);
 }

@@ -447,8 +447,32 @@ static void group_details(const struct report_set *s, const char *group, const i
 	}
 }
 
+/*
+ * " Failed part-way: A, B (each column holds the sizes measured before its case
+ * stopped)." for the columns whose case failed, else "": a column with its first sizes
+ * filled reads as a complete sweep otherwise.
+ */
+static void failed_note(const struct report_set *s, const int *cols, int ncols, char *out,
+			size_t len)
+{
+	size_t o = 0;
+	int k, n = 0;
+
+	out[0] = '\0';
+	for (k = 0; k < ncols && o < len; k++) {
+		if (case_ok(s->cases[cols[k]].json))
+			continue;
+		o += (size_t)snprintf(out + o, len - o, "%s%s", n++ ? ", " : " Failed part-way: ",
+				      s->cases[cols[k]].name);
+	}
+	if (n && o < len)
+		snprintf(out + o, len - o, " (%s the sizes measured before %s stopped).",
+			 n > 1 ? "their columns hold" : "its column holds", n > 1 ? "they" : "it");
+}
+
 static void section_group(const struct report_set *s, const char *group, struct rdoc *d)
 {
+	char failed[1024];
 	int *cols, ncols, nsz, k;
 	bool abbrev = false;
 	double *sizes;
@@ -465,10 +489,11 @@ static void section_group(const struct report_set *s, const char *group, struct 
 	}
 	for (k = 0; k < ncols; k++)
 		abbrev |= strlen(s->cases[cols[k]].name) > HEAD_CHARS;
+	failed_note(s, cols, ncols, failed, sizeof(failed));
 	doc_text(d, RB_H2, "%s: bus bandwidth", group);
 	doc_text(d, RB_PARA, "busbw in GB/s per message size, with the percentage of each "
-		 "case's bound in parentheses.%s", abbrev ? " Columns #k are the cases of that "
-		 "number in the Cases table." : "");
+		 "case's bound in parentheses.%s%s", abbrev ? " Columns #k are the cases of that "
+		 "number in the Cases table." : "", failed);
 	group_tables(s, group, cols, ncols, sizes, nsz, false, d);
 	doc_chart(d, CHART_BUSBW, group);
 	doc_text(d, RB_H2, "%s: time per operation", group);
@@ -477,9 +502,9 @@ static void section_group(const struct report_set *s, const char *group, struct 
 
 		report_baseline_text(s, base, sizeof(base));
 		doc_text(d, RB_PARA, "Average time in microseconds; in parentheses the speed-up "
-			 "against the case's baseline (above 1x: faster): %s.", base);
+			 "against the case's baseline (above 1x: faster): %s.%s", base, failed);
 	} else {
-		doc_text(d, RB_PARA, "Average time in microseconds.");
+		doc_text(d, RB_PARA, "Average time in microseconds.%s", failed);
 	}
 	group_tables(s, group, cols, ncols, sizes, nsz, true, d);
 	group_details(s, group, cols, ncols, d);
