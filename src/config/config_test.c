@@ -1,4 +1,5 @@
 /* Unit tests of the experiment language: the key table, values, files, errors, matrix. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,9 +16,10 @@
 #include "report/report.h"
 #include "topo/numa.h"
 #include "util/common.h"
+#include "util/test_tmpdir.h"
 #include "workload/gpu_profile.h"
 
-static char tmpdir[] = "/tmp/gs_config_test_XXXXXX";
+static char tmpdir[PATH_MAX]; /* test_tmpdir_make, in main */
 
 static void write_file(const char *name, const char *text, size_t len)
 {
@@ -602,7 +604,8 @@ int main(void)
 	};
 	int ret;
 
-	assert_non_null(mkdtemp(tmpdir));
+	assert_int_equal(test_tmpdir_make(tmpdir, sizeof(tmpdir), "config"), 0);
 	ret = cmocka_run_group_tests_name("config", tests, NULL, NULL);
+	test_tmpdir_remove(tmpdir);
 	return ret;
 }

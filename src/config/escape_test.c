@@ -3,6 +3,7 @@
  * writing values back escaped, and an experiment whose axis values, exclude rules and
  * baseline hold ',' and ';' loaded, written as experiment.ini and loaded again.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,8 +18,9 @@
 #include "config/escape.h"
 #include "config/experiment.h"
 #include "util/common.h"
+#include "util/test_tmpdir.h"
 
-static char tmpdir[] = "/tmp/gs_escape_test_XXXXXX";
+static char tmpdir[PATH_MAX]; /* test_tmpdir_make, in main */
 
 /* esc_split: items as they come out (trimmed, escapes kept), '|' between them. */
 static const struct {
@@ -247,7 +249,8 @@ int main(void)
 	};
 	int ret;
 
-	assert_non_null(mkdtemp(tmpdir));
+	assert_int_equal(test_tmpdir_make(tmpdir, sizeof(tmpdir), "escape"), 0);
 	ret = cmocka_run_group_tests_name("escape", tests, NULL, NULL);
+	test_tmpdir_remove(tmpdir);
 	return ret;
 }

@@ -3,6 +3,7 @@
  * match golden files (GS_REGEN=1 rewrites both), runs merge, thresholds and
  * fairness flag what they should. Run from the repository root.
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "report/rjson.h"
 #include "util/common.h"
 #include "util/fsbound.h"
+#include "util/test_tmpdir.h"
 
 #define FIXDIR "tests/fixtures/reports"
 
@@ -415,7 +417,7 @@ static void test_threshold(void **state)
 
 static void test_load_errors_and_dirs(void **state)
 {
-	char dir[] = "/tmp/gradsync-report-XXXXXX", path[300], why[256];
+	char dir[PATH_MAX], path[PATH_MAX + 64], why[256];
 	struct report_set s = { 0 };
 	struct report_opts o = { .formats = "md,csv,html", .write_timeout_ns = 30000000000ull };
 	struct fsb_write w = { .path = path };
@@ -423,7 +425,7 @@ static void test_load_errors_and_dirs(void **state)
 	struct stat st;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(test_tmpdir_make(dir, sizeof(dir), "report"), 0);
 	snprintf(path, sizeof(path), "%s/quick-20261129", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	snprintf(path, sizeof(path), "%s/quick-20261129/report.json", dir);

@@ -22,11 +22,12 @@
 
 #include "util/fsbound.h"
 #include "util/fsutil.h"
+#include "util/test_tmpdir.h"
 #include "util/timeutil.h"
 
 #define TMO 5000000000ull /* calls that return: never near it */
 
-static char dir[] = "/tmp/gradsync-fsbound-XXXXXX";
+static char dir[PATH_MAX]; /* setup: test_tmpdir_make */
 
 static void slurp(const char *path, char *buf, size_t len)
 {
@@ -196,16 +197,13 @@ static void test_mount_find(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
+	return test_tmpdir_make(dir, sizeof(dir), "fsbound") ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd);
+	return test_tmpdir_remove(dir) ? -1 : 0;
 }
 
 int main(void)

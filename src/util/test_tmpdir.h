@@ -1,0 +1,42 @@
+/*
+ * Test-only: a scratch directory under $TMPDIR (else /tmp), made when a test starts and
+ * removed whole when it ends, whatever the test left there (files, FIFOs, directories).
+ *   char dir[PATH_MAX]; test_tmpdir_make(dir, sizeof(dir), "escape"); ...;
+ *   test_tmpdir_remove(dir);
+ */
+#ifndef GS_UTIL_TEST_TMPDIR_H
+#define GS_UTIL_TEST_TMPDIR_H
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* dir = "$TMPDIR/gradsync-TAG-XXXXXX", made; 0 or -errno. */
+static inline int test_tmpdir_make(char *dir, size_t len, const char *tag)
+{
+	const char *base = getenv("TMPDIR");
+
+	if (!base || !*base)
+		base = "/tmp";
+	if (snprintf(dir, len, "%s/gradsync-%s-XXXXXX", base, tag) >= (int)len)
+		return -ENAMETOOLONG;
+	return mkdtemp(dir) ? 0 : -errno;
+}
+
+static inline int test_tmpdir_rm_one(const char *path, const struct stat *st, int flag,
+				     struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* dir and everything under it removed (depth first, links not followed); 0 or -errno. */
+static inline int test_tmpdir_remove(const char *dir)
+{
+	return nftw(dir, test_tmpdir_rm_one, 16, FTW_DEPTH | FTW_PHYS) ? -errno : 0;
+}
+
+#endif
