@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "doctor/doctor_priv.h"
+#include "util/strutil.h"
 #include "util/sysread.h"
 
 #define MEMLOCK_MIN (1ll << 30) /* below this, registering one large host buffer fails */
@@ -104,11 +105,11 @@ static void iommu_args(const char *cmdline, char *buf, size_t len)
 	size_t off = 0;
 
 	buf[0] = '\0';
-	for (const char *p = cmdline; *p && off < len;) {
+	for (const char *p = cmdline; *p;) {
 		size_t n = strcspn(p, " ");
 
 		if (n && memmem(p, n, "iommu", 5))
-			off += (size_t)snprintf(buf + off, len - off, "%s%.*s", off ? " " : "", (int)n, p);
+			str_appendf(buf, len, &off, "%s%.*s", off ? " " : "", (int)n, p);
 		p += n;
 		while (*p == ' ')
 			p++;
@@ -213,11 +214,10 @@ int doc_hugepages(const struct doc_input *in, struct doc_report *r)
 	size_t off = 0;
 	const char *b, *c;
 
-	for (int i = 0; i < n && off < sizeof(res); i++) {
+	for (int i = 0; i < n; i++) {
 		long nr = sys_read_long(in->root, 0, "kernel/mm/hugepages/%s/nr_hugepages", sizes[i]);
 
-		off += (size_t)snprintf(res + off, sizeof(res) - off, "%s%ld x %s", off ? ", " : "",
-					nr, sizes[i] + 10);
+		str_appendf(res, sizeof(res), &off, "%s%ld x %s", off ? ", " : "", nr, sizes[i] + 10);
 	}
 	free(sizes);
 	if (sys_read_str(in->root, thp, sizeof(thp), "kernel/mm/transparent_hugepage/enabled"))

@@ -6,6 +6,7 @@
 
 #include "doctor/doctor_priv.h"
 #include "transport/rdma_policy.h"
+#include "util/strutil.h"
 #include "util/sysread.h"
 
 static bool is_ethernet(const struct topo_ib_port *p)
@@ -285,8 +286,7 @@ static int port_qos(const struct doc_input *in, struct doc_report *r, const stru
 		np += a;
 		rp += b;
 		if (a && b)
-			off += (size_t)snprintf(prios + off, sizeof(prios) - off, "%s%d",
-						off ? "," : "", prio);
+			str_appendf(prios, sizeof(prios), &off, "%s%d", off ? "," : "", prio);
 	}
 	snprintf(fix, sizeof(fix),
 		 "enable ECN on the RoCE priority (echo 1 > /sys/class/net/%s/ecn/roce_np/enable/3 "

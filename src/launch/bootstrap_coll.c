@@ -15,6 +15,7 @@
 
 #include "launch/bootstrap_int.h"
 #include "util/log.h"
+#include "util/strutil.h"
 #include "util/timeutil.h"
 
 static bool aborted(struct bootstrap *b)
@@ -50,13 +51,18 @@ static struct bs_msg *pop(struct bs_peer *p)
 	return x ? fifo_entry(x, struct bs_msg, link) : NULL;
 }
 
+/* Rank r > 0 has not sent its UP yet (str_int_set's predicate over gather_up's msgs). */
+static bool up_missing(int r, const void *msgs)
+{
+	return r > 0 && !((struct bs_msg *const *)msgs)[r];
+}
+
 /* Rank 0: one UP {op, seq} from every other rank into msgs[1..n-1]. */
 static int gather_up(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_msg **msgs)
 {
 	uint64_t deadline = time_now_ns() + b->timeout_ns;
 	char reason[BS_REASON_LEN], list[200];
 	int missing, left = -1, ret = 0, shown = -1;
-	size_t off;
 
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
@@ -94,16 +100,11 @@ static int gather_up(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 		return fail(b, ret, left, reason);
 	}
 	if (ret == -ETIMEDOUT) {
-		off = 0;
-		list[0] = '\0';
-		for (int r = 1; r < b->nranks && off < sizeof(list); r++)
-			if (!msgs[r])
-				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d",
-							off ? "," : "", r);
 		snprintf(reason, sizeof(reason),
 			 "bootstrap: timed out after %.3gs waiting for "
-			 "rank%s %.150s (%s)",
-			 b->timeout_ms / 1e3, missing > 1 ? "s" : "", list, bs_op_name(op));
+			 "rank%s %s (%s)",
+			 b->timeout_ms / 1e3, missing > 1 ? "s" : "",
+			 str_int_set(up_missing, msgs, b->nranks, list, sizeof(list)), bs_op_name(op));
 		return fail(b, ret, -1, reason);
 	}
 	for (int r = 1; r < b->nranks; r++) {

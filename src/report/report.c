@@ -419,8 +419,7 @@ int report_files_existing(const char *dir, const struct report_opts *o, char *bu
 		snprintf(path, sizeof(path), "%s/%s", dir, report_files[i].file);
 		if (access(path, F_OK))
 			continue;
-		if (off < len)
-			off += (size_t)snprintf(buf + off, len - off, "%s%s", n ? ", " : "", path);
+		str_appendf(buf, len, &off, "%s%s", n ? ", " : "", path);
 		n++;
 	}
 	return n;

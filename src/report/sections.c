@@ -459,15 +459,15 @@ static void failed_note(const struct report_set *s, const int *cols, int ncols, 
 	int k, n = 0;
 
 	out[0] = '\0';
-	for (k = 0; k < ncols && o < len; k++) {
+	for (k = 0; k < ncols; k++) {
 		if (case_ok(s->cases[cols[k]].json))
 			continue;
-		o += (size_t)snprintf(out + o, len - o, "%s%s", n++ ? ", " : " Failed part-way: ",
-				      s->cases[cols[k]].name);
+		str_appendf(out, len, &o, "%s%s", n++ ? ", " : " Failed part-way: ",
+			    s->cases[cols[k]].name);
 	}
-	if (n && o < len)
-		snprintf(out + o, len - o, " (%s the sizes measured before %s stopped).",
-			 n > 1 ? "their columns hold" : "its column holds", n > 1 ? "they" : "it");
+	if (n)
+		str_appendf(out, len, &o, " (%s the sizes measured before %s stopped).",
+			    n > 1 ? "their columns hold" : "its column holds", n > 1 ? "they" : "it");
 }
 
 static void section_group(const struct report_set *s, const char *group, struct rdoc *d)
