@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "config/escape.h"
 #include "config/experiment.h"
 #include "report/doc.h"
 #include "report/project.h"
@@ -228,6 +229,40 @@ static int predict_layouts(struct predict_args *a)
 	return 0;
 }
 
+/*
+ * --case as the report shows the name ("bind=cpus:0$,1,transport=tcp"), or typed as the
+ * values read, without the '$' escapes, when exactly one case reads so; *name becomes
+ * the report's spelling. 0, or -EINVAL with one line said.
+ */
+static int predict_case(const struct report_set *s, const char **name)
+{
+	int i, found = -1, n = 0;
+
+	if (report_set_find(s, *name) >= 0)
+		return 0;
+	for (i = 0; i < s->ncases; i++) {
+		char plain[sizeof(s->cases[0].name)];
+
+		snprintf(plain, sizeof(plain), "%s", s->cases[i].name);
+		esc_unescape(plain);
+		if (!strcmp(plain, *name)) {
+			found = i;
+			n++;
+		}
+	}
+	if (n == 1) {
+		*name = s->cases[found].name;
+		return 0;
+	}
+	if (n > 1)
+		fprintf(stderr, "gradsync predict: --case '%s': %d cases read so without their "
+			"'$' escapes; give the name as the report shows it\n", *name, n);
+	else
+		fprintf(stderr, "gradsync predict: --case '%s': no such case in the runs given "
+			"(names as the report shows them)\n", *name);
+	return -EINVAL;
+}
+
 int cmd_predict(int argc, char **argv)
 {
 	struct predict_args a = { 0 };
@@ -254,9 +289,7 @@ int cmd_predict(int argc, char **argv)
 		goto out_free;
 	}
 	/* a --case that names no case projected every workload and said nothing */
-	if (a.po.case_name && report_set_find(&set, a.po.case_name) < 0) {
-		fprintf(stderr, "gradsync predict: --case '%s': no such case in the runs given "
-			"(names as the report shows them)\n", a.po.case_name);
+	if (a.po.case_name && predict_case(&set, &a.po.case_name)) {
 		code = GS_EXIT_USAGE;
 		goto out_free;
 	}

@@ -299,7 +299,7 @@ static void lint_gpu_needs(const struct experiment *exp, struct lint_result *r)
 static void lint_numa(const struct experiment *exp, const struct lint_node *node,
 		      struct lint_result *r)
 {
-	char loc[PATH_MAX + 64];
+	char loc[PATH_MAX + 64], val[512];
 	struct numa_plan plan;
 	size_t c;
 
@@ -318,7 +318,7 @@ static void lint_numa(const struct experiment *exp, const struct lint_node *node
 		n = numa_plan_ncpus(&plan);
 		if (n && n < cfg->launch.local_ranks)
 			add(r, false, loc, "%s pins all %d local ranks to %d CPU%s: they take turns "
-			    "on %s", b, cfg->launch.local_ranks, n, n == 1 ? "" : "s",
+			    "on %s", experiment_value_text(b, val, sizeof(val)), cfg->launch.local_ranks, n, n == 1 ? "" : "s",
 			    n == 1 ? "it" : "them");
 	}
 }

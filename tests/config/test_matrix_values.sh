@@ -79,5 +79,21 @@ for p in sys.argv[1:]:
     assert all(c["status"] == "ok" for c in cases), [c["status"] for c in cases]
 PY
 
+# predict --case: the name as the report shows it, or as its values read
+for nm in 'bind=cpus:0$,1,transport=tcp' 'bind=cpus:0,1,transport=tcp'; do
+	timeout 20 "$G" predict "$run" --case "$nm" >/dev/null 2>"$T/err"
+	grep -q "no such case" "$T/err" && fail "predict --case '$nm': $(cat "$T/err")"
+done
+timeout 20 "$G" predict "$run" --case 'bind=cpus:0,2,transport=tcp' >/dev/null 2>"$T/err"
+st=$?
+[ $st = 2 ] && grep -qF -- "--case 'bind=cpus:0,2,transport=tcp': no such case" "$T/err" ||
+	fail "predict --case of no case: exit $st: $(cat "$T/err")"
+
+# lint quotes a value as the file writes it
+printf '[launch]\nlocal_ranks = 4\n[matrix]\nbind = cpus:0$,1, none\n' >"$T/turns.ini"
+"$G" check "$T/turns.ini" >"$T/out" 2>&1 || fail "check turns.ini: exit $?: $(cat "$T/out")"
+grep -qF 'turns.ini:4: matrix.bind: warning: cpus:0$,1 pins all 4 local ranks to 2 CPUs' "$T/out" ||
+	fail "lint bind warning: $(grep warning "$T/out")"
+
 [ $fails = 0 ] && echo "matrix values: all checks passed"
 [ $fails = 0 ]
