@@ -37,16 +37,10 @@
  * answers in milliseconds when it is alive. */
 #define BS_STOP_GRACE_NS 1000000000ull
 
-static struct timespec abs_deadline(uint64_t deadline_ns)
-{
-	return (struct timespec){.tv_sec = (time_t)(deadline_ns / 1000000000ull),
-				 .tv_nsec = (long)(deadline_ns % 1000000000ull)};
-}
-
 /* Wait on b->cond (b->lock held) until deadline: false once it has passed. */
 static bool cond_wait_until(struct bootstrap *b, uint64_t deadline_ns)
 {
-	struct timespec ts = abs_deadline(deadline_ns);
+	struct timespec ts = time_ns_ts(deadline_ns);
 
 	if (time_now_ns() >= deadline_ns)
 		return false;

@@ -175,12 +175,6 @@ static int report_exit(int rank, int st, bool first)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static struct timespec ns_to_ts(uint64_t ns)
-{
-	return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ull),
-				 .tv_nsec = (long)(ns % 1000000000ull)};
-}
-
 /*
  * Reap until every rank is gone. SIGCHLD and the stop signals (util/stopsig.h) are
  * blocked by the caller and taken here with sigtimedwait. A failure starts the kill
@@ -270,7 +264,7 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 		if (fail_t && !lingering)
 			wait = GS_MIN(wait, fail_t + SPAWN_LINGER_NS -
 						    GS_MIN(now, fail_t + SPAWN_LINGER_NS));
-		struct timespec ts = ns_to_ts(GS_MAX(wait, 1000000ull));
+		struct timespec ts = time_ns_ts(GS_MAX(wait, 1000000ull));
 		int sig = sigtimedwait(set, NULL, &ts);
 
 		if (stop_sig_is(sig) && *signo) {

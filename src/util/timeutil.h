@@ -33,10 +33,18 @@ static inline uint64_t time_thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ns as a timespec: a span (sigtimedwait), or an instant of time_now_ns's clock
+ * (pthread_cond_timedwait on a condition variable set to CLOCK_MONOTONIC). */
+static inline struct timespec time_ns_ts(uint64_t ns)
+{
+	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000ull),
+				  .tv_nsec = (long)(ns % 1000000000ull) };
+}
+
 /* Sleep ns nanoseconds (test hooks; never on a timed span). */
 static inline void time_sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	struct timespec ts = time_ns_ts(ns);
 
 	while (nanosleep(&ts, &ts))
 		;
