@@ -44,3 +44,48 @@ rank_test_begin() {
 	fails=0
 }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# Wall-clock seconds for timing a stop: now prints the time, elapsed T0 the seconds since
+# T0 (two decimals), within SECS LIMIT succeeds when SECS <= LIMIT.
+now() { python3 -c 'import time; print(time.time())'; }
+elapsed() { python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.2f}')" "$1"; }
+within() { python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$1" "$2"; }
+# ended TAG WANT LIMIT: the command's exit, $st, is WANT, and $took at most LIMIT seconds
+ended() {
+	[ "$st" = "$2" ] || fail "$1: exit $st, expected $2"
+	within "$took" "$3" || fail "$1: ${took}s to end (at most $3 s)"
+}
+# one_line TAG FILE LINE: FILE holds LINE and nothing else
+one_line() {
+	[ "$(cat "$2")" = "$3" ] || { fail "$1: $2 is not the one line '$3':"; cat "$2"; }
+}
+
+# catching PID SIG: wait (at most 10 s) until PID has a handler for SIG (SigCgt), so the
+# signal comes in the window tested, not before the rank set up its handlers
+catching() {
+	python3 - "$1" "$2" <<'PY'
+import signal, sys, time
+pid, bit = sys.argv[1], 1 << (getattr(signal, "SIG" + sys.argv[2]) - 1)
+end = time.time() + 10
+while time.time() < end:
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("SigCgt:") and int(line.split()[1], 16) & bit:
+                sys.exit(0)
+    except OSError:
+        sys.exit(1)
+    time.sleep(0.01)
+sys.exit(1)
+PY
+}
+
+# connected PORT N: wait (at most 10 s) until N connections to port PORT are established
+# (ranks that reached rank 0); non-zero when they never were
+connected() {
+	for i in $(seq 200); do
+		[ "$(ss -Htn state established "( dport = :$1 )" 2>/dev/null | wc -l)" -ge "$2" ] &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}

@@ -15,6 +15,7 @@
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
 #include "run/job.h"
+#include "run/stop.h"
 #include "util/common.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -42,7 +43,8 @@ static void rdv_usage(FILE *out)
 		     "[--token STR]\n"
 		     "Starts or joins a job (Slurm, Open MPI, PMIx, PMI, torchrun, flags, or N local\n"
 		     "ranks), connects every rank to rank 0 and prints where each rank runs and\n"
-		     "the bootstrap's barrier/allgather latency. Exit 0 when every rank took part.\n");
+		     "the bootstrap's barrier/allgather latency. Exit 0 when every rank took part;\n"
+		     "130 / 143 / 129 for the rank stopped by SIGINT / SIGTERM / SIGHUP.\n");
 }
 
 static int parse_args(int argc, char **argv, struct rdv_args *a)
@@ -145,6 +147,10 @@ static int check_table(const struct launch_info *info, const struct rdv_rec *all
 	return 0;
 }
 
+/*
+ * One rank. Under a launcher its stop signals are `gradsync run`'s (run/stop.h): the
+ * signalled rank stops the job naming itself and the signal, the others each say so.
+ */
 static int run_rank(const struct launch_info *info, const struct rdv_args *a)
 {
 	struct bootstrap_opts bo;
@@ -163,9 +169,15 @@ static int run_rank(const struct launch_info *info, const struct rdv_args *a)
 	run_job_bootstrap_opts(info, a->opts.timeout_ns, &bo);
 	gethostname(mine.host, sizeof(mine.host) - 1);
 	snprintf(mine.launcher, sizeof(mine.launcher), "%s", info->launcher);
+	if (!info->spawned)
+		run_stop_early(&bo);
 	ret = bootstrap_open(&bo, &b);
+	if (ret == -EINTR)
+		run_stop_say_open(info);
 	if (ret)
-		goto out_free;
+		goto out_close; /* b is NULL */
+	if (!info->spawned)
+		run_stop_catch(b);
 	ret = bootstrap_allgather(b, &mine, all, sizeof(mine));
 	if (!ret && info->rank == 0)
 		ret = check_table(info, all);
@@ -189,14 +201,15 @@ static int run_rank(const struct launch_info *info, const struct rdv_args *a)
 		       a->iters);
 		fflush(stdout);
 	}
-	bootstrap_close(b);
-	free(all);
-	return 0;
+	goto out_close;
 out_abort:
 	if (ret != -ECANCELED)
 		bootstrap_abort(b, "rendezvous check failed");
+out_close:
+	/* before the close: the handler writes to the bootstrap's signal fd */
+	if (!info->spawned)
+		run_stop_release();
 	bootstrap_close(b);
-out_free:
 	free(all);
 	return ret;
 }
@@ -224,5 +237,9 @@ int cmd_rendezvous(int argc, char **argv)
 	if (ret)
 		return GS_EXIT_USAGE;
 	log_set_rank(info.rank);
-	return run_rank(&info, &a) ? GS_EXIT_FAIL : GS_EXIT_OK;
+	ret = run_rank(&info, &a);
+	/* as a shell reports a command a signal stopped: 130, 143, 129 */
+	if (run_stop_signo())
+		return 128 + run_stop_signo();
+	return ret ? GS_EXIT_FAIL : GS_EXIT_OK;
 }

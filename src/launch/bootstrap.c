@@ -442,7 +442,11 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	return b;
 }
 
-/* Rank 0: wait until every rank said HELLO; a timeout names those that did not. */
+/*
+ * Rank 0: wait until every rank said HELLO; a timeout names those that did not. Stopped
+ * by a signal meanwhile (-EINTR), it tells the ranks already here, which would otherwise
+ * take its exit for a crash; the caller names the signal in its own line.
+ */
 static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 {
 	bool *missing;
@@ -474,11 +478,11 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 			 "bootstrap: %d ranks joined; %d connections were closed unfinished on "
 			 "the way (handshake slots full, idle or too slow; ranks retry)",
 			 b->nranks - 1, __atomic_load_n(&b->nclosed, __ATOMIC_RELAXED));
-	if (ret != -ETIMEDOUT)
+	if (ret != -ETIMEDOUT && ret != -EINTR)
 		return ret;
 	missing = calloc((size_t)b->nranks, sizeof(*missing));
 	if (!missing)
-		return -ENOMEM;
+		return ret == -EINTR ? ret : -ENOMEM;
 	pthread_mutex_lock(&b->lock);
 	for (int r = 1; r < b->nranks; r++)
 		missing[r] = b->peers[r].fd < 0;
@@ -487,12 +491,22 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 
 	for (int r = 1; r < b->nranks; r++)
 		nmissing += missing[r];
+	rank_list(missing, b->nranks, list, sizeof(list));
+	free(missing);
+	if (ret == -EINTR) {
+		size_t off;
+
+		bs_stop_reason(b, *b->stop_flag, reason, sizeof(reason));
+		off = strlen(reason);
+		str_appendf(reason, sizeof(reason), &off, " while waiting for rank%s %.150s to connect",
+			    nmissing > 1 ? "s" : "", list);
+		bs_tell_abort(b, reason);
+		return ret;
+	}
 	snprintf(reason, sizeof(reason),
 		 "bootstrap: timed out after %.3gs waiting for rank%s "
 		 "%.150s to connect",
-		 b->timeout_ms / 1e3, nmissing > 1 ? "s" : "",
-		 rank_list(missing, b->nranks, list, sizeof(list)));
-	free(missing);
+		 b->timeout_ms / 1e3, nmissing > 1 ? "s" : "", list);
 	log_err(LOG_LAUNCH, "%s", reason);
 	bs_raise_abort(b, -1, reason, -1, false);
 	return -ETIMEDOUT;

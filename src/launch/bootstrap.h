@@ -53,10 +53,11 @@ struct bootstrap_opts {
 	void *arrival_ctx;
 	/* Optional, any rank: set non-zero (a stop signal's number, by the caller's
 	 * handler) while bootstrap_open waits, it ends the wait with -EINTR: rank 0's for
-	 * the ranks within 0.1 s, another rank's connecting to rank 0 at once, or, with a
-	 * handshake under way, once rank 0 welcomed it (then 0: the caller tells the job
-	 * through bootstrap_signal_fd) or after 1 s of its silence. Afterwards
-	 * bootstrap_signal_fd is the way. */
+	 * the ranks within 0.1 s (the ranks already there are told "rank 0 stopped by
+	 * SIGINT ..."), another rank's connecting to rank 0 at once, or, with a handshake
+	 * under way, once rank 0 welcomed it (then 0: the caller tells the job through
+	 * bootstrap_signal_fd) or after 1 s of its silence. Afterwards bootstrap_signal_fd
+	 * is the way. */
 	volatile const sig_atomic_t *stop;
 };
 

@@ -146,6 +146,13 @@ void bs_reader_stop(struct bootstrap *b);
 void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, int except,
 		    bool tell_root);
 /*
+ * Tell the job this rank stops (rank 0 every live peer, another rank rank 0) without
+ * raising the abort here: its caller is on its way out and says why itself.
+ */
+void bs_tell_abort(struct bootstrap *b, const char *reason);
+/* "rank 2 stopped by SIGTERM on host node3 (pid 4242)": a stop signal, as the job hears of it. */
+void bs_stop_reason(const struct bootstrap *b, int signo, char *buf, size_t len);
+/*
  * How long this process did not run just before now (0: it ran): the reader, which
  * wakes every BS_TICK_NS, slept far longer than it asked, either noticed on waking or
  * not yet. Rank 0 stopped for a minute under hand launch wakes to the others' aborts

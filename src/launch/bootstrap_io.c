@@ -64,13 +64,33 @@ uint64_t bs_frozen_ns(struct bootstrap *b, uint64_t now)
 	return 0;
 }
 
-void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, int except,
-		    bool tell_root)
+/* ABORT {failed_rank, reason}: rank 0 to every live peer but `except`, another rank to
+ * rank 0 when tell_root. Under b->abort_lock. */
+static void abort_send(struct bootstrap *b, int failed_rank, const char *reason, int except,
+		       bool tell_root)
 {
 	uint8_t frame[4 + BS_TEXT_MAX];
 	size_t n = GS_MIN(strlen(reason), (size_t)BS_TEXT_MAX);
-	uint64_t now = time_now_ns(), deadline = now + BS_ABORT_SEND_NS;
-	uint64_t frozen = bs_frozen_ns(b, now);
+	uint64_t deadline = time_now_ns() + BS_ABORT_SEND_NS;
+
+	frame[0] = (uint8_t)((uint32_t)failed_rank >> 24);
+	frame[1] = (uint8_t)((uint32_t)failed_rank >> 16);
+	frame[2] = (uint8_t)((uint32_t)failed_rank >> 8);
+	frame[3] = (uint8_t)failed_rank;
+	memcpy(frame + 4, reason, n);
+	if (b->rank == 0) {
+		for (int r = 1; r < b->nranks; r++)
+			if (r != except)
+				bs_peer_send(b, r, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
+	} else if (tell_root) {
+		bs_peer_send(b, 0, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
+	}
+}
+
+void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, int except,
+		    bool tell_root)
+{
+	uint64_t frozen = bs_frozen_ns(b, time_now_ns());
 
 	pthread_mutex_lock(&b->abort_lock);
 	pthread_mutex_lock(&b->lock);
@@ -86,7 +106,6 @@ void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, in
 			 b->rank, (double)frozen / 1e9, reason);
 		failed_rank = b->rank;
 		reason = b->abort_reason;
-		n = GS_MIN(strlen(reason), (size_t)BS_TEXT_MAX);
 	} else {
 		snprintf(b->abort_reason, sizeof(b->abort_reason), "%s", reason);
 	}
@@ -94,20 +113,24 @@ void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, in
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
 	log_err(LOG_LAUNCH, "bootstrap: aborting the job: %s", reason);
-
-	frame[0] = (uint8_t)((uint32_t)failed_rank >> 24);
-	frame[1] = (uint8_t)((uint32_t)failed_rank >> 16);
-	frame[2] = (uint8_t)((uint32_t)failed_rank >> 8);
-	frame[3] = (uint8_t)failed_rank;
-	memcpy(frame + 4, reason, n);
-	if (b->rank == 0) {
-		for (int r = 1; r < b->nranks; r++)
-			if (r != except)
-				bs_peer_send(b, r, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
-	} else if (tell_root) {
-		bs_peer_send(b, 0, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
-	}
+	abort_send(b, failed_rank, reason, except, tell_root);
 	pthread_mutex_unlock(&b->abort_lock);
+}
+
+void bs_tell_abort(struct bootstrap *b, const char *reason)
+{
+	pthread_mutex_lock(&b->abort_lock);
+	abort_send(b, b->rank, reason, -1, true);
+	pthread_mutex_unlock(&b->abort_lock);
+}
+
+void bs_stop_reason(const struct bootstrap *b, int signo, char *buf, size_t len)
+{
+	char host[64] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(buf, len, "rank %d stopped by SIG%s on host %s (pid %d)", b->rank,
+		 sigabbrev_np(signo) ?: "?", host, (int)getpid());
 }
 
 /* A complete frame from peer r: queue it, or act on it. -EPROTO when it is out of place. */
@@ -261,10 +284,7 @@ static void take_signals(struct bootstrap *b)
 		for (ssize_t i = 0; i < n; i++) {
 			if (c[i] == BS_WAKE_STOP)
 				continue;
-			const char *abbrev = sigabbrev_np(c[i]);
-
-			snprintf(why, sizeof(why), "rank %d stopped by SIG%s", b->rank,
-				 abbrev ? abbrev : "?");
+			bs_stop_reason(b, c[i], why, sizeof(why));
 			bs_raise_abort(b, b->rank, why, -1, true);
 		}
 	}

@@ -4,7 +4,6 @@
  * and (rank 0) write the case's results as RUN_DIR/cases/NNNN.json.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +13,12 @@
 #include "report/report.h"
 #include "run/job.h"
 #include "run/run.h"
+#include "run/stop.h"
 #include "util/common.h"
 #include "util/fdlimit.h"
 #include "util/jtext.h"
 #include "util/log.h"
 #include "util/rand.h"
-#include "util/stopsig.h"
 
 static void read_boot_id(char *out, size_t len)
 {
@@ -370,65 +369,6 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
 	json_decref(c);
 }
 
-/*
- * A rank under a launcher (srun, mpirun: they forward Ctrl-C to every rank) stops the
- * job through the bootstrap on the first stop signal (util/stopsig.h), so rank 0 still
- * writes the report of what ran; a second one kills at once. Process-wide by nature: the handler
- * can reach nothing else. Spawned ranks keep the default action: the driver reports.
- */
-static int stop_fd = -1;
-static volatile sig_atomic_t stop_signo;
-/* Before the bootstrap is open: the flag alone stops its wait (for the ranks, or rank 0). */
-static volatile sig_atomic_t stop_by_flag;
-
-static void on_stop_signal(int sig)
-{
-	int saved = errno;
-
-	if (!stop_signo && (stop_fd >= 0 ? write(stop_fd, &(char){(char)sig}, 1) == 1
-					 : stop_by_flag)) {
-		stop_signo = sig;
-		errno = saved;
-		return;
-	}
-	/* the second one, or nowhere to tell: the default action, on return */
-	signal(sig, SIG_DFL);
-	raise(sig);
-	errno = saved;
-}
-
-/*
- * Any rank of a launcher's job, before bootstrap_open: a stop signal ends its wait
- * through bootstrap_opts.stop. Rank 0 waiting for the ranks (a node that never came up)
- * still writes the report of the case it was about to run; another rank connecting to a
- * rank 0 not up yet says what it was doing and exits 128 + the signal, as after the
- * open (it died of the default action without a word). One whose handshake with rank 0
- * was under way finishes it, and stop_signals_catch then tells the job at once.
- */
-static void stop_signals_early(struct bootstrap_opts *bo)
-{
-	stop_by_flag = 1;
-	bo->stop = &stop_signo;
-	stop_sigs_handle(on_stop_signal);
-}
-
-static void stop_signals_catch(struct bootstrap *bs)
-{
-	stop_fd = bootstrap_signal_fd(bs);
-	stop_by_flag = 0;
-	/* one that came between the open and now: the job hears of it too */
-	if (stop_signo && stop_fd >= 0 && write(stop_fd, &(char){(char)stop_signo}, 1) != 1)
-		log_warn(LOG_LAUNCH, "stop signal: write to the bootstrap: %s", strerror(errno));
-	stop_sigs_handle(on_stop_signal);
-}
-
-static void stop_signals_release(void)
-{
-	stop_sigs_handle(SIG_DFL);
-	stop_fd = -1;
-	stop_by_flag = 0;
-}
-
 /* rank 0's bootstrap observer: ranks that arrived show on the live line */
 static void ranks_arrived(void *ctx, int arrived, int nranks)
 {
@@ -460,33 +400,30 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	if (li->nranks > 1)
 		progress_wait(&rr.progress, "waiting for ranks", 1, li->nranks);
 	if (!li->spawned)
-		stop_signals_early(&bo);
+		run_stop_early(&bo);
 	ret = bootstrap_open(&bo, &rr.bs);
 	progress_idle(&rr.progress);
 	if (ret) {
 		int first = only_case >= 0 ? only_case : 0;
 
 		if (ret == -EINTR)
-			log_err(LOG_LAUNCH, "stopped by SIG%s while %s at %s",
-				sigabbrev_np(stop_signo) ?: "?",
-				li->rank == 0 ? "waiting for the ranks" : "connecting to rank 0",
-				li->rendezvous);
+			run_stop_say_open(li);
 		else if (ret != -ECANCELED) /* aborted: the bootstrap named the rank and why */
 			log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous,
 				strerror(-ret));
 		/* the case it was to run is the one that failed, or was interrupted */
 		oc->ncases = (size_t)first + 1;
-		oc->signo = ret == -EINTR ? stop_signo : 0;
+		oc->signo = ret == -EINTR ? run_stop_signo() : 0;
 		if (li->rank == 0 && ret != -EINTR)
 			case_fail_early(&rr, first, ret);
 		if (!li->spawned)
-			stop_signals_release();
+			run_stop_release();
 		run_node_fini(&rr);
 		progress_fini(&rr.progress);
 		return ret;
 	}
 	if (!li->spawned)
-		stop_signals_catch(rr.bs);
+		run_stop_catch(rr.bs);
 	/* first: ranks of two builds may not read each other's records alike */
 	ret = run_rank_agree_build(&rr);
 	if (ret && li->rank != 0)
@@ -523,8 +460,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 				"the last case failed: %s", strerror(-ret));
 	}
 	if (!li->spawned)
-		stop_signals_release();
-	oc->signo = stop_signo;
+		run_stop_release();
+	oc->signo = run_stop_signo();
 	bootstrap_close(rr.bs);
 	run_gpu_close(&rr);
 	run_node_fini(&rr);

@@ -9,7 +9,8 @@
  * workload.c + wl_gpu.c (the DDP workload), result.c (statistics of a size), links.c
  * (per-link waits), report.c (report.json and the other formats), env.c (fingerprint of
  * the node), agree.c (do all ranks run the same case?), memfit.c (do the buffers fit in
- * memory?). cmd/cmd_run.c only parses the command line.
+ * memory?), stop.c (stop signals around the bootstrap, stop.h, shared with `gradsync
+ * rendezvous`). cmd/cmd_run.c only parses the command line.
  */
 #ifndef GS_RUN_RUN_H
 #define GS_RUN_RUN_H
