@@ -91,28 +91,56 @@ static int listen_one(const struct addrinfo *a)
 }
 
 /*
+ * The rendezvous host's addresses, looked up within the bootstrap's deadline (a
+ * temporary failure retried until then) and no longer once the caller's stop flag is
+ * raised: 0 with *ai to freeaddrinfo; -EINTR, not logged (the caller names the signal);
+ * else one line naming the host, the bound and what to check: -ENOENT at once for a
+ * name that does not exist, -ETIMEDOUT when the resolver did not answer in time, -errno.
+ */
+static int resolve_rdv(struct bootstrap *b, const char *host, const char *port,
+		       uint64_t deadline_ns, struct addrinfo **ai)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct timespec pause = {.tv_nsec = (long)BS_RETRY_NS};
+	const char *why;
+	int ret;
+
+	while ((ret = bs_resolve(host, port, &hints, ai, deadline_ns, b->stop_flag, &why)) ==
+		       -EAGAIN &&
+	       time_now_ns() + BS_RETRY_NS < deadline_ns && !stop_asked(b))
+		nanosleep(&pause, NULL);
+	if (ret == -EAGAIN && stop_asked(b))
+		ret = -EINTR;
+	if (!ret || ret == -EINTR)
+		return ret;
+	if (ret == -ETIMEDOUT || ret == -EAGAIN) {
+		log_err(LOG_LAUNCH, "bootstrap: rank %d cannot resolve rendezvous host '%s' within %.3gs ([launch] timeout): %s: check DNS (/etc/resolv.conf) or /etc/hosts",
+			b->rank, host, b->timeout_ms / 1e3, why);
+		return -ETIMEDOUT;
+	}
+	log_err(LOG_LAUNCH, "bootstrap: rank %d cannot resolve rendezvous host '%s': %s: check the name, DNS or /etc/hosts",
+		b->rank, host, why);
+	return ret;
+}
+
+/*
  * Rank 0: listen on the address the rendezvous host resolves to, the first that binds.
  * Never the wildcard: only the interface the user named is exposed to the network.
  */
-static int listen_on(const char *addr, uint64_t deadline_ns)
+static int listen_on(struct bootstrap *b, uint64_t deadline_ns)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *ai, *a;
 	char host[128], port[16], ip[INET6_ADDRSTRLEN + 8];
-	int fd = -EADDRNOTAVAIL, e;
-	bool late;
+	const char *addr = b->addr;
+	int fd = -EADDRNOTAVAIL, ret;
 
 	if (bs_split_addr(addr, host, sizeof(host), port, sizeof(port))) {
 		log_err(LOG_LAUNCH, "bootstrap: rendezvous \"%s\": expected HOST:PORT", addr);
 		return -EINVAL;
 	}
-	e = bs_resolve(host, port, &hints, &ai, deadline_ns, &late);
-	if (e) {
-		log_err(LOG_LAUNCH, "bootstrap: getaddrinfo %s: %s", addr,
-			late ? "no answer from the resolver within [launch] timeout"
-			     : e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
-		return late ? -ETIMEDOUT : -EHOSTUNREACH;
-	}
+	ret = resolve_rdv(b, host, port, deadline_ns, &ai);
+	if (ret)
+		return ret;
 	for (a = ai; a; a = a->ai_next) {
 		fd = listen_one(a);
 		if (fd >= 0)
@@ -161,25 +189,12 @@ static int adopt_listener(int fd)
 	return fd;
 }
 
-/*
- * One attempt to reach rank 0: a connected non-blocking socket, or -errno; a name that
- * does not resolve is -EHOSTUNREACH with getaddrinfo's reason in *gai_why (static text).
- */
-static int connect_once(const char *host, const char *port, uint64_t deadline_ns,
-			const char **gai_why)
+/* One attempt to reach rank 0 at its addresses: a connected non-blocking socket, or -errno. */
+static int connect_once(const struct addrinfo *ai, uint64_t deadline_ns)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *ai, *a;
-	int ret = -EHOSTUNREACH, rc;
-	bool late;
+	const struct addrinfo *a;
+	int ret = -EHOSTUNREACH;
 
-	*gai_why = NULL;
-	rc = bs_resolve(host, port, &hints, &ai, deadline_ns, &late);
-	if (rc) {
-		*gai_why = late ? "no answer from the resolver within [launch] timeout"
-			   : rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc);
-		return -EHOSTUNREACH;
-	}
 	for (a = ai; a; a = a->ai_next) {
 		int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		int err = 0;
@@ -211,7 +226,6 @@ static int connect_once(const char *host, const char *port, uint64_t deadline_ns
 		}
 		close(fd);
 	}
-	freeaddrinfo(ai);
 	return ret;
 }
 
@@ -334,12 +348,12 @@ static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
 
 /*
  * Rank r > 0: connect to rank 0, retrying while it is not up yet; -EINTR at once when a
- * stop signal comes before a connection is made (bootstrap_opts.stop), the caller says so.
+ * stop signal comes before a connection is made (bootstrap_opts.stop), its name lookup
+ * included, the caller says so. A name that does not resolve ends it at once.
  */
 static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 {
 	char host[128], port[16];
-	const char *gai_why = NULL;
 	bool silent = false; /* the last try connected, and nothing answered our HELLO */
 	int ret = -ETIMEDOUT;
 
@@ -350,8 +364,13 @@ static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 	while (time_now_ns() < deadline_ns) {
 		if (stop_asked(b))
 			return -EINTR;
-		int fd = connect_once(host, port, deadline_ns, &gai_why);
+		struct addrinfo *ai;
+		int fd = resolve_rdv(b, host, port, deadline_ns, &ai);
 
+		if (fd) /* resolve_rdv said why, or the caller names the signal */
+			return fd;
+		fd = connect_once(ai, deadline_ns);
+		freeaddrinfo(ai);
 		silent = false;
 		if (fd >= 0) {
 			ret = hello(b, fd, deadline_ns);
@@ -373,9 +392,6 @@ static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 	if (silent)
 		log_err(LOG_LAUNCH, "bootstrap: rank %d reached %s, but nothing answered its handshake within %.3gs: rank 0 is stopped or overloaded, or another program holds the port",
 			b->rank, b->addr, b->timeout_ms / 1e3);
-	else if (gai_why)
-		log_err(LOG_LAUNCH, "bootstrap: rank %d could not reach rank 0 at %s within %.3gs: getaddrinfo %s: %s",
-			b->rank, b->addr, b->timeout_ms / 1e3, host, gai_why);
 	else
 		log_err(LOG_LAUNCH, "bootstrap: rank %d could not reach rank 0 at %s within %.3gs: %s",
 			b->rank, b->addr, b->timeout_ms / 1e3,
@@ -540,7 +556,7 @@ int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out)
 		return 0;
 	}
 	if (o->rank == 0) {
-		fd = o->listen_fd > 0 ? adopt_listener(o->listen_fd) : listen_on(b->addr, deadline);
+		fd = o->listen_fd > 0 ? adopt_listener(o->listen_fd) : listen_on(b, deadline);
 		if (fd < 0) {
 			ret = fd;
 			goto out_free;

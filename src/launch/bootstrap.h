@@ -52,12 +52,12 @@ struct bootstrap_opts {
 	void (*on_arrival)(void *ctx, int arrived, int nranks);
 	void *arrival_ctx;
 	/* Optional, any rank: set non-zero (a stop signal's number, by the caller's
-	 * handler) while bootstrap_open waits, it ends the wait with -EINTR: rank 0's for
-	 * the ranks within 0.1 s (the ranks already there are told "rank 0 stopped by
-	 * SIGINT ..."), another rank's connecting to rank 0 at once, or, with a handshake
-	 * under way, once rank 0 welcomed it (then 0: the caller tells the job through
-	 * bootstrap_signal_fd) or after 1 s of its silence. Afterwards bootstrap_signal_fd
-	 * is the way. */
+	 * handler) while bootstrap_open waits, it ends the wait with -EINTR: a lookup of
+	 * the rendezvous host's name within 0.05 s, rank 0's for the ranks within 0.1 s
+	 * (the ranks already there are told "rank 0 stopped by SIGINT ..."), another rank's
+	 * connecting to rank 0 at once, or, with a handshake under way, once rank 0
+	 * welcomed it (then 0: the caller tells the job through bootstrap_signal_fd) or
+	 * after 1 s of its silence. Afterwards bootstrap_signal_fd is the way. */
 	volatile const sig_atomic_t *stop;
 };
 
@@ -65,9 +65,11 @@ struct bootstrap;
 
 /*
  * Rank 0 returns once every rank has said HELLO (strangers refused meanwhile), the
- * others once rank 0 welcomed them, retrying the connection until timeout_ms.
- * 0, or -errno with *out NULL (a timeout on rank 0 names the ranks that never came;
- * -EINTR when o->stop was raised meanwhile, not logged: the caller names the signal).
+ * others once rank 0 welcomed them, retrying the connection until timeout_ms. The
+ * rendezvous host's name is looked up within timeout_ms too; one that does not exist
+ * fails at once. 0, or -errno with *out NULL (a timeout on rank 0 names the ranks that
+ * never came; -EINTR when o->stop was raised meanwhile, not logged: the caller names
+ * the signal).
  */
 int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out);
 /* all: nranks * len bytes, rank r's record at r * len. */

@@ -52,28 +52,52 @@ static void lookup_drop(void *arg)
 
 static const struct bounded_ops lookup_ops = { .call = lookup_call, .drop = lookup_drop };
 
+/* getaddrinfo's code as -errno, and its words (static text). */
+static int lookup_err(int rc, int err, const char **why)
+{
+	*why = rc == EAI_SYSTEM ? strerror(err) : gai_strerror(rc);
+	switch (rc) {
+	case EAI_NONAME:
+	case EAI_NODATA:
+	case EAI_ADDRFAMILY:
+		return -ENOENT;
+	case EAI_AGAIN:
+		return -EAGAIN;
+	case EAI_MEMORY:
+		return -ENOMEM;
+	case EAI_SYSTEM:
+		return err ? -err : -EIO;
+	case EAI_FAIL:
+		return -EIO;
+	default: /* EAI_SERVICE, EAI_FAMILY, EAI_SOCKTYPE, EAI_BADFLAGS: the request */
+		return -EINVAL;
+	}
+}
+
 int bs_resolve(const char *host, const char *port, const struct addrinfo *hints,
-	       struct addrinfo **res, uint64_t deadline_ns, bool *timed_out)
+	       struct addrinfo **res, uint64_t deadline_ns, volatile const sig_atomic_t *stop,
+	       const char **why)
 {
 	struct bs_lookup *l = calloc(1, sizeof(*l));
-	int rc;
+	int ret;
 
-	*timed_out = false;
+	*why = "";
 	if (!l)
-		return EAI_MEMORY;
+		return lookup_err(EAI_MEMORY, 0, why);
 	snprintf(l->host, sizeof(l->host), "%s", host);
 	snprintf(l->port, sizeof(l->port), "%s", port);
 	l->hints = *hints;
-	if (bounded_run(&lookup_ops, l, deadline_ns)) {
-		*timed_out = true; /* the thread frees l when its lookup returns */
-		return EAI_AGAIN;
+	ret = bounded_run(&lookup_ops, l, deadline_ns, stop);
+	if (ret) {
+		/* the thread frees l when its lookup returns */
+		*why = ret == -EINTR ? "stopped" : "no answer from the resolver";
+		return ret;
 	}
-	rc = l->rc;
-	if (!rc)
+	ret = l->rc ? lookup_err(l->rc, l->err, why) : 0;
+	if (!ret)
 		*res = l->res;
-	errno = l->err; /* EAI_SYSTEM's reason */
 	free(l);
-	return rc;
+	return ret;
 }
 
 static void put32(uint8_t *p, uint32_t v)

@@ -17,6 +17,7 @@
 #ifndef GS_LAUNCH_BOOTSTRAP_WIRE_H
 #define GS_LAUNCH_BOOTSTRAP_WIRE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -97,12 +98,18 @@ int bs_send_frame(int fd, uint8_t type, uint8_t op, uint32_t seq, const void *da
 /*
  * getaddrinfo that never waits past deadline_ns (time_now_ns's clock; a resolver whose
  * server is silent holds a plain getaddrinfo for timeout x attempts x servers of
- * resolv.conf): its code (errno set for EAI_SYSTEM), 0 with *res to freeaddrinfo, or
- * EAI_AGAIN with *timed_out set at the deadline, the lookup left to end on its own.
+ * resolv.conf) nor, once *stop turns non-zero (optional: a stop signal's flag), past
+ * BOUNDED_STOP_POLL_NS: util/bounded.h. 0 with *res to freeaddrinfo; else *why in
+ * words (static text) and -ENOENT for a name that does not exist (EAI_NONAME,
+ * EAI_NODATA: final), -EAGAIN for a temporary failure (EAI_AGAIN: worth a retry),
+ * -ETIMEDOUT at the deadline and -EINTR when stopped (the lookup left to end on its
+ * own), -ENOMEM, -EIO (EAI_FAIL), -EINVAL (a request getaddrinfo refuses), -errno
+ * (EAI_SYSTEM).
  */
 struct addrinfo;
 int bs_resolve(const char *host, const char *port, const struct addrinfo *hints,
-	       struct addrinfo **res, uint64_t deadline_ns, bool *timed_out);
+	       struct addrinfo **res, uint64_t deadline_ns, volatile const sig_atomic_t *stop,
+	       const char **why);
 
 /* "host:port" or "[v6addr]:port" -> host, port; 0 or -EINVAL. */
 int bs_split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen);

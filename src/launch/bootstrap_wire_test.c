@@ -1,14 +1,20 @@
-/* Bootstrap framing: header round trip, every bound enforced, address splitting. */
+/*
+ * Bootstrap framing: header round trip, every bound enforced, address splitting; the
+ * bounded lookup's answers as -errno.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netdb.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
 #include "launch/bootstrap_wire.h"
+#include "util/timeutil.h"
 
 static void test_wire_header(void **state)
 {
@@ -104,11 +110,40 @@ static void test_auth_mac(void **state)
 	assert_memory_equal(back, nr, sizeof(nr));
 }
 
+/*
+ * bs_resolve without a name server: a numeric address comes back, a name where only
+ * numbers are allowed is getaddrinfo's EAI_NONAME, -ENOENT in its words (a name that
+ * does not exist: the caller stops at once), a bad service -EINVAL.
+ */
+static void test_resolve_answers(void **state)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+	uint64_t deadline = time_now_ns() + 5000000000ull;
+	volatile sig_atomic_t stop = 0;
+	struct addrinfo *ai = NULL;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(bs_resolve("127.0.0.1", "29500", &hints, &ai, deadline, &stop, &why), 0);
+	assert_non_null(ai);
+	assert_int_equal(ai->ai_family, AF_INET);
+	freeaddrinfo(ai);
+	assert_int_equal(bs_resolve("node17", "29500", &hints, &ai, deadline, &stop, &why),
+			 -ENOENT);
+	assert_string_equal(why, gai_strerror(EAI_NONAME));
+	hints.ai_socktype = -1;
+	assert_int_equal(bs_resolve("127.0.0.1", "29500", &hints, &ai, deadline, NULL, &why),
+			 -EINVAL);
+	assert_string_equal(why, gai_strerror(EAI_SOCKTYPE));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auth_mac),
 		cmocka_unit_test(test_wire_header),
+		cmocka_unit_test(test_resolve_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "util/bounded.h"
+#include "util/common.h"
+#include "util/timeutil.h"
 
 struct bounded_job {
 	pthread_mutex_t lock;
@@ -46,11 +48,10 @@ static void *job_main(void *p)
 	return NULL;
 }
 
-int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns)
+int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
+		volatile const sig_atomic_t *stop)
 {
 	struct bounded_job *j = calloc(1, sizeof(*j));
-	struct timespec dl = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
-			       .tv_nsec = (long)(deadline_ns % 1000000000ull) };
 	pthread_condattr_t ca;
 	pthread_attr_t ta;
 	sigset_t all, old;
@@ -82,9 +83,25 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns)
 		return 0;
 	}
 	pthread_mutex_lock(&j->lock);
-	while (!j->done)
-		if (pthread_cond_timedwait(&j->cond, &j->lock, &dl) == ETIMEDOUT && !j->done)
+	for (;;) {
+		uint64_t now = time_now_ns(), until = deadline_ns;
+		struct timespec ts;
+
+		if (j->done)
 			break;
+		if (stop && *stop) {
+			rc = -EINTR;
+			break;
+		}
+		if (now >= deadline_ns) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (stop)
+			until = GS_MIN(until, now + BOUNDED_STOP_POLL_NS);
+		ts = time_ns_ts(until);
+		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+	}
 	if (!j->done) {
 		/* under the lock: the thread cannot see done before abandoned is set, so arg
 		 * is still whole for abandon() */
@@ -92,7 +109,7 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns)
 			ops->abandon(arg);
 		j->abandoned = true;
 		pthread_mutex_unlock(&j->lock);
-		return -ETIMEDOUT;
+		return rc;
 	}
 	pthread_mutex_unlock(&j->lock);
 	job_free(j);

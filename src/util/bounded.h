@@ -9,6 +9,7 @@
 #ifndef GS_UTIL_BOUNDED_H
 #define GS_UTIL_BOUNDED_H
 
+#include <signal.h>
 #include <stdint.h>
 
 struct bounded_ops {
@@ -21,14 +22,21 @@ struct bounded_ops {
 	void (*drop)(void *arg);
 };
 
+/* How often a wait given a stop flag looks at it. */
+#define BOUNDED_STOP_POLL_NS 50000000ull
+
 /*
  * ops->call(arg) on a thread of its own, every signal blocked there (a process-wide one
  * goes to a thread that can take it). Returns 0 once the call has returned: arg is the
- * caller's again, results and all. -ETIMEDOUT at deadline_ns (time_now_ns's clock): arg
- * now belongs to the call, whose thread runs ops->drop(arg) when it returns; the caller
- * must not touch arg again. When no thread can be made (EAGAIN), the call runs on the
- * caller's, unbounded, as it would without this helper, and 0 is returned.
+ * caller's again, results and all. -ETIMEDOUT at deadline_ns (time_now_ns's clock), or
+ * -EINTR within BOUNDED_STOP_POLL_NS of *stop turning non-zero (stop: optional, a flag
+ * a stop signal's handler raises; a handler cannot wake a condition variable, so the
+ * caller looks at it between slices of its wait): arg now belongs to the call, whose
+ * thread runs ops->drop(arg) when it returns; the caller must not touch arg again.
+ * When no thread can be made (EAGAIN), the call runs on the caller's, unbounded, as it
+ * would without this helper, and 0 is returned.
  */
-int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns);
+int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
+		volatile const sig_atomic_t *stop);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * The bounded call (util/bounded.h): one that returns in time hands its results back,
- * one that does not is given up on at the deadline and frees its argument when it
- * returns at last; the thread runs with every signal blocked.
+ * one that does not is given up on at the deadline, or once a signal's handler raised
+ * the stop flag, and frees its argument when it returns at last; the thread runs with
+ * every signal blocked.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -53,13 +55,21 @@ static const struct bounded_ops ops = {
 	.call = call_read, .abandon = call_abandon, .drop = call_drop,
 };
 
+/* wait (at most 5 s) until the thread of a call given up on has dropped it: n drops */
+static void wait_dropped(int n)
+{
+	for (int i = 0; i < 500 && __atomic_load_n(&dropped, __ATOMIC_SEQ_CST) < n; i++)
+		usleep(10000);
+	assert_int_equal(__atomic_load_n(&dropped, __ATOMIC_SEQ_CST), n);
+}
+
 static void test_returns_in_time(void **state)
 {
 	struct call *c = calloc(1, sizeof(*c));
 
 	(void)state;
 	c->pipe_r = -1;
-	assert_int_equal(bounded_run(&ops, c, time_now_ns() + 5000000000ull), 0);
+	assert_int_equal(bounded_run(&ops, c, time_now_ns() + 5000000000ull, NULL), 0);
 	/* the caller's again, results and all; never dropped */
 	assert_int_equal(c->result, 42);
 	assert_true(c->sigs_blocked);
@@ -72,23 +82,83 @@ static void test_given_up_at_deadline(void **state)
 {
 	struct call *c = calloc(1, sizeof(*c));
 	uint64_t t0 = time_now_ns(), took;
-	int p[2], i;
+	int p[2];
 
 	(void)state;
 	assert_int_equal(pipe(p), 0);
 	c->pipe_r = p[0];
-	assert_int_equal(bounded_run(&ops, c, t0 + 200000000ull), -ETIMEDOUT);
+	assert_int_equal(bounded_run(&ops, c, t0 + 200000000ull, NULL), -ETIMEDOUT);
 	took = time_now_ns() - t0;
 	assert_true(took >= 200000000ull && took < 2000000000ull);
 	/* the call is still blocked: c is its thread's, dropped once the read returns */
 	assert_int_equal(abandoned, 1);
 	assert_int_equal(dropped, 0);
 	assert_int_equal(write(p[1], "x", 1), 1);
-	for (i = 0; i < 500 && !__atomic_load_n(&dropped, __ATOMIC_SEQ_CST); i++)
-		usleep(10000);
-	assert_int_equal(dropped, 1);
+	wait_dropped(1);
 	close(p[0]);
 	close(p[1]);
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_alarm(int sig)
+{
+	stop_flag = sig;
+}
+
+/*
+ * A stop signal 150 ms into a call that would block for good (a lookup on a silent
+ * resolver): its handler runs on the caller, the only thread that takes it, and the
+ * wait ends within a poll slice of it, long before the deadline; the call is given up on
+ * as at a deadline.
+ */
+static void test_stopped_by_signal(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { .tv_usec = 150000 } };
+	struct call *c = calloc(1, sizeof(*c));
+	uint64_t t0 = time_now_ns(), took;
+	int p[2], before = abandoned, dropped0 = dropped;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	c->pipe_r = p[0];
+	stop_flag = 0;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	assert_int_equal(bounded_run(&ops, c, t0 + 30000000000ull, &stop_flag), -EINTR);
+	took = time_now_ns() - t0;
+	assert_int_equal(stop_flag, SIGALRM);
+	assert_true(took >= 150000000ull);
+	assert_true(took < 150000000ull + BOUNDED_STOP_POLL_NS + 500000000ull);
+	assert_int_equal(abandoned, before + 1);
+	assert_int_equal(dropped, dropped0);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	wait_dropped(dropped0 + 1);
+	sigaction(SIGALRM, &old, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* The flag already raised: no wait at all; a call that is done still hands its results back. */
+static void test_stop_before(void **state)
+{
+	struct call *c = calloc(1, sizeof(*c));
+	uint64_t t0 = time_now_ns();
+	int p[2], dropped0 = dropped;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	c->pipe_r = p[0];
+	stop_flag = SIGINT;
+	assert_int_equal(bounded_run(&ops, c, t0 + 30000000000ull, &stop_flag), -EINTR);
+	assert_true(time_now_ns() - t0 < 1000000000ull);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	wait_dropped(dropped0 + 1);
+	close(p[0]);
+	close(p[1]);
+	stop_flag = 0;
 }
 
 int main(void)
@@ -96,6 +166,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_returns_in_time),
 		cmocka_unit_test(test_given_up_at_deadline),
+		cmocka_unit_test(test_stopped_by_signal),
+		cmocka_unit_test(test_stop_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

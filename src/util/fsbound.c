@@ -390,7 +390,7 @@ static int job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t why
 	j->gave_op = &op;
 	j->gave_obj = obj;
 	j->start_ns = time_now_ns();
-	ret = bounded_run(&job_ops, j, j->start_ns + timeout_ns);
+	ret = bounded_run(&job_ops, j, j->start_ns + timeout_ns, NULL);
 	if (ret) {
 		fs_of(obj, fs, sizeof(fs));
 		snprintf(why, whylen, "%s of %s did not return within %s: is its file system%s reachable?",
