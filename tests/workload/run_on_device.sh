@@ -253,6 +253,8 @@ fi
 # cases of the eight models whose step, forward or bucket ready time misses the bar on that
 # card's table (on an H200 the 19 at fp32 and bf16 autocast, on an H100 the 21 after
 # READY=20), measured again on another lease: how far the references themselves move.
+# READY=18's H200 list and READY=20 ran on an H200 in the thirty-fifth session
+# (ref/runs/h200_2026-12-07_heldout12.json.gz and ..._heldout13.json.gz; RESULTS.md).
 case ${READY:-0} in 17 | 18 | 19 | 20 | 21) ready_list=1 ;; *) ready_list=0 ;; esac
 if [ $ready_list = 1 ] && [ -z "${CASES:-}" ]; then
 binary
