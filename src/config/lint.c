@@ -316,9 +316,12 @@ static void lint_numa(const struct experiment *exp, const struct lint_node *node
 			continue;
 		}
 		n = numa_plan_ncpus(&plan);
+		/* as the line loc names writes it: escaped in a [matrix] list, plain elsewhere */
+		if (axis_of(exp, cfg_key_find("numa", "bind")))
+			b = experiment_value_text(b, val, sizeof(val));
 		if (n && n < cfg->launch.local_ranks)
 			add(r, false, loc, "%s pins all %d local ranks to %d CPU%s: they take turns "
-			    "on %s", experiment_value_text(b, val, sizeof(val)), cfg->launch.local_ranks, n, n == 1 ? "" : "s",
+			    "on %s", b, cfg->launch.local_ranks, n, n == 1 ? "" : "s",
 			    n == 1 ? "it" : "them");
 	}
 }
