@@ -41,7 +41,7 @@ static inline struct timespec time_ns_ts(uint64_t ns)
 				  .tv_nsec = (long)(ns % 1000000000ull) };
 }
 
-/* Sleep ns nanoseconds (test hooks; never on a timed span). */
+/* Sleep ns nanoseconds (test hooks, pauses off the data path; never on a timed span). */
 static inline void time_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = time_ns_ts(ns);
