@@ -81,6 +81,7 @@ struct coll_comm *coll_comm_create(const struct coll_comm_cfg *cfg)
 	c->rank = cfg->rank;
 	c->nranks = cfg->nranks;
 	c->abort_flag = cfg->abort_flag;
+	c->act = cfg->act;
 	c->timeout_ns = cfg->timeout_ns;
 	c->mem = cfg->mem ? cfg->mem : &coll_host_memops;
 	c->max_channels = cfg->max_channels;
@@ -368,6 +369,7 @@ int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins)
 	if (c->abort_flag && __atomic_load_n(c->abort_flag, __ATOMIC_RELAXED))
 		return -ECONNABORTED;
 	now = time_now_ns();
+	c->idle_now = now;
 	if (!*idle_since)
 		*idle_since = now;
 	idle = now - *idle_since;

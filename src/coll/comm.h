@@ -126,6 +126,8 @@ struct coll_comm {
 	bool peer_here; /* comm_idle: a peer last ran on our CPU (idle as if crowded) */
 	bool contended; /* comm_idle: the last yield ran someone else on our CPU */
 	uint64_t chunk_size; /* coll_comm_cfg: 0 = auto */
+	struct activity *act; /* coll_comm_cfg: NULL = none */
+	uint64_t idle_now;    /* comm_idle: its last clock read */
 	struct comm_slot *slots;
 	struct comm_peer_wait *wait; /* nranks entries */
 	struct comm_xfer_log xlog;
@@ -149,7 +151,8 @@ const struct sched *comm_sched(struct coll_comm *c, int algo, uint64_t count, in
  * abort flag is up, -ETIMEDOUT when nothing completed since *idle_since for the comm's
  * timeout. The caller logs what it waited on. *spins counts the empty rounds of this
  * wait, *idle_since (0: not read yet) is when it began; the caller zeroes both on
- * progress. The clock is read only on some rounds (comm_idle_reads_clock).
+ * progress. The clock is read only on some rounds (comm_idle_reads_clock), and kept in
+ * c->idle_now.
  */
 int comm_idle(struct coll_comm *c, uint64_t *idle_since, uint32_t *spins);
 /* Does empty round number spins (1 = the first) read the clock? Pure (comm_test.c). */

@@ -390,54 +390,107 @@ static int on_completion(struct run *r, const struct tp_completion *cp)
 	return 0;
 }
 
-/* One line naming what the stalled collective waits on. */
-static void log_stall(struct run *r, int err, uint64_t idle_ns)
-{
-	char why[512];
+/* What a stalled collective waits on (stall_find). */
+struct stall {
+	const struct comm_slot *sl;  /* NULL: no transfer pending in any slot */
+	const struct sched_xfer *x;  /* the transfer; NULL: the slot's memops */
+	bool is_send;
+	bool posted;
+};
 
+/* The first active slot's memops hook, else its first transfer not done, else its memops
+ * wait; false when no slot waits on anything. Never blocks. */
+static bool stall_find(const struct run *r, struct stall *w)
+{
+	*w = (struct stall){ 0 };
 	for (int ch = 0; ch < r->channels; ch++) {
 		const struct comm_slot *sl = &r->c->slots[ch];
 		const struct sched_step *st;
 
 		if (!sl->active)
 			continue;
-		if (sl->phase != PHASE_STEPS) {
-			log_err(LOG_COLL, "allreduce seq=%u: %s: piece %llu waits on memops %s %s",
-				r->seq, strerror(-err), (unsigned long long)sl->piece,
-				r->c->mem->name,
-				sl->phase == PHASE_START ? "piece_start" : "piece_done");
-			return;
-		}
+		w->sl = sl;
+		if (sl->phase != PHASE_STEPS)
+			return true;
 		st = &sl->s->steps[sl->step];
 		for (int i = 0; i < 2 * SCHED_MAX_XFER; i++) {
 			bool is_send = i >= SCHED_MAX_XFER;
 			int k = i % SCHED_MAX_XFER;
-			const struct sched_xfer *x = is_send ? &st->send[k] : &st->recv[k];
 			uint8_t bit = (uint8_t)(1u << (is_send ? 4 + k : k));
 
 			if (k >= (is_send ? st->nsend : st->nrecv) || (sl->done & bit))
 				continue;
-			log_err(
-			    LOG_COLL,
-			    "allreduce seq=%u %s: %s after %llu ms idle: piece %llu "
-			    "step %u/%u waits on %s peer %d (%llu elements%s)%s",
-			    r->seq, sched_algo_name(r->algo), strerror(-err),
-			    (unsigned long long)(idle_ns / 1000000), (unsigned long long)sl->piece,
-			    sl->step, sl->s->nsteps, is_send ? "send to" : "recv from", x->peer,
-			    (unsigned long long)x->count, (sl->posted & bit) ? "" : ", not posted",
-			    comm_pending(r->c, x->peer, why, sizeof(why)));
-			return;
+			w->x = is_send ? &st->send[k] : &st->recv[k];
+			w->is_send = is_send;
+			w->posted = sl->posted & bit;
+			return true;
 		}
-		if (sl->mem_wait) {
-			log_err(LOG_COLL,
-				"allreduce seq=%u: %s: piece %llu step %u waits on memops %s",
-				r->seq, strerror(-err), (unsigned long long)sl->piece, sl->step,
-				r->c->mem->name);
-			return;
-		}
+		if (sl->mem_wait)
+			return true;
 	}
-	log_err(LOG_COLL, "allreduce seq=%u %s: %s with no transfer pending", r->seq,
-		sched_algo_name(r->algo), strerror(-err));
+	w->sl = NULL;
+	return false;
+}
+
+/* One line naming what the stalled collective waits on. */
+static void log_stall(struct run *r, int err, uint64_t idle_ns)
+{
+	struct stall w;
+	char why[512];
+
+	if (!stall_find(r, &w)) {
+		log_err(LOG_COLL, "allreduce seq=%u %s: %s with no transfer pending", r->seq,
+			sched_algo_name(r->algo), strerror(-err));
+	} else if (w.sl->phase != PHASE_STEPS) {
+		log_err(LOG_COLL, "allreduce seq=%u: %s: piece %llu waits on memops %s %s", r->seq,
+			strerror(-err), (unsigned long long)w.sl->piece, r->c->mem->name,
+			w.sl->phase == PHASE_START ? "piece_start" : "piece_done");
+	} else if (w.x) {
+		log_err(LOG_COLL,
+			"allreduce seq=%u %s: %s after %llu ms idle: piece %llu "
+			"step %u/%u waits on %s peer %d (%llu elements%s)%s",
+			r->seq, sched_algo_name(r->algo), strerror(-err),
+			(unsigned long long)(idle_ns / 1000000), (unsigned long long)w.sl->piece,
+			w.sl->step, w.sl->s->nsteps, w.is_send ? "send to" : "recv from", w.x->peer,
+			(unsigned long long)w.x->count, w.posted ? "" : ", not posted",
+			comm_pending(r->c, w.x->peer, why, sizeof(why)));
+	} else {
+		log_err(LOG_COLL, "allreduce seq=%u: %s: piece %llu step %u waits on memops %s",
+			r->seq, strerror(-err), (unsigned long long)w.sl->piece, w.sl->step,
+			r->c->mem->name);
+	}
+}
+
+/*
+ * A wait that lasted EXEC_NOTE_WAIT_NS goes into the calling thread's activity record,
+ * naming the peer (or memops) it waits on since it began: rank 0's probe after a failure
+ * can then say what a rank that never returned was waiting on. Once per such wait, far
+ * off the data path (a wait this long naps already).
+ */
+#define EXEC_NOTE_WAIT_NS COMM_NAP_AFTER_NS
+
+static void note_wait(struct run *r, uint64_t since, bool at_end)
+{
+	struct stall w;
+
+	if (at_end) /* every piece done: the memops' coll_end */
+		act_set(r->c->act, ACT_MEMOPS, -1, r->seq, since);
+	else if (!stall_find(r, &w)) /* nothing pending (held back by the gate, -EAGAIN) */
+		act_set(r->c->act, ACT_ALLREDUCE, -1, r->seq, since);
+	else if (!w.x)
+		act_set(r->c->act, ACT_MEMOPS, -1, r->seq, since);
+	else
+		act_set(r->c->act, w.is_send ? ACT_SEND : ACT_RECV, w.x->peer, r->seq, since);
+}
+
+/* After comm_idle said to go on: note a wait that lasted (once; *noted). */
+static void note_if_long(struct run *r, uint64_t idle_since, bool at_end, bool *noted)
+{
+	if (!*noted && r->c->act && idle_since &&
+	    r->c->idle_now - idle_since >= EXEC_NOTE_WAIT_NS) {
+		note_wait(r, idle_since, at_end);
+		*noted = true;
+	}
 }
 
 static int run_loop(struct run *r)
@@ -446,6 +499,7 @@ static int run_loop(struct run *r)
 	struct tp_completion comps[COMM_POLL_BATCH];
 	uint64_t idle_since = 0;
 	uint32_t spins = 0;
+	bool noted = false; /* this wait is in the activity record (note_if_long) */
 	int ret;
 
 	while (r->pieces_done < r->npieces) {
@@ -491,6 +545,9 @@ static int run_loop(struct run *r)
 		if (progress) {
 			idle_since = 0;
 			spins = 0;
+			if (noted) /* the wait ended: moving again */
+				act_set(c->act, ACT_ALLREDUCE, -1, r->seq, time_now_ns());
+			noted = false;
 			continue;
 		}
 		ret = comm_idle(c, &idle_since, &spins);
@@ -498,6 +555,7 @@ static int run_loop(struct run *r)
 			log_stall(r, ret, time_now_ns() - idle_since);
 			return ret;
 		}
+		note_if_long(r, idle_since, false, &noted);
 	}
 	return 0;
 }
@@ -508,6 +566,7 @@ static int run_end(struct run *r)
 	const struct coll_memops *m = r->c->mem;
 	uint64_t idle_since = 0;
 	uint32_t spins = 0;
+	bool noted = false;
 	int ret;
 
 	if (!m->coll_end)
@@ -516,6 +575,7 @@ static int run_end(struct run *r)
 		ret = comm_idle(r->c, &idle_since, &spins);
 		if (ret)
 			break;
+		note_if_long(r, idle_since, true, &noted);
 	}
 	if (ret < 0)
 		log_err(LOG_COLL, "allreduce seq=%u: memops %s coll_end: %s", r->seq, m->name,
@@ -597,7 +657,8 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 	    .count = count,
 	    .algo = algo,
 	};
-	uint64_t t0 = time_now_ns();
+	uint64_t t0 = time_now_ns(), t1;
+	struct act_mark mark;
 	int ret;
 
 	r.st = st ? st : &dummy;
@@ -629,6 +690,7 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 	/* One rank: the sum is the input, and avg divides by 1. */
 	if (c->nranks == 1 || !count)
 		return 0;
+	act_enter(c->act, ACT_ALLREDUCE, -1, r.seq, t0, &mark);
 	ret = run_setup(&r, chunk_bytes, channels);
 	for (int i = 0; !ret && i < c->ntp; i++)
 		c->tps[i]->ops->coll_begin(c->tps[i], count * r.es);
@@ -643,6 +705,8 @@ int coll_allreduce(struct coll_comm *c, const struct coll_buf *buf, uint64_t off
 	if (!ret)
 		ret = run_end(&r);
 	r.st->pieces = r.npieces;
-	r.st->ns = time_now_ns() - t0;
+	t1 = time_now_ns();
+	r.st->ns = t1 - t0;
+	act_leave(c->act, &mark, t1);
 	return ret;
 }

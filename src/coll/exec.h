@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include "coll/schedule.h"
 #include "transport/transport.h"
+#include "util/activity.h"
 #include "util/dtype.h"
 
 #define COLL_MAX_TRANSPORTS 4  /* distinct transports in one comm */
@@ -81,6 +82,9 @@ struct coll_comm_cfg {
 					     (sched_local_size), -1 = not blocks, 0 = unknown:
 					     hierarchical needs it (schedule.h) */
 	uint64_t chunk_size;		  /* [collective] chunk_size; 0 = auto (coll_comm_chunk) */
+	struct activity *act;		  /* NULL = none: the record of the thread that makes
+					     the calls (util/activity.h), where each call and
+					     each wait that lasts says what it waits on */
 };
 
 struct coll_comm;

@@ -2,8 +2,8 @@
  * The executor end to end: N threads, each a rank with two in-process loop transports
  * (peers split between them), run AllReduce for every algorithm, dtype and op over odd
  * sizes with small chunks (many pieces, several in flight, -EAGAIN from a shallow
- * queue), checked bit-exactly with verify.c; then timeout, abort, argument errors and
- * the point-to-point loops.
+ * queue), checked bit-exactly with verify.c; then timeout, abort, a long wait in the
+ * thread's activity record, argument errors and the point-to-point loops.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -60,6 +60,8 @@ struct rank_ctx {
 	uint64_t eagain, failures;
 	int ret; /* the case's result */
 	uint64_t ns;
+	struct activity act;  /* what this rank's thread does (coll_comm_cfg.act) */
+	struct act_snap seen; /* note_body: the other rank's record during its wait */
 };
 
 struct job {
@@ -173,6 +175,7 @@ static int setup_rank(struct rank_ctx *rc)
 	    .abort_flag = &j->abort_flag,
 	    .timeout_ns = j->timeout_ns,
 	    .max_channels = 4,
+	    .act = &rc->act,
 	    /* hierarchical layouts: 2 -> 1x2, 3 -> 1x3, 4 -> 2x2, 5 -> 5x1, 6 -> 3x2 */
 	    .local_size = j->no_layout	  ? 0
 			  : j->n % 2 == 0 ? 2
@@ -503,6 +506,54 @@ static void test_abort(void **state)
 	free(j);
 }
 
+/*
+ * A wait that lasts goes into the waiting thread's activity record, naming the peer: rank
+ * 1 never joins, reads rank 0's record from its own thread while rank 0 waits, then
+ * aborts; rank 0's record is back to what it was before the collective once it returns.
+ */
+static void note_body(struct rank_ctx *rc)
+{
+	struct rank_ctx *r0 = &rc->j->ranks[0];
+
+	if (rc->rank == 1) {
+		uint64_t end = time_now_ns() + 5000000000ull;
+
+		do {
+			struct timespec ts = {0, 5 * 1000000};
+
+			nanosleep(&ts, NULL);
+			act_read(&r0->act, ACT_THREAD_MAIN, time_now_ns(), &rc->seen);
+		} while (rc->seen.what != ACT_RECV && time_now_ns() < end);
+		__atomic_store_n(&rc->j->abort_flag, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	act_set(&rc->act, ACT_CASE, -1, 0, time_now_ns());
+	verify_fill(rc->mem, 1000, 0, DT_F32, REDOP_SUM, 1, rc->rank, rc->j->n);
+	rc->ret = coll_allreduce(rc->c, &rc->buf, 0, &rc->scratch, 1000, DT_F32, REDOP_SUM,
+				 ALGO_RING, 256, 2, NULL);
+	act_read(&rc->act, ACT_THREAD_MAIN, time_now_ns(), &rc->seen);
+}
+
+static void test_wait_noted(void **state)
+{
+	struct job *j = job_new(2, 8192, coll_scratch_bytes(256, 2), 64, 4096, 10000);
+	const struct act_snap *during = &j->ranks[1].seen, *after = &j->ranks[0].seen;
+
+	(void)state;
+	j->body = note_body;
+	run_job(j);
+	assert_int_equal(j->ranks[0].ret, -ECONNABORTED);
+	/* the first AllReduce of the comm (seq 0) waits on a receive from peer 1, noted once
+	 * the wait had lasted (2 ms), aged from when it began */
+	assert_int_equal(during->what, ACT_RECV);
+	assert_int_equal(during->peer, 1);
+	assert_int_equal(during->seq, 0);
+	assert_true(during->age_ms >= 2);
+	assert_int_equal(after->what, ACT_CASE);
+	assert_int_equal(after->peer, -1);
+	free(j);
+}
+
 /* What the loop transport says it holds for a peer (the tail of a timeout's line): a
  * receive posted with no send, a held send (over the eager size) and an eager one in the
  * peer's inbox with no receive, as both ranks see them; then nothing once they match. */
@@ -728,6 +779,7 @@ int main(void)
 	    cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_loop_pending),
 	    cmocka_unit_test(test_abort),
+	    cmocka_unit_test(test_wait_noted),
 	    cmocka_unit_test(test_matrix_shallow_queue),
 	    cmocka_unit_test(test_matrix),
 	    cmocka_unit_test(test_matrix_linear),

@@ -172,11 +172,13 @@ int coll_write_bw_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t
 {
 	uint64_t n, posted = 0, t0;
 	struct p2p p;
+	struct act_mark m;
 	int ret = p2p_init(&p, c, buf, bytes, iterations, "write_bw", src, dst);
 
 	*ns = 0;
 	if (ret)
 		return ret > 0 ? 0 : ret;
+	act_enter(c->act, ACT_P2P, p.peer, p.seq, time_now_ns(), &m);
 	n = (uint64_t)iterations;
 	if (window < 1)
 		window = 1;
@@ -196,7 +198,7 @@ int coll_write_bw_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t
 		if (!ret)
 			ret = p2p_wait(&p, n, 2, "ack");
 		*ns = time_now_ns() - t0;
-		return ret;
+		goto out;
 	}
 	ret = p2p_fill_recvs(&p, &posted, n, window, bytes);
 	if (!ret)
@@ -212,6 +214,8 @@ int coll_write_bw_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t
 		ret = p2p_post(&p, true, P2P_ACK, 0, 1);
 	if (!ret)
 		ret = p2p_wait(&p, 2, n, "ack completion");
+out:
+	act_leave(c->act, &m, time_now_ns());
 	return ret;
 }
 
@@ -220,11 +224,13 @@ int coll_write_lat_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_
 {
 	uint64_t n, t0;
 	struct p2p p;
+	struct act_mark m;
 	int ret = p2p_init(&p, c, buf, bytes, iterations, "write_lat", src, dst);
 
 	*ns = 0;
 	if (ret)
 		return ret > 0 ? 0 : ret;
+	act_enter(c->act, ACT_P2P, p.peer, p.seq, time_now_ns(), &m);
 	n = (uint64_t)iterations;
 	if (c->rank == src) {
 		ret = p2p_post(&p, false, P2P_READY, 0, 1);
@@ -241,7 +247,7 @@ int coll_write_lat_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_
 		if (!ret)
 			ret = p2p_wait(&p, n, n + 1, "send completions");
 		*ns = time_now_ns() - t0;
-		return ret;
+		goto out;
 	}
 	ret = p2p_post(&p, false, P2P_DATA, 0, bytes);
 	if (!ret)
@@ -257,6 +263,8 @@ int coll_write_lat_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_
 	*ns = time_now_ns() - t0;
 	if (!ret)
 		ret = p2p_wait(&p, n + 1, n, "send completions");
+out:
+	act_leave(c->act, &m, time_now_ns());
 	return ret;
 }
 
