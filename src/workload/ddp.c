@@ -15,6 +15,9 @@
 #include "util/timeutil.h"
 #include "workload/ddp.h"
 
+/* The longest the compute thread goes without looking at the abort flag. */
+#define DDP_ABORT_LOOK_NS 100000000ull
+
 /* State shared by the compute thread and the comm thread of one ddp_run. */
 struct ddp_state {
 	pthread_mutex_t lock;
@@ -91,14 +94,22 @@ static void post_bucket(struct ddp_state *st, uint32_t b)
 	pthread_mutex_unlock(&st->lock);
 }
 
-/* Sleep until iteration time t_ns, or play compute through ops->compute. */
-static int play_until(uint64_t iter_start, uint64_t t_ns)
+/*
+ * Sleep until iteration time t_ns, looking at the abort flag every DDP_ABORT_LOOK_NS: a
+ * modelled pass may last seconds, and a rank that sleeps through the job's abort is one
+ * rank 0's probe would take for stuck (util/activity.h). -ECONNABORTED on the abort.
+ */
+static int play_until(const struct ddp_ops *ops, uint64_t iter_start, uint64_t t_ns)
 {
-	struct timespec ts = { .tv_sec = (iter_start + t_ns) / 1000000000ull,
-			       .tv_nsec = (iter_start + t_ns) % 1000000000ull };
+	uint64_t end = iter_start + t_ns, now;
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	while ((now = time_now_ns()) < end) {
+		struct timespec ts = time_ns_ts(GS_MIN(end, now + DDP_ABORT_LOOK_NS));
+
+		if (ops->abort_flag && *ops->abort_flag)
+			return -ECONNABORTED;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: again */
+	}
 	return 0;
 }
 
@@ -110,7 +121,7 @@ static int play(const struct workload_opts *w, const struct ddp_ops *ops,
 	if (w->compute == COMPUTE_NONE)
 		return 0;
 	if (w->compute == COMPUTE_SLEEP || !ops->compute)
-		return play_until(iter_start, end_ns);
+		return play_until(ops, iter_start, end_ns);
 	/* GPU: run the layers whose modelled span ends by end_ns */
 	while (*layer_pos < ct->nlayers) {
 		uint32_t l = backward ? ct->nlayers - 1 - *layer_pos : *layer_pos;
@@ -158,7 +169,7 @@ static int wait_all(struct ddp_state *st, uint32_t nbuckets)
 			abs_deadline(&dl, bound);
 		}
 		/* wake up now and then to look at the abort flag */
-		abs_deadline(&slice, 100000000ull);
+		abs_deadline(&slice, DDP_ABORT_LOOK_NS);
 		if (slice.tv_sec > dl.tv_sec ||
 		    (slice.tv_sec == dl.tv_sec && slice.tv_nsec > dl.tv_nsec))
 			slice = dl;
