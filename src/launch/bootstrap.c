@@ -37,8 +37,7 @@
  * answers in milliseconds when it is alive. */
 #define BS_STOP_GRACE_NS 1000000000ull
 
-/* Wait on b->cond (b->lock held) until deadline: false once it has passed. */
-static bool cond_wait_until(struct bootstrap *b, uint64_t deadline_ns)
+bool bs_cond_wait_until(struct bootstrap *b, uint64_t deadline_ns)
 {
 	struct timespec ts = time_ns_ts(deadline_ns);
 
@@ -442,6 +441,8 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	b->on_arrival = o->on_arrival;
 	b->arrival_ctx = o->arrival_ctx;
 	b->stop_flag = o->stop;
+	b->acts = o->acts;
+	b->nacts = o->acts ? o->nacts : 0;
 	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
 	b->listen_fd = -1;
 	b->wake[0] = b->wake[1] = -1;
@@ -476,7 +477,7 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 		    stop_asked(b))
 			break;
 		/* a slice at a time: the caller's stop flag is looked at in between */
-		if (!cond_wait_until(b, GS_MIN(deadline_ns, time_now_ns() + BS_STOP_POLL_NS)) ||
+		if (!bs_cond_wait_until(b, GS_MIN(deadline_ns, time_now_ns() + BS_STOP_POLL_NS)) ||
 		    time_now_ns() >= deadline_ns)
 			break;
 	}
@@ -537,12 +538,13 @@ int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out)
 	*out = NULL;
 	if (o->nranks < 1 || o->rank < 0 || o->rank >= o->nranks || o->timeout_ms <= 0 ||
 	    (o->nranks > 1 && !o->addr && o->listen_fd <= 0) ||
-	    (o->nranks > 1 && (!o->token || !*o->token || strlen(o->token) > BS_TOKEN_MAX))) {
+	    (o->nranks > 1 && (!o->token || !*o->token || strlen(o->token) > BS_TOKEN_MAX)) ||
+	    (o->acts && (o->nacts < 1 || o->nacts > ACT_THREADS))) {
 		log_err(LOG_LAUNCH,
-			"bootstrap: bad options rank=%d nranks=%d timeout=%dms addr=%s token=%s",
+			"bootstrap: bad options rank=%d nranks=%d timeout=%dms addr=%s token=%s nacts=%d",
 			o->rank, o->nranks, o->timeout_ms, o->addr ? o->addr : "(none)",
 			!o->token || !*o->token ? "(none)"
-			: strlen(o->token) > BS_TOKEN_MAX ? "(too long)" : "(set)");
+			: strlen(o->token) > BS_TOKEN_MAX ? "(too long)" : "(set)", o->nacts);
 		return -EINVAL;
 	}
 	b = bs_alloc(o);

@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/activity.h"
+
 struct bootstrap_opts {
 	int rank;
 	int nranks;
@@ -59,6 +61,12 @@ struct bootstrap_opts {
 	 * welcomed it (then 0: the caller tells the job through bootstrap_signal_fd) or
 	 * after 1 s of its silence. Afterwards bootstrap_signal_fd is the way. */
 	volatile const sig_atomic_t *stop;
+	/* Optional, any rank: its application threads' activity records (util/activity.h),
+	 * acts[i] thread i's, nacts <= ACT_THREADS, alive until bootstrap_close; the reader
+	 * thread reads them to answer rank 0's probe (bootstrap_probe). NULL: it answers
+	 * that its main thread is idle. */
+	const struct activity *acts;
+	int nacts;
 };
 
 struct bootstrap;
@@ -85,15 +93,40 @@ void bootstrap_abort(struct bootstrap *b, const char *why);
 volatile const int *bootstrap_abort_flag(struct bootstrap *b);
 /* Why the job aborts, naming the rank ("rank 2 exited unexpectedly ..."); "" before. */
 const char *bootstrap_abort_reason(struct bootstrap *b);
+/* What rank 0's probe learned of one rank. */
+enum bootstrap_heard {
+	BS_HEARD_NONE,	   /* rank 0 itself, or a rank that left (closed its connection) */
+	BS_HEARD_SILENT,   /* did not answer: its process is stopped or its host froze */
+	BS_HEARD_ANSWERED, /* its reader thread answered for its application's threads */
+};
+
+struct bootstrap_rank_state {
+	enum bootstrap_heard heard;
+	uint32_t abort_age_ms;		  /* answered: how long it has known the job aborted,
+					   * ACT_NO_ABORT: it has not */
+	struct act_snap act[ACT_THREADS]; /* answered: each thread's state (nact of them) */
+	int nact;
+};
+
 /*
- * Rank 0, typically once the job aborted on a timeout: which ranks' processes do not
- * run? Each connected rank gets a PING, which its reader thread answers whatever its
- * other threads do; a rank that neither answers within wait_ms nor closes its
- * connection is stopped (SIGSTOP, Ctrl-Z, a debugger) or its host froze, where a rank
- * that timed out waiting on it only names the peer it waited on. Fills silent[] (up to
- * max, ascending) and returns how many there are; 0 on other ranks.
+ * Rank 0, typically once the job aborted on a timeout: which ranks cause it? A rank
+ * that waited on a hung one timed out naming only the peer it waited on, and so did the
+ * ranks that waited on it. Each connected rank gets a PING, which its reader thread
+ * answers whatever its other threads do, with what those threads do (opts.acts). A rank
+ * that neither answers within wait_ms nor closes its connection is stopped (SIGSTOP,
+ * Ctrl-Z, a debugger) or its host froze: BS_HEARD_SILENT. One whose answer leaves a
+ * thread's verdict early (act_judge with grace_ms: it may yet return from the case) is
+ * asked again once it can be known, so that a thread is either stuck or fine when this
+ * returns; it returns within 2 * wait_ms + grace_ms. Fills st[0..nranks): 0, -EINVAL on
+ * another rank, -ENOMEM.
  */
-int bootstrap_silent_ranks(struct bootstrap *b, int wait_ms, int *silent, int max);
+int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
+		    struct bootstrap_rank_state *st);
+/* The probe as `gradsync run`'s rank 0 makes it after a failed case (run/blame.c), and
+ * the longest it then takes: the local spawner gives rank 0 that long (launch.h). */
+#define BS_PROBE_WAIT_MS  500
+#define BS_PROBE_GRACE_MS 1000
+#define BS_PROBE_MAX_MS	  (2 * BS_PROBE_WAIT_MS + BS_PROBE_GRACE_MS)
 /*
  * For a stop signal's handler: write(fd, &(char){signo}, 1) (async-signal-safe) and
  * the reader thread aborts the job "rank R stopped by SIGINT", as bootstrap_abort would.

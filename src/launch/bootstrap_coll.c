@@ -33,17 +33,6 @@ static int fail(struct bootstrap *b, int err, int culprit, const char *reason)
 	return err;
 }
 
-static bool cond_wait_until(struct bootstrap *b, uint64_t deadline_ns)
-{
-	struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
-			      .tv_nsec = (long)(deadline_ns % 1000000000ull)};
-
-	if (time_now_ns() >= deadline_ns)
-		return false;
-	pthread_cond_timedwait(&b->cond, &b->lock, &ts);
-	return true;
-}
-
 static struct bs_msg *pop(struct bs_peer *p)
 {
 	struct fifo_link *x = fifo_pop(&p->queue);
@@ -83,7 +72,7 @@ static int gather_up(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 			ret = -ECANCELED;
 		else if (left >= 0)
 			ret = -EPIPE;
-		else if (cond_wait_until(b, deadline))
+		else if (bs_cond_wait_until(b, deadline))
 			continue;
 		else
 			ret = -ETIMEDOUT;
@@ -139,7 +128,7 @@ static int recv_down(struct bootstrap *b, uint8_t op, uint32_t seq, struct bs_ms
 			ret = -ECANCELED;
 		else if (p->bye)
 			ret = -EPIPE;
-		else if (cond_wait_until(b, deadline))
+		else if (bs_cond_wait_until(b, deadline))
 			continue;
 		else
 			ret = -ETIMEDOUT;
@@ -208,7 +197,7 @@ static int bcast_down(struct bootstrap *b, uint8_t op, uint32_t seq, const void 
 	if (bad < 0)
 		return 0;
 	pthread_mutex_lock(&b->lock);
-	while (!b->abort_flag && cond_wait_until(b, time_now_ns() + 200000000ull))
+	while (!b->abort_flag && bs_cond_wait_until(b, time_now_ns() + 200000000ull))
 		if (b->peers[bad].gone)
 			break;
 	pthread_mutex_unlock(&b->lock);
@@ -413,45 +402,4 @@ volatile const int *bootstrap_abort_flag(struct bootstrap *b)
 const char *bootstrap_abort_reason(struct bootstrap *b)
 {
 	return aborted(b) ? b->abort_reason : "";
-}
-
-int bootstrap_silent_ranks(struct bootstrap *b, int wait_ms, int *silent, int max)
-{
-	uint64_t t0 = time_now_ns(), deadline = t0 + (uint64_t)wait_ms * 1000000ull;
-	bool *asked;
-	int r, n = 0;
-
-	if (!b || b->rank != 0 || b->nranks < 2)
-		return 0;
-	asked = calloc((size_t)b->nranks, sizeof(*asked));
-	if (!asked)
-		return 0;
-	for (r = 1; r < b->nranks; r++) {
-		bool live;
-
-		pthread_mutex_lock(&b->lock);
-		live = b->peers[r].fd >= 0 && !b->peers[r].gone;
-		pthread_mutex_unlock(&b->lock);
-		asked[r] = live && !bs_peer_send(b, r, BS_PING, BS_OP_NONE, 0, NULL, 0, deadline);
-	}
-	pthread_mutex_lock(&b->lock);
-	for (;;) {
-		int waiting = 0;
-
-		for (r = 1; r < b->nranks; r++)
-			waiting += asked[r] && !b->peers[r].gone && b->peers[r].pong_ns < t0;
-		if (!waiting || !cond_wait_until(b, deadline))
-			break;
-	}
-	/* a rank that closed meanwhile exited: its own story, told by the watchdog */
-	for (r = 1; r < b->nranks; r++) {
-		if (asked[r] && !b->peers[r].gone && b->peers[r].pong_ns < t0) {
-			if (n < max)
-				silent[n] = r;
-			n++;
-		}
-	}
-	pthread_mutex_unlock(&b->lock);
-	free(asked);
-	return n;
 }

@@ -65,7 +65,11 @@ struct bs_peer {
 	bool bye;  /* said goodbye: its EOF is a clean close */
 	bool gone; /* EOF or error seen; no more reads */
 	char name[64]; /* its far address:port, for the line that says it was lost */
-	uint64_t pong_ns; /* rank 0: when its last PONG came (under b->lock) */
+	/* rank 0, under b->lock: its answer to the latest PING (bootstrap_probe) */
+	uint32_t pong_seq;		     /* the PING it answers, 0: none yet */
+	uint32_t pong_abort_age_ms;	     /* bs_pong_unpack's */
+	struct act_snap pong[ACT_THREADS];
+	int npong;
 };
 
 enum bs_pending_stage {
@@ -122,8 +126,12 @@ struct bootstrap {
 	/* Held while an abort is raised and forwarded: close's BYE never overtakes it. */
 	pthread_mutex_t abort_lock;
 	volatile int abort_flag;
+	uint64_t abort_ns; /* when abort_flag was raised (under b->lock) */
 	char abort_reason[BS_REASON_LEN];
 	uint32_t seq; /* caller thread only */
+	uint32_t probe_seq; /* rank 0: the last PING's seq (bootstrap_probe's caller only) */
+	const struct activity *acts; /* bootstrap_opts': what a PONG reports */
+	int nacts;
 	/*
 	 * Freeze watch (bs_frozen_ns): when the reader last went to sleep in poll, when it
 	 * last woke from a freeze and how long that freeze was. The reader writes, any
@@ -160,6 +168,8 @@ void bs_stop_reason(const struct bootstrap *b, int signo, char *buf, size_t len)
  * with this the job is told of the freeze, not of a waiter.
  */
 uint64_t bs_frozen_ns(struct bootstrap *b, uint64_t now);
+/* Wait on b->cond (b->lock held) until deadline_ns: false once it has passed. */
+bool bs_cond_wait_until(struct bootstrap *b, uint64_t deadline_ns);
 /* Send one frame to a peer under its write lock; -EPIPE when it is not connected. */
 int bs_peer_send(struct bootstrap *b, int peer, uint8_t type, uint8_t op, uint32_t seq,
 		 const void *data, size_t len, uint64_t deadline_ns);

@@ -90,7 +90,7 @@ static void abort_send(struct bootstrap *b, int failed_rank, const char *reason,
 void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, int except,
 		    bool tell_root)
 {
-	uint64_t frozen = bs_frozen_ns(b, time_now_ns());
+	uint64_t now = time_now_ns(), frozen = bs_frozen_ns(b, now);
 
 	pthread_mutex_lock(&b->abort_lock);
 	pthread_mutex_lock(&b->lock);
@@ -109,6 +109,7 @@ void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, in
 	} else {
 		snprintf(b->abort_reason, sizeof(b->abort_reason), "%s", reason);
 	}
+	b->abort_ns = now;
 	__atomic_store_n(&b->abort_flag, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
@@ -133,6 +134,29 @@ void bs_stop_reason(const struct bootstrap *b, int signo, char *buf, size_t len)
 		 sigabbrev_np(signo) ?: "?", host, (int)getpid());
 }
 
+/*
+ * Answer rank 0's PING `seq` from the reader thread, whatever the application's threads
+ * do (busy, or stuck): how long ago this rank heard of the abort, and what each of
+ * those threads is doing (bootstrap_opts.acts; without them, an idle main thread).
+ */
+static void pong(struct bootstrap *b, uint32_t seq)
+{
+	struct act_snap snaps[ACT_THREADS] = { { .what = ACT_NONE, .peer = -1 } };
+	uint8_t frame[BS_PONG_MAX];
+	uint32_t age = ACT_NO_ABORT;
+	uint64_t now = time_now_ns();
+	int n = GS_MAX(b->nacts, 1);
+
+	pthread_mutex_lock(&b->lock);
+	if (b->abort_flag)
+		age = (uint32_t)GS_MIN((now - b->abort_ns) / 1000000, (uint64_t)ACT_NO_ABORT - 1);
+	pthread_mutex_unlock(&b->lock);
+	for (int i = 0; i < b->nacts; i++)
+		act_read(&b->acts[i], (enum act_thread)i, now, &snaps[i]);
+	bs_peer_send(b, 0, BS_PONG, BS_OP_NONE, seq, frame, bs_pong_pack(age, snaps, n, frame),
+		     now + BS_ABORT_SEND_NS / 10);
+}
+
 /* A complete frame from peer r: queue it, or act on it. -EPROTO when it is out of place. */
 static int dispatch(struct bootstrap *b, int r, struct bs_msg *m, const char **why)
 {
@@ -149,14 +173,27 @@ static int dispatch(struct bootstrap *b, int r, struct bs_msg *m, const char **w
 		return 0;
 	}
 	if (m->h.type == BS_PING && b->rank != 0) {
+		uint32_t seq = m->h.seq;
+
 		bs_msg_free(m);
-		/* from the reader: answered while the application's threads are busy or stuck */
-		bs_peer_send(b, 0, BS_PONG, BS_OP_NONE, 0, NULL, 0, time_now_ns() + BS_ABORT_SEND_NS / 10);
+		pong(b, seq);
 		return 0;
 	}
 	if (m->h.type == BS_PONG && b->rank == 0) {
+		struct act_snap snaps[ACT_THREADS];
+		uint32_t age;
+		int n;
+
+		if (bs_pong_unpack(m->data, m->h.len, &age, snaps, &n)) {
+			bs_msg_free(m);
+			*why = "malformed PONG";
+			return -EPROTO;
+		}
 		pthread_mutex_lock(&b->lock);
-		p->pong_ns = time_now_ns();
+		p->pong_seq = m->h.seq;
+		p->pong_abort_age_ms = age;
+		memcpy(p->pong, snaps, sizeof(snaps));
+		p->npong = n;
 		pthread_cond_broadcast(&b->cond);
 		pthread_mutex_unlock(&b->lock);
 		bs_msg_free(m);

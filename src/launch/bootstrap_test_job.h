@@ -48,6 +48,7 @@ struct job {
 	pid_t pid[MAX_RANKS];
 	int status[MAX_RANKS];
 	char log[MAX_RANKS][64]; /* each rank's stderr, kept in a file */
+	struct activity acts[ACT_THREADS]; /* in a child, its own: what its PONG reports */
 };
 
 /* Child-side check: report and leave with the line number as the exit status. */
@@ -92,7 +93,9 @@ static int open_rank(struct job *j, int rank, struct bootstrap **b)
 				   .nranks = j->n,
 				   .addr = j->addr,
 				   .token = TOKEN,
-				   .timeout_ms = j->timeout_ms};
+				   .timeout_ms = j->timeout_ms,
+				   .acts = j->acts,
+				   .nacts = ACT_THREADS};
 
 	if (rank == 0 && j->inherit)
 		o.listen_fd = j->listen_fd;
@@ -161,7 +164,7 @@ static GS_UNUSED void job_wait_ready(struct job *j, int count)
 }
 
 /* Reap every rank (killing stragglers after 15 s); returns the elapsed seconds. */
-static double job_finish(struct job *j)
+static GS_UNUSED double job_finish(struct job *j)
 {
 	uint64_t start = time_now_ns(), deadline = start + 15000000000ull;
 	int left = j->n;

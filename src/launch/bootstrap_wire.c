@@ -139,7 +139,7 @@ static const struct {
 	[BS_CHALLENGE] = {BS_NONCE_LEN, BS_NONCE_LEN},
 	[BS_PROOF]   = {BS_MAC_LEN, BS_MAC_LEN},
 	[BS_PING]    = {0, 0},
-	[BS_PONG]    = {0, 0},
+	[BS_PONG]    = {BS_PONG_MIN, BS_PONG_MAX},
 };
 /* clang-format on */
 
@@ -199,6 +199,41 @@ void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint32_t *rank, uint32_t *n
 	*rank = get32(in);
 	*nranks = get32(in + 4);
 	memcpy(nonce, in + 8, BS_NONCE_LEN);
+}
+
+size_t bs_pong_pack(uint32_t abort_age_ms, const struct act_snap *s, int n, uint8_t *out)
+{
+	uint8_t *p = out + 4;
+
+	put32(out, abort_age_ms);
+	for (int i = 0; i < n && i < ACT_THREADS; i++, p += BS_PONG_REC) {
+		put32(p, s[i].age_ms);
+		put32(p + 4, (uint32_t)s[i].peer);
+		put32(p + 8, s[i].seq);
+		memset(p + 12, 0, 4);
+		p[12] = s[i].what;
+	}
+	return (size_t)(p - out);
+}
+
+int bs_pong_unpack(const uint8_t *in, size_t len, uint32_t *abort_age_ms, struct act_snap *s,
+		   int *n)
+{
+	const uint8_t *p = in + 4;
+
+	*n = 0;
+	if (len < BS_PONG_MIN || len > BS_PONG_MAX || (len - 4) % BS_PONG_REC)
+		return -EPROTO;
+	*abort_age_ms = get32(in);
+	for (int i = 0; i < (int)((len - 4) / BS_PONG_REC); i++, p += BS_PONG_REC) {
+		s[i] = (struct act_snap){ .thread = (uint8_t)i, .age_ms = get32(p),
+					  .peer = (int32_t)get32(p + 4), .seq = get32(p + 8),
+					  .what = p[12] };
+		if (s[i].what >= ACT_COUNT || s[i].peer < -1 || p[13] || p[14] || p[15])
+			return -EPROTO;
+	}
+	*n = (int)((len - 4) / BS_PONG_REC);
+	return 0;
 }
 
 void bs_auth_mac(const char *token, size_t token_len, enum bs_role role, uint32_t rank,

@@ -10,9 +10,18 @@
  * PROOF: HMAC-SHA256(token, "rank" transcript). WELCOME: HMAC-SHA256(token, "root"
  * transcript), where transcript = "gradsync-bootstrap-2" rank nranks nonce_r nonce_0
  * (bs_auth_mac). REFUSE payload: BS_REFUSED, always. ABORT payload: i32 failed rank,
- * text. BYE: empty. UP (rank -> 0), DOWN (0 -> rank): data. PING (0 -> rank) and PONG
- * (rank -> 0): empty; a rank's reader thread answers a PING at once, whatever its
- * application's threads do (bootstrap_silent_ranks).
+ * text. BYE: empty. UP (rank -> 0), DOWN (0 -> rank): data. PING (0 -> rank): empty,
+ * seq = rank 0's probe number. PONG (rank -> 0), seq = the PING's: what the rank's
+ * application threads do (util/activity.h), sent by its reader thread at once, whatever
+ * those threads do (bootstrap_probe): u32 abort_age_ms (how long the rank has known the
+ * job aborted; 0xffffffff: it has not), then one BS_PONG_REC record per thread (1 to
+ * ACT_THREADS, thread 0 first, in order):
+ *   0  u32 age_ms   how long the thread has been in its state (capped)
+ *   4  i32 peer     the peer it waits on, -1: none
+ *   8  u32 seq      the collective's sequence number (0: none)
+ *   12 u8  what     enum act_what
+ *   13 u8  zero[3]
+ * Version 3 added the PONG's payload (version 2's was empty).
  */
 #ifndef GS_LAUNCH_BOOTSTRAP_WIRE_H
 #define GS_LAUNCH_BOOTSTRAP_WIRE_H
@@ -22,8 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/activity.h"
+
 #define BS_MAGIC     0x47534253u /* "GSBS" */
-#define BS_VERSION   2
+#define BS_VERSION   3
 #define BS_HDR_LEN   16
 #define BS_NONCE_LEN 32
 #define BS_MAC_LEN   32 /* SHA256_LEN */
@@ -35,6 +46,9 @@
 /* Largest collective payload: an allgather of 4096 ranks x 16 KiB. */
 #define BS_MAX_PAYLOAD (64u << 20)
 #define BS_TEXT_MAX    1023
+#define BS_PONG_REC    16
+#define BS_PONG_MIN    (4 + BS_PONG_REC)
+#define BS_PONG_MAX    (4 + BS_PONG_REC * ACT_THREADS)
 
 enum bs_type {
 	BS_HELLO = 1,
@@ -77,6 +91,15 @@ void bs_hello_pack(uint32_t rank, uint32_t nranks, const uint8_t nonce[BS_NONCE_
 		   uint8_t out[BS_HELLO_LEN]);
 void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint32_t *rank, uint32_t *nranks,
 		     uint8_t nonce[BS_NONCE_LEN]);
+
+/* PONG: n (1..ACT_THREADS) records s[i] of thread i into out (BS_PONG_MAX bytes); its
+ * length. */
+size_t bs_pong_pack(uint32_t abort_age_ms, const struct act_snap *s, int n, uint8_t *out);
+/* len bytes (within the type's bounds) into s[ACT_THREADS], *n of them: 0, or -EPROTO (a
+ * length not a whole number of records, a state past its table, a peer below -1,
+ * padding not zero). */
+int bs_pong_unpack(const uint8_t *in, size_t len, uint32_t *abort_age_ms, struct act_snap *s,
+		   int *n);
 
 enum bs_role { BS_ROLE_RANK, BS_ROLE_ROOT };
 /*

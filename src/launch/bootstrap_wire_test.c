@@ -1,6 +1,6 @@
 /*
- * Bootstrap framing: header round trip, every bound enforced, address splitting; the
- * bounded lookup's answers as -errno.
+ * Bootstrap framing: header round trip, every bound enforced, the PONG's records, address
+ * splitting; the bounded lookup's answers as -errno.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -43,14 +43,22 @@ static void test_wire_header(void **state)
 	h.type = BS_HELLO;
 	bs_hdr_pack(&h, buf);
 	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
-	/* PING and PONG: empty, the type after them unknown */
-	h.type = BS_PONG;
+	/* PING: empty; PONG: the abort's age and one record per thread; the type after
+	 * them unknown */
+	h.type = BS_PING;
 	h.len = 0;
 	bs_hdr_pack(&h, buf);
 	assert_int_equal(bs_hdr_unpack(buf, &g, &why), 0);
 	h.len = 1;
 	bs_hdr_pack(&h, buf);
 	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
+	h.type = BS_PONG;
+	for (uint32_t len = 0; len <= BS_PONG_MAX + 1; len++) {
+		h.len = len;
+		bs_hdr_pack(&h, buf);
+		assert_int_equal(bs_hdr_unpack(buf, &g, &why),
+				 len >= BS_PONG_MIN && len <= BS_PONG_MAX ? 0 : -EPROTO);
+	}
 	h.type = BS_TYPE_LAST + 1;
 	bs_hdr_pack(&h, buf);
 	assert_int_equal(bs_hdr_unpack(buf, &g, &why), -EPROTO);
@@ -77,6 +85,54 @@ static void test_wire_header(void **state)
 	assert_int_equal(bs_split_addr("h:x", host, sizeof(host), port, sizeof(port)), -EINVAL);
 	assert_int_equal(bs_split_addr(":1", host, sizeof(host), port, sizeof(port)), -EINVAL);
 	assert_int_equal(bs_split_addr("h:", host, sizeof(host), port, sizeof(port)), -EINVAL);
+}
+
+/* A PONG round trip, and every field out of its table refused. */
+static void test_pong(void **state)
+{
+	struct act_snap in[ACT_THREADS] = {
+		{ .thread = ACT_THREAD_MAIN, .what = ACT_CASE, .peer = -1, .age_ms = 31000 },
+		{ .thread = ACT_THREAD_COMM, .what = ACT_RECV, .peer = 2, .seq = 1287,
+		  .age_ms = 4200 },
+	};
+	struct act_snap out[ACT_THREADS];
+	uint8_t frame[BS_PONG_MAX];
+	uint32_t age;
+	size_t len;
+	int n;
+
+	(void)state;
+	len = bs_pong_pack(1500, in, ACT_THREADS, frame);
+	assert_int_equal(len, BS_PONG_MAX);
+	assert_int_equal(bs_pong_unpack(frame, len, &age, out, &n), 0);
+	assert_int_equal(n, ACT_THREADS);
+	assert_int_equal(age, 1500);
+	for (int i = 0; i < ACT_THREADS; i++) {
+		assert_int_equal(out[i].thread, i);
+		assert_int_equal(out[i].what, in[i].what);
+		assert_int_equal(out[i].peer, in[i].peer);
+		assert_int_equal(out[i].seq, in[i].seq);
+		assert_int_equal(out[i].age_ms, in[i].age_ms);
+	}
+	/* one thread: the main thread's record only; not heard of the abort */
+	len = bs_pong_pack(ACT_NO_ABORT, in, 1, frame);
+	assert_int_equal(len, BS_PONG_MIN);
+	assert_int_equal(bs_pong_unpack(frame, len, &age, out, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(age, ACT_NO_ABORT);
+	/* a length between records, a state past the table, a peer below -1, padding */
+	assert_int_equal(bs_pong_unpack(frame, BS_PONG_MIN + 1, &age, out, &n), -EPROTO);
+	assert_int_equal(bs_pong_unpack(frame, BS_PONG_MIN - 1, &age, out, &n), -EPROTO);
+	frame[4 + 12] = ACT_COUNT;
+	assert_int_equal(bs_pong_unpack(frame, BS_PONG_MIN, &age, out, &n), -EPROTO);
+	bs_pong_pack(0, in, 1, frame);
+	frame[4 + 4] = frame[4 + 5] = frame[4 + 6] = 0xff;
+	frame[4 + 7] = 0xfe; /* -2 */
+	assert_int_equal(bs_pong_unpack(frame, BS_PONG_MIN, &age, out, &n), -EPROTO);
+	bs_pong_pack(0, in, 1, frame);
+	frame[4 + 15] = 1;
+	assert_int_equal(bs_pong_unpack(frame, BS_PONG_MIN, &age, out, &n), -EPROTO);
+	assert_int_equal(n, 0);
 }
 
 /* The proofs bind token, role, rank, world size and both nonces. */
@@ -144,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_auth_mac),
 		cmocka_unit_test(test_wire_header),
 		cmocka_unit_test(test_resolve_answers),
+		cmocka_unit_test(test_pong),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include "util/jtext.h"
 #include "util/log.h"
 #include "util/rand.h"
+#include "util/timeutil.h"
 
 static void read_boot_id(char *out, size_t len)
 {
@@ -120,39 +121,6 @@ static void rank_abort(struct run_rank *rr, int err)
 	snprintf(why, sizeof(why), "rank %d: %s", rr->li.rank,
 		 *log_first_error() ? log_first_error() : strerror(-err));
 	bootstrap_abort(rr->bs, why);
-}
-
-/*
- * Rank 0, a case failed: the reason as the job gave it, unless some ranks' processes do
- * not run at all (stopped, a frozen host). Then those ranks are the cause: the rank that
- * waited on them timed out, and so did every rank that waited on a waiter, and which of
- * their aborts came first is chance ("waits on recv from peer 2" for a stopped rank 1).
- */
-static const char *blame_silent(struct run_rank *rr, const char *why, char *out, size_t len)
-{
-	int silent[8], n, i, shown;
-	size_t o = 0;
-
-	n = bootstrap_silent_ranks(rr->bs, 500, silent, (int)ARRAY_SIZE(silent));
-	if (n <= 0)
-		return why;
-	shown = GS_MIN(n, (int)ARRAY_SIZE(silent));
-	for (i = 0; i < shown && o < len; i++) {
-		int r = silent[i];
-
-		o += (size_t)snprintf(out + o, len - o, "%s%d", i ? ", " : n > 1 ? "ranks " : "rank ", r);
-		if (rr->hosts && o < len)
-			o += (size_t)snprintf(out + o, len - o, " (host %s, pid %d)",
-					      rr->hosts[r].hostname, (int)rr->hosts[r].pid);
-	}
-	if (o < len)
-		snprintf(out + o, len - o,
-			 "%s %s not answer: %s (SIGSTOP, Ctrl-Z or a debugger) or %s froze; the job stopped on: %s",
-			 n > shown ? " and more" : "", n > 1 ? "do" : "does",
-			 n > 1 ? "their processes are stopped" : "its process is stopped",
-			 n > 1 ? "their hosts" : "its host", why);
-	log_err(LOG_MAIN, "%s", out);
-	return out;
 }
 
 /* Where each rank ran: the report's per-rank hostnames. */
@@ -276,6 +244,7 @@ int run_rank_case(struct run_rank *rr)
 	int ret, werr, me = rr->li.rank;
 
 	log_first_error_reset();
+	act_set(&rr->act[ACT_THREAD_MAIN], ACT_SETUP, -1, 0, time_now_ns());
 	progress_case(&rr->progress, rr->case_index + 1, (int)rr->exp->ncases, rr->ecase->name,
 		      rr->li.nranks);
 	run_node_case_begin(rr);
@@ -301,11 +270,16 @@ int run_rank_case(struct run_rank *rr)
 		ret = run_comm_open(rr, &rc);
 	if (!ret) {
 		progress_wait(&rr->progress, "connected", rr->li.nranks, rr->li.nranks);
+		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CASE, -1, 0, time_now_ns());
 		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
+		/* returned (on the job's abort too): no longer work of the case */
+		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CLOSING, -1, 0, time_now_ns());
 		progress_idle(&rr->progress);
 		if (me == 0)
 			case_paths(rr, &rc, c);
 		run_comm_close(&rc);
+	} else {
+		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CLOSING, -1, 0, time_now_ns());
 	}
 	if (ret)
 		wait_abort_reason(rr);
@@ -318,7 +292,9 @@ int run_rank_case(struct run_rank *rr)
 		abort_why = bootstrap_abort_reason(rr->bs);
 		if (!abort_why || !*abort_why)
 			abort_why = *log_first_error() ? log_first_error() : strerror(-ret);
-		rj_case_fail(c, blame_silent(rr, abort_why, blame, sizeof(blame)));
+		/* the others are asked how they reacted to the abort: they must have it */
+		rank_abort(rr, ret);
+		rj_case_fail(c, run_blame(rr, abort_why, blame, sizeof(blame)));
 	}
 	rj_case_set_numa(c, &(struct rj_numa){
 		.requested = rr->ecase->cfg.numa.bind,
@@ -388,6 +364,9 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	/* rank 0's live line while the others arrive */
 	bo.on_arrival = ranks_arrived;
 	bo.arrival_ctx = &rr.progress;
+	/* what this rank's threads do, for rank 0's probe after a failed case */
+	bo.acts = rr.act;
+	bo.nacts = ACT_THREADS;
 	log_set_rank(li->rank);
 	/* only rank 0 speaks: N ranks printing N copies of every line help nobody */
 	progress_init(&rr.progress, stderr, li->rank == 0 && log_enabled(LOG_INFO, LOG_MAIN));

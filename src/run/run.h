@@ -31,6 +31,7 @@
 #include "topo/numa.h"
 #include "topo/topo.h"
 #include "transport/transport.h"
+#include "util/activity.h"
 #include "util/progress.h"
 
 #define RUN_HOST_MAX 64
@@ -86,6 +87,9 @@ struct run_rank {
 	json_t *case_doc;          /* rank 0: the running case's document (rank.c) */
 	bool partial_lost;         /* rank 0: a file of the case's rows so far failed (said
 				    * once; the case's end writes it) */
+	/* what the main thread and the DDP comm thread do (util/activity.h), each written
+	 * by its thread only; the bootstrap reads them for rank 0's probe (blame.c) */
+	struct activity act[ACT_THREADS];
 };
 
 /* How a run ended: report.json's status and which cases it lists. */
@@ -127,6 +131,9 @@ struct run_comm {
 	bool crowded;                    /* the ranks sharing our CPUs outnumber them (cpus_crowded,
 					    once per case: after this case's binding) */
 	struct run_comm_gpu gpu;         /* gpu.c */
+	struct activity *act;            /* the record of the thread that runs the case's
+					  * collectives: the main thread's for a benchmark, the
+					  * DDP comm thread's for a workload (comm.c) */
 };
 
 /* A data buffer of a case: GPU memory (with a pinned host mirror when staged) or host. */
@@ -177,6 +184,19 @@ void run_comm_stats(struct run_comm *rc, struct tp_stats *st);
  */
 int run_comm_paths(struct run_comm *rc, struct tp_path_info *all, int *nall);
 
+/*
+ * Rank 0, a case failed and why is the job's first reason: the ranks that cause it,
+ * ahead of it, when the bootstrap's probe finds some (a rank that does not answer, or
+ * one stuck in the case BS_PROBE_GRACE_MS after the abort), logged; else why. Waits at
+ * most BS_PROBE_MAX_MS (blame.c).
+ */
+const char *run_blame(struct run_rank *rr, const char *why, char *out, size_t len);
+/* Its text from the probe's n states (hosts: NULL = not known yet); why when nobody is
+ * to blame. Pure (blame_test.c). */
+const char *run_blame_text(const struct bootstrap_rank_state *st, int n,
+			   const struct run_host *hosts, uint32_t grace_ms, const char *why,
+			   char *out, size_t len);
+
 /* Collective sweep or point-to-point mode: results JSON array on rank 0 (NULL elsewhere). */
 int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results);
 /* The DDP workload of the case: its metrics JSON on rank 0 (NULL elsewhere). */
@@ -201,6 +221,9 @@ int run_gpu_path_setup(struct run_rank *rr, struct run_comm *rc);
  */
 int run_gpu_comm_setup(struct run_rank *rr, struct run_comm *rc);
 void run_gpu_comm_close(struct run_comm *rc);
+/* gpu_stream_sync, the wait shown in a (the calling thread's record; NULL: none) as
+ * ACT_GPU_SYNC: a driver that never returns is named by rank 0's probe. */
+int run_gpu_sync(struct activity *a, struct gpu_stream *s, int timeout_ms);
 /* The case's GPU facts for its JSON (rank side: may call gpu_*), NULL without a GPU. */
 /* The case's GPU facts for its report (rank side: may call gpu_*); false without a GPU.
  * g's strings point into drv and cc. */

@@ -36,6 +36,17 @@ static void check_frame(const struct bs_hdr *h, const uint8_t *payload, size_t l
 	}
 	if (h->type == BS_ABORT && len < 4)
 		abort();
+	if (h->type == BS_PONG) {
+		struct act_snap s[ACT_THREADS];
+		uint32_t age;
+		int n;
+
+		/* what rank 0 decodes from a rank's answer: states within their tables */
+		if (!bs_pong_unpack(payload, len, &age, s, &n))
+			for (int i = 0; i < n; i++)
+				if (s[i].what >= ACT_COUNT || s[i].peer < -1 || !*act_name(s[i].what))
+					abort();
+	}
 	if (!bs_op_name(h->op))
 		abort();
 }

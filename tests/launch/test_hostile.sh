@@ -87,11 +87,13 @@ port=$(free_port $((port + 1)))
 "$G" run "$T/job.ini" --rank 0 --world-size 2 --rendezvous 127.0.0.1:$port >"$T/s0.log" 2>&1 &
 pids="$!"
 wait_listen $port || fail "rank 0 never listened"
-python3 - "$port" >"$T/strangers" <<'PY'
+# the wire's version, from its one definition
+ver=$(sed -n 's/^#define BS_VERSION *\([0-9]*\).*/\1/p' "$(dirname "$0")/../../src/launch/bootstrap_wire.h")
+python3 - "$port" "$ver" >"$T/strangers" <<'PY'
 import hashlib, hmac, os, socket, struct, sys
-port = int(sys.argv[1])
+port, ver = int(sys.argv[1]), int(sys.argv[2])
 def frame(t, payload):
-    return struct.pack(">IHBBII", 0x47534253, 2, t, 0, 0, len(payload)) + payload
+    return struct.pack(">IHBBII", 0x47534253, ver, t, 0, 0, len(payload)) + payload
 def recv_all(s, n):
     b = b""
     while len(b) < n:

@@ -1,0 +1,130 @@
+/*
+ * Rank 0's probe after a failure (bootstrap_probe) across real processes: what each
+ * rank's reader thread answers for its application's threads, a rank slow to return
+ * asked again until it did, a stuck one told apart from it, a stopped one silent, one
+ * that left not asked; and the whole within its bound.
+ */
+#include "launch/bootstrap_test_job.h"
+
+#define PROBE_WAIT_MS  300
+#define PROBE_GRACE_MS 1000
+
+enum {
+	R_REACTS = 1, /* leaves the case as soon as it hears of the abort */
+	R_STUCK,      /* its comm thread waits on peer 1 since before the abort, for ever */
+	R_SLOW,	      /* returns 400 ms after the abort: within the grace */
+	R_LEFT,	      /* closes its bootstrap on the abort */
+	R_STOPPED,    /* SIGSTOPped by the parent */
+	R_COUNT,
+};
+
+static int probe_fn(struct job *j, int rank, struct bootstrap *b)
+{
+	struct activity *main_act = &j->acts[ACT_THREAD_MAIN], *comm = &j->acts[ACT_THREAD_COMM];
+	uint64_t t0;
+
+	act_set(main_act, ACT_CASE, -1, 0, time_now_ns());
+	if (rank == R_STUCK)
+		act_set(comm, ACT_RECV, 1, 7, time_now_ns());
+	if (rank == R_SLOW)
+		act_set(main_act, ACT_ALLREDUCE, -1, 9, time_now_ns());
+	child_check(!bootstrap_barrier(b), __LINE__, "barrier");
+	signal_ready(j);
+	if (rank == 0) {
+		struct bootstrap_rank_state st[R_COUNT];
+		uint32_t w;
+		double took;
+
+		msleep(200); /* the parent stops R_STOPPED; R_LEFT is gone by then */
+		bootstrap_abort(b, "probe test");
+		t0 = time_now_ns();
+		child_check(!bootstrap_probe(b, PROBE_WAIT_MS, PROBE_GRACE_MS, st), __LINE__,
+			    "probe");
+		took = (time_now_ns() - t0) / 1e6;
+		child_check(st[0].heard == BS_HEARD_NONE, __LINE__, "rank 0 not asked");
+		child_check(st[R_REACTS].heard == BS_HEARD_ANSWERED &&
+			    st[R_REACTS].act[ACT_THREAD_MAIN].what == ACT_CLOSING,
+			    __LINE__, "the rank that reacted says so");
+		child_check(st[R_STUCK].heard == BS_HEARD_ANSWERED && st[R_STUCK].nact == 2 &&
+			    st[R_STUCK].abort_age_ms >= PROBE_GRACE_MS,
+			    __LINE__, "the stuck rank answered, asked again after the grace");
+		const struct act_snap *a = &st[R_STUCK].act[ACT_THREAD_COMM];
+
+		child_check(a->what == ACT_RECV && a->peer == 1 && a->seq == 7 &&
+			    a->age_ms >= PROBE_GRACE_MS, __LINE__, "what the stuck rank waits on");
+		child_check(act_pick(st[R_STUCK].act, 2, st[R_STUCK].abort_age_ms,
+				     PROBE_GRACE_MS) == ACT_THREAD_COMM &&
+			    act_judge(a, st[R_STUCK].abort_age_ms, PROBE_GRACE_MS, &w) == ACT_STUCK,
+			    __LINE__, "its comm thread is stuck");
+		child_check(st[R_SLOW].heard == BS_HEARD_ANSWERED &&
+			    st[R_SLOW].act[ACT_THREAD_MAIN].what == ACT_CLOSING,
+			    __LINE__, "the slow rank was asked again, and had returned");
+		child_check(st[R_LEFT].heard == BS_HEARD_NONE, __LINE__, "a rank that left");
+		child_check(st[R_STOPPED].heard == BS_HEARD_SILENT, __LINE__, "the stopped rank");
+		/* two rounds: the silent rank's wait, the grace, then a quick answer */
+		child_check(took >= PROBE_GRACE_MS - 250 &&
+			    took <= 2 * PROBE_WAIT_MS + PROBE_GRACE_MS + 300,
+			    __LINE__, "the probe's bound");
+		fprintf(stderr, "probe took %.0f ms\n", took);
+		bootstrap_close(b);
+		return 0;
+	}
+	for (t0 = time_now_ns(); !*bootstrap_abort_flag(b); msleep(5))
+		child_check(time_now_ns() - t0 < 10000000000ull, __LINE__, "abort within 10 s");
+	if (rank == R_LEFT) {
+		bootstrap_close(b);
+		return 0;
+	}
+	if (rank == R_REACTS)
+		act_set(main_act, ACT_CLOSING, -1, 0, time_now_ns());
+	if (rank == R_SLOW) {
+		msleep(400);
+		act_set(main_act, ACT_CLOSING, -1, 0, time_now_ns());
+	}
+	msleep(4000); /* alive, answering, until rank 0 is done (1.8 s at most) */
+	bootstrap_close(b);
+	return 0;
+}
+
+static void test_probe(void **state)
+{
+	struct job j = {.n = R_COUNT, .timeout_ms = 10000, .fn = probe_fn};
+	uint64_t deadline;
+	int st = -1;
+
+	(void)state;
+	job_start(&j);
+	job_wait_ready(&j, R_COUNT);
+	kill(j.pid[R_STOPPED], SIGSTOP);
+	/* rank 0 first (bounded), then the stopped rank goes, then the others end */
+	for (deadline = time_now_ns() + 15000000000ull; st == -1; msleep(10)) {
+		if (waitpid(j.pid[0], &st, WNOHANG) == j.pid[0])
+			break;
+		if (time_now_ns() > deadline) {
+			kill(j.pid[0], SIGKILL);
+			waitpid(j.pid[0], &st, 0);
+		}
+	}
+	kill(j.pid[R_STOPPED], SIGKILL);
+	for (int r = 0; r < R_COUNT; r++) {
+		if (r == 0) {
+			j.status[0] = st;
+			continue;
+		}
+		waitpid(j.pid[r], &j.status[r], 0);
+	}
+	close(j.ready[0]);
+	expect_exit(&j, 0, 0);
+	for (int r = 1; r < R_STOPPED; r++)
+		expect_exit(&j, r, 0);
+	job_cleanup(&j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_probe),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
