@@ -45,7 +45,7 @@ static int restore_input(struct run_comm *rc, struct bench_bufs *bb, uint64_t by
 		return 0;
 	}
 	ret = gpu_memcpy_async(bb->work.dev, bb->pristine, bytes, GPU_COPY_D2D, rc->gpu.ctx->comm);
-	return ret ? ret : gpu_stream_sync(rc->gpu.ctx->comm, BENCH_GPU_TIMEOUT_MS);
+	return ret ? ret : run_gpu_sync(rc->act, rc->gpu.ctx->comm, BENCH_GPU_TIMEOUT_MS);
 }
 
 /* Wrong elements of the result (GPU: checked by our kernel where the data is). */
@@ -170,17 +170,43 @@ static void print_row(struct run_rank *rr, const json_t *row)
 		     wrong, slow, spread);
 }
 
-/* Test hook GRADSYNC_TEST_DELAY=RANK:USEC: that rank sleeps before each AllReduce of
- * the sweep (untimed on it, so the others wait for it), to test straggler naming. */
-static uint64_t test_delay_ns(const struct run_rank *rr)
+/*
+ * Test hook GRADSYNC_TEST_DELAY=RANK:USEC[@N]: that rank sleeps before each AllReduce of
+ * the sweep, or with @N before the Nth of each size only (warm-up ones counted), untimed
+ * on it, so the others wait for it: straggler naming, and with a sleep far past the
+ * timeout a rank stuck in the case (rank 0's probe names it, run/blame.c).
+ */
+struct test_delay {
+	uint64_t ns; /* 0: no hook */
+	int at;	     /* 1-based AllReduce of a size; 0: every one */
+};
+
+static struct test_delay test_delay_get(const struct run_rank *rr)
 {
 	const char *e = getenv("GRADSYNC_TEST_DELAY");
-	int rank;
+	struct test_delay d = { 0 };
+	int rank, at = 0, n;
 	long us;
 
-	if (!e || sscanf(e, "%d:%ld", &rank, &us) != 2 || rank != rr->li.rank || us <= 0)
-		return 0;
-	return (uint64_t)us * 1000;
+	n = e ? sscanf(e, "%d:%ld@%d", &rank, &us, &at) : 0;
+	if (n < 2 || rank != rr->li.rank || us <= 0 || at < 0)
+		return d;
+	d.ns = (uint64_t)us * 1000;
+	d.at = n == 3 ? at : 0;
+	return d;
+}
+
+/* The hook's sleep before AllReduce i (0-based) of a size, shown as such to the probe. */
+static void test_delay_sleep(struct run_rank *rr, const struct test_delay *d, int i)
+{
+	struct activity *a = &rr->act[ACT_THREAD_MAIN];
+	struct act_mark m;
+
+	if (!d->ns || (d->at && d->at != i + 1))
+		return;
+	act_enter(a, ACT_TEST_DELAY, -1, 0, time_now_ns(), &m);
+	time_sleep_ns(d->ns);
+	act_leave(a, &m, time_now_ns());
 }
 
 /* ETA weight of an iteration: its bytes plus a latency floor worth 64 KiB. */
@@ -192,7 +218,7 @@ static uint64_t test_delay_ns(const struct run_rank *rr)
  * progress ETA, out of work.
  */
 static int sweep_size(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb, int si,
-		      uint64_t delay, double *done, double work, json_t *rows)
+		      const struct test_delay *delay, double *done, double work, json_t *rows)
 {
 	const struct cfg *cfg = &rr->ecase->cfg;
 	const struct coll_opts *co = &cfg->collective;
@@ -251,8 +277,7 @@ static int sweep_size(struct run_rank *rr, struct run_comm *rc, struct bench_buf
 		*done += bytes + ETA_FLOOR_BYTES;
 		progress_tick(&rr->progress, label, i + 1, co->warmup + co->iterations,
 			      *done / work);
-		if (delay)
-			time_sleep_ns(delay);
+		test_delay_sleep(rr, delay, i);
 		if (measured && !cpu_span) {
 			c0 = time_thread_cpu_ns();
 			cpu_span = true;
@@ -312,7 +337,7 @@ static int sweep_size(struct run_rank *rr, struct run_comm *rc, struct bench_buf
 static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb,
 			   json_t *rows)
 {
-	uint64_t delay = test_delay_ns(rr);
+	struct test_delay delay = test_delay_get(rr);
 	double work = 0, done = 0;
 	const struct cfg *cfg = &rr->ecase->cfg;
 	const struct coll_opts *co = &cfg->collective;
@@ -323,7 +348,7 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 		ret = gpu_fill(bb->pristine, bb->max / es, 0, co->dtype, cfg->experiment.seed,
 			       rr->li.rank, n, rc->gpu.ctx->comm);
 		if (!ret)
-			ret = gpu_stream_sync(rc->gpu.ctx->comm, BENCH_GPU_TIMEOUT_MS);
+			ret = run_gpu_sync(rc->act, rc->gpu.ctx->comm, BENCH_GPU_TIMEOUT_MS);
 	} else {
 		verify_fill(bb->pristine, bb->max / es, 0, co->dtype, co->redop,
 			    cfg->experiment.seed, rr->li.rank, n);
@@ -332,7 +357,7 @@ static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct benc
 		work += (co->sizes[si] + ETA_FLOOR_BYTES) * (co->warmup + co->iterations);
 	print_header(rr);
 	for (si = 0; si < co->nsizes && !ret; si++)
-		ret = sweep_size(rr, rc, bb, si, delay, &done, work, rows);
+		ret = sweep_size(rr, rc, bb, si, &delay, &done, work, rows);
 	return ret;
 }
 

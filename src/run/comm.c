@@ -84,6 +84,7 @@ static int comm_coll_create(struct run_rank *rr, struct run_comm *rc)
 		.local_size = sched_local_size(rr->host_of_rank, rr->li.nranks),
 		.crowded = rc->crowded,
 		.chunk_size = c->collective.chunk_size,
+		.act = rc->act,
 	};
 	int p;
 
@@ -137,7 +138,7 @@ int run_comm_allreduce(struct run_comm *rc, const struct run_dbuf *buf, uint64_t
 				      run_comm_chunk(rc, count * dtype_size(dt)), co->channels, cs);
 	ret = nccl_ref_allreduce(rc->nccl, (char *)buf->dev + off, count, dt, op, rc->gpu.ctx->comm);
 	if (!ret)
-		ret = gpu_stream_sync(rc->gpu.ctx->comm, rc->timeout_ms);
+		ret = run_gpu_sync(rc->act, rc->gpu.ctx->comm, rc->timeout_ms);
 	if (cs) {
 		memset(cs, 0, sizeof(*cs));
 		/* NCCL's ring moves the bus factor's share of the buffer per rank */
@@ -254,6 +255,9 @@ int run_comm_open(struct run_rank *rr, struct run_comm *rc)
 
 	memset(rc, 0, sizeof(*rc));
 	rc->nranks = n;
+	/* the thread that will run the collectives: a workload's are on its comm thread */
+	rc->act = &rr->act[workload_has_model(&rr->ecase->cfg.workload) ? ACT_THREAD_COMM
+									 : ACT_THREAD_MAIN];
 	/*
 	 * GPU buffers on one host: cudaipc may serve every pair. Across hosts the network path
 	 * may stage, and one buffer cannot be device memory for cudaipc and a host mirror for

@@ -12,6 +12,7 @@
 #include "coll/gpu_memops.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 
 #define RUN_GPU_TIMEOUT_MS 60000
 
@@ -279,4 +280,15 @@ void run_gpu_comm_close(struct run_comm *rc)
 {
 	gpu_memops_destroy(rc->gpu.mem);
 	rc->gpu.mem = NULL;
+}
+
+int run_gpu_sync(struct activity *a, struct gpu_stream *s, int timeout_ms)
+{
+	struct act_mark m;
+	int ret;
+
+	act_enter(a, ACT_GPU_SYNC, -1, 0, time_now_ns(), &m);
+	ret = gpu_stream_sync(s, timeout_ms);
+	act_leave(a, &m, time_now_ns());
+	return ret;
 }

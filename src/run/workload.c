@@ -14,6 +14,7 @@
 #include "coll/gpu_memops.h"
 #include "util/common.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include "workload/ddp.h"
 #include "workload/metrics.h"
 #include "workload/model.h"
@@ -100,8 +101,16 @@ static int wl_compute(void *arg, uint32_t layer, int backward, double seconds)
 static int wl_compute_wait(void *arg)
 {
 	struct wl_ctx *wc = arg;
+	struct activity *a = &wc->rr->act[ACT_THREAD_MAIN];
+	struct act_mark m;
+	int ret;
 
-	return wl_gpu_wait(&wc->gpu);
+	/* a pass's GPU work, waited for on the main thread: a driver that never returns is
+	 * what rank 0's probe names */
+	act_enter(a, ACT_GPU_SYNC, -1, 0, time_now_ns(), &m);
+	ret = wl_gpu_wait(&wc->gpu);
+	act_leave(a, &m, time_now_ns());
+	return ret;
 }
 
 /* The buckets' mean times over the iterations, since backward started (the report's
