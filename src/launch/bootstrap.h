@@ -123,7 +123,7 @@ struct bootstrap_rank_state {
 int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
 		    struct bootstrap_rank_state *st);
 /* The probe as `gradsync run`'s rank 0 makes it after a failed case (run/blame.c), and
- * the longest it then takes: the local spawner gives rank 0 that long (launch.h). */
+ * the longest it then takes. */
 #define BS_PROBE_WAIT_MS  500
 #define BS_PROBE_GRACE_MS 1000
 #define BS_PROBE_MAX_MS	  (2 * BS_PROBE_WAIT_MS + BS_PROBE_GRACE_MS)
