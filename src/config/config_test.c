@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "report/report.h"
 #include "topo/numa.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 #include "util/test_tmpdir.h"
 #include "workload/gpu_profile.h"
 
@@ -572,6 +574,46 @@ static void test_bad_bytes(void **state)
 	free(exp);
 }
 
+/*
+ * An experiment on a file system that does not answer fails its load in one line naming
+ * the file and the call, instead of hanging it. A call of this process is made to stick
+ * first (a FIFO where a results file's temporary goes: its open waits for a reader), so
+ * the load is refused at once rather than after the default bound; then the FIFO is
+ * opened, the call returns, and loads work again.
+ */
+static void test_load_hung(void **state)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 200], want[PATH_MAX + 64];
+	char err[EXP_ERR_MAX];
+	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
+	struct experiment *exp = calloc(1, sizeof(*exp));
+	int fd, i, ret = -1;
+
+	(void)state;
+	assert_non_null(exp);
+	snprintf(path, sizeof(path), "%s/stuck.json", tmpdir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	assert_int_equal(mkfifo(tmp, 0600), 0);
+	assert_int_equal(fsb_write(&w, 100000000ull, why, sizeof(why)), -ETIMEDOUT);
+	assert_int_not_equal(load_text("[experiment]\nname = h\n", exp, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "t.ini: cannot read: not attempted: the open of %s has not returned for ",
+		 tmp);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "reachable?"));
+	fd = open(tmp, O_RDONLY | O_NONBLOCK);
+	assert_true(fd >= 0);
+	for (i = 0; i < 500 && ret; i++) {
+		usleep(10000);
+		ret = load_text("[experiment]\nname = h\n", exp, err, sizeof(err));
+		if (!ret)
+			experiment_free(exp);
+	}
+	assert_int_equal(ret, 0);
+	close(fd);
+	unlink(tmp);
+	free(exp);
+}
+
 static void test_conf_examples_parse(void **state)
 {
 	static const char *const confs[] = { "conf/quickstart.ini" };
@@ -601,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_long_list),
 		cmocka_unit_test(test_bad_bytes),
 		cmocka_unit_test(test_conf_examples_parse),
+		cmocka_unit_test(test_load_hung),
 	};
 	int ret;
 

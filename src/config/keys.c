@@ -10,6 +10,7 @@
 #include "config/keys.h"
 #include "config/vocab.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 #include "workload/costmodel.h"
 
 #define FIELD(sec, f) .offset = offsetof(struct cfg, sec.f), .size = sizeof(((struct cfg *)0)->sec.f)
@@ -300,11 +301,14 @@ static const struct cfg_key keys[] = {
 	{ "report", "project_ranks", CFG_INTS, "", "ranks", 1, 1048576,
 	  LISTFIELD(report, project_ranks, nproject_ranks),
 	  .help = "rank counts to project the workload to with the fitted alpha-beta model" },
-	{ "report", "write_timeout", CFG_DURATION, "30s", "ns", 100e6, 86400e9,
+	/* its default also bounds what is read before it is known (util/fsbound.h) */
+	{ "report", "write_timeout", CFG_DURATION, FSB_TIMEOUT_DEFAULT, "ns", 100e6, 86400e9,
 	  FIELD(report, write_timeout_ns),
-	  .help = "bound of each write of results into the run directory, and of the check of "
-		  "output_dir at the start: a file system that does not answer (a hard-mounted NFS "
-		  "whose server is gone) fails the run with one line naming the file and the call" },
+	  .help = "bound of each write of results into the run directory (and of each read back), "
+		  "and of the check of output_dir at the start: a file system that does not answer "
+		  "(a hard-mounted NFS whose server is gone) fails the run with one line naming the "
+		  "file and the call; the experiment file, its includes and the files it names are "
+		  "read within the default" },
 };
 
 size_t cfg_key_count(void)

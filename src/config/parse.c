@@ -16,7 +16,7 @@
 #include "config/escape.h"
 #include "config/experiment.h"
 #include "util/common.h"
-#include "util/fsutil.h"
+#include "util/fsbound.h"
 #include "util/strutil.h"
 
 /* Characters in one line, without its line ending. */
@@ -453,9 +453,10 @@ static void parse_fail_open(struct parse_state *st, const struct parse_file *par
 
 static int parse_file_run(struct parse_state *st, const char *path, struct parse_file *parent)
 {
+	struct fsb_read r = { .path = path, .max = PARSE_MAX_FILE, .want_real = true };
 	struct parse_file *pf, *p;
 	int saved_file = st->cur_file;
-	char why[256];
+	char why[PATH_MAX + 160];
 	int depth = 0, ret;
 
 	pf = calloc(1, sizeof(*pf));
@@ -465,33 +466,32 @@ static int parse_file_run(struct parse_state *st, const char *path, struct parse
 	}
 	pf->path = path;
 	pf->parent = parent;
-	if (!realpath(path, pf->real)) {
+	/* realpath and the read within a bound: a file on a file system that stopped
+	 * answering (a dead NFS or FUSE mount) fails the load naming it, as any file
+	 * that cannot be read does; [report] write_timeout is not known yet: its default */
+	pf->f = fsb_fopen(&r, fsb_timeout_default_ns(), why, sizeof(why));
+	if (!pf->f) {
 		ret = -errno;
-		parse_fail_open(st, parent, path, strerror(errno));
+		parse_fail_open(st, parent, path, why);
 		goto out_free;
 	}
+	memcpy(pf->real, r.real, sizeof(pf->real));
 	for (p = parent; p; p = p->parent, depth++) {
 		if (strcmp(p->real, pf->real) == 0) {
 			parse_fail(st, "include", "include cycle: '%s' is already being read", path);
 			ret = -ELOOP;
-			goto out_free;
+			goto out_fclose;
 		}
 	}
 	if (depth >= PARSE_MAX_DEPTH) {
 		parse_fail(st, "include", "includes nested deeper than %d", PARSE_MAX_DEPTH);
 		ret = -ELOOP;
-		goto out_free;
+		goto out_fclose;
 	}
 	if (st->nfiles >= EXP_MAX_FILES) {
 		parse_fail(st, "include", "more than %d files included", EXP_MAX_FILES);
 		ret = -EMFILE;
-		goto out_free;
-	}
-	pf->f = fs_fopen_regular(path, PARSE_MAX_FILE, why, sizeof(why));
-	if (!pf->f) {
-		ret = -errno;
-		parse_fail_open(st, parent, path, why);
-		goto out_free;
+		goto out_fclose;
 	}
 	st->files[st->nfiles] = strdup(pf->real);
 	st->exp->files[st->nfiles] = strdup(path);

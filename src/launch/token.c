@@ -6,15 +6,14 @@
  * something a neighbour can see (a path, a job id): a guessable default does not exist.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "launch/launch.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 #include "util/rand.h"
 
@@ -34,59 +33,54 @@ static const char *user_name(uid_t uid, char *buf, size_t len)
 
 int launch_token_read_file(const char *path, char *out, size_t len)
 {
-	char who[64], buf[TOKEN_FILE_MAX + 1];
-	struct stat st;
-	ssize_t n;
-	size_t got = 0;
-	int fd, ret = -EINVAL;
+	struct fsb_read r = { .path = path, .max = TOKEN_FILE_MAX, .nofollow = true };
+	char who[64], why[PATH_MAX + 160];
+	size_t got;
+	int ret;
 
-	/* token_file's ~/ is $HOME already (the key table expands path keys); O_NONBLOCK: a
-	 * FIFO planted under that name must not hang us */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		ret = -errno;
-		log_err(LOG_LAUNCH, "token_file %s: %s", path, strerror(errno));
+	/* token_file's ~/ is $HOME already (the key table expands path keys); a FIFO planted
+	 * under that name must not hang us (fsb_read opens a regular file only), nor a home
+	 * on a file system that stopped answering (the bound of a file an experiment names) */
+	ret = fsb_read(&r, fsb_timeout_default_ns(), why, sizeof(why));
+	if (ret == -EFBIG) {
+		log_err(LOG_LAUNCH, "token_file %s: too long (expected 1 to %d bytes of secret)",
+			path, LAUNCH_TOKEN_MAX);
 		return ret;
 	}
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		log_err(LOG_LAUNCH, "token_file %s: fstat: %s", path, strerror(errno));
-		goto out_close;
+	if (ret) {
+		log_err(LOG_LAUNCH, "token_file %s: %s", path, why);
+		return ret;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		log_err(LOG_LAUNCH, "token_file %s: not a regular file", path);
-		goto out_close;
-	}
-	if (st.st_uid != geteuid()) {
+	ret = -EINVAL;
+	if (r.st.st_uid != geteuid()) {
 		log_err(LOG_LAUNCH, "token_file %s: owned by %s, not by you: not your secret", path,
-			user_name(st.st_uid, who, sizeof(who)));
-		goto out_close;
+			user_name(r.st.st_uid, who, sizeof(who)));
+		goto out_free;
 	}
-	if (st.st_mode & 077) {
+	if (r.st.st_mode & 077) {
 		log_err(LOG_LAUNCH,
 			"token_file %s: mode %04o lets other users read the job token; chmod 600 %s",
-			path, (unsigned int)(st.st_mode & 07777), path);
-		goto out_close;
+			path, (unsigned int)(r.st.st_mode & 07777), path);
+		goto out_free;
 	}
-	while (got < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - got)) > 0)
-		got += (size_t)n;
-	while (got && strchr(" \t\r\n", buf[got - 1]))
+	got = r.len;
+	while (got && strchr(" \t\r\n", r.data[got - 1]))
 		got--;
-	if (!got || got > TOKEN_FILE_MAX || got >= len || got > LAUNCH_TOKEN_MAX) {
+	if (!got || got >= len || got > LAUNCH_TOKEN_MAX) {
 		log_err(LOG_LAUNCH, "token_file %s: %s (expected 1 to %d bytes of secret)", path,
 			got ? "too long" : "empty", LAUNCH_TOKEN_MAX);
-		goto out_close;
+		goto out_free;
 	}
-	if (memchr(buf, '\0', got)) {
+	if (memchr(r.data, '\0', got)) {
 		log_err(LOG_LAUNCH, "token_file %s: contains a NUL byte", path);
-		goto out_close;
+		goto out_free;
 	}
-	memcpy(out, buf, got);
+	memcpy(out, r.data, got);
 	out[got] = '\0';
 	ret = 0;
-out_close:
-	memset(buf, 0, sizeof(buf));
-	close(fd);
+out_free:
+	memset(r.data, 0, r.len);
+	free(r.data);
 	return ret;
 }
 

@@ -154,7 +154,7 @@ int report_set_add_path(struct report_set *s, const char *path)
 		}
 	} else {
 		/* a FIFO would block and /dev/zero never end: regular files of a sane size only */
-		fd = fs_open_regular(file, REPORT_MAX_FILE, why, sizeof(why));
+		fd = fs_open_regular(file, 0, REPORT_MAX_FILE, NULL, why, sizeof(why));
 		if (fd < 0) {
 			log_err(LOG_REPORT, "%s: cannot read: %s", file, why);
 			return fd == -ENOENT ? -ENOENT : -EINVAL;

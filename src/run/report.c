@@ -212,15 +212,14 @@ static int report_unbuilt(const char *dir, uint64_t timeout_ns)
  * when it is there and could not be read, "" when it is missing or not whole. */
 static json_t *case_load(const char *path, uint64_t timeout_ns, char *unread, size_t len)
 {
+	struct fsb_read r = { .path = path, .max = REPORT_MAX_FILE };
 	json_t *cj = NULL;
-	size_t n;
-	char *text;
 	int ret;
 
-	ret = fsb_read(path, REPORT_MAX_FILE, timeout_ns, &text, &n, unread, len);
+	ret = fsb_read(&r, timeout_ns, unread, len);
 	if (!ret)
-		cj = json_loadb(text, n, 0, NULL);
-	free(text);
+		cj = json_loadb(r.data, r.len, 0, NULL);
+	free(r.data);
 	if (!ret || ret == -ENOENT)
 		unread[0] = '\0';
 	return cj;

@@ -1,7 +1,8 @@
 /*
  * Bounded file-system calls (util/fsbound.h): one job per call, run by util/bounded.c,
  * that notes each system call before making it, so that a caller that gave up can say
- * which one did not return; and the record of a call still stuck, which refuses the next.
+ * which one did not return; the record of a call still stuck, which refuses the next;
+ * and the writes of results (the reads are fsbound_read.c's).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,42 +16,10 @@
 
 #include "util/bounded.h"
 #include "util/fsbound.h"
+#include "util/fsbound_int.h"
 #include "util/fsutil.h"
 #include "util/timeutil.h"
 #include "util/units.h"
-
-enum fsb_kind { FSB_WRITE, FSB_READ, FSB_UNIQUE, FSB_PROBE };
-
-struct fsb_job {
-	enum fsb_kind kind;
-	/* in: the job's own copies, so that nothing is freed under a call left running */
-	char path[PATH_MAX];       /* the file; FSB_UNIQUE: the directory made */
-	char tmp[PATH_MAX + 8];    /* PATH.tmp */
-	char dir[PATH_MAX];        /* PATH's directory, synced after the rename */
-	char remake[PATH_MAX];     /* "" = none */
-	char parent[PATH_MAX];     /* FSB_UNIQUE: where; FSB_PROBE: the directory probed */
-	char name[256], sub[64];   /* FSB_UNIQUE */
-	char made[PATH_MAX];       /* FSB_UNIQUE: the directory, once made */
-	bool no_replace;
-	char *data;                /* FSB_WRITE: in; FSB_READ: out; the probe: probe_text */
-	char probe_text[8];
-	size_t len;
-	uint64_t max;              /* FSB_READ */
-	uint64_t start_ns;
-	/* where it is: the call about to be made and its object, set together on the
-	 * thread, read by abandon at the deadline */
-	pthread_mutex_t at_lock;
-	const char *at_op, *at_obj;
-	/* out */
-	int ret;
-	bool remade;
-	char why[256];             /* a reason beyond strerror (fs_open_regular's) */
-	/* the caller's, valid until bounded_run returns: abandon fills them */
-	const char **gave_op;      /* "fsync" */
-	char *gave_obj;            /* its object, PATH_MAX bytes */
-	char *out;                 /* FSB_UNIQUE: the directory, when made */
-	size_t out_len;
-};
 
 /* The calls given up on that have not returned, and the first of them. */
 static struct {
@@ -61,7 +30,7 @@ static struct {
 	uint64_t since_ns;         /* when it was made */
 } stuck = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void at(struct fsb_job *j, const char *op, const char *obj)
+void fsb_at(struct fsb_job *j, const char *op, const char *obj)
 {
 	pthread_mutex_lock(&j->at_lock);
 	j->at_op = op;
@@ -89,11 +58,11 @@ static int dir_sync(struct fsb_job *j)
 {
 	int fd, ret = 0;
 
-	at(j, "open", j->dir);
+	fsb_at(j, "open", j->dir);
 	fd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	at(j, "fsync", j->dir);
+	fsb_at(j, "fsync", j->dir);
 	/* a file system that cannot sync a directory (EINVAL) keeps names as it does */
 	if (fsync(fd) && errno != EINVAL)
 		ret = -errno;
@@ -106,7 +75,7 @@ static int write_data(struct fsb_job *j, int fd)
 	const char *p = j->data;
 	size_t left = j->len;
 
-	at(j, "write", j->tmp);
+	fsb_at(j, "write", j->tmp);
 	while (left) {
 		ssize_t n = write(fd, p, left);
 
@@ -118,7 +87,7 @@ static int write_data(struct fsb_job *j, int fd)
 		p += n;
 		left -= (size_t)n;
 	}
-	at(j, "fsync", j->tmp);
+	fsb_at(j, "fsync", j->tmp);
 	return fsync(fd) ? -errno : 0;
 }
 
@@ -128,82 +97,40 @@ static int job_write(struct fsb_job *j)
 	int fd, ret;
 
 	if (*j->remake) {
-		at(j, "stat", j->remake);
+		fsb_at(j, "stat", j->remake);
 		if (stat(j->remake, &st)) {
 			if (errno != ENOENT)
 				return -errno;
-			at(j, "mkdir", j->remake);
+			fsb_at(j, "mkdir", j->remake);
 			ret = fs_mkdir_p(j->remake);
 			if (ret)
 				return ret;
 			j->remade = true;
 		}
 	}
-	at(j, "open", j->tmp);
+	fsb_at(j, "open", j->tmp);
 	fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	ret = write_data(j, fd);
-	at(j, "close", j->tmp);
+	fsb_at(j, "close", j->tmp);
 	if (close(fd) && !ret)
 		ret = -errno;
 	if (!ret && j->no_replace) {
-		at(j, "link", j->path);
+		fsb_at(j, "link", j->path);
 		if (link(j->tmp, j->path))
 			ret = -errno;
 	} else if (!ret) {
-		at(j, "rename", j->path);
+		fsb_at(j, "rename", j->path);
 		if (rename(j->tmp, j->path))
 			ret = -errno;
 		else
 			return dir_sync(j);
 	}
-	at(j, "unlink", j->tmp);
+	fsb_at(j, "unlink", j->tmp);
 	unlink(j->tmp);
 	if (!ret)
 		ret = dir_sync(j);
-	return ret;
-}
-
-static int job_read(struct fsb_job *j)
-{
-	size_t cap = 0;
-	int fd, ret = 0;
-
-	at(j, "open", j->path);
-	fd = fs_open_regular(j->path, j->max, j->why, sizeof(j->why));
-	if (fd < 0)
-		return fd;
-	at(j, "read", j->path);
-	for (;;) {
-		ssize_t n;
-
-		if (j->len + 1 >= cap) {
-			char *p = realloc(j->data, cap ? cap * 2 : 65536);
-
-			if (!p) {
-				ret = -ENOMEM;
-				break;
-			}
-			j->data = p;
-			cap = cap ? cap * 2 : 65536;
-		}
-		n = read(fd, j->data + j->len, cap - j->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n ? -errno : 0;
-			break;
-		}
-		j->len += (size_t)n;
-		if (j->len > j->max) { /* it grew after fs_open_regular looked */
-			ret = -EFBIG;
-			break;
-		}
-	}
-	close(fd);
-	if (!ret)
-		j->data[j->len] = '\0';
 	return ret;
 }
 
@@ -221,7 +148,7 @@ static int job_probe(struct fsb_job *j, const char *dir)
 	ret = job_write(j);
 	if (ret)
 		return ret;
-	at(j, "unlink", j->path);
+	fsb_at(j, "unlink", j->path);
 	return unlink(j->path) ? -errno : 0;
 }
 
@@ -230,7 +157,7 @@ static int job_unique(struct fsb_job *j)
 	char made[PATH_MAX], sub[PATH_MAX + 72];
 	int ret;
 
-	at(j, "mkdir", j->parent);
+	fsb_at(j, "mkdir", j->parent);
 	ret = fs_make_unique_dir(j->parent, j->name, made, sizeof(made));
 	if (ret)
 		return ret;
@@ -239,37 +166,38 @@ static int job_unique(struct fsb_job *j)
 	memcpy(j->made, made, sizeof(made));
 	if (*j->sub) {
 		snprintf(sub, sizeof(sub), "%s/%s", j->made, j->sub);
-		at(j, "mkdir", j->made);
+		fsb_at(j, "mkdir", j->made);
 		if (mkdir(sub, 0755))
 			return -errno;
 	}
 	return job_probe(j, j->made);
 }
 
+/* mkdir of a directory its caller writes into: one already there is taken as it is
+ * (what is in it is the caller's to judge) */
+static int job_mkdir(struct fsb_job *j)
+{
+	fsb_at(j, "mkdir", j->path);
+	return mkdir(j->path, 0777) && errno != EEXIST ? -errno : 0;
+}
+
+static int job_probe_parent(struct fsb_job *j)
+{
+	return job_probe(j, j->parent);
+}
+
 static void job_call(void *arg)
 {
 	struct fsb_job *j = arg;
 
-	switch (j->kind) {
-	case FSB_WRITE:
-		j->ret = job_write(j);
-		break;
-	case FSB_READ:
-		j->ret = job_read(j);
-		break;
-	case FSB_UNIQUE:
-		j->ret = job_unique(j);
-		break;
-	case FSB_PROBE:
-		j->ret = job_probe(j, j->parent);
-		break;
-	}
+	j->ret = j->fn(j);
 }
 
-static void job_free(struct fsb_job *j)
+void fsb_job_free(struct fsb_job *j)
 {
 	if (j->data != j->probe_text)
 		free(j->data);
+	free(j->names);
 	pthread_mutex_destroy(&j->at_lock);
 	free(j);
 }
@@ -289,7 +217,7 @@ static void job_abandon(void *arg)
 		op = "start", obj = *j->path ? j->path : j->parent;
 	*j->gave_op = op;
 	snprintf(j->gave_obj, PATH_MAX, "%s", obj);
-	if (j->kind == FSB_UNIQUE && obj != j->parent) /* made, and whole */
+	if (j->out && obj != j->parent) /* fsb_make_unique_dir's: made, and whole */
 		snprintf(j->out, j->out_len, "%s", j->made);
 	pthread_mutex_lock(&stuck.lock);
 	if (!stuck.n++) {
@@ -306,7 +234,7 @@ static void job_drop(void *arg)
 	pthread_mutex_lock(&stuck.lock);
 	stuck.n--;
 	pthread_mutex_unlock(&stuck.lock);
-	job_free(arg);
+	fsb_job_free(arg);
 }
 
 static const struct bounded_ops job_ops = {
@@ -358,8 +286,7 @@ static int refuse_if_stuck(char *why, size_t whylen)
 	return -ETIMEDOUT;
 }
 
-/* A job of kind: NULL with why saying ENOMEM. */
-static struct fsb_job *job_new(enum fsb_kind kind, char *why, size_t whylen)
+struct fsb_job *fsb_job_new(int (*fn)(struct fsb_job *j), char *why, size_t whylen)
 {
 	struct fsb_job *j = calloc(1, sizeof(*j));
 
@@ -367,24 +294,19 @@ static struct fsb_job *job_new(enum fsb_kind kind, char *why, size_t whylen)
 		snprintf(why, whylen, "%s", strerror(ENOMEM));
 		return NULL;
 	}
-	j->kind = kind;
+	j->fn = fn;
 	pthread_mutex_init(&j->at_lock, NULL);
 	return j;
 }
 
-/*
- * Run job j (job_new, its inputs set) within timeout_ns. 0 with j the caller's again
- * (j->ret the call's outcome, why filled on failure); -ETIMEDOUT with why filled, j no
- * longer the caller's (or freed, when refused).
- */
-static int job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen)
+int fsb_job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen)
 {
 	char obj[PATH_MAX], fs[PATH_MAX + 80], t[32];
 	const char *op = "";
 	int ret = refuse_if_stuck(why, whylen);
 
 	if (ret) {
-		job_free(j);
+		fsb_job_free(j);
 		return ret;
 	}
 	j->gave_op = &op;
@@ -402,9 +324,38 @@ static int job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t why
 	return 0;
 }
 
+int fsb_job_run_free(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen)
+{
+	int ret = fsb_job_run(j, timeout_ns, why, whylen);
+
+	if (ret)
+		return ret;
+	ret = j->ret;
+	fsb_job_free(j);
+	return ret;
+}
+
+int fsb_job_path(struct fsb_job *j, const char *path, char *why, size_t whylen)
+{
+	if (snprintf(j->path, sizeof(j->path), "%s", path) < (int)sizeof(j->path))
+		return 0;
+	snprintf(why, whylen, "%s", strerror(ENAMETOOLONG));
+	fsb_job_free(j);
+	return -ENAMETOOLONG;
+}
+
+int fsb_mkdir(const char *path, uint64_t timeout_ns, char *why, size_t whylen)
+{
+	struct fsb_job *j = fsb_job_new(job_mkdir, why, whylen);
+
+	if (!j)
+		return -ENOMEM;
+	return fsb_job_path(j, path, why, whylen) ?: fsb_job_run_free(j, timeout_ns, why, whylen);
+}
+
 int fsb_write(struct fsb_write *w, uint64_t timeout_ns, char *why, size_t whylen)
 {
-	struct fsb_job *j = job_new(FSB_WRITE, why, whylen);
+	struct fsb_job *j = fsb_job_new(job_write, why, whylen);
 	int ret;
 
 	w->remade = false;
@@ -412,7 +363,7 @@ int fsb_write(struct fsb_write *w, uint64_t timeout_ns, char *why, size_t whylen
 		return -ENOMEM;
 	j->data = malloc(w->len ? w->len : 1);
 	if (!j->data) {
-		job_free(j);
+		fsb_job_free(j);
 		snprintf(why, whylen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -422,50 +373,25 @@ int fsb_write(struct fsb_write *w, uint64_t timeout_ns, char *why, size_t whylen
 	if (snprintf(j->path, sizeof(j->path), "%s", w->path) >= (int)sizeof(j->path) ||
 	    snprintf(j->remake, sizeof(j->remake), "%s", w->remake ? w->remake : "") >=
 		    (int)sizeof(j->remake)) {
-		job_free(j);
+		fsb_job_free(j);
 		snprintf(why, whylen, "%s", strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
 	}
 	snprintf(j->tmp, sizeof(j->tmp), "%s.tmp", j->path);
 	path_dir(j->path, j->dir, sizeof(j->dir));
-	ret = job_run(j, timeout_ns, why, whylen);
+	ret = fsb_job_run(j, timeout_ns, why, whylen);
 	if (ret)
 		return ret;
 	ret = j->ret;
 	w->remade = j->remade;
-	job_free(j);
-	return ret;
-}
-
-int fsb_read(const char *path, uint64_t max, uint64_t timeout_ns, char **data, size_t *len,
-	     char *why, size_t whylen)
-{
-	struct fsb_job *j = job_new(FSB_READ, why, whylen);
-	int ret;
-
-	*data = NULL;
-	*len = 0;
-	if (!j)
-		return -ENOMEM;
-	j->max = max;
-	snprintf(j->path, sizeof(j->path), "%s", path);
-	ret = job_run(j, timeout_ns, why, whylen);
-	if (ret)
-		return ret;
-	ret = j->ret;
-	if (!ret) {
-		*data = j->data; /* the caller's now */
-		*len = j->len;
-		j->data = NULL;
-	}
-	job_free(j);
+	fsb_job_free(j);
 	return ret;
 }
 
 int fsb_make_unique_dir(const char *parent, const char *name, const char *sub, char *out,
 			size_t len, uint64_t timeout_ns, char *why, size_t whylen)
 {
-	struct fsb_job *j = job_new(FSB_UNIQUE, why, whylen);
+	struct fsb_job *j = fsb_job_new(job_unique, why, whylen);
 	int ret;
 
 	out[0] = '\0';
@@ -476,28 +402,22 @@ int fsb_make_unique_dir(const char *parent, const char *name, const char *sub, c
 	snprintf(j->sub, sizeof(j->sub), "%s", sub ? sub : "");
 	j->out = out;
 	j->out_len = len;
-	ret = job_run(j, timeout_ns, why, whylen);
+	ret = fsb_job_run(j, timeout_ns, why, whylen);
 	if (ret)
 		return ret;
 	ret = j->ret;
 	if (snprintf(out, len, "%s", j->made) >= (int)len && !ret)
 		ret = -ENAMETOOLONG;
-	job_free(j);
+	fsb_job_free(j);
 	return ret;
 }
 
 int fsb_probe(const char *dir, uint64_t timeout_ns, char *why, size_t whylen)
 {
-	struct fsb_job *j = job_new(FSB_PROBE, why, whylen);
-	int ret;
+	struct fsb_job *j = fsb_job_new(job_probe_parent, why, whylen);
 
 	if (!j)
 		return -ENOMEM;
 	snprintf(j->parent, sizeof(j->parent), "%s", dir);
-	ret = job_run(j, timeout_ns, why, whylen);
-	if (ret)
-		return ret;
-	ret = j->ret;
-	job_free(j);
-	return ret;
+	return fsb_job_run_free(j, timeout_ns, why, whylen);
 }

@@ -1,9 +1,10 @@
 /*
  * Bounded file-system calls (util/fsbound.h) and the mount lookup behind their message
  * (util/fsutil.h): a results file written whole, a directory made again, an existing
- * file kept, a full disk's errno; a call that does not return (a FIFO where the
- * temporary file goes: its open waits for a reader) given up on in time with the call
- * and the file system named, the next call refused at once until it returns.
+ * file kept, a full disk's errno; the reads of inputs (a file, a stat, a listing); a
+ * call that does not return (a FIFO where the temporary file goes: its open waits for a
+ * reader) given up on in time with the call and the file system named, the next call,
+ * read or write, refused at once until it returns.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,10 +43,10 @@ static void slurp(const char *path, char *buf, size_t len)
 
 static void test_write_read(void **state)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8], cases[PATH_MAX], why[256], buf[64], *data;
+	char path[PATH_MAX], tmp[PATH_MAX + 8], cases[PATH_MAX], why[256], buf[64];
 	struct fsb_write w = { .path = path, .data = "one\n", .len = 4, .remake = cases };
+	struct fsb_read r = { .path = path, .max = 1024 };
 	struct stat st;
-	size_t n;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/report.json", dir);
@@ -62,10 +63,11 @@ static void test_write_read(void **state)
 	w.data = "two\n";
 	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), 0);
 	assert_false(w.remade);
-	assert_int_equal(fsb_read(path, 1024, TMO, &data, &n, why, sizeof(why)), 0);
-	assert_int_equal(n, 4);
-	assert_string_equal(data, "two\n");
-	free(data);
+	assert_int_equal(fsb_read(&r, TMO, why, sizeof(why)), 0);
+	assert_int_equal(r.len, 4);
+	assert_string_equal(r.data, "two\n");
+	assert_int_equal(r.st.st_size, 4);
+	free(r.data);
 	/* no_replace: the existing file is kept, no temporary left */
 	w.no_replace = true;
 	w.data = "three\n";
@@ -74,10 +76,13 @@ static void test_write_read(void **state)
 	assert_string_equal(buf, "two\n");
 	assert_int_equal(stat(tmp, &st), -1);
 	/* reads: a file past the limit, one that is not there */
-	assert_int_equal(fsb_read(path, 2, TMO, &data, &n, why, sizeof(why)), -EFBIG);
-	assert_null(data);
+	r.max = 2;
+	assert_int_equal(fsb_read(&r, TMO, why, sizeof(why)), -EFBIG);
+	assert_null(r.data);
 	assert_non_null(strstr(why, "larger than"));
-	assert_int_equal(fsb_read(tmp, 1024, TMO, &data, &n, why, sizeof(why)), -ENOENT);
+	r.path = tmp;
+	r.max = 1024;
+	assert_int_equal(fsb_read(&r, TMO, why, sizeof(why)), -ENOENT);
 	assert_string_equal(why, strerror(ENOENT));
 }
 
@@ -120,11 +125,68 @@ static void test_unique_dir_and_probe(void **state)
 	assert_int_equal(fsb_probe("/nonexistent/dir", TMO, why, sizeof(why)), -ENOENT);
 }
 
+/* The reads of inputs: a file as a stream with its real name, a link refused where asked,
+ * a stat, a directory's names sorted, a directory made or found. */
+static void test_inputs(void **state)
+{
+	char sub[PATH_MAX], path[PATH_MAX + 8], link[PATH_MAX + 8], real[PATH_MAX], why[256];
+	char line[32], **names;
+	struct fsb_read r = { .path = link, .max = 1024, .want_real = true };
+	struct stat st;
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/in", dir);
+	assert_int_equal(fsb_mkdir(sub, TMO, why, sizeof(why)), 0);
+	assert_int_equal(fsb_mkdir(sub, TMO, why, sizeof(why)), 0); /* there: taken */
+	snprintf(path, sizeof(path), "%s/b.ini", sub);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("one\ntwo\n", f);
+	fclose(f);
+	snprintf(link, sizeof(link), "%s/a.ini", sub);
+	assert_int_equal(symlink("b.ini", link), 0);
+	f = fsb_fopen(&r, TMO, why, sizeof(why));
+	assert_non_null(f);
+	assert_non_null(realpath(path, real));
+	assert_string_equal(r.real, real);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_string_equal(line, "one\n");
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_string_equal(line, "two\n");
+	assert_null(fgets(line, sizeof(line), f));
+	fclose(f); /* frees the bytes: the sanitizer build checks */
+	r.nofollow = true;
+	assert_null(fsb_fopen(&r, TMO, why, sizeof(why)));
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(fsb_stat(path, &st, TMO, why, sizeof(why)), 0);
+	assert_int_equal(st.st_size, 8);
+	assert_int_equal(fsb_stat(sub, &st, TMO, why, sizeof(why)), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	snprintf(path, sizeof(path), "%s/none", sub);
+	assert_int_equal(fsb_stat(path, &st, TMO, why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, strerror(ENOENT));
+	assert_int_equal(fsb_mkdir("/nonexistent/x", TMO, why, sizeof(why)), -ENOENT);
+	assert_int_equal(fsb_list(sub, &names, &n, TMO, why, sizeof(why)), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(names[0], "a.ini");
+	assert_string_equal(names[1], "b.ini");
+	assert_null(names[2]);
+	free(names);
+	assert_int_equal(fsb_list(path, &names, &n, TMO, why, sizeof(why)), -ENOENT);
+	assert_null(names);
+}
+
 /* A call that does not return: given up on in time, named; the next refused until it does. */
 static void test_stuck(void **state)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 200], want[PATH_MAX + 64];
 	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
+	struct fsb_read r = { .max = 1024 };
+	struct stat st;
+	char **names;
+	size_t n;
 	uint64_t t0, took;
 	int fd, i, ret = -ETIMEDOUT;
 
@@ -145,6 +207,15 @@ static void test_stuck(void **state)
 	assert_int_equal(fsb_probe(dir, TMO, why, sizeof(why)), -ETIMEDOUT);
 	assert_true(time_now_ns() - t0 < 100000000ull);
 	snprintf(want, sizeof(want), "not attempted: the open of %s has not returned for ", tmp);
+	assert_int_equal(strncmp(why, want, strlen(want)), 0);
+	/* reads too: the inputs a report reads one after another sit on the same mounts */
+	r.path = path;
+	assert_int_equal(fsb_read(&r, TMO, why, sizeof(why)), -ETIMEDOUT);
+	assert_int_equal(strncmp(why, want, strlen(want)), 0);
+	assert_null(r.data);
+	assert_int_equal(fsb_stat(dir, &st, TMO, why, sizeof(why)), -ETIMEDOUT);
+	assert_int_equal(fsb_list(dir, &names, &n, TMO, why, sizeof(why)), -ETIMEDOUT);
+	assert_int_equal(fsb_mkdir(dir, TMO, why, sizeof(why)), -ETIMEDOUT);
 	assert_int_equal(strncmp(why, want, strlen(want)), 0);
 	/* a reader comes: the call returns (a FIFO cannot be fsync'ed: it fails, unseen) and
 	 * calls are made again */
@@ -212,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_write_read),
 		cmocka_unit_test(test_full_disk),
 		cmocka_unit_test(test_unique_dir_and_probe),
+		cmocka_unit_test(test_inputs),
 		cmocka_unit_test(test_stuck),
 		cmocka_unit_test(test_mount_find),
 	};

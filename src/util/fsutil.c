@@ -72,12 +72,13 @@ static const char *fs_kind(mode_t m)
 	return "not a regular file";
 }
 
-int fs_open_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen)
+int fs_open_regular(const char *path, int oflags, uint64_t max_bytes, struct stat *stp,
+		    char *why, size_t whylen)
 {
 	struct stat st;
 	int fd, ret, fl;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | oflags);
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(why, whylen, "%s", strerror(errno));
@@ -108,29 +109,12 @@ int fs_open_regular(const char *path, uint64_t max_bytes, char *why, size_t whyl
 		snprintf(why, whylen, "fcntl: %s", strerror(errno));
 		goto out_close;
 	}
+	if (stp)
+		*stp = st;
 	return fd;
 out_close:
 	close(fd);
 	return ret;
-}
-
-FILE *fs_fopen_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen)
-{
-	int fd = fs_open_regular(path, max_bytes, why, whylen), err;
-	FILE *f;
-
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		err = errno;
-		snprintf(why, whylen, "%s", strerror(err));
-		close(fd);
-		errno = err;
-	}
-	return f;
 }
 
 /* mountinfo's octal escapes (\040 a space, \011, \012, \134) undone in place. */

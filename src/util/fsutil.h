@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 int fs_mkdir_p(const char *path);
 /* Create PARENT/NAME-YYYYmmdd-HHMMSS (or -2, -3, ... if taken); never reuses one. */
@@ -16,14 +17,15 @@ int fs_make_unique_dir(const char *parent, const char *name, char *out, size_t l
 /*
  * Open an input file (an include, a report) for reading, only if it is a regular file of at
  * most max_bytes: a FIFO, a device such as /dev/zero, a socket or a directory is refused
- * before a byte is read, and the open itself never blocks (O_NONBLOCK until fstat() has shown
- * a regular file). Returns the fd, or -errno with why filled in with the reason
- * ("is a FIFO, not a regular file", "is 2.1GiB, larger than the 1MiB limit", strerror).
- * Callers still bound what they read: the file may grow after fstat().
+ * before a byte is read, and the open itself never waits on a peer (O_NONBLOCK until
+ * fstat() has shown a regular file; a file system that does not answer is fsb_read's
+ * to bound). oflags are added to open's (O_NOFOLLOW); *st, when not NULL, gets the
+ * file's. Returns the fd, or -errno with why filled in with the reason ("is a FIFO, not
+ * a regular file", "is 2.1GiB, larger than the 1MiB limit", strerror). Callers still
+ * bound what they read: the file may grow after fstat().
  */
-int fs_open_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen);
-/* The same as a stdio stream to read lines from: NULL with why filled in and errno set. */
-FILE *fs_fopen_regular(const char *path, uint64_t max_bytes, char *why, size_t whylen);
+int fs_open_regular(const char *path, int oflags, uint64_t max_bytes, struct stat *st,
+		    char *why, size_t whylen);
 
 /*
  * The mount holding absolute path (lexically: symlinks are not followed, nothing is

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "util/common.h"
-#include "util/fsutil.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "workload/gpu_profile.h"
@@ -634,7 +634,8 @@ int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_
 	const struct gpu_profile *row = gpu_profile_find(name);
 	const struct profile_field *got;
 	bool attn_eff = false, sm_count = false;
-	char line[512], why[128], rows[64] = "";
+	struct fsb_read r = { .path = name, .max = GPU_PROFILE_MAX_FILE };
+	char line[512], why[PATH_MAX + 160], rows[64] = "";
 	int lineno = 0, ret = 0;
 	FILE *f;
 
@@ -642,8 +643,9 @@ int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_
 		*out = *row;
 		return 0;
 	}
-	/* a regular file only: profile = /dev/zero or a FIFO hung plan and run */
-	f = fs_fopen_regular(name, GPU_PROFILE_MAX_FILE, why, sizeof(why));
+	/* a regular file only (profile = /dev/zero or a FIFO hung plan and run), within the
+	 * bound of an input read while the experiment loads */
+	f = fsb_fopen(&r, fsb_timeout_default_ns(), why, sizeof(why));
 	if (!f) {
 		for (size_t i = 0; i < ARRAY_SIZE(profiles); i++)
 			snprintf(rows + strlen(rows), sizeof(rows) - strlen(rows), "%s%s",

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "util/dtype.h"
-#include "util/fsutil.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 #include "util/strutil.h"
 #include "workload/model.h"
@@ -140,12 +140,14 @@ static int parse_batch(char *rest, int *batch)
 
 static int read_trace(const char *path, struct tensor_list *tl, struct trace *tr)
 {
-	char line[TRACE_LINE_MAX], why[128];
+	struct fsb_read r = { .path = path, .max = TRACE_MAX_FILE };
+	char line[TRACE_LINE_MAX], why[PATH_MAX + 160];
 	int lineno = 0, ret = 0;
 	FILE *f;
 
-	/* a regular file only: op_trace = /dev/zero or a FIFO hung check, plan and run */
-	f = fs_fopen_regular(path, TRACE_MAX_FILE, why, sizeof(why));
+	/* a regular file only (op_trace = /dev/zero or a FIFO hung check, plan and run),
+	 * within the bound of an input read while the experiment loads */
+	f = fsb_fopen(&r, fsb_timeout_default_ns(), why, sizeof(why));
 	if (!f) {
 		tl_reject(tl, "op_trace", "op_trace %s: %s", path, why);
 		return -ENOENT;
