@@ -7,6 +7,7 @@
 #define GS_CMD_CMD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 
@@ -32,6 +33,12 @@ int cmd_gdr_level_arg(const char *verb, const char *arg, int *level);
  * truncation to int): 0 and *out set, or -EINVAL after one line naming the option. */
 int cmd_int_arg(const char *verb, const char *opt, const char *arg, long long min,
 		long long max, int *out);
+
+/* A duration option of verb held to the bounds of the INI key section.key whose meaning
+ * it has (rendezvous --timeout: [launch] timeout's): 0 and *ns set, or -EINVAL after one
+ * line naming the option and the bounds. */
+int cmd_duration_arg(const char *verb, const char *opt, const char *arg, const char *section,
+		     const char *key, uint64_t *ns);
 
 /* The node options of doctor and topo; the caller sets the defaults (root "/sys"). */
 struct cmd_node_args {

@@ -1,13 +1,14 @@
 /*
  * The argv steps several verbs share: the node options of doctor and topo (--json,
- * --sysfs-root, --gdr-level), -h and unknown options, options given twice and stray
- * operands. One error line each, naming the verb.
+ * --sysfs-root, --gdr-level), integer and duration values, -h and unknown options,
+ * options given twice and stray operands. One error line each, naming the verb.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "config/keys.h"
 #include "topo/gdr.h"
 #include "util/common.h"
 #include "util/strutil.h"
@@ -47,6 +48,20 @@ int cmd_int_arg(const char *verb, const char *opt, const char *arg, long long mi
 	}
 	*out = (int)v;
 	return 0;
+}
+
+int cmd_duration_arg(const char *verb, const char *opt, const char *arg, const char *section,
+		     const char *key, uint64_t *ns)
+{
+	const struct cfg_key *k = cfg_key_find(section, key);
+	char lo[32], hi[32];
+
+	if (!units_parse_duration(arg, ns) && (double)*ns >= k->min && (double)*ns <= k->max)
+		return 0;
+	fprintf(stderr, "gradsync %s: %s '%s': expected a duration %s..%s such as %s\n", verb, opt,
+		arg, units_fmt_duration((uint64_t)k->min, lo, sizeof(lo)),
+		units_fmt_duration((uint64_t)k->max, hi, sizeof(hi)), k->def);
+	return -EINVAL;
 }
 
 int cmd_node_opt(const char *verb, int c, const char *arg, struct cmd_node_args *a)

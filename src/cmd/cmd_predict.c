@@ -2,7 +2,6 @@
  * `gradsync predict`: argv only; the two-tier model and the projection document are
  * report/tier.c and report/project.c.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include "report/project.h"
 #include "report/report.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 #include "util/strutil.h"
 #include "util/units.h"
 
@@ -27,7 +27,7 @@ static void predict_usage(FILE *f)
 	project_algo_list(algos, sizeof(algos));
 	fprintf(f, "usage: gradsync predict RUN|report.json|FILE.ini... [--compare RUN]... [--hosts 2,4,8]\n"
 		   "                        [--ranks-per-host 1,2] [--ranks 16,64] [--size 64MiB] [--fit-from 1MiB]\n"
-		   "                        [--case NAME] [--force]\n"
+		   "                        [--case NAME] [--force] [--timeout 30s]\n"
 		   "Fit a two-tier alpha-beta model (inside a host, between hosts) on the runs' AllReduce\n"
 		   "sweeps and project to other layouts (hosts x ranks per host): AllReduce time and busbw\n"
 		   "per algorithm (%s), and each workload case's iteration,\n"
@@ -37,36 +37,44 @@ static void predict_usage(FILE *f)
 		   "from one whose error is above 35%% (exit 1) unless --force. --ranks N projects N\n"
 		   "ranks at each --ranks-per-host count. --fit-from leaves smaller sizes out of the fit (a\n"
 		   "link whose shaper lets a burst through, sizes bound by something else than the link).\n"
-		   "FILE.ini uses the newest run of that experiment.\n", algos);
+		   "FILE.ini uses the newest run of that experiment. --timeout bounds each read of an\n"
+		   "input (default %s): a file system that does not answer fails it (exit 2).\n",
+		   algos, FSB_TIMEOUT_DEFAULT);
 }
 
-/* Newest OUTPUT_DIR/NAME-* directory holding a report.json. */
-static int newest_run(const struct experiment *exp, char *out, size_t len)
+/* Newest OUTPUT_DIR/NAME-* directory holding a report.json, each look within timeout_ns:
+ * -ETIMEDOUT said. */
+static int newest_run(const struct experiment *exp, uint64_t timeout_ns, char *out, size_t len)
 {
 	const char *dir = exp->base.experiment.output_dir, *name = exp->base.experiment.name;
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t nl = strlen(name);
+	char **names, why[PATH_MAX + 160];
+	size_t nl = strlen(name), n;
+	int ret;
 
 	out[0] = '\0';
-	if (!d)
-		return -ENOENT;
-	while ((e = readdir(d))) {
+	ret = fsb_list(dir, &names, &n, timeout_ns, why, sizeof(why));
+	for (size_t i = 0; !ret && i < n; i++) {
 		char p[PATH_MAX];
 		struct stat st;
 
-		if (strncmp(e->d_name, name, nl) || e->d_name[nl] != '-')
+		if (strncmp(names[i], name, nl) || names[i][nl] != '-')
 			continue;
-		snprintf(p, sizeof(p), "%s/%s/report.json", dir, e->d_name);
-		/* names carry a sortable UTC timestamp */
-		if (stat(p, &st) == 0 && strcmp(e->d_name, out + (*out ? strlen(dir) + 1 : 0)) > 0)
-			snprintf(out, len, "%s/%s", dir, e->d_name);
+		snprintf(p, sizeof(p), "%s/%s/report.json", dir, names[i]);
+		/* names carry a sortable UTC timestamp, and come sorted: the last is newest */
+		ret = fsb_stat(p, &st, timeout_ns, why, sizeof(why));
+		if (!ret)
+			snprintf(out, len, "%s/%s", dir, names[i]);
+		if (ret != -ETIMEDOUT)
+			ret = 0;
 	}
-	closedir(d);
-	return *out ? 0 : -ENOENT;
+	free(names);
+	if (ret == -ETIMEDOUT)
+		fprintf(stderr, "gradsync predict: looking for the newest run under %s: %s\n", dir,
+			why);
+	return ret ? ret : *out ? 0 : -ENOENT;
 }
 
-static int resolve_input(const char *in, char *path, size_t len)
+static int resolve_input(const char *in, uint64_t timeout_ns, char *path, size_t len)
 {
 	struct experiment *exp;
 	int ret;
@@ -78,8 +86,8 @@ static int resolve_input(const char *in, char *path, size_t len)
 	exp = experiment_open(in);
 	if (!exp)
 		return -EINVAL;
-	ret = newest_run(exp, path, len);
-	if (ret)
+	ret = newest_run(exp, timeout_ns, path, len);
+	if (ret == -ENOENT)
 		fprintf(stderr, "gradsync predict: no run of '%s' under %s/ (run it first: gradsync run %s)\n",
 			exp->base.experiment.name, exp->base.experiment.output_dir, in);
 	experiment_delete(exp);
@@ -124,6 +132,7 @@ struct predict_args {
 	int hosts[PROJECT_MAX_LAYOUTS], nhosts;
 	int rph[PROJECT_MAX_LAYOUTS], nrph;
 	int ranks[PROJECT_MAX_LAYOUTS], nranks;
+	uint64_t timeout_ns;            /* --timeout: each read of an input */
 	struct project_opts po;
 };
 
@@ -147,6 +156,11 @@ static int predict_parse(int argc, char **argv, struct predict_args *a)
 			a->cmp[a->ncmp++] = argv[++i];
 		} else if (val && !strcmp(arg, "--case")) {
 			a->po.case_name = argv[++i];
+		} else if (val && !strcmp(arg, "--timeout")) {
+			/* the bound of gradsync report's reads, and so of a run's */
+			if (cmd_duration_arg("predict", arg, argv[++i], "report", "write_timeout",
+					     &a->timeout_ns))
+				return -EINVAL;
 		} else if (val && (!strcmp(arg, "--size") || !strcmp(arg, "--fit-from"))) {
 			uint64_t b;
 
@@ -265,7 +279,7 @@ static int predict_case(const struct report_set *s, const char **name)
 
 int cmd_predict(int argc, char **argv)
 {
-	struct predict_args a = { 0 };
+	struct predict_args a = { .timeout_ns = fsb_timeout_default_ns() };
 	struct report_set set = { 0 };
 	char path[PATH_MAX];
 	bool fit_run[32];
@@ -278,7 +292,8 @@ int cmd_predict(int argc, char **argv)
 	for (i = 0; i < a.nin + a.ncmp; i++) {
 		const char *in = i < a.nin ? a.in[i] : a.cmp[i - a.nin];
 
-		if (resolve_input(in, path, sizeof(path)) || report_set_add_path(&set, path)) {
+		if (resolve_input(in, a.timeout_ns, path, sizeof(path)) ||
+		    report_set_add_path(&set, path, a.timeout_ns)) {
 			code = GS_EXIT_USAGE;
 			goto out_free;
 		}

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "config/keys.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
 #include "run/job.h"
@@ -19,7 +18,6 @@
 #include "util/common.h"
 #include "util/log.h"
 #include "util/timeutil.h"
-#include "util/units.h"
 
 /* What each rank tells the others (fixed size: it travels in one allgather). */
 struct rdv_rec {
@@ -81,18 +79,10 @@ static int parse_args(int argc, char **argv, struct rdv_args *a)
 			a->flags.rendezvous = v;
 		else if (!strcmp(o, "--token"))
 			a->flags.token = a->token; /* filled by launch_argv_scrub_token */
-		else if (!strcmp(o, "--timeout")) {
-			/* [launch] timeout's bounds: 1ns passed here and failed every rank */
-			const struct cfg_key *k = cfg_key_find("launch", "timeout");
-
-			if (units_parse_duration(v, &a->opts.timeout_ns) ||
-			    (double)a->opts.timeout_ns < k->min ||
-			    (double)a->opts.timeout_ns > k->max) {
-				fprintf(stderr, "gradsync rendezvous: --timeout '%s': expected a "
-						"duration 1ms..24h such as 30s\n", v);
-				ret = -EINVAL;
-			}
-		} else {
+		else if (!strcmp(o, "--timeout")) /* 1ns passed here and failed every rank */
+			ret = cmd_duration_arg("rendezvous", o, v, "launch", "timeout",
+					       &a->opts.timeout_ns);
+		else {
 			fprintf(stderr, "gradsync rendezvous: unknown option '%s'\n", o);
 			ret = -EINVAL;
 		}

@@ -4,12 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <limits.h>
 
 #include "cmd/cmd.h"
 #include "config/keys.h"
 #include "report/report.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 #include "util/threshold.h"
 #include "util/units.h"
@@ -28,8 +29,11 @@ static void usage(FILE *f)
 		   "                        files are never overwritten\n"
 		   "  --min-busbw X         20GB/s or 80%% (of each case's bound), every size or\n"
 		   "                        those of '@ 64MiB..' / '@ 4KiB..1MiB': exit 1 below it\n"
-		   "  --project-ranks LIST  2,4,8,16: project workload cases to these rank counts\n",
-		formats);
+		   "  --project-ranks LIST  2,4,8,16: project workload cases to these rank counts\n"
+		   "  --timeout DURATION    bound of each read of an input and each write into\n"
+		   "                        --out (default %s): a file system that does not\n"
+		   "                        answer (a dead NFS or FUSE mount) fails the command\n",
+		formats, FSB_TIMEOUT_DEFAULT);
 }
 
 static int parse_ranks(const char *s, struct report_opts *o)
@@ -63,15 +67,6 @@ static bool formats_ok(const char *list)
 	return true;
 }
 
-/* The files --out writes are bounded as a run's are: by [report] write_timeout's default. */
-static uint64_t write_timeout_default(void)
-{
-	uint64_t ns = 0;
-
-	units_parse_duration(cfg_key_find("report", "write_timeout")->def, &ns);
-	return ns;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -80,20 +75,22 @@ int cmd_report(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "min-busbw", required_argument, NULL, 'm' },
 		{ "project-ranks", required_argument, NULL, 'p' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_opts o = { .formats = "", .write_timeout_ns = write_timeout_default() };
+	/* write_timeout_ns bounds the reads of the inputs too: --timeout */
+	struct report_opts o = { .formats = "", .write_timeout_ns = fsb_timeout_default_ns() };
 	struct report_set s = { .baseline = -1 };
 	struct cmd_once once = { .n = 0 };
 	const char *baseline = NULL, *out = NULL;
 	struct report_failure *fails = NULL;
-	char exist[1024];
+	char exist[PATH_MAX + 160];
 	int c, i, n, ret = GS_EXIT_USAGE;
 	struct threshold th;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:f:o:m:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:f:o:m:p:t:h", longopts, NULL)) != -1) {
 		if (cmd_once_getopt("report", &once, longopts, c))
 			return GS_EXIT_USAGE;
 		switch (c) {
@@ -137,6 +134,12 @@ int cmd_report(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			}
 			break;
+		case 't':
+			/* the bound it is of a run's writes: its bounds */
+			if (cmd_duration_arg("report", "--timeout", optarg, "report",
+					     "write_timeout", &o.write_timeout_ns))
+				return GS_EXIT_USAGE;
+			break;
 		default:
 			return cmd_opt_other(c, usage);
 		}
@@ -158,19 +161,26 @@ int cmd_report(int argc, char **argv)
 				"DIR (--out . for the working directory)\n", o.formats);
 		return GS_EXIT_USAGE;
 	}
-	if (out && report_files_existing(out, &o, exist, sizeof(exist))) {
+	n = out ? report_files_existing(out, &o, exist, sizeof(exist)) : 0;
+	if (n == -ETIMEDOUT) {
+		log_err(LOG_REPORT, "--out %s: %s", out, exist);
+		return GS_EXIT_FAIL;
+	}
+	if (n) {
 		fprintf(stderr, "gradsync report: %s already exist%s: not overwritten; choose "
 				"another --out or remove them\n", exist,
 			strchr(exist, ',') ? "" : "s");
 		return GS_EXIT_USAGE;
 	}
+	/* an input that cannot be read, whatever the why (a hung file system too), is
+	 * GS_EXIT_USAGE's; what cannot be written into --out, GS_EXIT_FAIL's */
 	for (i = optind; i < argc; i++)
-		if (report_set_add_path(&s, argv[i]))
+		if (report_set_add_path(&s, argv[i], o.write_timeout_ns))
 			goto out_free;
 	if (report_set_finish(&s, baseline))
 		goto out_free;
-	if (out && mkdir(out, 0777) && errno != EEXIST) {
-		log_err(LOG_REPORT, "mkdir %s: %s", out, strerror(errno));
+	if (out && fsb_mkdir(out, o.write_timeout_ns, exist, sizeof(exist))) {
+		log_err(LOG_REPORT, "mkdir %s: %s", out, exist);
 		ret = GS_EXIT_FAIL;
 		goto out_free;
 	}

@@ -4,37 +4,37 @@
  * finished case) and the status file, so `gradsync report DIR` still shows every
  * figure and says the run is incomplete.
  */
-#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
+#include "util/fsbound.h"
 #include "util/jtext.h"
 #include "util/log.h"
 
 #define STATUS_MAX 512
 
-static int name_cmp(const void *a, const void *b)
+/* First line of DIR/status, or "unknown" (no file: a run from before status files);
+ * -ETIMEDOUT said when the directory does not answer. */
+static int read_status(const char *dir, uint64_t timeout_ns, char *out, size_t len)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* First line of DIR/status, or "unknown" (no file: a run from before status files). */
-static void read_status(const char *dir, char *out, size_t len)
-{
-	char path[600];
-	FILE *f;
+	char path[PATH_MAX + 8], why[PATH_MAX + 160];
+	struct fsb_read r = { .path = path, .max = REPORT_MAX_FILE };
+	int ret;
 
 	snprintf(out, len, "unknown (no status file)");
 	snprintf(path, sizeof(path), "%s/status", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(out, (int)len, f))
-		out[strcspn(out, "\n")] = '\0';
-	fclose(f);
+	ret = fsb_read(&r, timeout_ns, why, sizeof(why));
+	if (ret == -ETIMEDOUT)
+		log_err(LOG_REPORT, "read %s: %s", path, why);
+	if (ret)
+		return ret == -ETIMEDOUT ? ret : 0;
+	snprintf(out, len, "%.*s", (int)strcspn(r.data, "\n"), r.data);
+	free(r.data);
+	return 0;
 }
 
 /* cases/NNNN.json, sorted: the names the run writes (no strays, no temp files). */
@@ -43,60 +43,75 @@ static bool is_case_file(const char *n)
 	return strlen(n) == 9 && strspn(n, "0123456789") == 4 && !strcmp(n + 4, ".json");
 }
 
-json_t *report_partial_run(const char *dir)
+/* DIR/cases/NAME appended to cases when it is a whole case document (a warning says
+ * why not, and it is skipped); -ETIMEDOUT said when the directory does not answer. */
+static int add_case(const char *dir, const char *name, uint64_t timeout_ns, json_t *root,
+		    json_t *cases, json_int_t *nranks)
 {
-	char path[700], status[STATUS_MAX], why[STATUS_MAX + 64];
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	json_t *root, *cases;
-	struct dirent *e;
+	char path[PATH_MAX + 16], why[PATH_MAX + 160];
+	struct fsb_read r = { .path = path, .max = REPORT_MAX_FILE };
+	json_error_t jerr;
+	json_int_t n;
+	json_t *c;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/cases/%s", dir, name);
+	ret = fsb_read(&r, timeout_ns, why, sizeof(why));
+	if (ret == -ETIMEDOUT) {
+		log_err(LOG_REPORT, "read %s: %s", path, why);
+		return ret;
+	}
+	if (ret) {
+		log_warn(LOG_REPORT, "%s: %s (skipped)", path, why);
+		return 0;
+	}
+	c = json_loadb(r.data, r.len, 0, &jerr);
+	free(r.data);
+	if (!c) {
+		log_warn(LOG_REPORT, "%s: line %d: %s (skipped)", path, jerr.line, jerr.text);
+		return 0;
+	}
+	if (!json_is_object(c)) {
+		json_decref(c);
+		return 0;
+	}
+	n = json_integer_value(json_object_get(c, "nranks"));
+	*nranks = n > *nranks ? n : *nranks;
+	if (!json_object_get(root, "hosts") && json_object_get(c, "hosts"))
+		json_object_set(root, "hosts", json_object_get(c, "hosts"));
+	json_array_append_new(cases, c);
+	return 0;
+}
+
+int report_partial_run(const char *dir, uint64_t timeout_ns, json_t **out)
+{
+	char path[PATH_MAX + 8], status[STATUS_MAX], why[PATH_MAX + 160];
+	json_t *root = json_object(), *cases = json_array();
 	json_int_t nranks = 0;
-	DIR *d;
+	char **names;
+	size_t n;
+	int ret;
 
+	*out = NULL;
 	snprintf(path, sizeof(path), "%s/cases", dir);
-	d = opendir(path);
-	if (!d)
-		return NULL;
-	while ((e = readdir(d))) {
-		if (!is_case_file(e->d_name))
-			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*names));
-
-			if (!nn)
-				break;
-			names = nn;
-		}
-		names[n] = strdup(e->d_name);
-		if (names[n])
-			n++;
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), name_cmp);
-	read_status(dir, status, sizeof(status));
-	root = json_object();
-	cases = json_array();
-	for (size_t i = 0; i < n; i++) {
-		json_error_t jerr;
-		json_t *c;
-
-		snprintf(path, sizeof(path), "%s/cases/%s", dir, names[i]);
-		c = json_load_file(path, 0, &jerr);
-		if (!c)
-			log_warn(LOG_REPORT, "%s: line %d: %s (skipped)", path, jerr.line, jerr.text);
-		else if (!json_is_object(c))
-			json_decref(c);
-		else {
-			json_int_t r = json_integer_value(json_object_get(c, "nranks"));
-
-			nranks = r > nranks ? r : nranks;
-			if (!json_object_get(root, "hosts") && json_object_get(c, "hosts"))
-				json_object_set(root, "hosts", json_object_get(c, "hosts"));
-			json_array_append_new(cases, c);
-		}
-		free(names[i]);
-	}
+	ret = fsb_list(path, &names, &n, timeout_ns, why, sizeof(why));
+	if (ret == -ETIMEDOUT)
+		log_err(LOG_REPORT, "list %s: %s", path, why);
+	else if (ret)
+		ret = -ENOENT;
+	if (!ret)
+		ret = read_status(dir, timeout_ns, status, sizeof(status));
+	for (size_t i = 0; !ret && i < n; i++)
+		if (is_case_file(names[i]))
+			ret = add_case(dir, names[i], timeout_ns, root, cases, &nranks);
 	free(names);
+	if (!ret && (!root || !cases))
+		ret = -ENOMEM;
+	if (ret) {
+		json_decref(root);
+		json_decref(cases);
+		return ret;
+	}
 	snprintf(why, sizeof(why), "no report.json; status: %s", status);
 	json_object_set_new(root, "schema", json_string(REPORT_SCHEMA));
 	json_object_set_new(root, "status", json_string("interrupted"));
@@ -113,5 +128,6 @@ json_t *report_partial_run(const char *dir)
 		 "%s: no report.json: the run did not finish (status: %s); showing the %zu "
 		 "cases it completed, from %s/cases/",
 		 dir, status, json_array_size(cases), dir);
-	return root;
+	*out = root;
+	return 0;
 }

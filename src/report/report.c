@@ -11,7 +11,6 @@
 #include "report/jget.h"
 #include "util/common.h"
 #include "util/fsbound.h"
-#include "util/fsutil.h"
 #include "util/log.h"
 #include "util/strutil.h"
 
@@ -130,37 +129,37 @@ int report_set_add_json(struct report_set *s, const char *name, json_t *root)
 	return 0;
 }
 
-int report_set_add_path(struct report_set *s, const char *path)
+int report_set_add_path(struct report_set *s, const char *path, uint64_t timeout_ns)
 {
-	char file[600], name[128], why[256];
+	char file[PATH_MAX + 16], name[128], why[PATH_MAX + 160];
+	struct fsb_read r = { .path = file, .max = REPORT_MAX_FILE };
 	json_error_t jerr;
 	struct stat st;
 	json_t *root;
-	int ret, fd;
+	int ret;
 
-	if (stat(path, &st)) {
-		log_err(LOG_REPORT, "stat %s: %s", path, strerror(errno));
-		return -ENOENT;
+	ret = fsb_stat(path, &st, timeout_ns, why, sizeof(why));
+	if (ret) {
+		log_err(LOG_REPORT, "stat %s: %s", path, why);
+		return ret == -ETIMEDOUT ? ret : -ENOENT;
 	}
-	if (S_ISDIR(st.st_mode))
-		snprintf(file, sizeof(file), "%s/report.json", path);
-	else
-		snprintf(file, sizeof(file), "%s", path);
-	if (S_ISDIR(st.st_mode) && access(file, F_OK)) {
-		root = report_partial_run(path); /* killed or unwritable: what cases/ holds */
-		if (!root) {
+	snprintf(file, sizeof(file), "%s%s", path, S_ISDIR(st.st_mode) ? "/report.json" : "");
+	/* a FIFO would block and /dev/zero never end: regular files of a sane size only
+	 * (fsb_read), and a file system that does not answer within the bound */
+	ret = fsb_read(&r, timeout_ns, why, sizeof(why));
+	if (ret == -ENOENT && S_ISDIR(st.st_mode)) {
+		/* killed or unwritable: what cases/ holds */
+		ret = report_partial_run(path, timeout_ns, &root);
+		if (ret == -ENOENT)
 			log_err(LOG_REPORT, "%s: no report.json and no readable cases/", path);
-			return -ENOENT;
-		}
+		if (ret)
+			return ret;
+	} else if (ret) {
+		log_err(LOG_REPORT, "%s: cannot read: %s", file, why);
+		return ret == -ENOENT || ret == -ETIMEDOUT ? ret : -EINVAL;
 	} else {
-		/* a FIFO would block and /dev/zero never end: regular files of a sane size only */
-		fd = fs_open_regular(file, 0, REPORT_MAX_FILE, NULL, why, sizeof(why));
-		if (fd < 0) {
-			log_err(LOG_REPORT, "%s: cannot read: %s", file, why);
-			return fd == -ENOENT ? -ENOENT : -EINVAL;
-		}
-		root = json_loadfd(fd, 0, &jerr);
-		close(fd);
+		root = json_loadb(r.data, r.len, 0, &jerr);
+		free(r.data);
 	}
 	if (!root) {
 		log_err(LOG_REPORT, "json_load_file %s: line %d: %s", file, jerr.line, jerr.text);
@@ -408,16 +407,22 @@ void report_files_named(const char *formats, char *buf, size_t len)
 
 int report_files_existing(const char *dir, const struct report_opts *o, char *buf, size_t len)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], why[PATH_MAX + 160];
 	size_t i, off = 0;
-	int n = 0;
+	struct stat st;
+	int n = 0, ret;
 
 	buf[0] = '\0';
 	for (i = 0; i < ARRAY_SIZE(report_files); i++) {
 		if (!report_has_format(o->formats, report_files[i].format))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, report_files[i].file);
-		if (access(path, F_OK))
+		ret = fsb_stat(path, &st, o->write_timeout_ns, why, sizeof(why));
+		if (ret == -ETIMEDOUT) {
+			snprintf(buf, len, "%s", why);
+			return ret;
+		}
+		if (ret)
 			continue;
 		str_appendf(buf, len, &off, "%s%s", n ? ", " : "", path);
 		n++;

@@ -53,16 +53,19 @@ struct report_set {
 
 /*
  * Add PATH: a run directory holding report.json, or a report.json file; a run
- * directory without report.json is read with report_partial_run. Returns 0,
- * -ENOENT / -EINVAL (unreadable, not JSON, wrong schema) with one logged line.
+ * directory without report.json is read with report_partial_run. Every stat, listing
+ * and read within timeout_ns (util/fsbound.h). Returns 0, -ENOENT / -EINVAL
+ * (unreadable, not JSON, wrong schema) or -ETIMEDOUT (its file system does not answer)
+ * with one logged line.
  */
-int report_set_add_path(struct report_set *s, const char *path);
+int report_set_add_path(struct report_set *s, const char *path, uint64_t timeout_ns);
 /*
  * A report rebuilt from DIR/cases/NNNN.json and DIR/status for a run that never wrote
- * report.json (killed, or the write failed): status "interrupted", with a warning
- * naming the directory; NULL when DIR has no cases/.
+ * report.json (killed, or the write failed), each read within timeout_ns: status
+ * "interrupted", with a warning naming the directory. 0 with *out the document,
+ * -ENOENT when DIR has no cases/ (unsaid), -ETIMEDOUT (said) or -ENOMEM.
  */
-json_t *report_partial_run(const char *dir);
+int report_partial_run(const char *dir, uint64_t timeout_ns, json_t **out);
 /* Add an in-memory document under run name NAME; takes a new reference to root. */
 int report_set_add_json(struct report_set *s, const char *name, json_t *root);
 /*
@@ -109,7 +112,8 @@ void report_files_named(const char *formats, char *buf, size_t len);
 int report_write_set(const char *dir, const struct report_set *s, const struct report_opts *o,
 		     bool keep);
 /* How many of the files o->formats would write already exist in dir; their paths,
- * comma separated, into buf. */
+ * comma separated, into buf. Each looked for within o->write_timeout_ns: -ETIMEDOUT
+ * with buf saying which call did not return. */
 int report_files_existing(const char *dir, const struct report_opts *o, char *buf, size_t len);
 /* The same for one in-memory run document (what `gradsync run` calls at the end). */
 int report_write_all(const char *dir, json_t *report, const struct report_opts *o);

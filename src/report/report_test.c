@@ -108,7 +108,7 @@ static void load(struct report_set *s, const char *const *names, const char *bas
 	memset(s, 0, sizeof(*s));
 	for (; *names; names++) {
 		snprintf(path, sizeof(path), FIXDIR "/%s.json", *names);
-		assert_int_equal(report_set_add_path(s, path), 0);
+		assert_int_equal(report_set_add_path(s, path, fsb_timeout_default_ns()), 0);
 	}
 	assert_int_equal(report_set_finish(s, baseline), 0);
 }
@@ -194,7 +194,7 @@ static void test_merge_prefixes_clashing_names(void **state)
 	assert_int_equal(report_set_find(&s, "ib_node_b/transport=tcp"), 2);
 	report_set_free(&s);
 	memset(&s, 0, sizeof(s));
-	assert_int_equal(report_set_add_path(&s, FIXDIR "/tcp_shm.json"), 0);
+	assert_int_equal(report_set_add_path(&s, FIXDIR "/tcp_shm.json", fsb_timeout_default_ns()), 0);
 	assert_int_equal(report_set_finish(&s, "transport=shm"), 0);
 	assert_int_equal(s.baseline, 1);
 	assert_int_equal(report_set_finish(&s, "transport=nope"), -ENOENT);
@@ -431,18 +431,18 @@ static void test_load_errors_and_dirs(void **state)
 	snprintf(path, sizeof(path), "%s/quick-20261129/report.json", dir);
 	assert_int_equal(rj_save(&w, doc, o.write_timeout_ns, why, sizeof(why)), 0);
 	snprintf(path, sizeof(path), "%s/quick-20261129", dir);
-	assert_int_equal(report_set_add_path(&s, path), 0);
+	assert_int_equal(report_set_add_path(&s, path, fsb_timeout_default_ns()), 0);
 	assert_string_equal(s.runs[0].name, "quick-20261129");
 	/* a directory given with a trailing slash (shell completion) names the run too */
 	snprintf(path, sizeof(path), "%s/quick-20261129/", dir);
-	assert_int_equal(report_set_add_path(&s, path), 0);
+	assert_int_equal(report_set_add_path(&s, path, fsb_timeout_default_ns()), 0);
 	assert_string_equal(s.runs[1].name, "quick-20261129");
-	assert_int_equal(report_set_add_path(&s, "/nonexistent/run"), -ENOENT);
+	assert_int_equal(report_set_add_path(&s, "/nonexistent/run", fsb_timeout_default_ns()), -ENOENT);
 	snprintf(path, sizeof(path), "%s/bad.json", dir);
 	spit(path, "{\"schema\": \"other/2\", \"cases\": []}");
-	assert_int_equal(report_set_add_path(&s, path), -EINVAL);
+	assert_int_equal(report_set_add_path(&s, path, fsb_timeout_default_ns()), -EINVAL);
 	spit(path, "{not json");
-	assert_int_equal(report_set_add_path(&s, path), -EINVAL);
+	assert_int_equal(report_set_add_path(&s, path, fsb_timeout_default_ns()), -EINVAL);
 	unlink(path);
 	report_set_free(&s);
 	/* What `gradsync run` calls at its end. */
