@@ -200,28 +200,31 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 /*
  * The case a replay without --case runs: the one its run ran with --case N (report.json's
  * experiment.only_case); every case when it ran them all or the report cannot tell (a
- * run directory without report.json).
+ * run directory without report.json). -ETIMEDOUT, said, when the report's file system
+ * does not answer.
  */
-static void replay_only_case(struct run_job_args *a)
+static int replay_only_case(struct run_job_args *a)
 {
-	char path[PATH_MAX + 32];
 	json_t *root, *n;
+	int ret;
 
 	if (!a->replay || a->only_case >= 0)
-		return;
-	run_report_path(a->replay, path, sizeof(path));
-	root = json_load_file(path, 0, NULL);
+		return 0;
+	ret = run_report_load(a->replay, false, &root);
+	if (ret)
+		return ret == -ETIMEDOUT ? ret : 0;
 	n = json_object_get(json_object_get(root, "experiment"), "only_case");
 	if (json_is_integer(n) && json_integer_value(n) >= 1 &&
 	    json_integer_value(n) <= INT_MAX)
 		a->only_case = (int)json_integer_value(n) - 1;
 	json_decref(root);
+	return 0;
 }
 
 static int load_experiment(struct run_job_args *a, struct experiment *exp, char *tmpfile,
 			   size_t len)
 {
-	char err[EXP_ERR_MAX], ini[PATH_MAX + 16];
+	char err[EXP_ERR_MAX], ini[PATH_MAX + 16], why[PATH_MAX + 200];
 	const char *path = a->file;
 	int ret;
 
@@ -230,9 +233,15 @@ static int load_experiment(struct run_job_args *a, struct experiment *exp, char 
 		struct stat st;
 
 		/* a run directory's experiment.ini is what ran (README), report.json or not
-		 * (a driver killed with -9 wrote none), and its errors name a file that stays */
+		 * (a driver killed with -9 wrote none), and its errors name a file that stays;
+		 * looked for within the bound of an input (the experiment's is not known) */
 		snprintf(ini, sizeof(ini), "%s/experiment.ini", a->replay);
-		if (!stat(ini, &st) && S_ISREG(st.st_mode)) {
+		ret = fsb_stat(ini, &st, fsb_timeout_default_ns(), why, sizeof(why));
+		if (ret == -ETIMEDOUT) {
+			fprintf(stderr, "gradsync run: --replay %s: %s\n", a->replay, why);
+			return ret;
+		}
+		if (!ret && S_ISREG(st.st_mode)) {
 			path = ini;
 		} else {
 			ret = run_report_extract_experiment(a->replay, tmpfile, len);
@@ -244,7 +253,8 @@ static int load_experiment(struct run_job_args *a, struct experiment *exp, char 
 	ret = experiment_load(path, exp, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "%s\n", err);
-	replay_only_case(a);
+	if (!ret)
+		ret = replay_only_case(a);
 	if (a->only_case >= 0 && !ret && (size_t)a->only_case >= exp->ncases) {
 		fprintf(stderr, "gradsync run: --case %d: the experiment has %zu case%s\n",
 			a->only_case + 1, exp->ncases, exp->ncases == 1 ? "" : "s");

@@ -351,25 +351,42 @@ void run_report_path(const char *report, char *path, size_t len)
 		snprintf(path, len, "%s/report.json", report);
 }
 
+int run_report_load(const char *report, bool need, json_t **root)
+{
+	char path[PATH_MAX + 32], why[PATH_MAX + 160];
+	struct fsb_read r = { .path = path, .max = REPORT_MAX_FILE };
+	json_error_t jerr;
+	int ret;
+
+	*root = NULL;
+	run_report_path(report, path, sizeof(path));
+	/* the report's [report] write_timeout is not known before it is read: the default */
+	ret = fsb_read(&r, fsb_timeout_default_ns(), why, sizeof(why));
+	if (ret) {
+		if (need || ret == -ETIMEDOUT)
+			fprintf(stderr, "%s: cannot read report: %s\n", path, why);
+		return ret;
+	}
+	*root = json_loadb(r.data, r.len, 0, &jerr);
+	free(r.data);
+	if (!*root && need)
+		fprintf(stderr, "%s:%d: cannot read report: %s\n", path, jerr.line, jerr.text);
+	return *root ? 0 : -EINVAL;
+}
+
 int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 {
-	char path[PATH_MAX + 32];
-	json_error_t jerr;
 	json_t *root, *text;
-	int fd, ret = 0;
+	int fd, ret;
 
-	run_report_path(report, path, sizeof(path));
-	root = json_load_file(path, 0, &jerr);
-	if (!root) {
-		/* jansson's line is -1 when the file itself could not be read */
-		if (jerr.line > 0)
-			fprintf(stderr, "%s:%d: cannot read report: %s\n", path, jerr.line, jerr.text);
-		else
-			fprintf(stderr, "%s: cannot read report: %s\n", path, jerr.text);
-		return -EINVAL;
-	}
+	ret = run_report_load(report, true, &root);
+	if (ret)
+		return ret;
 	text = json_object_get(json_object_get(root, "experiment"), "resolved");
 	if (!json_is_string(text)) {
+		char path[PATH_MAX + 32];
+
+		run_report_path(report, path, sizeof(path));
 		fprintf(stderr, "%s: experiment.resolved: missing (not a gradsync report?)\n", path);
 		json_decref(root);
 		return -EINVAL;

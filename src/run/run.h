@@ -381,8 +381,16 @@ int run_case_save(const struct run_rank *rr, size_t index, const json_t *c, char
 		  size_t len, char *why, size_t whylen);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);
-/* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file. */
+/* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file;
+ * -errno after one line on stderr naming the report. */
 int run_report_extract_experiment(const char *report, char *tmpfile, size_t len);
+/*
+ * The report.json a --replay argument names, read within the bound of an input
+ * (util/fsbound.h's default) and parsed into *root. -errno when it cannot be, said on
+ * stderr in one line naming it when need, or when its file system does not answer
+ * (-ETIMEDOUT): a replay must not go on as if there were no report.
+ */
+int run_report_load(const char *report, bool need, json_t **root);
 /* The report.json a --replay argument names: the file itself, or DIR/report.json. */
 void run_report_path(const char *report, char *path, size_t len);
 
