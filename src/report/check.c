@@ -64,6 +64,11 @@ bool case_ok(const json_t *c)
 	return strcmp(jget_str(c, "status"), "failed") != 0;
 }
 
+bool case_unread(const json_t *c)
+{
+	return !strcmp(jget_str(c, "status"), "unread");
+}
+
 /*
  * One case against the threshold: every collective row whose size lies in the range
  * (each size on its own: a peak over sizes would let an in-cache size pass for all),
@@ -86,8 +91,9 @@ static bool case_short(const json_t *c, const struct threshold *t, const char *t
 	x->busbw_GBps = NAN;
 	x->size = 0;
 	threshold_range_text(t, range, sizeof(range));
-	if (!case_ok(c)) {
-		snprintf(x->why, sizeof(x->why), "case failed: %s", jget_str(c, "error"));
+	if (!case_ok(c) || case_unread(c)) { /* no figures to hold to it */
+		snprintf(x->why, sizeof(x->why), "case %s: %s", jget_str(c, "status"),
+			 jget_str(c, "error"));
 		return true;
 	}
 	/* one rank moves nothing between ranks: its busbw is 0 by definition (2(n-1)/n), so

@@ -13,6 +13,9 @@ double case_pct_of_bound(const json_t *c, double busbw_GBps);
 double case_headline_busbw(const json_t *c);
 /* CPU seconds per GB at the case's largest size (the throughput regime), NAN if none. */
 double case_cpu_s_per_GB(const json_t *c, const char *key);
+/* Not failed (ok, interrupted or unread: its sizes, if any, are whole). */
 bool case_ok(const json_t *c);
+/* Its results file was not read back (status "unread"): no figures, not a failure. */
+bool case_unread(const json_t *c);
 
 #endif

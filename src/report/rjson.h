@@ -241,7 +241,12 @@ int rj_case_set_workload_json(json_t *c, json_t *w);
 int rj_case_set_workload(json_t *c, const struct rj_workload *w);
 /* status "failed" with the message; results gathered so far are kept. */
 int rj_case_fail(json_t *c, const char *error);
-/* Any status ("ok", "failed", "interrupted") and, unless NULL, its error. */
+/*
+ * Any status and, unless NULL, its error: "ok"; "failed" (the case, or a result of it,
+ * failed); "interrupted" (a signal stopped the run in it); "unread" (its results file,
+ * written perhaps, was not read back: the run directory stopped answering; not the
+ * case's failure, its outcome unknown to the report).
+ */
 int rj_case_set_status(json_t *c, const char *status, const char *error);
 
 /* Write doc (rj_dumps' text) to w->path whole and durable within timeout_ns

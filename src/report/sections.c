@@ -188,9 +188,11 @@ static void section_cases(const struct report_set *s, struct rdoc *d)
 				tbl_set(d, t, row, c, "-");
 		}
 	}
+	/* a case whose results were not read back is not a failed one: said as what it is */
 	for (i = 0; i < s->ncases; i++)
-		if (!case_ok(s->cases[i].json))
-			doc_text(d, RB_ITEM, "%s failed: %s", s->cases[i].name,
+		if (!case_ok(s->cases[i].json) || case_unread(s->cases[i].json))
+			doc_text(d, RB_ITEM, "%s %s: %s", s->cases[i].name,
+				 jget_str(s->cases[i].json, "status"),
 				 jget_str(s->cases[i].json, "error"));
 	section_paths(s, d);
 	for (i = 0; i < s->ncases; i++)

@@ -22,6 +22,7 @@
 #include "util/fsbound.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/strutil.h"
 
 int run_report_write(const char *dir, json_t *root, const struct report_opts *o,
 		     char *thr_why, size_t len, bool *written);
@@ -115,17 +116,44 @@ void run_iso_time(char *buf, size_t len)
 }
 
 /*
- * The stand-in for case i, whose results file could not be read: its settings, no
- * ranks, status failed (its ranks crashed, were killed or timed out; ended, when not
- * NULL, is the driver's account of how they ended; unread, when not NULL, why a file
- * that may be there could not be read) or, with signo, interrupted (a signal stopped
- * it: not its fault).
+ * Why case i's file, there perhaps, was not read back (unread: fsb_read's why; timedout:
+ * its directory stopped answering): the case may well have run to its end, so it is
+ * marked unread, not failed; what the driver saw of its ranks' end is added.
  */
-static json_t *standin_case(const struct experiment *exp, size_t i, int signo, const char *ended,
-			    const char *unread)
+static void unread_why(const char *dir, size_t i, const struct run_outcome *oc,
+		       const char *unread, bool timedout, char *why, size_t len)
 {
+	char file[PATH_MAX + 32];
+	size_t off = 0;
+	int st = oc->case_exit ? oc->case_exit[i] : -1;
+	const char *ended = oc->case_why ? oc->case_why[i] : "";
+
+	run_case_file(file, sizeof(file), dir, i);
+	str_appendf(why, len, &off, "its results file %s was not read back%s: %s", file,
+		    timedout ? ", the run directory stopped answering" : "", unread);
+	if (st == 0)
+		str_appendf(why, len, &off, "; its ranks exited 0");
+	else if (st > 0)
+		str_appendf(why, len, &off, "; its ranks exited with status %d%s%s", st,
+			    *ended ? ": " : "", ended);
+	if (timedout)
+		str_appendf(why, len, &off, "; gradsync report %s shows what was written once the directory answers",
+			    dir);
+}
+
+/*
+ * The stand-in for case i, whose results file could not be read: its settings, no
+ * ranks, status failed (its ranks crashed, were killed or timed out; oc->case_why, when
+ * there, is the driver's account of how they ended), unread (unread is why a file
+ * that may be there could not be read: unread_why) or, with signo, interrupted (a
+ * signal stopped it: not its fault).
+ */
+static json_t *standin_case(const struct experiment *exp, const char *dir, size_t i, int signo,
+			    const struct run_outcome *oc, const char *unread, bool timedout)
+{
+	const char *ended = oc->case_why ? oc->case_why[i] : NULL;
 	json_t *c = run_case_doc_new(exp, i);
-	char why[PATH_MAX + 400];
+	char why[2 * PATH_MAX + 800];
 
 	if (!c)
 		return NULL;
@@ -135,8 +163,8 @@ static json_t *standin_case(const struct experiment *exp, size_t i, int signo, c
 			 strsignal(signo));
 		rj_case_set_status(c, "interrupted", why);
 	} else if (unread) {
-		snprintf(why, sizeof(why), "its results file could not be read back: %s", unread);
-		rj_case_fail(c, why);
+		unread_why(dir, i, oc, unread, timedout, why, sizeof(why));
+		rj_case_set_status(c, "unread", why);
 	} else if (ended && *ended) {
 		/* rank 0 writes the file: it failed or hung too; the driver saw how */
 		snprintf(why, sizeof(why), "no results file, rank 0 writes it: %s", ended);
@@ -209,8 +237,10 @@ static int report_unbuilt(const char *dir, uint64_t timeout_ns)
 }
 
 /* Case c's file read back (fsb_read: within the timeout), parsed; NULL with unread filled
- * when it is there and could not be read, "" when it is missing or not whole. */
-static json_t *case_load(const char *path, uint64_t timeout_ns, char *unread, size_t len)
+ * when it may be there and could not be read (*timedout: its directory does not
+ * answer), "" when it is missing or not whole. */
+static json_t *case_load(const char *path, uint64_t timeout_ns, char *unread, size_t len,
+			 bool *timedout)
 {
 	struct fsb_read r = { .path = path, .max = REPORT_MAX_FILE };
 	json_t *cj = NULL;
@@ -222,20 +252,81 @@ static json_t *case_load(const char *path, uint64_t timeout_ns, char *unread, si
 	free(r.data);
 	if (!ret || ret == -ENOENT)
 		unread[0] = '\0';
+	*timedout = ret == -ETIMEDOUT;
 	return cj;
+}
+
+/* What the cases read back came to. */
+struct case_tally {
+	int nran;     /* cases in the report */
+	int nfailed;  /* failed, or a result wrong */
+	int nunread;  /* results file not read back (the directory did not answer) */
+	int nranks;   /* the widest case's */
+};
+
+/*
+ * Each case started, from its file in dir/cases/ or a stand-in, into root's cases. The
+ * first whose file the directory did not give back in time is said in one line: the
+ * cases were not lost to a failure of theirs, and what they wrote may be there.
+ */
+static void add_cases(json_t *root, const char *dir, const struct experiment *exp,
+		      int only_case, const struct run_outcome *oc, struct case_tally *t)
+{
+	char path[PATH_MAX + 32], unread[PATH_MAX + 160];
+	uint64_t tmo = exp->base.report.write_timeout_ns;
+	bool timedout, said = false;
+	size_t c;
+
+	for (c = 0; c < exp->ncases && c < oc->ncases; c++) {
+		json_t *cj;
+		int signo, ref;
+
+		if (only_case >= 0 && (int)c != only_case)
+			continue;
+		run_case_file(path, sizeof(path), dir, c);
+		/* the signal stopped the last case started; an earlier one's ranks died */
+		signo = c + 1 == oc->ncases ? oc->signo : 0;
+		cj = case_load(path, tmo, unread, sizeof(unread), &timedout);
+		if (timedout && !said) {
+			log_err(LOG_REPORT, "run directory %s stopped answering as the results were read back: %s; a case not read back is marked unread, not failed (gradsync report %s shows what was written once the directory answers)",
+				dir, unread, dir);
+			said = true;
+		}
+		if (cj)
+			partial_case(cj, signo);
+		else
+			cj = standin_case(exp, dir, c, signo, oc, *unread ? unread : NULL, timedout);
+		t->nran++;
+		if (oc->case_exit && oc->case_exit[c] && case_ok(cj)) {
+			char why[160];
+
+			/* its figures are whole, its ranks' exits were not: a crash in teardown */
+			snprintf(why, sizeof(why), "a rank of this case exited with status %d after its results were written (the figures are kept)",
+				 oc->case_exit[c]);
+			rj_case_fail(cj, why);
+		}
+		if (!strcmp(jget_str(cj, "status"), "unread"))
+			t->nunread++;
+		else if (!case_ok(cj))
+			t->nfailed++;
+		t->nranks = GS_MAX(t->nranks, (int)json_integer_value(json_object_get(cj, "nranks")));
+		ref = exp->cases[c].baseline;
+		rj_case_set_baseline(cj, ref >= 0 ? exp->cases[ref].name : NULL);
+		rj_doc_add_case(root, cj);
+	}
 }
 
 int run_report_assemble(const char *dir, const char *started, const struct experiment *exp,
 			int only_case, int argc, char **argv, const struct launch_info *li,
 			const struct run_outcome *oc)
 {
-	char path[PATH_MAX + 32], when[32], detail[640], thr[384], cuda[128], hash[24], rule[1024];
-	char unread[PATH_MAX + 160];
+	char when[32], detail[PATH_MAX + 640] = "", thr[384], cuda[128], hash[24], rule[1024];
 	uint64_t tmo = exp->base.report.write_timeout_ns;
 	char **jargv = calloc((size_t)argc + 1, sizeof(*jargv)), *resolved;
-	int i, st, ref, code = GS_EXIT_OK, nranks = 0, nfailed = 0, nran = 0;
+	int i, st, code = GS_EXIT_OK;
+	struct case_tally t = { 0 };
 	bool end_failed, written;
-	size_t c, len = 0;
+	size_t len = 0, off = 0;
 	struct build_info bi;
 	json_t *root, *cases;
 
@@ -277,65 +368,44 @@ int run_report_assemble(const char *dir, const char *started, const struct exper
 	rj_doc_set(root, "doctor", doctor_node_json("/sys", exp->base.gpu.gdr_level));
 	rj_doc_set(root, "env", run_env_vars());
 	cases = json_object_get(root, "cases");
-	for (c = 0; c < exp->ncases && c < oc->ncases; c++) {
-		json_t *cj;
-		int signo;
-
-		if (only_case >= 0 && (int)c != only_case)
-			continue;
-		run_case_file(path, sizeof(path), dir, c);
-		/* the signal stopped the last case started; an earlier one's ranks died */
-		signo = c + 1 == oc->ncases ? oc->signo : 0;
-		cj = case_load(path, tmo, unread, sizeof(unread));
-		if (cj)
-			partial_case(cj, signo);
-		else
-			cj = standin_case(exp, c, signo, oc->case_why ? oc->case_why[c] : NULL,
-					  *unread ? unread : NULL);
-		nran++;
-		if (oc->case_exit && oc->case_exit[c] && case_ok(cj)) {
-			char why[160];
-
-			/* its figures are whole, its ranks' exits were not: a crash in teardown */
-			snprintf(why, sizeof(why), "a rank of this case exited with status %d after its results were written (the figures are kept)",
-				 oc->case_exit[c]);
-			rj_case_fail(cj, why);
-		}
-		if (!case_ok(cj)) {
-			code = GS_EXIT_FAIL;
-			nfailed++;
-		}
-		nranks = GS_MAX(nranks, (int)json_integer_value(json_object_get(cj, "nranks")));
-		ref = exp->cases[c].baseline;
-		rj_case_set_baseline(cj, ref >= 0 ? exp->cases[ref].name : NULL);
-		rj_doc_add_case(root, cj);
-	}
+	add_cases(root, dir, exp, only_case, oc, &t);
 	rj_cases_fill_scaling(cases);
 	rj_doc_set(root, "hosts", run_hosts(cases));
-	rj_doc_set(root, "nranks", json_integer(nranks));
+	rj_doc_set(root, "nranks", json_integer(t.nranks));
 	end_failed = !oc->signo && oc->end_err;
 	if (oc->signo)
-		snprintf(detail, sizeof(detail), "%s after %d of %zu case%s", strsignal(oc->signo),
-			 nran, only_case >= 0 ? (size_t)1 : exp->ncases,
-			 only_case >= 0 || exp->ncases == 1 ? "" : "s");
-	else if (end_failed)
-		snprintf(detail, sizeof(detail), "the ranks' barrier after the last case failed "
-			 "(%s): a rank was lost after its results were written (the figures are kept)",
-			 strerror(-oc->end_err));
+		str_appendf(detail, sizeof(detail), &off, "%s after %d of %zu case%s",
+			    strsignal(oc->signo), t.nran, only_case >= 0 ? (size_t)1 : exp->ncases,
+			    only_case >= 0 || exp->ncases == 1 ? "" : "s");
+	if (!oc->signo && t.nunread)
+		str_appendf(detail, sizeof(detail), &off, "the results of %d case%s were not read back from %s/cases/ (marked unread): the report is incomplete",
+			    t.nunread, t.nunread == 1 ? "" : "s", dir);
 	if (end_failed)
+		str_appendf(detail, sizeof(detail), &off, "%sthe ranks' barrier after the last case failed (%s): a rank was lost after its results were written (the figures are kept)",
+			    off ? "; " : "", strerror(-oc->end_err));
+	if (end_failed || t.nfailed || t.nunread)
 		code = GS_EXIT_FAIL;
-	rj_doc_set_status(root, oc->signo ? "interrupted" : nfailed || end_failed ? "failed" : "done",
-			  oc->signo || end_failed ? detail : NULL);
+	rj_doc_set_status(root, oc->signo ? "interrupted" : code ? "failed" : "done",
+			  off ? detail : NULL);
 	st = run_report_write(dir, root, &exp->base.report, thr, sizeof(thr), &written);
 	code = GS_MAX(code, st);
 	if (!oc->signo) {
-		snprintf(detail, sizeof(detail), "%s%s%s%s%s%s%s",
-			 nfailed ? "some cases failed" : "",
-			 nfailed && end_failed ? "; " : "",
-			 end_failed ? "a rank was lost after the last case" : "",
-			 (nfailed || end_failed) && *thr ? "; " : "", thr,
-			 (nfailed || end_failed || *thr) && !written ? "; " : "",
-			 written ? "" : "report.json could not be written, the results are in cases/");
+		/* the status line: each reason short, the report has them whole */
+		off = 0;
+		detail[0] = '\0';
+		if (t.nfailed)
+			str_appendf(detail, sizeof(detail), &off, "some cases failed");
+		if (t.nunread)
+			str_appendf(detail, sizeof(detail), &off, "%s%d case%s not read back",
+				    off ? "; " : "", t.nunread, t.nunread == 1 ? "" : "s");
+		if (end_failed)
+			str_appendf(detail, sizeof(detail), &off, "%sa rank was lost after the last case",
+				    off ? "; " : "");
+		if (*thr)
+			str_appendf(detail, sizeof(detail), &off, "%s%s", off ? "; " : "", thr);
+		if (!written)
+			str_appendf(detail, sizeof(detail), &off, "%sreport.json could not be written, the results are in cases/",
+				    off ? "; " : "");
 	}
 	run_status_write(dir, tmo, oc->signo ? "interrupted" : code ? "failed" : "done",
 			 oc->signo || code ? detail : NULL);

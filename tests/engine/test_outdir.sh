@@ -8,7 +8,9 @@
 # - report.json at the end (rank 0 under a launcher): exit 1, the table on the terminal,
 #   the case files kept, the status write that follows refused at once;
 # - a case's file: its table on the terminal, the job stopped (each case to come would
-#   wait as long to lose its file too), the other rank told.
+#   wait as long to lose its file too), the other rank told;
+# - the read back of the case files at the end (strace holds an open): the cases marked
+#   unread, not failed, one line naming the directory, exit 1.
 # The backstop is `timeout`; the bound asserted is write_timeout (1s) plus a margin for a
 # loaded 2-core host.
 set -u
@@ -17,6 +19,29 @@ rank_test_begin
 elapsed() { python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$1"; }
 # within SECONDS LIMIT: true when SECONDS <= LIMIT
 within() { python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$1" "$2"; }
+# held_run NAME PATTERN LIMIT STRACE_ARGS...: `run od.ini --out $T/NAME` under strace
+# with STRACE_ARGS (the calls it holds), its output in $T/NAME.out and .err: in $said the
+# seconds until its log held PATTERN ("" when not within LIMIT s), its exit in $st, the
+# whole run's seconds in $took (the start in $t0).
+held_run() {
+	name=$1 pat=$2 limit=$3
+	shift 3
+	mkdir -p "$T/$name"
+	t0=$(date +%s.%N)
+	# LeakSanitizer cannot work under ptrace: an ASan build checks no leaks here
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 90 strace -o /dev/null \
+		-f "$@" "$G" run "$T/od.ini" --out "$T/$name" >"$T/$name.out" 2>"$T/$name.err" &
+	pids=$!
+	said=
+	for i in $(seq $((limit * 20))); do
+		grep -q "$pat" "$T/$name.err" && { said=$(elapsed "$t0"); break; }
+		sleep 0.05
+	done
+	wait $pids
+	st=$?
+	pids=
+	took=$(elapsed "$t0")
+}
 # the file system the run directory is on, as /proc/self/mountinfo names it
 fs_line='is its file system ([^ ]* at /[^)]*) reachable?'
 
@@ -40,22 +65,7 @@ INI
 # (its time taken when it shows in the log), no case runs; the process ends when strace
 # lets the held thread go (as a real one would end when its I/O returns).
 if command -v strace >/dev/null 2>&1; then
-	mkdir -p "$T/pre"
-	# LeakSanitizer cannot work under ptrace: an ASan build checks no leaks here
-	t0=$(date +%s.%N)
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 60 strace -o /dev/null -f \
-		-e trace=fsync -e inject=fsync:delay_enter=8000000 \
-		"$G" run "$T/od.ini" --out "$T/pre" >"$T/pre.out" 2>"$T/pre.err" &
-	pids=$!
-	said=
-	for i in $(seq 300); do
-		grep -q "does not answer" "$T/pre.err" && { said=$(elapsed "$t0"); break; }
-		sleep 0.05
-	done
-	wait $pids
-	st=$?
-	pids=
-	took=$(elapsed "$t0")
+	held_run pre "does not answer" 15 -e trace=fsync -e inject=fsync:delay_enter=8000000
 	[ $st = 1 ] || fail "start: exit $st, expected 1"
 	[ -n "$said" ] && within "$said" 5 || fail "start: the error took ${said:-over 15}s (bound 1s)"
 	within "$took" 30 || fail "start: the run took ${took}s"
@@ -142,6 +152,45 @@ grep -q "^ *[0-9]*  *streams=2  *ok" "$T/case.0.out" && grep -q "^ *64KiB  *1638
 	{ fail "case file: the case's table is not on the terminal"; cat "$T/case.0.out"; }
 grep -q "cases/0001.json.tmp" "$T/case.1.err" || { fail "case file: rank 1 not told why"; cat "$T/case.1.err"; }
 echo "case file: rank 0 exit $st0, rank 1 exit $st1, ${took}s; the case's table on the terminal"
+
+# 4. The directory stops answering after the cases wrote their files (local driver, two
+# cases): the driver's read back of cases/0000.json waits (strace holds its open 8 s; the
+# run directory's name is known only once made: every name of the next 40 s is held).
+# The cases ran: they read "unread", not "failed", one line names the directory, the call
+# and the bound, exit 1; once it answers, gradsync report DIR shows them whole.
+if command -v strace >/dev/null 2>&1; then
+	held=
+	now=$(date +%s)
+	for k in $(seq -2 40); do
+		held="$held -P $T/late/od-$(date -u -d @$((now + k)) +%Y%m%d-%H%M%S)/cases/0000.json"
+	done
+	# shellcheck disable=SC2086 # $held is many words
+	held_run late "stopped answering" 60 $held -e trace=openat \
+		-e inject=openat:delay_enter=8000000
+	d=$(ls -d "$T"/late/od-* | head -n 1)
+	[ $st = 1 ] || fail "late: exit $st, expected 1"
+	# from the last case's file written (the driver reads the files back then) to the line
+	gap=$(python3 -c "import os,sys; print(round(float(sys.argv[1]) + float(sys.argv[2] or 1e9) - os.path.getmtime(sys.argv[3]), 1))" \
+		"$t0" "$said" "$d/cases/0001.json")
+	within "$gap" 5 || fail "late: the line came ${gap}s after the last case's file (bound 1s)"
+	grep -q "error: run directory $d stopped answering as the results were read back: open of $d/cases/0000.json did not return within 1s: $fs_line; a case not read back is marked unread, not failed (gradsync report $d shows what was written once the directory answers)$" "$T/late.err" ||
+		{ fail "late: no line naming the directory, the call and the bound"; cat "$T/late.err"; }
+	grep -q "failed" "$T/late.out" && { fail "late: the report says failed"; cat "$T/late.out"; }
+	grep -q "^ *1  *streams=1  *unread " "$T/late.out" && grep -q "^ *2  *streams=2  *unread " "$T/late.out" ||
+		{ fail "late: the cases are not marked unread"; cat "$T/late.out"; }
+	notes=$(tr '\n' ' ' <"$T/late.out" | tr -s ' ')
+	for c in 0000 0001; do
+		echo "$notes" | grep -q "unread: its results file $d/cases/$c.json was not read back, the run directory stopped answering: .*; its ranks exited 0; gradsync report $d shows what was written once the directory answers" ||
+			{ fail "late: case $c's note"; cat "$T/late.out"; }
+	done
+	# answering again: the cases' own files say they ran to their end
+	"$G" report "$d" >"$T/late2.out" 2>&1 || fail "late: gradsync report $d: exit $?"
+	grep -q "^ *1  *streams=1  *ok " "$T/late2.out" && grep -q "^ *2  *streams=2  *ok " "$T/late2.out" ||
+		{ fail "late: gradsync report $d lacks the cases"; cat "$T/late2.out"; }
+	echo "late: exit $st, the line ${gap}s after the last case's file (bound 1s), cases unread, then whole"
+else
+	echo "late: strace not installed, not checked"
+fi
 
 [ $fails = 0 ] && echo "outdir: all passed"
 exit $((fails > 0))
