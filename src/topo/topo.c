@@ -70,6 +70,24 @@ static long read_long(const struct walk *w, const char *rel, long dflt)
 	return (errno || end == buf) ? dflt : v;
 }
 
+/* Attribute `attr` of the sysfs directory <root>/<dir>, as read_str / read_long. */
+static int read_attr_str(const struct walk *w, const char *dir, const char *attr, char *buf,
+			 size_t len)
+{
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "%s/%s", dir, attr);
+	return read_str(w, rel, buf, len);
+}
+
+static long read_attr_long(const struct walk *w, const char *dir, const char *attr, long dflt)
+{
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "%s/%s", dir, attr);
+	return read_long(w, rel, dflt);
+}
+
 /* Copy a directory entry name, truncating to len - 1 bytes. */
 static void copy_name(char *dst, size_t len, const char *src)
 {
@@ -85,6 +103,14 @@ static bool exists(const struct walk *w, const char *rel)
 	struct stat st;
 
 	return !join(path, sizeof(path), w->root, rel) && stat(path, &st) == 0;
+}
+
+/* Open the directory <root>/<rel>: NULL when it is not there. */
+static DIR *open_dir(const struct walk *w, const char *rel)
+{
+	char path[PATH_MAX];
+
+	return join(path, sizeof(path), w->root, rel) ? NULL : opendir(path);
 }
 
 /* Resolve the symlinks of <root>/<rel> and give the result relative to the root. */
@@ -142,35 +168,29 @@ static int pci_of_path(char *path, char *pci)
 
 static void read_link(const struct walk *w, const char *dev, struct topo_pcie_link *l)
 {
-	char rel[PATH_MAX], buf[64];
+	char buf[64];
 
-	snprintf(rel, sizeof(rel), "%s/current_link_speed", dev);
-	l->cur_gts = read_str(w, rel, buf, sizeof(buf)) ? 0 : strtod(buf, NULL);
-	snprintf(rel, sizeof(rel), "%s/max_link_speed", dev);
-	l->max_gts = read_str(w, rel, buf, sizeof(buf)) ? 0 : strtod(buf, NULL);
-	snprintf(rel, sizeof(rel), "%s/current_link_width", dev);
-	l->cur_width = (int)read_long(w, rel, 0);
-	snprintf(rel, sizeof(rel), "%s/max_link_width", dev);
-	l->max_width = (int)read_long(w, rel, 0);
+	l->cur_gts = read_attr_str(w, dev, "current_link_speed", buf, sizeof(buf)) ?
+			     0 : strtod(buf, NULL);
+	l->max_gts = read_attr_str(w, dev, "max_link_speed", buf, sizeof(buf)) ?
+			     0 : strtod(buf, NULL);
+	l->cur_width = (int)read_attr_long(w, dev, "current_link_width", 0);
+	l->max_width = (int)read_attr_long(w, dev, "max_link_width", 0);
 }
 
 static int dev_numa(const struct walk *w, const char *dev)
 {
-	char rel[PATH_MAX];
-
-	snprintf(rel, sizeof(rel), "%s/numa_node", dev);
-	return (int)read_long(w, rel, -1);
+	return (int)read_attr_long(w, dev, "numa_node", -1);
 }
 
 static void scan_gpus(struct walk *w)
 {
 	struct topo *t = w->t;
-	char dir[PATH_MAX], rel[PATH_MAX];
+	char rel[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/bus/pci/devices", w->root);
-	d = opendir(dir);
+	d = open_dir(w, "bus/pci/devices");
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
@@ -179,10 +199,9 @@ static void scan_gpus(struct walk *w)
 
 		if (!topo_is_bdf(de->d_name, strlen(de->d_name)))
 			continue;
-		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/vendor", de->d_name);
-		vendor = read_long(w, rel, -1);
-		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/class", de->d_name);
-		cls = read_long(w, rel, -1) >> 8;
+		snprintf(rel, sizeof(rel), "bus/pci/devices/%s", de->d_name);
+		vendor = read_attr_long(w, rel, "vendor", -1);
+		cls = read_attr_long(w, rel, "class", -1) >> 8;
 		if (!pci_is_gpu((int)vendor, (int)cls))
 			continue;
 		if (t->n_gpus == TOPO_MAX_GPUS) {
@@ -191,7 +210,6 @@ static void scan_gpus(struct walk *w)
 			break;
 		}
 		g = &t->gpus[t->n_gpus];
-		snprintf(rel, sizeof(rel), "bus/pci/devices/%s", de->d_name);
 		int r = resolve(w, rel, g->path, sizeof(g->path));
 
 		if (r) {
@@ -199,8 +217,7 @@ static void scan_gpus(struct walk *w)
 			continue;
 		}
 		copy_name(g->pci, sizeof(g->pci), de->d_name);
-		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/device", de->d_name);
-		device = read_long(w, rel, 0);
+		device = read_attr_long(w, rel, "device", 0);
 		g->vendor = (uint16_t)vendor;
 		g->device = (uint16_t)device;
 		pci_gpu_model(g->vendor, g->device, g->model, sizeof(g->model));
@@ -217,26 +234,22 @@ static void scan_ports(const struct walk *w, struct topo_nic *n)
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports", w->root, n->name);
-	d = opendir(dir);
+	snprintf(dir, sizeof(dir), "class/infiniband/%s/ports", n->name);
+	d = open_dir(w, dir);
 	if (!d)
 		return;
 	while ((de = readdir(d)) && n->n_ports < TOPO_MAX_PORTS) {
 		struct topo_ib_port *p;
-		const char *base = dir + strlen(w->root) + 1;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		p = &n->ports[n->n_ports++];
 		p->num = atoi(de->d_name);
-		snprintf(rel, sizeof(rel), "%s/%s/state", base, de->d_name);
-		read_str(w, rel, p->state, sizeof(p->state));
-		snprintf(rel, sizeof(rel), "%s/%s/phys_state", base, de->d_name);
-		read_str(w, rel, p->phys_state, sizeof(p->phys_state));
-		snprintf(rel, sizeof(rel), "%s/%s/link_layer", base, de->d_name);
-		read_str(w, rel, p->link_layer, sizeof(p->link_layer));
-		snprintf(rel, sizeof(rel), "%s/%s/rate", base, de->d_name);
-		read_str(w, rel, p->rate, sizeof(p->rate));
+		snprintf(rel, sizeof(rel), "%s/%s", dir, de->d_name);
+		read_attr_str(w, rel, "state", p->state, sizeof(p->state));
+		read_attr_str(w, rel, "phys_state", p->phys_state, sizeof(p->phys_state));
+		read_attr_str(w, rel, "link_layer", p->link_layer, sizeof(p->link_layer));
+		read_attr_str(w, rel, "rate", p->rate, sizeof(p->rate));
 	}
 	closedir(d);
 	for (int i = 1; i < n->n_ports; i++) {  /* insertion sort by port number */
@@ -255,8 +268,8 @@ static void scan_nic_netdevs(const struct walk *w, struct topo_nic *n)
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/device/net", w->root, n->name);
-	d = opendir(dir);
+	snprintf(dir, sizeof(dir), "class/infiniband/%s/device/net", n->name);
+	d = open_dir(w, dir);
 	if (!d)
 		return;
 	while ((de = readdir(d)) && n->n_netdevs < TOPO_MAX_NIC_NETDEVS) {
@@ -272,12 +285,11 @@ static void scan_nic_netdevs(const struct walk *w, struct topo_nic *n)
 static void scan_nics(struct walk *w)
 {
 	struct topo *t = w->t;
-	char dir[PATH_MAX], rel[PATH_MAX];
+	char rel[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/class/infiniband", w->root);
-	d = opendir(dir);
+	d = open_dir(w, "class/infiniband");
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
@@ -303,12 +315,10 @@ static void scan_nics(struct walk *w)
 		}
 		n->numa = dev_numa(w, n->path);
 		read_link(w, n->path, &n->link);
-		snprintf(rel, sizeof(rel), "class/infiniband/%s/fw_ver", n->name);
-		read_str(w, rel, n->fw_ver, sizeof(n->fw_ver));
-		snprintf(rel, sizeof(rel), "class/infiniband/%s/node_type", n->name);
-		read_str(w, rel, n->node_type, sizeof(n->node_type));
-		snprintf(rel, sizeof(rel), "class/infiniband/%s/board_id", n->name);
-		read_str(w, rel, n->board_id, sizeof(n->board_id));
+		snprintf(rel, sizeof(rel), "class/infiniband/%s", n->name);
+		read_attr_str(w, rel, "fw_ver", n->fw_ver, sizeof(n->fw_ver));
+		read_attr_str(w, rel, "node_type", n->node_type, sizeof(n->node_type));
+		read_attr_str(w, rel, "board_id", n->board_id, sizeof(n->board_id));
 		scan_ports(w, n);
 		scan_nic_netdevs(w, n);
 		t->n_nics++;
@@ -323,8 +333,7 @@ static void scan_netdevs(struct walk *w)
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/class/net", w->root);
-	d = opendir(dir);
+	d = open_dir(w, "class/net");
 	if (!d)
 		return;
 	while ((de = readdir(d)) && t->n_netdevs < TOPO_MAX_NETDEVS) {
@@ -336,20 +345,18 @@ static void scan_netdevs(struct walk *w)
 		memset(n, 0, sizeof(*n));
 		n->numa = -1;
 		copy_name(n->name, sizeof(n->name), de->d_name);
-		snprintf(rel, sizeof(rel), "class/net/%s/device", de->d_name);
+		snprintf(dir, sizeof(dir), "class/net/%s", de->d_name);
+		snprintf(rel, sizeof(rel), "%s/device", dir);
 		if (exists(w, rel) && !resolve(w, rel, n->path, sizeof(n->path)) &&
 		    !pci_of_path(n->path, n->pci))
 			n->numa = dev_numa(w, n->path);
 		else
 			n->path[0] = '\0';
-		snprintf(rel, sizeof(rel), "class/net/%s/speed", de->d_name);
-		n->speed_mbps = (int)read_long(w, rel, -1);
+		n->speed_mbps = (int)read_attr_long(w, dir, "speed", -1);
 		if (n->speed_mbps <= 0)
 			n->speed_mbps = -1;  /* virtio and link-down NICs report -1 or fail */
-		snprintf(rel, sizeof(rel), "class/net/%s/mtu", de->d_name);
-		n->mtu = (int)read_long(w, rel, 0);
-		snprintf(rel, sizeof(rel), "class/net/%s/operstate", de->d_name);
-		read_str(w, rel, n->operstate, sizeof(n->operstate));
+		n->mtu = (int)read_attr_long(w, dir, "mtu", 0);
+		read_attr_str(w, dir, "operstate", n->operstate, sizeof(n->operstate));
 		for (int i = 0; i < t->n_nics; i++) {
 			for (int j = 0; j < t->nics[i].n_netdevs; j++) {
 				if (!strcmp(t->nics[i].netdevs[j], n->name))
@@ -364,7 +371,7 @@ static void add_switch(struct walk *w, const char *path, size_t len, const char 
 {
 	struct topo *t = w->t;
 	struct topo_switch *s;
-	char dev[TOPO_PATH_LEN], rel[PATH_MAX];
+	char dev[TOPO_PATH_LEN];
 
 	for (int i = 0; i < t->n_switches; i++) {
 		if (!strcmp(t->switches[i].pci, bdf))
@@ -376,14 +383,10 @@ static void add_switch(struct walk *w, const char *path, size_t len, const char 
 	copy_name(s->pci, sizeof(s->pci), bdf);
 	memcpy(dev, path, len);
 	dev[len] = '\0';
-	snprintf(rel, sizeof(rel), "%s/vendor", dev);
-	s->vendor = (uint16_t)read_long(w, rel, 0);
-	snprintf(rel, sizeof(rel), "%s/device", dev);
-	s->device = (uint16_t)read_long(w, rel, 0);
-	snprintf(rel, sizeof(rel), "%s/subsystem_vendor", dev);
-	s->subsys_vendor = (uint16_t)read_long(w, rel, 0);
-	snprintf(rel, sizeof(rel), "%s/subsystem_device", dev);
-	s->subsys_device = (uint16_t)read_long(w, rel, 0);
+	s->vendor = (uint16_t)read_attr_long(w, dev, "vendor", 0);
+	s->device = (uint16_t)read_attr_long(w, dev, "device", 0);
+	s->subsys_vendor = (uint16_t)read_attr_long(w, dev, "subsystem_vendor", 0);
+	s->subsys_device = (uint16_t)read_attr_long(w, dev, "subsystem_device", 0);
 }
 
 /* Record the switches above a device: elements n-2, n-4, ... of its path, as NCCL walks. */
@@ -425,13 +428,12 @@ static void parse_meminfo(const char *s, long *kb)
 static void scan_numa(struct walk *w)
 {
 	struct topo *t = w->t;
-	char dir[PATH_MAX], rel[PATH_MAX], buf[4096], err[128];
+	char dir[PATH_MAX], buf[4096], err[128];
 	struct dirent *de;
 	cpu_set_t set;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/devices/system/node", w->root);
-	d = opendir(dir);
+	d = open_dir(w, "devices/system/node");
 	while (d && (de = readdir(d)) && t->n_numa < TOPO_MAX_NUMA) {
 		struct topo_numa *n;
 
@@ -440,14 +442,12 @@ static void scan_numa(struct walk *w)
 		n = &t->numa[t->n_numa++];
 		memset(n, 0, sizeof(*n));
 		n->id = atoi(de->d_name + 4);
-		snprintf(rel, sizeof(rel), "devices/system/node/%s/cpulist", de->d_name);
-		read_str(w, rel, n->cpulist, sizeof(n->cpulist));
-		snprintf(rel, sizeof(rel), "devices/system/node/%s/meminfo", de->d_name);
+		snprintf(dir, sizeof(dir), "devices/system/node/%s", de->d_name);
+		read_attr_str(w, dir, "cpulist", n->cpulist, sizeof(n->cpulist));
 		n->mem_kb = -1;
-		if (!read_str(w, rel, buf, sizeof(buf)))
+		if (!read_attr_str(w, dir, "meminfo", buf, sizeof(buf)))
 			parse_meminfo(buf, &n->mem_kb);
-		snprintf(rel, sizeof(rel), "devices/system/node/%s/distance", de->d_name);
-		if (!read_str(w, rel, buf, sizeof(buf))) {
+		if (!read_attr_str(w, dir, "distance", buf, sizeof(buf))) {
 			char *p = buf;
 
 			for (int i = 0; i < TOPO_MAX_NUMA && *p; i++)
