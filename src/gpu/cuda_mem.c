@@ -22,56 +22,51 @@ static const char *const copy_names[] = {
 	[GPU_COPY_DEFAULT] = "default",
 };
 
-void *gpu_alloc(size_t bytes)
+/* Device memory, or pinned host memory mapped for every device (portable). */
+static void *mem_alloc(size_t bytes, bool host)
 {
 	void *p = NULL;
 	cudaError_t e;
 
 	if (gpu_probe())
 		return NULL;
-	e = cudaMalloc(&p, bytes);
+	e = host ? cudaHostAlloc(&p, bytes, cudaHostAllocPortable) : cudaMalloc(&p, bytes);
 	if (e != cudaSuccess) {
-		gpu_err(e, "cudaMalloc", "bytes=%zu", bytes);
+		gpu_err(e, host ? "cudaHostAlloc" : "cudaMalloc", "bytes=%zu", bytes);
 		return NULL;
 	}
 	return p;
+}
+
+static void mem_free(void *p, bool host)
+{
+	cudaError_t e;
+
+	if (!p || gpu_probe())
+		return;
+	e = host ? cudaFreeHost(p) : cudaFree(p);
+	if (e != cudaSuccess)
+		gpu_err(e, host ? "cudaFreeHost" : "cudaFree", "ptr=%p", p);
+}
+
+void *gpu_alloc(size_t bytes)
+{
+	return mem_alloc(bytes, false);
 }
 
 void gpu_free(void *p)
 {
-	cudaError_t e;
-
-	if (!p || gpu_probe())
-		return;
-	e = cudaFree(p);
-	if (e != cudaSuccess)
-		gpu_err(e, "cudaFree", "ptr=%p", p);
+	mem_free(p, false);
 }
 
 void *gpu_host_alloc(size_t bytes)
 {
-	void *p = NULL;
-	cudaError_t e;
-
-	if (gpu_probe())
-		return NULL;
-	e = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
-	if (e != cudaSuccess) {
-		gpu_err(e, "cudaHostAlloc", "bytes=%zu", bytes);
-		return NULL;
-	}
-	return p;
+	return mem_alloc(bytes, true);
 }
 
 void gpu_host_free(void *p)
 {
-	cudaError_t e;
-
-	if (!p || gpu_probe())
-		return;
-	e = cudaFreeHost(p);
-	if (e != cudaSuccess)
-		gpu_err(e, "cudaFreeHost", "ptr=%p", p);
+	mem_free(p, true);
 }
 
 int gpu_host_register(void *p, size_t bytes)
