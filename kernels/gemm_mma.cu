@@ -6,7 +6,7 @@
  * (conflict-free) shared memory, zero-filled edges (n, k multiples of 8), grouped
  * block order for L2 reuse. gemm_wmma.cu's WMMA kernel is the simple reference.
  */
-#include "common.cuh"
+#include "gemm_common.cuh"
 
 extern "C" {
 #include "gpu/kernels.h"
@@ -16,7 +16,6 @@ extern "C" {
 #define BN 128
 #define THREADS 128
 #define B_LD (BN + 8)                   /* 272-byte rows: ldmatrix phases hit 8 distinct banks */
-#define GROUP_M 8
 
 /* Per BK: padded A rows (80 or 144 bytes, conflict-free too) and stage sizes in elements. */
 template <int BK, int STAGES> struct tiling {
@@ -25,31 +24,6 @@ template <int BK, int STAGES> struct tiling {
 	static const int b_stage = BK * B_LD;
 	static const int smem = STAGES * (a_stage + b_stage) * 2;
 };
-
-typedef __nv_bfloat16 bf16;
-
-static __device__ __forceinline__ unsigned int smem_addr(const void *p)
-{
-	return (unsigned int)__cvta_generic_to_shared(p);
-}
-
-static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
-{
-	int n = valid ? 16 : 0; /* 0 source bytes: the 16 destination bytes are zeroed */
-
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)),
-		     "l"(gmem), "r"(n));
-}
-
-static __device__ __forceinline__ void cp_async_commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N> static __device__ __forceinline__ void cp_async_wait(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 static __device__ __forceinline__ void ldsm_x4(unsigned int r[4], const bf16 *p)
 {
@@ -112,13 +86,9 @@ k_gemm_mma(bf16 *c, const bf16 *a, const bf16 *b, int m, int n, int k)
 	bf16 *sa = (bf16 *)smem;
 	bf16 *sb = sa + STAGES * A_STAGE;
 	int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
-	int pid = blockIdx.x;
-	/* grouped order: GROUP_M block rows sweep the columns together, sharing B in L2 */
-	int group = pid / (GROUP_M * tiles_n);
-	int first_m = group * GROUP_M;
-	int group_rows = min(tiles_m - first_m, GROUP_M);
-	int tile_m = first_m + (pid % (GROUP_M * tiles_n)) % group_rows;
-	int tile_n = (pid % (GROUP_M * tiles_n)) / group_rows;
+	int tile_m, tile_n;
+
+	gemm_block_tile(blockIdx.x, tiles_m, tiles_n, &tile_m, &tile_n);
 	int bm = tile_m * BM, bn = tile_n * BN;
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	int wm = warp >> 1, wn = warp & 1;  /* 2 x 2 warps of 64 x 64 */
@@ -207,24 +177,13 @@ static int launch(void *c, const void *a, const void *b, int m, int n, int k, cu
 {
 	static int attr_set[64];
 	const int smem = tiling<BK, STAGES>::smem;
-	int dev = 0;
-	cudaError_t e;
-	long long tiles = (long long)((m + BM - 1) / BM) * ((n + BN - 1) / BN);
+	long long tiles;
+	cudaError_t e = gemm_grid(m, n, k, BM, BN, &tiles);
 
-	if (m < 1 || n < 1 || k < 1 || n % 8 || k % 8 || tiles > 0x7fffffffLL)
-		return (int)cudaErrorInvalidValue;
-	e = cudaGetDevice(&dev);
+	if (e == cudaSuccess)
+		e = gemm_smem_opt_in(k_gemm_mma<BK, STAGES>, smem, attr_set);
 	if (e != cudaSuccess)
 		return (int)e;
-	if (dev < 0 || dev >= 64 || !attr_set[dev]) {
-		/* more than 48 KiB of dynamic shared memory must be asked for, per device */
-		e = cudaFuncSetAttribute(k_gemm_mma<BK, STAGES>,
-					 cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-		if (e != cudaSuccess)
-			return (int)e;
-		if (dev >= 0 && dev < 64)
-			attr_set[dev] = 1;
-	}
 	k_gemm_mma<BK, STAGES><<<(unsigned int)tiles, THREADS, smem, st>>>(
 		(bf16 *)c, (const bf16 *)a, (const bf16 *)b, m, n, k);
 	return (int)cudaGetLastError();

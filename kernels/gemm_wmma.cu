@@ -7,7 +7,7 @@
  */
 #include <mma.h>
 
-#include "common.cuh"
+#include "gemm_common.cuh"
 
 extern "C" {
 #include "gpu/kernels.h"
@@ -25,27 +25,6 @@ using namespace nvcuda;
 #define A_STAGE (BM * A_LD)             /* elements */
 #define B_STAGE (BK * B_LD)
 #define SMEM_BYTES (STAGES * (A_STAGE + B_STAGE) * 2)
-#define GROUP_M 8
-
-typedef __nv_bfloat16 bf16;
-
-static __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
-{
-	unsigned int s = (unsigned int)__cvta_generic_to_shared(smem);
-	int n = valid ? 16 : 0; /* 0 source bytes: the 16 destination bytes are zeroed */
-
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
-}
-
-static __device__ __forceinline__ void cp_async_commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N> static __device__ __forceinline__ void cp_async_wait(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 static __device__ __forceinline__ void load_tile(bf16 *sa, bf16 *sb, const bf16 *a,
 						 const bf16 *b, int m, int n, int k, int bm,
@@ -80,13 +59,9 @@ k_gemm_wmma(bf16 *c, const bf16 *a, const bf16 *b, int m, int n, int k)
 	bf16 *sa = (bf16 *)smem;
 	bf16 *sb = sa + STAGES * A_STAGE;
 	int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
-	int pid = blockIdx.x;
-	/* grouped order: GROUP_M block rows sweep the columns together, sharing B in L2 */
-	int group = pid / (GROUP_M * tiles_n);
-	int first_m = group * GROUP_M;
-	int group_rows = min(tiles_m - first_m, GROUP_M);
-	int tile_m = first_m + (pid % (GROUP_M * tiles_n)) % group_rows;
-	int tile_n = (pid % (GROUP_M * tiles_n)) / group_rows;
+	int tile_m, tile_n;
+
+	gemm_block_tile(blockIdx.x, tiles_m, tiles_n, &tile_m, &tile_n);
 	int bm = tile_m * BM, bn = tile_n * BN;
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	int wm = warp >> 2, wn = warp & 3;  /* 2 x 4 warps: 64 rows x 32 columns each */
@@ -167,24 +142,13 @@ extern "C" int gsk_gemm_bf16_wmma(void *c, const void *a, const void *b, int m, 
 			     void *stream)
 {
 	static int attr_set[64];
-	int dev = 0;
-	cudaError_t e;
-	long long tiles = (long long)((m + BM - 1) / BM) * ((n + BN - 1) / BN);
+	long long tiles;
+	cudaError_t e = gemm_grid(m, n, k, BM, BN, &tiles);
 
-	if (m < 1 || n < 1 || k < 1 || n % 8 || k % 8 || tiles > 0x7fffffffLL)
-		return (int)cudaErrorInvalidValue;
-	e = cudaGetDevice(&dev);
+	if (e == cudaSuccess)
+		e = gemm_smem_opt_in(k_gemm_wmma, SMEM_BYTES, attr_set);
 	if (e != cudaSuccess)
 		return (int)e;
-	if (dev < 0 || dev >= 64 || !attr_set[dev]) {
-		/* more than 48 KiB of dynamic shared memory must be asked for, per device */
-		e = cudaFuncSetAttribute(k_gemm_wmma, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 SMEM_BYTES);
-		if (e != cudaSuccess)
-			return (int)e;
-		if (dev >= 0 && dev < 64)
-			attr_set[dev] = 1;
-	}
 	k_gemm_wmma<<<(unsigned int)tiles, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(
 		(bf16 *)c, (const bf16 *)a, (const bf16 *)b, m, n, k);
 	return (int)cudaGetLastError();
