@@ -43,6 +43,32 @@ static bool set(json_t *o, const char *k, json_t *v)
 	return v && json_object_set_new(o, k, v) == 0;
 }
 
+/* The n values as an array; NULL when out of memory. */
+static json_t *u32_array(const uint32_t *v, uint32_t n)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; a && i < n; i++) {
+		if (!push(a, json_integer(v[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* Append object o, built if ok, to arr; else drop both: false. */
+static bool push_built(json_t *arr, json_t *o, bool ok)
+{
+	if (!ok)
+		json_decref(o);
+	if (!ok || !push(arr, o)) {
+		json_decref(arr);
+		return false;
+	}
+	return true;
+}
+
 static json_t *tensors_json(const struct tensor_list *tl, const uint32_t *bucket_of,
 			    const uint32_t *ready_pos)
 {
@@ -67,12 +93,8 @@ static json_t *tensors_json(const struct tensor_list *tl, const uint32_t *bucket
 		     set(o, "layer", json_text(tl->layers[t->layer].name)) &&
 		     set(o, "bucket", json_integer(bucket_of[i])) &&
 		     set(o, "ready_pos", json_integer(ready_pos[i]));
-		if (!ok)
-			json_decref(o);
-		if (!ok || !push(arr, o)) {
-			json_decref(arr);
+		if (!push_built(arr, o, ok))
 			return NULL;
-		}
 	}
 	return arr;
 }
@@ -80,28 +102,18 @@ static json_t *tensors_json(const struct tensor_list *tl, const uint32_t *bucket
 static json_t *layers_json(const struct tensor_list *tl)
 {
 	json_t *arr = json_array();
-	uint32_t i, j;
+	uint32_t i;
 
 	for (i = 0; arr && i < tl->nlayers; i++) {
 		const struct layer *l = &tl->layers[i];
-		json_t *o = json_object(), *ts = json_array();
-		bool ok = o && ts;
+		json_t *o = json_object();
+		bool ok = o && set(o, "tensors", u32_array(l->tensors, l->ntensors)) &&
+			  set(o, "name", json_text(l->name)) &&
+			  set(o, "fwd_flops", json_real(l->fwd_flops)) &&
+			  set(o, "bwd_flops", json_real(l->bwd_flops));
 
-		for (j = 0; ok && j < l->ntensors; j++)
-			ok = push(ts, json_integer(l->tensors[j]));
-		if (ok)
-			ok = set(o, "tensors", ts); /* consumes ts */
-		else
-			json_decref(ts);
-		ok = ok && set(o, "name", json_text(l->name)) &&
-		     set(o, "fwd_flops", json_real(l->fwd_flops)) &&
-		     set(o, "bwd_flops", json_real(l->bwd_flops));
-		if (!ok)
-			json_decref(o);
-		if (!ok || !push(arr, o)) {
-			json_decref(arr);
+		if (!push_built(arr, o, ok))
 			return NULL;
-		}
 	}
 	return arr;
 }
@@ -109,32 +121,21 @@ static json_t *layers_json(const struct tensor_list *tl)
 static json_t *buckets_json(const struct bucket_plan *p, const struct compute_timeline *ct)
 {
 	json_t *arr = json_array();
-	uint32_t i, j;
+	uint32_t i;
 
 	for (i = 0; arr && i < p->nbuckets; i++) {
 		const struct bucket *b = &p->b[i];
-		json_t *o = json_object(), *ts = json_array();
-		bool ok = o && ts;
-
-		for (j = 0; ok && j < b->ntensors; j++)
-			ok = push(ts, json_integer(p->tensors[b->first + j]));
-		if (ok)
-			ok = set(o, "tensors", ts); /* consumes ts */
-		else
-			json_decref(ts);
-		ok = ok && set(o, "index", json_integer(i)) &&
-		     set(o, "dtype", json_string(dtype_name(b->dtype))) &&
-		     set(o, "bytes", json_integer((json_int_t)b->bytes)) &&
-		     set(o, "numel", json_integer((json_int_t)b->numel)) &&
-		     set(o, "size_limit", json_integer((json_int_t)b->size_limit));
+		json_t *o = json_object();
+		bool ok = o && set(o, "tensors", u32_array(p->tensors + b->first, b->ntensors)) &&
+			  set(o, "index", json_integer(i)) &&
+			  set(o, "dtype", json_string(dtype_name(b->dtype))) &&
+			  set(o, "bytes", json_integer((json_int_t)b->bytes)) &&
+			  set(o, "numel", json_integer((json_int_t)b->numel)) &&
+			  set(o, "size_limit", json_integer((json_int_t)b->size_limit));
 		if (ok && ct)
 			ok = set(o, "ready_s", json_real(ct->bucket_ready[i]));
-		if (!ok)
-			json_decref(o);
-		if (!ok || !push(arr, o)) {
-			json_decref(arr);
+		if (!push_built(arr, o, ok))
 			return NULL;
-		}
 	}
 	return arr;
 }
@@ -142,12 +143,10 @@ static json_t *buckets_json(const struct bucket_plan *p, const struct compute_ti
 json_t *plan_to_json(const struct tensor_list *tl, const struct bucket_plan *p,
 		     const struct compute_timeline *ct, bool tensors)
 {
-	uint32_t *bucket_of = NULL, *ready_pos = NULL, i;
-	json_t *root = json_object(), *ready = json_array();
+	uint32_t *bucket_of = NULL, *ready_pos = NULL;
+	json_t *root = json_object(), *ready = u32_array(tl->ready, tl->n);
 	bool ok = root && ready;
 
-	for (i = 0; ok && i < tl->n; i++)
-		ok = push(ready, json_integer(tl->ready[i]));
 	ok = ok && set(root, "model", json_string(tl->model)) &&
 	     set(root, "family", json_string(tl->family)) &&
 	     set(root, "batch", json_integer(tl->batch)) &&
