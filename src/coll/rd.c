@@ -12,24 +12,16 @@
 
 int sched_build_rd(struct sched *s)
 {
-	int n = s->nranks, p, lg, rem, v, ret;
 	uint64_t count = s->count;
-	uint32_t first, nsteps;
-	bool away;
+	struct sched_fold f;
+	int ret;
 
-	rem = sched_fold_split(n, &p, &lg);
-	first = rem ? 1 : 0;
-	nsteps = (uint32_t)lg + 2 * first;
-	ret = sched_alloc(s, nsteps);
-	if (ret || n == 1)
+	ret = sched_fold_begin(s, 1, &f);
+	if (ret || f.done)
 		return ret;
-	ret = sched_add_fold(s, rem, nsteps - 1, &away);
-	if (ret || away)
-		return ret;
-	v = sched_fold_index(s->rank, rem);
-	for (int j = 0; j < lg; j++) {
-		int peer = sched_fold_rank(v ^ (1 << j), rem);
-		uint32_t step = first + (uint32_t)j;
+	for (int j = 0; j < f.lg; j++) {
+		int peer = sched_fold_rank(f.v ^ (1 << j), f.rem);
+		uint32_t step = f.first + (uint32_t)j;
 
 		ret = sched_add_send(s, step, peer, 0, count);
 		if (!ret)
@@ -38,6 +30,6 @@ int sched_build_rd(struct sched *s)
 			return ret;
 		s->steps[step].overlap = true;
 	}
-	sched_set_scale(s, first + (uint32_t)lg - 1, 0, count);
+	sched_set_scale(s, f.first + (uint32_t)f.lg - 1, 0, count);
 	return 0;
 }

@@ -13,57 +13,43 @@
 
 int sched_build_rhd(struct sched *s)
 {
-	int n = s->nranks, p, lg, rem, v;
-	uint32_t first, nsteps;
-	uint64_t count = s->count;
-	int lo, hi, ret;
-	bool away;
+	struct sched_fold f;
+	int p, lg, v, rem, lo, hi, ret;
 
-	rem = sched_fold_split(n, &p, &lg);
-	first = rem ? 1 : 0;
-	nsteps = 2 * (uint32_t)lg + 2 * first;
-	ret = sched_alloc(s, nsteps);
-	if (ret || n == 1)
+	ret = sched_fold_begin(s, 2, &f);
+	if (ret || f.done)
 		return ret;
-	ret = sched_add_fold(s, rem, nsteps - 1, &away);
-	if (ret || away)
-		return ret;
-	v = sched_fold_index(s->rank, rem);
+	p = f.p;
+	lg = f.lg;
+	v = f.v;
+	rem = f.rem;
 	lo = 0;
 	hi = p;
 	for (int j = 0; j < lg; j++) {
 		int dist = p >> (j + 1), mid = (lo + hi) / 2, peer = sched_fold_rank(v ^ dist, rem);
 		int keep_lo = (v & dist) ? mid : lo, keep_hi = (v & dist) ? hi : mid;
 		int send_lo = (v & dist) ? lo : mid, send_hi = (v & dist) ? mid : hi;
-		uint64_t so = sched_chunk_off(count, p, send_lo);
-		uint64_t ko = sched_chunk_off(count, p, keep_lo);
+		uint32_t step = f.first + (uint32_t)j;
 
-		ret =
-		    sched_add_send(s, first + j, peer, so, sched_chunk_off(count, p, send_hi) - so);
+		ret = sched_add_send_chunks(s, step, peer, p, send_lo, send_hi);
 		if (!ret)
-			ret = sched_add_recv(s, first + j, peer, SCHED_RECV_REDUCE, ko,
-					     sched_chunk_off(count, p, keep_hi) - ko);
+			ret = sched_add_recv_chunks(s, step, peer, SCHED_RECV_REDUCE, p, keep_lo,
+						    keep_hi);
 		if (ret)
 			return ret;
 		lo = keep_lo;
 		hi = keep_hi;
 	}
-	{
-		uint64_t o = sched_chunk_off(count, p, v);
-
-		sched_set_scale(s, first + lg - 1, o, sched_chunk_off(count, p, v + 1) - o);
-	}
+	sched_set_scale_chunks(s, f.first + (uint32_t)lg - 1, p, v, v + 1);
 	for (int j = 0; j < lg; j++) {
 		int dist = 1 << j, peer = sched_fold_rank(v ^ dist, rem);
 		/* The partner owns the same-sized range on the other side of this split. */
 		int plo = (v & dist) ? lo - (hi - lo) : hi, phi = plo + (hi - lo);
-		uint64_t so = sched_chunk_off(count, p, lo), po = sched_chunk_off(count, p, plo);
-		uint32_t step = first + (uint32_t)lg + (uint32_t)j;
+		uint32_t step = f.first + (uint32_t)lg + (uint32_t)j;
 
-		ret = sched_add_send(s, step, peer, so, sched_chunk_off(count, p, hi) - so);
+		ret = sched_add_send_chunks(s, step, peer, p, lo, hi);
 		if (!ret)
-			ret = sched_add_recv(s, step, peer, SCHED_RECV_COPY, po,
-					     sched_chunk_off(count, p, phi) - po);
+			ret = sched_add_recv_chunks(s, step, peer, SCHED_RECV_COPY, p, plo, phi);
 		if (ret)
 			return ret;
 		lo = (lo < plo ? lo : plo);

@@ -13,7 +13,6 @@ static int ring_mod(int a, int n)
 int sched_build_ring(struct sched *s)
 {
 	int n = s->nranks, r = s->rank, next = ring_mod(r + 1, n), prev = ring_mod(r - 1, n);
-	uint64_t count = s->count;
 	int ret;
 
 	ret = sched_alloc(s, n > 1 ? 2 * (uint32_t)(n - 1) : 0);
@@ -22,32 +21,23 @@ int sched_build_ring(struct sched *s)
 	/* Reduce-scatter: step k sends chunk r-k and folds chunk r-k-1 in. */
 	for (int k = 0; k < n - 1; k++) {
 		int sc = ring_mod(r - k, n), rc = ring_mod(r - k - 1, n);
-		uint64_t so = sched_chunk_off(count, n, sc), ro = sched_chunk_off(count, n, rc);
 
-		ret = sched_add_send(s, k, next, so, sched_chunk_off(count, n, sc + 1) - so);
+		ret = sched_add_send_chunks(s, k, next, n, sc, sc + 1);
 		if (!ret)
-			ret = sched_add_recv(s, k, prev, SCHED_RECV_REDUCE, ro,
-					     sched_chunk_off(count, n, rc + 1) - ro);
+			ret = sched_add_recv_chunks(s, k, prev, SCHED_RECV_REDUCE, n, rc, rc + 1);
 		if (ret)
 			return ret;
 	}
 	/* The last fold completed chunk r+1: this rank owns it from here on. */
-	{
-		int own = ring_mod(r + 1, n);
-		uint64_t o = sched_chunk_off(count, n, own);
-
-		sched_set_scale(s, n - 2, o, sched_chunk_off(count, n, own + 1) - o);
-	}
+	sched_set_scale_chunks(s, n - 2, n, next, next + 1);
 	/* All-gather: step k forwards chunk r+1-k and receives chunk r-k. */
 	for (int k = 0; k < n - 1; k++) {
 		int sc = ring_mod(r + 1 - k, n), rc = ring_mod(r - k, n);
-		uint64_t so = sched_chunk_off(count, n, sc), ro = sched_chunk_off(count, n, rc);
 		uint32_t step = (uint32_t)(n - 1 + k);
 
-		ret = sched_add_send(s, step, next, so, sched_chunk_off(count, n, sc + 1) - so);
+		ret = sched_add_send_chunks(s, step, next, n, sc, sc + 1);
 		if (!ret)
-			ret = sched_add_recv(s, step, prev, SCHED_RECV_COPY, ro,
-					     sched_chunk_off(count, n, rc + 1) - ro);
+			ret = sched_add_recv_chunks(s, step, prev, SCHED_RECV_COPY, n, rc, rc + 1);
 		if (ret)
 			return ret;
 	}

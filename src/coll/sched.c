@@ -127,6 +127,28 @@ void sched_set_scale(struct sched *s, uint32_t step, uint64_t off, uint64_t coun
 	s->steps[step].scale_count = count;
 }
 
+int sched_add_send_chunks(struct sched *s, uint32_t step, int peer, int n, int lo, int hi)
+{
+	uint64_t off = sched_chunk_off(s->count, n, lo);
+
+	return sched_add_send(s, step, peer, off, sched_chunk_off(s->count, n, hi) - off);
+}
+
+int sched_add_recv_chunks(struct sched *s, uint32_t step, int peer, int mode, int n, int lo,
+			  int hi)
+{
+	uint64_t off = sched_chunk_off(s->count, n, lo);
+
+	return sched_add_recv(s, step, peer, mode, off, sched_chunk_off(s->count, n, hi) - off);
+}
+
+void sched_set_scale_chunks(struct sched *s, uint32_t step, int n, int lo, int hi)
+{
+	uint64_t off = sched_chunk_off(s->count, n, lo);
+
+	sched_set_scale(s, step, off, sched_chunk_off(s->count, n, hi) - off);
+}
+
 static void sched_number(struct sched_xfer *x, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -228,7 +250,8 @@ int sched_build_on(int algo, int rank, int nranks, int local_size, uint64_t coun
 	return 0;
 }
 
-int sched_fold_split(int n, int *p, int *lg)
+/* The largest power of two p <= n (its log2 in *lg); returns n - p. */
+static int fold_split(int n, int *p, int *lg)
 {
 	*p = 1;
 	*lg = 0;
@@ -239,7 +262,8 @@ int sched_fold_split(int n, int *p, int *lg)
 	return n - *p;
 }
 
-int sched_add_fold(struct sched *s, int rem, uint32_t last, bool *away)
+/* This rank's fold steps: step 0 and `last`; *away: folded away, nothing else to do. */
+static int add_fold(struct sched *s, int rem, uint32_t last, bool *away)
 {
 	int r = s->rank, ret = 0;
 
@@ -254,6 +278,28 @@ int sched_add_fold(struct sched *s, int rem, uint32_t last, bool *away)
 			ret = sched_add_send(s, last, r - 1, 0, s->count);
 	}
 	return ret;
+}
+
+int sched_fold_begin(struct sched *s, int rounds, struct sched_fold *f)
+{
+	uint32_t nsteps;
+	bool away;
+	int ret;
+
+	f->rem = fold_split(s->nranks, &f->p, &f->lg);
+	f->first = f->rem ? 1 : 0;
+	f->done = true;
+	nsteps = (uint32_t)rounds * (uint32_t)f->lg + 2 * f->first;
+	ret = sched_alloc(s, nsteps);
+	if (ret || s->nranks == 1)
+		return ret;
+	ret = add_fold(s, f->rem, nsteps - 1, &away);
+	if (ret || away)
+		return ret;
+	/* participant v: v = r/2 for r < 2*rem (odd r), else r - rem */
+	f->v = s->rank < 2 * f->rem ? s->rank / 2 : s->rank - f->rem;
+	f->done = false;
+	return 0;
 }
 
 static bool is_pow2(int n)

@@ -211,23 +211,36 @@ int sched_add_recv(struct sched *s, uint32_t step, int peer, int mode, uint64_t 
 void sched_set_scale(struct sched *s, uint32_t step, uint64_t off, uint64_t count);
 
 /*
- * MPICH's fold for n = p + rem ranks, p a power of two (rhd.c, rd.c): the first 2*rem
- * ranks pair up; each even one hands its whole buffer to its odd neighbour in step 0 and
- * takes the result back in step `last`; *away: this rank has nothing else to do.
- * Participant v of the p runs on rank sched_fold_rank(v, rem). 0 or -EOVERFLOW.
+ * Chunks [lo, hi) of the buffer cut into n balanced chunks (sched_chunk_off of s->count):
+ * sched_add_send / sched_add_recv / sched_set_scale over that range.
  */
-int sched_add_fold(struct sched *s, int rem, uint32_t last, bool *away);
-/* The largest power of two p <= n (its log2 in *lg) and the ranks past it, n - p, that
- * rd and rhd fold onto the first ones. */
-int sched_fold_split(int n, int *p, int *lg);
+int sched_add_send_chunks(struct sched *s, uint32_t step, int peer, int n, int lo, int hi);
+int sched_add_recv_chunks(struct sched *s, uint32_t step, int peer, int mode, int n, int lo,
+			  int hi);
+void sched_set_scale_chunks(struct sched *s, uint32_t step, int n, int lo, int hi);
+
+/*
+ * MPICH's fold for n = p + rem ranks, p the largest power of two <= n (rhd.c, rd.c): the
+ * first 2*rem ranks pair up; each even one hands its whole buffer to its odd neighbour in
+ * the first step and takes the result back in the last; in between it has nothing to do.
+ * Participant v of the p runs on rank sched_fold_rank(v, rem).
+ */
+struct sched_fold {
+	int p;          /* participants */
+	int lg;         /* log2 p */
+	int rem;        /* ranks past p, folded onto their odd neighbours */
+	int v;          /* this rank's participant index (when !done) */
+	uint32_t first; /* the exchange's first step: 1 after the fold's step, else 0 */
+	bool done;      /* nothing more to add: a single rank, or one folded away */
+};
+/*
+ * Allocate rounds * lg exchange steps, framed by the fold's first and last step when
+ * rem > 0, and add this rank's part of the fold. 0 or -errno.
+ */
+int sched_fold_begin(struct sched *s, int rounds, struct sched_fold *f);
 static inline int sched_fold_rank(int v, int rem)
 {
 	return v < rem ? 2 * v + 1 : v + rem;
-}
-/* The participant index of a rank that is not folded away. */
-static inline int sched_fold_index(int rank, int rem)
-{
-	return rank < 2 * rem ? rank / 2 : rank - rem;
 }
 
 int sched_build_ring(struct sched *s);
