@@ -310,19 +310,31 @@ int ly_conv2d(struct tensor_list *tl, const char *name, int64_t cin, int64_t cou
 	return l;
 }
 
-int ly_norm(struct tensor_list *tl, const char *name, int64_t dim, bool bias, double elems)
+/*
+ * A normalization's layer (NORM_FLOPS_PER_ELEM a normalized element forward, twice that
+ * backward) and its dim-wide weight, then bias when it has one: Native{Batch,Layer}Norm-
+ * Backward outputs (input, weight, bias), weight first. Returns the layer's index.
+ */
+static int norm_layer(struct tensor_list *tl, const char *name, int64_t dim, bool bias,
+		      double elems)
 {
 	double fwd = NORM_FLOPS_PER_ELEM * elems;
 	int64_t s[1] = { dim };
 	char n[TENSOR_NAME_MAX];
 	int l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
-	/* autocast runs norms in fp32: input (the fp32 residual stream) and output */
-	int e = ly_res_bytes(tl);
 
-	/* Native{Batch,Layer}NormBackward outputs (input, weight, bias): weight first. */
 	tl_param(tl, l, 1, s, "%s.weight", n);
 	if (bias)
 		tl_param(tl, l, 1, s, "%s.bias", n);
+	return l;
+}
+
+int ly_norm(struct tensor_list *tl, const char *name, int64_t dim, bool bias, double elems)
+{
+	int l = norm_layer(tl, name, dim, bias, elems);
+	/* autocast runs norms in fp32: input (the fp32 residual stream) and output */
+	int e = ly_res_bytes(tl);
+
 	op(tl, l, 0, OPC_NORM, 1, 0, 2.0 * e * elems, 0, "norm");
 	/* backward is two kernels of other rates (the fit cases' traces, 2026-12-03): the
 	 * input gradient a row pass streaming at an element-wise kernel's rate (0.83-0.89
@@ -346,17 +358,13 @@ int ly_norm(struct tensor_list *tl, const char *name, int64_t dim, bool bias, do
 int ly_rms_norm(struct tensor_list *tl, const char *name, int64_t dim, double elems)
 {
 	double rows = dim > 0 ? elems / (double)dim : 0;
-	int64_t s[1] = { dim };
 	/* the formula runs in fp32 whatever the stream: a 16-bit model (bf16, no autocast)
 	 * casts up first and back before the weight's multiply, kernels of their own */
 	bool half = !precision_is_amp(tl->precision) && ly_act_bytes(tl) == 2;
 	int e = F32, w = ly_res_bytes(tl);
-	char n[TENSOR_NAME_MAX];
-	int l = tl_layer(tl, NORM_FLOPS_PER_ELEM * elems, 2.0 * NORM_FLOPS_PER_ELEM * elems,
-			 "%s", full(tl, name, n));
+	int l = norm_layer(tl, name, dim, false, elems);
 	struct op *o;
 
-	tl_param(tl, l, 1, s, "%s.weight", n);
 	/* pow's call with the two .to() */
 	with_calls(op(tl, l, 0, OPC_ELEM, 1, 0, 2.0 * e * elems, 0, "rms.pow"), 3);
 	op(tl, l, 0, OPC_REDUCE, 1, 0, e * elems, 0, "rms.mean");
@@ -388,14 +396,8 @@ int ly_rms_norm(struct tensor_list *tl, const char *name, int64_t dim, double el
 
 int ly_batchnorm(struct tensor_list *tl, const char *name, int64_t c, double elems)
 {
-	double fwd = NORM_FLOPS_PER_ELEM * elems;
-	int64_t s[1] = { c };
-	char n[TENSOR_NAME_MAX];
-	int l = tl_layer(tl, fwd, 2.0 * fwd, "%s", full(tl, name, n));
+	int l = norm_layer(tl, name, c, true, elems);
 	int e = ly_act_bytes(tl);
-
-	tl_param(tl, l, 1, s, "%s.weight", n);
-	tl_param(tl, l, 1, s, "%s.bias", n);
 	struct op *o;
 
 	/* statistics pass + normalise pass (cuDNN, or PyTorch's native kernels for bf16
