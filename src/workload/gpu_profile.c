@@ -289,6 +289,12 @@
 	.launch_gap_us = 15.26, .bwd_gap_share = 0.5842, .launch_us = 15.4,              \
 	.sublaunch_us = 2.508
 
+/* The datasheet profiles' convolution shares: one estimate for all three, none measured on
+ * those GPUs (no Winograd gain for 3x3 windows) */
+#define DATASHEET_CONV                                                                     \
+	.conv_eff = { 0.6, 0.3, 0.25, 0.25 }, .conv_bwd_eff = { 0.46, 0.22, 0.25, 0.25 },   \
+	.conv3_gain = { 1, 1, 1, 1 }
+
 static const struct gpu_profile profiles[] = {
 	{
 		.name = "h200",
@@ -317,9 +323,7 @@ static const struct gpu_profile profiles[] = {
 		H100_HOST,
 		.matrix_tflops = { 51, 400, 780, 780 },
 		.matrix_t0_us = { 8, 5, 3, 3 },
-		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
-		.conv_bwd_eff = { 0.46, 0.22, 0.25, 0.25 },
-		.conv3_gain = { 1, 1, 1, 1 },
+		DATASHEET_CONV,
 		.hbm_gbps = 3000,
 		/* measured (READY=13 / 15, 2026-12-05): cuDNN's and PyTorch's BatchNorm
 		 * kernels take 1.00-1.11x (median 1.04) their H200 time on an H100, not
@@ -335,9 +339,7 @@ static const struct gpu_profile profiles[] = {
 		H200_HOST,
 		.matrix_tflops = { 14.8, 126, 246, 246 },
 		.matrix_t0_us = { 10, 6, 4, 4 },
-		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
-		.conv_bwd_eff = { 0.46, 0.22, 0.25, 0.25 },
-		.conv3_gain = { 1, 1, 1, 1 },
+		DATASHEET_CONV,
 		.hbm_gbps = 1830,
 		.floor_us = 1.5,
 		.sm_count = 108,
@@ -349,9 +351,7 @@ static const struct gpu_profile profiles[] = {
 		H200_HOST,
 		.matrix_tflops = { 61, 890, 1775, 1775 },
 		.matrix_t0_us = { 8, 5, 3, 3 },
-		.conv_eff = { 0.6, 0.3, 0.25, 0.25 },
-		.conv_bwd_eff = { 0.46, 0.22, 0.25, 0.25 },
-		.conv3_gain = { 1, 1, 1, 1 },
+		DATASHEET_CONV,
 		.hbm_gbps = 7200,
 		.floor_us = 1.0,
 		.sm_count = 148,
