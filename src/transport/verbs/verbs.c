@@ -361,22 +361,20 @@ static int roce_open(struct transport *t, const struct transport_env *env)
 	return verbs_open(t, env, TP_ROCE);
 }
 
+/* ib and roce are one implementation over two link layers: past can_connect and open
+ * (which pass the kind on) they share every op. */
+#define VERBS_SHARED_OPS                                                                   \
+	.endpoint = verbs_endpoint, .connect = verbs_connect, .mr_reg = v_mr_reg,          \
+	.mr_dereg = v_mr_dereg, .post_send = v_post_send, .post_recv = v_post_recv,        \
+	.poll = v_poll, .path_info = v_path_info, .stats = v_stats, .pending = v_pending,  \
+	.close = verbs_close
+
 const struct transport_ops ib_ops = {
     .name = "ib",
     .kind = TP_IB,
     .can_connect = ib_can_connect,
     .open = ib_open,
-    .endpoint = verbs_endpoint,
-    .connect = verbs_connect,
-    .mr_reg = v_mr_reg,
-    .mr_dereg = v_mr_dereg,
-    .post_send = v_post_send,
-    .post_recv = v_post_recv,
-    .poll = v_poll,
-    .path_info = v_path_info,
-    .stats = v_stats,
-    .pending = v_pending,
-    .close = verbs_close,
+    VERBS_SHARED_OPS,
 };
 
 const struct transport_ops roce_ops = {
@@ -384,15 +382,5 @@ const struct transport_ops roce_ops = {
     .kind = TP_ROCE,
     .can_connect = roce_can_connect,
     .open = roce_open,
-    .endpoint = verbs_endpoint,
-    .connect = verbs_connect,
-    .mr_reg = v_mr_reg,
-    .mr_dereg = v_mr_dereg,
-    .post_send = v_post_send,
-    .post_recv = v_post_recv,
-    .poll = v_poll,
-    .path_info = v_path_info,
-    .stats = v_stats,
-    .pending = v_pending,
-    .close = verbs_close,
+    VERBS_SHARED_OPS,
 };
