@@ -38,14 +38,13 @@ for tp in tcp shm; do
 	kill -9 "$victim"
 	start=$(date +%s)
 	for p in $(echo $pids | cut -d' ' -f1-2); do
-		if wait "$p"; then echo "FAIL: $tp: a survivor exited 0"; fails=$((fails + 1)); fi
+		if wait "$p"; then fail "$tp: a survivor exited 0"; fi
 	done
 	took=$(( $(date +%s) - start ))
-	[ $took -le 12 ] || { echo "FAIL: $tp: survivors took ${took}s (timeout 10s)"; fails=$((fails + 1)); }
+	[ $took -le 12 ] || fail "$tp: survivors took ${took}s (timeout 10s)"
 	for r in 0 1; do
 		grep -q "rank 2" "$T/$tp.$r.log" || {
-			echo "FAIL: $tp: rank $r's log does not name rank 2:"; tail -n 5 "$T/$tp.$r.log"
-			fails=$((fails + 1)); }
+			fail "$tp: rank $r's log does not name rank 2:"; tail -n 5 "$T/$tp.$r.log"; }
 	done
 	echo "$tp: survivors stopped in ${took}s: $(grep -h 'rank 2' "$T/$tp.0.log" | head -n 1)"
 	port=$(free_port $((port + 1)))
@@ -86,6 +85,19 @@ stop_rank() {
 	pids=
 }
 
+# stop_fails_case WHAT INI N GLOB TEXT1 TEXT2: stop_rank INI's Nth rank (its stderr in
+# INI.err); the driver exits 1 and the first case of the run directory GLOB names failed
+# with both texts in its reason
+stop_fails_case() {
+	if ! stop_rank "$2" "$2.err" "$3"; then
+		fail "$1: ranks never started"
+		return
+	fi
+	[ $st = 1 ] || fail "$1: driver exit $st, expected 1"
+	case_failed_with "$4" "$1" "$5" "$6" ||
+		fail "$1: the case's reason does not hold '$5' and '$6'"
+}
+
 # A rank hung (SIGSTOP) mid-collective under the local driver: the others time out
 # naming it, and the driver stops the hung rank a second after rank 0 has left (it used
 # to wait out a second timeout, then 2 s more for SIGKILL: 12 s here instead of 6).
@@ -93,21 +105,21 @@ for tp in tcp shm; do
 	sed "s/TRANSPORT/$tp/; s/^timeout = 10s/timeout = 5s/; s/^\[launch\]/[launch]\nlocal_ranks = 3/" \
 		"$T/long.ini" >"$T/stop.ini"
 	stop_rank "$T/stop.ini" "$T/stop.err" 2 ||
-		{ echo "FAIL: stop $tp: ranks never started"; fails=$((fails + 1)); continue; }
+		{ fail "stop $tp: ranks never started"; continue; }
 	took=$(( $(date +%s) - stopped ))
-	[ $st = 1 ] || { echo "FAIL: stop $tp: driver exit $st, expected 1"; fails=$((fails + 1)); }
-	[ $took -le 9 ] || { echo "FAIL: stop $tp: ${took}s to stop (timeout 5s)"; fails=$((fails + 1)); }
+	[ $st = 1 ] || fail "stop $tp: driver exit $st, expected 1"
+	[ $took -le 9 ] || fail "stop $tp: ${took}s to stop (timeout 5s)"
 	grep -q "peer 1" "$T/stop.err" && grep -q "rank 1 killed by signal 15" "$T/stop.err" || {
-		echo "FAIL: stop $tp: no error naming peer 1, or rank 1 not terminated:"
-		grep -v iteration "$T/stop.err" | tail -n 8; fails=$((fails + 1)); }
+		fail "stop $tp: no error naming peer 1, or rank 1 not terminated:"
+		grep -v iteration "$T/stop.err" | tail -n 8; }
 	# the line ends with what the transport holds for the stopped peer (transport_ops.pending)
 	case $tp in
 	shm) want='; shm peer 1: sends: .* receives: .* process [0-9]* alive' ;;
 	*) want='; tcp peer 1: [0-9]* requests posted and not completed, [0-9]* bytes queued and not written; bytes last came from it [0-9.]* s ago' ;;
 	esac
 	grep 'waits on .* peer 1' "$T/stop.err" | grep -q "$want" || {
-		echo "FAIL: stop $tp: the timeout line does not say what $tp holds for peer 1:"
-		grep -m 1 'waits on' "$T/stop.err"; fails=$((fails + 1)); }
+		fail "stop $tp: the timeout line does not say what $tp holds for peer 1:"
+		grep -m 1 'waits on' "$T/stop.err"; }
 	echo "stop $tp: driver exit $st in ${took}s: $(grep -m 1 -o 'waits on .* peer 1.*' "$T/stop.err")"
 done
 
@@ -118,13 +130,8 @@ done
 sed "s/TRANSPORT/tcp/; s/^timeout = 10s/timeout = 3s/; s/^\[launch\]/[launch]\nlocal_ranks = 3/" \
 	"$T/long.ini" >"$T/stop0.ini"
 sed -i "s#^output_dir = .*#output_dir = $T/stop0#" "$T/stop0.ini"
-if stop_rank "$T/stop0.ini" "$T/stop0.err" 1; then
-	[ $st = 1 ] || { echo "FAIL: stop rank 0: driver exit $st, expected 1"; fails=$((fails + 1)); }
-	case_failed_with "$T/stop0/kill-*" "stop rank 0" "exited with status 1" "rank 0, still running" ||
-		{ echo "FAIL: stop rank 0: the case's reason does not name rank 0"; fails=$((fails + 1)); }
-else
-	echo "FAIL: stop rank 0: ranks never started"; fails=$((fails + 1))
-fi
+stop_fails_case "stop rank 0" "$T/stop0.ini" 1 "$T/stop0/kill-*" "exited with status 1" \
+	"rank 0, still running"
 
 # A rank hung (SIGSTOP) in a DDP workload: the case's reason, in the report, names the
 # hung rank as the one that does not answer rank 0's ping, before the first abort (the
@@ -145,13 +152,7 @@ transport = shm
 local_ranks = 3
 timeout = 3s
 INI
-if stop_rank "$T/wl.ini" "$T/wl.err" 2; then
-	[ $st = 1 ] || { echo "FAIL: workload stop: driver exit $st, expected 1"; fails=$((fails + 1)); }
-	case_failed_with "$T/wl/wl-*" "workload stop" "rank 1 (host" "does not answer" ||
-		{ echo "FAIL: workload stop: the case's reason does not name rank 1"; fails=$((fails + 1)); }
-else
-	echo "FAIL: workload stop: ranks never started"; fails=$((fails + 1))
-fi
+stop_fails_case "workload stop" "$T/wl.ini" 2 "$T/wl/wl-*" "rank 1 (host" "does not answer"
 
 # Strangers at the rendezvous: garbage and a wrong token; the job must still finish.
 cat >"$T/ok.ini" <<INI
@@ -182,10 +183,10 @@ bad=$!
 "$G" run "$T/ok.ini" --rank 1 --world-size 2 --rendezvous 127.0.0.1:$port --token right \
 	>"$T/s1.log" 2>&1 &
 pids="$pids $!"
-for p in $pids; do wait "$p" || { echo "FAIL: strangers: a real rank failed"; fails=$((fails + 1)); }; done
-wait $bad && { echo "FAIL: the wrong-token rank was accepted"; fails=$((fails + 1)); }
-grep -qi "token" "$T/s0.log" || { echo "FAIL: rank 0 did not log the refused token"; cat "$T/s0.log"; fails=$((fails + 1)); }
-ls "$T"/results/strangers-*/report.json >/dev/null 2>&1 || { echo "FAIL: no report"; fails=$((fails + 1)); }
+for p in $pids; do wait "$p" || fail "strangers: a real rank failed"; done
+wait $bad && fail "the wrong-token rank was accepted"
+grep -qi "token" "$T/s0.log" || { fail "rank 0 did not log the refused token"; cat "$T/s0.log"; }
+ls "$T"/results/strangers-*/report.json >/dev/null 2>&1 || fail "no report"
 # A rank that never answers the host exchange (just after the bootstrap; strace holds its
 # read of the boot id for 3 s, timeout 1s): rank 0 fails the first case with the reason
 # and the report says failed (it listed no case and said "done" while exiting 1).
@@ -203,10 +204,10 @@ if command -v strace >/dev/null 2>&1; then
 	wait $pids
 	st=$?
 	pids=
-	[ $st = 1 ] || { echo "FAIL: early failure: rank 0 exit $st, expected 1"; fails=$((fails + 1)); }
+	[ $st = 1 ] || fail "early failure: rank 0 exit $st, expected 1"
 	d=$(ls -d "$T"/early/strangers-* | head -n 1)
-	grep -q "^failed" "$d/status" || { echo "FAIL: early failure: status: $(cat "$d/status")"; fails=$((fails + 1)); }
-	python3 - "$d" <<'PY' || { echo "FAIL: early failure: report.json"; fails=$((fails + 1)); }
+	grep -q "^failed" "$d/status" || fail "early failure: status: $(cat "$d/status")"
+	python3 - "$d" <<'PY' || fail "early failure: report.json"
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 c = r["cases"]
@@ -235,13 +236,13 @@ t0=$(date +%s)
 timeout 60 "$G" run "$T/mem.ini" >"$T/mem.out" 2>"$T/mem.err"
 st=$?
 took=$(($(date +%s) - t0))
-[ $st = 1 ] || { echo "FAIL: memory: exit $st, expected 1"; fails=$((fails + 1)); }
+[ $st = 1 ] || fail "memory: exit $st, expected 1"
 grep -q "error: case base: 2 ranks on host .* need 256GiB for their buffers (128GiB each), .* available (MemAvailable): lower \[collective\] sizes or use fewer ranks per host" "$T/mem.err" ||
-	{ echo "FAIL: memory: no line with the arithmetic:"; cat "$T/mem.err"; fails=$((fails + 1)); }
-[ "$(grep -c 'need 256GiB' "$T/mem.err")" -le 3 ] || { echo "FAIL: memory: said by every rank"; fails=$((fails + 1)); }
-[ $took -le 15 ] || { echo "FAIL: memory: took ${took}s"; fails=$((fails + 1)); }
+	{ fail "memory: no line with the arithmetic:"; cat "$T/mem.err"; }
+[ "$(grep -c 'need 256GiB' "$T/mem.err")" -le 3 ] || fail "memory: said by every rank"
+[ $took -le 15 ] || fail "memory: took ${took}s"
 d=$(ls -d "$T/mem"/mem-* | head -n 1)
-python3 - "$d" <<'PY' || { echo "FAIL: memory: report.json"; fails=$((fails + 1)); }
+python3 - "$d" <<'PY' || fail "memory: report.json"
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 c = r["cases"]
@@ -280,10 +281,10 @@ INI
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
 		LD_PRELOAD="$T/late.so" timeout 60 "$G" run "$T/late.ini" >"$T/late.out" 2>"$T/late.err"
 	st=$?
-	[ $st = 1 ] || { echo "FAIL: late exit: exit $st, expected 1"; fails=$((fails + 1)); }
+	[ $st = 1 ] || fail "late exit: exit $st, expected 1"
 	d=$(ls -d "$T/late"/late-* | head -n 1)
-	grep -q "^failed" "$d/status" || { echo "FAIL: late exit: status: $(cat "$d/status")"; fails=$((fails + 1)); }
-	python3 - "$d" <<'PY' || { echo "FAIL: late exit: report.json"; fails=$((fails + 1)); }
+	grep -q "^failed" "$d/status" || fail "late exit: status: $(cat "$d/status")"
+	python3 - "$d" <<'PY' || fail "late exit: report.json"
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 c = r["cases"][0]
@@ -331,14 +332,14 @@ if cc -shared -fPIC -o "$T/gone.so" "$T/gone.c" -ldl 2>"$T/gone.cc"; then
 	st=$?
 	wait "$gpid"
 	st1=$?
-	[ $st1 = 3 ] || { echo "FAIL: lost at the end: rank 1 exit $st1, expected 3 (the preload)"; fails=$((fails + 1)); }
-	[ $st = 1 ] || { echo "FAIL: lost at the end: rank 0 exit $st, expected 1"; fails=$((fails + 1)); }
+	[ $st1 = 3 ] || fail "lost at the end: rank 1 exit $st1, expected 3 (the preload)"
+	[ $st = 1 ] || fail "lost at the end: rank 0 exit $st, expected 1"
 	grep -q "barrier after the last case" "$T/gone.0.log" ||
-		{ echo "FAIL: lost at the end: no line on rank 0"; cat "$T/gone.0.log"; fails=$((fails + 1)); }
+		{ fail "lost at the end: no line on rank 0"; cat "$T/gone.0.log"; }
 	d=$(ls -d "$T/gone"/gone-* | head -n 1)
 	grep -q "^failed.*a rank was lost after the last case" "$d/status" ||
-		{ echo "FAIL: lost at the end: status: $(cat "$d/status")"; fails=$((fails + 1)); }
-	python3 - "$d" <<'PY' || { echo "FAIL: lost at the end: report.json"; fails=$((fails + 1)); }
+		fail "lost at the end: status: $(cat "$d/status")"
+	python3 - "$d" <<'PY' || fail "lost at the end: report.json"
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 c = r["cases"][0]
