@@ -15,12 +15,12 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 /usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||
 	{ echo "python3-jsonschema missing (./configure --install-deps installs it)"; exit 77; }
 
-cat >"$T/sweep.ini" <<INI
-[experiment]
-name = schema-sweep
-output_dir = $T/out
-[launch]
-local_ranks = 2
+# experiment NAME: the head of every experiment here (schema-NAME, output in $T/out, 2
+# local ranks; a [launch] key may follow)
+experiment() {
+	printf '[experiment]\nname = schema-%s\noutput_dir = %s\n[launch]\nlocal_ranks = 2\n' "$1" "$T/out"
+}
+{ experiment sweep; cat <<INI; } >"$T/sweep.ini"
 [collective]
 sizes = 4KiB, 256KiB
 iterations = 3
@@ -32,12 +32,7 @@ warmup = 1
 model = none, resnet18
 transport = tcp, shm
 INI
-cat >"$T/p2p.ini" <<INI
-[experiment]
-name = schema-p2p
-output_dir = $T/out
-[launch]
-local_ranks = 2
+{ experiment p2p; cat <<INI; } >"$T/p2p.ini"
 [collective]
 sizes = 8B, 64KiB
 iterations = 20
@@ -47,12 +42,7 @@ op = write_bw, write_lat, pairwise
 transport = shm
 INI
 # a case that fails: no RDMA port here, so transport = ib cannot connect the ranks
-cat >"$T/fail.ini" <<INI
-[experiment]
-name = schema-fail
-output_dir = $T/out
-[launch]
-local_ranks = 2
+{ experiment fail; cat <<INI; } >"$T/fail.ini"
 timeout = 20s
 [collective]
 sizes = 4KiB
@@ -62,12 +52,7 @@ transport = tcp, ib
 INI
 
 # verify = off: nothing was checked, so wrong is null, not a claimed 0
-cat >"$T/noverify.ini" <<INI
-[experiment]
-name = schema-noverify
-output_dir = $T/out
-[launch]
-local_ranks = 2
+{ experiment noverify; cat <<INI; } >"$T/noverify.ini"
 [collective]
 sizes = 4KiB
 iterations = 2
@@ -82,12 +67,7 @@ INI
 
 # [report] min_busbw missed: exit 1, and report.json and the status file say failed and why
 # (report.json said "done" beside exit 1 and the status file a bare "failed")
-cat >"$T/thr.ini" <<INI
-[experiment]
-name = schema-thr
-output_dir = $T/out
-[launch]
-local_ranks = 2
+{ experiment thr; cat <<INI; } >"$T/thr.ini"
 [collective]
 sizes = 4KiB
 iterations = 2
