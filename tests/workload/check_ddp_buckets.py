@@ -47,7 +47,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from gradsync_plan import ALL_MODELS, run_plan  # noqa: E402
+from gradsync_plan import ALL_MODELS, run_plan, verdict  # noqa: E402
 
 MIB = 1024 * 1024
 DEFAULT_CAP_MB = 25  # DDP's bucket_cap_mb default
@@ -317,14 +317,7 @@ def main():
                                                 "ready", "note"))
     for r in rows:
         print("%-12s %8d %8d  %-6s %-7s %-6s %s" % r)
-    if failed:
-        print("FAIL: %s" % " ".join(failed))
-        return 1
-    if not rows:
-        print("SKIP: no model could be checked")
-        return 77
-    print("all %d checked models match DDP" % len(rows))
-    return 0
+    return verdict(rows, failed, "all %d checked models match DDP")
 
 
 if __name__ == "__main__":

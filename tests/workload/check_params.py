@@ -19,7 +19,7 @@ sys.dont_write_bytecode = True  # keep the source tree clean
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gradsync_plan import ALL_MODELS, run_plan  # noqa: E402
+from gradsync_plan import ALL_MODELS, run_plan, verdict  # noqa: E402
 
 
 def reference(name, device):
@@ -83,14 +83,7 @@ def main():
         print("%-12s %15d %15d %7d %7d  %-8s %s" % r)
     for s in skipped:
         print("SKIP %s" % s)
-    if failed:
-        print("FAIL: %s" % " ".join(failed))
-        return 1
-    if not rows:
-        print("SKIP: no model could be checked")
-        return 77
-    print("all %d checked models match" % len(rows))
-    return 0
+    return verdict(rows, failed, "all %d checked models match")
 
 
 if __name__ == "__main__":

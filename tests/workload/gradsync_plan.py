@@ -69,6 +69,19 @@ def plan_case(binary, c, extra=()):
     return plan_json([binary, "plan"] + case_args(c) + ["--json"] + list(extra))
 
 
+def verdict(rows, failed, ok_line):
+    """The checks' ending as an exit status: 1 and the failed models, 77 (skip) when no
+    model could be checked, else 0 and ok_line (its %d: the models checked)."""
+    if failed:
+        print("FAIL: %s" % " ".join(failed))
+        return 1
+    if not rows:
+        print("SKIP: no model could be checked")
+        return 77
+    print(ok_line % len(rows))
+    return 0
+
+
 def ddp_buckets(sizes_in_ready_order, indices_in_ready_order, limits, dtypes=None):
     """Buckets as DDP's compute_bucket_assignment_by_size builds them.
 
