@@ -10,18 +10,9 @@
 
 #include "workload/bucket.h"
 #include "workload/model.h"
+#include "workload/test_custom.h"
 
 #define MIB (1024ull * 1024ull)
-
-static void build_custom(const char *layers, struct tensor_list *tl)
-{
-	struct workload_opts w;
-
-	memset(&w, 0, sizeof(w));
-	snprintf(w.model, sizeof(w.model), "custom");
-	snprintf(w.layers, sizeof(w.layers), "%s", layers);
-	assert_int_equal(model_build(&w, tl), 0);
-}
 
 /* Bucket i holds exactly the tensors idx[0..n) and bytes. */
 static void check_bucket(const struct bucket_plan *p, uint32_t i, uint64_t bytes, uint64_t limit,
@@ -47,7 +38,7 @@ static void test_hand_cases(void **state)
 
 	(void)state;
 	/* f32: a 400 B, b 800 B, c 1200 B, d 1600 B; ready order d, c, b, a */
-	build_custom("a:100, b:200, c:300, d:400", &tl);
+	test_build_custom("a:100, b:200, c:300, d:400", &tl);
 
 	assert_int_equal(bucket_plan_build(&tl, 2000, 0, DT_F32, &p), 0);
 	assert_int_equal(p.nbuckets, 2);
@@ -99,7 +90,7 @@ static void test_mixed_dtypes(void **state)
 
 	(void)state;
 	/* six tensors of 100 elements; ready order t5..t0; t4 and t2 have bf16 gradients */
-	build_custom("t0:100, t1:100, t2:100, t3:100, t4:100, t5:100", &tl);
+	test_build_custom("t0:100, t1:100, t2:100, t3:100, t4:100, t5:100", &tl);
 	tl.t[4].dtype = DT_BF16;
 	tl.t[2].dtype = DT_BF16;
 	/*

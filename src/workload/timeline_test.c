@@ -9,17 +9,8 @@
 #include <cmocka.h>
 
 #include "workload/model.h"
+#include "workload/test_custom.h"
 #include "workload/timeline.h"
-
-static void build_custom(const char *layers, struct tensor_list *tl)
-{
-	struct workload_opts w;
-
-	memset(&w, 0, sizeof(w));
-	snprintf(w.model, sizeof(w.model), "custom");
-	snprintf(w.layers, sizeof(w.layers), "%s", layers);
-	assert_int_equal(model_build(&w, tl), 0);
-}
 
 /* A GPU of 1 TFLOP/s fp32 GEMMs and nothing else: no floor, no fixed cost, no host gap. */
 static struct gpu_profile unit_gpu(double tflops)
@@ -48,7 +39,7 @@ static void test_hand_timeline(void **state)
 
 	(void)state;
 	/* 1, 2, 3 GFLOPs forward at 1 TFLOP/s: 1, 2, 3 ms forward; 2, 4, 6 ms backward */
-	build_custom("a:100:1, b:100:2, c:100:3", &tl);
+	test_build_custom("a:100:1, b:100:2, c:100:3", &tl);
 	/* ready c, b, a (400 B each): cap 800 -> [c, b], [a] */
 	assert_int_equal(bucket_plan_build(&tl, 800, 0, DT_F32, &p), 0);
 	assert_int_equal(p.nbuckets, 2);
