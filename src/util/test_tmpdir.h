@@ -12,14 +12,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* dir = "$TMPDIR/gradsync-TAG-XXXXXX", made; 0 or -errno. */
+/* mkdtemp(3)'s template: the six characters it replaces with a unique suffix. */
+#define TEST_TMPDIR_UNIQUE "XXXXXX"
+
+/*
+ * Make a fresh directory $TMPDIR/gradsync-TAG-<unique> (mode 0700, /tmp without TMPDIR)
+ * and write its path to dir. 0; -ENAMETOOLONG when the path does not fit in len (nothing
+ * made); else mkdtemp's -errno.
+ */
 static inline int test_tmpdir_make(char *dir, size_t len, const char *tag)
 {
 	const char *base = getenv("TMPDIR");
+	int n;
 
 	if (!base || !*base)
 		base = "/tmp";
-	if (snprintf(dir, len, "%s/gradsync-%s-XXXXXX", base, tag) >= (int)len)
+	n = snprintf(dir, len, "%s/gradsync-%s-" TEST_TMPDIR_UNIQUE, base, tag);
+	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return mkdtemp(dir) ? 0 : -errno;
 }
