@@ -70,20 +70,15 @@ static void abort_send(struct bootstrap *b, int failed_rank, const char *reason,
 		       bool tell_root)
 {
 	uint8_t frame[4 + BS_TEXT_MAX];
-	size_t n = GS_MIN(strlen(reason), (size_t)BS_TEXT_MAX);
+	size_t n = bs_abort_pack(failed_rank, reason, frame);
 	uint64_t deadline = time_now_ns() + BS_ABORT_SEND_NS;
 
-	frame[0] = (uint8_t)((uint32_t)failed_rank >> 24);
-	frame[1] = (uint8_t)((uint32_t)failed_rank >> 16);
-	frame[2] = (uint8_t)((uint32_t)failed_rank >> 8);
-	frame[3] = (uint8_t)failed_rank;
-	memcpy(frame + 4, reason, n);
 	if (b->rank == 0) {
 		for (int r = 1; r < b->nranks; r++)
 			if (r != except)
-				bs_peer_send(b, r, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
+				bs_peer_send(b, r, BS_ABORT, BS_OP_NONE, 0, frame, n, deadline);
 	} else if (tell_root) {
-		bs_peer_send(b, 0, BS_ABORT, BS_OP_NONE, 0, frame, 4 + n, deadline);
+		bs_peer_send(b, 0, BS_ABORT, BS_OP_NONE, 0, frame, n, deadline);
 	}
 }
 
@@ -208,14 +203,7 @@ static int dispatch(struct bootstrap *b, int r, struct bs_msg *m, const char **w
 		return 0;
 	}
 	if (m->h.type == BS_ABORT) {
-		failed = (int32_t)((uint32_t)m->data[0] << 24 | (uint32_t)m->data[1] << 16 |
-				   (uint32_t)m->data[2] << 8 | m->data[3]);
-		memcpy(text, m->data + 4, m->h.len - 4);
-		text[m->h.len - 4] = '\0';
-		/* The text goes into our logs: keep it printable. */
-		for (char *c = text; *c; c++)
-			if (*c < ' ' || *c > '~')
-				*c = '?';
+		bs_abort_unpack(m->data, m->h.len, &failed, text);
 		bs_msg_free(m);
 		bs_raise_abort(b, failed, text, r, false);
 		return 0;

@@ -201,6 +201,27 @@ void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint32_t *rank, uint32_t *n
 	memcpy(nonce, in + 8, BS_NONCE_LEN);
 }
 
+size_t bs_abort_pack(int32_t failed_rank, const char *reason, uint8_t *out)
+{
+	size_t n = strnlen(reason, BS_TEXT_MAX);
+
+	put32(out, (uint32_t)failed_rank);
+	memcpy(out + 4, reason, n);
+	return 4 + n;
+}
+
+void bs_abort_unpack(const uint8_t *in, size_t len, int32_t *failed_rank, char *text)
+{
+	size_t n = len - 4;
+
+	*failed_rank = (int32_t)get32(in);
+	memcpy(text, in + 4, n);
+	text[n] = '\0';
+	for (char *c = text; *c; c++)
+		if (*c < ' ' || *c > '~')
+			*c = '?';
+}
+
 size_t bs_pong_pack(uint32_t abort_age_ms, const struct act_snap *s, int n, uint8_t *out)
 {
 	uint8_t *p = out + 4;

@@ -92,6 +92,14 @@ void bs_hello_pack(uint32_t rank, uint32_t nranks, const uint8_t nonce[BS_NONCE_
 void bs_hello_unpack(const uint8_t in[BS_HELLO_LEN], uint32_t *rank, uint32_t *nranks,
 		     uint8_t nonce[BS_NONCE_LEN]);
 
+/* ABORT: failed_rank and reason (cut at BS_TEXT_MAX) into out (4 + BS_TEXT_MAX bytes);
+ * its length. */
+size_t bs_abort_pack(int32_t failed_rank, const char *reason, uint8_t *out);
+/* len bytes (within the type's bounds) into *failed_rank and text (BS_TEXT_MAX + 1
+ * bytes), NUL-terminated, every byte outside printable ASCII made '?': the text goes into
+ * the receiver's logs. */
+void bs_abort_unpack(const uint8_t *in, size_t len, int32_t *failed_rank, char *text);
+
 /* PONG: n (1..ACT_THREADS) records s[i] of thread i into out (BS_PONG_MAX bytes); its
  * length. */
 size_t bs_pong_pack(uint32_t abort_age_ms, const struct act_snap *s, int n, uint8_t *out);

@@ -136,6 +136,36 @@ static void test_pong(void **state)
 }
 
 /* The proofs bind token, role, rank, world size and both nonces. */
+/* ABORT: the failed rank (negative too) and the reason back; a long reason cut at
+ * BS_TEXT_MAX; bytes a log should not hold made '?' on the receiving side */
+static void test_abort_frame(void **state)
+{
+	uint8_t frame[4 + BS_TEXT_MAX];
+	char text[BS_TEXT_MAX + 1], longer[BS_TEXT_MAX + 50];
+	int32_t failed;
+	size_t len;
+
+	(void)state;
+	len = bs_abort_pack(3, "rank 3: waits on recv from peer 2", frame);
+	assert_int_equal(len, 4 + strlen("rank 3: waits on recv from peer 2"));
+	assert_int_equal(frame[3], 3);
+	bs_abort_unpack(frame, len, &failed, text);
+	assert_int_equal(failed, 3);
+	assert_string_equal(text, "rank 3: waits on recv from peer 2");
+
+	len = bs_abort_pack(-1, "bell\a and\nnewline \xc3\xa9", frame);
+	bs_abort_unpack(frame, len, &failed, text);
+	assert_int_equal(failed, -1);
+	assert_string_equal(text, "bell? and?newline ??");
+
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	len = bs_abort_pack(1, longer, frame);
+	assert_int_equal(len, 4 + BS_TEXT_MAX);
+	bs_abort_unpack(frame, len, &failed, text);
+	assert_int_equal(strlen(text), BS_TEXT_MAX);
+}
+
 static void test_auth_mac(void **state)
 {
 	uint8_t nr[BS_NONCE_LEN], n0[BS_NONCE_LEN], m[BS_MAC_LEN], o[BS_MAC_LEN];
@@ -201,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_wire_header),
 		cmocka_unit_test(test_resolve_answers),
 		cmocka_unit_test(test_pong),
+		cmocka_unit_test(test_abort_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
