@@ -255,7 +255,9 @@ fi
 # READY=20), measured again on another lease: how far the references themselves move.
 # READY=18's H200 list and READY=20 ran on an H200 in the thirty-fifth session
 # (ref/runs/h200_2026-12-07_heldout12.json.gz and ..._heldout13.json.gz; RESULTS.md).
-case ${READY:-0} in 17 | 18 | 19 | 20 | 21) ready_list=1 ;; *) ready_list=0 ;; esac
+# READY=22 (thirty-sixth session), on either card: eight more shapes neither table holds, in
+# fp32 and bf16 autocast, held out from both rows' fits ("READY=22's predictions").
+case ${READY:-0} in 17 | 18 | 19 | 20 | 21 | 22) ready_list=1 ;; *) ready_list=0 ;; esac
 if [ $ready_list = 1 ] && [ -z "${CASES:-}" ]; then
 binary
 BUCKETS="--gradsync build/gradsync --bucket-steps 3"
@@ -272,6 +274,9 @@ elif [ "$READY" = 21 ]; then
 		vit_l_16:64:0 bert_base:8:128 bert_base:4:512 bert_large:2:512 bert_large:6:256 \
 		gpt2_medium:2:768
 	add_cases fp32 resnet50:8:0 gpt2_medium:2:512
+elif [ "$READY" = 22 ]; then
+	add_cases fp32,amp_bf16 resnet18:40:0 resnet50:44:0 vit_b_16:44:0 vit_l_16:36:0 \
+		bert_base:10:448 bert_large:14:192 gpt2:7:384 gpt2_medium:5:448
 elif [ "$READY" = 20 ]; then
 	add_cases fp32,amp_bf16 resnet18:72:0 resnet50:36:0 vit_b_16:36:0 vit_l_16:28:0 \
 		bert_base:20:320 bert_large:10:320 gpt2:5:640 gpt2_medium:3:640
