@@ -47,8 +47,8 @@ esac
 # autocast and as bf16 models, and READY=20: eight more in fp32 and bf16 autocast, on two
 # leases, and READY=22: eight more in the same two) against the h100 row, whose host values
 # were fitted on its fp16 and bf16 autocast, fp32 and tf32 steps (fit_cases_h100.txt): the
-# rest is held out (RESULTS.md, thirty-sixth session: 93 of 94 within 15%, median 4.6%;
-# READY=19 and READY=20 16 of 16 on each of two leases, READY=22 16 of 16).
+# rest is held out (RESULTS.md, thirty-sixth session: 93 of 94 within 15%, median 4.7%;
+# READY=19, READY=20 and READY=22 16 of 16 on each of two leases).
 # The ready order of fp16 autocast (bf16 autocast's) and of a bf16 model (fp32's) must be
 # PyTorch's, and the ResNets stay where their BatchNorm's kernel family puts them.
 out=$("$PY" "$HERE/check_costmodel.py" "$GRADSYNC" --ref "$HERE/ref/h100_torch_steps.json" \
