@@ -96,6 +96,7 @@ static int job_write(struct fsb_job *j)
 	struct stat st;
 	int fd, ret;
 
+
 	if (*j->remake) {
 		fsb_at(j, "stat", j->remake);
 		if (stat(j->remake, &st)) {
@@ -239,6 +240,7 @@ static void job_drop(void *arg)
 
 static const struct bounded_ops job_ops = {
 	.call = job_call, .abandon = job_abandon, .drop = job_drop,
+	.stop_grace_ns = FSB_STOP_GRACE_NS,
 };
 
 /* " (nfs4 at /r)" for the file system holding path, "" when /proc cannot tell. */
@@ -303,7 +305,8 @@ int fsb_job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen
 {
 	char obj[PATH_MAX], fs[PATH_MAX + 80], t[32];
 	const char *op = "";
-	int ret = refuse_if_stuck(why, whylen);
+	struct fsb_stop stop;
+	int ret = refuse_if_stuck(why, whylen) ?: fsb_stop_begin(&stop, why, whylen), sig;
 
 	if (ret) {
 		fsb_job_free(j);
@@ -312,7 +315,13 @@ int fsb_job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen
 	j->gave_op = &op;
 	j->gave_obj = obj;
 	j->start_ns = time_now_ns();
-	ret = bounded_run(&job_ops, j, j->start_ns + timeout_ns, NULL);
+	ret = bounded_run(&job_ops, j, j->start_ns + timeout_ns, stop.flag);
+	sig = fsb_stop_end(&stop, ret);
+	if (ret == -EINTR) {
+		snprintf(why, whylen, "stopped by SIG%s while the %s of %s was pending",
+			 sigabbrev_np(sig) ?: "?", op, obj);
+		return ret;
+	}
 	if (ret) {
 		fs_of(obj, fs, sizeof(fs));
 		snprintf(why, whylen, "%s of %s did not return within %s: is its file system%s reachable?",

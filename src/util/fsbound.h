@@ -18,11 +18,27 @@
  * The why of a failure is strerror, or for -ETIMEDOUT the call that did not return and
  * where: "fsync of /r/q-1/cases/0001.json.tmp did not return within 30s: is its file
  * system (nfs4 at /r) reachable?".
+ *
+ * A stop signal (util/stopsig.h: SIGINT, SIGTERM, SIGHUP) that comes while a caller waits
+ * ends the wait as promptly (FSB_STOP_GRACE_NS): -EINTR, "stopped by SIGINT while the
+ * open of /r/inc.ini was pending" (a call that returns within the grace is done as
+ * usual). Where the signal goes decides the rest:
+ * - to a handler of the program's, which registered its flag (fsb_stop_watch): the
+ *   flag is looked at, what comes after is the owner's (its report of what ran: a call
+ *   made once the flag is up is not stopped by it);
+ * - blocked on the waiting thread, for its owner's sigtimedwait: left pending for it;
+ * - to its default action (or blocked, above): fsbound's handler takes it for the wait;
+ *   a call left pending is said, every later call is refused, and fsb_stop_signo()
+ *   tells main to end as the default action would have (128 + the signal). One that
+ *   came as the call returned is given back to its default action at once.
+ * An ignored signal (nohup, a shell's background job) is no stop.
  */
 #ifndef GS_UTIL_FSBOUND_H
 #define GS_UTIL_FSBOUND_H
 
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +52,25 @@
  */
 #define FSB_TIMEOUT_DEFAULT "30s"
 uint64_t fsb_timeout_default_ns(void);
+
+/* How long a call still under way when a stop signal comes may take to return. */
+#define FSB_STOP_GRACE_NS 250000000ull
+
+/*
+ * A program's own handler of the stop signals raises *flag (non-zero: the signal); NULL
+ * when it no longer takes them. The flag must stay valid until then.
+ */
+void fsb_stop_watch(volatile const sig_atomic_t *flag);
+/* The stop signal fsbound's handler took in place of its default action, else 0. */
+int fsb_stop_signo(void);
+
+/* A call given up on, said in why: its file system did not answer within the bound
+ * (-ETIMEDOUT) or a stop signal came while it waited (-EINTR). Either way the caller
+ * reads or writes nothing more there. */
+static inline bool fsb_gave_up(int ret)
+{
+	return ret == -ETIMEDOUT || ret == -EINTR;
+}
 
 struct fsb_write {
 	const char *path;
