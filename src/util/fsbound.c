@@ -196,6 +196,8 @@ static void job_call(void *arg)
 
 void fsb_job_free(struct fsb_job *j)
 {
+	if (j->walk_arg)
+		j->walk_drop(j->walk_arg);
 	if (j->data != j->probe_text)
 		free(j->data);
 	free(j->names);

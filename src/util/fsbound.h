@@ -125,6 +125,21 @@ int fsb_mkdir(const char *path, uint64_t timeout_ns, char *why, size_t whylen);
  */
 int fsb_make_unique_dir(const char *parent, const char *name, const char *sub, char *out,
 			size_t len, uint64_t timeout_ns, char *why, size_t whylen);
+/*
+ * A walk of many small calls bounded as a whole: a sysfs tree's hundreds of attributes
+ * (20-100 us of a thread each would cost as much as the reads). fn(arg) on a thread of
+ * its own within timeout_ns, noting each call that may block with fsb_note before it.
+ * 0 once fn has returned: arg is the caller's again, fn's outcome in it. Else -errno
+ * (fsb_gave_up, or refused, or ENOMEM), why filled, and arg the walk's: drop(arg) runs
+ * once fn returns (at once when fn never ran); the caller must not touch arg again. what
+ * names what fn works on (its root), for a walk given up on before its first note. On a
+ * walk's own thread fn(arg) is called right there, within the bound of that walk.
+ */
+int fsb_walk(void (*fn)(void *arg), void *arg, void (*drop)(void *arg), const char *what,
+	     uint64_t timeout_ns, char *why, size_t whylen);
+/* On a walk's thread: the call about to be made ("open") and its object (copied); on any
+ * other thread nothing, so that a helper shared with callers outside walks may note. */
+void fsb_note(const char *op, const char *obj);
 /* Does dir answer? A small file written, fsync'ed, renamed and removed in it (the steps
  * of a results file) within timeout_ns: 0 or -errno, why filled. */
 int fsb_probe(const char *dir, uint64_t timeout_ns, char *why, size_t whylen);

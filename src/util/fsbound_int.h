@@ -38,6 +38,11 @@ struct fsb_job {
 	 * thread, read by abandon at the deadline */
 	pthread_mutex_t at_lock;
 	const char *at_op, *at_obj;
+	char note[PATH_MAX];       /* fsb_walk: fsb_note's object, copied (at_obj then) */
+	/* fsb_walk: the caller's walk, and arg's drop while arg is the job's */
+	void (*walk_fn)(void *arg);
+	void (*walk_drop)(void *arg);
+	void *walk_arg;
 	/* out */
 	int ret;
 	bool remade;

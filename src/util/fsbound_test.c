@@ -4,8 +4,8 @@
  * file kept, a full disk's errno; the reads of inputs (a file, a stat, a listing); a
  * call that does not return (a FIFO where the temporary file goes: its open waits for a
  * reader) given up on in time with the call and the file system named, the next call,
- * read or write, refused at once until it returns; a stop signal ending a wait,
- * wherever the signal goes.
+ * read or write, refused at once until it returns; a walk of many calls bounded as one;
+ * a stop signal ending a wait, wherever the signal goes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -247,6 +247,82 @@ static void test_stuck(void **state)
 	stuck_write_release(tmp, true);
 }
 
+/* A walk's argument: it notes "read" of a name, then reads a pipe when one is given. */
+struct walk_arg {
+	char name[64];
+	int pipe_r;        /* < 0: nothing to wait on */
+	int steps;         /* out: how far it went */
+	int nested;        /* a walk within: 1 to make one */
+};
+
+static int walks_dropped;
+
+static void walk_fn(void *arg)
+{
+	struct walk_arg *a = arg;
+	char why[256], b;
+
+	fsb_note("read", a->name);
+	a->steps++;
+	if (a->pipe_r >= 0 && read(a->pipe_r, &b, 1) == 1)
+		a->steps++;
+	if (a->nested) { /* on this thread, at once: its arg stays ours */
+		struct walk_arg in = { .pipe_r = -1 };
+
+		assert_int_equal(fsb_walk(walk_fn, &in, NULL, "inner", TMO, why, sizeof(why)), 0);
+		a->steps += in.steps * 10;
+	}
+}
+
+static void walk_drop(void *arg)
+{
+	free(arg);
+	__atomic_add_fetch(&walks_dropped, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A walk: done, its argument back (a walk within it run on its thread); one that does not
+ * return given up on in time naming its last note, its argument dropped once it returns;
+ * the next refused, its argument dropped at once.
+ */
+static void test_walk(void **state)
+{
+	struct walk_arg *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	char why[PATH_MAX + 200], want[PATH_MAX + 64];
+	uint64_t t0;
+	int p[2];
+
+	(void)state;
+	a->pipe_r = -1;
+	a->nested = 1;
+	fsb_note("read", "nowhere"); /* outside a walk: nothing */
+	assert_int_equal(fsb_walk(walk_fn, a, walk_drop, "/sys", TMO, why, sizeof(why)), 0);
+	assert_int_equal(a->steps, 11);
+	assert_int_equal(walks_dropped, 0);
+	assert_int_equal(pipe(p), 0);
+	a->pipe_r = p[0];
+	a->nested = 0;
+	a->steps = 0;
+	snprintf(a->name, sizeof(a->name), "%s/attr", dir);
+	t0 = time_now_ns();
+	assert_int_equal(fsb_walk(walk_fn, a, walk_drop, "/sys", 200000000ull, why, sizeof(why)),
+			 -ETIMEDOUT);
+	assert_true(time_now_ns() - t0 < 2000000000ull);
+	snprintf(want, sizeof(want), "read of %s/attr did not return within 200ms: is its file system (",
+		 dir);
+	assert_int_equal(strncmp(why, want, strlen(want)), 0);
+	b->pipe_r = -1;
+	assert_int_equal(fsb_walk(walk_fn, b, walk_drop, "/sys", TMO, why, sizeof(why)),
+			 -ETIMEDOUT);
+	assert_int_equal(__atomic_load_n(&walks_dropped, __ATOMIC_SEQ_CST), 1); /* b's */
+	assert_int_equal(write(p[1], "x", 1), 1);
+	for (int i = 0; i < 500 && __atomic_load_n(&walks_dropped, __ATOMIC_SEQ_CST) < 2; i++)
+		usleep(10000);
+	assert_int_equal(__atomic_load_n(&walks_dropped, __ATOMIC_SEQ_CST), 2);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* What comes 200 ms into a wait: a signal to a thread, or a flag raised. */
 struct later {
 	pthread_t to;
@@ -458,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_inputs),
 		cmocka_unit_test(test_stuck),
 		cmocka_unit_test(test_mount_find),
+		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_stop_watched),
 		cmocka_unit_test(test_stop_blocked),
 		cmocka_unit_test(test_stop_default), /* the last: its stop stays */

@@ -9,7 +9,9 @@
 #   file of a run without report.json, the listing of its cases/ (exit 2: an input that
 #   cannot be read); --out's mkdir and the look for files it would overwrite (exit 1);
 # - the bound where no option gives one (30 s, [report] write_timeout's default): an
-#   experiment's include (gradsync check) and run --replay DIR's experiment.ini, at once;
+#   experiment's include (gradsync check), run --replay DIR's experiment.ini, a sysfs
+#   tree's directory (topo --sysfs-root) and attribute (doctor --sysfs-root: its checks'
+#   walk), at once (exit 1 for the last two);
 # - a stop signal while such a call waits: SIGINT 1 s into a held include ends the wait
 #   at once (well under 1 s), its line naming the call still pending, exit 130.
 set -u
@@ -77,6 +79,11 @@ held inc openat "$T/inc.ini" 34 "$G" check "$T/e.ini"
 pid_inc=$pid
 held replay newfstatat,statx,stat "$T/rep/experiment.ini" 34 "$G" run --replay "$T/rep"
 pid_replay=$pid
+cp -a "$PWD/tests/fixtures/sysfs/dgx-h100" "$T/sys"
+held topo openat "$T/sys/class/infiniband" 34 "$G" topo --sysfs-root "$T/sys"
+pid_topo=$pid
+held doctor openat "$T/sys/kernel/mm/transparent_hugepage/enabled" 34 "$G" doctor --sysfs-root "$T/sys"
+pid_doctor=$pid
 
 mkdir -p "$T/run" "$T/part/cases"
 cp "$F/tcp_shm.json" "$T/run/report.json"
@@ -110,14 +117,21 @@ t0=$(date +%s.%N)
 held out newfstatat,statx,stat "$T/o2/report.md" 4 "$G" report "$T/run" --out "$T/o2" --timeout 1s
 check out 1 1 "gradsync: error: --out $T/o2: stat of $T/o2/report.md did not return within 1s: $fs_line"
 
-# both lines' times before either process ends (at 34 s)
-t_inc=$(said inc "$t30" 45)
-t_replay=$(said replay "$t30" 45)
+# every line's time before any process ends (at 34 s)
+for n in inc replay topo doctor; do
+	eval "t_$n=\$(said $n \"\$t30\" 45)"
+done
 pid=$pid_inc
 check inc 2 30 "$T/e.ini:3: include: cannot read '$T/inc.ini': open of $T/inc.ini did not return within 30s: $fs_line" "$t_inc"
 pid=$pid_replay
 check replay 2 30 "gradsync run: --replay $T/rep: stat of $T/rep/experiment.ini did not return within 30s: $fs_line" "$t_replay"
 [ -e "$T/res" ] && fail "replay: a run directory was made"
+pid=$pid_topo
+check topo 1 30 "gradsync: error: sysfs root $T/sys: open of $T/sys/class/infiniband did not return within 30s: $fs_line" "$t_topo"
+[ -s "$T/topo.out" ] && fail "topo: a topology was printed"
+pid=$pid_doctor
+check doctor 1 30 "gradsync: error: sysfs root $T/sys: read of $T/sys/kernel/mm/transparent_hugepage/enabled did not return within 30s: $fs_line" "$t_doctor"
+[ -s "$T/doctor.out" ] && fail "doctor: a verdict was printed"
 
 # SIGINT 1 s into a held include (its bound 30 s, held 8 s): the line within the stop's
 # grace, and the process's main thread gone with it (its exit then waits in the kernel
