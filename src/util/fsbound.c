@@ -70,12 +70,13 @@ static int dir_sync(struct fsb_job *j)
 	return ret;
 }
 
-static int write_data(struct fsb_job *j, int fd)
+/* j's data into fd, the file name, then fsync'ed. */
+static int write_data(struct fsb_job *j, int fd, const char *name)
 {
 	const char *p = j->data;
 	size_t left = j->len;
 
-	fsb_at(j, "write", j->tmp);
+	fsb_at(j, "write", name);
 	while (left) {
 		ssize_t n = write(fd, p, left);
 
@@ -87,8 +88,26 @@ static int write_data(struct fsb_job *j, int fd)
 		p += n;
 		left -= (size_t)n;
 	}
-	fsb_at(j, "fsync", j->tmp);
+	fsb_at(j, "fsync", name);
 	return fsync(fd) ? -errno : 0;
+}
+
+/* direct: PATH as the user named it; a device or a FIFO cannot be fsync'ed (EINVAL) */
+static int job_write_direct(struct fsb_job *j)
+{
+	int fd, ret;
+
+	fsb_at(j, "open", j->path);
+	fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	ret = write_data(j, fd, j->path);
+	if (ret == -EINVAL)
+		ret = 0;
+	fsb_at(j, "close", j->path);
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
 }
 
 static int job_write(struct fsb_job *j)
@@ -96,6 +115,8 @@ static int job_write(struct fsb_job *j)
 	struct stat st;
 	int fd, ret;
 
+	if (j->direct)
+		return job_write_direct(j);
 
 	if (*j->remake) {
 		fsb_at(j, "stat", j->remake);
@@ -113,7 +134,7 @@ static int job_write(struct fsb_job *j)
 	fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	ret = write_data(j, fd);
+	ret = write_data(j, fd, j->tmp);
 	fsb_at(j, "close", j->tmp);
 	if (close(fd) && !ret)
 		ret = -errno;
@@ -381,6 +402,7 @@ int fsb_write(struct fsb_write *w, uint64_t timeout_ns, char *why, size_t whylen
 	memcpy(j->data, w->data, w->len);
 	j->len = w->len;
 	j->no_replace = w->no_replace;
+	j->direct = w->direct;
 	if (snprintf(j->path, sizeof(j->path), "%s", w->path) >= (int)sizeof(j->path) ||
 	    snprintf(j->remake, sizeof(j->remake), "%s", w->remake ? w->remake : "") >=
 		    (int)sizeof(j->remake)) {

@@ -78,6 +78,7 @@ struct fsb_write {
 	size_t len;
 	const char *remake;   /* a directory made again (mkdir -p) when it is gone; NULL none */
 	bool no_replace;      /* link(2) it in: an existing file is kept (-EEXIST) */
+	bool direct;          /* PATH itself written, no PATH.tmp (remake, no_replace unused) */
 	bool remade;          /* out: remake was gone and was made again */
 };
 
@@ -85,7 +86,9 @@ struct fsb_write {
  * Write w->data to w->path whole and durable within timeout_ns: PATH.tmp written and
  * fsync'ed, renamed (linked, with no_replace) onto PATH, PATH's directory fsync'ed. A
  * reader never sees half a file; after a power cut PATH is whole or absent. 0 or -errno,
- * why filled (see above); PATH.tmp is removed after a failure that returned.
+ * why filled (see above); PATH.tmp is removed after a failure that returned. With direct,
+ * PATH is opened (made, emptied) and written as a user named it, for output that may be
+ * a device or a FIFO (/dev/stdout, a pipe to a reader): fsync'ed where it can be.
  */
 int fsb_write(struct fsb_write *w, uint64_t timeout_ns, char *why, size_t whylen);
 struct fsb_read {

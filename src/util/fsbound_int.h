@@ -27,6 +27,7 @@ struct fsb_job {
 	char name[256], sub[64];   /* fsb_make_unique_dir */
 	char made[PATH_MAX];       /* fsb_make_unique_dir: the directory, once made */
 	bool no_replace;
+	bool direct;               /* writes: PATH itself, no PATH.tmp */
 	bool nofollow;             /* reads: a symbolic link is refused */
 	bool want_real;            /* reads: realpath(path) into real */
 	char *data;                /* writes: in; reads: out; the probe: probe_text */

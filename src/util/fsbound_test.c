@@ -89,7 +89,8 @@ static void test_write_read(void **state)
 	assert_string_equal(why, strerror(ENOENT));
 }
 
-/* A full disk (the temporary file leads to /dev/full): ENOSPC, and it names no timeout. */
+/* A full disk (the temporary file leads to /dev/full, or /dev/full written directly):
+ * ENOSPC, and it names no timeout. */
 static void test_full_disk(void **state)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8], why[256];
@@ -104,6 +105,19 @@ static void test_full_disk(void **state)
 	assert_string_equal(why, strerror(ENOSPC));
 	assert_int_equal(lstat(tmp, &st), -1);
 	assert_int_equal(stat(path, &st), -1);
+	/* direct: the device itself, ENOSPC, and it stays a device (no PATH.tmp renamed
+	 * onto it); a regular file written in place, no PATH.tmp */
+	w.path = "/dev/full";
+	w.direct = true;
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), -ENOSPC);
+	assert_int_equal(stat("/dev/full", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	w.path = path;
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	assert_int_equal(lstat(tmp, &st), -1);
+	unlink(path);
 }
 
 static void test_unique_dir_and_probe(void **state)

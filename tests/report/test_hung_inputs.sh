@@ -11,7 +11,7 @@
 # - the bound where no option gives one (30 s, [report] write_timeout's default): an
 #   experiment's include (gradsync check), run --replay DIR's experiment.ini, a sysfs
 #   tree's directory (topo --sysfs-root) and attribute (doctor --sysfs-root: its checks'
-#   walk), at once (exit 1 for the last two);
+#   walk), the profile gpu --write writes, at once (exit 1 for the last three);
 # - a stop signal while such a call waits: SIGINT 1 s into a held include ends the wait
 #   at once (well under 1 s), its line naming the call still pending, exit 130.
 set -u
@@ -84,6 +84,8 @@ held topo openat "$T/sys/class/infiniband" 34 "$G" topo --sysfs-root "$T/sys"
 pid_topo=$pid
 held doctor openat "$T/sys/kernel/mm/transparent_hugepage/enabled" 34 "$G" doctor --sysfs-root "$T/sys"
 pid_doctor=$pid
+held gpu openat "$T/prof.txt" 34 "$G" gpu --profile h200 --write "$T/prof.txt"
+pid_gpu=$pid
 
 mkdir -p "$T/run" "$T/part/cases"
 cp "$F/tcp_shm.json" "$T/run/report.json"
@@ -118,7 +120,7 @@ held out newfstatat,statx,stat "$T/o2/report.md" 4 "$G" report "$T/run" --out "$
 check out 1 1 "gradsync: error: --out $T/o2: stat of $T/o2/report.md did not return within 1s: $fs_line"
 
 # every line's time before any process ends (at 34 s)
-for n in inc replay topo doctor; do
+for n in inc replay topo doctor gpu; do
 	eval "t_$n=\$(said $n \"\$t30\" 45)"
 done
 pid=$pid_inc
@@ -132,6 +134,8 @@ check topo 1 30 "gradsync: error: sysfs root $T/sys: open of $T/sys/class/infini
 pid=$pid_doctor
 check doctor 1 30 "gradsync: error: sysfs root $T/sys: read of $T/sys/kernel/mm/transparent_hugepage/enabled did not return within 30s: $fs_line" "$t_doctor"
 [ -s "$T/doctor.out" ] && fail "doctor: a verdict was printed"
+pid=$pid_gpu
+check gpu 1 30 "gradsync gpu: write $T/prof.txt: open of $T/prof.txt did not return within 30s: $fs_line" "$t_gpu"
 
 # SIGINT 1 s into a held include (its bound 30 s, held 8 s): the line within the stop's
 # grace, and the process's main thread gone with it (its exit then waits in the kernel
