@@ -22,6 +22,7 @@
 #include "util/rand.h"
 #include "util/timeutil.h"
 
+/* Unbounded: /proc is the kernel's own text, never on a device or the network. */
 static void read_boot_id(char *out, size_t len)
 {
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");

@@ -461,6 +461,7 @@ int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 		json_decref(root);
 		return -EINVAL;
 	}
+	/* unbounded: /tmp is this node's own scratch, not a place a user names */
 	snprintf(tmpfile, len, "/tmp/gradsync-replay-XXXXXX.ini");
 	fd = mkstemps(tmpfile, 4);
 	if (fd < 0 || write(fd, json_string_value(text), json_string_length(text)) < 0)
