@@ -63,6 +63,28 @@ static void wait_dropped(int n)
 	assert_int_equal(__atomic_load_n(&dropped, __ATOMIC_SEQ_CST), n);
 }
 
+/* A call that blocks reading the new pipe p until the test writes a byte into it. */
+static struct call *call_on_pipe(int p[2])
+{
+	struct call *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	assert_int_equal(pipe(p), 0);
+	c->pipe_r = p[0];
+	return c;
+}
+
+/* handler taking SIGALRM us from now; *old to put back. */
+static void alarm_in(void (*handler)(int), long us, struct sigaction *old)
+{
+	struct sigaction sa = { .sa_handler = handler };
+	struct itimerval it = { .it_value = { .tv_usec = us } };
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+}
+
 static void test_returns_in_time(void **state)
 {
 	struct call *c = calloc(1, sizeof(*c));
@@ -114,19 +136,14 @@ static void on_alarm(int sig)
  */
 static void test_stopped_by_signal(void **state)
 {
-	struct sigaction sa = { .sa_handler = on_alarm }, old;
-	struct itimerval it = { .it_value = { .tv_usec = 150000 } };
-	struct call *c = calloc(1, sizeof(*c));
-	uint64_t t0 = time_now_ns(), took;
 	int p[2], before = abandoned, dropped0 = dropped;
+	struct call *c = call_on_pipe(p);
+	uint64_t t0 = time_now_ns(), took;
+	struct sigaction old;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	c->pipe_r = p[0];
 	stop_flag = 0;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
-	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	alarm_in(on_alarm, 150000, &old);
 	assert_int_equal(bounded_run(&ops, c, t0 + 30000000000ull, &stop_flag), -EINTR);
 	took = time_now_ns() - t0;
 	assert_int_equal(stop_flag, SIGALRM);
@@ -181,20 +198,15 @@ static void on_alarm_write(int sig)
  */
 static void test_stop_grace(void **state)
 {
-	struct sigaction sa = { .sa_handler = on_alarm_write }, old;
-	struct itimerval it = { .it_value = { .tv_usec = 100000 } };
-	struct call *c = calloc(1, sizeof(*c));
-	uint64_t t0 = time_now_ns(), took;
 	int p[2], before = abandoned, dropped0 = dropped;
+	struct call *c = call_on_pipe(p);
+	uint64_t t0 = time_now_ns(), took;
+	struct sigaction old;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	c->pipe_r = p[0];
 	grace_pipe_w = p[1];
 	stop_flag = SIGINT;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
-	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	alarm_in(on_alarm_write, 100000, &old);
 	assert_int_equal(bounded_run(&ops_grace, c, t0 + 30000000000ull, &stop_flag), 0);
 	assert_int_equal(c->result, 1);
 	assert_int_equal(abandoned, before);
