@@ -45,7 +45,9 @@ int fsb_stop_signo(void)
  * of several gives it, the last takes it back. Under st.lock. */
 static void handler_hold(void)
 {
-	struct sigaction on = { .sa_handler = on_stop }, old;
+	/* SA_RESTART: a call of another thread that the signal lands on is restarted, not
+	 * failed with EINTR by a handler its code never expected */
+	struct sigaction on = { .sa_handler = on_stop, .sa_flags = SA_RESTART }, old;
 
 	if (st.nwait++)
 		return;
