@@ -70,8 +70,8 @@ static int dir_sync(struct fsb_job *j)
 	return ret;
 }
 
-/* j's data into fd, the file name, then fsync'ed. */
-static int write_data(struct fsb_job *j, int fd, const char *name)
+/* j's data into fd, the file name, then fsync'ed when sync. */
+static int write_data(struct fsb_job *j, int fd, const char *name, bool sync)
 {
 	const char *p = j->data;
 	size_t left = j->len;
@@ -88,22 +88,23 @@ static int write_data(struct fsb_job *j, int fd, const char *name)
 		p += n;
 		left -= (size_t)n;
 	}
+	if (!sync)
+		return 0;
 	fsb_at(j, "fsync", name);
 	return fsync(fd) ? -errno : 0;
 }
 
-/* direct: PATH as the user named it; a device or a FIFO cannot be fsync'ed (EINVAL) */
+/* direct: PATH as the user named it; a device or a FIFO is not fsync'ed (EINVAL) */
 static int job_write_direct(struct fsb_job *j)
 {
+	struct stat st;
 	int fd, ret;
 
 	fsb_at(j, "open", j->path);
 	fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	ret = write_data(j, fd, j->path);
-	if (ret == -EINVAL)
-		ret = 0;
+	ret = fstat(fd, &st) ? -errno : write_data(j, fd, j->path, S_ISREG(st.st_mode));
 	fsb_at(j, "close", j->path);
 	if (close(fd) && !ret)
 		ret = -errno;
@@ -134,7 +135,7 @@ static int job_write(struct fsb_job *j)
 	fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	ret = write_data(j, fd, j->tmp);
+	ret = write_data(j, fd, j->tmp, true);
 	fsb_at(j, "close", j->tmp);
 	if (close(fd) && !ret)
 		ret = -errno;
@@ -217,7 +218,7 @@ static void job_call(void *arg)
 
 void fsb_job_free(struct fsb_job *j)
 {
-	if (j->walk_arg)
+	if (j->walk_arg) /* a walk's, still the job's: given up on, or never run */
 		j->walk_drop(j->walk_arg);
 	if (j->data != j->probe_text)
 		free(j->data);

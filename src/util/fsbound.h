@@ -26,11 +26,12 @@
  * - to a handler of the program's, which registered its flag (fsb_stop_watch): the
  *   flag is looked at, what comes after is the owner's (its report of what ran: a call
  *   made once the flag is up is not stopped by it);
- * - blocked on the waiting thread, for its owner's sigtimedwait: left pending for it;
- * - to its default action (or blocked, above): fsbound's handler takes it for the wait;
- *   a call left pending is said, every later call is refused, and fsb_stop_signo()
- *   tells main to end as the default action would have (128 + the signal). One that
- *   came as the call returned is given back to its default action at once.
+ * - blocked on the waiting thread, for its owner's sigtimedwait: fsbound's handler takes
+ *   it for the wait, then it is pending for its owner again;
+ * - at its default action: fsbound's handler takes it for the wait; a call left pending
+ *   is said, every later call is refused, and fsb_stop_signo() tells main to end as the
+ *   default action would have (128 + the signal). One that came as the call returned
+ *   is given back to its default action at once.
  * An ignored signal (nohup, a shell's background job) is no stop.
  */
 #ifndef GS_UTIL_FSBOUND_H
