@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "util/common.h"
 #include "util/fdlimit.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 
 struct verb {
@@ -56,6 +57,18 @@ static int stdout_done(int ret)
 	return ret ? ret : GS_EXIT_FAIL;
 }
 
+/*
+ * A stop signal that fsbound took in place of its default action, while a call on a file
+ * system waited (util/fsbound.h), ends the verb as that action would have, in a shell's
+ * words: 128 + the signal (130 for Ctrl-C), whatever the verb made of its failed read.
+ */
+static int stop_code(int ret)
+{
+	int sig = fsb_stop_signo();
+
+	return sig ? 128 + sig : ret;
+}
+
 int main(int argc, char **argv)
 {
 	enum log_level level = LOG_INFO;
@@ -99,7 +112,7 @@ int main(int argc, char **argv)
 	}
 	for (v = 0; v < ARRAY_SIZE(verbs); v++)
 		if (!strcmp(argv[i], verbs[v].name))
-			return stdout_done(verbs[v].fn(argc - i, argv + i));
+			return stop_code(stdout_done(verbs[v].fn(argc - i, argv + i)));
 	fprintf(stderr, "gradsync: unknown verb '%s' (see gradsync --help)\n", argv[i]);
 	return GS_EXIT_USAGE;
 }

@@ -2,6 +2,7 @@
  * `gradsync doctor [--json] [--sysfs-root DIR] [--gdr-level L] [--checks]`: argv only; the
  * checks live in src/doctor/. Exit 0 when nothing failed, 1 when a check failed.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,8 +91,10 @@ int cmd_doctor(int argc, char **argv)
 	node = doctor_node_collect(na.root, na.gdr_level, DOC_ASK_VERBS | DOC_ASK_CUDA);
 	if (!node)
 		return GS_EXIT_FAIL; /* logged which root and why */
-	if (doctor_run(&node->in, &r)) {
-		fprintf(stderr, "gradsync doctor: out of memory\n");
+	rc = doctor_node_run(node, &r);
+	if (rc) {
+		if (rc == -ENOMEM) /* else it said why */
+			fprintf(stderr, "gradsync doctor: out of memory\n");
 		doctor_node_free(node);
 		return GS_EXIT_FAIL;
 	}

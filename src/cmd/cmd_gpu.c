@@ -9,6 +9,7 @@
  * kernels' launch pace does not follow Python's (gpu_profile.c, H200_HOST_PACE_US).
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,34 +18,47 @@
 #include "cmd/cmd.h"
 #include "gpu/gpu.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 #include "workload/gpu_profile.h"
 
 #define CALIBRATE_TIMEOUT_MS 60000
 
 /*
  * Profile g (after a comment line head, if any) into path, "-" for stdout; 0 or -errno,
- * said in one line naming the file (stdout's own failure is said once, by main).
+ * said in one line naming the file (stdout's own failure is said once, by main). The
+ * file is written within the bound of an input (util/fsbound.h), as the user named it:
+ * it may be a device or a FIFO.
  */
 static int profile_save(const char *path, const struct gpu_profile *g, const char *head)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	struct fsb_write w = { .path = path, .direct = true };
+	char why[PATH_MAX + 200], *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 	int ret;
 
 	if (!f) {
-		ret = -errno;
-		fprintf(stderr, "gradsync gpu: %s: %s\n", path, strerror(-ret));
-		return ret;
+		fprintf(stderr, "gradsync gpu: write %s: %s\n", path, strerror(ENOMEM));
+		return -ENOMEM;
 	}
-	errno = 0;
 	if (head)
 		fputs(head, f);
 	ret = gpu_profile_write(f, g);
-	if (fflush(f) || ret)
-		ret = errno ? -errno : -EIO; /* ENOSPC rather than ferror's EIO */
-	if (f != stdout && fclose(f) && !ret)
-		ret = errno ? -errno : -EIO;
-	if (ret && f != stdout)
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (!ret && !strcmp(path, "-")) {
+		if (fwrite(text, 1, len, stdout) != len)
+			ret = -EIO;
+	} else if (!ret) {
+		w.data = text;
+		w.len = len;
+		ret = fsb_write(&w, fsb_timeout_default_ns(), why, sizeof(why));
+		if (ret)
+			fprintf(stderr, "gradsync gpu: write %s: %s\n", path, why);
+	} else {
 		fprintf(stderr, "gradsync gpu: write %s: %s\n", path, strerror(-ret));
+	}
+	free(text);
 	return ret;
 }
 

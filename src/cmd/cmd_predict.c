@@ -64,11 +64,11 @@ static int newest_run(const struct experiment *exp, uint64_t timeout_ns, char *o
 		ret = fsb_stat(p, &st, timeout_ns, why, sizeof(why));
 		if (!ret)
 			snprintf(out, len, "%s/%s", dir, names[i]);
-		if (ret != -ETIMEDOUT)
+		if (!fsb_gave_up(ret))
 			ret = 0;
 	}
 	free(names);
-	if (ret == -ETIMEDOUT)
+	if (fsb_gave_up(ret))
 		fprintf(stderr, "gradsync predict: looking for the newest run under %s: %s\n", dir,
 			why);
 	return ret ? ret : *out ? 0 : -ENOENT;

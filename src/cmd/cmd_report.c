@@ -162,7 +162,7 @@ int cmd_report(int argc, char **argv)
 		return GS_EXIT_USAGE;
 	}
 	n = out ? report_files_existing(out, &o, exist, sizeof(exist)) : 0;
-	if (n == -ETIMEDOUT) {
+	if (fsb_gave_up(n)) {
 		log_err(LOG_REPORT, "--out %s: %s", out, exist);
 		return GS_EXIT_FAIL;
 	}

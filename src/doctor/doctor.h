@@ -102,6 +102,8 @@ struct doctor_node {
 	struct doc_gpu_fact gpus[TOPO_MAX_GPUS];
 	struct doc_port_fact ports[DOC_MAX_PORTS];
 	struct doc_input in;
+	bool live;           /* the root is the live /sys */
+	bool nvidia_module;  /* <root>/module/nvidia: the GPU driver is loaded */
 };
 
 /* What doctor_node_collect() may ask beyond sysfs (only on the live /sys). */
@@ -113,10 +115,15 @@ enum doc_ask {
 
 /*
  * Gather the node under root: the topology, the host facts, and what the ask flags allow.
- * NULL on failure (logged). Free with doctor_node_free().
+ * NULL on failure (logged). Free with doctor_node_free(). Its reads of root are bounded
+ * as a whole (util/fsbound.h: fsb_walk, FSB_TIMEOUT_DEFAULT): a tree that does not
+ * answer, or a stop signal, fails it in one line naming the call and the file.
  */
 struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask);
 void doctor_node_free(struct doctor_node *n);
+/* doctor_run() on n, its reads of the root bounded as doctor_node_collect's: 0, -ENOMEM,
+ * or the walk's -errno (logged). Free *r with doctor_report_free(). */
+int doctor_node_run(const struct doctor_node *n, struct doc_report *r);
 /* Collect (verbs only, no CUDA: safe in any process), run, and return the JSON form:
  * what every report.json embeds as "doctor". NULL on failure. */
 json_t *doctor_node_json(const char *root, int gdr_level);

@@ -1,11 +1,20 @@
-/* Gathering one node's facts for the checks: sysfs topology, host limits, CUDA, verbs. */
+/*
+ * Gathering one node's facts for the checks: sysfs topology, host limits, CUDA, verbs; and
+ * the checks run on them. What reads the sysfs tree (a fixture a user names, or an
+ * attribute whose driver hangs) runs as a bounded walk (util/fsbound.h: fsb_walk): one
+ * thread for the gathering, one for the checks, never one per read. CUDA and verbs stay
+ * on the caller's thread (the live /sys only: their libraries' own reads).
+ */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "doctor/doctor.h"
 #include "gpu/gpu.h"
 #include "transport/verbs/verbs_probe.h"
+#include "util/fsbound.h"
+#include "util/log.h"
 #include "util/sysread.h"
 
 /* CUDA's word on each GPU topo found: only asked when the driver's module is loaded, so a
@@ -15,8 +24,7 @@ static void cuda_facts(struct doctor_node *n)
 	struct gpu_props p;
 	int count = 0;
 
-	if (!n->topo->n_gpus || !sys_exists(n->in.root, "module/nvidia") ||
-	    gpu_device_count(&count))
+	if (!n->topo->n_gpus || !n->nvidia_module || gpu_device_count(&count))
 		return;
 	for (int d = 0; d < count && n->in.n_gpus < TOPO_MAX_GPUS; d++) {
 		int g;
@@ -51,24 +59,66 @@ static void verbs_facts(struct doctor_node *n)
 	n->in.n_ports = k > 0 ? k : 0;
 }
 
+/* The sysfs part of a node, on a walk's thread: the node is the walk's until it is done. */
+struct node_walk {
+	char root[PATH_MAX];
+	struct doctor_node *n;
+	int ret;
+};
+
+static void node_walk(void *arg)
+{
+	struct node_walk *w = arg;
+	struct doctor_node *n = w->n;
+
+	w->ret = topo_discover(w->root, n->topo); /* it logged the root and why */
+	if (w->ret)
+		return;
+	n->in.root = n->topo->root;
+	doctor_host_facts(w->root, &n->in);
+	n->live = sys_is_live(w->root);
+	n->nvidia_module = sys_exists(w->root, "module/nvidia");
+}
+
+static void node_walk_drop(void *arg)
+{
+	struct node_walk *w = arg;
+
+	doctor_node_free(w->n);
+	free(w);
+}
+
 struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask)
 {
 	struct doctor_node *n = calloc(1, sizeof(*n));
+	struct node_walk *w = calloc(1, sizeof(*w));
+	char why[PATH_MAX + 200];
+	int ret;
 
-	if (!n)
-		return NULL;
+	if (!n || !w)
+		goto out_free;
 	n->topo = calloc(1, sizeof(*n->topo));
 	if (!n->topo)
 		goto out_free;
-	if (topo_discover(root, n->topo)) /* it logged the root and why */
-		goto out_free;
-	n->in.root = n->topo->root;
 	n->in.topo = n->topo;
 	n->in.gdr_level = gdr_level;
 	n->in.gpus = n->gpus;
 	n->in.ports = n->ports;
-	doctor_host_facts(root, &n->in);
-	if (sys_is_live(root)) {
+	snprintf(w->root, sizeof(w->root), "%s", root);
+	w->n = n;
+	ret = fsb_walk(node_walk, w, node_walk_drop, root, fsb_timeout_default_ns(), why,
+		       sizeof(why));
+	if (ret) { /* n and w are the walk's */
+		log_err(LOG_TOPO, "sysfs root %s: %s", root, why);
+		return NULL;
+	}
+	ret = w->ret;
+	free(w);
+	if (ret) {
+		doctor_node_free(n);
+		return NULL;
+	}
+	if (n->live) {
 		if (ask & DOC_ASK_CUDA)
 			cuda_facts(n);
 		if (ask & DOC_ASK_VERBS)
@@ -76,8 +126,61 @@ struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigne
 	}
 	return n;
 out_free:
+	free(w);
 	doctor_node_free(n);
 	return NULL;
+}
+
+/* The checks on a walk's thread, over a copy of the node: one given up on keeps reading
+ * its own, whatever its caller frees. */
+struct run_walk {
+	struct doctor_node n;
+	struct topo topo;
+	struct doc_report r;
+	int ret;
+};
+
+static void run_walk(void *arg)
+{
+	struct run_walk *w = arg;
+
+	w->ret = doctor_run(&w->n.in, &w->r);
+}
+
+static void run_walk_drop(void *arg)
+{
+	struct run_walk *w = arg;
+
+	doctor_report_free(&w->r);
+	free(w);
+}
+
+int doctor_node_run(const struct doctor_node *n, struct doc_report *r)
+{
+	struct run_walk *w = calloc(1, sizeof(*w));
+	char why[PATH_MAX + 200];
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (!w)
+		return -ENOMEM;
+	w->n = *n;
+	w->topo = *n->topo;
+	w->n.topo = &w->topo;
+	w->n.in.topo = &w->topo;
+	w->n.in.root = w->topo.root;
+	w->n.in.gpus = w->n.gpus;
+	w->n.in.ports = w->n.ports;
+	ret = fsb_walk(run_walk, w, run_walk_drop, n->in.root, fsb_timeout_default_ns(), why,
+		       sizeof(why));
+	if (ret) {
+		log_err(LOG_TOPO, "sysfs root %s: %s", n->in.root, why);
+		return ret;
+	}
+	ret = w->ret;
+	*r = w->r;
+	free(w);
+	return ret;
 }
 
 void doctor_node_free(struct doctor_node *n)
@@ -96,7 +199,7 @@ json_t *doctor_node_json(const char *root, int gdr_level)
 
 	if (!n)
 		return NULL;
-	if (!doctor_run(&n->in, &r)) {
+	if (!doctor_node_run(n, &r)) {
 		j = doctor_json(&r);
 		doctor_report_free(&r);
 	}

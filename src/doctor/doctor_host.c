@@ -23,6 +23,8 @@ void doctor_host_facts(const char *root, struct doc_input *in)
 	in->mem_total = 0;
 	in->cmdline[0] = '\0';
 	if (sys_is_live(root)) {
+		/* /proc's files are the kernel's own text, never on a device or the
+		 * network: they cannot hang */
 		struct rlimit rl;
 		long long kb;
 

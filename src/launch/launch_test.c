@@ -1,6 +1,7 @@
 /* launch_detect over every launcher's environment, the precedence rules and the errors. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include "launch/launch.h"
 #include "util/common.h"
 #include "util/test_capture.h"
+#include "util/test_tmpdir.h"
 
 /* clang-format off */
 /* Every variable any launcher reads: cleared before each case. */
@@ -303,12 +305,12 @@ static int token_file_capture(const char *path, char *tok, size_t len, char *log
 
 static void test_token_file(void **state)
 {
-	char dir[] = "/tmp/gs-token-XXXXXX", path[96], tok[LAUNCH_TOKEN_MAX + 1], log[1024];
+	char dir[PATH_MAX], path[PATH_MAX + 8], tok[LAUNCH_TOKEN_MAX + 1], log[PATH_MAX + 200];
 	FILE *f;
 
 	(void)state;
 	clear_env();
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(test_tmpdir_make(dir, sizeof(dir), "token"), 0);
 	snprintf(path, sizeof(path), "%s/t", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -341,7 +343,7 @@ static void test_token_file(void **state)
 	/* missing: errno named */
 	assert_int_equal(token_file_capture(path, tok, sizeof(tok), log, sizeof(log)), -EINVAL);
 	assert_non_null(strstr(log, "No such file"));
-	rmdir(dir);
+	assert_int_equal(test_tmpdir_remove(dir), 0);
 }
 
 static void test_random_token_and_argv(void **state)

@@ -28,10 +28,10 @@ static int read_status(const char *dir, uint64_t timeout_ns, char *out, size_t l
 	snprintf(out, len, "unknown (no status file)");
 	snprintf(path, sizeof(path), "%s/status", dir);
 	ret = fsb_read(&r, timeout_ns, why, sizeof(why));
-	if (ret == -ETIMEDOUT)
+	if (fsb_gave_up(ret))
 		log_err(LOG_REPORT, "read %s: %s", path, why);
 	if (ret)
-		return ret == -ETIMEDOUT ? ret : 0;
+		return fsb_gave_up(ret) ? ret : 0;
 	snprintf(out, len, "%.*s", (int)strcspn(r.data, "\n"), r.data);
 	free(r.data);
 	return 0;
@@ -57,7 +57,7 @@ static int add_case(const char *dir, const char *name, uint64_t timeout_ns, json
 
 	snprintf(path, sizeof(path), "%s/cases/%s", dir, name);
 	ret = fsb_read(&r, timeout_ns, why, sizeof(why));
-	if (ret == -ETIMEDOUT) {
+	if (fsb_gave_up(ret)) {
 		log_err(LOG_REPORT, "read %s: %s", path, why);
 		return ret;
 	}
@@ -95,7 +95,7 @@ int report_partial_run(const char *dir, uint64_t timeout_ns, json_t **out)
 	*out = NULL;
 	snprintf(path, sizeof(path), "%s/cases", dir);
 	ret = fsb_list(path, &names, &n, timeout_ns, why, sizeof(why));
-	if (ret == -ETIMEDOUT)
+	if (fsb_gave_up(ret))
 		log_err(LOG_REPORT, "list %s: %s", path, why);
 	else if (ret)
 		ret = -ENOENT;

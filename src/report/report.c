@@ -141,7 +141,7 @@ int report_set_add_path(struct report_set *s, const char *path, uint64_t timeout
 	ret = fsb_stat(path, &st, timeout_ns, why, sizeof(why));
 	if (ret) {
 		log_err(LOG_REPORT, "stat %s: %s", path, why);
-		return ret == -ETIMEDOUT ? ret : -ENOENT;
+		return fsb_gave_up(ret) ? ret : -ENOENT;
 	}
 	snprintf(file, sizeof(file), "%s%s", path, S_ISDIR(st.st_mode) ? "/report.json" : "");
 	/* a FIFO would block and /dev/zero never end: regular files of a sane size only
@@ -156,7 +156,7 @@ int report_set_add_path(struct report_set *s, const char *path, uint64_t timeout
 			return ret;
 	} else if (ret) {
 		log_err(LOG_REPORT, "%s: cannot read: %s", file, why);
-		return ret == -ENOENT || ret == -ETIMEDOUT ? ret : -EINVAL;
+		return ret == -ENOENT || fsb_gave_up(ret) ? ret : -EINVAL;
 	} else {
 		root = json_loadb(r.data, r.len, 0, &jerr);
 		free(r.data);
@@ -418,7 +418,7 @@ int report_files_existing(const char *dir, const struct report_opts *o, char *bu
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, report_files[i].file);
 		ret = fsb_stat(path, &st, o->write_timeout_ns, why, sizeof(why));
-		if (ret == -ETIMEDOUT) {
+		if (fsb_gave_up(ret)) {
 			snprintf(buf, len, "%s", why);
 			return ret;
 		}

@@ -20,7 +20,12 @@
 
 extern char **environ;
 
-/* First line of file starting with key, value after the separator, quotes stripped. */
+/*
+ * First line of file starting with key, value after the separator, quotes stripped.
+ * Unbounded: the files are the node's own (/proc, the kernel's text; /etc on the root
+ * file system, whose loss would have hung loading this binary first), not paths a user
+ * names.
+ */
 static void read_field(const char *file, const char *key, char sep, char *out, size_t len)
 {
 	FILE *f = fopen(file, "r");
@@ -49,6 +54,7 @@ static void read_field(const char *file, const char *key, char sep, char *out, s
 	fclose(f);
 }
 
+/* Unbounded: the kernel's own directory of its NUMA nodes, no driver behind it. */
 static int count_numa_nodes(void)
 {
 	DIR *d = opendir("/sys/devices/system/node");
@@ -99,6 +105,7 @@ json_t *run_env_fingerprint(void)
 		snprintf(kernel, sizeof(kernel), "%s %s", u.release, u.machine);
 	read_field("/etc/os-release", "PRETTY_NAME", '=', os, sizeof(os));
 	read_field("/proc/cpuinfo", "model name", ':', cpu, sizeof(cpu));
+	/* a module's version: a constant string in the kernel (unbounded, as run/gpu.c's) */
 	if (sys_read_str("/sys", driver, sizeof(driver), "module/nvidia/version"))
 		driver[0] = '\0';
 	if (t && topo_discover("/sys", t) == 0) {

@@ -93,7 +93,8 @@ void run_gpu_close(struct run_rank *rr)
 	rr->gpu.ctx = NULL;
 }
 
-/* The kernel driver's version from sysfs ("" when the module is not loaded). */
+/* The kernel driver's version from sysfs ("" when the module is not loaded). Unbounded:
+ * a module's version is a constant string in the kernel, no driver call behind it. */
 static void driver_version(char *out, size_t len)
 {
 	FILE *f = fopen("/sys/module/nvidia/version", "r");

@@ -212,7 +212,7 @@ static int replay_only_case(struct run_job_args *a)
 		return 0;
 	ret = run_report_load(a->replay, false, &root);
 	if (ret)
-		return ret == -ETIMEDOUT ? ret : 0;
+		return fsb_gave_up(ret) ? ret : 0;
 	n = json_object_get(json_object_get(root, "experiment"), "only_case");
 	if (json_is_integer(n) && json_integer_value(n) >= 1 &&
 	    json_integer_value(n) <= INT_MAX)
@@ -237,7 +237,7 @@ static int load_experiment(struct run_job_args *a, struct experiment *exp, char 
 		 * looked for within the bound of an input (the experiment's is not known) */
 		snprintf(ini, sizeof(ini), "%s/experiment.ini", a->replay);
 		ret = fsb_stat(ini, &st, fsb_timeout_default_ns(), why, sizeof(why));
-		if (ret == -ETIMEDOUT) {
+		if (fsb_gave_up(ret)) {
 			fprintf(stderr, "gradsync run: --replay %s: %s\n", a->replay, why);
 			return ret;
 		}
@@ -331,8 +331,10 @@ int run_job(const struct run_job_args *in, int argc, char **argv)
 		}
 		/* the probe answered a moment ago: this one failing in time is said, and
 		 * ends the run as the probe would have */
-		if (run_report_begin(dir, exp) == -ETIMEDOUT) {
-			log_err(LOG_MAIN, "run directory %s does not answer: no case has run", dir);
+		ret = run_report_begin(dir, exp);
+		if (fsb_gave_up(ret)) {
+			log_err(LOG_MAIN, "run directory %s %s: no case has run", dir,
+				ret == -EINTR ? "was not written to (stopped)" : "does not answer");
 			code = GS_EXIT_FAIL;
 			goto out;
 		}

@@ -44,6 +44,7 @@ bool run_memfit(uint64_t per_rank, int nranks, uint64_t avail)
 	return (long double)per_rank * nranks <= (long double)avail;
 }
 
+/* Unbounded: /proc is the kernel's own text, never on a device or the network. */
 int run_mem_available(uint64_t *bytes)
 {
 	char line[128];

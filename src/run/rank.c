@@ -16,11 +16,13 @@
 #include "run/stop.h"
 #include "util/common.h"
 #include "util/fdlimit.h"
+#include "util/fsbound.h"
 #include "util/jtext.h"
 #include "util/log.h"
 #include "util/rand.h"
 #include "util/timeutil.h"
 
+/* Unbounded: /proc is the kernel's own text, never on a device or the network. */
 static void read_boot_id(char *out, size_t len)
 {
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -319,7 +321,7 @@ int run_rank_case(struct run_rank *rr)
 	json_decref(c);
 	/* a directory that does not answer ends the run: each case to come would wait as
 	 * long to lose its file too */
-	return ret ? ret : werr == -ETIMEDOUT ? werr : 0;
+	return ret ? ret : fsb_gave_up(werr) ? werr : 0;
 }
 
 /*

@@ -252,7 +252,7 @@ static json_t *case_load(const char *path, uint64_t timeout_ns, char *unread, si
 	free(r.data);
 	if (!ret || ret == -ENOENT)
 		unread[0] = '\0';
-	*timedout = ret == -ETIMEDOUT;
+	*timedout = fsb_gave_up(ret);
 	return cj;
 }
 
@@ -433,7 +433,7 @@ int run_report_load(const char *report, bool need, json_t **root)
 	/* the report's [report] write_timeout is not known before it is read: the default */
 	ret = fsb_read(&r, fsb_timeout_default_ns(), why, sizeof(why));
 	if (ret) {
-		if (need || ret == -ETIMEDOUT)
+		if (need || fsb_gave_up(ret))
 			fprintf(stderr, "%s: cannot read report: %s\n", path, why);
 		return ret;
 	}
@@ -461,6 +461,7 @@ int run_report_extract_experiment(const char *report, char *tmpfile, size_t len)
 		json_decref(root);
 		return -EINVAL;
 	}
+	/* unbounded: /tmp is this node's own scratch, not a place a user names */
 	snprintf(tmpfile, len, "/tmp/gradsync-replay-XXXXXX.ini");
 	fd = mkstemps(tmpfile, 4);
 	if (fd < 0 || write(fd, json_string_value(text), json_string_length(text)) < 0)
@@ -537,8 +538,8 @@ int run_report_write(const char *dir, json_t *root, const struct report_opts *o,
 		struct report_opts term = *o;
 		char where[2 * PATH_MAX + 200];
 
-		if (ret == -ETIMEDOUT) /* the directory does not answer: what reached it is
-					* there once it does */
+		if (fsb_gave_up(ret)) /* the directory does not answer (or a stop came
+				       * first): what reached it is there once it does */
 			snprintf(where, sizeof(where), "the case files written before are in %s/cases/ (gradsync report %s reads them once it answers), a case that could not write its own printed its table as it ended",
 				 dir, dir);
 		else

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "run/stop.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 #include "util/stopsig.h"
 
@@ -44,6 +45,8 @@ void run_stop_early(struct bootstrap_opts *bo)
 {
 	stop_by_flag = 1;
 	bo->stop = &stop_signo;
+	/* a results file's wait too: a signal in it ends it, the job then told as ever */
+	fsb_stop_watch(&stop_signo);
 	stop_sigs_handle(on_stop_signal);
 }
 
@@ -60,6 +63,7 @@ void run_stop_catch(struct bootstrap *bs)
 void run_stop_release(void)
 {
 	stop_sigs_handle(SIG_DFL);
+	fsb_stop_watch(NULL);
 	stop_fd = -1;
 	stop_by_flag = 0;
 }

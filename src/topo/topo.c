@@ -1,4 +1,7 @@
-/* Topology discovery: walks a sysfs tree (live /sys or a test fixture) and fills struct topo. */
+/*
+ * Topology discovery: walks a sysfs tree (live /sys or a test fixture) and fills struct topo,
+ * the walk bounded as a whole (util/fsbound.h: fsb_walk), each call noted before it is made.
+ */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
@@ -16,6 +19,7 @@
 #include "topo/cpulist.h"
 #include "topo/pci_ids.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 
 struct walk {
@@ -41,6 +45,7 @@ static int read_str(const struct walk *w, const char *rel, char *buf, size_t len
 
 	if (join(path, sizeof(path), w->root, rel))
 		return -ENAMETOOLONG;
+	fsb_note("read", path); /* the open and the read: one note, one call said */
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -102,15 +107,40 @@ static bool exists(const struct walk *w, const char *rel)
 	char path[PATH_MAX];
 	struct stat st;
 
-	return !join(path, sizeof(path), w->root, rel) && stat(path, &st) == 0;
+	if (join(path, sizeof(path), w->root, rel))
+		return false;
+	fsb_note("stat", path);
+	return stat(path, &st) == 0;
 }
 
-/* Open the directory <root>/<rel>: NULL when it is not there. */
-static DIR *open_dir(const struct walk *w, const char *rel)
-{
+/* A directory of the tree: its full name, noted before each readdir. */
+struct tdir {
+	DIR *d;
 	char path[PATH_MAX];
+};
 
-	return join(path, sizeof(path), w->root, rel) ? NULL : opendir(path);
+/* Open the directory <root>/<rel> into td: false when it is not there. */
+static bool open_dir(const struct walk *w, const char *rel, struct tdir *td)
+{
+	td->d = NULL;
+	if (join(td->path, sizeof(td->path), w->root, rel))
+		return false;
+	fsb_note("open", td->path);
+	td->d = opendir(td->path);
+	return td->d;
+}
+
+/* The next entry of td: NULL at the end. */
+static struct dirent *read_dir(struct tdir *td)
+{
+	fsb_note("readdir", td->path);
+	return readdir(td->d);
+}
+
+static void close_dir(struct tdir *td)
+{
+	if (td->d)
+		closedir(td->d);
 }
 
 /* Resolve the symlinks of <root>/<rel> and give the result relative to the root. */
@@ -121,6 +151,7 @@ static int resolve(const struct walk *w, const char *rel, char *out, size_t len)
 
 	if (join(path, sizeof(path), w->root, rel))
 		return -ENAMETOOLONG;
+	fsb_note("realpath", path);
 	if (!realpath(path, res))
 		return -errno;
 	if (strncmp(res, w->real, rl) != 0 || res[rl] != '/')
@@ -188,12 +219,11 @@ static void scan_gpus(struct walk *w)
 	struct topo *t = w->t;
 	char rel[PATH_MAX];
 	struct dirent *de;
-	DIR *d;
+	struct tdir d;
 
-	d = open_dir(w, "bus/pci/devices");
-	if (!d)
+	if (!open_dir(w, "bus/pci/devices", &d))
 		return;
-	while ((de = readdir(d))) {
+	while ((de = read_dir(&d))) {
 		long vendor, cls, device;
 		struct topo_gpu *g;
 
@@ -225,20 +255,19 @@ static void scan_gpus(struct walk *w)
 		read_link(w, g->path, &g->link);
 		t->n_gpus++;
 	}
-	closedir(d);
+	close_dir(&d);
 }
 
 static void scan_ports(const struct walk *w, struct topo_nic *n)
 {
 	char dir[PATH_MAX], rel[PATH_MAX];
 	struct dirent *de;
-	DIR *d;
+	struct tdir d;
 
 	snprintf(dir, sizeof(dir), "class/infiniband/%s/ports", n->name);
-	d = open_dir(w, dir);
-	if (!d)
+	if (!open_dir(w, dir, &d))
 		return;
-	while ((de = readdir(d)) && n->n_ports < TOPO_MAX_PORTS) {
+	while ((de = read_dir(&d)) && n->n_ports < TOPO_MAX_PORTS) {
 		struct topo_ib_port *p;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
@@ -251,7 +280,7 @@ static void scan_ports(const struct walk *w, struct topo_nic *n)
 		read_attr_str(w, rel, "link_layer", p->link_layer, sizeof(p->link_layer));
 		read_attr_str(w, rel, "rate", p->rate, sizeof(p->rate));
 	}
-	closedir(d);
+	close_dir(&d);
 	for (int i = 1; i < n->n_ports; i++) {  /* insertion sort by port number */
 		struct topo_ib_port k = n->ports[i];
 		int j = i - 1;
@@ -266,18 +295,17 @@ static void scan_nic_netdevs(const struct walk *w, struct topo_nic *n)
 {
 	char dir[PATH_MAX];
 	struct dirent *de;
-	DIR *d;
+	struct tdir d;
 
 	snprintf(dir, sizeof(dir), "class/infiniband/%s/device/net", n->name);
-	d = open_dir(w, dir);
-	if (!d)
+	if (!open_dir(w, dir, &d))
 		return;
-	while ((de = readdir(d)) && n->n_netdevs < TOPO_MAX_NIC_NETDEVS) {
+	while ((de = read_dir(&d)) && n->n_netdevs < TOPO_MAX_NIC_NETDEVS) {
 		if (de->d_name[0] == '.')
 			continue;
 		copy_name(n->netdevs[n->n_netdevs++], sizeof(n->netdevs[0]), de->d_name);
 	}
-	closedir(d);
+	close_dir(&d);
 	qsort(n->netdevs, (size_t)n->n_netdevs, sizeof(n->netdevs[0]),
 	      (int (*)(const void *, const void *))strcmp);
 }
@@ -287,12 +315,11 @@ static void scan_nics(struct walk *w)
 	struct topo *t = w->t;
 	char rel[PATH_MAX];
 	struct dirent *de;
-	DIR *d;
+	struct tdir d;
 
-	d = open_dir(w, "class/infiniband");
-	if (!d)
+	if (!open_dir(w, "class/infiniband", &d))
 		return;
-	while ((de = readdir(d))) {
+	while ((de = read_dir(&d))) {
 		struct topo_nic *n;
 
 		if (de->d_name[0] == '.')
@@ -323,7 +350,7 @@ static void scan_nics(struct walk *w)
 		scan_nic_netdevs(w, n);
 		t->n_nics++;
 	}
-	closedir(d);
+	close_dir(&d);
 }
 
 static void scan_netdevs(struct walk *w)
@@ -331,12 +358,11 @@ static void scan_netdevs(struct walk *w)
 	struct topo *t = w->t;
 	char dir[PATH_MAX], rel[PATH_MAX];
 	struct dirent *de;
-	DIR *d;
+	struct tdir d;
 
-	d = open_dir(w, "class/net");
-	if (!d)
+	if (!open_dir(w, "class/net", &d))
 		return;
-	while ((de = readdir(d)) && t->n_netdevs < TOPO_MAX_NETDEVS) {
+	while ((de = read_dir(&d)) && t->n_netdevs < TOPO_MAX_NETDEVS) {
 		struct topo_netdev *n;
 
 		if (de->d_name[0] == '.')
@@ -364,7 +390,7 @@ static void scan_netdevs(struct walk *w)
 			}
 		}
 	}
-	closedir(d);
+	close_dir(&d);
 }
 
 static void add_switch(struct walk *w, const char *path, size_t len, const char *bdf)
@@ -431,10 +457,10 @@ static void scan_numa(struct walk *w)
 	char dir[PATH_MAX], buf[4096], err[128];
 	struct dirent *de;
 	cpu_set_t set;
-	DIR *d;
+	struct tdir d;
 
-	d = open_dir(w, "devices/system/node");
-	while (d && (de = readdir(d)) && t->n_numa < TOPO_MAX_NUMA) {
+	open_dir(w, "devices/system/node", &d);
+	while (d.d && (de = read_dir(&d)) && t->n_numa < TOPO_MAX_NUMA) {
 		struct topo_numa *n;
 
 		if (strncmp(de->d_name, "node", 4) || !isdigit((unsigned char)de->d_name[4]))
@@ -454,8 +480,7 @@ static void scan_numa(struct walk *w)
 				n->distance[i] = (int)strtol(p, &p, 10);
 		}
 	}
-	if (d)
-		closedir(d);
+	close_dir(&d);
 	if (t->n_numa == 0) {  /* kernel without CONFIG_NUMA: one pseudo node */
 		struct topo_numa *n = &t->numa[t->n_numa++];
 
@@ -484,7 +509,8 @@ static void read_kernel(struct walk *w)
 	int major = 0, minor = 0;
 	FILE *f = NULL;
 
-	/* A fixture keeps the release it was captured on in <root>/osrelease. */
+	/* A fixture keeps the release it was captured on in <root>/osrelease. /proc's files
+	 * are the kernel's own text, never on a device or the network: they cannot hang. */
 	if (!strcmp(w->real, "/sys"))
 		f = fopen("/proc/sys/kernel/osrelease", "re");
 	else if (exists(w, "osrelease"))
@@ -514,12 +540,13 @@ static int cmp_netdev(const void *a, const void *b)
 			  ((const struct topo_netdev *)b)->name);
 }
 
-int topo_discover(const char *sysfs_root, struct topo *out)
+static int discover(const char *sysfs_root, struct topo *out)
 {
 	struct walk w = { .root = sysfs_root, .t = out };
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->root, sizeof(out->root), "%s", sysfs_root);
+	fsb_note("realpath", sysfs_root);
 	if (!realpath(sysfs_root, w.real)) {
 		int e = errno;
 
@@ -551,4 +578,49 @@ int topo_discover(const char *sysfs_root, struct topo *out)
 	log_dbg(LOG_TOPO, "topo %s: %d GPUs, %d RDMA NICs, %d netdevs, %d NUMA nodes", sysfs_root,
 		out->n_gpus, out->n_nics, out->n_netdevs, out->n_numa);
 	return 0;
+}
+
+/* A discovery on a walk's thread: its own root and topo, the caller's only once done. */
+struct discovery {
+	char root[PATH_MAX];
+	int ret;
+	struct topo t;
+};
+
+static void discovery_walk(void *arg)
+{
+	struct discovery *d = arg;
+
+	d->ret = discover(d->root, &d->t);
+}
+
+static void discovery_drop(void *arg)
+{
+	free(arg);
+}
+
+int topo_discover(const char *sysfs_root, struct topo *out)
+{
+	struct discovery *d = malloc(sizeof(*d));
+	char why[PATH_MAX + 200];
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->root, sizeof(out->root), "%s", sysfs_root);
+	if (!d) {
+		log_err(LOG_TOPO, "sysfs root %s: %s", sysfs_root, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	snprintf(d->root, sizeof(d->root), "%s", sysfs_root);
+	/* one thread for the whole walk: one per read would cost as much as the reads */
+	ret = fsb_walk(discovery_walk, d, discovery_drop, sysfs_root, fsb_timeout_default_ns(),
+		       why, sizeof(why));
+	if (ret) {
+		log_err(LOG_TOPO, "sysfs root %s: %s", sysfs_root, why);
+		return ret;
+	}
+	ret = d->ret;
+	memcpy(out, &d->t, sizeof(*out));
+	free(d);
+	return ret;
 }

@@ -129,7 +129,10 @@ struct topo {
  * Fill *out from the sysfs tree at sysfs_root ("/sys" on a live machine; a fixture dir in tests).
  * Missing classes (no GPU, no infiniband) are not errors. The kernel release comes from
  * /proc/sys/kernel/osrelease for the live /sys and from <root>/osrelease for a fixture.
- * 0, -ENOENT when the root has no bus/pci, or -errno.
+ * 0, -ENOENT when the root has no bus/pci, or -errno. The walk is bounded as a whole by
+ * FSB_TIMEOUT_DEFAULT (util/fsbound.h): a tree that does not answer (an attribute whose
+ * driver hangs, a fixture on a dead mount) fails it, -ETIMEDOUT, or a stop signal,
+ * -EINTR, in one line naming the call and the file. Logs its error line itself.
  */
 int topo_discover(const char *sysfs_root, struct topo *out);
 

@@ -89,15 +89,16 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 
 		if (j->done)
 			break;
-		if (stop && *stop) {
+		if (stop && *stop && rc != -EINTR) { /* stopped: the grace ends the wait */
 			rc = -EINTR;
-			break;
+			deadline_ns = GS_MIN(deadline_ns, now + ops->stop_grace_ns);
+			until = deadline_ns;
 		}
 		if (now >= deadline_ns) {
-			rc = -ETIMEDOUT;
+			rc = rc ? rc : -ETIMEDOUT;
 			break;
 		}
-		if (stop)
+		if (stop && rc != -EINTR)
 			until = GS_MIN(until, now + BOUNDED_STOP_POLL_NS);
 		ts = time_ns_ts(until);
 		pthread_cond_timedwait(&j->cond, &j->lock, &ts);

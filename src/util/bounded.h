@@ -20,6 +20,10 @@ struct bounded_ops {
 	void (*abandon)(void *arg);
 	/* On the thread, after a call whose caller gave up: frees arg and its results. */
 	void (*drop)(void *arg);
+	/* How long a call may still take once the stop flag is raised: one about to return
+	 * (an fsync on a busy disk) is let finish, and hands its results back, rather than
+	 * be given up on and counted as stuck. 0: given up on at once. */
+	uint64_t stop_grace_ns;
 };
 
 /* How often a wait given a stop flag looks at it. */
@@ -29,12 +33,12 @@ struct bounded_ops {
  * ops->call(arg) on a thread of its own, every signal blocked there (a process-wide one
  * goes to a thread that can take it). Returns 0 once the call has returned: arg is the
  * caller's again, results and all. -ETIMEDOUT at deadline_ns (time_now_ns's clock), or
- * -EINTR within BOUNDED_STOP_POLL_NS of *stop turning non-zero (stop: optional, a flag
- * a stop signal's handler raises; a handler cannot wake a condition variable, so the
- * caller looks at it between slices of its wait): arg now belongs to the call, whose
- * thread runs ops->drop(arg) when it returns; the caller must not touch arg again.
- * When no thread can be made (EAGAIN), the call runs on the caller's, unbounded, as it
- * would without this helper, and 0 is returned.
+ * -EINTR when the call is still under way ops->stop_grace_ns after *stop turned non-zero
+ * (stop: optional, a flag a stop signal's handler raises; a handler cannot wake a
+ * condition variable, so the caller looks at it every BOUNDED_STOP_POLL_NS): arg now
+ * belongs to the call, whose thread runs ops->drop(arg) when it returns; the caller must
+ * not touch arg again. When no thread can be made (EAGAIN), the call runs on the
+ * caller's, unbounded, as it would without this helper, and 0 is returned.
  */
 int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 		volatile const sig_atomic_t *stop);

@@ -1,8 +1,8 @@
 /*
  * The bounded call (util/bounded.h): one that returns in time hands its results back,
  * one that does not is given up on at the deadline, or once a signal's handler raised
- * the stop flag, and frees its argument when it returns at last; the thread runs with
- * every signal blocked.
+ * the stop flag (after a grace, when the ops give one), and frees its argument when it
+ * returns at last; the thread runs with every signal blocked.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -63,6 +63,28 @@ static void wait_dropped(int n)
 	assert_int_equal(__atomic_load_n(&dropped, __ATOMIC_SEQ_CST), n);
 }
 
+/* A call that blocks reading the new pipe p until the test writes a byte into it. */
+static struct call *call_on_pipe(int p[2])
+{
+	struct call *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	assert_int_equal(pipe(p), 0);
+	c->pipe_r = p[0];
+	return c;
+}
+
+/* handler taking SIGALRM us from now; *old to put back. */
+static void alarm_in(void (*handler)(int), long us, struct sigaction *old)
+{
+	struct sigaction sa = { .sa_handler = handler };
+	struct itimerval it = { .it_value = { .tv_usec = us } };
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, old), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+}
+
 static void test_returns_in_time(void **state)
 {
 	struct call *c = calloc(1, sizeof(*c));
@@ -114,19 +136,14 @@ static void on_alarm(int sig)
  */
 static void test_stopped_by_signal(void **state)
 {
-	struct sigaction sa = { .sa_handler = on_alarm }, old;
-	struct itimerval it = { .it_value = { .tv_usec = 150000 } };
-	struct call *c = calloc(1, sizeof(*c));
-	uint64_t t0 = time_now_ns(), took;
 	int p[2], before = abandoned, dropped0 = dropped;
+	struct call *c = call_on_pipe(p);
+	uint64_t t0 = time_now_ns(), took;
+	struct sigaction old;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	c->pipe_r = p[0];
 	stop_flag = 0;
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
-	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	alarm_in(on_alarm, 150000, &old);
 	assert_int_equal(bounded_run(&ops, c, t0 + 30000000000ull, &stop_flag), -EINTR);
 	took = time_now_ns() - t0;
 	assert_int_equal(stop_flag, SIGALRM);
@@ -161,6 +178,53 @@ static void test_stop_before(void **state)
 	stop_flag = 0;
 }
 
+static const struct bounded_ops ops_grace = {
+	.call = call_read, .abandon = call_abandon, .drop = call_drop,
+	.stop_grace_ns = 300000000ull,
+};
+
+static int grace_pipe_w = -1;
+
+static void on_alarm_write(int sig)
+{
+	(void)sig;
+	if (write(grace_pipe_w, "x", 1) != 1)
+		grace_pipe_w = -2;
+}
+
+/*
+ * With a grace: a stop lets the call go on that long. One that returns within it (a byte
+ * 100 ms in) hands its results back; one that does not is given up on at its end.
+ */
+static void test_stop_grace(void **state)
+{
+	int p[2], before = abandoned, dropped0 = dropped;
+	struct call *c = call_on_pipe(p);
+	uint64_t t0 = time_now_ns(), took;
+	struct sigaction old;
+
+	(void)state;
+	grace_pipe_w = p[1];
+	stop_flag = SIGINT;
+	alarm_in(on_alarm_write, 100000, &old);
+	assert_int_equal(bounded_run(&ops_grace, c, t0 + 30000000000ull, &stop_flag), 0);
+	assert_int_equal(c->result, 1);
+	assert_int_equal(abandoned, before);
+	assert_int_equal(grace_pipe_w, p[1]);
+	sigaction(SIGALRM, &old, NULL);
+	/* nothing comes: given up on once the grace is over */
+	t0 = time_now_ns();
+	assert_int_equal(bounded_run(&ops_grace, c, t0 + 30000000000ull, &stop_flag), -EINTR);
+	took = time_now_ns() - t0;
+	assert_true(took >= 300000000ull && took < 300000000ull + 500000000ull);
+	assert_int_equal(abandoned, before + 1);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	wait_dropped(dropped0 + 1);
+	close(p[0]);
+	close(p[1]);
+	stop_flag = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_given_up_at_deadline),
 		cmocka_unit_test(test_stopped_by_signal),
 		cmocka_unit_test(test_stop_before),
+		cmocka_unit_test(test_stop_grace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

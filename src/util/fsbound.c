@@ -70,12 +70,13 @@ static int dir_sync(struct fsb_job *j)
 	return ret;
 }
 
-static int write_data(struct fsb_job *j, int fd)
+/* j's data into fd, the file name, then fsync'ed when sync. */
+static int write_data(struct fsb_job *j, int fd, const char *name, bool sync)
 {
 	const char *p = j->data;
 	size_t left = j->len;
 
-	fsb_at(j, "write", j->tmp);
+	fsb_at(j, "write", name);
 	while (left) {
 		ssize_t n = write(fd, p, left);
 
@@ -87,14 +88,36 @@ static int write_data(struct fsb_job *j, int fd)
 		p += n;
 		left -= (size_t)n;
 	}
-	fsb_at(j, "fsync", j->tmp);
+	if (!sync)
+		return 0;
+	fsb_at(j, "fsync", name);
 	return fsync(fd) ? -errno : 0;
+}
+
+/* direct: PATH as the user named it; a device or a FIFO is not fsync'ed (EINVAL) */
+static int job_write_direct(struct fsb_job *j)
+{
+	struct stat st;
+	int fd, ret;
+
+	fsb_at(j, "open", j->path);
+	fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	ret = fstat(fd, &st) ? -errno : write_data(j, fd, j->path, S_ISREG(st.st_mode));
+	fsb_at(j, "close", j->path);
+	if (close(fd) && !ret)
+		ret = -errno;
+	return ret;
 }
 
 static int job_write(struct fsb_job *j)
 {
 	struct stat st;
 	int fd, ret;
+
+	if (j->direct)
+		return job_write_direct(j);
 
 	if (*j->remake) {
 		fsb_at(j, "stat", j->remake);
@@ -112,7 +135,7 @@ static int job_write(struct fsb_job *j)
 	fd = open(j->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	ret = write_data(j, fd);
+	ret = write_data(j, fd, j->tmp, true);
 	fsb_at(j, "close", j->tmp);
 	if (close(fd) && !ret)
 		ret = -errno;
@@ -195,6 +218,8 @@ static void job_call(void *arg)
 
 void fsb_job_free(struct fsb_job *j)
 {
+	if (j->walk_arg) /* a walk's, still the job's: given up on, or never run */
+		j->walk_drop(j->walk_arg);
 	if (j->data != j->probe_text)
 		free(j->data);
 	free(j->names);
@@ -239,6 +264,7 @@ static void job_drop(void *arg)
 
 static const struct bounded_ops job_ops = {
 	.call = job_call, .abandon = job_abandon, .drop = job_drop,
+	.stop_grace_ns = FSB_STOP_GRACE_NS,
 };
 
 /* " (nfs4 at /r)" for the file system holding path, "" when /proc cannot tell. */
@@ -303,7 +329,8 @@ int fsb_job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen
 {
 	char obj[PATH_MAX], fs[PATH_MAX + 80], t[32];
 	const char *op = "";
-	int ret = refuse_if_stuck(why, whylen);
+	struct fsb_stop stop;
+	int ret = refuse_if_stuck(why, whylen) ?: fsb_stop_begin(&stop, why, whylen), sig;
 
 	if (ret) {
 		fsb_job_free(j);
@@ -312,7 +339,13 @@ int fsb_job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen
 	j->gave_op = &op;
 	j->gave_obj = obj;
 	j->start_ns = time_now_ns();
-	ret = bounded_run(&job_ops, j, j->start_ns + timeout_ns, NULL);
+	ret = bounded_run(&job_ops, j, j->start_ns + timeout_ns, stop.flag);
+	sig = fsb_stop_end(&stop, ret);
+	if (ret == -EINTR) {
+		snprintf(why, whylen, "stopped by SIG%s while the %s of %s was pending",
+			 sigabbrev_np(sig) ?: "?", op, obj);
+		return ret;
+	}
 	if (ret) {
 		fs_of(obj, fs, sizeof(fs));
 		snprintf(why, whylen, "%s of %s did not return within %s: is its file system%s reachable?",
@@ -370,6 +403,7 @@ int fsb_write(struct fsb_write *w, uint64_t timeout_ns, char *why, size_t whylen
 	memcpy(j->data, w->data, w->len);
 	j->len = w->len;
 	j->no_replace = w->no_replace;
+	j->direct = w->direct;
 	if (snprintf(j->path, sizeof(j->path), "%s", w->path) >= (int)sizeof(j->path) ||
 	    snprintf(j->remake, sizeof(j->remake), "%s", w->remake ? w->remake : "") >=
 		    (int)sizeof(j->remake)) {

@@ -18,11 +18,28 @@
  * The why of a failure is strerror, or for -ETIMEDOUT the call that did not return and
  * where: "fsync of /r/q-1/cases/0001.json.tmp did not return within 30s: is its file
  * system (nfs4 at /r) reachable?".
+ *
+ * A stop signal (util/stopsig.h: SIGINT, SIGTERM, SIGHUP) that comes while a caller waits
+ * ends the wait as promptly (FSB_STOP_GRACE_NS): -EINTR, "stopped by SIGINT while the
+ * open of /r/inc.ini was pending" (a call that returns within the grace is done as
+ * usual). Where the signal goes decides the rest:
+ * - to a handler of the program's, which registered its flag (fsb_stop_watch): the
+ *   flag is looked at, what comes after is the owner's (its report of what ran: a call
+ *   made once the flag is up is not stopped by it);
+ * - blocked on the waiting thread, for its owner's sigtimedwait: fsbound's handler takes
+ *   it for the wait, then it is pending for its owner again;
+ * - at its default action: fsbound's handler takes it for the wait; a call left pending
+ *   is said, every later call is refused, and fsb_stop_signo() tells main to end as the
+ *   default action would have (128 + the signal). One that came as the call returned
+ *   is given back to its default action at once.
+ * An ignored signal (nohup, a shell's background job) is no stop.
  */
 #ifndef GS_UTIL_FSBOUND_H
 #define GS_UTIL_FSBOUND_H
 
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,12 +54,32 @@
 #define FSB_TIMEOUT_DEFAULT "30s"
 uint64_t fsb_timeout_default_ns(void);
 
+/* How long a call still under way when a stop signal comes may take to return. */
+#define FSB_STOP_GRACE_NS 250000000ull
+
+/*
+ * A program's own handler of the stop signals raises *flag (non-zero: the signal); NULL
+ * when it no longer takes them. The flag must stay valid until then.
+ */
+void fsb_stop_watch(volatile const sig_atomic_t *flag);
+/* The stop signal fsbound's handler took in place of its default action, else 0. */
+int fsb_stop_signo(void);
+
+/* A call given up on, said in why: its file system did not answer within the bound
+ * (-ETIMEDOUT) or a stop signal came while it waited (-EINTR). Either way the caller
+ * reads or writes nothing more there. */
+static inline bool fsb_gave_up(int ret)
+{
+	return ret == -ETIMEDOUT || ret == -EINTR;
+}
+
 struct fsb_write {
 	const char *path;
 	const void *data;     /* copied: the caller may free it whatever the outcome */
 	size_t len;
 	const char *remake;   /* a directory made again (mkdir -p) when it is gone; NULL none */
 	bool no_replace;      /* link(2) it in: an existing file is kept (-EEXIST) */
+	bool direct;          /* PATH itself written, no PATH.tmp (remake, no_replace unused) */
 	bool remade;          /* out: remake was gone and was made again */
 };
 
@@ -50,7 +87,9 @@ struct fsb_write {
  * Write w->data to w->path whole and durable within timeout_ns: PATH.tmp written and
  * fsync'ed, renamed (linked, with no_replace) onto PATH, PATH's directory fsync'ed. A
  * reader never sees half a file; after a power cut PATH is whole or absent. 0 or -errno,
- * why filled (see above); PATH.tmp is removed after a failure that returned.
+ * why filled (see above); PATH.tmp is removed after a failure that returned. With direct,
+ * PATH is opened (made, emptied) and written as a user named it, for output that may be
+ * a device or a FIFO (/dev/stdout, a pipe to a reader): fsync'ed where it can be.
  */
 int fsb_write(struct fsb_write *w, uint64_t timeout_ns, char *why, size_t whylen);
 struct fsb_read {
@@ -90,6 +129,21 @@ int fsb_mkdir(const char *path, uint64_t timeout_ns, char *why, size_t whylen);
  */
 int fsb_make_unique_dir(const char *parent, const char *name, const char *sub, char *out,
 			size_t len, uint64_t timeout_ns, char *why, size_t whylen);
+/*
+ * A walk of many small calls bounded as a whole: a sysfs tree's hundreds of attributes
+ * (20-100 us of a thread each would cost as much as the reads). fn(arg) on a thread of
+ * its own within timeout_ns, noting each call that may block with fsb_note before it.
+ * 0 once fn has returned: arg is the caller's again, fn's outcome in it. Else -errno
+ * (fsb_gave_up, or refused, or ENOMEM), why filled, and arg the walk's: drop(arg) runs
+ * once fn returns (at once when fn never ran); the caller must not touch arg again. what
+ * names what fn works on (its root), for a walk given up on before its first note. On a
+ * walk's own thread fn(arg) is called right there, within the bound of that walk.
+ */
+int fsb_walk(void (*fn)(void *arg), void *arg, void (*drop)(void *arg), const char *what,
+	     uint64_t timeout_ns, char *why, size_t whylen);
+/* On a walk's thread: the call about to be made ("open") and its object (copied); on any
+ * other thread nothing, so that a helper shared with callers outside walks may note. */
+void fsb_note(const char *op, const char *obj);
 /* Does dir answer? A small file written, fsync'ed, renamed and removed in it (the steps
  * of a results file) within timeout_ns: 0 or -errno, why filled. */
 int fsb_probe(const char *dir, uint64_t timeout_ns, char *why, size_t whylen);

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,7 @@ struct fsb_job {
 	char name[256], sub[64];   /* fsb_make_unique_dir */
 	char made[PATH_MAX];       /* fsb_make_unique_dir: the directory, once made */
 	bool no_replace;
+	bool direct;               /* writes: PATH itself, no PATH.tmp */
 	bool nofollow;             /* reads: a symbolic link is refused */
 	bool want_real;            /* reads: realpath(path) into real */
 	char *data;                /* writes: in; reads: out; the probe: probe_text */
@@ -37,6 +39,11 @@ struct fsb_job {
 	 * thread, read by abandon at the deadline */
 	pthread_mutex_t at_lock;
 	const char *at_op, *at_obj;
+	char note[PATH_MAX];       /* fsb_walk: fsb_note's object, copied (at_obj then) */
+	/* fsb_walk: the caller's walk, and arg's drop while arg is the job's */
+	void (*walk_fn)(void *arg);
+	void (*walk_drop)(void *arg);
+	void *walk_arg;
 	/* out */
 	int ret;
 	bool remade;
@@ -51,6 +58,20 @@ struct fsb_job {
 	char *out;                 /* fsb_make_unique_dir: the directory, when made */
 	size_t out_len;
 };
+
+/* The stop signals around one wait (fsbound_stop.c). */
+struct fsb_stop {
+	volatile const sig_atomic_t *flag; /* what the wait looks at; NULL: nothing */
+	bool held;                         /* fsbound's handler held for the wait */
+	sigset_t unblocked;                /* stop signals this thread had blocked, opened */
+};
+
+/* Before a wait: s set up; 0, or -EINTR with why said when a stop signal fsbound took
+ * already is ending the verb (nothing more is attempted). */
+int fsb_stop_begin(struct fsb_stop *s, char *why, size_t whylen);
+/* After it, given bounded_run's rc: the stop signal that ended the wait (rc -EINTR),
+ * else 0. One that came as the call returned goes back to where it would have gone. */
+int fsb_stop_end(struct fsb_stop *s, int rc);
 
 /* On the job's thread, before each call: the call ("fsync") and its object (a string
  * of the job that outlives the call). */

@@ -4,11 +4,14 @@
  * file kept, a full disk's errno; the reads of inputs (a file, a stat, a listing); a
  * call that does not return (a FIFO where the temporary file goes: its open waits for a
  * reader) given up on in time with the call and the file system named, the next call,
- * read or write, refused at once until it returns.
+ * read or write, refused at once until it returns; a walk of many calls bounded as one;
+ * a stop signal ending a wait, wherever the signal goes.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -86,7 +89,8 @@ static void test_write_read(void **state)
 	assert_string_equal(why, strerror(ENOENT));
 }
 
-/* A full disk (the temporary file leads to /dev/full): ENOSPC, and it names no timeout. */
+/* A full disk (the temporary file leads to /dev/full, or /dev/full written directly):
+ * ENOSPC, and it names no timeout. */
 static void test_full_disk(void **state)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8], why[256];
@@ -101,6 +105,19 @@ static void test_full_disk(void **state)
 	assert_string_equal(why, strerror(ENOSPC));
 	assert_int_equal(lstat(tmp, &st), -1);
 	assert_int_equal(stat(path, &st), -1);
+	/* direct: the device itself, ENOSPC, and it stays a device (no PATH.tmp renamed
+	 * onto it); a regular file written in place, no PATH.tmp */
+	w.path = "/dev/full";
+	w.direct = true;
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), -ENOSPC);
+	assert_int_equal(stat("/dev/full", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	w.path = path;
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	assert_int_equal(lstat(tmp, &st), -1);
+	unlink(path);
 }
 
 static void test_unique_dir_and_probe(void **state)
@@ -178,6 +195,33 @@ static void test_inputs(void **state)
 	assert_null(names);
 }
 
+/* A write to dir/NAME that will not return: its temporary file is a FIFO, whose open
+ * waits for a reader. path and tmp filled. */
+static void stuck_write_prepare(const char *name, char *path, size_t len, char *tmp,
+				size_t tmplen)
+{
+	snprintf(path, len, "%s/%s", dir, name);
+	snprintf(tmp, tmplen, "%s.tmp", path);
+	assert_int_equal(mkfifo(tmp, 0600), 0);
+}
+
+/* A reader comes: the write returns (a FIFO cannot be fsync'ed: it fails, unseen) and,
+ * with probe, calls are made again. */
+static void stuck_write_release(const char *tmp, bool probe)
+{
+	char why[PATH_MAX + 200];
+	int fd = open(tmp, O_RDONLY | O_NONBLOCK), i, ret = -ETIMEDOUT;
+
+	assert_true(fd >= 0);
+	for (i = 0; i < 500 && ret == -ETIMEDOUT; i++) {
+		usleep(10000);
+		ret = probe ? fsb_probe(dir, TMO, why, sizeof(why)) : 0;
+	}
+	assert_int_equal(ret, 0);
+	close(fd);
+	unlink(tmp);
+}
+
 /* A call that does not return: given up on in time, named; the next refused until it does. */
 static void test_stuck(void **state)
 {
@@ -188,12 +232,9 @@ static void test_stuck(void **state)
 	char **names;
 	size_t n;
 	uint64_t t0, took;
-	int fd, i, ret = -ETIMEDOUT;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/stuck.json", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	assert_int_equal(mkfifo(tmp, 0600), 0);
+	stuck_write_prepare("stuck.json", path, sizeof(path), tmp, sizeof(tmp));
 	t0 = time_now_ns();
 	assert_int_equal(fsb_write(&w, 200000000ull, why, sizeof(why)), -ETIMEDOUT);
 	took = time_now_ns() - t0;
@@ -217,17 +258,238 @@ static void test_stuck(void **state)
 	assert_int_equal(fsb_list(dir, &names, &n, TMO, why, sizeof(why)), -ETIMEDOUT);
 	assert_int_equal(fsb_mkdir(dir, TMO, why, sizeof(why)), -ETIMEDOUT);
 	assert_int_equal(strncmp(why, want, strlen(want)), 0);
-	/* a reader comes: the call returns (a FIFO cannot be fsync'ed: it fails, unseen) and
-	 * calls are made again */
-	fd = open(tmp, O_RDONLY | O_NONBLOCK);
-	assert_true(fd >= 0);
-	for (i = 0; i < 500 && ret == -ETIMEDOUT; i++) {
-		usleep(10000);
-		ret = fsb_probe(dir, TMO, why, sizeof(why));
+	stuck_write_release(tmp, true);
+}
+
+/* A walk's argument: it notes "read" of a name, then reads a pipe when one is given. */
+struct walk_arg {
+	char name[64];
+	int pipe_r;        /* < 0: nothing to wait on */
+	int steps;         /* out: how far it went */
+	int nested;        /* a walk within: 1 to make one */
+};
+
+static int walks_dropped;
+
+static void walk_fn(void *arg)
+{
+	struct walk_arg *a = arg;
+	char why[256], b;
+
+	fsb_note("read", a->name);
+	a->steps++;
+	if (a->pipe_r >= 0 && read(a->pipe_r, &b, 1) == 1)
+		a->steps++;
+	if (a->nested) { /* on this thread, at once: its arg stays ours */
+		struct walk_arg in = { .pipe_r = -1 };
+
+		assert_int_equal(fsb_walk(walk_fn, &in, NULL, "inner", TMO, why, sizeof(why)), 0);
+		a->steps += in.steps * 10;
 	}
-	assert_int_equal(ret, 0);
-	close(fd);
+}
+
+static void walk_drop(void *arg)
+{
+	free(arg);
+	__atomic_add_fetch(&walks_dropped, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A walk: done, its argument back (a walk within it run on its thread); one that does not
+ * return given up on in time naming its last note, its argument dropped once it returns;
+ * the next refused, its argument dropped at once.
+ */
+static void test_walk(void **state)
+{
+	struct walk_arg *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	char why[PATH_MAX + 200], want[PATH_MAX + 64];
+	uint64_t t0;
+	int p[2];
+
+	(void)state;
+	a->pipe_r = -1;
+	a->nested = 1;
+	fsb_note("read", "nowhere"); /* outside a walk: nothing */
+	assert_int_equal(fsb_walk(walk_fn, a, walk_drop, "/sys", TMO, why, sizeof(why)), 0);
+	assert_int_equal(a->steps, 11);
+	assert_int_equal(walks_dropped, 0);
+	assert_int_equal(pipe(p), 0);
+	a->pipe_r = p[0];
+	a->nested = 0;
+	a->steps = 0;
+	snprintf(a->name, sizeof(a->name), "%s/attr", dir);
+	t0 = time_now_ns();
+	assert_int_equal(fsb_walk(walk_fn, a, walk_drop, "/sys", 200000000ull, why, sizeof(why)),
+			 -ETIMEDOUT);
+	assert_true(time_now_ns() - t0 < 2000000000ull);
+	snprintf(want, sizeof(want), "read of %s/attr did not return within 200ms: is its file system (",
+		 dir);
+	assert_int_equal(strncmp(why, want, strlen(want)), 0);
+	b->pipe_r = -1;
+	assert_int_equal(fsb_walk(walk_fn, b, walk_drop, "/sys", TMO, why, sizeof(why)),
+			 -ETIMEDOUT);
+	assert_int_equal(__atomic_load_n(&walks_dropped, __ATOMIC_SEQ_CST), 1); /* b's */
+	assert_int_equal(write(p[1], "x", 1), 1);
+	for (int i = 0; i < 500 && __atomic_load_n(&walks_dropped, __ATOMIC_SEQ_CST) < 2; i++)
+		usleep(10000);
+	assert_int_equal(__atomic_load_n(&walks_dropped, __ATOMIC_SEQ_CST), 2);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* What comes 200 ms into a wait: a signal to a thread, or a flag raised. */
+struct later {
+	pthread_t to;
+	int sig;
+	volatile sig_atomic_t *flag;    /* raised to sig instead, when set */
+	const char *reader;             /* then opened for reading 50 ms on, when set */
+	int fd;
+	pthread_t t;
+};
+
+static void *later_main(void *p)
+{
+	struct later *l = p;
+
+	usleep(200000);
+	if (l->flag)
+		*l->flag = l->sig;
+	else
+		pthread_kill(l->to, l->sig);
+	if (l->reader) {
+		usleep(50000);
+		l->fd = open(l->reader, O_RDONLY | O_NONBLOCK);
+	}
+	return NULL;
+}
+
+static void later_start(struct later *l)
+{
+	l->to = pthread_self();
+	l->fd = -1;
+	assert_int_equal(pthread_create(&l->t, NULL, later_main, l), 0);
+}
+
+static void later_join(struct later *l)
+{
+	pthread_join(l->t, NULL);
+	if (l->fd >= 0)
+		close(l->fd);
+}
+
+/* How long a stopped wait may take: the poll, the grace, and a loaded 2-core host. */
+#define STOPPED_WITHIN (200000000ull + FSB_STOP_GRACE_NS + 50000000ull + 500000000ull)
+
+static void assert_stopped(int ret, const char *why, const char *sig, const char *tmp,
+			   uint64_t t0)
+{
+	char want[PATH_MAX + 64];
+	uint64_t took = time_now_ns() - t0;
+
+	assert_int_equal(ret, -EINTR);
+	snprintf(want, sizeof(want), "stopped by %s while the open of %s was pending", sig, tmp);
+	assert_string_equal(why, want);
+	assert_true(took >= 200000000ull + FSB_STOP_GRACE_NS && took < STOPPED_WITHIN);
+}
+
+static bool sig_default(int sig)
+{
+	struct sigaction sa;
+
+	return !sigaction(sig, NULL, &sa) && sa.sa_handler == SIG_DFL;
+}
+
+/*
+ * The flag of a program's own handler (run/stop.c's), raised in a wait: the wait ends,
+ * the call named; a call made once it is up goes on, its owner writing what ran.
+ */
+static void test_stop_watched(void **state)
+{
+	static volatile sig_atomic_t flag;
+	char path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 200];
+	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
+	struct later l = { .sig = SIGTERM, .flag = &flag };
+	uint64_t t0 = time_now_ns();
+
+	(void)state;
+	stuck_write_prepare("watched.json", path, sizeof(path), tmp, sizeof(tmp));
+	fsb_stop_watch(&flag);
+	later_start(&l);
+	assert_stopped(fsb_write(&w, TMO, why, sizeof(why)), why, "SIGTERM", tmp, t0);
+	later_join(&l);
+	assert_int_equal(fsb_stop_signo(), 0); /* the owner's, not fsbound's */
+	stuck_write_release(tmp, true);
+	assert_int_equal(fsb_probe(dir, TMO, why, sizeof(why)), 0);
+	fsb_stop_watch(NULL);
+	flag = 0;
+}
+
+/*
+ * A stop signal blocked on the waiting thread (the driver's, taken with sigtimedwait
+ * between cases): opened to fsbound's handler for the wait, which it ends; pending for
+ * its owner afterwards, blocked and at its default action again, and nothing refused.
+ * A signal that comes as a call returns within the grace: the call done, the signal
+ * pending all the same.
+ */
+static void test_stop_blocked(void **state)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 200];
+	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
+	struct timespec zero = { 0, 0 };
+	struct later l = { .sig = SIGTERM };
+	sigset_t set, old, now;
+	uint64_t t0;
+
+	(void)state;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	stuck_write_prepare("blocked.json", path, sizeof(path), tmp, sizeof(tmp));
+	t0 = time_now_ns();
+	later_start(&l);
+	assert_stopped(fsb_write(&w, TMO, why, sizeof(why)), why, "SIGTERM", tmp, t0);
+	later_join(&l);
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	assert_true(sigismember(&now, SIGTERM));
+	assert_true(sig_default(SIGTERM));
+	assert_int_equal(sigtimedwait(&set, NULL, &zero), SIGTERM);
+	assert_int_equal(fsb_stop_signo(), 0);
+	stuck_write_release(tmp, true);
+	/* the reader comes 50 ms after the signal: within the grace */
+	stuck_write_prepare("blocked2.json", path, sizeof(path), tmp, sizeof(tmp));
+	l.reader = tmp;
+	later_start(&l);
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), -EINVAL); /* fsync of a FIFO */
+	later_join(&l);
+	assert_int_equal(sigtimedwait(&set, NULL, &zero), SIGTERM);
 	unlink(tmp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * A stop signal at its default action: fsbound's handler takes it for the wait, which it
+ * ends; the default action back, every later call refused, and fsb_stop_signo() says
+ * which, for main's 128 + signal. For good in this process: the last test.
+ */
+static void test_stop_default(void **state)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 200];
+	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
+	struct later l = { .sig = SIGINT };
+	uint64_t t0;
+
+	(void)state;
+	assert_true(sig_default(SIGINT));
+	stuck_write_prepare("default.json", path, sizeof(path), tmp, sizeof(tmp));
+	t0 = time_now_ns();
+	later_start(&l);
+	assert_stopped(fsb_write(&w, TMO, why, sizeof(why)), why, "SIGINT", tmp, t0);
+	later_join(&l);
+	assert_true(sig_default(SIGINT));
+	assert_int_equal(fsb_stop_signo(), SIGINT);
+	stuck_write_release(tmp, false);
+	assert_int_equal(fsb_mkdir(dir, TMO, why, sizeof(why)), -EINTR);
+	assert_string_equal(why, "not attempted: stopped by SIGINT");
 }
 
 static void test_mount_find(void **state)
@@ -286,6 +548,10 @@ int main(void)
 		cmocka_unit_test(test_inputs),
 		cmocka_unit_test(test_stuck),
 		cmocka_unit_test(test_mount_find),
+		cmocka_unit_test(test_walk),
+		cmocka_unit_test(test_stop_watched),
+		cmocka_unit_test(test_stop_blocked),
+		cmocka_unit_test(test_stop_default), /* the last: its stop stays */
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

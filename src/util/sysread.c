@@ -1,4 +1,8 @@
-/* Small reads from a sysfs-like tree under a root (live /sys or a test fixture). */
+/*
+ * Small reads from a sysfs-like tree under a root (live /sys or a test fixture). Each
+ * call that may block is noted for a bounded walk (util/fsbound.h: fsb_note), a no-op
+ * outside one: a caller bounds a whole walk of these reads, not each.
+ */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
@@ -12,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "util/fsbound.h"
 
 static int GS_PRINTF(4, 0) vpath(char *out, size_t len, const char *root, const char *fmt, va_list ap)
 {
@@ -27,14 +33,17 @@ bool sys_is_live(const char *root)
 {
 	char real[PATH_MAX];
 
+	fsb_note("realpath", root);
 	return realpath(root, real) && !strcmp(real, "/sys");
 }
 
 static ssize_t read_bytes(const char *path, void *buf, size_t len)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f;
 	size_t n;
 
+	fsb_note("read", path); /* the open and the read: one note, one call said */
+	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	n = fread(buf, 1, len, f);
@@ -104,7 +113,10 @@ bool sys_exists(const char *root, const char *fmt, ...)
 	va_start(ap, fmt);
 	e = vpath(path, sizeof(path), root, fmt, ap);
 	va_end(ap);
-	return !e && stat(path, &st) == 0;
+	if (e)
+		return false;
+	fsb_note("stat", path);
+	return stat(path, &st) == 0;
 }
 
 ssize_t sys_read_bin(const char *root, void *buf, size_t len, const char *fmt, ...)
@@ -139,10 +151,15 @@ int sys_list(const char *root, bool (*keep)(const char *name), char (**out)[64],
 	va_end(ap);
 	if (e)
 		return e;
+	fsb_note("open", path);
 	d = opendir(path);
 	if (!d)
 		return -errno;
-	while ((de = readdir(d))) {
+	for (;;) {
+		fsb_note("readdir", path);
+		de = readdir(d);
+		if (!de)
+			break;
 		if (keep ? !keep(de->d_name) : de->d_name[0] == '.')
 			continue;
 		if (n == cap) {

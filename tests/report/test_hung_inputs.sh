@@ -9,7 +9,11 @@
 #   file of a run without report.json, the listing of its cases/ (exit 2: an input that
 #   cannot be read); --out's mkdir and the look for files it would overwrite (exit 1);
 # - the bound where no option gives one (30 s, [report] write_timeout's default): an
-#   experiment's include (gradsync check) and run --replay DIR's experiment.ini, at once.
+#   experiment's include (gradsync check), run --replay DIR's experiment.ini, a sysfs
+#   tree's directory (topo --sysfs-root) and attribute (doctor --sysfs-root: its checks'
+#   walk), the profile gpu --write writes, at once (exit 1 for the last three);
+# - a stop signal while such a call waits: SIGINT 1 s into a held include ends the wait
+#   at once (well under 1 s), its line naming the call still pending, exit 130.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -36,7 +40,7 @@ held() {
 	name=$1 calls=$2 path=$3 secs=$4
 	shift 4
 	# LeakSanitizer cannot work under ptrace: an ASan build checks no leaks here
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 120 strace -o /dev/null \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 120 strace -o "$T/$name.trace" \
 		-f -P "$path" -e trace="$calls" -e inject="$calls:delay_enter=$((secs * 1000000))" \
 		"$@" >"$T/$name.out" 2>"$T/$name.err" &
 	pid=$!
@@ -75,6 +79,13 @@ held inc openat "$T/inc.ini" 34 "$G" check "$T/e.ini"
 pid_inc=$pid
 held replay newfstatat,statx,stat "$T/rep/experiment.ini" 34 "$G" run --replay "$T/rep"
 pid_replay=$pid
+cp -a "$PWD/tests/fixtures/sysfs/dgx-h100" "$T/sys"
+held topo openat "$T/sys/class/infiniband" 34 "$G" topo --sysfs-root "$T/sys"
+pid_topo=$pid
+held doctor openat "$T/sys/kernel/mm/transparent_hugepage/enabled" 34 "$G" doctor --sysfs-root "$T/sys"
+pid_doctor=$pid
+held gpu openat "$T/prof.txt" 34 "$G" gpu --profile h200 --write "$T/prof.txt"
+pid_gpu=$pid
 
 mkdir -p "$T/run" "$T/part/cases"
 cp "$F/tcp_shm.json" "$T/run/report.json"
@@ -108,14 +119,56 @@ t0=$(date +%s.%N)
 held out newfstatat,statx,stat "$T/o2/report.md" 4 "$G" report "$T/run" --out "$T/o2" --timeout 1s
 check out 1 1 "gradsync: error: --out $T/o2: stat of $T/o2/report.md did not return within 1s: $fs_line"
 
-# both lines' times before either process ends (at 34 s)
-t_inc=$(said inc "$t30" 45)
-t_replay=$(said replay "$t30" 45)
+# every line's time before any process ends (at 34 s)
+for n in inc replay topo doctor gpu; do
+	eval "t_$n=\$(said $n \"\$t30\" 45)"
+done
 pid=$pid_inc
 check inc 2 30 "$T/e.ini:3: include: cannot read '$T/inc.ini': open of $T/inc.ini did not return within 30s: $fs_line" "$t_inc"
 pid=$pid_replay
 check replay 2 30 "gradsync run: --replay $T/rep: stat of $T/rep/experiment.ini did not return within 30s: $fs_line" "$t_replay"
 [ -e "$T/res" ] && fail "replay: a run directory was made"
+pid=$pid_topo
+check topo 1 30 "gradsync: error: sysfs root $T/sys: open of $T/sys/class/infiniband did not return within 30s: $fs_line" "$t_topo"
+[ -s "$T/topo.out" ] && fail "topo: a topology was printed"
+pid=$pid_doctor
+check doctor 1 30 "gradsync: error: sysfs root $T/sys: read of $T/sys/kernel/mm/transparent_hugepage/enabled did not return within 30s: $fs_line" "$t_doctor"
+[ -s "$T/doctor.out" ] && fail "doctor: a verdict was printed"
+pid=$pid_gpu
+check gpu 1 30 "gradsync gpu: write $T/prof.txt: open of $T/prof.txt did not return within 30s: $fs_line" "$t_gpu"
+
+# SIGINT 1 s into a held include (its bound 30 s, held 8 s): the line within the stop's
+# grace, and the process's main thread gone with it (its exit then waits in the kernel
+# for the held call alone: strace's hold here, NFS's killable wait on a real mount);
+# exit 130, as the default action. SIGINT at its default action first: a shell starts
+# its background jobs ignoring it, and an ignored signal is no stop.
+dfl_int='import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])'
+held stop openat "$T/inc.ini" 8 python3 -c "$dfl_int" "$G" check "$T/e.ini"
+for i in $(seq 200); do grep -q 'openat(' "$T/stop.trace" 2>/dev/null && break; sleep 0.05; done
+sleep 1
+gpid=$(pgrep -P "$(pgrep -P "$pid")")
+t0=$(date +%s.%N)
+kill -INT "$gpid"
+# the moments seen (date: python's start would take longer than what is measured)
+at_line='' at_exit=''
+for i in $(seq 200); do
+	[ -z "$at_line" ] && grep -q "stopped by" "$T/stop.err" && at_line=$(date +%s.%N)
+	# the leader a zombie (or gone): main returned, the held thread alone is left
+	[ -z "$at_exit" ] && ! grep -qs '^State:.*[RSDt]' "/proc/$gpid/status" && at_exit=$(date +%s.%N)
+	[ -n "$at_line" ] && [ -n "$at_exit" ] && break
+	sleep 0.02
+done
+since() { [ -n "$1" ] && python3 -c "import sys; print(f'{float(sys.argv[1]) - float(sys.argv[2]):.2f}')" "$1" "$t0"; }
+t_line=$(since "$at_line") t_exit=$(since "$at_exit")
+wait "$pid"
+st=$?
+[ "$st" = 130 ] || fail "stop: exit $st, expected 130"
+[ -n "$t_line" ] && within "$t_line" 1 || fail "stop: the line took ${t_line:-over 4}s after SIGINT"
+[ -n "$t_exit" ] && within "$t_exit" 1 || fail "stop: the process took ${t_exit:-over 4}s to exit after SIGINT"
+grep -qx "$T/e.ini:3: include: cannot read '$T/inc.ini': stopped by SIGINT while the open of $T/inc.ini was pending" "$T/stop.err" ||
+	{ fail "stop: no line naming the call still pending"; cat "$T/stop.err"; }
+[ "$(grep -cv '^strace: ' "$T/stop.err")" = 1 ] || { fail "stop: more than one line"; cat "$T/stop.err"; }
+echo "stop: exit $st, the line ${t_line}s and the exit ${t_exit}s after SIGINT (held 1s)"
 
 [ $fails = 0 ] && echo "hung inputs: all passed"
 exit $((fails > 0))

@@ -46,6 +46,7 @@ static void seg_name(struct shm_pair_seg *s, const struct shm_pair_proto *pr, ui
  * gone(fd, arg) holds (NULL: every one): the one walk of both sweeps. Returns how many
  * were removed; *bytes (unless NULL) adds their sizes.
  */
+/* Unbounded, as every /dev/shm call here: tmpfs is memory, no server to lose. */
 static int seg_sweep(const char *prefix, bool (*gone)(int fd, void *arg), void *arg,
 		     uint64_t *bytes)
 {

@@ -279,7 +279,8 @@ static int tcp_wait(struct transport *t, int timeout_ms)
 	return 0;
 }
 
-/* Interface facts from sysfs; loopback and virtual links have no speed. */
+/* Interface facts from sysfs; loopback and virtual links have no speed. Unbounded: this
+ * node's live sysfs, never a path a user names or a remote file system. */
 static void read_sysfs(const char *ifname, const char *what, char *buf, size_t len)
 {
 	char path[160];
