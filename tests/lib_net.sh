@@ -33,17 +33,16 @@ sys.exit(1)
 PY
 }
 
-# The prologue of a test that starts ranks by hand: G (the binary, absolute), T (a
-# scratch directory), pids (the ranks started; killed at exit, T removed), fails and
-# fail(). Call it at the top level of the test, not in a subshell: it sets the EXIT trap.
+. "$(dirname "$0")/../lib.sh"
+
+# The prologue of a test that starts ranks by hand: test_begin's (tests/lib.sh: G, T,
+# fails and fail()) and pids (the ranks started; killed at exit, T removed). Call it at
+# the top level of the test, not in a subshell: it sets the EXIT trap.
 rank_test_begin() {
-	G=$(readlink -f "${GRADSYNC:-build/gradsync}")
-	T=$(mktemp -d)
+	test_begin
 	pids=
 	trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
-	fails=0
 }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # Wall-clock seconds for timing a stop: now prints the time, elapsed T0 the seconds since
 # T0 (two decimals), within SECS LIMIT succeeds when SECS <= LIMIT.

@@ -36,6 +36,7 @@ struct p2p {
 	uint64_t recvs_done;
 	uint64_t idle_since;
 	uint32_t spins;
+	struct act_mark mark; /* the activity to return to at p2p_end */
 };
 
 static uint64_t p2p_cookie(int kind, uint64_t i, bool is_send)
@@ -141,8 +142,12 @@ static int p2p_wait(struct p2p *p, uint64_t sends, uint64_t recvs, const char *w
 	return 0;
 }
 
-static int p2p_init(struct p2p *p, struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
-		    int iterations, const char *op, int src, int dst)
+/*
+ * Check the pair and, when this rank is one of its two, mark the activity (ACT_P2P with
+ * the peer) until p2p_end. 1: this rank sits the pair out (nothing to end); -EINVAL.
+ */
+static int p2p_begin(struct p2p *p, struct coll_comm *c, const struct coll_buf *buf,
+		     uint64_t bytes, int iterations, const char *op, int src, int dst)
 {
 	memset(p, 0, sizeof(*p));
 	p->c = c;
@@ -164,7 +169,21 @@ static int p2p_init(struct p2p *p, struct coll_comm *c, const struct coll_buf *b
 	p->peer = c->rank == src ? dst : src;
 	p->t = c->peer_tp[p->peer];
 	p->mr = buf->mr[c->peer_ti[p->peer]];
+	act_enter(c->act, ACT_P2P, p->peer, p->seq, time_now_ns(), &p->mark);
 	return 0;
+}
+
+static void p2p_end(struct p2p *p)
+{
+	act_leave(p->c->act, &p->mark, time_now_ns());
+}
+
+/* Step 1 of both exchanges on the sender: the receiver's "ready" (its receives are up). */
+static int p2p_wait_ready(struct p2p *p)
+{
+	int ret = p2p_post(p, false, P2P_READY, 0, 1);
+
+	return ret ? ret : p2p_wait(p, 0, 1, "ready");
 }
 
 int coll_write_bw_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t bytes,
@@ -172,20 +191,16 @@ int coll_write_bw_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t
 {
 	uint64_t n, posted = 0, t0;
 	struct p2p p;
-	struct act_mark m;
-	int ret = p2p_init(&p, c, buf, bytes, iterations, "write_bw", src, dst);
+	int ret = p2p_begin(&p, c, buf, bytes, iterations, "write_bw", src, dst);
 
 	*ns = 0;
 	if (ret)
 		return ret > 0 ? 0 : ret;
-	act_enter(c->act, ACT_P2P, p.peer, p.seq, time_now_ns(), &m);
 	n = (uint64_t)iterations;
 	if (window < 1)
 		window = 1;
 	if (c->rank == src) {
-		ret = p2p_post(&p, false, P2P_READY, 0, 1);
-		if (!ret)
-			ret = p2p_wait(&p, 0, 1, "ready");
+		ret = p2p_wait_ready(&p);
 		t0 = time_now_ns();
 		while (!ret && p.sends_done < n) {
 			while (!ret && posted < n && posted - p.sends_done < (uint64_t)window)
@@ -215,7 +230,7 @@ int coll_write_bw_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_t
 	if (!ret)
 		ret = p2p_wait(&p, 2, n, "ack completion");
 out:
-	act_leave(c->act, &m, time_now_ns());
+	p2p_end(&p);
 	return ret;
 }
 
@@ -224,18 +239,14 @@ int coll_write_lat_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_
 {
 	uint64_t n, t0;
 	struct p2p p;
-	struct act_mark m;
-	int ret = p2p_init(&p, c, buf, bytes, iterations, "write_lat", src, dst);
+	int ret = p2p_begin(&p, c, buf, bytes, iterations, "write_lat", src, dst);
 
 	*ns = 0;
 	if (ret)
 		return ret > 0 ? 0 : ret;
-	act_enter(c->act, ACT_P2P, p.peer, p.seq, time_now_ns(), &m);
 	n = (uint64_t)iterations;
 	if (c->rank == src) {
-		ret = p2p_post(&p, false, P2P_READY, 0, 1);
-		if (!ret)
-			ret = p2p_wait(&p, 0, 1, "ready");
+		ret = p2p_wait_ready(&p);
 		t0 = time_now_ns();
 		for (uint64_t i = 0; i < n && !ret; i++) {
 			ret = p2p_post(&p, false, P2P_DATA, i, bytes);
@@ -264,7 +275,7 @@ int coll_write_lat_pair(struct coll_comm *c, const struct coll_buf *buf, uint64_
 	if (!ret)
 		ret = p2p_wait(&p, n + 1, n, "send completions");
 out:
-	act_leave(c->act, &m, time_now_ns());
+	p2p_end(&p);
 	return ret;
 }
 

@@ -38,15 +38,27 @@ static void *mem_alloc(size_t bytes, bool host)
 	return p;
 }
 
-static void mem_free(void *p, bool host)
+/*
+ * The probe, then a CUDA call whose one argument is a pointer (a free, an unregister, an
+ * IPC close): 0, the probe's -ENODEV, or the call's -errno with its log line.
+ */
+static int ptr_call(cudaError_t (*call)(void *), const char *name, void *p)
 {
 	cudaError_t e;
+	int rc = gpu_probe();
 
-	if (!p || gpu_probe())
-		return;
-	e = host ? cudaFreeHost(p) : cudaFree(p);
+	if (rc)
+		return rc;
+	e = call(p);
 	if (e != cudaSuccess)
-		gpu_err(e, host ? "cudaFreeHost" : "cudaFree", "ptr=%p", p);
+		return gpu_err(e, name, "ptr=%p", p);
+	return 0;
+}
+
+static void mem_free(void *p, bool host)
+{
+	if (p)
+		(void)ptr_call(host ? cudaFreeHost : cudaFree, host ? "cudaFreeHost" : "cudaFree", p);
 }
 
 void *gpu_alloc(size_t bytes)
@@ -84,15 +96,7 @@ int gpu_host_register(void *p, size_t bytes)
 
 int gpu_host_unregister(void *p)
 {
-	cudaError_t e;
-	int rc = gpu_probe();
-
-	if (rc)
-		return rc;
-	e = cudaHostUnregister(p);
-	if (e != cudaSuccess)
-		return gpu_err(e, "cudaHostUnregister", "ptr=%p", p);
-	return 0;
+	return ptr_call(cudaHostUnregister, "cudaHostUnregister", p);
 }
 
 bool gpu_is_device_ptr(const void *p)
@@ -221,15 +225,7 @@ int gpu_ipc_open(const struct gpu_ipc_handle *h, void **ptr)
 
 int gpu_ipc_close(void *ptr)
 {
-	cudaError_t e;
-	int rc = gpu_probe();
-
-	if (rc)
-		return rc;
-	e = cudaIpcCloseMemHandle(ptr);
-	if (e != cudaSuccess)
-		return gpu_err(e, "cudaIpcCloseMemHandle", "ptr=%p", ptr);
-	return 0;
+	return ptr_call(cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle", ptr);
 }
 
 struct gpu_stream *gpu_stream_create(bool high_priority)
@@ -264,19 +260,23 @@ void gpu_stream_destroy(struct gpu_stream *s)
 		gpu_err(e, "cudaStreamDestroy", "stream=%p", (void *)s);
 }
 
-int gpu_stream_query(struct gpu_stream *s)
+/* A stream's or an event's query: 0 done, -EBUSY not yet (no log), else -errno logged. */
+static inline int query_rc(cudaError_t e, const char *call, const char *what, void *obj)
 {
-	cudaError_t e;
-	int rc = gpu_probe();
-
-	if (rc)
-		return rc;
-	e = cudaStreamQuery(gpu_cu_stream(s));
 	if (e == cudaSuccess)
 		return 0;
 	if (e == cudaErrorNotReady)
 		return -EBUSY;
-	return gpu_err(e, "cudaStreamQuery", "stream=%p", (void *)s);
+	return gpu_err(e, call, "%s=%p", what, obj);
+}
+
+int gpu_stream_query(struct gpu_stream *s)
+{
+	int rc = gpu_probe();
+
+	if (rc)
+		return rc;
+	return query_rc(cudaStreamQuery(gpu_cu_stream(s)), "cudaStreamQuery", "stream", s);
 }
 
 /* Poll until done: spin briefly for short waits, then back off with 20 us sleeps. */
@@ -372,17 +372,11 @@ int gpu_event_record(struct gpu_event *ev, struct gpu_stream *s)
 
 int gpu_event_query(struct gpu_event *ev)
 {
-	cudaError_t e;
 	int rc = gpu_probe();
 
 	if (rc)
 		return rc;
-	e = cudaEventQuery((cudaEvent_t)ev);
-	if (e == cudaSuccess)
-		return 0;
-	if (e == cudaErrorNotReady)
-		return -EBUSY;
-	return gpu_err(e, "cudaEventQuery", "event=%p", (void *)ev);
+	return query_rc(cudaEventQuery((cudaEvent_t)ev), "cudaEventQuery", "event", ev);
 }
 
 int gpu_event_sync(struct gpu_event *ev, int timeout_ms)

@@ -77,6 +77,46 @@ static void emit(FILE *f, const struct csv_row *r)
 	fputc('\n', f);
 }
 
+/* A number column copied as it is from a member of a collective row or of a workload. */
+struct csv_copy {
+	const char *col;
+	const char *path; /* jget path in the row or the workload object */
+};
+
+static const struct csv_copy coll_copies[] = {
+	{ "size", "size" },
+	{ "count", "count" },
+	{ "iterations", "iterations" },
+	{ "time_avg_us", "time_us.avg" },
+	{ "time_p50_us", "time_us.p50" },
+	{ "time_p99_us", "time_us.p99" },
+	{ "algbw_GBps", "algbw_GBps" },
+	{ "busbw_GBps", "busbw_GBps" },
+	{ "wrong", "wrong" },
+	{ "cpu_s_per_GB", "cpu_s_per_GB" },
+	{ "host_cpu_s_per_GB", "host_cpu_s_per_GB" },
+};
+
+static const struct csv_copy wl_copies[] = {
+	{ "ranks", "ranks" },
+	{ "iterations", "iterations" },
+	{ "iter_ms", "iter_ms.mean" },
+	{ "fwd_ms", "fwd_ms.mean" },
+	{ "bwd_ms", "bwd_ms.mean" },
+	{ "exposed_comm_ms", "exposed_comm_ms.mean" },
+	{ "comm_wait_share", "comm_wait_share" },
+	{ "overlap_efficiency", "overlap_efficiency" },
+	{ "samples_per_s", "samples_per_s" },
+	{ "scaling_efficiency", "scaling_efficiency" },
+	{ "busbw_GBps", "busbw_GBps" },
+};
+
+static void put_copies(struct csv_row *r, const json_t *obj, const struct csv_copy *cp, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		put_num(r, cp[k].col, jget_num(obj, cp[k].path));
+}
+
 static void case_common(const struct report_set *s, int i, const char *kind, struct csv_row *r)
 {
 	const json_t *c = s->cases[i].json;
@@ -121,19 +161,9 @@ static void emit_collective(FILE *f, const struct report_set *s, int i)
 		put_str(&r, "op", jget_str(x, "op"));
 		put_str(&r, "algo", jget_str(x, "algo"));
 		put_str(&r, "dtype", jget_str(x, "dtype"));
-		put_num(&r, "size", jget_num(x, "size"));
-		put_num(&r, "count", jget_num(x, "count"));
-		put_num(&r, "iterations", jget_num(x, "iterations"));
-		put_num(&r, "time_avg_us", jget_num(x, "time_us.avg"));
-		put_num(&r, "time_p50_us", jget_num(x, "time_us.p50"));
-		put_num(&r, "time_p99_us", jget_num(x, "time_us.p99"));
-		put_num(&r, "algbw_GBps", jget_num(x, "algbw_GBps"));
-		put_num(&r, "busbw_GBps", bw);
+		put_copies(&r, x, coll_copies, ARRAY_SIZE(coll_copies));
 		put_num(&r, "pct_of_bound", case_pct_of_bound(c, bw));
 		put_num(&r, "speedup", tb / jget_num(x, "time_us.avg"));
-		put_num(&r, "wrong", jget_num(x, "wrong"));
-		put_num(&r, "cpu_s_per_GB", jget_num(x, "cpu_s_per_GB"));
-		put_num(&r, "host_cpu_s_per_GB", jget_num(x, "host_cpu_s_per_GB"));
 		emit(f, &r);
 	}
 }
@@ -143,25 +173,13 @@ static void emit_workload(FILE *f, const struct report_set *s, int i)
 	const json_t *c = s->cases[i].json, *w = jget(c, "workload");
 	const json_t *bw = jget(report_case_ref(s, i), "workload");
 	struct csv_row r;
-	double v;
 
 	if (!json_is_object(w))
 		return;
 	case_common(s, i, "workload", &r);
 	put_str(&r, "model", jget_str(w, "model"));
-	put_num(&r, "ranks", jget_num(w, "ranks"));
-	put_num(&r, "iterations", jget_num(w, "iterations"));
-	put_num(&r, "iter_ms", jget_num(w, "iter_ms.mean"));
-	put_num(&r, "fwd_ms", jget_num(w, "fwd_ms.mean"));
-	put_num(&r, "bwd_ms", jget_num(w, "bwd_ms.mean"));
-	put_num(&r, "exposed_comm_ms", jget_num(w, "exposed_comm_ms.mean"));
-	put_num(&r, "comm_wait_share", jget_num(w, "comm_wait_share"));
-	put_num(&r, "overlap_efficiency", jget_num(w, "overlap_efficiency"));
-	put_num(&r, "samples_per_s", jget_num(w, "samples_per_s"));
-	put_num(&r, "scaling_efficiency", jget_num(w, "scaling_efficiency"));
-	v = jget_num(w, "busbw_GBps");
-	put_num(&r, "busbw_GBps", v);
-	put_num(&r, "pct_of_bound", case_pct_of_bound(c, v));
+	put_copies(&r, w, wl_copies, ARRAY_SIZE(wl_copies));
+	put_num(&r, "pct_of_bound", case_pct_of_bound(c, jget_num(w, "busbw_GBps")));
 	if (json_is_object(bw))
 		put_num(&r, "speedup", jget_num(bw, "iter_ms.mean") / jget_num(w, "iter_ms.mean"));
 	emit(f, &r);

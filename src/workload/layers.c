@@ -244,6 +244,16 @@ int ly_linear(struct tensor_list *tl, const char *name, int64_t in, int64_t out,
 	return ly_linear_as(tl, name, w, bias ? b : NULL, in, out, positions);
 }
 
+int ly_qkv(struct tensor_list *tl, const char *q, const char *k, const char *v, int64_t h,
+	   int64_t kv, bool bias, double positions)
+{
+	ly_linear(tl, q, h, h, bias, positions);
+	ly_input_f32(tl);
+	ly_linear(tl, k, h, kv, bias, positions);
+	ly_input_f32(tl);
+	return ly_linear(tl, v, h, kv, bias, positions);
+}
+
 int ly_conv1d(struct tensor_list *tl, const char *name, int64_t in, int64_t out,
 	      double positions)
 {

@@ -33,6 +33,14 @@ void ly_scope(struct tensor_list *tl, const char *fmt, ...) GS_PRINTF(2, 3);
 /* nn.Linear(in, out): "<name>.weight" [out, in], "<name>.bias" [out]; positions = rows. */
 int ly_linear(struct tensor_list *tl, const char *name, int64_t in, int64_t out, bool bias,
 	      double positions);
+/*
+ * Attention's query, key and value as three nn.Linear of one input (HF BERT, Llama; not
+ * a packed in_proj): q h -> h, k and v h -> kv (kv < h: grouped-query attention). Under
+ * autocast the input is an fp32 activation that k and v each cast again, as q did.
+ * Returns v's layer.
+ */
+int ly_qkv(struct tensor_list *tl, const char *q, const char *k, const char *v, int64_t h,
+	   int64_t kv, bool bias, double positions);
 /* The same with its own parameter names (relative to the scope); bias NULL = none.
  * MultiheadAttention's packed in_proj_weight / in_proj_bias are one. */
 int ly_linear_as(struct tensor_list *tl, const char *name, const char *weight,

@@ -53,11 +53,8 @@ static void bert_layer(struct tensor_list *tl, int i, int batch, int seq, int64_
 	int e = ly_act_bytes(tl), r = ly_res_bytes(tl);
 
 	ly_scope(tl, "bert.encoder.layer.%d", i);
-	ly_linear(tl, "attention.self.query", h, h, true, pos);
-	ly_input_f32(tl);
-	ly_linear(tl, "attention.self.key", h, h, true, pos);
-	ly_input_f32(tl);
-	ly_linear(tl, "attention.self.value", h, h, true, pos);
+	ly_qkv(tl, "attention.self.query", "attention.self.key", "attention.self.value", h, h, true,
+	       pos);
 	ly_attention(tl, "attention.self.core", batch, seq, h, heads, heads, false, 0, 0);
 	ly_fork(tl, BERT_QKV_FORKS, pos * h, r);
 	ly_views(tl, BERT_VIEWS);

@@ -69,11 +69,7 @@ static int llama_layer(struct tensor_list *tl, int i, int prev, int batch, int s
 	int o, down, ln1, ln2;
 
 	ly_scope(tl, "model.layers.%d", i);
-	ly_linear(tl, "self_attn.q_proj", h, h, false, pos);
-	ly_input_f32(tl);
-	ly_linear(tl, "self_attn.k_proj", h, kv, false, pos);
-	ly_input_f32(tl);
-	ly_linear(tl, "self_attn.v_proj", h, kv, false, pos);
+	ly_qkv(tl, "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", h, kv, false, pos);
 	ly_rotary(tl, pos * (h + kv));
 	ly_views(tl, LLAMA_VIEWS);
 	ly_fwd_elem(tl, "kv_cache.new", 0, LLAMA_CACHE_CALLS, 0);

@@ -2,10 +2,8 @@
 # The command line end to end: verbs, exit codes, the key reference in the README
 # against `gradsync keys`, every conf/*.ini parses, and the static link.
 set -u
-G=${GRADSYNC:-build/gradsync}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
+. "$(dirname "$0")/../lib.sh"
+test_begin
 check() { # check DESC EXPECTED_EXIT CMD...
 	desc=$1 want=$2
 	shift 2

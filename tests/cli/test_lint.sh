@@ -3,11 +3,8 @@
 # check and run with exit 2 before anything runs, warnings are printed and the
 # experiment goes on (config/lint.c).
 set -u
-G=${GRADSYNC:-build/gradsync}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
+test_begin
 
 # expect_err FILE REGEX: check exits 2 and stderr has a line matching REGEX
 expect_err() {

@@ -6,12 +6,9 @@
 # sources -dirty, rebuilds nothing when nothing changed ("ninja: no work to do" twice),
 # and says "unknown" outside a checkout of its own.
 set -u
-G=$(readlink -f "${GRADSYNC:-build/gradsync}")
+. "$(dirname "$0")/../lib.sh"
+test_begin
 SRC=$PWD
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 for tool in readelf git ninja; do
 	command -v $tool >/dev/null 2>&1 || { echo "$tool not installed: not checked"; exit 77; }
 done

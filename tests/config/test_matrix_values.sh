@@ -3,11 +3,8 @@
 # their value in an axis, an exclude rule and the baseline; case names show them so; a
 # run writes them so in experiment.ini, and its --replay runs the same cases.
 set -u
-G=${GRADSYNC:-build/gradsync}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
+test_begin
 # check/run refuse a CPU the node lacks (config/lint.c)
 [ "$(nproc)" -ge 2 ] || { echo "needs CPUs 0 and 1 for bind = cpus:0,1 (nproc: $(nproc))"; exit 77; }
 

@@ -2,12 +2,9 @@
 # `gradsync doctor` end to end: the live machine, the fixtures (text and JSON, exit codes),
 # the check list, and usage errors.
 set -u
-G=${GRADSYNC:-build/gradsync}
+. "$(dirname "$0")/../lib.sh"
+test_begin
 FX=tests/fixtures/sysfs
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # live: runs without a GPU driver or RDMA device, ends with the verdict line
 "$G" doctor >"$T/live" 2>"$T/err"

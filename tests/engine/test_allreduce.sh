@@ -5,9 +5,8 @@
 # place from many small slots; write_bw and write_lat over tcp and shm, their rows on
 # the terminal as each size is measured.
 set -u
-G=$(readlink -f "${GRADSYNC:-build/gradsync}")
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
+test_begin
 
 # run NAME SIZES [INI LINES...]: one experiment, verify = all, 2 timed iterations; the
 # lines continue its [collective] section

@@ -12,12 +12,10 @@
 # waits for them. Timing is asserted loosely (8 s, on a loaded 2-core host; a run that
 # does not stop takes minutes).
 set -u
-G=$(readlink -f "${GRADSYNC:-build/gradsync}")
-T=$(mktemp -d)
+. "$(dirname "$0")/../lib.sh"
+test_begin
 drv=
 trap '[ -n "$drv" ] && kill -9 $drv 2>/dev/null; rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 cat >"$T/run.ini" <<INI
 [experiment]
 name = intr

@@ -6,11 +6,8 @@
 # report.json and report.md; op = pairwise measures and reports every rank pair; a
 # failed case's report keeps the first error printed, the real cause.
 set -u
-G=$(readlink -f "${GRADSYNC:-build/gradsync}")
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
+test_begin
 
 cat >"$T/s.ini" <<INI
 [experiment]

@@ -4,9 +4,8 @@
 # 1-rank case for the scaling efficiency, and trace.json in the trace-event format; a
 # replay runs the buckets the run ran, and a trace's samples/s comes from its own batch.
 set -u
-G=$(readlink -f "${GRADSYNC:-build/gradsync}")
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
+test_begin
 cat >"$T/w.ini" <<INI
 [experiment]
 name = wl

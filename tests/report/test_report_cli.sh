@@ -3,12 +3,9 @@
 # HTML page well-formed for xmllint, --min-busbw turning the report into pass/fail
 # (exit 1 naming the short cases), and usage errors (exit 2).
 set -u
-G=${GRADSYNC:-build/gradsync}
+. "$(dirname "$0")/../lib.sh"
+test_begin
 F=tests/fixtures/reports
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 [ -x "$G" ] || { echo "no $G: build first"; exit 77; }
 if ! "$G" report --help >/dev/null 2>&1; then

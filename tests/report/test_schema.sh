@@ -4,12 +4,9 @@
 # files and the checked-in fixtures all validate against it, and a document missing a
 # member or holding a wrong value does not.
 set -u
-G=${GRADSYNC:-build/gradsync}
+. "$(dirname "$0")/../lib.sh"
+test_begin
 V=tests/report/validate_report.py
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 [ -x "$G" ] || { echo "no $G: build first"; exit 77; }
 /usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||

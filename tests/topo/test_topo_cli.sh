@@ -2,12 +2,9 @@
 # `gradsync topo` end to end: live machine, fixtures (text and JSON), errors, and the
 # capture script round trip (a capture of /sys reports the same as /sys itself).
 set -u
-G=${GRADSYNC:-build/gradsync}
+. "$(dirname "$0")/../lib.sh"
+test_begin
 FX=tests/fixtures/sysfs
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 "$G" topo --help >"$T/out" 2>&1
 if grep -q "unknown verb" "$T/out"; then
