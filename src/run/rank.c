@@ -236,7 +236,8 @@ static void case_paths(struct run_rank *rr, struct run_comm *rc, json_t *c)
 
 int run_rank_case(struct run_rank *rr)
 {
-	struct run_comm rc;
+	/* on the heap: a thread that never returns from the case keeps using it */
+	struct run_comm *rc = calloc(1, sizeof(*rc));
 	json_t *results = NULL, *workload = NULL, *c = NULL;
 	bool bench = !workload_has_model(&rr->ecase->cfg.workload);
 	const char *abort_why;
@@ -251,9 +252,13 @@ int run_rank_case(struct run_rank *rr)
 	rr->partial_lost = false;
 	if (me == 0) {
 		c = run_case_doc_new(rr->exp, (size_t)rr->case_index);
-		if (!c)
-			return -ENOMEM;
 		rr->case_doc = c;
+	}
+	if (!rc || (me == 0 && !c)) {
+		free(rc);
+		json_decref(c);
+		rr->case_doc = NULL;
+		return -ENOMEM;
 	}
 	/* before anything opens: a rank with another case would only time out later */
 	ret = run_rank_agree(rr);
@@ -267,20 +272,25 @@ int run_rank_case(struct run_rank *rr)
 	/* the live line counts the ranks that reached the connection's exchanges */
 	progress_wait(&rr->progress, "connecting", 1, rr->li.nranks);
 	if (!ret)
-		ret = run_comm_open(rr, &rc);
+		ret = run_comm_open(rr, rc);
 	if (!ret) {
 		progress_wait(&rr->progress, "connected", rr->li.nranks, rr->li.nranks);
 		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CASE, -1, 0, time_now_ns());
-		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
+		ret = bench ? run_bench(rr, rc, &results) : run_workload(rr, rc, &workload);
 		/* returned (on the job's abort too): no longer work of the case */
 		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CLOSING, -1, 0, time_now_ns());
 		progress_idle(&rr->progress);
 		if (me == 0)
-			case_paths(rr, &rc, c);
-		run_comm_close(&rc);
+			case_paths(rr, rc, c);
+		/* a thread still inside one of its calls (run_rank.thread_stuck): the comm,
+		 * its transports and its GPU memops are left to it, leaked on purpose */
+		if (!rr->thread_stuck)
+			run_comm_close(rc);
 	} else {
 		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CLOSING, -1, 0, time_now_ns());
 	}
+	if (!rr->thread_stuck)
+		free(rc);
 	if (ret)
 		wait_abort_reason(rr);
 	if (me != 0)
@@ -360,6 +370,11 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	size_t i;
 	int ret;
 
+	/* on the heap, as the bootstrap is: a thread that never returns writes its record */
+	rr.act = calloc(ACT_THREADS, sizeof(*rr.act));
+	if (!rr.act)
+		return -ENOMEM;
+
 	run_job_bootstrap_opts(li, exp->base.launch.timeout_ns, &bo);
 	/* rank 0's live line while the others arrive */
 	bo.on_arrival = ranks_arrived;
@@ -374,6 +389,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	ret = run_node_init(&rr);
 	if (ret) {
 		progress_fini(&rr.progress);
+		free(rr.act);
 		return ret;
 	}
 	if (li->nranks > 1)
@@ -399,6 +415,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 			run_stop_release();
 		run_node_fini(&rr);
 		progress_fini(&rr.progress);
+		free(rr.act);
 		return ret;
 	}
 	if (!li->spawned)
@@ -441,8 +458,20 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	if (!li->spawned)
 		run_stop_release();
 	oc->signo = run_stop_signo();
-	bootstrap_close(rr.bs);
-	run_gpu_close(&rr);
+	if (rr.thread_stuck) {
+		/*
+		 * A thread never returned from the case (ddp.h, ddp_result.comm_stuck) and may
+		 * yet: its call still reads the bootstrap's abort flag, writes its activity
+		 * record, drives the GPU and reads the case's settings. They stay allocated
+		 * until the process exits, on purpose; without our goodbye rank 0 takes our
+		 * exit for the failure the job already aborted on.
+		 */
+		oc->thread_stuck = true;
+	} else {
+		bootstrap_close(rr.bs);
+		run_gpu_close(&rr);
+		free(rr.act);
+	}
 	run_node_fini(&rr);
 	progress_fini(&rr.progress);
 	free(rr.hosts);
