@@ -440,6 +440,12 @@ void bs_reader_stop(struct bootstrap *b)
 	pthread_mutex_unlock(&b->lock);
 	if (write(b->wake[1], (char[]){BS_WAKE_STOP}, 1) < 0)
 		log_dbg(LOG_LAUNCH, "bootstrap: waking the reader: %s", strerror(errno));
+	/*
+	 * Unbounded on purpose: the reader cannot block on a peer. Its sockets are
+	 * non-blocking, its poll sleeps BS_TICK_NS at most, every frame it sends (a PONG,
+	 * an ABORT, a handshake's) has a deadline, as has every send holding the peer's
+	 * write lock it may wait for, and it looks at b->stop after every poll.
+	 */
 	pthread_join(b->reader, NULL);
 	b->reader_started = false;
 	close(b->wake[0]);
