@@ -443,6 +443,8 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	b->stop_flag = o->stop;
 	b->acts = o->acts;
 	b->nacts = o->acts ? o->nacts : 0;
+	b->on_self_stuck = o->on_self_stuck;
+	b->self_stuck_ctx = o->self_stuck_ctx;
 	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
 	b->listen_fd = -1;
 	b->wake[0] = b->wake[1] = -1;

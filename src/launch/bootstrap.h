@@ -39,6 +39,8 @@
 
 #include "util/activity.h"
 
+struct bootstrap_rank_state;
+
 struct bootstrap_opts {
 	int rank;
 	int nranks;
@@ -67,6 +69,19 @@ struct bootstrap_opts {
 	 * that its main thread is idle. */
 	const struct activity *acts;
 	int nacts;
+	/*
+	 * Optional, rank 0: rank 0 runs the probe that names the others, so while one of
+	 * its own threads is stuck nothing else can name it. Once the job aborted, its
+	 * reader thread judges rank 0's own threads (acts) as the probe judges another
+	 * rank's, with BS_PROBE_GRACE_MS, and when one has not returned from the case
+	 * (ACT_STUCK or ACT_GPU_WAIT) calls this once, with what a probe would have heard
+	 * of rank 0 and the job's reason. Called on the reader thread, which answers
+	 * nothing meanwhile: it must not call into the bootstrap, and must be bounded (a
+	 * file written within a timeout).
+	 */
+	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self,
+			      const char *why);
+	void *self_stuck_ctx;
 };
 
 struct bootstrap;
@@ -117,8 +132,9 @@ struct bootstrap_rank_state {
  * Ctrl-Z, a debugger) or its host froze: BS_HEARD_SILENT. One whose answer leaves a
  * thread's verdict early (act_judge with grace_ms: it may yet return from the case) is
  * asked again once it can be known, so that a thread is either stuck or fine when this
- * returns; it returns within 2 * wait_ms + grace_ms. Fills st[0..nranks): 0, -EINVAL on
- * another rank, -ENOMEM.
+ * returns; it returns within 2 * wait_ms + grace_ms. Rank 0 answers for itself, last
+ * (st[0]: its other threads, a DDP comm thread that never returned). Fills
+ * st[0..nranks): 0, -EINVAL on another rank, -ENOMEM.
  */
 int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
 		    struct bootstrap_rank_state *st);

@@ -332,6 +332,24 @@ int run_rank_case(struct run_rank *rr)
 	return ret ? ret : werr == -ETIMEDOUT ? werr : 0;
 }
 
+/* Rank 0: case index's file says it failed, and why, with its ranks' hosts (NULL: not
+ * known); no figures. Said when it fails. */
+static void case_fail_save(struct run_rank *rr, int index, const char *why, json_t *hosts)
+{
+	json_t *c = rj_case_new(rr->exp->cases[index].name, NULL, NULL);
+	char path[PATH_MAX + 32], werr[PATH_MAX + 160];
+
+	if (!c) {
+		json_decref(hosts);
+		return;
+	}
+	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, hosts);
+	rj_case_fail(c, why);
+	if (run_case_save(rr, (size_t)index, c, path, sizeof(path), werr, sizeof(werr)))
+		log_err(LOG_MAIN, "write %s: %s; the case failed: %s", path, werr, why);
+	json_decref(c);
+}
+
 /*
  * Rank 0, the job failed before its first case (a rank vanished or never answered in
  * the host exchange): that case's file says failed and why. Without it the report
@@ -339,20 +357,32 @@ int run_rank_case(struct run_rank *rr)
  */
 static void case_fail_early(struct run_rank *rr, int index, int err)
 {
-	json_t *c = rj_case_new(rr->exp->cases[index].name, NULL, NULL);
 	const char *why = rr->bs ? bootstrap_abort_reason(rr->bs) : NULL;
-	char path[PATH_MAX + 32], werr[PATH_MAX + 160];
 
-	if (!c)
-		return;
 	if (!why || !*why)
 		why = *log_first_error() ? log_first_error() : strerror(-err);
-	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, NULL);
-	rj_case_fail(c, why);
-	if (run_case_save(rr, (size_t)index, c, path, sizeof(path), werr, sizeof(werr)))
-		log_err(LOG_MAIN, "write %s: %s; the case failed before it started: %s", path,
-			werr, why);
-	json_decref(c);
+	case_fail_save(rr, index, why, NULL);
+}
+
+/*
+ * Rank 0's bootstrap reader, the job aborted and a thread of rank 0's own still in the
+ * case a grace later (bootstrap_opts.on_self_stuck): the main thread, which would run
+ * the probe and write the case, may never return, so the reader names rank 0 in the
+ * probe's words and writes the case's file as failed with them (bounded by
+ * [report] write_timeout). Should the main thread come back, it writes the case again,
+ * its probe's verdict on rank 0 included.
+ */
+static void self_stuck(void *ctx, const struct bootstrap_rank_state *self, const char *why)
+{
+	struct run_rank *rr = ctx;
+	/* the main thread wrote the hosts before it stored the case's index */
+	int index = __atomic_load_n(&rr->case_index, __ATOMIC_ACQUIRE);
+	char text[2048];
+	const char *t = run_blame_text(self, 1, rr->hosts, BS_PROBE_GRACE_MS, why, text,
+				       sizeof(text));
+
+	log_err(LOG_MAIN, "%s", t);
+	case_fail_save(rr, index, t, hosts_json(rr));
 }
 
 /* rank 0's bootstrap observer: ranks that arrived show on the live line */
@@ -365,7 +395,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		  const char *run_dir, int argc, char **argv, struct run_outcome *oc)
 {
 	struct run_rank rr = { .exp = exp, .li = *li, .argc = argc, .argv = argv,
-			       .gpu = { .index = -1 } };
+			       .gpu = { .index = -1 }, .save_lock = PTHREAD_MUTEX_INITIALIZER };
 	struct bootstrap_opts bo;
 	size_t i;
 	int ret;
@@ -379,9 +409,12 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	/* rank 0's live line while the others arrive */
 	bo.on_arrival = ranks_arrived;
 	bo.arrival_ctx = &rr.progress;
-	/* what this rank's threads do, for rank 0's probe after a failed case */
+	/* what this rank's threads do, for rank 0's probe after a failed case, and rank
+	 * 0's reader to name rank 0 itself */
 	bo.acts = rr.act;
 	bo.nacts = ACT_THREADS;
+	bo.on_self_stuck = self_stuck;
+	bo.self_stuck_ctx = &rr;
 	log_set_rank(li->rank);
 	/* only rank 0 speaks: N ranks printing N copies of every line help nobody */
 	progress_init(&rr.progress, stderr, li->rank == 0 && log_enabled(LOG_INFO, LOG_MAIN));
@@ -441,7 +474,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		if (only_case >= 0 && (int)i != only_case)
 			continue;
 		oc->ncases = i + 1;
-		rr.case_index = (int)i;
+		/* read by rank 0's bootstrap reader too (self_stuck) */
+		__atomic_store_n(&rr.case_index, (int)i, __ATOMIC_RELEASE);
 		rr.ecase = &exp->cases[i];
 		ret = run_rank_case(&rr);
 		if (ret)

@@ -16,6 +16,7 @@
 #define GS_RUN_RUN_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -95,6 +96,9 @@ struct run_rank {
 	 * ddp_result.comm_stuck): what it may still use, the case's comm and buffers, the
 	 * records, the bootstrap, the GPU, stays allocated until the process exits */
 	bool thread_stuck;
+	/* one writer of a case's file at a time: the main thread, or rank 0's bootstrap
+	 * reader naming rank 0 stuck (rank.c); a default mutex, never destroyed */
+	pthread_mutex_t save_lock;
 };
 
 /* How a run ended: report.json's status and which cases it lists. */
@@ -397,9 +401,10 @@ int run_dir_write(const char *dir, const char *path, const json_t *doc, const ch
 		  uint64_t timeout_ns, char *why, size_t whylen);
 /*
  * Rank 0: case index's results file (run_case_file, into path) in rr's run directory,
- * written by run_dir_write: 0 or -errno with why filled, nothing logged.
+ * written by run_dir_write under rr->save_lock: 0 or -errno with why filled, nothing
+ * logged.
  */
-int run_case_save(const struct run_rank *rr, size_t index, const json_t *c, char *path,
+int run_case_save(struct run_rank *rr, size_t index, const json_t *c, char *path,
 		  size_t len, char *why, size_t whylen);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);
