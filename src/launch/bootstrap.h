@@ -143,6 +143,12 @@ int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
 #define BS_PROBE_WAIT_MS  500
 #define BS_PROBE_GRACE_MS 1000
 #define BS_PROBE_MAX_MS	  (2 * BS_PROBE_WAIT_MS + BS_PROBE_GRACE_MS)
+/* How long a rank whose case failed waits for the job's abort, whose reason names the
+ * rank that caused it, before it aborts with its own (run/rank.c). */
+#define BS_REASON_WAIT_MS 1000
+/* The longest from a case's failure until rank 0 has named the ranks that caused it:
+ * that wait, then the probe. A launcher that ends the ranks sooner loses the names. */
+#define BS_BLAME_MAX_MS (BS_REASON_WAIT_MS + BS_PROBE_MAX_MS)
 /*
  * For a stop signal's handler: write(fd, &(char){signo}, 1) (async-signal-safe) and
  * the reader thread aborts the job "rank R stopped by SIGINT", as bootstrap_abort would.

@@ -101,7 +101,7 @@ static void wait_abort_reason(struct run_rank *rr)
 	volatile const int *flag = bootstrap_abort_flag(rr->bs);
 	int i;
 
-	for (i = 0; i < 20 && !*flag; i++)
+	for (i = 0; i < BS_REASON_WAIT_MS / 50 && !*flag; i++)
 		usleep(50000);
 }
 
