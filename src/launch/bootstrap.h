@@ -70,14 +70,14 @@ struct bootstrap_opts {
 	const struct activity *acts;
 	int nacts;
 	/*
-	 * Optional, rank 0: rank 0 runs the probe that names the others, so while one of
-	 * its own threads is stuck nothing else can name it. Once the job aborted, its
-	 * reader thread judges rank 0's own threads (acts) as the probe judges another
-	 * rank's, with BS_PROBE_GRACE_MS, and when one has not returned from the case
-	 * (ACT_STUCK or ACT_GPU_WAIT) calls this once, with what a probe would have heard
-	 * of rank 0 and the job's reason. Called on the reader thread, which answers
-	 * nothing meanwhile: it must not call into the bootstrap, and must be bounded (a
-	 * file written within a timeout).
+	 * Optional, rank 0: rank 0's main thread runs the probe that names the others, so
+	 * while it is in the case nothing else can name rank 0. Once the job aborted, and
+	 * while that thread (acts[ACT_THREAD_MAIN]) is in the case, the reader thread judges
+	 * rank 0's own threads as the probe judges another rank's, with BS_PROBE_GRACE_MS,
+	 * and when one has not returned from the case (ACT_STUCK or ACT_GPU_WAIT) calls this
+	 * once, with what a probe would have heard of rank 0 and the job's reason. Called on
+	 * the reader thread, which answers nothing meanwhile: it must not call into the
+	 * bootstrap, and must be bounded (a file written within a timeout).
 	 */
 	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self,
 			      const char *why);

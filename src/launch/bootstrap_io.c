@@ -164,8 +164,10 @@ static void pong(struct bootstrap *b, uint32_t seq)
 
 /*
  * Rank 0's reader answers for rank 0 (bootstrap_opts.on_self_stuck): once the job
- * aborted, rank 0's threads judged as the probe judges another rank's, until the verdict
- * is in; a thread that has not returned from the case is told, once. Returns when to
+ * aborted, and while rank 0's main thread, the one that would probe, is in the case,
+ * rank 0's threads judged as the probe judges another rank's, until the verdict is in;
+ * a thread that has not returned from the case is told, once. A main thread out of the
+ * case probes, and its probe answers for rank 0 (bootstrap_probe). Returns when to
  * look again: next, or sooner when a thread's verdict is due first.
  */
 static uint64_t self_check(struct bootstrap *b, uint64_t now, uint64_t next)
@@ -181,6 +183,8 @@ static uint64_t self_check(struct bootstrap *b, uint64_t now, uint64_t next)
 	bs_self_state(b, now, &me);
 	a = &me.act[act_pick(me.act, me.nact, me.abort_age_ms, BS_PROBE_GRACE_MS)];
 	v = act_judge(a, me.abort_age_ms, BS_PROBE_GRACE_MS, &wait);
+	if (!act_in_case(me.act[ACT_THREAD_MAIN].what))
+		v = ACT_FINE;
 	if (v == ACT_EARLY)
 		return GS_MIN(next, now + wait * 1000000ull);
 	b->self_judged = true;

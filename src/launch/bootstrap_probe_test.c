@@ -4,7 +4,8 @@
  * asked again until it did, a stuck one told apart from it, a stopped one silent, one
  * that left not asked, rank 0 answering for itself; and the whole within its bound.
  * Rank 0's own main thread stuck: its reader names it (on_self_stuck) a grace after
- * the abort, once; not when it returned in time.
+ * the abort, once; not when it returned in time, nor when only its comm thread stays
+ * (the main thread's probe answers for rank 0 then).
  */
 #include "launch/bootstrap_test_job.h"
 
@@ -145,10 +146,11 @@ static void self_stuck_cb(void *ctx, const struct bootstrap_rank_state *self, co
 	snprintf(told.why, sizeof(told.why), "%s", why);
 }
 
-static bool rank0_returns; /* test_self_stuck's variant: rank 0 returns 300 ms after */
+/* test_self_stuck's variants: rank 0's main thread stays in the case, returns within
+ * the grace, or returns at once while its comm thread stays (its probe answers then) */
+static enum { R0_STUCK, R0_RETURNS, R0_COMM_STUCK } rank0;
 
-/* Rank 1 aborts the job as a rank that timed out on rank 0 would; rank 0's main thread
- * stays in the case (the test hook's sleep), or returns within the grace. */
+/* Rank 1 aborts the job as a rank that timed out on rank 0 would; rank 0 as `rank0`. */
 static int self_fn(struct job *j, int rank, struct bootstrap *b)
 {
 	struct activity *main_act = &j->acts[ACT_THREAD_MAIN];
@@ -164,15 +166,17 @@ static int self_fn(struct job *j, int rank, struct bootstrap *b)
 		return 0;
 	}
 	act_set(main_act, ACT_TEST_DELAY, -1, 0, time_now_ns());
+	if (rank0 == R0_COMM_STUCK)
+		act_set(&j->acts[ACT_THREAD_COMM], ACT_RECV, 1, 7, time_now_ns());
 	for (t0 = time_now_ns(); !*bootstrap_abort_flag(b); msleep(1))
 		child_check(time_now_ns() - t0 < 10000000000ull, __LINE__, "abort within 10 s");
 	abort_ns = time_now_ns();
-	if (rank0_returns) {
-		msleep(300);
+	if (rank0 != R0_STUCK) {
+		msleep(rank0 == R0_RETURNS ? 300 : 0);
 		act_set(main_act, ACT_CLOSING, -1, 0, time_now_ns());
 		msleep(PROBE_GRACE_MS + 500);
 		child_check(!__atomic_load_n(&told.calls, __ATOMIC_ACQUIRE), __LINE__,
-			    "rank 0 returned within the grace: not told");
+			    "rank 0's main thread returned within the grace: not told");
 		bootstrap_close(b);
 		return 0;
 	}
@@ -199,11 +203,11 @@ static int self_fn(struct job *j, int rank, struct bootstrap *b)
 static void test_self_stuck(void **state)
 {
 	(void)state;
-	for (int v = 0; v < 2; v++) {
+	for (int v = R0_STUCK; v <= R0_COMM_STUCK; v++) {
 		struct job j = {.n = 2, .timeout_ms = 10000, .fn = self_fn,
 				.on_self_stuck = self_stuck_cb};
 
-		rank0_returns = v;
+		rank0 = v;
 		job_start(&j);
 		job_finish(&j);
 		expect_exit(&j, 0, 0);
