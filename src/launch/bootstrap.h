@@ -160,5 +160,11 @@ int bootstrap_signal_fd(struct bootstrap *b);
  * failures. Does not wait for the other ranks.
  */
 void bootstrap_close(struct bootstrap *b);
+/*
+ * bootstrap_close for a rank one of whose threads never returned from its case and may
+ * still read bootstrap_abort_flag: the goodbye said and the reader thread stopped (no
+ * callback runs after), but b stays allocated, on purpose, until the process exits.
+ */
+void bootstrap_close_keep(struct bootstrap *b);
 
 #endif

@@ -496,18 +496,21 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		/*
 		 * A thread never returned from the case (ddp.h, ddp_result.comm_stuck) and may
 		 * yet: its call still reads the bootstrap's abort flag, writes its activity
-		 * record, drives the GPU and reads the case's settings. They stay allocated
-		 * until the process exits, on purpose; without our goodbye rank 0 takes our
-		 * exit for the failure the job already aborted on.
+		 * record, drives the GPU, and its transports read the case's settings and
+		 * which rank is on which host. They stay allocated until the process exits, on
+		 * purpose.
 		 */
 		oc->thread_stuck = true;
-	} else {
-		bootstrap_close(rr.bs);
-		run_gpu_close(&rr);
-		free(rr.act);
+		bootstrap_close_keep(rr.bs);
+		run_node_fini(&rr);
+		progress_fini(&rr.progress);
+		return ret;
 	}
+	bootstrap_close(rr.bs);
+	run_gpu_close(&rr);
 	run_node_fini(&rr);
 	progress_fini(&rr.progress);
+	free(rr.act);
 	free(rr.hosts);
 	free(rr.host_of_rank);
 	free(rr.kernel_of_rank);

@@ -139,8 +139,11 @@ transport = tcp
 [launch]
 timeout = 2s
 INI
+# rank 1 keeps on purpose what its stuck thread may still use, the experiment among it
+# (its transports read the case's options): a sanitizer build's leak check would count it
 start=$(now)
 for r in 0 1 2 3; do
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	GRADSYNC_TEST_DELAY=1:60000000@60 "$G" run "$T/wl.ini" --rank $r --world-size 4 \
 		--rendezvous 127.0.0.1:$port >"$T/wl.$r.log" 2>&1 &
 	pids="$pids $!"
