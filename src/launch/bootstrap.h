@@ -79,8 +79,7 @@ struct bootstrap_opts {
 	 * the reader thread, which answers nothing meanwhile: it must not call into the
 	 * bootstrap, and must be bounded (a file written within a timeout).
 	 */
-	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self,
-			      const char *why);
+	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self, const char *why);
 	void *self_stuck_ctx;
 };
 

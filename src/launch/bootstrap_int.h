@@ -133,8 +133,7 @@ struct bootstrap {
 	const struct activity *acts; /* bootstrap_opts': what a PONG reports */
 	int nacts;
 	/* bootstrap_opts': rank 0's own threads judged after the abort (bs_self_check) */
-	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self,
-			      const char *why);
+	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self, const char *why);
 	void *self_stuck_ctx;
 	bool self_judged; /* reader thread only: the verdict on rank 0's threads is in */
 	/*

@@ -130,8 +130,8 @@ static void test_probe(void **state)
 
 /* What rank 0's reader told on_self_stuck, in rank 0's process. */
 static struct {
-	int calls;			 /* atomic */
-	uint64_t at_ns;			 /* the first call */
+	int calls;	/* atomic */
+	uint64_t at_ns; /* the first call */
 	struct bootstrap_rank_state self;
 	char why[256];
 } told;

@@ -50,8 +50,7 @@ struct job {
 	char log[MAX_RANKS][64]; /* each rank's stderr, kept in a file */
 	struct activity acts[ACT_THREADS]; /* in a child, its own: what its PONG reports */
 	/* rank 0's bootstrap_opts.on_self_stuck (NULL: none) */
-	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self,
-			      const char *why);
+	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self, const char *why);
 };
 
 /* Child-side check: report and leave with the line number as the exit status. */
