@@ -145,7 +145,8 @@ void bs_self_state(struct bootstrap *b, uint64_t now, struct bootstrap_rank_stat
 						    (uint64_t)ACT_NO_ABORT - 1);
 	pthread_mutex_unlock(&b->lock);
 	for (int i = 0; i < ACT_THREADS; i++)
-		st->act[i] = (struct act_snap){ .thread = (uint8_t)i, .what = ACT_NONE, .peer = -1 };
+		st->act[i] = (struct act_snap){ .thread = (uint8_t)i, .what = ACT_NONE,
+						.peer = -1 };
 	for (int i = 0; i < b->nacts; i++)
 		act_read(&b->acts[i], (enum act_thread)i, now, &st->act[i]);
 }

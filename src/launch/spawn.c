@@ -186,10 +186,10 @@ static int report_exit(int rank, int st, bool first)
 /*
  * Reap until every rank is gone. SIGCHLD and the stop signals (util/stopsig.h) are
  * blocked by the caller and taken here with sigtimedwait. A failure starts the kill
- * clock: timeout_ns (SPAWN_BLAME_NS at least), SIGTERM, then SIGKILL. A stop signal is forwarded to the process
- * group and the ranks get SPAWN_INTERRUPT_GRACE_NS before SIGKILL (the user wants the
- * run stopped, now); a second one sends SIGKILL at once. *signo: the first such signal,
- * else 0.
+ * clock: timeout_ns (SPAWN_BLAME_NS at least), SIGTERM, then SIGKILL. A stop signal is
+ * forwarded to the process group and the ranks get SPAWN_INTERRUPT_GRACE_NS before
+ * SIGKILL (the user wants the run stopped, now); a second one sends SIGKILL at once.
+ * *signo: the first such signal, else 0.
  */
 static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_ns,
 		      const sigset_t *set, int *signo, char *why, size_t whylen)
