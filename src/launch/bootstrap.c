@@ -443,6 +443,8 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	b->stop_flag = o->stop;
 	b->acts = o->acts;
 	b->nacts = o->acts ? o->nacts : 0;
+	b->on_self_stuck = o->on_self_stuck;
+	b->self_stuck_ctx = o->self_stuck_ctx;
 	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
 	b->listen_fd = -1;
 	b->wake[0] = b->wake[1] = -1;
@@ -593,12 +595,10 @@ out_free:
  * caused by unread data) in the stream, and queued data is read before any reset, so
  * the far reader always sees the goodbye first and takes the EOF as clean.
  */
-void bootstrap_close(struct bootstrap *b)
+static void say_bye(struct bootstrap *b)
 {
 	uint64_t deadline;
 
-	if (!b)
-		return;
 	pthread_mutex_lock(&b->abort_lock);
 	pthread_mutex_lock(&b->lock);
 	b->closing = true;
@@ -608,5 +608,21 @@ void bootstrap_close(struct bootstrap *b)
 		if (r != b->rank && (b->rank == 0 || r == 0))
 			bs_peer_send(b, r, BS_BYE, BS_OP_NONE, 0, NULL, 0, deadline);
 	pthread_mutex_unlock(&b->abort_lock);
+}
+
+void bootstrap_close(struct bootstrap *b)
+{
+	if (!b)
+		return;
+	say_bye(b);
 	bs_free(b);
+}
+
+void bootstrap_close_keep(struct bootstrap *b)
+{
+	if (!b)
+		return;
+	say_bye(b);
+	/* its callbacks' context goes with the caller's frame; its sockets with the process */
+	bs_reader_stop(b);
 }

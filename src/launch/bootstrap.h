@@ -39,6 +39,8 @@
 
 #include "util/activity.h"
 
+struct bootstrap_rank_state;
+
 struct bootstrap_opts {
 	int rank;
 	int nranks;
@@ -67,6 +69,18 @@ struct bootstrap_opts {
 	 * that its main thread is idle. */
 	const struct activity *acts;
 	int nacts;
+	/*
+	 * Optional, rank 0: rank 0's main thread runs the probe that names the others, so
+	 * while it is in the case nothing else can name rank 0. Once the job aborted, and
+	 * while that thread (acts[ACT_THREAD_MAIN]) is in the case, the reader thread judges
+	 * rank 0's own threads as the probe judges another rank's, with BS_PROBE_GRACE_MS,
+	 * and when one has not returned from the case (ACT_STUCK or ACT_GPU_WAIT) calls this
+	 * once, with what a probe would have heard of rank 0 and the job's reason. Called on
+	 * the reader thread, which answers nothing meanwhile: it must not call into the
+	 * bootstrap, and must be bounded (a file written within a timeout).
+	 */
+	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self, const char *why);
+	void *self_stuck_ctx;
 };
 
 struct bootstrap;
@@ -117,8 +131,9 @@ struct bootstrap_rank_state {
  * Ctrl-Z, a debugger) or its host froze: BS_HEARD_SILENT. One whose answer leaves a
  * thread's verdict early (act_judge with grace_ms: it may yet return from the case) is
  * asked again once it can be known, so that a thread is either stuck or fine when this
- * returns; it returns within 2 * wait_ms + grace_ms. Fills st[0..nranks): 0, -EINVAL on
- * another rank, -ENOMEM.
+ * returns; it returns within 2 * wait_ms + grace_ms. Rank 0 answers for itself, last
+ * (st[0]: its other threads, a DDP comm thread that never returned). Fills
+ * st[0..nranks): 0, -EINVAL on another rank, -ENOMEM.
  */
 int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
 		    struct bootstrap_rank_state *st);
@@ -127,6 +142,12 @@ int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
 #define BS_PROBE_WAIT_MS  500
 #define BS_PROBE_GRACE_MS 1000
 #define BS_PROBE_MAX_MS	  (2 * BS_PROBE_WAIT_MS + BS_PROBE_GRACE_MS)
+/* How long a rank whose case failed waits for the job's abort, whose reason names the
+ * rank that caused it, before it aborts with its own (run/rank.c). */
+#define BS_REASON_WAIT_MS 1000
+/* The longest from a case's failure until rank 0 has named the ranks that caused it:
+ * that wait, then the probe. A launcher that ends the ranks sooner loses the names. */
+#define BS_BLAME_MAX_MS (BS_REASON_WAIT_MS + BS_PROBE_MAX_MS)
 /*
  * For a stop signal's handler: write(fd, &(char){signo}, 1) (async-signal-safe) and
  * the reader thread aborts the job "rank R stopped by SIGINT", as bootstrap_abort would.
@@ -138,5 +159,11 @@ int bootstrap_signal_fd(struct bootstrap *b);
  * failures. Does not wait for the other ranks.
  */
 void bootstrap_close(struct bootstrap *b);
+/*
+ * bootstrap_close for a rank one of whose threads never returned from its case and may
+ * still read bootstrap_abort_flag: the goodbye said and the reader thread stopped (no
+ * callback runs after), but b stays allocated, on purpose, until the process exits.
+ */
+void bootstrap_close_keep(struct bootstrap *b);
 
 #endif

@@ -132,6 +132,10 @@ struct bootstrap {
 	uint32_t probe_seq; /* rank 0: the last PING's seq (bootstrap_probe's caller only) */
 	const struct activity *acts; /* bootstrap_opts': what a PONG reports */
 	int nacts;
+	/* bootstrap_opts': rank 0's own threads judged after the abort (bs_self_check) */
+	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self, const char *why);
+	void *self_stuck_ctx;
+	bool self_judged; /* reader thread only: the verdict on rank 0's threads is in */
 	/*
 	 * Freeze watch (bs_frozen_ns): when the reader last went to sleep in poll, when it
 	 * last woke from a freeze and how long that freeze was. The reader writes, any
@@ -168,6 +172,12 @@ void bs_stop_reason(const struct bootstrap *b, int signo, char *buf, size_t len)
  * with this the job is told of the freeze, not of a waiter.
  */
 uint64_t bs_frozen_ns(struct bootstrap *b, uint64_t now);
+/*
+ * What this rank's application threads do as of now, as a PONG tells it (any thread):
+ * heard = BS_HEARD_ANSWERED, how long ago the job aborted, each thread's record (an
+ * idle main thread without bootstrap_opts.acts).
+ */
+void bs_self_state(struct bootstrap *b, uint64_t now, struct bootstrap_rank_state *st);
 /* Wait on b->cond (b->lock held) until deadline_ns: false once it has passed. */
 bool bs_cond_wait_until(struct bootstrap *b, uint64_t deadline_ns);
 /* Send one frame to a peer under its write lock; -EPIPE when it is not connected. */

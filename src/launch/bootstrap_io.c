@@ -134,22 +134,65 @@ void bs_stop_reason(const struct bootstrap *b, int signo, char *buf, size_t len)
  * do (busy, or stuck): how long ago this rank heard of the abort, and what each of
  * those threads is doing (bootstrap_opts.acts; without them, an idle main thread).
  */
-static void pong(struct bootstrap *b, uint32_t seq)
+void bs_self_state(struct bootstrap *b, uint64_t now, struct bootstrap_rank_state *st)
 {
-	struct act_snap snaps[ACT_THREADS] = { { .what = ACT_NONE, .peer = -1 } };
-	uint8_t frame[BS_PONG_MAX];
-	uint32_t age = ACT_NO_ABORT;
-	uint64_t now = time_now_ns();
-	int n = GS_MAX(b->nacts, 1);
-
+	*st = (struct bootstrap_rank_state){ .heard = BS_HEARD_ANSWERED,
+					     .abort_age_ms = ACT_NO_ABORT,
+					     .nact = GS_MAX(b->nacts, 1) };
 	pthread_mutex_lock(&b->lock);
 	if (b->abort_flag)
-		age = (uint32_t)GS_MIN((now - b->abort_ns) / 1000000, (uint64_t)ACT_NO_ABORT - 1);
+		st->abort_age_ms = (uint32_t)GS_MIN((now - GS_MIN(now, b->abort_ns)) / 1000000,
+						    (uint64_t)ACT_NO_ABORT - 1);
 	pthread_mutex_unlock(&b->lock);
+	for (int i = 0; i < ACT_THREADS; i++)
+		st->act[i] = (struct act_snap){ .thread = (uint8_t)i, .what = ACT_NONE,
+						.peer = -1 };
 	for (int i = 0; i < b->nacts; i++)
-		act_read(&b->acts[i], (enum act_thread)i, now, &snaps[i]);
-	bs_peer_send(b, 0, BS_PONG, BS_OP_NONE, seq, frame, bs_pong_pack(age, snaps, n, frame),
+		act_read(&b->acts[i], (enum act_thread)i, now, &st->act[i]);
+}
+
+static void pong(struct bootstrap *b, uint32_t seq)
+{
+	struct bootstrap_rank_state me;
+	uint8_t frame[BS_PONG_MAX];
+	uint64_t now = time_now_ns();
+
+	bs_self_state(b, now, &me);
+	bs_peer_send(b, 0, BS_PONG, BS_OP_NONE, seq, frame,
+		     bs_pong_pack(me.abort_age_ms, me.act, me.nact, frame),
 		     now + BS_ABORT_SEND_NS / 10);
+}
+
+/*
+ * Rank 0's reader answers for rank 0 (bootstrap_opts.on_self_stuck): once the job
+ * aborted, and while rank 0's main thread, the one that would probe, is in the case,
+ * rank 0's threads judged as the probe judges another rank's, until the verdict is in;
+ * a thread that has not returned from the case is told, once. A main thread out of the
+ * case probes, and its probe answers for rank 0 (bootstrap_probe). Returns when to
+ * look again: next, or sooner when a thread's verdict is due first.
+ */
+static uint64_t self_check(struct bootstrap *b, uint64_t now, uint64_t next)
+{
+	struct bootstrap_rank_state me;
+	const struct act_snap *a;
+	enum act_verdict v;
+	uint32_t wait;
+
+	if (b->rank != 0 || !b->on_self_stuck || b->self_judged ||
+	    !__atomic_load_n(&b->abort_flag, __ATOMIC_ACQUIRE))
+		return next;
+	bs_self_state(b, now, &me);
+	a = &me.act[act_pick(me.act, me.nact, me.abort_age_ms, BS_PROBE_GRACE_MS)];
+	v = act_judge(a, me.abort_age_ms, BS_PROBE_GRACE_MS, &wait);
+	if (!act_in_case(me.act[ACT_THREAD_MAIN].what))
+		v = ACT_FINE;
+	if (v == ACT_EARLY)
+		return GS_MIN(next, now + wait * 1000000ull);
+	b->self_judged = true;
+	/* the reason is written once, before the flag it is read after */
+	if (v != ACT_FINE)
+		b->on_self_stuck(b->self_stuck_ctx, &me, b->abort_reason);
+	return next;
 }
 
 /* A complete frame from peer r: queue it, or act on it. -EPROTO when it is out of place. */
@@ -351,6 +394,7 @@ static void *reader_main(void *arg)
 			who[n++] = -2;
 		}
 		next = bs_admit_expire(b, now, next);
+		next = self_check(b, now, next);
 		for (int i = 0; i < b->npending; i++) {
 			pfd[n] = (struct pollfd){.fd = b->pending[i].fd, .events = POLLIN};
 			who[n++] = -3 - i;
@@ -440,6 +484,13 @@ void bs_reader_stop(struct bootstrap *b)
 	pthread_mutex_unlock(&b->lock);
 	if (write(b->wake[1], (char[]){BS_WAKE_STOP}, 1) < 0)
 		log_dbg(LOG_LAUNCH, "bootstrap: waking the reader: %s", strerror(errno));
+	/*
+	 * Unbounded on purpose: the reader cannot block on a peer. Its sockets are
+	 * non-blocking, its poll sleeps BS_TICK_NS at most, every frame it sends (a PONG,
+	 * an ABORT, a handshake's) has a deadline, as has every send holding the peer's
+	 * write lock it may wait for, on_self_stuck is bounded by its contract, and it
+	 * looks at b->stop after every poll.
+	 */
 	pthread_join(b->reader, NULL);
 	b->reader_started = false;
 	close(b->wake[0]);

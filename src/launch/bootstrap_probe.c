@@ -2,7 +2,7 @@
  * Rank 0's probe of the ranks after a failure (bootstrap_probe): a PING to each live
  * rank, whose reader thread answers with what its application's threads do; asked again
  * while a thread's verdict is still early, so that a rank slow to return from the case
- * is told from one that never will.
+ * is told from one that never will; rank 0's own threads read last.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,8 +58,10 @@ int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
 		return -EINVAL;
 	for (int r = 0; r < b->nranks; r++)
 		st[r] = (struct bootstrap_rank_state){ .heard = BS_HEARD_NONE };
-	if (b->nranks < 2)
+	if (b->nranks < 2) {
+		bs_self_state(b, time_now_ns(), &st[0]);
 		return 0;
+	}
 	ask = calloc((size_t)b->nranks, sizeof(*ask));
 	if (!ask)
 		return -ENOMEM;
@@ -105,6 +107,8 @@ int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
 		if (due > now)
 			time_sleep_ns(GS_MIN(due, end) - now);
 	}
+	/* rank 0 answers for itself, as of now: a thread of its own may not have returned */
+	bs_self_state(b, time_now_ns(), &st[0]);
 	free(ask);
 	return 0;
 }

@@ -49,6 +49,8 @@ struct job {
 	int status[MAX_RANKS];
 	char log[MAX_RANKS][64]; /* each rank's stderr, kept in a file */
 	struct activity acts[ACT_THREADS]; /* in a child, its own: what its PONG reports */
+	/* rank 0's bootstrap_opts.on_self_stuck (NULL: none) */
+	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self, const char *why);
 };
 
 /* Child-side check: report and leave with the line number as the exit status. */
@@ -99,6 +101,8 @@ static int open_rank(struct job *j, int rank, struct bootstrap **b)
 
 	if (rank == 0 && j->inherit)
 		o.listen_fd = j->listen_fd;
+	if (rank == 0)
+		o.on_self_stuck = j->on_self_stuck;
 	return bootstrap_open(&o, b);
 }
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch/bootstrap.h"
 #include "launch/launch.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -32,6 +33,13 @@ extern char **environ;
 #define SPAWN_INTERRUPT_GRACE_NS 700000000ull
 /* After a failure, ranks still alive this long are named; once rank 0 is gone, stopped. */
 #define SPAWN_LINGER_NS	    1000000000ull
+/*
+ * After a failure, while rank 0 runs, the ranks are not terminated before this, whatever
+ * the timeout: rank 0 names the ranks that caused it (BS_BLAME_MAX_MS), and a stuck one
+ * must still be there to be asked; then it writes the case (half a second). A 2 s
+ * timeout ended it mid-probe, the case left to this driver's guess.
+ */
+#define SPAWN_BLAME_NS ((uint64_t)BS_BLAME_MAX_MS * 1000000ull + 500000000ull)
 
 /* The variables the spawner sets (build_env fills them in this order). */
 /* clang-format off */
@@ -178,10 +186,10 @@ static int report_exit(int rank, int st, bool first)
 /*
  * Reap until every rank is gone. SIGCHLD and the stop signals (util/stopsig.h) are
  * blocked by the caller and taken here with sigtimedwait. A failure starts the kill
- * clock: timeout_ns, SIGTERM, then SIGKILL. A stop signal is forwarded to the process
- * group and the ranks get SPAWN_INTERRUPT_GRACE_NS before SIGKILL (the user wants the
- * run stopped, now); a second one sends SIGKILL at once. *signo: the first such signal,
- * else 0.
+ * clock: timeout_ns (SPAWN_BLAME_NS at least), SIGTERM, then SIGKILL. A stop signal is
+ * forwarded to the process group and the ranks get SPAWN_INTERRUPT_GRACE_NS before
+ * SIGKILL (the user wants the run stopped, now); a second one sends SIGKILL at once.
+ * *signo: the first such signal, else 0.
  */
 static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_ns,
 		      const sigset_t *set, int *signo, char *why, size_t whylen)
@@ -215,7 +223,7 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 			}
 			if (rc && !fail_t) {
 				fail_t = time_now_ns();
-				term_at = fail_t + timeout_ns;
+				term_at = fail_t + GS_MAX(timeout_ns, SPAWN_BLAME_NS);
 			}
 		}
 		if (!alive)

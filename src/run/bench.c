@@ -170,45 +170,6 @@ static void print_row(struct run_rank *rr, const json_t *row)
 		     wrong, slow, spread);
 }
 
-/*
- * Test hook GRADSYNC_TEST_DELAY=RANK:USEC[@N]: that rank sleeps before each AllReduce of
- * the sweep, or with @N before the Nth of each size only (warm-up ones counted), untimed
- * on it, so the others wait for it: straggler naming, and with a sleep far past the
- * timeout a rank stuck in the case (rank 0's probe names it, run/blame.c).
- */
-struct test_delay {
-	uint64_t ns; /* 0: no hook */
-	int at;	     /* 1-based AllReduce of a size; 0: every one */
-};
-
-static struct test_delay test_delay_get(const struct run_rank *rr)
-{
-	const char *e = getenv("GRADSYNC_TEST_DELAY");
-	struct test_delay d = { 0 };
-	int rank, at = 0, n;
-	long us;
-
-	n = e ? sscanf(e, "%d:%ld@%d", &rank, &us, &at) : 0;
-	if (n < 2 || rank != rr->li.rank || us <= 0 || at < 0)
-		return d;
-	d.ns = (uint64_t)us * 1000;
-	d.at = n == 3 ? at : 0;
-	return d;
-}
-
-/* The hook's sleep before AllReduce i (0-based) of a size, shown as such to the probe. */
-static void test_delay_sleep(struct run_rank *rr, const struct test_delay *d, int i)
-{
-	struct activity *a = &rr->act[ACT_THREAD_MAIN];
-	struct act_mark m;
-
-	if (!d->ns || (d->at && d->at != i + 1))
-		return;
-	act_enter(a, ACT_TEST_DELAY, -1, 0, time_now_ns(), &m);
-	time_sleep_ns(d->ns);
-	act_leave(a, &m, time_now_ns());
-}
-
 /* ETA weight of an iteration: its bytes plus a latency floor worth 64 KiB. */
 #define ETA_FLOOR_BYTES 65536.0
 
@@ -218,7 +179,7 @@ static void test_delay_sleep(struct run_rank *rr, const struct test_delay *d, in
  * progress ETA, out of work.
  */
 static int sweep_size(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb, int si,
-		      const struct test_delay *delay, double *done, double work, json_t *rows)
+		      const struct run_test_delay *delay, double *done, double work, json_t *rows)
 {
 	const struct cfg *cfg = &rr->ecase->cfg;
 	const struct coll_opts *co = &cfg->collective;
@@ -277,7 +238,7 @@ static int sweep_size(struct run_rank *rr, struct run_comm *rc, struct bench_buf
 		*done += bytes + ETA_FLOOR_BYTES;
 		progress_tick(&rr->progress, label, i + 1, co->warmup + co->iterations,
 			      *done / work);
-		test_delay_sleep(rr, delay, i);
+		run_test_delay_sleep(&rr->act[ACT_THREAD_MAIN], delay, i);
 		if (measured && !cpu_span) {
 			c0 = time_thread_cpu_ns();
 			cpu_span = true;
@@ -337,7 +298,7 @@ static int sweep_size(struct run_rank *rr, struct run_comm *rc, struct bench_buf
 static int sweep_allreduce(struct run_rank *rr, struct run_comm *rc, struct bench_bufs *bb,
 			   json_t *rows)
 {
-	struct test_delay delay = test_delay_get(rr);
+	struct run_test_delay delay = run_test_delay_get(rr->li.rank);
 	double work = 0, done = 0;
 	const struct cfg *cfg = &rr->ecase->cfg;
 	const struct coll_opts *co = &cfg->collective;

@@ -4,11 +4,13 @@
  * which of their aborts reached rank 0 first is chance. The bootstrap's probe asks every
  * rank what its application's threads do; a rank that does not answer (stopped, a frozen
  * host) or one whose thread has not returned from the case a grace after the abort (a
- * deadlock, a spin, a driver call that never returns) is named ahead of that reason.
+ * deadlock, a spin, a driver call that never returns; or a GPU wait, told as such) is
+ * named ahead of that reason.
  */
 #include <stdlib.h>
 
 #include "run/run.h"
+#include "util/common.h"
 #include "util/log.h"
 #include "util/strutil.h"
 
@@ -48,12 +50,28 @@ static int silent_text(const struct bootstrap_rank_state *st, int n,
 	return nsilent;
 }
 
-/* "rank 2 (...) is stuck: its main thread ...; " for each stuck rank; how many. */
-static int stuck_text(const struct bootstrap_rank_state *st, int n,
-		      const struct run_host *hosts, uint32_t grace_ms, char *out, size_t len,
-		      size_t *o)
+/*
+ * How a rank whose thread did not return from the case is told, by the verdict: a
+ * thread stuck (it looks at the abort and did not react), or one in a GPU wait, which
+ * only the GPU's work ends: a long kernel or a hung GPU, not a hung rank.
+ */
+static const struct {
+	enum act_verdict v;
+	const char *is;	  /* "rank 2 (...) <is>: its main thread has not returned ..." */
+	const char *more; /* "3 more ranks <more>; " */
+	const char *note; /* after "... for 4.2 s" */
+} blame_kinds[] = {
+	{ ACT_STUCK, "is stuck", "are stuck", "" },
+	{ ACT_GPU_WAIT, "is in a GPU synchronize", "are in a GPU synchronize",
+	  " (the abort cannot end a GPU wait: a kernel that long, or a hung GPU)" },
+};
+
+/* "rank 2 (...) is stuck: its main thread ...; " for each rank whose verdict is k's;
+ * how many. */
+static int kind_text(const struct bootstrap_rank_state *st, int n, const struct run_host *hosts,
+		     uint32_t grace_ms, size_t k, char *out, size_t len, size_t *o)
 {
-	int nstuck = 0;
+	int found = 0;
 
 	for (int r = 0; r < n; r++) {
 		const struct bootstrap_rank_state *s = &st[r];
@@ -64,20 +82,22 @@ static int stuck_text(const struct bootstrap_rank_state *st, int n,
 		if (s->heard != BS_HEARD_ANSWERED || s->nact < 1)
 			continue;
 		a = &s->act[act_pick(s->act, s->nact, s->abort_age_ms, grace_ms)];
-		if (act_judge(a, s->abort_age_ms, grace_ms, &w) != ACT_STUCK)
+		if (act_judge(a, s->abort_age_ms, grace_ms, &w) != blame_kinds[k].v)
 			continue;
-		if (++nstuck > BLAME_STUCK_SHOWN)
+		if (++found > BLAME_STUCK_SHOWN)
 			continue;
 		str_appendf(out, len, o, "rank ");
 		rank_name(out, len, o, hosts, r);
 		str_appendf(out, len, o,
-			    " is stuck: its %s has not returned from the case %.1f s after the job aborted; it has been %s for %.1f s; ",
-			    act_thread_name((enum act_thread)a->thread), s->abort_age_ms / 1e3,
-			    act_describe(a, what, sizeof(what)), a->age_ms / 1e3);
+			    " %s: its %s has not returned from the case %.1f s after the job aborted; it has been %s for %.1f s%s; ",
+			    blame_kinds[k].is, act_thread_name((enum act_thread)a->thread),
+			    s->abort_age_ms / 1e3, act_describe(a, what, sizeof(what)),
+			    a->age_ms / 1e3, blame_kinds[k].note);
 	}
-	if (nstuck > BLAME_STUCK_SHOWN)
-		str_appendf(out, len, o, "%d more ranks are stuck; ", nstuck - BLAME_STUCK_SHOWN);
-	return nstuck;
+	if (found > BLAME_STUCK_SHOWN)
+		str_appendf(out, len, o, "%d more ranks %s; ", found - BLAME_STUCK_SHOWN,
+			    blame_kinds[k].more);
+	return found;
 }
 
 const char *run_blame_text(const struct bootstrap_rank_state *st, int n,
@@ -91,7 +111,8 @@ const char *run_blame_text(const struct bootstrap_rank_state *st, int n,
 		return why;
 	out[0] = '\0';
 	found = silent_text(st, n, hosts, out, len, &o);
-	found += stuck_text(st, n, hosts, grace_ms, out, len, &o);
+	for (size_t k = 0; k < ARRAY_SIZE(blame_kinds); k++)
+		found += kind_text(st, n, hosts, grace_ms, k, out, len, &o);
 	if (!found)
 		return why;
 	str_appendf(out, len, &o, "the job stopped on: %s", why);

@@ -1,8 +1,8 @@
 /*
  * Whom rank 0 names after a failed case (run/blame.c), from the probe's states: a rank
  * that does not answer, one whose thread has not returned from the case a grace after
- * the abort (with what it is stuck in), neither for a rank slow to return or one that
- * left, and the job's first reason kept at the end.
+ * the abort (with what it is stuck in; a GPU wait told apart), neither for a rank slow
+ * to return or one that left, and the job's first reason kept at the end.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +56,7 @@ static void expect_text(const struct bootstrap_rank_state *st, int n, const stru
 #define SILENT_1 "rank 1 (host n0, pid 4001) does not answer: its process is stopped (SIGSTOP, Ctrl-Z or a debugger) or its host froze; "
 #define STUCK_COMM "rank 2 (host n1, pid 4002) is stuck: its comm thread has not returned from the case 1.2 s after the job aborted; it has been waiting on recv from peer 3 in allreduce seq 1287 for 12.5 s; "
 #define STOPPED_ON "the job stopped on: " WHY
+#define GPU_2 "rank 2 (host n1, pid 4002) is in a GPU synchronize: its main thread has not returned from the case 1.2 s after the job aborted; it has been waiting for a GPU stream to drain for 4.2 s (the abort cannot end a GPU wait: a kernel that long, or a hung GPU); "
 
 static void test_nobody(void **state)
 {
@@ -110,6 +111,38 @@ static void test_stuck(void **state)
 	expect_text(st, 4, hosts, SILENT_1 STUCK_COMM STOPPED_ON);
 }
 
+/*
+ * A GPU wait past the grace is told for what it is, not as a hung rank: a stream sync
+ * cannot look at the abort and must outlast it while kernels use the case's buffers.
+ */
+static void test_gpu_wait(void **state)
+{
+	struct bootstrap_rank_state st[4] = {
+		{ .heard = BS_HEARD_NONE },
+		answered(ACT_CLOSING, 900, 1000),
+		answered(ACT_GPU_SYNC, 4200, 1200),
+		answered(ACT_CLOSING, 900, 1000),
+	};
+
+	(void)state;
+	expect_text(st, 4, hosts, GPU_2 STOPPED_ON);
+	/* within the grace it may still return: nobody named */
+	st[2] = answered(ACT_GPU_SYNC, 4200, 300);
+	expect_text(st, 4, hosts, NULL);
+	/* a stuck thread is told first, whatever the rank's number */
+	st[2] = answered(ACT_GPU_SYNC, 4200, 1200);
+	st[1] = answered(ACT_RECV, 5000, 1200);
+	st[1].act[0].peer = 2;
+	st[1].act[0].seq = 40;
+	expect_text(st, 4, hosts, "rank 1 (host n0, pid 4001) is stuck: its main thread has not returned from the case 1.2 s after the job aborted; it has been waiting on recv from peer 2 in allreduce seq 40 for 5.0 s; " GPU_2 STOPPED_ON);
+	/* a rank whose comm thread is stuck while its main thread waits for the GPU: the
+	 * stuck thread is the one told */
+	st[1] = answered(ACT_CLOSING, 900, 1000);
+	st[2].act[1] = (struct act_snap){ .thread = ACT_THREAD_COMM, .what = ACT_RECV, .peer = 3,
+					  .seq = 1287, .age_ms = 12500 };
+	expect_text(st, 4, hosts, STUCK_COMM STOPPED_ON);
+}
+
 static void test_many_stuck(void **state)
 {
 	struct bootstrap_rank_state st[8] = { { .heard = BS_HEARD_NONE } };
@@ -135,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_nobody),
 		cmocka_unit_test(test_silent),
 		cmocka_unit_test(test_stuck),
+		cmocka_unit_test(test_gpu_wait),
 		cmocka_unit_test(test_many_stuck),
 	};
 

@@ -375,7 +375,10 @@ out:
 	free(oc.case_why);
 	if (*tmpfile)
 		unlink(tmpfile);
-	experiment_free(exp);
-	free(exp);
+	/* a thread that never returned from a case may still read its settings (rank.c) */
+	if (!oc.thread_stuck) {
+		experiment_free(exp);
+		free(exp);
+	}
 	return code;
 }

@@ -103,7 +103,7 @@ static void wait_abort_reason(struct run_rank *rr)
 	volatile const int *flag = bootstrap_abort_flag(rr->bs);
 	int i;
 
-	for (i = 0; i < 20 && !*flag; i++)
+	for (i = 0; i < BS_REASON_WAIT_MS / 50 && !*flag; i++)
 		usleep(50000);
 }
 
@@ -238,7 +238,8 @@ static void case_paths(struct run_rank *rr, struct run_comm *rc, json_t *c)
 
 int run_rank_case(struct run_rank *rr)
 {
-	struct run_comm rc;
+	/* on the heap: a thread that never returns from the case keeps using it */
+	struct run_comm *rc = calloc(1, sizeof(*rc));
 	json_t *results = NULL, *workload = NULL, *c = NULL;
 	bool bench = !workload_has_model(&rr->ecase->cfg.workload);
 	const char *abort_why;
@@ -253,9 +254,13 @@ int run_rank_case(struct run_rank *rr)
 	rr->partial_lost = false;
 	if (me == 0) {
 		c = run_case_doc_new(rr->exp, (size_t)rr->case_index);
-		if (!c)
-			return -ENOMEM;
 		rr->case_doc = c;
+	}
+	if (!rc || (me == 0 && !c)) {
+		free(rc);
+		json_decref(c);
+		rr->case_doc = NULL;
+		return -ENOMEM;
 	}
 	/* before anything opens: a rank with another case would only time out later */
 	ret = run_rank_agree(rr);
@@ -269,20 +274,25 @@ int run_rank_case(struct run_rank *rr)
 	/* the live line counts the ranks that reached the connection's exchanges */
 	progress_wait(&rr->progress, "connecting", 1, rr->li.nranks);
 	if (!ret)
-		ret = run_comm_open(rr, &rc);
+		ret = run_comm_open(rr, rc);
 	if (!ret) {
 		progress_wait(&rr->progress, "connected", rr->li.nranks, rr->li.nranks);
 		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CASE, -1, 0, time_now_ns());
-		ret = bench ? run_bench(rr, &rc, &results) : run_workload(rr, &rc, &workload);
+		ret = bench ? run_bench(rr, rc, &results) : run_workload(rr, rc, &workload);
 		/* returned (on the job's abort too): no longer work of the case */
 		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CLOSING, -1, 0, time_now_ns());
 		progress_idle(&rr->progress);
 		if (me == 0)
-			case_paths(rr, &rc, c);
-		run_comm_close(&rc);
+			case_paths(rr, rc, c);
+		/* a thread still inside one of its calls (run_rank.thread_stuck): the comm,
+		 * its transports and its GPU memops are left to it, leaked on purpose */
+		if (!rr->thread_stuck)
+			run_comm_close(rc);
 	} else {
 		act_set(&rr->act[ACT_THREAD_MAIN], ACT_CLOSING, -1, 0, time_now_ns());
 	}
+	if (!rr->thread_stuck)
+		free(rc);
 	if (ret)
 		wait_abort_reason(rr);
 	if (me != 0)
@@ -324,6 +334,24 @@ int run_rank_case(struct run_rank *rr)
 	return ret ? ret : fsb_gave_up(werr) ? werr : 0;
 }
 
+/* Rank 0: case index's file says it failed, and why, with its ranks' hosts (NULL: not
+ * known); no figures. Said when it fails. */
+static void case_fail_save(struct run_rank *rr, int index, const char *why, json_t *hosts)
+{
+	json_t *c = rj_case_new(rr->exp->cases[index].name, NULL, NULL);
+	char path[PATH_MAX + 32], werr[PATH_MAX + 160];
+
+	if (!c) {
+		json_decref(hosts);
+		return;
+	}
+	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, hosts);
+	rj_case_fail(c, why);
+	if (run_case_save(rr, (size_t)index, c, path, sizeof(path), werr, sizeof(werr)))
+		log_err(LOG_MAIN, "write %s: %s; the case failed: %s", path, werr, why);
+	json_decref(c);
+}
+
 /*
  * Rank 0, the job failed before its first case (a rank vanished or never answered in
  * the host exchange): that case's file says failed and why. Without it the report
@@ -331,20 +359,32 @@ int run_rank_case(struct run_rank *rr)
  */
 static void case_fail_early(struct run_rank *rr, int index, int err)
 {
-	json_t *c = rj_case_new(rr->exp->cases[index].name, NULL, NULL);
 	const char *why = rr->bs ? bootstrap_abort_reason(rr->bs) : NULL;
-	char path[PATH_MAX + 32], werr[PATH_MAX + 160];
 
-	if (!c)
-		return;
 	if (!why || !*why)
 		why = *log_first_error() ? log_first_error() : strerror(-err);
-	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, NULL);
-	rj_case_fail(c, why);
-	if (run_case_save(rr, (size_t)index, c, path, sizeof(path), werr, sizeof(werr)))
-		log_err(LOG_MAIN, "write %s: %s; the case failed before it started: %s", path,
-			werr, why);
-	json_decref(c);
+	case_fail_save(rr, index, why, NULL);
+}
+
+/*
+ * Rank 0's bootstrap reader, the job aborted and a thread of rank 0's own still in the
+ * case a grace later (bootstrap_opts.on_self_stuck): the main thread, which would run
+ * the probe and write the case, may never return, so the reader names rank 0 in the
+ * probe's words and writes the case's file as failed with them (bounded by
+ * [report] write_timeout). Should the main thread come back, it writes the case again,
+ * its probe's verdict on rank 0 included.
+ */
+static void self_stuck(void *ctx, const struct bootstrap_rank_state *self, const char *why)
+{
+	struct run_rank *rr = ctx;
+	/* the main thread wrote the hosts before it stored the case's index */
+	int index = __atomic_load_n(&rr->case_index, __ATOMIC_ACQUIRE);
+	char text[2048];
+	const char *t = run_blame_text(self, 1, rr->hosts, BS_PROBE_GRACE_MS, why, text,
+				       sizeof(text));
+
+	log_err(LOG_MAIN, "%s", t);
+	case_fail_save(rr, index, t, hosts_json(rr));
 }
 
 /* rank 0's bootstrap observer: ranks that arrived show on the live line */
@@ -357,18 +397,26 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		  const char *run_dir, int argc, char **argv, struct run_outcome *oc)
 {
 	struct run_rank rr = { .exp = exp, .li = *li, .argc = argc, .argv = argv,
-			       .gpu = { .index = -1 } };
+			       .gpu = { .index = -1 }, .save_lock = PTHREAD_MUTEX_INITIALIZER };
 	struct bootstrap_opts bo;
 	size_t i;
 	int ret;
+
+	/* on the heap, as the bootstrap is: a thread that never returns writes its record */
+	rr.act = calloc(ACT_THREADS, sizeof(*rr.act));
+	if (!rr.act)
+		return -ENOMEM;
 
 	run_job_bootstrap_opts(li, exp->base.launch.timeout_ns, &bo);
 	/* rank 0's live line while the others arrive */
 	bo.on_arrival = ranks_arrived;
 	bo.arrival_ctx = &rr.progress;
-	/* what this rank's threads do, for rank 0's probe after a failed case */
+	/* what this rank's threads do, for rank 0's probe after a failed case, and rank
+	 * 0's reader to name rank 0 itself */
 	bo.acts = rr.act;
 	bo.nacts = ACT_THREADS;
+	bo.on_self_stuck = self_stuck;
+	bo.self_stuck_ctx = &rr;
 	log_set_rank(li->rank);
 	/* only rank 0 speaks: N ranks printing N copies of every line help nobody */
 	progress_init(&rr.progress, stderr, li->rank == 0 && log_enabled(LOG_INFO, LOG_MAIN));
@@ -376,6 +424,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	ret = run_node_init(&rr);
 	if (ret) {
 		progress_fini(&rr.progress);
+		free(rr.act);
 		return ret;
 	}
 	if (li->nranks > 1)
@@ -401,6 +450,7 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 			run_stop_release();
 		run_node_fini(&rr);
 		progress_fini(&rr.progress);
+		free(rr.act);
 		return ret;
 	}
 	if (!li->spawned)
@@ -426,7 +476,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		if (only_case >= 0 && (int)i != only_case)
 			continue;
 		oc->ncases = i + 1;
-		rr.case_index = (int)i;
+		/* read by rank 0's bootstrap reader too (self_stuck) */
+		__atomic_store_n(&rr.case_index, (int)i, __ATOMIC_RELEASE);
 		rr.ecase = &exp->cases[i];
 		ret = run_rank_case(&rr);
 		if (ret)
@@ -443,10 +494,25 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	if (!li->spawned)
 		run_stop_release();
 	oc->signo = run_stop_signo();
+	if (rr.thread_stuck) {
+		/*
+		 * A thread never returned from the case (ddp.h, ddp_result.comm_stuck) and may
+		 * yet: its call still reads the bootstrap's abort flag, writes its activity
+		 * record, drives the GPU, and its transports read the case's settings and
+		 * which rank is on which host. They stay allocated until the process exits, on
+		 * purpose.
+		 */
+		oc->thread_stuck = true;
+		bootstrap_close_keep(rr.bs);
+		run_node_fini(&rr);
+		progress_fini(&rr.progress);
+		return ret;
+	}
 	bootstrap_close(rr.bs);
 	run_gpu_close(&rr);
 	run_node_fini(&rr);
 	progress_fini(&rr.progress);
+	free(rr.act);
 	free(rr.hosts);
 	free(rr.host_of_rank);
 	free(rr.kernel_of_rank);

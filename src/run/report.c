@@ -4,6 +4,7 @@
  * node's fingerprint and the environment.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,12 +99,19 @@ void run_case_file(char *buf, size_t len, const char *dir, size_t index)
 	snprintf(buf, len, "%s/cases/%04zu.json", dir, index);
 }
 
-int run_case_save(const struct run_rank *rr, size_t index, const json_t *c, char *path,
-		  size_t len, char *why, size_t whylen)
+int run_case_save(struct run_rank *rr, size_t index, const json_t *c, char *path, size_t len,
+		  char *why, size_t whylen)
 {
+	int ret;
+
 	run_case_file(path, len, rr->run_dir, index);
-	return run_dir_write(rr->run_dir, path, c, NULL, rr->exp->base.report.write_timeout_ns,
-			     why, whylen);
+	/* the main thread and rank 0's bootstrap reader (rank.c, self_stuck) may both
+	 * write a case: one writer at a time of its one temporary file */
+	pthread_mutex_lock(&rr->save_lock);
+	ret = run_dir_write(rr->run_dir, path, c, NULL, rr->exp->base.report.write_timeout_ns,
+			    why, whylen);
+	pthread_mutex_unlock(&rr->save_lock);
+	return ret;
 }
 
 void run_iso_time(char *buf, size_t len)

@@ -16,6 +16,7 @@
 #define GS_RUN_RUN_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -88,8 +89,16 @@ struct run_rank {
 	bool partial_lost;         /* rank 0: a file of the case's rows so far failed (said
 				    * once; the case's end writes it) */
 	/* what the main thread and the DDP comm thread do (util/activity.h), each written
-	 * by its thread only; the bootstrap reads them for rank 0's probe (blame.c) */
-	struct activity act[ACT_THREADS];
+	 * by its thread only; the bootstrap reads them for rank 0's probe (blame.c);
+	 * ACT_THREADS records on the heap */
+	struct activity *act;
+	/* a thread of this rank did not return from the case (the DDP comm thread,
+	 * ddp_result.comm_stuck): what it may still use, the case's comm and buffers, the
+	 * records, the bootstrap, the GPU, stays allocated until the process exits */
+	bool thread_stuck;
+	/* one writer of a case's file at a time: the main thread, or rank 0's bootstrap
+	 * reader naming rank 0 stuck (rank.c); a default mutex, never destroyed */
+	pthread_mutex_t save_lock;
 };
 
 /* How a run ended: report.json's status and which cases it lists. */
@@ -103,6 +112,8 @@ struct run_outcome {
 				* of; NULL under a launcher */
 	int end_err;	   /* under a launcher: the ranks' barrier after the last case failed
 			    * (-errno; a rank lost after its results were written), 0 = none */
+	bool thread_stuck; /* run_rank.thread_stuck: the experiment, which its call may
+			    * still read, is not freed */
 };
 
 /* The case's GPU buffers' path and memops; written by gpu.c only (run_gpu_path_setup
@@ -196,6 +207,21 @@ const char *run_blame(struct run_rank *rr, const char *why, char *out, size_t le
 const char *run_blame_text(const struct bootstrap_rank_state *st, int n,
 			   const struct run_host *hosts, uint32_t grace_ms, const char *why,
 			   char *out, size_t len);
+
+/*
+ * The test hook GRADSYNC_TEST_DELAY=RANK:USEC[@N] (test_delay.c): on that rank, a sleep
+ * before each AllReduce (a benchmark's of each size, a workload's buckets' on its comm
+ * thread), or with @N before the Nth only (1-based, warm-up ones counted).
+ */
+struct run_test_delay {
+	uint64_t ns; /* 0: no hook */
+	int at;	     /* 1-based AllReduce; 0: every one */
+};
+
+struct run_test_delay run_test_delay_get(int rank);
+/* Before AllReduce i (0-based): the hook's sleep, shown in a (the calling thread's
+ * record) as ACT_TEST_DELAY. */
+void run_test_delay_sleep(struct activity *a, const struct run_test_delay *d, int i);
 
 /* Collective sweep or point-to-point mode: results JSON array on rank 0 (NULL elsewhere). */
 int run_bench(struct run_rank *rr, struct run_comm *rc, json_t **results);
@@ -375,9 +401,10 @@ int run_dir_write(const char *dir, const char *path, const json_t *doc, const ch
 		  uint64_t timeout_ns, char *why, size_t whylen);
 /*
  * Rank 0: case index's results file (run_case_file, into path) in rr's run directory,
- * written by run_dir_write: 0 or -errno with why filled, nothing logged.
+ * written by run_dir_write under rr->save_lock: 0 or -errno with why filled, nothing
+ * logged.
  */
-int run_case_save(const struct run_rank *rr, size_t index, const json_t *c, char *path,
+int run_case_save(struct run_rank *rr, size_t index, const json_t *c, char *path,
 		  size_t len, char *why, size_t whylen);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);

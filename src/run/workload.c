@@ -37,6 +37,8 @@ struct wl_ctx {
 	struct run_dbuf grads;
 	struct run_dbuf scratch;
 	struct wl_gpu gpu;
+	struct run_test_delay delay; /* the test hook, before each bucket's AllReduce */
+	int nallreduce;		     /* bucket AllReduces begun (comm thread only) */
 };
 
 /* Runs on the DDP comm thread, which is therefore the executor's progress thread. */
@@ -45,6 +47,7 @@ static int wl_allreduce(void *arg, void *buf, uint64_t count, enum dtype dt)
 	struct wl_ctx *wc = arg;
 	int ret;
 
+	run_test_delay_sleep(&wc->rr->act[ACT_THREAD_COMM], &wc->delay, wc->nallreduce++);
 	/* the comm thread's CUDA calls must act on the rank's device */
 	if (wc->rc->gpu.ctx) {
 		ret = gpu_set_device(wc->rc->gpu.ctx->dev);
@@ -398,11 +401,12 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 {
 	const struct cfg *cfg = &rr->ecase->cfg;
 	const struct workload_opts *w = &cfg->workload;
-	struct wl_ctx wc = { .rr = rr, .rc = rc, .co = &cfg->collective };
-	struct ddp_ops ops = { .arg = &wc, .allreduce = wl_allreduce,
+	/* on the heap: the comm thread's AllReduce holds it, and may never return */
+	struct wl_ctx *wc = calloc(1, sizeof(*wc));
+	struct ddp_ops ops = { .arg = wc, .allreduce = wl_allreduce,
 			       .abort_flag = bootstrap_abort_flag(rr->bs),
 			       .timeout_ns = cfg->launch.timeout_ns, .on_iter = wl_on_iter,
-			       .realign = wl_realign };
+			       .realign = wl_realign, .comm_act = &rr->act[ACT_THREAD_COMM] };
 	struct tensor_list tl;
 	struct bucket_plan plan = { 0 };
 	struct compute_timeline ct = { 0 };
@@ -413,6 +417,10 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 
 	*out = NULL;
 	tensor_list_init(&tl);
+	if (!wc)
+		return -ENOMEM;
+	*wc = (struct wl_ctx){ .rr = rr, .rc = rc, .co = &cfg->collective,
+			       .delay = run_test_delay_get(rr->li.rank) };
 	ret = model_build(w, &tl);
 	if (ret) {
 		log_err(LOG_WORKLOAD, "build model %s: %s", w->model, strerror(-ret));
@@ -428,15 +436,15 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		ret = compute_timeline_build(&tl, &plan, &cp, &ct);
 	if (ret)
 		goto out_plan;
-	ret = run_dbuf_alloc(rc, &wc.grads, plan.bytes, GPU_MIRROR_DATA);
+	ret = run_dbuf_alloc(rc, &wc->grads, plan.bytes, GPU_MIRROR_DATA);
 	if (ret) {
 		log_err(LOG_WORKLOAD, "gradients of %s: %llu bytes: %s", w->model,
 			(unsigned long long)plan.bytes, strerror(-ret));
 		goto out_ct;
 	}
-	if (wc.grads.host)
-		run_node_verify(rr, wc.grads.host, plan.bytes);
-	ret = run_dbuf_alloc(rc, &wc.scratch,
+	if (wc->grads.host)
+		run_node_verify(rr, wc->grads.host, plan.bytes);
+	ret = run_dbuf_alloc(rc, &wc->scratch,
 			     coll_scratch_bytes(run_comm_chunk(rc, plan.bytes),
 					cfg->collective.channels),
 			     GPU_MIRROR_SCRATCH);
@@ -447,7 +455,7 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		ops.check = wl_check;
 	}
 	if (w->compute == COMPUTE_GEMM || w->compute == COMPUTE_SPIN) {
-		ret = wl_gpu_init(&wc.gpu, rc->gpu.ctx, w->compute, &tl, &ct, rr->gpu.tflops_cal);
+		ret = wl_gpu_init(&wc->gpu, rc->gpu.ctx, w->compute, &tl, &ct, rr->gpu.tflops_cal);
 		if (ret)
 			goto out_scratch;
 		ops.compute = wl_compute;
@@ -455,12 +463,12 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 	}
 	ret = bootstrap_barrier(rr->bs);
 	if (!ret)
-		ret = ddp_run(w, &plan, &ct, wc.grads.cb.ptr, &ops, rr->li.rank, rr->li.nranks,
+		ret = ddp_run(w, &plan, &ct, wc->grads.cb.ptr, &ops, rr->li.rank, rr->li.nranks,
 			      cfg->experiment.seed, cfg->collective.verify != VERIFY_OFF, &res);
 	if (!ret)
 		ret = gather_results(rr, &res, &all);
 	if (!ret && rr->li.rank == 0) {
-		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks, &wc.gpu,
+		*out = workload_json(rr, &tl, &plan, all, rr->li.nranks, &wc->gpu,
 				     prof.matrix_tflops[precision_matrix(w->precision)]);
 		write_trace(rr, &ct, &plan, &tl, all, rr->li.nranks); /* says why itself */
 		for (r = 0; r < rr->li.nranks; r++)
@@ -468,16 +476,24 @@ int run_workload(struct run_rank *rr, struct run_comm *rc, json_t **out)
 		free(all);
 	}
 	ddp_result_free(&res);
-	wl_gpu_fini(&wc.gpu);
+	wl_gpu_fini(&wc->gpu);
+	if (res.comm_stuck) {
+		/* its AllReduce holds wc, the gradients and the scratch, registered with the
+		 * transports: left to it, leaked on purpose, as the case's comm is (rank.c) */
+		rr->thread_stuck = true;
+		wc = NULL;
+		goto out_ct;
+	}
 out_scratch:
-	run_dbuf_free(rc, &wc.scratch, GPU_MIRROR_SCRATCH);
+	run_dbuf_free(rc, &wc->scratch, GPU_MIRROR_SCRATCH);
 out_grads:
-	run_dbuf_free(rc, &wc.grads, GPU_MIRROR_DATA);
+	run_dbuf_free(rc, &wc->grads, GPU_MIRROR_DATA);
 out_ct:
 	compute_timeline_free(&ct);
 out_plan:
 	bucket_plan_free(&plan);
 out_tl:
 	tensor_list_free(&tl);
+	free(wc);
 	return ret;
 }

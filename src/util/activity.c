@@ -12,26 +12,29 @@
 
 /*
  * One row per state: its text, completed by the peer ("... peer 1") and the collective's
- * seq where it has them (act_describe), and whether the thread must leave it once the
- * job aborts.
+ * seq where it has them (act_describe), whether the thread must leave it once the job
+ * aborts, and whether it is a wait only the GPU's work ends (a stream sync: it cannot
+ * look at the abort, and must not return while kernels still use the case's buffers;
+ * the executor's memops waits poll and look at the abort like any other).
  */
 /* clang-format off */
 static const struct {
 	const char *text;
 	bool peer, seq;
 	bool in_case;
+	bool gpu_wait;
 } act_table[ACT_COUNT] = {
-	[ACT_NONE]	 = { "idle", false, false, false },
-	[ACT_SETUP]	 = { "setting up the case", false, false, true },
-	[ACT_CASE]	 = { "running the case, outside any collective", false, false, true },
-	[ACT_ALLREDUCE]	 = { "in allreduce seq", false, true, true },
-	[ACT_P2P]	 = { "in a point-to-point test with peer", true, false, true },
-	[ACT_RECV]	 = { "waiting on recv from peer", true, true, true },
-	[ACT_SEND]	 = { "waiting on send to peer", true, true, true },
-	[ACT_MEMOPS]	 = { "waiting on its memops (GPU work when staged) in allreduce seq", false, true, true },
-	[ACT_GPU_SYNC]	 = { "waiting for a GPU stream to drain", false, false, true },
-	[ACT_TEST_DELAY] = { "in the test hook GRADSYNC_TEST_DELAY", false, false, true },
-	[ACT_CLOSING]	 = { "ending the case (closing its transports, writing its results)", false, false, false },
+	[ACT_NONE]	 = { "idle", false, false, false, false },
+	[ACT_SETUP]	 = { "setting up the case", false, false, true, false },
+	[ACT_CASE]	 = { "running the case, outside any collective", false, false, true, false },
+	[ACT_ALLREDUCE]	 = { "in allreduce seq", false, true, true, false },
+	[ACT_P2P]	 = { "in a point-to-point test with peer", true, false, true, false },
+	[ACT_RECV]	 = { "waiting on recv from peer", true, true, true, false },
+	[ACT_SEND]	 = { "waiting on send to peer", true, true, true, false },
+	[ACT_MEMOPS]	 = { "waiting on its memops (GPU work when staged) in allreduce seq", false, true, true, false },
+	[ACT_GPU_SYNC]	 = { "waiting for a GPU stream to drain", false, false, true, true },
+	[ACT_TEST_DELAY] = { "in the test hook GRADSYNC_TEST_DELAY", false, false, true, false },
+	[ACT_CLOSING]	 = { "ending the case (closing its transports, writing its results)", false, false, false, false },
 };
 /* clang-format on */
 
@@ -53,6 +56,11 @@ const char *act_thread_name(enum act_thread t)
 bool act_in_case(enum act_what w)
 {
 	return (unsigned)w < ACT_COUNT && act_table[w].in_case;
+}
+
+bool act_gpu_wait(enum act_what w)
+{
+	return (unsigned)w < ACT_COUNT && act_table[w].gpu_wait;
 }
 
 bool act_read(const struct activity *a, enum act_thread thread, uint64_t now_ns,
@@ -92,7 +100,7 @@ enum act_verdict act_judge(const struct act_snap *s, uint32_t abort_age_ms, uint
 	/* in this state since the abort, or since before it: it has been there so long */
 	known = GS_MIN(s->age_ms, abort_age_ms);
 	if (known >= grace_ms)
-		return ACT_STUCK;
+		return act_gpu_wait(s->what) ? ACT_GPU_WAIT : ACT_STUCK;
 	*wait_ms = grace_ms - known;
 	return ACT_EARLY;
 }
@@ -106,8 +114,9 @@ int act_pick(const struct act_snap *s, int n, uint32_t abort_age_ms, uint32_t gr
 		uint32_t w;
 		enum act_verdict v = act_judge(&s[i], abort_age_ms, grace_ms, &w);
 
-		/* stuck over early over fine; then the state entered last (on a tie in ms,
-		 * the later thread: the comm thread runs inside the main thread's case) */
+		/* stuck over a GPU wait over early over fine; then the state entered last
+		 * (on a tie in ms, the later thread: the comm thread runs inside the main
+		 * thread's case) */
 		if (v > bv || (v == bv && v != ACT_FINE && s[i].age_ms <= s[best].age_ms)) {
 			best = i;
 			bv = v;

@@ -116,27 +116,34 @@ const char *act_thread_name(enum act_thread t);
 /* Must the thread leave `w` once the job aborts? (Work of a case; not ACT_NONE,
  * ACT_CLOSING.) */
 bool act_in_case(enum act_what w);
+/* Is `w` a wait for the GPU that only the GPU's work ends (ACT_GPU_SYNC)? */
+bool act_gpu_wait(enum act_what w);
 
 /*
  * The policy that tells a stuck thread from a slow one. abort_age_ms: how long its rank
  * has known the job aborted (ACT_NO_ABORT: it has not heard). A thread in work of a case
  * (act_in_case) for at least grace_ms, grace_ms or more after the abort, has not reacted:
- * ACT_STUCK. One that may still react: ACT_EARLY, *wait_ms until the verdict can be
- * known. Any other: ACT_FINE (it returned, or its rank never heard of the abort).
+ * ACT_STUCK; or ACT_GPU_WAIT when that work is a wait for the GPU (act_gpu_wait), which
+ * may not end before the GPU's work does, abort or not (that work uses the case's
+ * buffers), so that a long kernel is not told as a hung rank. One that may still react:
+ * ACT_EARLY, *wait_ms until the verdict can be known. Any other: ACT_FINE (it returned,
+ * or its rank never heard of the abort). Ordered: a later verdict says more.
  */
 #define ACT_NO_ABORT UINT32_MAX
 enum act_verdict {
 	ACT_FINE,
 	ACT_EARLY,
+	ACT_GPU_WAIT,
 	ACT_STUCK,
 };
 enum act_verdict act_judge(const struct act_snap *s, uint32_t abort_age_ms, uint32_t grace_ms,
 			   uint32_t *wait_ms);
 
 /*
- * Which of a rank's n thread states to report: a stuck one, else one still early, else
- * the first (the main thread); among several, the one that entered its state last (the
- * innermost: a collective inside the case).
+ * Which of a rank's n thread states to report: the one with the latest verdict (stuck,
+ * then in a GPU wait, then still early), else the first (the main thread); among
+ * several, the one that entered its state last (the innermost: a collective inside the
+ * case).
  */
 int act_pick(const struct act_snap *s, int n, uint32_t abort_age_ms, uint32_t grace_ms);
 

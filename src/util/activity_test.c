@@ -32,6 +32,9 @@ static void test_table(void **state)
 	assert_false(act_in_case(ACT_COUNT));
 	assert_true(act_in_case(ACT_RECV));
 	assert_true(act_in_case(ACT_SETUP));
+	assert_true(act_gpu_wait(ACT_GPU_SYNC));
+	assert_false(act_gpu_wait(ACT_MEMOPS));
+	assert_false(act_gpu_wait(ACT_COUNT));
 	assert_string_equal(act_thread_name(ACT_THREAD_COMM), "comm thread");
 	assert_string_equal(act_thread_name(ACT_THREADS), "");
 
@@ -80,6 +83,15 @@ static void test_judge(void **state)
 	assert_int_equal(w, 800);
 	s.age_ms = 1000;
 	assert_int_equal(act_judge(&s, 5000, 1000, &w), ACT_STUCK);
+	/* a GPU stream sync cannot look at the abort: past the grace it is a GPU wait,
+	 * not stuck; within it, early like any other */
+	s = snap(ACT_GPU_SYNC, -1, 0, 4000);
+	assert_int_equal(act_judge(&s, 1000, 1000, &w), ACT_GPU_WAIT);
+	assert_int_equal(act_judge(&s, 400, 1000, &w), ACT_EARLY);
+	assert_int_equal(w, 600);
+	/* the executor's memops waits poll and look at the abort: stuck when they stay */
+	s = snap(ACT_MEMOPS, -1, 3, 4000);
+	assert_int_equal(act_judge(&s, 1000, 1000, &w), ACT_STUCK);
 }
 
 static void test_pick(void **state)
@@ -106,6 +118,13 @@ static void test_pick(void **state)
 	/* early beats fine */
 	s[1] = snap(ACT_SEND, 3, 1, 50);
 	assert_int_equal(act_pick(s, 2, 50, 1000), 1);
+	/* a stuck comm thread beats a main thread in a GPU wait entered later; a GPU
+	 * wait beats a thread still early */
+	s[0] = snap(ACT_GPU_SYNC, -1, 0, 2000);
+	s[1] = snap(ACT_RECV, 3, 1, 9000);
+	assert_int_equal(act_pick(s, 2, 3000, 1000), 1);
+	s[1].age_ms = 100;
+	assert_int_equal(act_pick(s, 2, 3000, 1000), 0);
 }
 
 /* The writer keeps what, peer, seq and since in step in every record it writes. */

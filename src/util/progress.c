@@ -125,6 +125,12 @@ void progress_fini(struct progress *p)
 	p->stop = true;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+	/*
+	 * Unbounded on purpose: the ticker waits on nothing but its condition (timed, half
+	 * an interval) and, holding the lock, on writes to p->f, never on a peer or a
+	 * device. A stream that does not drain (a pipe nobody reads) blocks the caller's
+	 * own lines and the lock above as well, so a bound here would bound nothing.
+	 */
 	if (p->ticker)
 		pthread_join(p->tid, NULL);
 	p->ticker = false;

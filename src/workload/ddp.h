@@ -6,13 +6,17 @@
  *
  * Threads: the caller's thread plays compute; a comm thread owned by this module runs
  * the buckets' AllReduces one after another through ddp_ops.allreduce (the executor,
- * bound by the caller), so compute and communication overlap as in training.
+ * bound by the caller), so compute and communication overlap as in training. Every
+ * wait for it is bounded, its return included: one that never returns from allreduce
+ * is left running (ddp_result.comm_stuck).
  */
 #ifndef GS_WORKLOAD_DDP_H
 #define GS_WORKLOAD_DDP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "util/activity.h"
 #include "util/dtype.h"
 #include "workload/bucket.h"
 #include "workload/timeline.h"
@@ -41,7 +45,11 @@ struct ddp_ops {
 	int (*realign)(void *arg);
 	/* Non-zero when the job is aborting (a peer died). */
 	volatile const int *abort_flag;
-	uint64_t timeout_ns;           /* bound of every wait for a bucket */
+	uint64_t timeout_ns;           /* bound of every wait for a bucket, and (twice it)
+					* of the wait for the comm thread to return */
+	/* The comm thread's activity record, written by allreduce (NULL: none): named when
+	 * the thread does not return. */
+	const struct activity *comm_act;
 	/* After each iteration (warmup ones too): i of total, this rank's time; NULL = none.
 	 * Called on the rank's main thread, between iterations (off the timed span). */
 	void (*on_iter)(void *arg, int i, int total, int warmup, const struct ddp_iter *it);
@@ -69,13 +77,19 @@ struct ddp_result {
 	struct ddp_bucket_times *bucket;
 	uint64_t wrong;                /* verification of the first measured iteration */
 	int64_t first_wrong;
+	/* ddp_run failed with -ETIMEDOUT because the comm thread did not return from
+	 * ops->allreduce within its bound: it still runs, detached, and everything that
+	 * call reaches (ops->arg and what it points to, grads, the transports) must stay
+	 * allocated for as long as the process lives. Set even after ddp_result_free. */
+	bool comm_stuck;
 };
 
 /*
  * Run warmup + iterations of the loop over grads (plan->bytes bytes, one slice per
  * bucket, registered by the caller). Fills *res (caller frees with ddp_result_free).
  * verify: fill a known pattern before the first measured iteration and check the
- * average bit-exactly after it. Returns 0 or -errno (timeout, abort, transport error).
+ * average bit-exactly after it. Returns 0 or -errno (timeout, abort, transport error);
+ * -ETIMEDOUT with res->comm_stuck when the comm thread did not return (see there).
  */
 int ddp_run(const struct workload_opts *w, const struct bucket_plan *plan,
 	    const struct compute_timeline *ct, void *grads, const struct ddp_ops *ops, int rank,

@@ -9,7 +9,11 @@
 # stuck rank at two positions: the run ends within a bound, exit 1, the driver
 # terminates the stuck rank once rank 0 is done, and the cases before and after it keep
 # their results. A rank merely slow to return (its sleep ends just after the timeout) is
-# not named.
+# not named. Rank 0 stuck: its own bootstrap thread names it in the same words, in its
+# log and the case's file. A timeout of 2 s, and of 1 s, still leaves rank 0 the time to
+# name the stuck rank before the driver ends it. A workload's comm thread stuck, ranks
+# started by hand: its rank gives it up within twice the timeout, saying what it is in,
+# and exits 1 by itself, after rank 0 named it.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -32,25 +36,29 @@ timeout = 3s
 op = write_lat, allreduce, write_bw
 INI
 
-# stuck_job TAG HOOK: run the job with GRADSYNC_TEST_DELAY=HOOK; st its exit, took seconds
+# stuck_job TAG HOOK [TIMEOUT]: run the job with GRADSYNC_TEST_DELAY=HOOK ([launch]
+# timeout TIMEOUT, else 3s); st its exit, took seconds
 stuck_job() {
+	sed "s/^timeout = .*/timeout = ${3:-3s}/" "$T/job.ini" >"$T/$1.ini"
 	start=$(date +%s)
-	GRADSYNC_TEST_DELAY=$2 timeout -s KILL 60 "$G" run "$T/job.ini" >"$T/$1.out" 2>"$T/$1.err"
+	GRADSYNC_TEST_DELAY=$2 timeout -s KILL 60 "$G" run "$T/$1.ini" >"$T/$1.out" 2>"$T/$1.err"
 	st=$?
 	took=$(( $(date +%s) - start ))
 	dir=$(ls -td "$T"/results/stuck-* | head -n 1)
 }
 
-for victim in 1 3; do
-	stuck_job s$victim "$victim:60000000@100"
-	[ $st = 1 ] || { fail "rank $victim stuck: exit $st, expected 1"; cat "$T/s$victim.err"; }
-	# a 3 s timeout, a second's grace, a second's linger, three short cases: not 60 s
-	[ $took -le 25 ] || fail "rank $victim stuck: the run took ${took}s"
-	grep -q "error: rank $victim (host $(hostname), pid [0-9]*) is stuck: its main thread has not returned from the case [0-9.]* s after the job aborted; it has been in the test hook GRADSYNC_TEST_DELAY for [0-9.]* s; the job stopped on: " "$T/s$victim.err" ||
-		{ fail "rank $victim stuck: rank 0 does not name it"; cat "$T/s$victim.err"; }
-	grep -q "rank $victim killed by signal 15" "$T/s$victim.err" ||
-		{ fail "rank $victim stuck: the driver did not terminate it"; cat "$T/s$victim.err"; }
-	python3 - "$dir" "$victim" <<'PY' || fail "rank $victim stuck: report.json"
+# for_stuck TAG VICTIM TIMEOUT_S: the run's exit, time and log, the driver's end of the
+# stuck rank, and the report: the cases around kept, the failed one naming the victim
+for_stuck() {
+	tag=$1 victim=$2
+	[ $st = 1 ] || { fail "$tag: exit $st, expected 1"; cat "$T/$tag.err"; }
+	# the timeout, a second's grace, a second's linger, three short cases: not 60 s
+	[ $took -le 25 ] || fail "$tag: the run took ${took}s"
+	grep -q "error: rank $victim (host $(hostname), pid [0-9]*) is stuck: its main thread has not returned from the case [0-9.]* s after the job aborted; it has been in the test hook GRADSYNC_TEST_DELAY for [0-9.]* s; the job stopped on: " "$T/$tag.err" ||
+		{ fail "$tag: rank $victim is not named stuck"; cat "$T/$tag.err"; }
+	grep -q "rank $victim killed by signal 15" "$T/$tag.err" ||
+		{ fail "$tag: the driver did not terminate rank $victim"; cat "$T/$tag.err"; }
+	python3 - "$dir" "$victim" "$3" <<'PY' || fail "$tag: report.json"
 import json, re, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 v = int(sys.argv[2])
@@ -70,12 +78,29 @@ host = [h for h in c[1]["hosts"] if h["rank"] == v][0]
 assert int(m.group(1)) == v and int(m.group(3)) == host["pid"], (err[:120], host)
 # told after the grace, not before; stuck since before the others timed out
 assert 1.0 <= float(m.group(4)) < 3.0, m.group(4)
-assert float(m.group(5)) >= 3.0, m.group(5)
+assert float(m.group(5)) >= float(sys.argv[3]), m.group(5)
 # and the job's first reason after it, whole: a waiter's, naming a peer or a rank
 assert re.search(r"(peer|rank) \d", m.group(6)), m.group(6)
 print("rank %d stuck: %s" % (v, err[:230]))
 PY
-	echo "rank $victim stuck: exit $st in ${took}s"
+	echo "$tag: rank $victim stuck, exit $st in ${took}s"
+}
+
+for victim in 1 3; do
+	stuck_job s$victim "$victim:60000000@100"
+	for_stuck s$victim $victim 3
+done
+
+# rank 0 stuck: it runs the probe, so its own bootstrap thread names it, in its log and
+# in the case's file, which the report keeps (not the driver's "hung or stopped")
+stuck_job s0 "0:60000000@100"
+for_stuck s0 0 3
+
+# a short timeout: the driver waits for rank 0's probe (3.5 s) before it ends the ranks
+# (with 1 s it ended rank 0 mid-probe, and the stuck rank before it was asked)
+for tmo in 2 1; do
+	stuck_job t$tmo "2:60000000@100" ${tmo}s
+	for_stuck t$tmo 2 $tmo
 done
 
 # slow, not stuck: rank 2 sleeps 3.4 s before its 100th AllReduce, its neighbours give up
@@ -91,4 +116,73 @@ assert "is stuck" not in (c[1].get("error") or ""), c[1]["error"]
 print("slow rank: case 2 %s: %s" % (c[1]["status"], (c[1].get("error") or "")[:120]))
 PY
 echo "slow rank: exit $st in ${took}s"
+
+# A workload whose comm thread is stuck (the hook before rank 1's 60th bucket AllReduce:
+# iteration 15's last bucket), 4 ranks by hand over tcp, so no driver ends rank 1: it
+# waits for its comm thread twice the timeout (4 s) once the abort stopped it, says what
+# it is in, and exits 1 by itself; rank 0 named it meanwhile.
+port=$(free_port $((22000 + $$ % 9000)))
+export GRADSYNC_TOKEN=stuck-rank-test-token
+cat >"$T/wl.ini" <<INI
+[experiment]
+name = wl
+output_dir = $T/results
+[workload]
+model = custom
+layers = a:4096, b:4096, c:4096, d:4096
+bucket_cap = 16KiB
+compute = none
+iterations = 50
+warmup = 1
+[transport]
+transport = tcp
+[launch]
+timeout = 2s
+INI
+# rank 1 keeps on purpose what its stuck thread may still use, the experiment among it
+# (its transports read the case's options): a sanitizer build's leak check would count it
+start=$(now)
+for r in 0 1 2 3; do
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	GRADSYNC_TEST_DELAY=1:60000000@60 "$G" run "$T/wl.ini" --rank $r --world-size 4 \
+		--rendezvous 127.0.0.1:$port >"$T/wl.$r.log" 2>&1 &
+	pids="$pids $!"
+done
+sts= r=0
+for p in $pids; do
+	# every wait has a bound: a rank still there 30 s on is a hang
+	for i in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$p" 2>/dev/null && { fail "comm thread stuck: rank $r still running 30 s on"; kill -9 "$p"; }
+	wait "$p"
+	sts="$sts $?"
+	# rank 1 ends last: the time it took is this one
+	[ $r = 1 ] && took=$(elapsed "$start")
+	r=$((r + 1))
+done
+pids=
+[ "$sts" = " 1 1 1 1" ] || fail "comm thread stuck: exits$sts, expected 1 1 1 1"
+# setup, 2 s to the neighbours' timeout, a second for the reason, 4 s, exit
+within "$took" 20 || fail "comm thread stuck: rank 1 took ${took}s to end"
+python3 - "$T" "$(hostname)" <<'PY' || fail "comm thread stuck: the lines"
+import glob, json, re, sys
+T, host = sys.argv[1], sys.argv[2]
+log1 = open(T + "/wl.1.log").read()
+m = re.search(r"gradsync\[rank 1\]: error: the comm thread did not return within twice the "
+              r"timeout \(4\.0 s\) of being told to stop: it is in the AllReduce of bucket 3, "
+              r"begun (\d+\.\d) s ago, and has been in the test hook GRADSYNC_TEST_DELAY for "
+              r"(\d+\.\d) s; Connection timed out\n", log1)
+assert m, log1[-2000:]
+# the timeout, the wait for the reason, then its 4 s: not sooner; its record since then
+assert 6.0 <= float(m.group(1)) < 12 and abs(float(m.group(2)) - float(m.group(1))) <= 0.2, m.groups()
+rep = json.load(open(glob.glob(T + "/results/wl-*/report.json")[0]))
+c = rep["cases"][0]
+pid = [h for h in c["hosts"] if h["rank"] == 1][0]["pid"]
+line = (r"rank 1 \(host %s, pid %d\) is stuck: its comm thread has not returned from the case "
+        r"1\.\d s after the job aborted; it has been in the test hook GRADSYNC_TEST_DELAY for "
+        r"\d+\.\d s; the job stopped on: .*(peer|rank) \d" % (re.escape(host), pid))
+assert c["status"] == "failed" and re.match(line, c["error"]), c["error"]
+assert re.search("error: " + line, open(T + "/wl.0.log").read())
+print("comm thread stuck: " + m.group(0).strip()[:200])
+PY
+echo "comm thread stuck: exits$sts, rank 1 ended in ${took}s"
 [ $fails = 0 ]

@@ -359,6 +359,12 @@ void tcp_progress_stop(struct tcp_priv *tp)
 	atomic_store(&tp->stop, 1);
 	if (write(tp->evfd, &one, sizeof(one)) < 0)
 		log_dbg(LOG_TRANSPORT, "tcp stop: eventfd write failed");
+	/*
+	 * Unbounded on purpose: progress_main cannot block on a peer. Its sockets are read
+	 * and written with MSG_DONTWAIT, its epoll_wait sleeps 100 ms at most, and the lock
+	 * it takes guards only a queue swap; it looks at tp->stop every round, so it
+	 * returns within one.
+	 */
 	pthread_join(tp->thread, NULL);
 	tp->thread_started = false;
 }
