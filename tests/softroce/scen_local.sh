@@ -70,7 +70,8 @@ stalled_peer() {
 	wait "$pid1" 2>/dev/null
 	line=$(grep -m 1 'waits on .* peer 1' /tmp/stall.0.out)
 	echo "STALL exit=$st $line"
-	if [ "$st" = 0 ] || ! echo "$line" | grep -q '; roce peer 1: sends: .*receives: .*qpn 0x'; then
+	# exit 1: the run's own failure; 124 would be `timeout 60` ending a rank that hung
+	if [ "$st" != 1 ] || ! echo "$line" | grep -q '; roce peer 1: sends: .*receives: .*qpn 0x'; then
 		echo "STALL: rank 0 did not fail naming what roce holds for peer 1:"
 		grep -v '^case' /tmp/stall.0.out | tail -n 5
 		return 1
