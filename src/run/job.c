@@ -301,7 +301,9 @@ int run_job(const struct run_job_args *in, int argc, char **argv)
 		return GS_EXIT_FAIL;
 	run_iso_time(started, sizeof(started));
 	if (load_experiment(a, exp, tmpfile, sizeof(tmpfile))) {
-		free(exp);
+		/* what a load that failed part-way holds (its files' names, a case list
+		 * refused by --case) goes with it */
+		experiment_delete(exp);
 		return GS_EXIT_USAGE;
 	}
 	ret = launch_detect(&exp->base.launch, &a->flags, &li);
