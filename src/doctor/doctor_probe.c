@@ -111,46 +111,57 @@ int doc_probe_verbs(struct doctor_node *n)
 	return 0;
 }
 
-int doc_gpu_driver(const struct doc_input *in, struct doc_report *r)
-{
-	const struct doc_probe *p = &in->cuda;
+/* What a probe's check says: its name and subject, the fix of a hung one, the skip of one
+ * that answered with nothing, and what it answered with. */
+struct probe_words {
+	const char *check, *subject, *fix, *none;
+	const char *unit, *answered; /* "device", ", their properties and attributes" */
+};
 
+static const struct probe_words cuda_words = {
+	.check = "gpu_driver",
+	.subject = "CUDA driver",
+	.fix = "the driver is stuck in the kernel: look for NVRM / Xid lines in dmesg (nvidia-smi "
+	       "hangs as well); reset the GPU (nvidia-smi -r) or reboot the node: every CUDA "
+	       "program here hangs until then",
+	.none = "CUDA shows no device (the GPU layer said why): GPU facts from sysfs",
+	.unit = "device",
+	.answered = ", their properties and attributes",
+};
+
+static const struct probe_words verbs_words = {
+	.check = "rdma_verbs",
+	.subject = "RDMA devices",
+	.fix = "the HCA or its driver is stuck in the kernel: look in dmesg (mlx5_core health or "
+	       "firmware errors; ibv_devinfo hangs as well); reset the device (mlxfwreset) or "
+	       "reboot the node, or leave it out with [transport] device",
+	.none = "verbs opens no device (ib_uverbs not loaded, /dev/infiniband not accessible, or "
+		"a build without verbs): InfiniBand MTU unknown",
+	.unit = "port",
+	.answered = " opened and queried",
+};
+
+static int probe_check(const struct doc_probe *p, const struct probe_words *w,
+		       struct doc_report *r)
+{
 	if (!p->made)
 		return 0;
 	if (p->hung)
-		return doctor_add(r, "gpu_driver", DOC_FAIL, p->subject,
-				  "the driver is stuck in the kernel: look for NVRM / Xid lines in "
-				  "dmesg (nvidia-smi hangs as well); reset the GPU (nvidia-smi -r) or "
-				  "reboot the node: every CUDA program here hangs until then",
-				  "%s", p->what);
+		return doctor_add(r, w->check, DOC_FAIL, p->subject, w->fix, "%s", p->what);
 	if (!p->n)
-		return doctor_add(r, "gpu_driver", DOC_SKIP, "CUDA driver", NULL,
-				  "CUDA shows no device (the GPU layer said why): GPU facts from "
-				  "sysfs");
-	return doctor_add(r, "gpu_driver", DOC_PASS, "CUDA driver", NULL,
-			  "answered: %d device%s, their properties and attributes", p->n,
-			  p->n == 1 ? "" : "s");
+		return doctor_add(r, w->check, DOC_SKIP, w->subject, NULL, "%s", w->none);
+	return doctor_add(r, w->check, DOC_PASS, w->subject, NULL, "answered: %d %s%s%s", p->n,
+			  w->unit, p->n == 1 ? "" : "s", w->answered);
+}
+
+int doc_gpu_driver(const struct doc_input *in, struct doc_report *r)
+{
+	return probe_check(&in->cuda, &cuda_words, r);
 }
 
 int doc_rdma_verbs(const struct doc_input *in, struct doc_report *r)
 {
-	const struct doc_probe *p = &in->verbs;
-
-	if (!p->made)
+	if (!in->topo->n_nics && !in->verbs.hung) /* rdma_port says there is none */
 		return 0;
-	if (p->hung)
-		return doctor_add(r, "rdma_verbs", DOC_FAIL, p->subject,
-				  "the HCA or its driver is stuck in the kernel: look in dmesg "
-				  "(mlx5_core health or firmware errors; ibv_devinfo hangs as well); "
-				  "reset the device (mlxfwreset) or reboot the node, or leave it out "
-				  "with [transport] device",
-				  "%s", p->what);
-	if (!in->topo->n_nics) /* rdma_port says there is none */
-		return 0;
-	if (!p->n)
-		return doctor_add(r, "rdma_verbs", DOC_SKIP, "RDMA devices", NULL,
-				  "verbs opens no device (ib_uverbs not loaded, or /dev/infiniband "
-				  "not accessible): InfiniBand MTU unknown");
-	return doctor_add(r, "rdma_verbs", DOC_PASS, "RDMA devices", NULL,
-			  "answered: %d port%s opened and queried", p->n, p->n == 1 ? "" : "s");
+	return probe_check(&in->verbs, &verbs_words, r);
 }

@@ -19,6 +19,7 @@
 
 #include "util/callbound.h"
 #include "util/fsbound.h"
+#include "util/test_later.h"
 #include "util/timeutil.h"
 
 #define TMO 5000000000ull   /* groups that return: never near it */
@@ -126,24 +127,6 @@ static void test_hook(void **state)
 	assert_false(callbound_test_hang("cuInit"));
 }
 
-struct later {
-	int sig;
-	volatile sig_atomic_t *flag; /* raised, or the signal sent to the process when NULL */
-	pthread_t t;
-};
-
-static void *later_main(void *arg)
-{
-	struct later *l = arg;
-
-	usleep(100000);
-	if (l->flag)
-		*l->flag = l->sig;
-	else
-		kill(getpid(), l->sig);
-	return NULL;
-}
-
 /* A program's own handler's flag (run/stop.c's), raised during the wait: -EINTR, the call
  * pending named; the signal its owner's (fsbound took nothing). */
 static void test_stop_watched(void **state)
@@ -157,11 +140,11 @@ static void test_stop_watched(void **state)
 	(void)state;
 	assert_int_equal(pipe(p), 0);
 	fsb_stop_watch(&flag);
-	assert_int_equal(pthread_create(&l.t, NULL, later_main, &l), 0);
+	later_start(&l);
 	assert_int_equal(callbound_run(group_fn, group_new("ibv_open_device", "mlx5_0", p[0]),
 				       group_drop, "RDMA devices", TMO, &at, why, sizeof(why)),
 			 -EINTR);
-	pthread_join(l.t, NULL);
+	later_join(&l);
 	assert_string_equal(why, "stopped by SIGTERM while ibv_open_device was pending");
 	assert_string_equal(at.obj, "mlx5_0");
 	assert_int_equal(fsb_stop_signo(), 0);
@@ -182,11 +165,11 @@ static void test_stop_default(void **state)
 
 	(void)state;
 	assert_int_equal(setenv("GRADSYNC_TEST_HANG", "cuInit", 1), 0);
-	assert_int_equal(pthread_create(&l.t, NULL, later_main, &l), 0);
+	later_start(&l);
 	assert_int_equal(callbound_run(group_fn, group_new("cuInit", "CUDA driver", -1), group_drop,
 				       "CUDA driver", TMO, &at, why, sizeof(why)),
 			 -EINTR);
-	pthread_join(l.t, NULL);
+	later_join(&l);
 	assert_string_equal(why, "stopped by SIGTERM while cuInit was pending");
 	assert_int_equal(fsb_stop_signo(), SIGTERM);
 	assert_int_equal(callbound_run(group_fn, group_new("x", "y", -1), group_drop, "Y", TMO, &at,
