@@ -39,15 +39,20 @@ int cmd_int_arg(const char *verb, const char *opt, const char *arg, long long mi
  * line naming the option and the bounds. */
 int cmd_duration_arg(const char *verb, const char *opt, const char *arg, const char *section,
 		     const char *key, uint64_t *ns);
+/* --timeout of a verb whose bound is an input's, a file's or a library probe's
+ * (FSB_TIMEOUT_DEFAULT): cmd_duration_arg with [report] write_timeout's bounds. */
+int cmd_timeout_arg(const char *verb, const char *arg, uint64_t *ns);
 
-/* The node options of doctor and topo; the caller sets the defaults (root "/sys"). */
+/* The node options of doctor and topo; the caller sets the defaults (root "/sys", timeout
+ * fsb_timeout_default_ns()). */
 struct cmd_node_args {
-	const char *root;  /* --sysfs-root DIR */
-	int gdr_level;     /* --gdr-level L */
-	bool json;         /* --json */
+	const char *root;     /* --sysfs-root DIR */
+	int gdr_level;        /* --gdr-level L */
+	bool json;            /* --json */
+	uint64_t timeout_ns;  /* --timeout DURATION: each sysfs walk, file and library probe */
 };
 /* getopt's c: 1 when it was one of the node options (a set), 0 when not, -1 after the
- * error line. Their short letters are j, r: and g:. */
+ * error line. Their short letters are j, r:, g: and t:. */
 int cmd_node_opt(const char *verb, int c, const char *arg, struct cmd_node_args *a);
 /* The value options of one verb seen so far: each is taken once, since the last of
  * two silently replaced the first. */

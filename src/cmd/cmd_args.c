@@ -1,6 +1,6 @@
 /*
  * The argv steps several verbs share: the node options of doctor and topo (--json,
- * --sysfs-root, --gdr-level), integer and duration values, -h and unknown options,
+ * --sysfs-root, --gdr-level, --timeout), integer and duration values, -h and unknown options,
  * options given twice and stray operands. One error line each, naming the verb.
  */
 #include <errno.h>
@@ -64,9 +64,17 @@ int cmd_duration_arg(const char *verb, const char *opt, const char *arg, const c
 	return -EINVAL;
 }
 
+int cmd_timeout_arg(const char *verb, const char *arg, uint64_t *ns)
+{
+	/* FSB_TIMEOUT_DEFAULT is write_timeout's default: the bound it is, its bounds */
+	return cmd_duration_arg(verb, "--timeout", arg, "report", "write_timeout", ns);
+}
+
 int cmd_node_opt(const char *verb, int c, const char *arg, struct cmd_node_args *a)
 {
 	switch (c) {
+	case 't':
+		return cmd_timeout_arg(verb, arg, &a->timeout_ns) ? -1 : 1;
 	case 'j':
 		a->json = true;
 		return 1;

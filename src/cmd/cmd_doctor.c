@@ -1,6 +1,7 @@
 /*
- * `gradsync doctor [--json] [--sysfs-root DIR] [--gdr-level L] [--checks]`: argv only; the
- * checks live in src/doctor/. Exit 0 when nothing failed, 1 when a check failed.
+ * `gradsync doctor [--json] [--sysfs-root DIR] [--gdr-level L] [--timeout DURATION]
+ * [--checks]`: argv only; the checks live in src/doctor/. Exit 0 when nothing failed, 1
+ * when a check failed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +13,7 @@
 #include "doctor/doctor.h"
 #include "gpu/gpu.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 
 static void usage(FILE *f)
 {
@@ -19,7 +21,7 @@ static void usage(FILE *f)
 
 	cmd_gdr_levels(levels, sizeof(levels), "|", "|");
 	fprintf(f, "usage: gradsync doctor [--json] [--sysfs-root DIR] [--gdr-level %s]\n"
-		   "                      [--checks]\n"
+		   "                      [--timeout DURATION] [--checks]\n"
 		   "  Checks this node for what stops the fast path (RDMA ports, MTU, GIDs, ulimit -l,\n"
 		   "  GPUDirect RDMA, PCIe ACS, IOMMU, relaxed ordering, degraded links, GPU-NIC\n"
 		   "  distance, CPU governor, huge pages) and says what transport = auto and gdr = auto\n"
@@ -27,8 +29,12 @@ static void usage(FILE *f)
 		   "  Reads sysfs (and verbs / CUDA when present); needs no GPU driver.\n"
 		   "  --sysfs-root DIR  read a captured tree (tests/fixtures/sysfs/capture.sh)\n"
 		   "  --gdr-level L     the [gpu] gdr_level GPU-NIC paths are judged against (PXB)\n"
+		   "  --timeout D       bound of each: the walk of the sysfs tree, the checks' reads,\n"
+		   "                    the CUDA probe, the verbs probe (default %s); a probe that\n"
+		   "                    does not return (a wedged driver) fails its check\n"
 		   "  --checks          list the checks and exit\n"
-		   "  exit status: 0 no check failed, 1 a check failed, 2 usage\n", levels);
+		   "  exit status: 0 no check failed, 1 a check failed, 2 usage\n", levels,
+		FSB_TIMEOUT_DEFAULT);
 }
 
 /* The checks, as text or (json) [{"name", "title"}]: --json --checks printed text. */
@@ -61,10 +67,12 @@ int cmd_doctor(int argc, char **argv)
 		{ "sysfs-root", required_argument, NULL, 'r' },
 		{ "gdr-level", required_argument, NULL, 'g' },
 		{ "checks", no_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB };
+	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB,
+				    .timeout_ns = fsb_timeout_default_ns() };
 	struct doctor_node *node;
 	struct doc_report r;
 	struct cmd_once once = { .n = 0 };
@@ -72,7 +80,7 @@ int cmd_doctor(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jr:g:ch", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jr:g:ct:h", longopts, NULL)) != -1) {
 		if (cmd_once_getopt("doctor", &once, longopts, c))
 			return GS_EXIT_USAGE;
 		rc = cmd_node_opt("doctor", c, optarg, &na);
@@ -88,9 +96,10 @@ int cmd_doctor(int argc, char **argv)
 		return GS_EXIT_USAGE;
 	if (checks)
 		return list_checks(na.json);
-	node = doctor_node_collect(na.root, na.gdr_level, DOC_ASK_VERBS | DOC_ASK_CUDA);
-	if (!node)
-		return GS_EXIT_FAIL; /* logged which root and why */
+	node = doctor_node_collect(na.root, na.gdr_level, DOC_ASK_VERBS | DOC_ASK_CUDA,
+				   na.timeout_ns);
+	if (!node) /* logged which root, or which probe a stop signal ended, and why */
+		return GS_EXIT_FAIL;
 	rc = doctor_node_run(node, &r);
 	if (rc) {
 		if (rc == -ENOMEM) /* else it said why */

@@ -1,12 +1,14 @@
 /*
- * `gradsync gpu [--calibrate [--write FILE]]`: the GPUs this node shows (name, PCI bus id
- * for topology matching, SMs, memory, dma-buf and GPUDirect RDMA support) and, with
+ * `gradsync gpu [--calibrate [--write FILE]] [--timeout DURATION]`: the GPUs this node
+ * shows (name, PCI bus id for topology matching, SMs, memory, dma-buf and GPUDirect RDMA
+ * support), asked within --timeout (a wedged driver fails the command), and, with
  * --calibrate, the TFLOP/s our GEMM reaches on each (compute = gemm sizes its work with
  * it); --write FILE also measures GPU 0's streaming bandwidth and writes the cost model's
  * profile of this node ([gpu] profile = FILE). --profile NAME --write FILE writes a
  * built-in row as a file to edit. --host-pace US (with --write) gives the eager host's
  * pace, us per tiny PyTorch op, to which the profile's host values are scaled: our own
  * kernels' launch pace does not follow Python's (gpu_profile.c, H200_HOST_PACE_US).
+ * --timeout also bounds the read of --profile FILE and the write of --write FILE.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,10 +28,11 @@
 /*
  * Profile g (after a comment line head, if any) into path, "-" for stdout; 0 or -errno,
  * said in one line naming the file (stdout's own failure is said once, by main). The
- * file is written within the bound of an input (util/fsbound.h), as the user named it:
- * it may be a device or a FIFO.
+ * file is written within timeout_ns (util/fsbound.h), as the user named it: it may be a
+ * device or a FIFO.
  */
-static int profile_save(const char *path, const struct gpu_profile *g, const char *head)
+static int profile_save(const char *path, const struct gpu_profile *g, const char *head,
+			uint64_t timeout_ns)
 {
 	struct fsb_write w = { .path = path, .direct = true };
 	char why[PATH_MAX + 200], *text = NULL;
@@ -52,7 +55,7 @@ static int profile_save(const char *path, const struct gpu_profile *g, const cha
 	} else if (!ret) {
 		w.data = text;
 		w.len = len;
-		ret = fsb_write(&w, fsb_timeout_default_ns(), why, sizeof(why));
+		ret = fsb_write(&w, timeout_ns, why, sizeof(why));
 		if (ret)
 			fprintf(stderr, "gradsync gpu: write %s: %s\n", path, why);
 	} else {
@@ -62,23 +65,27 @@ static int profile_save(const char *path, const struct gpu_profile *g, const cha
 	return ret;
 }
 
-/* One GPU's line; with calibrate, our kernels' rates, and with write, GPU 0's profile
- * (its host values at pace_us where that is > 0). */
-static int show_device(int dev, bool calibrate, const char *write, double pace_us)
+/* What the command does with each GPU. */
+struct gpu_args {
+	bool calibrate;
+	const char *write;   /* --write FILE: GPU 0's profile */
+	double pace_us;      /* --host-pace: the profile's host values at it, where > 0 */
+	uint64_t timeout_ns; /* --timeout */
+};
+
+/* One GPU's line (p: its properties, from gpu_list_within); with calibrate, our kernels'
+ * rates, and with write, GPU 0's profile. */
+static int show_device(int dev, const struct gpu_props *p, const struct gpu_args *a)
 {
 	struct gpu_stream *s;
-	struct gpu_props p;
 	double tflops = 0;
-	int rc;
+	int rc = 0;
 
-	rc = gpu_get_props(dev, &p);
-	if (rc)
-		return rc;
 	printf("gpu %d: %s, bus %s, %d SMs, cc %d.%d, %.1f GiB, L2 %llu MiB, dma-buf %s, gdr %s",
-	       dev, p.name, p.pci_bus_id, p.sm_count, p.cc_major, p.cc_minor,
-	       (double)p.mem_total / (1ull << 30), (unsigned long long)(p.l2_bytes >> 20),
-	       p.dmabuf_supported ? "yes" : "no", p.gdr_supported ? "yes" : "no");
-	if (calibrate) {
+	       dev, p->name, p->pci_bus_id, p->sm_count, p->cc_major, p->cc_minor,
+	       (double)p->mem_total / (1ull << 30), (unsigned long long)(p->l2_bytes >> 20),
+	       p->dmabuf_supported ? "yes" : "no", p->gdr_supported ? "yes" : "no");
+	if (a->calibrate) {
 		rc = gpu_set_device(dev);
 		if (rc)
 			goto out_line;
@@ -90,7 +97,7 @@ static int show_device(int dev, bool calibrate, const char *write, double pace_u
 		rc = gpu_calibrate(s, CALIBRATE_TIMEOUT_MS, &tflops);
 		if (!rc)
 			printf(", gemm bf16 %.0f TFLOP/s", tflops);
-		if (!rc && write && !dev) {
+		if (!rc && a->write && !dev) {
 			struct gpu_mem_rates mr;
 			struct profile_measure m;
 			struct gpu_profile g;
@@ -106,16 +113,16 @@ static int show_device(int dev, bool calibrate, const char *write, double pace_u
 					.floor_us = mr.floor_us, .bn_gbps = mr.bn_gbps,
 					.layernorm_gbps = mr.layernorm_gbps,
 					.softmax_gbps = mr.softmax_gbps,
-					.sm_count = p.sm_count,
+					.sm_count = p->sm_count,
 				};
-				gpu_profile_calibrated(&m, p.name, &g);
-				if (pace_us > 0)
+				gpu_profile_calibrated(&m, p->name, &g);
+				if (a->pace_us > 0)
 					gpu_profile_set_host_pace(&g, gpu_profile_find("h200"),
-								  pace_us);
+								  a->pace_us);
 				snprintf(head, sizeof(head), "# our kernels here: gemm %.1f TFLOP/s, stream %.0f GB/s, pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s\n",
 					 tflops, mr.stream_gbps, mr.floor_us, mr.bn_gbps,
 					 mr.layernorm_gbps, mr.softmax_gbps);
-				rc = profile_save(write, &g, head);
+				rc = profile_save(a->write, &g, head, a->timeout_ns);
 			}
 		}
 		gpu_stream_destroy(s);
@@ -126,13 +133,14 @@ out_line:
 }
 
 /* `gradsync gpu --profile NAME --write FILE`: a cost-model profile as a file to edit, its
- * host values at pace_us where that is > 0. */
-static int write_profile(const char *name, const char *path, double pace_us)
+ * host values at a->pace_us where that is > 0. */
+static int write_profile(const char *name, const struct gpu_args *a)
 {
 	struct gpu_profile g, base;
-	char err[256];
+	double pace_us = a->pace_us;
+	char err[PATH_MAX + 320];
 
-	if (gpu_profile_load(name, &g, err, sizeof(err))) {
+	if (gpu_profile_load_within(name, &g, a->timeout_ns, err, sizeof(err))) {
 		fprintf(stderr, "gradsync gpu: %s\n", err);
 		return GS_EXIT_USAGE;
 	}
@@ -142,16 +150,39 @@ static int write_profile(const char *name, const char *path, double pace_us)
 			name);
 		return GS_EXIT_USAGE;
 	}
-	return profile_save(path, &g, NULL) ? GS_EXIT_FAIL : GS_EXIT_OK;
+	return profile_save(a->write, &g, NULL, a->timeout_ns) ? GS_EXIT_FAIL : GS_EXIT_OK;
+}
+
+/* The GPUs CUDA shows, asked within the bound: each one's line (and calibration). */
+static int show_devices(const struct gpu_args *a)
+{
+	struct callbound_at at;
+	struct gpu_list *l;
+	char why[160];
+	int failed = 0;
+
+	if (gpu_list_within(&l, a->timeout_ns, &at, why, sizeof(why))) {
+		fprintf(stderr, "gradsync gpu: %s: %s\n", at.obj, why);
+		return GS_EXIT_FAIL;
+	}
+	/* without a driver or a CUDA build the GPU layer has already said why, once */
+	if (l->count < 1) {
+		printf("no GPUs on this node\n");
+		failed = 1;
+	}
+	/* a device whose properties CUDA refused: the GPU layer said why */
+	for (int dev = 0; dev < l->count && dev < GPU_LIST_MAX; dev++)
+		if (l->rc[dev] || show_device(dev, &l->props[dev], a))
+			failed = 1;
+	free(l);
+	return failed ? GS_EXIT_FAIL : GS_EXIT_OK;
 }
 
 int cmd_gpu(int argc, char **argv)
 {
-	const char *profile = NULL, *write = NULL, *pace = NULL;
-	double pace_us = 0;
+	const char *profile = NULL, *pace = NULL, *timeout = NULL;
+	struct gpu_args a = { .timeout_ns = fsb_timeout_default_ns() };
 	struct cmd_once once = { .n = 0 };
-	bool calibrate = false;
-	int n = 0, failed = 0;
 	char *end;
 
 	for (int i = 1; i < argc; i++) {
@@ -159,13 +190,15 @@ int cmd_gpu(int argc, char **argv)
 		    cmd_once("gpu", &once, argv[i] + 2))
 			return GS_EXIT_USAGE;
 		if (strcmp(argv[i], "--calibrate") == 0) {
-			calibrate = true;
+			a.calibrate = true;
 		} else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc) {
 			profile = argv[++i];
 		} else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc) {
-			write = argv[++i];
+			a.write = argv[++i];
 		} else if (strcmp(argv[i], "--host-pace") == 0 && i + 1 < argc) {
 			pace = argv[++i];
+		} else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+			timeout = argv[++i];
 		} else {
 			if (strcmp(argv[i], "-h") && strcmp(argv[i], "--help")) {
 				fprintf(stderr, "gradsync gpu: '%s': unknown option or missing value "
@@ -173,41 +206,40 @@ int cmd_gpu(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			}
 			printf("usage: gradsync gpu [--calibrate [--write FILE|- [--host-pace US]]]\n"
+			       "                    [--timeout DURATION]\n"
 			       "       gradsync gpu --profile NAME|FILE --write FILE|- [--host-pace US]\n"
+			       "                    [--timeout DURATION]\n"
 				"The GPUs of this node (name, PCI bus, SMs, memory, dma-buf / GDR);\n"
 				"--calibrate times our kernels, --write FILE writes the cost model's\n"
 				"profile of this GPU ([gpu] profile = FILE); --profile NAME --write FILE\n"
 				"writes a built-in row to edit; --host-pace US (either form) its host values\n"
-				"at that pace.\n");
+				"at that pace. --timeout DURATION (default %s) bounds the CUDA probe\n"
+				"(a driver that does not answer fails the command), the read of --profile\n"
+				"FILE and the write of --write FILE.\n", FSB_TIMEOUT_DEFAULT);
 			return GS_EXIT_OK;
 		}
 	}
+	if (timeout && cmd_timeout_arg("gpu", timeout, &a.timeout_ns))
+		return GS_EXIT_USAGE;
 	if (pace) {
 		errno = 0;
-		pace_us = strtod(pace, &end);
-		if (errno || end == pace || *end || !isfinite(pace_us) || pace_us <= 0 ||
-		    pace_us > 1e4) {
+		a.pace_us = strtod(pace, &end);
+		if (errno || end == pace || *end || !isfinite(a.pace_us) || a.pace_us <= 0 ||
+		    a.pace_us > 1e4) {
 			fprintf(stderr, "gradsync gpu: --host-pace '%s': want microseconds per tiny eager PyTorch op, > 0 and <= 10000 (the h200 row's host: %.3f)\n",
 				pace, gpu_profile_find("h200")->host_pace_us);
 			return GS_EXIT_USAGE;
 		}
-		if (!write) {
+		if (!a.write) {
 			fprintf(stderr, "gradsync gpu: --host-pace goes with --write FILE\n");
 			return GS_EXIT_USAGE;
 		}
 	}
-	if (write && !calibrate)
-		return write_profile(profile ? profile : "h200", write, pace_us);
+	if (a.write && !a.calibrate)
+		return write_profile(profile ? profile : "h200", &a);
 	if (profile) {
 		fprintf(stderr, "gradsync gpu: --profile goes with --write FILE (without --calibrate)\n");
 		return GS_EXIT_USAGE;
 	}
-	/* without a driver or a CUDA build the GPU layer has already said why, once */
-	if (!gpu_available() || gpu_device_count(&n) || n < 1) {
-		printf("no GPUs on this node\n");
-		return GS_EXIT_FAIL;
-	}
-	for (int dev = 0; dev < n; dev++)
-		failed |= show_device(dev, calibrate, write, pace_us) != 0;
-	return failed ? GS_EXIT_FAIL : GS_EXIT_OK;
+	return show_devices(&a);
 }

@@ -158,8 +158,7 @@ static int predict_parse(int argc, char **argv, struct predict_args *a)
 			a->po.case_name = argv[++i];
 		} else if (val && !strcmp(arg, "--timeout")) {
 			/* the bound of gradsync report's reads, and so of a run's */
-			if (cmd_duration_arg("predict", arg, argv[++i], "report", "write_timeout",
-					     &a->timeout_ns))
+			if (cmd_timeout_arg("predict", argv[++i], &a->timeout_ns))
 				return -EINVAL;
 		} else if (val && (!strcmp(arg, "--size") || !strcmp(arg, "--fit-from"))) {
 			uint64_t b;

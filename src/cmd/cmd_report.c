@@ -136,8 +136,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 't':
 			/* the bound it is of a run's writes: its bounds */
-			if (cmd_duration_arg("report", "--timeout", optarg, "report",
-					     "write_timeout", &o.write_timeout_ns))
+			if (cmd_timeout_arg("report", optarg, &o.write_timeout_ns))
 				return GS_EXIT_USAGE;
 			break;
 		default:

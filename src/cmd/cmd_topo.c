@@ -1,7 +1,7 @@
 /*
- * `gradsync topo [--json] [--sysfs-root DIR] [--gdr-level L] [--bind VALUE [--gpu N]]`:
- * what this machine looks like, and (with --bind) whether a [numa] bind value really places
- * this process's CPUs and pages where it says.
+ * `gradsync topo [--json] [--sysfs-root DIR] [--gdr-level L] [--timeout DURATION]
+ * [--bind VALUE [--gpu N]]`: what this machine looks like, and (with --bind) whether a
+ * [numa] bind value really places this process's CPUs and pages where it says.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +16,7 @@
 #include "topo/topo.h"
 #include "topo/topo_print.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 #include "util/log.h"
 
 static void usage(FILE *f)
@@ -25,14 +26,16 @@ static void usage(FILE *f)
 	cmd_gdr_levels(levels, sizeof(levels), "|", "|");
 	numa_bind_list(binds, sizeof(binds), ", ", ", ");
 	fprintf(f, "usage: gradsync topo [--json] [--sysfs-root DIR] [--gdr-level %s]\n"
-		   "                     [--bind VALUE [--gpu N]]\n"
+		   "                     [--timeout DURATION] [--bind VALUE [--gpu N]]\n"
 		   "  GPUs, RDMA NICs, network interfaces and NUMA nodes from sysfs, the PCIe path\n"
 		   "  class of every GPU/NIC pair (NCCL semantics) and whether GPUDirect RDMA is\n"
 		   "  possible at the given NCCL_NET_GDR_LEVEL (default PXB, as NCCL).\n"
+		   "  --timeout DURATION: bound of the walk of the sysfs tree (default %s): one\n"
+		   "  that does not answer (a dead mount, a hung driver) fails the command.\n"
 		   "  --bind VALUE: apply a [numa] bind value (%s)\n"
 		   "  to this process for GPU --gpu N (default 0) and its closest NIC, touch a 64 MiB\n"
 		   "  buffer and report requested vs actual placement.\n",
-		levels, binds);
+		levels, FSB_TIMEOUT_DEFAULT, binds);
 }
 
 #define CHECK_BUF_LEN (64u << 20)
@@ -88,10 +91,12 @@ int cmd_topo(int argc, char **argv)
 		{ "gdr-level", required_argument, NULL, 'g' },
 		{ "bind", required_argument, NULL, 'b' },
 		{ "gpu", required_argument, NULL, 'G' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB };
+	struct cmd_node_args na = { .root = "/sys", .gdr_level = GDR_PXB,
+				    .timeout_ns = fsb_timeout_default_ns() };
 	struct cmd_once once = { .n = 0 };
 	const char *bind = NULL;
 	bool gpu_given = false;
@@ -100,7 +105,7 @@ int cmd_topo(int argc, char **argv)
 	struct topo *t;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jr:g:b:G:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jr:g:b:G:t:h", longopts, NULL)) != -1) {
 		if (cmd_once_getopt("topo", &once, longopts, c))
 			return GS_EXIT_USAGE;
 		r = cmd_node_opt("topo", c, optarg, &na);
@@ -130,7 +135,7 @@ int cmd_topo(int argc, char **argv)
 		return GS_EXIT_FAIL;
 	}
 	log_first_error_reset();
-	r = topo_discover(na.root, t);
+	r = topo_discover_within(na.root, t, na.timeout_ns);
 	if (r) {
 		if (!*log_first_error()) /* topo_discover said why in its own line */
 			fprintf(stderr, "gradsync topo: cannot read topology under %s: %s\n",

@@ -10,6 +10,7 @@
 #define GS_DOCTOR_DOCTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <jansson.h>
 
@@ -47,6 +48,15 @@ struct doc_port_fact {
 	int active_mtu, max_mtu; /* bytes */
 };
 
+/* What became of a library probe (CUDA, verbs) of the live node. */
+struct doc_probe {
+	bool made;          /* asked: the live /sys (CUDA: a GPU and its driver's module) */
+	bool hung;          /* given up on at the bound: a call did not return */
+	int n;              /* what it answered with: CUDA devices, verbs ports */
+	char subject[64];   /* hung: what the call was on ("CUDA driver", "mlx5_0 port 1") */
+	char what[160];     /* hung: "cuInit did not return within 30s (driver wedged?)" */
+};
+
 struct doc_input {
 	const char *root;          /* sysfs root the topology was read from */
 	const struct topo *topo;
@@ -58,6 +68,7 @@ struct doc_input {
 	int n_gpus;                /* 0: no driver (facts inferred from sysfs) */
 	const struct doc_port_fact *ports;
 	int n_ports;               /* 0: no verbs */
+	struct doc_probe cuda, verbs;
 };
 
 struct doc_report {
@@ -104,6 +115,7 @@ struct doctor_node {
 	struct doc_input in;
 	bool live;           /* the root is the live /sys */
 	bool nvidia_module;  /* <root>/module/nvidia: the GPU driver is loaded */
+	uint64_t timeout_ns; /* the bound of each walk of the root and each library probe */
 };
 
 /* What doctor_node_collect() may ask beyond sysfs (only on the live /sys). */
@@ -114,18 +126,22 @@ enum doc_ask {
 };
 
 /*
- * Gather the node under root: the topology, the host facts, and what the ask flags allow.
- * NULL on failure (logged). Free with doctor_node_free(). Its reads of root are bounded
- * as a whole (util/fsbound.h: fsb_walk, FSB_TIMEOUT_DEFAULT): a tree that does not
- * answer, or a stop signal, fails it in one line naming the call and the file.
+ * Gather the node under root: the topology, the host facts, and what the ask flags allow,
+ * each within timeout_ns. NULL on failure (logged). Free with doctor_node_free(). Its reads
+ * of root are bounded as a whole (util/fsbound.h: fsb_walk): a tree that does not answer,
+ * or a stop signal, fails it in one line naming the call and the file. CUDA and verbs are
+ * asked as bounded groups (util/callbound.h): one whose call does not return (a wedged
+ * driver, a dead HCA) is given up on, said in one line and kept in in.cuda / in.verbs for
+ * the checks gpu_driver and rdma_verbs to fail; a stop signal while one waits fails it.
  */
-struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask);
+struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask,
+					uint64_t timeout_ns);
 void doctor_node_free(struct doctor_node *n);
 /* doctor_run() on n, its reads of the root bounded as doctor_node_collect's: 0, -ENOMEM,
  * or the walk's -errno (logged). Free *r with doctor_report_free(). */
 int doctor_node_run(const struct doctor_node *n, struct doc_report *r);
-/* Collect (verbs only, no CUDA: safe in any process), run, and return the JSON form:
- * what every report.json embeds as "doctor". NULL on failure. */
+/* Collect (verbs only, no CUDA: safe in any process; FSB_TIMEOUT_DEFAULT's bound), run,
+ * and return the JSON form: what every report.json embeds as "doctor". NULL on failure. */
 json_t *doctor_node_json(const char *root, int gdr_level);
 
 /* Terminal and JSON forms ({"verdict", "counts", "findings": [...]}). */

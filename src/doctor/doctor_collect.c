@@ -2,8 +2,8 @@
  * Gathering one node's facts for the checks: sysfs topology, host limits, CUDA, verbs; and
  * the checks run on them. What reads the sysfs tree (a fixture a user names, or an
  * attribute whose driver hangs) runs as a bounded walk (util/fsbound.h: fsb_walk): one
- * thread for the gathering, one for the checks, never one per read. CUDA and verbs stay
- * on the caller's thread (the live /sys only: their libraries' own reads).
+ * thread for the gathering, one for the checks, never one per read. CUDA and verbs (the
+ * live /sys only) are bounded groups of their own (doctor_probe.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -11,53 +11,10 @@
 #include <string.h>
 
 #include "doctor/doctor.h"
-#include "gpu/gpu.h"
-#include "transport/verbs/verbs_probe.h"
+#include "doctor/doctor_priv.h"
 #include "util/fsbound.h"
 #include "util/log.h"
 #include "util/sysread.h"
-
-/* CUDA's word on each GPU topo found: only asked when the driver's module is loaded, so a
- * node without a driver stays quiet. */
-static void cuda_facts(struct doctor_node *n)
-{
-	struct gpu_props p;
-	int count = 0;
-
-	if (!n->topo->n_gpus || !n->nvidia_module || gpu_device_count(&count))
-		return;
-	for (int d = 0; d < count && n->in.n_gpus < TOPO_MAX_GPUS; d++) {
-		int g;
-
-		if (gpu_get_props(d, &p))
-			continue;
-		g = topo_gpu_by_pci(n->topo, p.pci_bus_id);
-		if (g < 0)
-			continue;
-		n->gpus[n->in.n_gpus++] = (struct doc_gpu_fact){
-		    .topo_index = g,
-		    .dmabuf = p.dmabuf_supported,
-		    .cc_major = p.cc_major,
-		    .cc_minor = p.cc_minor,
-		};
-	}
-}
-
-static void verbs_facts(struct doctor_node *n)
-{
-	struct verbs_port_probe pr[DOC_MAX_PORTS];
-	int k = verbs_probe_ports(pr, DOC_MAX_PORTS);
-
-	for (int i = 0; i < k; i++) {
-		struct doc_port_fact *f = &n->ports[i];
-
-		snprintf(f->dev, sizeof(f->dev), "%s", pr[i].dev);
-		f->port = pr[i].port;
-		f->active_mtu = pr[i].active_mtu;
-		f->max_mtu = pr[i].max_mtu;
-	}
-	n->in.n_ports = k > 0 ? k : 0;
-}
 
 /* The sysfs part of a node, on a walk's thread: the node is the walk's until it is done. */
 struct node_walk {
@@ -88,7 +45,8 @@ static void node_walk_drop(void *arg)
 	free(w);
 }
 
-struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask)
+struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask,
+					uint64_t timeout_ns)
 {
 	struct doctor_node *n = calloc(1, sizeof(*n));
 	struct node_walk *w = calloc(1, sizeof(*w));
@@ -104,10 +62,10 @@ struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigne
 	n->in.gdr_level = gdr_level;
 	n->in.gpus = n->gpus;
 	n->in.ports = n->ports;
+	n->timeout_ns = timeout_ns;
 	snprintf(w->root, sizeof(w->root), "%s", root);
 	w->n = n;
-	ret = fsb_walk(node_walk, w, node_walk_drop, root, fsb_timeout_default_ns(), why,
-		       sizeof(why));
+	ret = fsb_walk(node_walk, w, node_walk_drop, root, timeout_ns, why, sizeof(why));
 	if (ret) { /* n and w are the walk's */
 		log_err(LOG_TOPO, "sysfs root %s: %s", root, why);
 		return NULL;
@@ -118,11 +76,16 @@ struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigne
 		doctor_node_free(n);
 		return NULL;
 	}
-	if (n->live) {
-		if (ask & DOC_ASK_CUDA)
-			cuda_facts(n);
-		if (ask & DOC_ASK_VERBS)
-			verbs_facts(n);
+	ret = 0;
+	if (n->live && (ask & DOC_ASK_CUDA))
+		ret = doc_probe_cuda(n);
+	if (n->live && (ask & DOC_ASK_VERBS) && !ret)
+		ret = doc_probe_verbs(n);
+	if (ret == -ENOMEM)
+		log_err(LOG_MAIN, "doctor: %s", strerror(ENOMEM));
+	if (ret) { /* a stop signal (said) ends the command */
+		doctor_node_free(n);
+		return NULL;
 	}
 	return n;
 out_free:
@@ -171,8 +134,7 @@ int doctor_node_run(const struct doctor_node *n, struct doc_report *r)
 	w->n.in.root = w->topo.root;
 	w->n.in.gpus = w->n.gpus;
 	w->n.in.ports = w->n.ports;
-	ret = fsb_walk(run_walk, w, run_walk_drop, n->in.root, fsb_timeout_default_ns(), why,
-		       sizeof(why));
+	ret = fsb_walk(run_walk, w, run_walk_drop, n->in.root, n->timeout_ns, why, sizeof(why));
 	if (ret) {
 		log_err(LOG_TOPO, "sysfs root %s: %s", n->in.root, why);
 		return ret;
@@ -193,7 +155,8 @@ void doctor_node_free(struct doctor_node *n)
 
 json_t *doctor_node_json(const char *root, int gdr_level)
 {
-	struct doctor_node *n = doctor_node_collect(root, gdr_level, DOC_ASK_VERBS);
+	struct doctor_node *n = doctor_node_collect(root, gdr_level, DOC_ASK_VERBS,
+						    fsb_timeout_default_ns());
 	struct doc_report r;
 	json_t *j = NULL;
 

@@ -14,10 +14,12 @@
 
 #include <cmocka.h>
 
+#include "config.h"
 #include "doctor/doctor.h"
 #include "gpu/gpu.h"
 #include "topo/test_sysfs.h"
 #include "util/common.h"
+#include "util/fsbound.h"
 
 struct expect {
 	const char *fixture, *check, *subject;
@@ -69,7 +71,8 @@ static const struct expect expects[] = {
 
 static struct doctor_node *collect(const char *name, int gdr_level)
 {
-	struct doctor_node *n = doctor_node_collect(sysfs_fixture(name), gdr_level, 0);
+	struct doctor_node *n = doctor_node_collect(sysfs_fixture(name), gdr_level, 0,
+						    fsb_timeout_default_ns());
 
 	assert_non_null(n);
 	return n;
@@ -159,6 +162,84 @@ static void test_driver_facts(void **state)
 	doctor_node_free(n);
 }
 
+/* A library probe given up on fails its check, naming the call, what it was on and the
+ * bound; one that answered passes; one not made says nothing. */
+static void test_probe_checks(void **state)
+{
+	struct doctor_node *n = collect("dgx-h100", GDR_PXB);
+	const struct doc_finding *f;
+	struct doc_report r;
+
+	(void)state;
+	assert_int_equal(doctor_run(&n->in, &r), 0); /* a fixture: no probe made */
+	assert_null(doctor_find(&r, "gpu_driver", NULL));
+	assert_null(doctor_find(&r, "rdma_verbs", NULL));
+	doctor_report_free(&r);
+	n->in.cuda = (struct doc_probe){ .made = true, .hung = true, .subject = "CUDA driver",
+					 .what = "cuInit did not return within 30s (driver wedged?)" };
+	n->in.verbs = (struct doc_probe){ .made = true, .hung = true, .subject = "mlx5_3 port 1",
+					  .what = "ibv_query_port did not return within 30s" };
+	assert_int_equal(doctor_run(&n->in, &r), 0);
+	f = doctor_find(&r, "gpu_driver", "CUDA driver");
+	assert_non_null(f);
+	assert_int_equal(f->level, DOC_FAIL);
+	assert_string_equal(f->what, "cuInit did not return within 30s (driver wedged?)");
+	assert_non_null(strstr(f->fix, "reset the GPU"));
+	f = doctor_find(&r, "rdma_verbs", "mlx5_3 port 1");
+	assert_non_null(f);
+	assert_int_equal(f->level, DOC_FAIL);
+	assert_string_equal(f->what, "ibv_query_port did not return within 30s");
+	assert_int_equal(doctor_verdict(&r), DOC_FAIL);
+	/* the other checks ran all the same: the well-set DGX's faults are only these two */
+	assert_int_equal(r.count[DOC_FAIL], 2);
+	assert_non_null(doctor_find(&r, "auto_path", "GPU 0000:1a:00.0"));
+	doctor_report_free(&r);
+	n->in.cuda = (struct doc_probe){ .made = true, .n = 8 };
+	n->in.verbs = (struct doc_probe){ .made = true, .n = 8 };
+	assert_int_equal(doctor_run(&n->in, &r), 0);
+	f = doctor_find(&r, "gpu_driver", "CUDA driver");
+	assert_int_equal(f->level, DOC_PASS);
+	assert_string_equal(f->what, "answered: 8 devices, their properties and attributes");
+	f = doctor_find(&r, "rdma_verbs", "RDMA devices");
+	assert_int_equal(f->level, DOC_PASS);
+	assert_string_equal(f->what, "answered: 8 ports opened and queried");
+	assert_int_equal(doctor_verdict(&r), DOC_PASS);
+	doctor_report_free(&r);
+	doctor_node_free(n);
+}
+
+/*
+ * The live node with the test hook's wedged driver and HCA (GRADSYNC_TEST_HANG): each
+ * probe is given up on at the bound, kept for its check, and the node still collected.
+ */
+static void test_probe_hung(void **state)
+{
+	struct doctor_node *n;
+	struct doc_report r;
+
+	(void)state;
+	assert_int_equal(setenv("GRADSYNC_TEST_HANG", GPU_CALL_INIT ",ibv_get_device_list", 1), 0);
+	n = doctor_node_collect("/sys", GDR_PXB, DOC_ASK_CUDA | DOC_ASK_VERBS, 100000000ull);
+	assert_int_equal(unsetenv("GRADSYNC_TEST_HANG"), 0);
+	assert_non_null(n);
+	assert_true(n->in.cuda.made && n->in.cuda.hung);
+	assert_string_equal(n->in.cuda.subject, "CUDA driver");
+	assert_string_equal(n->in.cuda.what, "cuInit did not return within 100ms (driver wedged?)");
+	assert_int_equal(n->in.n_gpus, 0);
+	if (GS_HAVE_VERBS) { /* the stub makes no call to hang in */
+		assert_true(n->in.verbs.made && n->in.verbs.hung);
+		assert_string_equal(n->in.verbs.subject, "RDMA devices");
+		assert_string_equal(n->in.verbs.what, "ibv_get_device_list did not return within "
+						      "100ms (HCA or its driver wedged?)");
+	}
+	assert_int_equal(doctor_node_run(n, &r), 0);
+	assert_int_equal(doctor_find(&r, "gpu_driver", "CUDA driver")->level, DOC_FAIL);
+	assert_non_null(doctor_find(&r, "auto_path", NULL));
+	assert_int_equal(doctor_verdict(&r), DOC_FAIL);
+	doctor_report_free(&r);
+	doctor_node_free(n);
+}
+
 /* gdr_level moves the GPU-NIC verdict: SYS admits the two-socket box's far pair. */
 static void test_gdr_level(void **state)
 {
@@ -216,6 +297,7 @@ int main(void)
 	    cmocka_unit_test(test_table),	cmocka_unit_test(test_fixtures),
 	    cmocka_unit_test(test_verdicts),	cmocka_unit_test(test_driver_facts),
 	    cmocka_unit_test(test_gdr_level),	cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_probe_checks), cmocka_unit_test(test_probe_hung),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

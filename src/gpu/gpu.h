@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "util/callbound.h"
 #include "util/dtype.h"
 
 enum gpu_tristate { GPU_AUTO = 0, GPU_ON, GPU_OFF };
@@ -80,6 +81,33 @@ bool gpu_available(void);
 int gpu_device_count(int *count);
 int gpu_set_device(int dev);
 int gpu_get_props(int dev, struct gpu_props *p);
+
+/* ---- The devices, asked within a bound (list.c: built with or without CUDA) ---- */
+
+#define GPU_LIST_MAX 64
+/* Where a wedged driver stops: the runtime's first call (cudaGetDeviceCount) initialises
+ * the driver, cuInit, which waits on the kernel module. */
+#define GPU_CALL_INIT "cuInit"
+
+struct gpu_list {
+	int count;                            /* devices CUDA shows; 0: none, or no driver
+					       * (the GPU layer said why, once) */
+	int rc[GPU_LIST_MAX];                 /* gpu_get_props' for each of the first
+					       * GPU_LIST_MAX: 0 or -errno (logged) */
+	struct gpu_props props[GPU_LIST_MAX];
+};
+
+/*
+ * The devices and their properties, asked on a thread of their own within timeout_ns
+ * (util/callbound.h): a driver wedged in the kernel fails this instead of hanging its
+ * caller. 0 with *out malloc'd (the caller frees it). Else -ETIMEDOUT or -EINTR (a stop
+ * signal), -ENOMEM; at names the call and what it was on ("cuInit", "CUDA driver";
+ * "cudaGetDeviceProperties", "CUDA device 3"), why says it ("cuInit did not return within
+ * 30s (driver wedged?)"). After that the stuck call holds the driver (and the GPU layer's
+ * once-only probe): no gpu_* call may be made in this process.
+ */
+int gpu_list_within(struct gpu_list **out, uint64_t timeout_ns, struct callbound_at *at,
+		    char *why, size_t whylen);
 
 struct gpu_stream; /* a cudaStream_t */
 struct gpu_event;  /* a cudaEvent_t */

@@ -599,7 +599,7 @@ static void discovery_drop(void *arg)
 	free(arg);
 }
 
-int topo_discover(const char *sysfs_root, struct topo *out)
+int topo_discover_within(const char *sysfs_root, struct topo *out, uint64_t timeout_ns)
 {
 	struct discovery *d = malloc(sizeof(*d));
 	char why[PATH_MAX + 200];
@@ -613,8 +613,8 @@ int topo_discover(const char *sysfs_root, struct topo *out)
 	}
 	snprintf(d->root, sizeof(d->root), "%s", sysfs_root);
 	/* one thread for the whole walk: one per read would cost as much as the reads */
-	ret = fsb_walk(discovery_walk, d, discovery_drop, sysfs_root, fsb_timeout_default_ns(),
-		       why, sizeof(why));
+	ret = fsb_walk(discovery_walk, d, discovery_drop, sysfs_root, timeout_ns, why,
+		       sizeof(why));
 	if (ret) {
 		log_err(LOG_TOPO, "sysfs root %s: %s", sysfs_root, why);
 		return ret;
@@ -623,4 +623,9 @@ int topo_discover(const char *sysfs_root, struct topo *out)
 	memcpy(out, &d->t, sizeof(*out));
 	free(d);
 	return ret;
+}
+
+int topo_discover(const char *sysfs_root, struct topo *out)
+{
+	return topo_discover_within(sysfs_root, out, fsb_timeout_default_ns());
 }

@@ -130,10 +130,12 @@ struct topo {
  * Missing classes (no GPU, no infiniband) are not errors. The kernel release comes from
  * /proc/sys/kernel/osrelease for the live /sys and from <root>/osrelease for a fixture.
  * 0, -ENOENT when the root has no bus/pci, or -errno. The walk is bounded as a whole by
- * FSB_TIMEOUT_DEFAULT (util/fsbound.h): a tree that does not answer (an attribute whose
- * driver hangs, a fixture on a dead mount) fails it, -ETIMEDOUT, or a stop signal,
- * -EINTR, in one line naming the call and the file. Logs its error line itself.
+ * timeout_ns (util/fsbound.h): a tree that does not answer (an attribute whose driver
+ * hangs, a fixture on a dead mount) fails it, -ETIMEDOUT, or a stop signal, -EINTR, in one
+ * line naming the call and the file. Logs its error line itself.
  */
+int topo_discover_within(const char *sysfs_root, struct topo *out, uint64_t timeout_ns);
+/* topo_discover_within FSB_TIMEOUT_DEFAULT. */
 int topo_discover(const char *sysfs_root, struct topo *out);
 
 /* Record n NVLinks between GPUs a and b (by index) for a caller that knows (NVML, CUDA). */

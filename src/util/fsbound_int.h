@@ -1,8 +1,9 @@
 /*
  * fsbound internals shared by fsbound.c (the runner of a job, the record of a call still
  * stuck, and the writes of results) and fsbound_read.c (the reads of inputs: files,
- * stat, directory listings). A job holds its own copies of what it works on and its
- * results, so a call left running frees nothing its caller still uses.
+ * stat, directory listings); callbound.c takes the stop signals around its waits the same
+ * way (fsb_stop_begin, fsb_stop_end). A job holds its own copies of what it works on and
+ * its results, so a call left running frees nothing its caller still uses.
  */
 #ifndef GS_UTIL_FSBOUND_INT_H
 #define GS_UTIL_FSBOUND_INT_H

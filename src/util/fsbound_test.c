@@ -26,6 +26,7 @@
 
 #include "util/fsbound.h"
 #include "util/fsutil.h"
+#include "util/test_later.h"
 #include "util/test_tmpdir.h"
 #include "util/timeutil.h"
 
@@ -335,46 +336,6 @@ static void test_walk(void **state)
 	assert_int_equal(__atomic_load_n(&walks_dropped, __ATOMIC_SEQ_CST), 2);
 	close(p[0]);
 	close(p[1]);
-}
-
-/* What comes 200 ms into a wait: a signal to a thread, or a flag raised. */
-struct later {
-	pthread_t to;
-	int sig;
-	volatile sig_atomic_t *flag;    /* raised to sig instead, when set */
-	const char *reader;             /* then opened for reading 50 ms on, when set */
-	int fd;
-	pthread_t t;
-};
-
-static void *later_main(void *p)
-{
-	struct later *l = p;
-
-	usleep(200000);
-	if (l->flag)
-		*l->flag = l->sig;
-	else
-		pthread_kill(l->to, l->sig);
-	if (l->reader) {
-		usleep(50000);
-		l->fd = open(l->reader, O_RDONLY | O_NONBLOCK);
-	}
-	return NULL;
-}
-
-static void later_start(struct later *l)
-{
-	l->to = pthread_self();
-	l->fd = -1;
-	assert_int_equal(pthread_create(&l->t, NULL, later_main, l), 0);
-}
-
-static void later_join(struct later *l)
-{
-	pthread_join(l->t, NULL);
-	if (l->fd >= 0)
-		close(l->fd);
 }
 
 /* How long a stopped wait may take: the poll, the grace, and a loaded 2-core host. */

@@ -631,6 +631,12 @@ static int parse_line(const char *path, int lineno, char *line, struct gpu_profi
 
 int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_t errlen)
 {
+	return gpu_profile_load_within(name, out, fsb_timeout_default_ns(), err, errlen);
+}
+
+int gpu_profile_load_within(const char *name, struct gpu_profile *out, uint64_t timeout_ns,
+			    char *err, size_t errlen)
+{
 	const struct gpu_profile *row = gpu_profile_find(name);
 	const struct profile_field *got;
 	bool attn_eff = false, sm_count = false;
@@ -645,7 +651,7 @@ int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_
 	}
 	/* a regular file only (profile = /dev/zero or a FIFO hung plan and run), within the
 	 * bound of an input read while the experiment loads */
-	f = fsb_fopen(&r, fsb_timeout_default_ns(), why, sizeof(why));
+	f = fsb_fopen(&r, timeout_ns, why, sizeof(why));
 	if (!f) {
 		for (size_t i = 0; i < ARRAY_SIZE(profiles); i++)
 			snprintf(rows + strlen(rows), sizeof(rows) - strlen(rows), "%s%s",

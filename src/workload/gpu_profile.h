@@ -14,6 +14,7 @@
 #define GS_WORKLOAD_GPU_PROFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "workload/costmodel.h"
@@ -30,6 +31,9 @@ const struct gpu_profile *gpu_profile_find(const char *name);
  * experiment and case, `run` and `plan` log it.
  */
 int gpu_profile_load(const char *name, struct gpu_profile *out, char *err, size_t errlen);
+/* gpu_profile_load, a file read within timeout_ns (gpu_profile_load's: FSB_TIMEOUT_DEFAULT). */
+int gpu_profile_load_within(const char *name, struct gpu_profile *out, uint64_t timeout_ns,
+			    char *err, size_t errlen);
 /* What our own kernels reached on a node (`gradsync gpu --calibrate`, gpu/gpu.h). */
 struct profile_measure {
 	double gemm_tflops;    /* our bf16 GEMM at 4096^3 .. 8192^3 */

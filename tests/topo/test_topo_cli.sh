@@ -85,5 +85,42 @@ mkdir -p "$T/nosys"
 "$G" topo --sysfs-root "$T/nosys" >/dev/null 2>"$T/err"
 [ $? = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] || fail "an empty sysfs root: not one line: $(cat "$T/err")"
 
+# --timeout bounds the walk of the tree: a bad value is one line and exit 2 (report's words);
+# a good one changes nothing; a tree whose directory does not answer (held by strace past
+# the bound) fails at it
+for v in 0 bogus 25h; do
+	"$G" topo --timeout "$v" >/dev/null 2>"$T/err"
+	st=$?
+	[ $st = 2 ] || fail "--timeout $v: exit $st, want 2"
+	[ "$(cat "$T/err")" = "gradsync topo: --timeout '$v': expected a duration 100ms..24h such as 30s" ] ||
+		fail "--timeout $v: message: $(cat "$T/err")"
+done
+"$G" topo --timeout 5s --timeout 6s >/dev/null 2>"$T/err"
+[ $? = 2 ] && grep -qx 'gradsync topo: --timeout given twice: give it once' "$T/err" ||
+	fail "--timeout twice: $(cat "$T/err")"
+"$G" topo --timeout 5s --sysfs-root "$FX/dgx-h100" >"$T/dgx5" || fail "--timeout 5s: exit $?"
+cmp -s "$T/dgx" "$T/dgx5" || fail "--timeout 5s changed the output: $(diff "$T/dgx" "$T/dgx5" | head -5)"
+"$G" topo --help | grep -q -- '--timeout DURATION' || fail "topo --help lacks --timeout"
+if command -v strace >/dev/null 2>&1; then
+	cp -a "$FX/dgx-h100" "$T/held"
+	t0=$(date +%s%3N)
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout -s KILL 60 strace -f \
+		-o "$T/held.trace" -P "$T/held/class/infiniband" -e trace=openat \
+		-e inject=openat:delay_enter=5000000 "$G" topo --timeout 1s --sysfs-root "$T/held" \
+		>/dev/null 2>"$T/held.err" &
+	pid=$!
+	for i in $(seq 100); do
+		grep -q 'did not return' "$T/held.err" && break
+		sleep 0.1
+	done
+	ms=$(($(date +%s%3N) - t0))
+	[ $ms -lt 5000 ] || fail "--timeout 1s, a held directory: the line after $ms ms"
+	wait $pid
+	st=$?
+	[ $st = 1 ] || fail "--timeout 1s, a held directory: exit $st, want 1"
+	grep -q "^gradsync: error: sysfs root $T/held: open of $T/held/class/infiniband did not return within 1s" \
+		"$T/held.err" || fail "--timeout 1s, a held directory: $(cat "$T/held.err")"
+fi
+
 [ "$fails" = 0 ] && echo "topo cli: all checks passed"
 [ "$fails" = 0 ]

@@ -15,7 +15,9 @@ struct verbs_port_probe {
 };
 
 /* Fill up to max ports; the count (0 without devices), never an error: a device that does
- * not open is left out (and logged at debug level). */
+ * not open is left out (and logged at debug level). Unbounded itself: a dead HCA blocks its
+ * calls in the kernel; each is noted first (util/callbound.h), for a caller that runs this
+ * as a bounded group. */
 int verbs_probe_ports(struct verbs_port_probe *out, int max);
 
 #endif

@@ -1,0 +1,167 @@
+/*
+ * The libraries the doctor asks beyond sysfs, CUDA and verbs, on the live node: each asked
+ * as one bounded group (util/callbound.h), since a wedged GPU driver (cuInit stuck in the
+ * kernel) or a dead HCA (ibv_open_device, ibv_query_port) would hang the doctor for ever;
+ * and the checks gpu_driver and rdma_verbs, which fail the probe given up on, naming the
+ * call, what it was on and the bound. The facts a probe brings feed the other checks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor/doctor_priv.h"
+#include "gpu/gpu.h"
+#include "transport/verbs/verbs_probe.h"
+#include "util/callbound.h"
+#include "util/log.h"
+
+/* A probe given up on: kept for its check, said now (the wait is over, the doctor goes
+ * on). -EINTR (a stop signal) is returned: the command is ending. */
+static int probe_gave_up(struct doc_probe *p, int ret, const struct callbound_at *at,
+			 const char *why)
+{
+	if (ret == -EINTR) {
+		log_err(LOG_MAIN, "doctor: %s: %s", at->obj, why);
+		return ret;
+	}
+	log_warn(LOG_MAIN, "doctor: %s: %s", at->obj, why);
+	p->hung = true;
+	snprintf(p->subject, sizeof(p->subject), "%s", at->obj);
+	snprintf(p->what, sizeof(p->what), "%s", why);
+	return 0;
+}
+
+int doc_probe_cuda(struct doctor_node *n)
+{
+	struct callbound_at at;
+	struct gpu_list *l;
+	char why[160];
+	int ret;
+
+	/* only where the driver's module is loaded, so a node without one stays quiet; the
+	 * test hook's wedged driver stands in for one anywhere */
+	if ((!n->topo->n_gpus || !n->nvidia_module) && !callbound_test_hang(GPU_CALL_INIT))
+		return 0;
+	n->in.cuda.made = true;
+	ret = gpu_list_within(&l, n->timeout_ns, &at, why, sizeof(why));
+	if (ret)
+		return probe_gave_up(&n->in.cuda, ret, &at, why);
+	n->in.cuda.n = l->count;
+	for (int d = 0; d < l->count && d < GPU_LIST_MAX && n->in.n_gpus < TOPO_MAX_GPUS; d++) {
+		const struct gpu_props *p = &l->props[d];
+		int g = l->rc[d] ? -1 : topo_gpu_by_pci(n->topo, p->pci_bus_id);
+
+		if (g < 0)
+			continue;
+		n->gpus[n->in.n_gpus++] = (struct doc_gpu_fact){
+		    .topo_index = g,
+		    .dmabuf = p->dmabuf_supported,
+		    .cc_major = p->cc_major,
+		    .cc_minor = p->cc_minor,
+		};
+	}
+	free(l);
+	return 0;
+}
+
+/* The verbs group: its own copy of the ports, the caller's only once it returned. */
+struct verbs_group {
+	struct verbs_port_probe pr[DOC_MAX_PORTS];
+	int n;
+};
+
+static void verbs_group(void *arg)
+{
+	struct verbs_group *v = arg;
+
+	v->n = verbs_probe_ports(v->pr, DOC_MAX_PORTS);
+}
+
+int doc_probe_verbs(struct doctor_node *n)
+{
+	struct verbs_group *v = calloc(1, sizeof(*v));
+	struct callbound_at at;
+	char why[160];
+	size_t len;
+	int ret;
+
+	n->in.verbs.made = true;
+	if (!v)
+		return -ENOMEM;
+	ret = callbound_run(verbs_group, v, free, "RDMA devices", n->timeout_ns, &at, why,
+			    sizeof(why));
+	if (ret == -ETIMEDOUT) { /* v is the group's */
+		len = strlen(why);
+		snprintf(why + len, sizeof(why) - len, " (HCA or its driver wedged?)");
+	}
+	if (ret)
+		return probe_gave_up(&n->in.verbs, ret, &at, why);
+	for (int i = 0; i < v->n; i++) {
+		struct doc_port_fact *f = &n->ports[i];
+
+		snprintf(f->dev, sizeof(f->dev), "%s", v->pr[i].dev);
+		f->port = v->pr[i].port;
+		f->active_mtu = v->pr[i].active_mtu;
+		f->max_mtu = v->pr[i].max_mtu;
+	}
+	n->in.n_ports = v->n > 0 ? v->n : 0;
+	n->in.verbs.n = n->in.n_ports;
+	free(v);
+	return 0;
+}
+
+/* What a probe's check says: its name and subject, the fix of a hung one, the skip of one
+ * that answered with nothing, and what it answered with. */
+struct probe_words {
+	const char *check, *subject, *fix, *none;
+	const char *unit, *answered; /* "device", ", their properties and attributes" */
+};
+
+static const struct probe_words cuda_words = {
+	.check = "gpu_driver",
+	.subject = "CUDA driver",
+	.fix = "the driver is stuck in the kernel: look for NVRM / Xid lines in dmesg (nvidia-smi "
+	       "hangs as well); reset the GPU (nvidia-smi -r) or reboot the node: every CUDA "
+	       "program here hangs until then",
+	.none = "CUDA shows no device (the GPU layer said why): GPU facts from sysfs",
+	.unit = "device",
+	.answered = ", their properties and attributes",
+};
+
+static const struct probe_words verbs_words = {
+	.check = "rdma_verbs",
+	.subject = "RDMA devices",
+	.fix = "the HCA or its driver is stuck in the kernel: look in dmesg (mlx5_core health or "
+	       "firmware errors; ibv_devinfo hangs as well); reset the device (mlxfwreset) or "
+	       "reboot the node, or leave it out with [transport] device",
+	.none = "verbs opens no device (ib_uverbs not loaded, /dev/infiniband not accessible, or "
+		"a build without verbs): InfiniBand MTU unknown",
+	.unit = "port",
+	.answered = " opened and queried",
+};
+
+static int probe_check(const struct doc_probe *p, const struct probe_words *w,
+		       struct doc_report *r)
+{
+	if (!p->made)
+		return 0;
+	if (p->hung)
+		return doctor_add(r, w->check, DOC_FAIL, p->subject, w->fix, "%s", p->what);
+	if (!p->n)
+		return doctor_add(r, w->check, DOC_SKIP, w->subject, NULL, "%s", w->none);
+	return doctor_add(r, w->check, DOC_PASS, w->subject, NULL, "answered: %d %s%s%s", p->n,
+			  w->unit, p->n == 1 ? "" : "s", w->answered);
+}
+
+int doc_gpu_driver(const struct doc_input *in, struct doc_report *r)
+{
+	return probe_check(&in->cuda, &cuda_words, r);
+}
+
+int doc_rdma_verbs(const struct doc_input *in, struct doc_report *r)
+{
+	if (!in->topo->n_nics && !in->verbs.hung) /* rdma_port says there is none */
+		return 0;
+	return probe_check(&in->verbs, &verbs_words, r);
+}

@@ -1,0 +1,130 @@
+#!/bin/sh
+# A wedged GPU driver or a dead HCA (cuInit, ibv_get_device_list stuck in the kernel) no
+# longer hangs `gradsync doctor` or `gradsync gpu`: the probe is given up on at --timeout,
+# one line names the call, what it was on and the bound, doctor fails that check (text and
+# JSON) and still prints the others, exit 1; SIGTERM while the probe waits ends it at once,
+# exit 143. This machine has neither a GPU nor an RDMA device: the test hook
+# GRADSYNC_TEST_HANG=CALL (util/callbound.h) makes the named call block; and where strace
+# is installed, verbs' own open of /sys/class/infiniband_verbs is held for real.
+set -u
+. "$(dirname "$0")/../lib.sh"
+test_begin
+now_ms() { date +%s%3N; }
+# took NAME T0 LIMIT_S: fails NAME when more than LIMIT_S seconds passed since T0 (ms)
+took() {
+	ms=$(($(now_ms) - $2))
+	[ $ms -lt $(($3 * 1000)) ] || fail "$1: took ${ms} ms, want under $3 s"
+	echo "$1: ${ms} ms"
+}
+verbs_on() { "$G" version | grep -q '^verbs: *on'; }
+
+# CUDA: the probe given up on at 1 s, said once on stderr, its check failed, the rest there
+t0=$(now_ms)
+GRADSYNC_TEST_HANG=cuInit timeout -s KILL 60 "$G" doctor --timeout 1s >"$T/cuda.out" 2>"$T/cuda.err"
+st=$?
+took "doctor, cuInit hung" "$t0" 10
+[ $st = 1 ] || fail "doctor, cuInit hung: exit $st, want 1"
+grep -qx 'gradsync: warning: doctor: CUDA driver: cuInit did not return within 1s (driver wedged?)' \
+	"$T/cuda.err" || { fail "doctor, cuInit hung: no line naming the call and the bound"; cat "$T/cuda.err"; }
+sed -n '/^\[gpu_driver\]$/,/^$/p' "$T/cuda.out" >"$T/cuda.check"
+grep -q '^  FAIL  CUDA driver  *cuInit did not return within 1s (driver wedged?)$' "$T/cuda.check" ||
+	{ fail "doctor, cuInit hung: gpu_driver not failed"; cat "$T/cuda.out"; }
+grep -q 'fix: the driver is stuck in the kernel' "$T/cuda.check" || fail "doctor, cuInit hung: no fix"
+for c in rdma_port memlock iommu hugepages auto_path; do
+	grep -q "^\[$c\]\$" "$T/cuda.out" || fail "doctor, cuInit hung: no [$c]: the other checks must run"
+done
+grep -Eq '^FAIL: [0-9]+ pass, [0-9]+ warn, 1 fail, [0-9]+ skipped$' "$T/cuda.out" ||
+	fail "doctor, cuInit hung: verdict $(tail -n 1 "$T/cuda.out")"
+
+# verbs, JSON: the finding names the call; the document is whole and its counts agree
+if verbs_on; then
+	t0=$(now_ms)
+	GRADSYNC_TEST_HANG=ibv_get_device_list timeout -s KILL 60 "$G" doctor --json --timeout 1s \
+		>"$T/verbs.json" 2>"$T/verbs.err"
+	st=$?
+	took "doctor --json, ibv_get_device_list hung" "$t0" 10
+	[ $st = 1 ] || fail "doctor --json, verbs hung: exit $st, want 1"
+	grep -qx 'gradsync: warning: doctor: RDMA devices: ibv_get_device_list did not return within 1s (HCA or its driver wedged?)' \
+		"$T/verbs.err" || { fail "doctor, verbs hung: stderr"; cat "$T/verbs.err"; }
+	python3 - "$T/verbs.json" <<'PY' || fail "doctor --json, verbs hung: JSON content"
+import json, sys
+j = json.load(open(sys.argv[1]))
+f = j["findings"]
+assert j["verdict"] == "fail", j["verdict"]
+assert len(f) == sum(j["counts"].values()), "counts"
+v = [x for x in f if x["check"] == "rdma_verbs"]
+assert len(v) == 1 and v[0]["level"] == "fail" and v[0]["subject"] == "RDMA devices", v
+assert v[0]["what"] == "ibv_get_device_list did not return within 1s (HCA or its driver wedged?)", v
+assert v[0]["fix"], v
+assert {"memlock", "auto_path", "hugepages"} <= {x["check"] for x in f}, "other checks missing"
+PY
+else
+	echo "verbs off in this build: the verbs probe has no call to hang"
+fi
+
+# both at once: each bounded on its own, one after the other
+t0=$(now_ms)
+GRADSYNC_TEST_HANG=cuInit,ibv_get_device_list timeout -s KILL 60 "$G" doctor --timeout 1s \
+	>"$T/both.out" 2>"$T/both.err"
+st=$?
+took "doctor, both hung" "$t0" 12
+[ $st = 1 ] || fail "doctor, both hung: exit $st, want 1"
+[ "$(grep -c 'did not return within 1s' "$T/both.err")" = "$(verbs_on && echo 2 || echo 1)" ] ||
+	{ fail "doctor, both hung: one line per probe"; cat "$T/both.err"; }
+
+# SIGTERM while the probe waits (its bound a minute): ended at once, 143, the probe named
+GRADSYNC_TEST_HANG=cuInit timeout -s KILL 60 "$G" doctor --timeout 60s >"$T/term.out" 2>"$T/term.err" &
+pid=$!
+sleep 1.5
+t0=$(now_ms)
+kill -TERM $pid
+wait $pid
+st=$?
+took "doctor, SIGTERM in the hung probe" "$t0" 3
+[ $st = 143 ] || fail "doctor, SIGTERM in the hung probe: exit $st, want 143"
+grep -qx 'gradsync: error: doctor: CUDA driver: stopped by SIGTERM while cuInit was pending' \
+	"$T/term.err" || { fail "doctor, SIGTERM: stderr"; cat "$T/term.err"; }
+[ "$(wc -l <"$T/term.err")" = 1 ] || { fail "doctor, SIGTERM: want one line"; cat "$T/term.err"; }
+
+# gpu: the same probe, the command fails in one line
+t0=$(now_ms)
+GRADSYNC_TEST_HANG=cuInit timeout -s KILL 60 "$G" gpu --timeout 1s >"$T/gpu.out" 2>"$T/gpu.err"
+st=$?
+took "gpu, cuInit hung" "$t0" 10
+[ $st = 1 ] || fail "gpu, cuInit hung: exit $st, want 1"
+grep -qx 'gradsync gpu: CUDA driver: cuInit did not return within 1s (driver wedged?)' "$T/gpu.err" &&
+	[ "$(wc -l <"$T/gpu.err")" = 1 ] || { fail "gpu, cuInit hung: stderr"; cat "$T/gpu.err"; }
+"$G" gpu --timeout 0 >/dev/null 2>"$T/gpu0.err"
+st=$?
+[ $st = 2 ] || fail "gpu --timeout 0: exit $st, want 2"
+grep -qx "gradsync gpu: --timeout '0': expected a duration 100ms..24h such as 30s" "$T/gpu0.err" ||
+	{ fail "gpu --timeout 0: message"; cat "$T/gpu0.err"; }
+"$G" gpu --profile h200 --write "$T/p.profile" --timeout 5s || fail "gpu --write --timeout 5s: exit $?"
+grep -q '^name = h200' "$T/p.profile" || fail "gpu --write --timeout 5s: no profile written"
+
+# no hook: verbs' own open of its sysfs class held (strace) past the bound, for real
+if verbs_on && command -v strace >/dev/null 2>&1; then
+	t0=$(now_ms)
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout -s KILL 60 strace -f \
+		-o "$T/held.trace" -P /sys/class/infiniband_verbs -e trace=openat \
+		-e inject=openat:delay_enter=6000000 "$G" doctor --timeout 1s >"$T/held.out" \
+		2>"$T/held.err" &
+	pid=$!
+	for i in $(seq 100); do
+		grep -q 'did not return' "$T/held.err" && break
+		sleep 0.1
+	done
+	took "doctor, verbs' open held by strace: the line" "$t0" 5
+	wait $pid
+	st=$?
+	[ $st = 1 ] || fail "doctor, verbs held: exit $st, want 1"
+	grep -q '^gradsync: warning: doctor: RDMA devices: ibv_get_device_list did not return within 1s' \
+		"$T/held.err" || { fail "doctor, verbs held: stderr"; cat "$T/held.err"; }
+	grep -q '^  FAIL  RDMA devices  *ibv_get_device_list did not return within 1s' "$T/held.out" ||
+		fail "doctor, verbs held: rdma_verbs not failed"
+else
+	echo "no strace or verbs off: verbs' own calls are not held"
+fi
+
+[ $fails = 0 ] && echo "doctor hung probes: all checks passed"
+[ $fails = 0 ]
