@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/bounded.h"
 #include "util/common.h"
 #include "util/fdlimit.h"
 #include "util/fsbound.h"
@@ -69,6 +71,22 @@ static int stop_code(int ret)
 	return sig ? 128 + sig : ret;
 }
 
+/*
+ * The verb's code, as the process's. A library call given up on and still under way (a
+ * wedged driver's cuInit, util/bounded.h) holds that library's locks, and its exit handlers
+ * (the CUDA runtime's unregistration of our kernels) would wait on them for ever: with one
+ * pending, the output is flushed here and the handlers are skipped.
+ */
+static int verb_end(int ret)
+{
+	ret = stop_code(stdout_done(ret));
+	if (bounded_pending()) {
+		fflush(NULL);
+		_exit(ret);
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	enum log_level level = LOG_INFO;
@@ -112,7 +130,7 @@ int main(int argc, char **argv)
 	}
 	for (v = 0; v < ARRAY_SIZE(verbs); v++)
 		if (!strcmp(argv[i], verbs[v].name))
-			return stop_code(stdout_done(verbs[v].fn(argc - i, argv + i)));
+			return verb_end(verbs[v].fn(argc - i, argv + i));
 	fprintf(stderr, "gradsync: unknown verb '%s' (see gradsync --help)\n", argv[i]);
 	return GS_EXIT_USAGE;
 }

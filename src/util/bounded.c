@@ -23,6 +23,14 @@ struct bounded_job {
 	void *arg;
 };
 
+/* calls given up on and still under way (bounded_pending) */
+static int pending;
+
+int bounded_pending(void)
+{
+	return __atomic_load_n(&pending, __ATOMIC_SEQ_CST);
+}
+
 static void job_free(struct bounded_job *j)
 {
 	pthread_cond_destroy(&j->cond);
@@ -44,6 +52,7 @@ static void *job_main(void *p)
 	if (abandoned) {
 		j->ops->drop(j->arg);
 		job_free(j);
+		__atomic_sub_fetch(&pending, 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
 }
@@ -109,6 +118,7 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 		if (ops->abandon)
 			ops->abandon(arg);
 		j->abandoned = true;
+		__atomic_add_fetch(&pending, 1, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&j->lock);
 		return rc;
 	}

@@ -43,4 +43,12 @@ struct bounded_ops {
 int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 		volatile const sig_atomic_t *stop);
 
+/*
+ * How many calls given up on have not returned yet, process-wide. Each may hold its
+ * library's locks (a wedged driver's cuInit holds the CUDA runtime's): the exit handlers
+ * and destructors of that library could wait on them for ever, so main skips them while
+ * one is under way (its own output flushed first).
+ */
+int bounded_pending(void);
+
 #endif
