@@ -249,25 +249,28 @@ struct gpu_stream *gpu_stream_create(bool high_priority)
 	return (struct gpu_stream *)st;
 }
 
+/* A call on a stream or an event: 0, or -errno with a log line naming call and handle. */
+static int handle_rc(cudaError_t e, const char *call, const char *what, void *obj)
+{
+	if (e == cudaSuccess)
+		return 0;
+	return gpu_err(e, call, "%s=%p", what, obj);
+}
+
+/* A destroy's error is logged and dropped: the caller has nothing left to undo. */
 void gpu_stream_destroy(struct gpu_stream *s)
 {
-	cudaError_t e;
-
-	if (!s || gpu_probe())
-		return;
-	e = cudaStreamDestroy(gpu_cu_stream(s));
-	if (e != cudaSuccess)
-		gpu_err(e, "cudaStreamDestroy", "stream=%p", (void *)s);
+	if (s && !gpu_probe())
+		(void)handle_rc(cudaStreamDestroy(gpu_cu_stream(s)), "cudaStreamDestroy", "stream",
+				s);
 }
 
 /* A stream's or an event's query: 0 done, -EBUSY not yet (no log), else -errno logged. */
 static inline int query_rc(cudaError_t e, const char *call, const char *what, void *obj)
 {
-	if (e == cudaSuccess)
-		return 0;
 	if (e == cudaErrorNotReady)
 		return -EBUSY;
-	return gpu_err(e, call, "%s=%p", what, obj);
+	return handle_rc(e, call, what, obj);
 }
 
 int gpu_stream_query(struct gpu_stream *s)
@@ -348,13 +351,8 @@ struct gpu_event *gpu_event_create(bool timing)
 
 void gpu_event_destroy(struct gpu_event *ev)
 {
-	cudaError_t e;
-
-	if (!ev || gpu_probe())
-		return;
-	e = cudaEventDestroy((cudaEvent_t)ev);
-	if (e != cudaSuccess)
-		gpu_err(e, "cudaEventDestroy", "event=%p", (void *)ev);
+	if (ev && !gpu_probe())
+		(void)handle_rc(cudaEventDestroy((cudaEvent_t)ev), "cudaEventDestroy", "event", ev);
 }
 
 int gpu_event_record(struct gpu_event *ev, struct gpu_stream *s)
