@@ -110,8 +110,9 @@ bool gpu_is_device_ptr(const void *p)
 	return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
-int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
-		     struct gpu_stream *s)
+/* A copy on stream s (async), or one that returns when done. */
+static int mem_copy(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
+		    struct gpu_stream *s, bool async)
 {
 	cudaError_t e;
 	int rc = gpu_probe();
@@ -120,11 +121,18 @@ int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kin
 		return rc;
 	if ((unsigned int)kind > GPU_COPY_DEFAULT)
 		return -EINVAL;
-	e = cudaMemcpyAsync(dst, src, bytes, copy_kinds[kind], gpu_cu_stream(s));
+	e = async ? cudaMemcpyAsync(dst, src, bytes, copy_kinds[kind], gpu_cu_stream(s))
+		  : cudaMemcpy(dst, src, bytes, copy_kinds[kind]);
 	if (e != cudaSuccess)
-		return gpu_err(e, "cudaMemcpyAsync", "%s dst=%p src=%p bytes=%zu",
-			       copy_names[kind], dst, src, bytes);
+		return gpu_err(e, async ? "cudaMemcpyAsync" : "cudaMemcpy",
+			       "%s dst=%p src=%p bytes=%zu", copy_names[kind], dst, src, bytes);
 	return 0;
+}
+
+int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
+		     struct gpu_stream *s)
+{
+	return mem_copy(dst, src, bytes, kind, s, true);
 }
 
 int gpu_memcpy_batch_async(void *const *dst, const void *const *src, const size_t *bytes,
@@ -164,18 +172,7 @@ int gpu_memcpy_batch_async(void *const *dst, const void *const *src, const size_
 
 int gpu_memcpy(void *dst, const void *src, size_t bytes, enum gpu_copy kind)
 {
-	cudaError_t e;
-	int rc = gpu_probe();
-
-	if (rc)
-		return rc;
-	if ((unsigned int)kind > GPU_COPY_DEFAULT)
-		return -EINVAL;
-	e = cudaMemcpy(dst, src, bytes, copy_kinds[kind]);
-	if (e != cudaSuccess)
-		return gpu_err(e, "cudaMemcpy", "%s dst=%p src=%p bytes=%zu", copy_names[kind],
-			       dst, src, bytes);
-	return 0;
+	return mem_copy(dst, src, bytes, kind, NULL, false);
 }
 
 int gpu_memset_async(void *p, int byte, size_t bytes, struct gpu_stream *s)
