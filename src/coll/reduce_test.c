@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "coll/reduce.h"
+#include "coll/verify.h"
 #include "util/common.h"
 #include "util/half.h"
 
@@ -44,36 +45,7 @@ static void fill_random(void *p, uint64_t n, enum dtype dt, uint64_t *s)
 			v = ldexp((double)(r >> 50), -140);
 		else if (kind == 4)
 			v = dt == DT_F16 ? 65504.0 : 3e38;
-		switch (dt) {
-		case DT_F32:
-			((float *)p)[i] = (float)v;
-			break;
-		case DT_F64:
-			((double *)p)[i] = v;
-			break;
-		case DT_F16:
-			((uint16_t *)p)[i] = f32_to_f16((float)v);
-			break;
-		case DT_BF16:
-			((uint16_t *)p)[i] = f32_to_bf16((float)v);
-			break;
-		default:
-			fail();
-		}
-	}
-}
-
-static bool elem_isnan(const void *p, uint64_t i, enum dtype dt)
-{
-	switch (dt) {
-	case DT_F32:
-		return isnan(((const float *)p)[i]);
-	case DT_F64:
-		return isnan(((const double *)p)[i]);
-	case DT_F16:
-		return isnan(f16_to_f32(((const uint16_t *)p)[i]));
-	default:
-		return isnan(bf16_to_f32(((const uint16_t *)p)[i]));
+		verify_store(p, i, dt, v);
 	}
 }
 
@@ -85,7 +57,7 @@ static void assert_same(const void *a, const void *b, uint64_t n, enum dtype dt,
 	for (uint64_t i = 0; i < n; i++) {
 		if (!memcmp((const char *)a + i * es, (const char *)b + i * es, es))
 			continue;
-		if (elem_isnan(a, i, dt) && elem_isnan(b, i, dt))
+		if (isnan(verify_value(a, i, dt)) && isnan(verify_value(b, i, dt)))
 			continue;
 		fail_msg("%s %s: element %llu of %llu differs", what, dtype_name(dt),
 			 (unsigned long long)i, (unsigned long long)n);

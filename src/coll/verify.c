@@ -5,7 +5,7 @@
 #include "util/half.h"
 #include "util/pattern.h"
 
-static void store(void *buf, uint64_t i, enum dtype dt, double x)
+void verify_store(void *buf, uint64_t i, enum dtype dt, double x)
 {
 	switch (dt) {
 	case DT_F32:
@@ -45,7 +45,7 @@ void verify_fill(void *buf, uint64_t count, uint64_t base, enum dtype dt, enum r
 	(void)op; /* one pattern serves sum and avg: the sum is always a multiple of n */
 	pattern_init(&v, dt, seed, nranks);
 	for (uint64_t i = 0; i < count; i++)
-		store(buf, i, dt, pattern_input(&v, base + i, rank));
+		verify_store(buf, i, dt, pattern_input(&v, base + i, rank));
 }
 
 double verify_expected(uint64_t g, enum dtype dt, enum redop op, uint64_t seed, int nranks)
@@ -67,7 +67,7 @@ uint64_t verify_check(const void *buf, uint64_t count, uint64_t base, enum dtype
 	pattern_init(&v, dt, seed, nranks);
 	*first_bad = count;
 	for (uint64_t i = 0; i < count; i++) {
-		store(want, 0, dt, pattern_result(&v, base + i, op == REDOP_AVG));
+		verify_store(want, 0, dt, pattern_result(&v, base + i, op == REDOP_AVG));
 		if (memcmp(want, (const char *)buf + i * es, es)) {
 			if (!bad)
 				*first_bad = i;

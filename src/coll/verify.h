@@ -33,5 +33,7 @@ uint64_t verify_check(const void *buf, uint64_t count, uint64_t base, enum dtype
 /* For error lines: the expected result at global index g, and element i of buf, as doubles. */
 double verify_expected(uint64_t g, enum dtype dt, enum redop op, uint64_t seed, int nranks);
 double verify_value(const void *buf, uint64_t i, enum dtype dt);
+/* Element i of buf set to x, rounded once as a kernel rounds: 16-bit types through f32. */
+void verify_store(void *buf, uint64_t i, enum dtype dt, double x);
 
 #endif

@@ -116,13 +116,9 @@ static int load(const char *name, const char *text, struct experiment *exp, char
 		size_t errlen)
 {
 	char path[512];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(test_file_write(path, text), 0);
 	return experiment_load(path, exp, err, errlen);
 }
 

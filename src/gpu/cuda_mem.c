@@ -110,8 +110,9 @@ bool gpu_is_device_ptr(const void *p)
 	return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
-int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
-		     struct gpu_stream *s)
+/* A copy on stream s (async), or one that returns when done. */
+static int mem_copy(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
+		    struct gpu_stream *s, bool async)
 {
 	cudaError_t e;
 	int rc = gpu_probe();
@@ -120,11 +121,18 @@ int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kin
 		return rc;
 	if ((unsigned int)kind > GPU_COPY_DEFAULT)
 		return -EINVAL;
-	e = cudaMemcpyAsync(dst, src, bytes, copy_kinds[kind], gpu_cu_stream(s));
+	e = async ? cudaMemcpyAsync(dst, src, bytes, copy_kinds[kind], gpu_cu_stream(s))
+		  : cudaMemcpy(dst, src, bytes, copy_kinds[kind]);
 	if (e != cudaSuccess)
-		return gpu_err(e, "cudaMemcpyAsync", "%s dst=%p src=%p bytes=%zu",
-			       copy_names[kind], dst, src, bytes);
+		return gpu_err(e, async ? "cudaMemcpyAsync" : "cudaMemcpy",
+			       "%s dst=%p src=%p bytes=%zu", copy_names[kind], dst, src, bytes);
 	return 0;
+}
+
+int gpu_memcpy_async(void *dst, const void *src, size_t bytes, enum gpu_copy kind,
+		     struct gpu_stream *s)
+{
+	return mem_copy(dst, src, bytes, kind, s, true);
 }
 
 int gpu_memcpy_batch_async(void *const *dst, const void *const *src, const size_t *bytes,
@@ -164,18 +172,7 @@ int gpu_memcpy_batch_async(void *const *dst, const void *const *src, const size_
 
 int gpu_memcpy(void *dst, const void *src, size_t bytes, enum gpu_copy kind)
 {
-	cudaError_t e;
-	int rc = gpu_probe();
-
-	if (rc)
-		return rc;
-	if ((unsigned int)kind > GPU_COPY_DEFAULT)
-		return -EINVAL;
-	e = cudaMemcpy(dst, src, bytes, copy_kinds[kind]);
-	if (e != cudaSuccess)
-		return gpu_err(e, "cudaMemcpy", "%s dst=%p src=%p bytes=%zu", copy_names[kind],
-			       dst, src, bytes);
-	return 0;
+	return mem_copy(dst, src, bytes, kind, NULL, false);
 }
 
 int gpu_memset_async(void *p, int byte, size_t bytes, struct gpu_stream *s)
@@ -249,25 +246,28 @@ struct gpu_stream *gpu_stream_create(bool high_priority)
 	return (struct gpu_stream *)st;
 }
 
+/* A call on a stream or an event: 0, or -errno with a log line naming call and handle. */
+static int handle_rc(cudaError_t e, const char *call, const char *what, void *obj)
+{
+	if (e == cudaSuccess)
+		return 0;
+	return gpu_err(e, call, "%s=%p", what, obj);
+}
+
+/* A destroy's error is logged and dropped: the caller has nothing left to undo. */
 void gpu_stream_destroy(struct gpu_stream *s)
 {
-	cudaError_t e;
-
-	if (!s || gpu_probe())
-		return;
-	e = cudaStreamDestroy(gpu_cu_stream(s));
-	if (e != cudaSuccess)
-		gpu_err(e, "cudaStreamDestroy", "stream=%p", (void *)s);
+	if (s && !gpu_probe())
+		(void)handle_rc(cudaStreamDestroy(gpu_cu_stream(s)), "cudaStreamDestroy", "stream",
+				s);
 }
 
 /* A stream's or an event's query: 0 done, -EBUSY not yet (no log), else -errno logged. */
 static inline int query_rc(cudaError_t e, const char *call, const char *what, void *obj)
 {
-	if (e == cudaSuccess)
-		return 0;
 	if (e == cudaErrorNotReady)
 		return -EBUSY;
-	return gpu_err(e, call, "%s=%p", what, obj);
+	return handle_rc(e, call, what, obj);
 }
 
 int gpu_stream_query(struct gpu_stream *s)
@@ -348,13 +348,8 @@ struct gpu_event *gpu_event_create(bool timing)
 
 void gpu_event_destroy(struct gpu_event *ev)
 {
-	cudaError_t e;
-
-	if (!ev || gpu_probe())
-		return;
-	e = cudaEventDestroy((cudaEvent_t)ev);
-	if (e != cudaSuccess)
-		gpu_err(e, "cudaEventDestroy", "event=%p", (void *)ev);
+	if (ev && !gpu_probe())
+		(void)handle_rc(cudaEventDestroy((cudaEvent_t)ev), "cudaEventDestroy", "event", ev);
 }
 
 int gpu_event_record(struct gpu_event *ev, struct gpu_stream *s)

@@ -18,6 +18,7 @@
 #include "report/report.h"
 #include "report/svg.h"
 #include "util/common.h"
+#include "util/test_tmpdir.h"
 
 struct xml_stats {
 	int elements;
@@ -462,13 +463,9 @@ static void test_many_cases(void **state)
 		assert_true(longest <= 162);
 		if (out) {
 			char path[512];
-			FILE *f;
 
 			snprintf(path, sizeof(path), "%s/%s.html", out, name);
-			f = fopen(path, "w");
-			assert_non_null(f);
-			fputs(html, f);
-			fclose(f);
+			assert_int_equal(test_file_write(path, html), 0);
 			snprintf(path, sizeof(path), "%s/%s.json", out, name);
 			assert_int_equal(json_dump_file(doc, path, JSON_INDENT(1)), 0);
 		}

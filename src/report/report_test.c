@@ -54,15 +54,6 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-static void spit(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* Compare text with the golden file, or rewrite it under GS_REGEN=1. */
 static void golden(const char *file, const char *text)
 {
@@ -70,7 +61,7 @@ static void golden(const char *file, const char *text)
 
 	snprintf(path, sizeof(path), FIXDIR "/%s", file);
 	if (regen()) {
-		spit(path, text);
+		assert_int_equal(test_file_write(path, text), 0);
 		return;
 	}
 	want = slurp(path);
@@ -80,7 +71,7 @@ static void golden(const char *file, const char *text)
 		char got[300];
 
 		snprintf(got, sizeof(got), "/tmp/gradsync-golden-%s", file);
-		spit(got, text);
+		assert_int_equal(test_file_write(got, text), 0);
 		fail_msg("%s differs from the output (written to %s); diff them, or GS_REGEN=1",
 			 path, got);
 	}
@@ -439,9 +430,9 @@ static void test_load_errors_and_dirs(void **state)
 	assert_string_equal(s.runs[1].name, "quick-20261129");
 	assert_int_equal(report_set_add_path(&s, "/nonexistent/run", fsb_timeout_default_ns()), -ENOENT);
 	snprintf(path, sizeof(path), "%s/bad.json", dir);
-	spit(path, "{\"schema\": \"other/2\", \"cases\": []}");
+	assert_int_equal(test_file_write(path, "{\"schema\": \"other/2\", \"cases\": []}"), 0);
 	assert_int_equal(report_set_add_path(&s, path, fsb_timeout_default_ns()), -EINVAL);
-	spit(path, "{not json");
+	assert_int_equal(test_file_write(path, "{not json"), 0);
 	assert_int_equal(report_set_add_path(&s, path, fsb_timeout_default_ns()), -EINVAL);
 	unlink(path);
 	report_set_free(&s);

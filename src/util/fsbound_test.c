@@ -159,10 +159,7 @@ static void test_inputs(void **state)
 	assert_int_equal(fsb_mkdir(sub, TMO, why, sizeof(why)), 0);
 	assert_int_equal(fsb_mkdir(sub, TMO, why, sizeof(why)), 0); /* there: taken */
 	snprintf(path, sizeof(path), "%s/b.ini", sub);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("one\ntwo\n", f);
-	fclose(f);
+	assert_int_equal(test_file_write(path, "one\ntwo\n"), 0);
 	snprintf(link, sizeof(link), "%s/a.ini", sub);
 	assert_int_equal(symlink("b.ini", link), 0);
 	f = fsb_fopen(&r, TMO, why, sizeof(why));

@@ -1,6 +1,7 @@
 /*
  * Test-only: a scratch directory under $TMPDIR (else /tmp), made when a test starts and
- * removed whole when it ends, whatever the test left there (files, FIFOs, directories).
+ * removed whole when it ends, whatever the test left there (files, FIFOs, directories);
+ * and the files a test writes there, text in one call.
  *   char dir[PATH_MAX]; test_tmpdir_make(dir, sizeof(dir), "escape"); ...;
  *   test_tmpdir_remove(dir);
  */
@@ -40,6 +41,21 @@ static inline int test_tmpdir_rm_one(const char *path, const struct stat *st, in
 	(void)flag;
 	(void)ftw;
 	return remove(path);
+}
+
+/* text written to the file at path (made or emptied): 0, or -errno of the open, write or close. */
+static inline int test_file_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs(text, f) == EOF)
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = errno ? -errno : -EIO;
+	return ret;
 }
 
 /* dir and everything under it removed (depth first, links not followed); 0 or -errno. */

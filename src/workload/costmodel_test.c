@@ -14,6 +14,7 @@
 #include "workload/ddp.h"
 #include "workload/gpu_profile.h"
 #include "workload/model.h"
+#include "util/test_tmpdir.h"
 
 static struct gpu_profile flat(void)
 {
@@ -519,11 +520,7 @@ static void test_precision_names(void **state)
  * gpu_profile_load's one-line reason, PROFILE_ERR_LEN bytes). */
 static int load_text(const char *path, const char *text, struct gpu_profile *g, char *err)
 {
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(test_file_write(path, text), 0);
 	return gpu_profile_load(path, g, err, PROFILE_ERR_LEN);
 }
 

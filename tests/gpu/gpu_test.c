@@ -39,56 +39,23 @@ static bool check(bool ok, const char *fmt, ...)
 	return false;
 }
 
-static double ld(const void *p, size_t i, enum dtype t)
-{
-	switch (t) {
-	case DT_F32:
-		return ((const float *)p)[i];
-	case DT_F16:
-		return f16_to_f32(((const uint16_t *)p)[i]);
-	case DT_BF16:
-		return bf16_to_f32(((const uint16_t *)p)[i]);
-	default:
-		return ((const double *)p)[i];
-	}
-}
-
-/* Store v rounded as the GPU rounds: through f32 for the 16-bit types. */
-static void st(void *p, size_t i, enum dtype t, double v)
-{
-	switch (t) {
-	case DT_F32:
-		((float *)p)[i] = (float)v;
-		break;
-	case DT_F16:
-		((uint16_t *)p)[i] = f32_to_f16((float)v);
-		break;
-	case DT_BF16:
-		((uint16_t *)p)[i] = f32_to_bf16((float)v);
-		break;
-	default:
-		((double *)p)[i] = v;
-		break;
-	}
-}
-
 /* The gpu_reduce contract on the CPU: add and scale in f32 (f64), round once. */
 static void ref_reduce(void *dst, const void *a, const void *b, size_t n, enum dtype t,
 		       double scale)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (t == DT_F64) {
-			double r = ld(a, i, t) + ld(b, i, t);
+			double r = verify_value(a, i, t) + verify_value(b, i, t);
 
 			if (scale != 1.0)
 				r = r * scale;
-			st(dst, i, t, r);
+			verify_store(dst, i, t, r);
 		} else {
-			float r = (float)ld(a, i, t) + (float)ld(b, i, t);
+			float r = (float)verify_value(a, i, t) + (float)verify_value(b, i, t);
 
 			if (scale != 1.0)
 				r = r * (float)scale;
-			st(dst, i, t, r);
+			verify_store(dst, i, t, r);
 		}
 	}
 }
@@ -129,7 +96,7 @@ static void reduce_case(char *dd, const char *da, const char *db, const char *ha
 			i++;
 		check(false, "reduce %s scale=%g n=%zu od=%zu oa=%zu ob=%zu inplace=%d: "
 		      "first diff at %zu: got %g want %g", dtype_name(t), scale, n, od, oa, ob,
-		      inplace, i, ld(got + od * es, i, t), ld(want, i, t));
+		      inplace, i, verify_value(got + od * es, i, t), verify_value(want, i, t));
 		return;
 	}
 	/* the guards around dst keep their 0xab bytes: head and tail stay in bounds */
@@ -152,8 +119,8 @@ static void test_reduce(void)
 		goto out;
 	for (int t = 0; t < DT_COUNT; t++) {
 		for (size_t i = 0; i < RED_MAX + 2 * GUARD; i++) {
-			st(ha, i, t, (rnd() - 0.5) * 200.0);
-			st(hb, i, t, (rnd() - 0.5) * 200.0);
+			verify_store(ha, i, t, (rnd() - 0.5) * 200.0);
+			verify_store(hb, i, t, (rnd() - 0.5) * 200.0);
 		}
 		if (!check(gpu_memcpy(da, ha, bytes, GPU_COPY_H2D) == 0 &&
 				   gpu_memcpy(db, hb, bytes, GPU_COPY_H2D) == 0,
@@ -185,10 +152,10 @@ static void test_reduce(void)
 		    gpu_scale(d, 1000, t, 0.25, NULL) == 0 &&
 		    gpu_memcpy(got, d, 1000 * dtype_size(t), GPU_COPY_D2H) == 0) {
 			for (size_t i = 0; i < 1000; i++) {
-				double v = t == DT_F64 ? ld(ha, i, t) * 0.25
-						       : (double)((float)ld(ha, i, t) * 0.25f);
+				double x = verify_value(ha, i, t);
+				double v = t == DT_F64 ? x * 0.25 : (double)((float)x * 0.25f);
 
-				st(want, i, t, v);
+				verify_store(want, i, t, v);
 			}
 			check(memcmp(got, want, 1000 * dtype_size(t)) == 0, "scale %s",
 			      dtype_name(t));
@@ -267,7 +234,7 @@ static void test_pattern(struct gpu_stream *s)
 				      "GPU result %s %s n=%d fails the CPU check at %llu",
 				      dtype_name(t), redop_name(op), R, (unsigned long long)lowest);
 				/* plant two errors: both counted, the lower index reported */
-				st(host, 0, t, 0.3); /* never a pattern value */
+				verify_store(host, 0, t, 0.3); /* never a pattern value */
 				rc = gpu_memcpy((char *)acc + 12345 * es, host, es, GPU_COPY_H2D);
 				if (!rc)
 					rc = gpu_memcpy((char *)acc + 777 * es, host, es,

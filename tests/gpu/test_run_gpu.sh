@@ -14,6 +14,14 @@ fi
 dir=${GPU_RUN_OUT:-$(mktemp -d)}
 mkdir -p "$dir"
 fail=0
+# run_ini NAME: gradsync run $dir/NAME.ini, its output in NAME.log; its tail on a failure
+run_ini() {
+	if ! "$GRADSYNC" run "$dir/$1.ini" >"$dir/$1.log" 2>&1; then
+		echo "FAIL: gradsync run $1.ini (log $dir/$1.log)"
+		tail -20 "$dir/$1.log"
+		fail=1
+	fi
+}
 cat >"$dir/bench.ini" <<INI
 [experiment]
 name = gpu_bench
@@ -34,11 +42,7 @@ reduce_op = sum, avg
 dtype = f32, bf16
 local_ranks = 2, 3
 INI
-if ! "$GRADSYNC" run "$dir/bench.ini" >"$dir/bench.log" 2>&1; then
-	echo "FAIL: gradsync run bench.ini (log $dir/bench.log)"
-	tail -20 "$dir/bench.log"
-	fail=1
-fi
+run_ini bench
 cat >"$dir/wl.ini" <<INI
 [experiment]
 name = gpu_workload
@@ -61,11 +65,7 @@ timeout = 60s
 transport = tcp, shm
 compute = gemm, spin
 INI
-if ! "$GRADSYNC" run "$dir/wl.ini" >"$dir/wl.log" 2>&1; then
-	echo "FAIL: gradsync run wl.ini (log $dir/wl.log)"
-	tail -20 "$dir/wl.log"
-	fail=1
-fi
+run_ini wl
 # every case: ok, on the GPU, staged, no wrong element
 python3 - "$dir/res" <<'PY' || fail=1
 import glob, json, sys

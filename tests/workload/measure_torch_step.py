@@ -68,6 +68,7 @@ sys.path.insert(0, HERE)
 
 import reference_models as rm  # noqa: E402
 from gradsync_plan import case_args  # noqa: E402
+from record_op_trace import Clock  # noqa: E402
 
 # (model, batch, seq or 0). seq is the token count for transformers; images are 224.
 DEFAULT_CASES = [
@@ -98,27 +99,6 @@ def parse_cases(spec):
         out.append((f[0], int(f[1]) if len(f) > 1 else 8, int(f[2]) if len(f) > 2 else 0,
                     f[3] if len(f) > 3 else None))
     return out
-
-
-class Clock:
-    """CUDA events on a GPU, perf_counter on the CPU: mark() now, ms(a, b) later."""
-
-    def __init__(self, torch, device):
-        self.torch, self.cuda = torch, device.startswith("cuda")
-
-    def mark(self):
-        if self.cuda:
-            e = self.torch.cuda.Event(enable_timing=True)
-            e.record()
-            return e
-        return time.perf_counter()
-
-    def ms(self, a, b):
-        return a.elapsed_time(b) if self.cuda else (b - a) * 1e3
-
-    def sync(self):
-        if self.cuda:
-            self.torch.cuda.synchronize()
 
 
 def set_precision(torch, precision):
@@ -889,7 +869,7 @@ def main():
 
     import torch
     torch.manual_seed(0)
-    clock = Clock(torch, opts.device)
+    clock = Clock(torch, opts.device.startswith("cuda"))
     cases = QUICK_CASES if opts.quick else (parse_cases(opts.cases) if opts.cases
                                             else DEFAULT_CASES)
     precs = [p for p in opts.precisions.split(",") if p]

@@ -41,7 +41,10 @@ import time
 sys.dont_write_bytecode = True
 
 
-class _Clock:
+class Clock:
+    """CUDA events on a GPU, perf_counter on the CPU: mark() now, us(a, b) or ms(a, b) later.
+    (measure_torch_step.py uses this one.)"""
+
     def __init__(self, torch, cuda):
         self.torch, self.cuda = torch, cuda
 
@@ -54,6 +57,9 @@ class _Clock:
 
     def us(self, a, b):
         return a.elapsed_time(b) * 1e3 if self.cuda else (b - a) * 1e6
+
+    def ms(self, a, b):
+        return a.elapsed_time(b) if self.cuda else (b - a) * 1e3
 
     def sync(self):
         if self.cuda:
@@ -105,7 +111,7 @@ def record(model, step_fn, out_path, note="", iters=5, warmup=3, cuda=None, dtyp
     import torch
     if cuda is None:
         cuda = next(model.parameters()).is_cuda
-    clock = _Clock(torch, cuda)
+    clock = Clock(torch, cuda)
     leaves = [(n, m) for n, m in model.named_modules() if n and not list(m.children())]
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     for _ in range(warmup):

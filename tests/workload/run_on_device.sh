@@ -21,6 +21,11 @@ binary() {
 	else { ./configure && ninja; } >/tmp/build.log 2>&1 || { tail -40 /tmp/build.log | tee -a "$L"; exit 1; }
 	fi
 }
+# one hook a bucket (measure_torch_step.py --gradsync): the buckets' ready times
+bucket_hooks() {
+	binary
+	BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+}
 if [ "${CALIBRATE:-0}" = 1 ]; then
 	binary
 	timeout 120 build/gradsync gpu --calibrate --write "$OUT/h200_calibrated.profile" >>"$L" 2>&1
@@ -34,6 +39,10 @@ add_cases() {
 		for p in $(echo "$precs" | tr , ' '); do CASES=${CASES:+$CASES,}$c:$p; done
 	done
 }
+# ready N: READY=N picks the cases, unless CASES (or an earlier block) gave them
+ready() {
+	[ "${READY:-0}" = "$1" ] && [ -z "${CASES:-}" ]
+}
 # every amp_bf16 and tf32 case of the table (the host-bound ones are among them) and four
 # fp32 cases as controls (three GPU-bound, one nearly host-bound); CASES=... (with each
 # case's precision: model:batch:seq:precision) replaces the list, as the second call did
@@ -41,7 +50,7 @@ add_cases() {
 # READY=1 (issue 13, fourth session): hook-free ready times from light traces (the GPU's
 # activities alone, --light-steps) for every host-bound case first (all amp_bf16 and tf32,
 # the fp32 cases under 60 ms), and where the kernels of four cases come from (--diag)
-if [ "${READY:-0}" = 1 ] && [ -z "${CASES:-}" ]; then
+if ready 1; then
 CASES=gpt2:4:512:fp32,gpt2_medium:8:1024:amp_bf16,bert_large:8:128:amp_bf16
 for c in resnet18:32:0 resnet18:64:0 resnet50:16:0 resnet50:32:0 vit_b_16:16:0 \
 	bert_base:8:128 bert_base:16:128 gpt2:2:512 gpt2:8:256 bert_large:4:256; do
@@ -65,9 +74,8 @@ DIAG=${DIAG:-gpt2_medium:8:1024:amp_bf16,gpt2:4:512:fp32,bert_base:8:128:fp32,be
 fi
 # READY=2: bucket ready times of the host-bound cases, whose every trace or hook so far
 # stretched the backward: one cheap hook per bucket (--gradsync), 5 trials for the probe
-if [ "${READY:-0}" = 2 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 2; then
+bucket_hooks
 CASES=resnet18:32:0:amp_bf16,resnet18:64:0:amp_bf16,resnet50:16:0:amp_bf16,resnet50:32:0:amp_bf16
 CASES=$CASES,resnet50:64:0:amp_bf16,vit_b_16:16:0:amp_bf16,vit_b_16:32:0:amp_bf16
 CASES=$CASES,vit_b_16:48:0:amp_bf16,vit_l_16:16:0:amp_bf16,vit_l_16:24:0:amp_bf16
@@ -80,9 +88,8 @@ CASES=$CASES,gpt2_medium:2:1024:amp_bf16,gpt2_medium:4:512:amp_bf16,bert_large:8
 fi
 # READY=3 (issue 13, sixth session): the 17 of them that READY=2 left without a reference
 # (the host's slow state in most of their few trials), more trials for the probe to choose from
-if [ "${READY:-0}" = 3 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 3; then
+bucket_hooks
 CASES=resnet18:32:0:amp_bf16,resnet50:16:0:amp_bf16,vit_b_16:16:0:amp_bf16
 CASES=$CASES,vit_l_16:16:0:amp_bf16,bert_base:8:128:amp_bf16,bert_base:16:128:amp_bf16
 CASES=$CASES,bert_base:32:128:amp_bf16,bert_base:8:512:amp_bf16,bert_large:4:256:amp_bf16
@@ -92,9 +99,8 @@ CASES=$CASES,gpt2:4:512:amp_bf16,gpt2_medium:2:1024:amp_bf16,gpt2_medium:4:512:a
 fi
 # READY=4: ResNet steps at batches no earlier call measured (held out from every fit: the
 # conv table's check on whole steps), with light traces and one hook a bucket
-if [ "${READY:-0}" = 4 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 4; then
+bucket_hooks
 LIGHT=${LIGHT:-2}
 CASES=resnet18:96:0:fp32,resnet18:96:0:amp_bf16,resnet50:48:0:fp32,resnet50:48:0:amp_bf16
 CASES=$CASES,resnet18:48:0:fp32,resnet50:24:0:fp32
@@ -102,7 +108,7 @@ fi
 # READY=5 (issue 13, seventh session): where each kernel of seven fit cases comes from
 # (--diag, every group): ViT's layout copies by pass, ResNet-18's convolutions in the step,
 # the fp32 forward GEMMs of BERT and ViT, BERT's head and loss; with MICRO=gemm_waves
-if [ "${READY:-0}" = 5 ] && [ -z "${CASES:-}" ]; then
+if ready 5; then
 CASES=vit_b_16:64:0:amp_bf16,vit_b_16:64:0:fp32,vit_l_16:32:0:amp_bf16,resnet18:128:0:fp32
 CASES=$CASES,resnet18:128:0:amp_bf16,bert_base:32:128:fp32,bert_large:32:128:amp_bf16
 DIAG=$CASES
@@ -111,9 +117,8 @@ fi
 # eight models at new batches and sequence lengths in both precisions, more at amp_bf16,
 # and three models outside the eight, with one hook a bucket: the model's check on shapes
 # it was never shown (RESULTS.md, "Fresh held-out set")
-if [ "${READY:-0}" = 6 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 6; then
+bucket_hooks
 CASES=resnet101:32:0:amp_bf16,resnet101:32:0:fp32,gpt2_large:2:1024:amp_bf16
 add_cases amp_bf16,fp32 resnet18:80:0 resnet50:40:0 vit_b_16:24:0 vit_l_16:8:0 \
 	bert_base:12:384 bert_large:2:512 gpt2:6:768 gpt2_medium:3:1024
@@ -125,9 +130,8 @@ fi
 # and its per-node host cost over the backward (one hook a bucket, light traces with
 # forward's GPU idle by tenths: where the host falls behind), 7 trials for the probe, and
 # where forward's GPU waits (--diag: each group's idle) in two of them
-if [ "${READY:-0}" = 7 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 7; then
+bucket_hooks
 LIGHT=${LIGHT:-2}
 CASES=vit_b_16:40:0:amp_bf16,vit_b_16:56:0:amp_bf16,resnet50:24:0:amp_bf16
 CASES=$CASES,resnet18:48:0:amp_bf16,vit_l_16:12:0:amp_bf16,bert_large:12:128:amp_bf16
@@ -138,9 +142,8 @@ fi
 # measured (every model at a smaller and a larger batch than any before, tf32 on four
 # models), measured before any change of the session, then READY=7's eight fit cases
 # again: their first run's host was slow throughout (probe 8.5-14.4 us)
-if [ "${READY:-0}" = 8 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 8; then
+bucket_hooks
 CASES=resnet101:64:0:amp_bf16,gpt2_large:1:1024:amp_bf16,gpt2_large:1:1024:fp32
 add_cases amp_bf16,fp32 resnet18:24:0 resnet50:8:0 vit_b_16:8:0 vit_l_16:4:0 \
 	bert_base:4:512 bert_large:6:256 gpt2:3:1024 gpt2_medium:1:1024
@@ -156,9 +159,8 @@ fi
 # measured, the eight models and two outside them, both precisions at small and middle
 # batches, amp_bf16 at large ones, tf32 on three; one hook a bucket, light traces. Not
 # measured yet: the sixteenth session's call stopped answering and no machine followed.
-if [ "${READY:-0}" = 9 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 9; then
+bucket_hooks
 LIGHT=${LIGHT:-2}
 add_cases amp_bf16,fp32 resnet18:112:0 resnet50:56:0 vit_b_16:20:0 vit_l_16:20:0 \
 	bert_base:16:256 bert_large:4:512 gpt2:2:1024 gpt2_medium:2:512 resnet101:16:0
@@ -170,9 +172,8 @@ fi
 # of the session: the Llama family, never timed before (reduced to N decoder layers,
 # NAME@N, as gradsync's --num-layers N), the zoo's models no call measured (resnet34,
 # resnet152, vit_h_14, gpt2_xl) and new shapes of the eight; one hook a bucket, light traces.
-if [ "${READY:-0}" = 10 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 10; then
+bucket_hooks
 LIGHT=${LIGHT:-2}
 add_cases amp_bf16,fp32 llama2_7b@2:1:1024 llama3_8b@2:1:512 resnet34:64:0 resnet152:32:0
 add_cases amp_bf16 llama2_7b@2:4:512 llama2_7b@2:2:2048 llama3_8b@2:4:1024 llama3_8b@4:2:1024 \
@@ -185,9 +186,8 @@ fi
 # width's exponent fitted on its Llamas (run it with MICRO=attn, whose kernels alone check
 # that exponent): Llama shapes no call measured, long sequences, the full 32-layer
 # llama2_7b (H200 memory), and width-64 models at new shapes.
-if [ "${READY:-0}" = 11 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 11; then
+bucket_hooks
 LIGHT=${LIGHT:-2}
 add_cases amp_bf16 llama2_7b@4:2:1024 llama3_8b@2:2:4096 llama2_7b@2:8:256 llama3_8b@6:1:4096 \
 	bert_large:12:256 gpt2_medium:3:1024
@@ -198,9 +198,8 @@ fi
 # 32-bit inputs, ly_sdpa_math), held out: Llama 3 in fp32 and tf32 at sequences where the
 # square's GEMMs and passes weigh (2048, 4096), beside llama2_7b fp32 at 4096 (the fused
 # kernel) as the control
-if [ "${READY:-0}" = 12 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 12; then
+bucket_hooks
 CASES=llama3_8b@2:1:4096:fp32,llama3_8b@2:2:2048:fp32,llama3_8b@2:1:4096:tf32
 CASES=$CASES,llama2_7b@2:1:4096:fp32
 fi
@@ -208,9 +207,8 @@ fi
 # out (no value of the h200 row was fitted on them): fp16 autocast with GradScaler's scaled
 # loss and a model cast to bf16 (gradients bf16, buckets of bf16), the issue's eight models
 # at two shapes each, with four autocast bf16 steps of the table as this lease's control
-if [ "${READY:-0}" = 13 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 13; then
+bucket_hooks
 add_cases amp_fp16,bf16 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0 \
 	vit_b_16:64:0 vit_b_16:32:0 vit_l_16:32:0 vit_l_16:16:0 bert_base:32:128 bert_base:8:512 \
 	bert_large:8:128 bert_large:8:512 gpt2:8:1024 gpt2:4:512 gpt2_medium:4:1024 \
@@ -221,9 +219,8 @@ fi
 # describes (READY=13 got an H100): the ResNets, whose BatchNorm runs cuDNN's kernels under
 # fp16 autocast and PyTorch's own under bf16 (precision_bn_cudnn), and the GPU-bound
 # transformer shapes, with bf16 autocast's ResNets beside them as the control
-if [ "${READY:-0}" = 14 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+if ready 14; then
+bucket_hooks
 add_cases amp_fp16,bf16 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0 \
 	vit_b_16:64:0 bert_large:8:512 gpt2:8:1024 gpt2_medium:4:1024
 add_cases amp_bf16 resnet50:64:0 resnet18:128:0
@@ -231,7 +228,7 @@ fi
 # READY=15 (issue 13, twenty-third session): on an H100, cuDNN's BatchNorm over 16-bit
 # elements against its fp32 kernels on the same card (fp16 autocast and fp32 ResNets): the
 # ratio prices fp16 autocast's BatchNorm on a card that has only fp32 measured
-if [ "${READY:-0}" = 15 ] && [ -z "${CASES:-}" ]; then
+if ready 15; then
 binary
 add_cases amp_fp16,fp32 resnet18:128:0 resnet18:32:0 resnet50:64:0 resnet50:16:0
 fi
@@ -259,8 +256,7 @@ fi
 # fp32 and bf16 autocast, held out from both rows' fits ("READY=22's predictions").
 case ${READY:-0} in 17 | 18 | 19 | 20 | 21 | 22) ready_list=1 ;; *) ready_list=0 ;; esac
 if [ $ready_list = 1 ] && [ -z "${CASES:-}" ]; then
-binary
-BUCKETS="--gradsync build/gradsync --bucket-steps 3"
+bucket_hooks
 card=$(nvidia-smi -L 2>/dev/null | grep -q H200 && echo h200 || echo h100)
 if [ "$READY" = 21 ] && [ $card = h100 ]; then
 	add_cases bf16 resnet18:32:0 resnet18:64:0 resnet50:16:0 resnet50:32:0 vit_b_16:32:0 \
