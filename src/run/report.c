@@ -167,7 +167,9 @@ static json_t *standin_case(const struct experiment *exp, const char *dir, size_
 		return NULL;
 	rj_case_set_ranks(c, (int)i, 0, "", NULL);
 	if (signo) {
-		snprintf(why, sizeof(why), "interrupted by %s before it finished",
+		/* not "before it finished": it may have, its file's write cut short by the
+		 * stop (a directory that did not answer) */
+		snprintf(why, sizeof(why), "interrupted by %s before its results file was written (rank 0 writes it as the case ends)",
 			 strsignal(signo));
 		rj_case_set_status(c, "interrupted", why);
 	} else if (unread) {
