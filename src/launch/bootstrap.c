@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch/blame_window.h"
 #include "launch/bootstrap_int.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -423,6 +424,7 @@ static void bs_free(struct bootstrap *b)
 static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 {
 	struct bootstrap *b = calloc(1, sizeof(*b));
+	struct blame_window bw;
 	pthread_condattr_t ca;
 
 	if (!b)
@@ -445,6 +447,8 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	b->nacts = o->acts ? o->nacts : 0;
 	b->on_self_stuck = o->on_self_stuck;
 	b->self_stuck_ctx = o->self_stuck_ctx;
+	blame_window_plan(b->timeout_ns, &bw);
+	b->self_grace_ms = bw.probe_grace_ms;
 	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
 	b->listen_fd = -1;
 	b->wake[0] = b->wake[1] = -1;

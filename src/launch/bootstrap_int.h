@@ -136,6 +136,7 @@ struct bootstrap {
 	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self, const char *why);
 	void *self_stuck_ctx;
 	bool self_judged; /* reader thread only: the verdict on rank 0's threads is in */
+	uint32_t self_grace_ms; /* its grace: the blame window's of timeout_ms */
 	/*
 	 * Freeze watch (bs_frozen_ns): when the reader last went to sleep in poll, when it
 	 * last woke from a freeze and how long that freeze was. The reader writes, any

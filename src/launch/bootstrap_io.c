@@ -211,8 +211,8 @@ static uint64_t self_check(struct bootstrap *b, uint64_t now, uint64_t next)
 	    !__atomic_load_n(&b->abort_flag, __ATOMIC_ACQUIRE))
 		return next;
 	bs_self_state(b, now, &me);
-	a = &me.act[act_pick(me.act, me.nact, me.abort_age_ms, BS_PROBE_GRACE_MS)];
-	v = act_judge(a, me.abort_age_ms, BS_PROBE_GRACE_MS, &wait);
+	a = &me.act[act_pick(me.act, me.nact, me.abort_age_ms, b->self_grace_ms)];
+	v = act_judge(a, me.abort_age_ms, b->self_grace_ms, &wait);
 	if (!act_in_case(me.act[ACT_THREAD_MAIN].what))
 		v = ACT_FINE;
 	if (v == ACT_EARLY)

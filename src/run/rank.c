@@ -103,7 +103,7 @@ static void wait_abort_reason(struct run_rank *rr)
 	volatile const int *flag = bootstrap_abort_flag(rr->bs);
 	int i;
 
-	for (i = 0; i < BS_REASON_WAIT_MS / 50 && !*flag; i++)
+	for (i = 0; i < (int)rr->blame.reason_wait_ms / 50 && !*flag; i++)
 		usleep(50000);
 }
 
@@ -380,7 +380,7 @@ static void self_stuck(void *ctx, const struct bootstrap_rank_state *self, const
 	/* the main thread wrote the hosts before it stored the case's index */
 	int index = __atomic_load_n(&rr->case_index, __ATOMIC_ACQUIRE);
 	char text[2048];
-	const char *t = run_blame_text(self, 1, rr->hosts, BS_PROBE_GRACE_MS, why, text,
+	const char *t = run_blame_text(self, 1, rr->hosts, rr->blame.probe_grace_ms, why, text,
 				       sizeof(text));
 
 	log_err(LOG_MAIN, "%s", t);
@@ -408,6 +408,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		return -ENOMEM;
 
 	run_job_bootstrap_opts(li, exp->base.launch.timeout_ns, &bo);
+	/* the bootstrap's, the local driver's and this rank's: one timeout, one window */
+	blame_window_plan(exp->base.launch.timeout_ns, &rr.blame);
 	/* rank 0's live line while the others arrive */
 	bo.on_arrival = ranks_arrived;
 	bo.arrival_ctx = &rr.progress;

@@ -24,6 +24,7 @@
 #include "coll/exec.h"
 #include "coll/nccl_ref.h"
 #include "config/experiment.h"
+#include "launch/blame_window.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
 #include "report/rjson.h"
@@ -99,6 +100,8 @@ struct run_rank {
 	/* one writer of a case's file at a time: the main thread, or rank 0's bootstrap
 	 * reader naming rank 0 stuck (rank.c); a default mutex, never destroyed */
 	pthread_mutex_t save_lock;
+	/* the steps of naming a failed case's culprits, from [launch] timeout (rank.c) */
+	struct blame_window blame;
 };
 
 /* How a run ended: report.json's status and which cases it lists. */
@@ -198,8 +201,8 @@ int run_comm_paths(struct run_comm *rc, struct tp_path_info *all, int *nall);
 /*
  * Rank 0, a case failed and why is the job's first reason: the ranks that cause it,
  * ahead of it, when the bootstrap's probe finds some (a rank that does not answer, or
- * one stuck in the case BS_PROBE_GRACE_MS after the abort), logged; else why. Waits at
- * most BS_PROBE_MAX_MS (blame.c).
+ * one stuck in the case the blame window's grace after the abort), logged; else why.
+ * Waits at most the window's two probe waits and its grace (blame.c).
  */
 const char *run_blame(struct run_rank *rr, const char *why, char *out, size_t len);
 /* Its text from the probe's n states (hosts: NULL = not known yet); why when nobody is
