@@ -99,17 +99,45 @@ void run_case_file(char *buf, size_t len, const char *dir, size_t index)
 	snprintf(buf, len, "%s/cases/%04zu.json", dir, index);
 }
 
-int run_case_save(struct run_rank *rr, size_t index, const json_t *c, char *path, size_t len,
-		  char *why, size_t whylen)
+bool run_case_standin_claim(struct run_rank *rr, size_t index)
 {
-	int ret;
+	int mark = (int)index + 1;
+	bool ok;
+
+	pthread_mutex_lock(&rr->save_lock);
+	ok = rr->case_final != mark;
+	if (ok)
+		rr->case_named = mark;
+	pthread_mutex_unlock(&rr->save_lock);
+	return ok;
+}
+
+int run_case_save(struct run_rank *rr, size_t index, const json_t *c, enum run_case_account who,
+		  bool *named, char *path, size_t len, char *why, size_t whylen)
+{
+	int ret, mark = (int)index + 1;
 
 	run_case_file(path, len, rr->run_dir, index);
+	if (named)
+		*named = false;
 	/* the main thread and rank 0's bootstrap reader (rank.c, self_stuck) may both
-	 * write a case: one writer at a time of its one temporary file */
+	 * write a case: one writer at a time of its one temporary file, and the decision
+	 * of which account stays taken with the lock held */
 	pthread_mutex_lock(&rr->save_lock);
+	if (who == RUN_CASE_STANDIN && rr->case_final == mark) {
+		pthread_mutex_unlock(&rr->save_lock);
+		snprintf(why, whylen, "not written: the main thread's own account of the case is in");
+		return -EALREADY;
+	}
 	ret = run_dir_write(rr->run_dir, path, c, NULL, rr->exp->base.report.write_timeout_ns,
 			    why, whylen);
+	if (who == RUN_CASE_FINAL) {
+		/* even when the write failed: a stand-in written after would be the file's
+		 * last word on a case whose main thread came back */
+		rr->case_final = mark;
+		if (named)
+			*named = rr->case_named == mark;
+	}
 	pthread_mutex_unlock(&rr->save_lock);
 	return ret;
 }

@@ -190,4 +190,45 @@ assert re.search("error: " + line, open(T + "/wl.0.log").read())
 print("comm thread stuck: " + m.group(0).strip()[:200])
 PY
 echo "comm thread stuck: exits$sts, rank 1 ended in ${took}s"
+
+# Rank 0 slow past the grace, ranks by hand (no driver ends it): its bootstrap thread
+# names it stuck and writes the case's stand-in, then its main thread comes back (4 s in
+# the hook, the others timed out at 2 s), probes and writes its own account, which stays:
+# one writer decides (run_case_save; case_save_test forces the other order too).
+port=$(free_port $((port + 1)))
+sed -e "s/^timeout = .*/timeout = 2s/" -e "/^local_ranks/d" \
+	-e "s#^output_dir = .*#output_dir = $T/r0res#" "$T/job.ini" >"$T/r0.ini"
+pids=
+for r in 0 1 2 3; do
+	GRADSYNC_TEST_DELAY=0:4000000@100 "$G" run "$T/r0.ini" --rank $r --world-size 4 \
+		--rendezvous 127.0.0.1:$port >"$T/r0.$r.log" 2>&1 &
+	pids="$pids $!"
+done
+sts=
+for p in $pids; do
+	for i in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$p" 2>/dev/null && { fail "rank 0 slow: pid $p still running 30 s on"; kill -9 "$p"; }
+	wait "$p"
+	sts="$sts $?"
+done
+pids=
+[ "$sts" = " 1 1 1 1" ] || fail "rank 0 slow: exits$sts, expected 1 1 1 1"
+python3 - "$T" <<'PY' || { fail "rank 0 slow: its account"; cat "$T/r0.0.log"; }
+import glob, json, re, sys
+T = sys.argv[1]
+log = open(T + "/r0.0.log").read()
+# the stand-in was said, then the main thread came back, in that order
+named = log.find("error: rank 0 (host ")
+back = log.find("gradsync[rank 0]: case op=allreduce: rank 0's main thread came back after its bootstrap thread named it stuck; the case's file holds the main thread's account")
+assert 0 <= named < back, log[-2000:]
+d = glob.glob(T + "/r0res/stuck-*")
+c = json.load(open(d[0] + "/cases/0001.json"))
+# the main thread's account: the job's reason, rank 0 not named
+assert c["status"] == "failed" and "is stuck" not in c["error"], c["error"]
+assert re.match(r"rank [123] aborted: ", c["error"]), c["error"]
+rep = json.load(open(d[0] + "/report.json"))["cases"]
+assert rep[1]["error"] == c["error"], rep[1]["error"]
+print("rank 0 slow: case 2 kept the main thread's account: " + c["error"][:100])
+PY
+echo "rank 0 slow past the grace: exits$sts"
 [ $fails = 0 ]
