@@ -91,8 +91,11 @@ struct bootstrap;
  * others once rank 0 welcomed them, retrying the connection until timeout_ms. The
  * rendezvous host's name is looked up within timeout_ms too; one that does not exist
  * fails at once. 0, or -errno with *out NULL (a timeout on rank 0 names the ranks that
- * never came; -EINTR when o->stop was raised meanwhile, not logged: the caller names
- * the signal).
+ * never came; -EINTR when o->stop was raised meanwhile, said in one line naming the
+ * signal and what the rank was doing: "rank 0 stopped by SIGINT (signal 2) during the
+ * lookup of rendezvous host 'node17': it had not listened for the ranks yet", "stopped
+ * by SIGTERM while connecting to rank 0 at HOST:PORT", "... while waiting for the ranks
+ * at HOST:PORT").
  */
 int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out);
 /* all: nranks * len bytes, rank r's record at r * len. */

@@ -121,6 +121,7 @@ struct bootstrap {
 	void (*on_arrival)(void *ctx, int arrived, int nranks); /* bootstrap_opts' */
 	void *arrival_ctx;
 	volatile const sig_atomic_t *stop_flag; /* bootstrap_opts' stop: ends bootstrap_open's wait */
+	bool looking_up;     /* bootstrap_open: in the rendezvous host's name lookup */
 	bool closing;	     /* in bootstrap_close: EOFs are expected */
 	bool stop;	     /* reader thread: exit */
 	/* Held while an abort is raised and forwarded: close's BYE never overtakes it. */

@@ -450,9 +450,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	if (ret) {
 		int first = only_case >= 0 ? only_case : 0;
 
-		if (ret == -EINTR)
-			run_stop_say_open(li);
-		else if (ret != -ECANCELED) /* aborted: the bootstrap named the rank and why */
+		/* stopped (-EINTR) or aborted: the bootstrap said what and why */
+		if (ret != -EINTR && ret != -ECANCELED)
 			log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous,
 				strerror(-ret));
 		/* the case it was to run is the one that failed, or was interrupted */
