@@ -204,13 +204,8 @@ for r in 0 1 2 3; do
 		--rendezvous 127.0.0.1:$port >"$T/r0.$r.log" 2>&1 &
 	pids="$pids $!"
 done
-sts=
-for p in $pids; do
-	for i in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$p" 2>/dev/null && { fail "rank 0 slow: pid $p still running 30 s on"; kill -9 "$p"; }
-	wait "$p"
-	sts="$sts $?"
-done
+# shellcheck disable=SC2086 # every rank's pid
+reap_all "rank 0 slow" 30 $pids
 pids=
 [ "$sts" = " 1 1 1 1" ] || fail "rank 0 slow: exits$sts, expected 1 1 1 1"
 python3 - "$T" <<'PY' || { fail "rank 0 slow: its account"; cat "$T/r0.0.log"; }
