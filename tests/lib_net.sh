@@ -44,6 +44,20 @@ rank_test_begin() {
 	trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
 }
 
+# reap_all TAG SECS PID...: wait for each PID in turn, SECS at most each (every wait has a
+# bound: one still there then is a hang, said and killed); their exits, in order, in $sts
+reap_all() {
+	tag=$1 secs=$2
+	shift 2
+	sts=
+	for p in "$@"; do
+		for i in $(seq $((secs * 10))); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -0 "$p" 2>/dev/null && { fail "$tag: pid $p still running $secs s on"; kill -9 "$p"; }
+		wait "$p"
+		sts="$sts $?"
+	done
+}
+
 # Wall-clock seconds for timing a stop: now prints the time, elapsed T0 the seconds since
 # T0 (two decimals), within SECS LIMIT succeeds when SECS <= LIMIT.
 now() { python3 -c 'import time; print(time.time())'; }

@@ -162,10 +162,8 @@ static int run_rank(const struct launch_info *info, const struct rdv_args *a)
 	if (!info->spawned)
 		run_stop_early(&bo);
 	ret = bootstrap_open(&bo, &b);
-	if (ret == -EINTR)
-		run_stop_say_open(info);
 	if (ret)
-		goto out_close; /* b is NULL */
+		goto out_close; /* b is NULL; a stop (-EINTR) said by the bootstrap */
 	if (!info->spawned)
 		run_stop_catch(b);
 	ret = bootstrap_allgather(b, &mine, all, sizeof(mine));

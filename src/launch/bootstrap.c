@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch/blame_window.h"
 #include "launch/bootstrap_int.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -92,7 +93,7 @@ static int listen_one(const struct addrinfo *a)
 /*
  * The rendezvous host's addresses, looked up within the bootstrap's deadline (a
  * temporary failure retried until then) and no longer once the caller's stop flag is
- * raised: 0 with *ai to freeaddrinfo; -EINTR, not logged (the caller names the signal);
+ * raised: 0 with *ai to freeaddrinfo; -EINTR, b->looking_up left set (stopped_line);
  * else one line naming the host, the bound and what to check: -ENOENT at once for a
  * name that does not exist, -ETIMEDOUT when the resolver did not answer in time, -errno.
  */
@@ -104,13 +105,17 @@ static int resolve_rdv(struct bootstrap *b, const char *host, const char *port,
 	const char *why;
 	int ret;
 
+	b->looking_up = true;
 	while ((ret = bs_resolve(host, port, &hints, ai, deadline_ns, b->stop_flag, &why)) ==
 		       -EAGAIN &&
 	       time_now_ns() + BS_RETRY_NS < deadline_ns && !stop_asked(b))
 		nanosleep(&pause, NULL);
 	if (ret == -EAGAIN && stop_asked(b))
 		ret = -EINTR;
-	if (!ret || ret == -EINTR)
+	if (ret == -EINTR)
+		return ret;
+	b->looking_up = false;
+	if (!ret)
 		return ret;
 	if (ret == -ETIMEDOUT || ret == -EAGAIN) {
 		log_err(LOG_LAUNCH, "bootstrap: rank %d cannot resolve rendezvous host '%s' within %.3gs ([launch] timeout): %s: check DNS (/etc/resolv.conf) or /etc/hosts",
@@ -348,7 +353,7 @@ static int hello(struct bootstrap *b, int fd, uint64_t deadline_ns)
 /*
  * Rank r > 0: connect to rank 0, retrying while it is not up yet; -EINTR at once when a
  * stop signal comes before a connection is made (bootstrap_opts.stop), its name lookup
- * included, the caller says so. A name that does not resolve ends it at once.
+ * included (stopped_line says which). A name that does not resolve ends it at once.
  */
 static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 {
@@ -366,7 +371,7 @@ static int connect_root(struct bootstrap *b, uint64_t deadline_ns)
 		struct addrinfo *ai;
 		int fd = resolve_rdv(b, host, port, deadline_ns, &ai);
 
-		if (fd) /* resolve_rdv said why, or the caller names the signal */
+		if (fd) /* resolve_rdv said why, or stopped_line says the signal */
 			return fd;
 		fd = connect_once(ai, deadline_ns);
 		freeaddrinfo(ai);
@@ -423,6 +428,7 @@ static void bs_free(struct bootstrap *b)
 static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 {
 	struct bootstrap *b = calloc(1, sizeof(*b));
+	struct blame_window bw;
 	pthread_condattr_t ca;
 
 	if (!b)
@@ -445,6 +451,8 @@ static struct bootstrap *bs_alloc(const struct bootstrap_opts *o)
 	b->nacts = o->acts ? o->nacts : 0;
 	b->on_self_stuck = o->on_self_stuck;
 	b->self_stuck_ctx = o->self_stuck_ctx;
+	blame_window_plan(b->timeout_ns, &bw);
+	b->self_grace_ms = bw.probe_grace_ms;
 	snprintf(b->addr, sizeof(b->addr), "%s", o->addr ? o->addr : "");
 	b->listen_fd = -1;
 	b->wake[0] = b->wake[1] = -1;
@@ -531,6 +539,25 @@ static int wait_connected(struct bootstrap *b, uint64_t deadline_ns)
 	return -ETIMEDOUT;
 }
 
+/*
+ * bootstrap_open stopped by a signal (-EINTR), in one line: which rank, the signal, and
+ * what it was doing. The lookup's names the host, and that the rank had not gone further
+ * (rank 0 said "waiting for the ranks", of a rank that had not listened yet).
+ */
+static void stopped_line(const struct bootstrap *b)
+{
+	const char *sig = sigabbrev_np(*b->stop_flag) ?: "?";
+	char host[128], port[16];
+
+	if (b->looking_up && !bs_split_addr(b->addr, host, sizeof(host), port, sizeof(port)))
+		log_err(LOG_LAUNCH, "rank %d stopped by SIG%s (signal %d) during the lookup of rendezvous host '%s': it had not %s yet",
+			b->rank, sig, (int)*b->stop_flag, host,
+			b->rank == 0 ? "listened for the ranks" : "reached rank 0");
+	else
+		log_err(LOG_LAUNCH, "stopped by SIG%s while %s at %s", sig,
+			b->rank == 0 ? "waiting for the ranks" : "connecting to rank 0", b->addr);
+}
+
 int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out)
 {
 	struct bootstrap *b;
@@ -586,6 +613,8 @@ int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out)
 	*out = b;
 	return 0;
 out_free:
+	if (ret == -EINTR && b->stop_flag)
+		stopped_line(b);
 	bs_free(b);
 	return ret;
 }

@@ -73,7 +73,8 @@ struct bootstrap_opts {
 	 * Optional, rank 0: rank 0's main thread runs the probe that names the others, so
 	 * while it is in the case nothing else can name rank 0. Once the job aborted, and
 	 * while that thread (acts[ACT_THREAD_MAIN]) is in the case, the reader thread judges
-	 * rank 0's own threads as the probe judges another rank's, with BS_PROBE_GRACE_MS,
+	 * rank 0's own threads as the probe judges another rank's, with the grace of the
+	 * blame window of timeout_ms (launch/blame_window.h),
 	 * and when one has not returned from the case (ACT_STUCK or ACT_GPU_WAIT) calls this
 	 * once, with what a probe would have heard of rank 0 and the job's reason. Called on
 	 * the reader thread, which answers nothing meanwhile: it must not call into the
@@ -90,8 +91,11 @@ struct bootstrap;
  * others once rank 0 welcomed them, retrying the connection until timeout_ms. The
  * rendezvous host's name is looked up within timeout_ms too; one that does not exist
  * fails at once. 0, or -errno with *out NULL (a timeout on rank 0 names the ranks that
- * never came; -EINTR when o->stop was raised meanwhile, not logged: the caller names
- * the signal).
+ * never came; -EINTR when o->stop was raised meanwhile, said in one line naming the
+ * signal and what the rank was doing: "rank 0 stopped by SIGINT (signal 2) during the
+ * lookup of rendezvous host 'node17': it had not listened for the ranks yet", "stopped
+ * by SIGTERM while connecting to rank 0 at HOST:PORT", "... while waiting for the ranks
+ * at HOST:PORT").
  */
 int bootstrap_open(const struct bootstrap_opts *o, struct bootstrap **out);
 /* all: nranks * len bytes, rank r's record at r * len. */
@@ -137,17 +141,8 @@ struct bootstrap_rank_state {
  */
 int bootstrap_probe(struct bootstrap *b, int wait_ms, int grace_ms,
 		    struct bootstrap_rank_state *st);
-/* The probe as `gradsync run`'s rank 0 makes it after a failed case (run/blame.c), and
- * the longest it then takes. */
-#define BS_PROBE_WAIT_MS  500
-#define BS_PROBE_GRACE_MS 1000
-#define BS_PROBE_MAX_MS	  (2 * BS_PROBE_WAIT_MS + BS_PROBE_GRACE_MS)
-/* How long a rank whose case failed waits for the job's abort, whose reason names the
- * rank that caused it, before it aborts with its own (run/rank.c). */
-#define BS_REASON_WAIT_MS 1000
-/* The longest from a case's failure until rank 0 has named the ranks that caused it:
- * that wait, then the probe. A launcher that ends the ranks sooner loses the names. */
-#define BS_BLAME_MAX_MS (BS_REASON_WAIT_MS + BS_PROBE_MAX_MS)
+/* `gradsync run`'s rank 0 probes after a failed case (run/blame.c) with the wait and the
+ * grace of the job's blame window (launch/blame_window.h). */
 /*
  * For a stop signal's handler: write(fd, &(char){signo}, 1) (async-signal-safe) and
  * the reader thread aborts the job "rank R stopped by SIGINT", as bootstrap_abort would.

@@ -121,6 +121,7 @@ struct bootstrap {
 	void (*on_arrival)(void *ctx, int arrived, int nranks); /* bootstrap_opts' */
 	void *arrival_ctx;
 	volatile const sig_atomic_t *stop_flag; /* bootstrap_opts' stop: ends bootstrap_open's wait */
+	bool looking_up;     /* bootstrap_open: in the rendezvous host's name lookup */
 	bool closing;	     /* in bootstrap_close: EOFs are expected */
 	bool stop;	     /* reader thread: exit */
 	/* Held while an abort is raised and forwarded: close's BYE never overtakes it. */
@@ -136,6 +137,7 @@ struct bootstrap {
 	void (*on_self_stuck)(void *ctx, const struct bootstrap_rank_state *self, const char *why);
 	void *self_stuck_ctx;
 	bool self_judged; /* reader thread only: the verdict on rank 0's threads is in */
+	uint32_t self_grace_ms; /* its grace: the blame window's of timeout_ms */
 	/*
 	 * Freeze watch (bs_frozen_ns): when the reader last went to sleep in poll, when it
 	 * last woke from a freeze and how long that freeze was. The reader writes, any

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "launch/bootstrap_int.h"
+#include "util/fsbound.h"
+#include "util/stopsig.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 
@@ -82,6 +84,32 @@ static void abort_send(struct bootstrap *b, int failed_rank, const char *reason,
 	}
 }
 
+/*
+ * Is this rank ending on a stop signal whose default action is its end, without a word?
+ * One whose stop signals nobody takes for the job (no bootstrap_opts.stop: a spawned
+ * rank, whose spawner forwards the signal to every rank of the job at once), with one
+ * pending (every thread but one blocks them: the one that takes it may not have run
+ * yet) or taken by fsbound in place of that action for a bounded call (util/fsbound.h).
+ * The ranks it sees leave then were stopped by the same signal: their exits are no news,
+ * and it says what it gave up itself.
+ */
+static bool ending_silently(const struct bootstrap *b)
+{
+	sigset_t pending;
+
+	if (b->stop_flag)
+		return false;
+	if (fsb_stop_signo())
+		return true;
+	if (sigpending(&pending))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(stop_sigs); i++) {
+		if (sigismember(&pending, stop_sigs[i]))
+			return true;
+	}
+	return false;
+}
+
 void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, int except,
 		    bool tell_root)
 {
@@ -108,7 +136,8 @@ void bs_raise_abort(struct bootstrap *b, int failed_rank, const char *reason, in
 	__atomic_store_n(&b->abort_flag, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
-	log_err(LOG_LAUNCH, "bootstrap: aborting the job: %s", reason);
+	if (!ending_silently(b))
+		log_err(LOG_LAUNCH, "bootstrap: aborting the job: %s", reason);
 	abort_send(b, failed_rank, reason, except, tell_root);
 	pthread_mutex_unlock(&b->abort_lock);
 }
@@ -182,8 +211,8 @@ static uint64_t self_check(struct bootstrap *b, uint64_t now, uint64_t next)
 	    !__atomic_load_n(&b->abort_flag, __ATOMIC_ACQUIRE))
 		return next;
 	bs_self_state(b, now, &me);
-	a = &me.act[act_pick(me.act, me.nact, me.abort_age_ms, BS_PROBE_GRACE_MS)];
-	v = act_judge(a, me.abort_age_ms, BS_PROBE_GRACE_MS, &wait);
+	a = &me.act[act_pick(me.act, me.nact, me.abort_age_ms, b->self_grace_ms)];
+	v = act_judge(a, me.abort_age_ms, b->self_grace_ms, &wait);
 	if (!act_in_case(me.act[ACT_THREAD_MAIN].what))
 		v = ACT_FINE;
 	if (v == ACT_EARLY)

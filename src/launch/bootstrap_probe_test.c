@@ -4,9 +4,11 @@
  * asked again until it did, a stuck one told apart from it, a stopped one silent, one
  * that left not asked, rank 0 answering for itself; and the whole within its bound.
  * Rank 0's own main thread stuck: its reader names it (on_self_stuck) a grace after
- * the abort, once; not when it returned in time, nor when only its comm thread stays
+ * the abort, once, the grace of the job's blame window (a second at a 10 s timeout,
+ * 0.43 s at 2 s); not when it returned in time, nor when only its comm thread stays
  * (the main thread's probe answers for rank 0 then).
  */
+#include "launch/blame_window.h"
 #include "launch/bootstrap_test_job.h"
 
 #define PROBE_WAIT_MS  300
@@ -154,8 +156,12 @@ static enum { R0_STUCK, R0_RETURNS, R0_COMM_STUCK } rank0;
 static int self_fn(struct job *j, int rank, struct bootstrap *b)
 {
 	struct activity *main_act = &j->acts[ACT_THREAD_MAIN];
+	struct blame_window bw;
 	uint64_t t0, abort_ns;
+	uint32_t grace;
 
+	blame_window_plan((uint64_t)j->timeout_ms * 1000000ull, &bw);
+	grace = bw.probe_grace_ms;
 	act_set(main_act, ACT_CASE, -1, 0, time_now_ns());
 	child_check(!bootstrap_barrier(b), __LINE__, "barrier");
 	if (rank == 1) {
@@ -174,7 +180,7 @@ static int self_fn(struct job *j, int rank, struct bootstrap *b)
 	if (rank0 != R0_STUCK) {
 		msleep(rank0 == R0_RETURNS ? 300 : 0);
 		act_set(main_act, ACT_CLOSING, -1, 0, time_now_ns());
-		msleep(PROBE_GRACE_MS + 500);
+		msleep(grace + 500);
 		child_check(!__atomic_load_n(&told.calls, __ATOMIC_ACQUIRE), __LINE__,
 			    "rank 0's main thread returned within the grace: not told");
 		bootstrap_close(b);
@@ -188,13 +194,13 @@ static int self_fn(struct job *j, int rank, struct bootstrap *b)
 
 	child_check(__atomic_load_n(&told.calls, __ATOMIC_ACQUIRE) == 1, __LINE__, "told once");
 	child_check(told.self.heard == BS_HEARD_ANSWERED && told.self.nact == 2 &&
-		    a->what == ACT_TEST_DELAY && a->age_ms >= BS_PROBE_GRACE_MS &&
-		    told.self.abort_age_ms >= BS_PROBE_GRACE_MS, __LINE__, "what it was told");
+		    a->what == ACT_TEST_DELAY && a->age_ms >= grace &&
+		    told.self.abort_age_ms >= grace, __LINE__, "what it was told");
 	child_check(!strcmp(told.why, "rank 1 aborted: rank 1: allreduce: waits on recv from peer 0"),
 		    __LINE__, "the job's reason");
 	/* a grace after the abort, when its verdict is due (a busy host wakes late) */
-	child_check(after >= BS_PROBE_GRACE_MS - 5 && after <= BS_PROBE_GRACE_MS + 250,
-		    __LINE__, "told when the grace ended");
+	child_check(after >= grace - 5 && after <= grace + 250, __LINE__,
+		    "told when the grace ended");
 	fprintf(stderr, "told %.0f ms after the abort\n", after);
 	bootstrap_close(b);
 	return 0;
@@ -202,12 +208,21 @@ static int self_fn(struct job *j, int rank, struct bootstrap *b)
 
 static void test_self_stuck(void **state)
 {
+	static const struct {
+		int rank0;
+		int timeout_ms;
+	} cases[] = {
+		{ R0_STUCK, 10000 }, { R0_RETURNS, 10000 }, { R0_COMM_STUCK, 10000 },
+		/* a short timeout, a short window: the grace scales (launch/blame_window.h) */
+		{ R0_STUCK, 2000 },
+	};
+
 	(void)state;
-	for (int v = R0_STUCK; v <= R0_COMM_STUCK; v++) {
-		struct job j = {.n = 2, .timeout_ms = 10000, .fn = self_fn,
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct job j = {.n = 2, .timeout_ms = cases[i].timeout_ms, .fn = self_fn,
 				.on_self_stuck = self_stuck_cb};
 
-		rank0 = v;
+		rank0 = cases[i].rank0;
 		job_start(&j);
 		job_finish(&j);
 		expect_exit(&j, 0, 0);

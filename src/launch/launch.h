@@ -69,9 +69,10 @@ int launch_detect(const struct launch_opts *opts, const struct launch_flags *fla
  * socket to rank 0 (GRADSYNC_LISTEN_FD, the fd number): no window in which another
  * process could take the port. The ranks form one process group, killed with the spawner
  * (PR_SET_PDEATHSIG). Waits for all ranks: once one fails (non-zero exit or signal), the
- * others get timeout_ns to exit, and never less than rank 0 takes to name the ranks that
- * caused it and write the case (BS_BLAME_MAX_MS and half a second: a stuck rank must be
- * there to be asked); 1 s once rank 0, which writes the results, is gone: a rank left
+ * others get timeout_ns to exit, and never less than the blame window of timeout_ns in
+ * which rank 0 names the ranks that caused it and writes the case (launch/blame_window.h,
+ * 1.5 to 3.5 s: a stuck rank must be there to be asked, and no timeout of 1.5 s or more
+ * is outlived); 1 s once rank 0, which writes the results, is gone: a rank left
  * then is hung; then SIGTERM (and SIGCONT, for a stopped one), then SIGKILL
  * min(timeout_ns, 2 s) later. A stop signal to the spawner (SIGINT, SIGTERM, SIGHUP:
  * util/stopsig.h) is forwarded to the ranks, which get 0.7 s before SIGKILL; a second one

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch/blame_window.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
 #include "util/log.h"
@@ -33,13 +34,6 @@ extern char **environ;
 #define SPAWN_INTERRUPT_GRACE_NS 700000000ull
 /* After a failure, ranks still alive this long are named; once rank 0 is gone, stopped. */
 #define SPAWN_LINGER_NS	    1000000000ull
-/*
- * After a failure, while rank 0 runs, the ranks are not terminated before this, whatever
- * the timeout: rank 0 names the ranks that caused it (BS_BLAME_MAX_MS), and a stuck one
- * must still be there to be asked; then it writes the case (half a second). A 2 s
- * timeout ended it mid-probe, the case left to this driver's guess.
- */
-#define SPAWN_BLAME_NS ((uint64_t)BS_BLAME_MAX_MS * 1000000ull + 500000000ull)
 
 /* The variables the spawner sets (build_env fills them in this order). */
 /* clang-format off */
@@ -186,7 +180,9 @@ static int report_exit(int rank, int st, bool first)
 /*
  * Reap until every rank is gone. SIGCHLD and the stop signals (util/stopsig.h) are
  * blocked by the caller and taken here with sigtimedwait. A failure starts the kill
- * clock: timeout_ns (SPAWN_BLAME_NS at least), SIGTERM, then SIGKILL. A stop signal is
+ * clock: timeout_ns, and never less than the job's blame window (launch/blame_window.h:
+ * while rank 0 runs it names the ranks that caused the failure, and a stuck one must
+ * still be there to be asked; a fixed 2 s ended it mid-probe), SIGTERM, then SIGKILL. A stop signal is
  * forwarded to the process group and the ranks get SPAWN_INTERRUPT_GRACE_NS before
  * SIGKILL (the user wants the run stopped, now); a second one sends SIGKILL at once.
  * *signo: the first such signal, else 0.
@@ -197,11 +193,13 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 	size_t off = 0;
 	uint64_t fail_t = 0, term_t = 0, grace = GS_MIN(timeout_ns, SPAWN_TERM_GRACE_NS);
 	uint64_t term_at = 0; /* once a rank failed: when the others get SIGTERM */
+	struct blame_window bw;
 	int alive = n, first_rc = 0, st;
 	bool killed = false, lingering = false;
 	char list[256];
 
 	grace = GS_MAX(grace, SPAWN_POLL_NS);
+	blame_window_plan(timeout_ns, &bw);
 	while (alive > 0) {
 		pid_t pid;
 
@@ -223,7 +221,7 @@ static int wait_ranks(struct spawn_rank *r, int n, pid_t pgid, uint64_t timeout_
 			}
 			if (rc && !fail_t) {
 				fail_t = time_now_ns();
-				term_at = fail_t + GS_MAX(timeout_ns, SPAWN_BLAME_NS);
+				term_at = fail_t + GS_MAX(timeout_ns, bw.total_ms * 1000000ull);
 			}
 		}
 		if (!alive)

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "launch/blame_window.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
 #include "util/test_capture.h"
@@ -171,8 +172,9 @@ static void test_env_and_bootstrap(void **state)
 }
 
 /* The survivors of a failure terminated; while rank 0 runs, not before its window to
- * name the ranks that caused it and write the case, however short the timeout (0.3 s). */
-#define BLAME_WINDOW_S ((BS_BLAME_MAX_MS + 500) / 1e3)
+ * name the ranks that caused it and write the case, however short the timeout (0.3 s):
+ * the blame window's floor (launch/blame_window.h). */
+#define BLAME_WINDOW_S (BLAME_WINDOW_MIN_MS / 1e3)
 
 static void test_exit_code_kills_survivors(void **state)
 {
@@ -184,6 +186,19 @@ static void test_exit_code_kills_survivors(void **state)
 	assert_non_null(strstr(log, "rank 2 exited with status 3"));
 	assert_non_null(strstr(log, "terminating ranks 0,1,3 (SIGTERM)"));
 	assert_true(s >= BLAME_WINDOW_S && s < BLAME_WINDOW_S + 2.5);
+}
+
+/* A timeout of 2 s, over the window's floor: the survivors get the timeout, no more (a
+ * fixed 3.5 s window made a run with a 2 s timeout outlive it by 1.5 s). */
+static void test_short_timeout_not_outlived(void **state)
+{
+	char log[4096];
+	double s;
+
+	(void)state;
+	assert_int_equal(spawn("fail", 2000000000ull, &s, log, sizeof(log)), 3);
+	assert_non_null(strstr(log, "terminating ranks 0,1,3 (SIGTERM)"));
+	assert_true(s >= 2.0 && s < 3.4);
 }
 
 static void test_signal_reported(void **state)
@@ -280,6 +295,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env_and_bootstrap),
 		cmocka_unit_test(test_exit_code_kills_survivors),
+		cmocka_unit_test(test_short_timeout_not_outlived),
 		cmocka_unit_test(test_signal_reported),
 		cmocka_unit_test(test_sigkill_after_sigterm),
 		cmocka_unit_test(test_hung_rank_after_rank0),

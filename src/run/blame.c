@@ -125,8 +125,9 @@ const char *run_blame(struct run_rank *rr, const char *why, char *out, size_t le
 	struct bootstrap_rank_state *st = calloc((size_t)n, sizeof(*st));
 	const char *text = why;
 
-	if (st && !bootstrap_probe(rr->bs, BS_PROBE_WAIT_MS, BS_PROBE_GRACE_MS, st))
-		text = run_blame_text(st, n, rr->hosts, BS_PROBE_GRACE_MS, why, out, len);
+	if (st && !bootstrap_probe(rr->bs, (int)rr->blame.probe_wait_ms,
+				   (int)rr->blame.probe_grace_ms, st))
+		text = run_blame_text(st, n, rr->hosts, rr->blame.probe_grace_ms, why, out, len);
 	if (text != why)
 		log_err(LOG_MAIN, "%s", text);
 	free(st);

@@ -291,7 +291,7 @@ int run_job(const struct run_job_args *in, int argc, char **argv)
 	struct run_job_args args = *in, *a = &args; /* a replay may pick its run's case */
 	struct experiment *exp = calloc(1, sizeof(*exp));
 	struct launch_info li;
-	char dir[PATH_MAX] = "", tmpfile[PATH_MAX], started[32];
+	char dir[PATH_MAX] = "", tmpfile[PATH_MAX], started[32], pending[PATH_MAX + 32];
 	const char *env_dir = getenv("GRADSYNC_RUN_DIR"), *env_case = getenv("GRADSYNC_CASE");
 	struct run_outcome oc = {0};
 	int ret, code = GS_EXIT_OK;
@@ -363,7 +363,16 @@ int run_job(const struct run_job_args *in, int argc, char **argv)
 	}
 	if (ret)
 		code = GS_EXIT_FAIL;
-	if (*dir) {
+	if (*dir && oc.signo && fsb_pending(pending, sizeof(pending))) {
+		/*
+		 * Stopped while a write there had not returned (a directory that does not
+		 * answer): every call of ours would be refused now, each with a line that
+		 * blames the file system for what the stop left pending. One line instead;
+		 * the user asked for the run to end, not for the bound to be waited out.
+		 */
+		log_err(LOG_MAIN, "%s/report.json not written: stopped by SIG%s while %s was pending; the case files written before are in %s/cases/ (gradsync report %s reads them once the directory answers)",
+			dir, sigabbrev_np(oc.signo) ?: "?", pending, dir, dir);
+	} else if (*dir) {
 		int st = run_report_assemble(dir, started, exp, a->only_case, argc, argv,
 					     driven ? NULL : &li, &oc);
 

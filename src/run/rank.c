@@ -103,7 +103,7 @@ static void wait_abort_reason(struct run_rank *rr)
 	volatile const int *flag = bootstrap_abort_flag(rr->bs);
 	int i;
 
-	for (i = 0; i < BS_REASON_WAIT_MS / 50 && !*flag; i++)
+	for (i = 0; i < (int)rr->blame.reason_wait_ms / 50 && !*flag; i++)
 		usleep(50000);
 }
 
@@ -179,8 +179,8 @@ int run_case_save_partial(struct run_rank *rr, json_t *rows)
 				    hosts_json(rr)) &&
 	    !rj_case_set_collective(p, json_incref(rows)) &&
 	    !rj_case_set_status(p, "interrupted", why)) {
-		ret = run_case_save(rr, (size_t)rr->case_index, p, path, sizeof(path), err,
-				    sizeof(err));
+		ret = run_case_save(rr, (size_t)rr->case_index, p, RUN_CASE_PARTIAL, NULL, path,
+				    sizeof(path), err, sizeof(err));
 		rr->partial_lost = ret != 0;
 		if (ret)
 			log_err(LOG_MAIN, "write %s: %s; the case goes on, its file is written as it ends",
@@ -245,6 +245,7 @@ int run_rank_case(struct run_rank *rr)
 	const char *abort_why;
 	char path[PATH_MAX + 32], blame[2048], why[PATH_MAX + 160];
 	int ret, werr, me = rr->li.rank;
+	bool named;
 
 	log_first_error_reset();
 	act_set(&rr->act[ACT_THREAD_MAIN], ACT_SETUP, -1, 0, time_now_ns());
@@ -316,7 +317,11 @@ int run_rank_case(struct run_rank *rr)
 	rj_case_set_reduce_isa(c, run_node_reduce_isa());
 	rj_case_set_collective(c, results);
 	rj_case_set_workload_json(c, workload);
-	werr = run_case_save(rr, (size_t)rr->case_index, c, path, sizeof(path), why, sizeof(why));
+	werr = run_case_save(rr, (size_t)rr->case_index, c, RUN_CASE_FINAL, &named, path,
+			     sizeof(path), why, sizeof(why));
+	if (named)
+		log_info(LOG_MAIN, "case %s: rank 0's main thread came back after its bootstrap thread named it stuck; the case's file holds the main thread's account",
+			 rr->ecase->name);
 	if (werr) {
 		/* disk full, read-only: the figures must reach the terminal at least */
 		json_t *one = json_pack("{s:s, s:[O]}", "schema", REPORT_SCHEMA, "cases", c);
@@ -335,11 +340,13 @@ int run_rank_case(struct run_rank *rr)
 }
 
 /* Rank 0: case index's file says it failed, and why, with its ranks' hosts (NULL: not
- * known); no figures. Said when it fails. */
-static void case_fail_save(struct run_rank *rr, int index, const char *why, json_t *hosts)
+ * known); no figures; who writes it (run_case_save). Said when it fails. */
+static void case_fail_save(struct run_rank *rr, int index, const char *why, json_t *hosts,
+			   enum run_case_account who)
 {
 	json_t *c = rj_case_new(rr->exp->cases[index].name, NULL, NULL);
 	char path[PATH_MAX + 32], werr[PATH_MAX + 160];
+	int ret;
 
 	if (!c) {
 		json_decref(hosts);
@@ -347,7 +354,9 @@ static void case_fail_save(struct run_rank *rr, int index, const char *why, json
 	}
 	rj_case_set_ranks(c, index, rr->li.nranks, rr->li.launcher, hosts);
 	rj_case_fail(c, why);
-	if (run_case_save(rr, (size_t)index, c, path, sizeof(path), werr, sizeof(werr)))
+	ret = run_case_save(rr, (size_t)index, c, who, NULL, path, sizeof(path), werr,
+			    sizeof(werr));
+	if (ret && ret != -EALREADY)
 		log_err(LOG_MAIN, "write %s: %s; the case failed: %s", path, werr, why);
 	json_decref(c);
 }
@@ -363,7 +372,7 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
 
 	if (!why || !*why)
 		why = *log_first_error() ? log_first_error() : strerror(-err);
-	case_fail_save(rr, index, why, NULL);
+	case_fail_save(rr, index, why, NULL, RUN_CASE_FINAL);
 }
 
 /*
@@ -372,7 +381,8 @@ static void case_fail_early(struct run_rank *rr, int index, int err)
  * the probe and write the case, may never return, so the reader names rank 0 in the
  * probe's words and writes the case's file as failed with them (bounded by
  * [report] write_timeout). Should the main thread come back, it writes the case again,
- * its probe's verdict on rank 0 included.
+ * its probe's verdict on rank 0 included, and its account stays, whichever thread comes
+ * first (run_case_save): back before this one decided, nothing is said or written here.
  */
 static void self_stuck(void *ctx, const struct bootstrap_rank_state *self, const char *why)
 {
@@ -380,11 +390,13 @@ static void self_stuck(void *ctx, const struct bootstrap_rank_state *self, const
 	/* the main thread wrote the hosts before it stored the case's index */
 	int index = __atomic_load_n(&rr->case_index, __ATOMIC_ACQUIRE);
 	char text[2048];
-	const char *t = run_blame_text(self, 1, rr->hosts, BS_PROBE_GRACE_MS, why, text,
+	const char *t = run_blame_text(self, 1, rr->hosts, rr->blame.probe_grace_ms, why, text,
 				       sizeof(text));
 
+	if (!run_case_standin_claim(rr, (size_t)index))
+		return;
 	log_err(LOG_MAIN, "%s", t);
-	case_fail_save(rr, index, t, hosts_json(rr));
+	case_fail_save(rr, index, t, hosts_json(rr), RUN_CASE_STANDIN);
 }
 
 /* rank 0's bootstrap observer: ranks that arrived show on the live line */
@@ -408,6 +420,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		return -ENOMEM;
 
 	run_job_bootstrap_opts(li, exp->base.launch.timeout_ns, &bo);
+	/* the bootstrap's, the local driver's and this rank's: one timeout, one window */
+	blame_window_plan(exp->base.launch.timeout_ns, &rr.blame);
 	/* rank 0's live line while the others arrive */
 	bo.on_arrival = ranks_arrived;
 	bo.arrival_ctx = &rr.progress;
@@ -436,9 +450,8 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 	if (ret) {
 		int first = only_case >= 0 ? only_case : 0;
 
-		if (ret == -EINTR)
-			run_stop_say_open(li);
-		else if (ret != -ECANCELED) /* aborted: the bootstrap named the rank and why */
+		/* stopped (-EINTR) or aborted: the bootstrap said what and why */
+		if (ret != -EINTR && ret != -ECANCELED)
 			log_err(LOG_LAUNCH, "bootstrap with %s: %s", li->rendezvous,
 				strerror(-ret));
 		/* the case it was to run is the one that failed, or was interrupted */
@@ -487,7 +500,10 @@ int run_rank_main(const struct experiment *exp, const struct launch_info *li, in
 		/* every case ended; a rank lost now had its results in, the run still failed */
 		ret = bootstrap_barrier(rr.bs);
 		oc->end_err = ret;
-		if (ret)
+		/* said by rank 0, whose report it fails; another rank's bootstrap named the
+		 * abort (a rank lost, or stopped by a signal: "barrier failed" then misleads),
+		 * and so did a stopped rank 0's */
+		if (ret && li->rank == 0 && !run_stop_signo())
 			log_err(LOG_LAUNCH, "every case ended, but the ranks' barrier after "
 				"the last case failed: %s", strerror(-ret));
 	}

@@ -99,17 +99,45 @@ void run_case_file(char *buf, size_t len, const char *dir, size_t index)
 	snprintf(buf, len, "%s/cases/%04zu.json", dir, index);
 }
 
-int run_case_save(struct run_rank *rr, size_t index, const json_t *c, char *path, size_t len,
-		  char *why, size_t whylen)
+bool run_case_standin_claim(struct run_rank *rr, size_t index)
 {
-	int ret;
+	int mark = (int)index + 1;
+	bool ok;
+
+	pthread_mutex_lock(&rr->save_lock);
+	ok = rr->case_final != mark;
+	if (ok)
+		rr->case_named = mark;
+	pthread_mutex_unlock(&rr->save_lock);
+	return ok;
+}
+
+int run_case_save(struct run_rank *rr, size_t index, const json_t *c, enum run_case_account who,
+		  bool *named, char *path, size_t len, char *why, size_t whylen)
+{
+	int ret, mark = (int)index + 1;
 
 	run_case_file(path, len, rr->run_dir, index);
+	if (named)
+		*named = false;
 	/* the main thread and rank 0's bootstrap reader (rank.c, self_stuck) may both
-	 * write a case: one writer at a time of its one temporary file */
+	 * write a case: one writer at a time of its one temporary file, and the decision
+	 * of which account stays taken with the lock held */
 	pthread_mutex_lock(&rr->save_lock);
+	if (who == RUN_CASE_STANDIN && rr->case_final == mark) {
+		pthread_mutex_unlock(&rr->save_lock);
+		snprintf(why, whylen, "not written: the main thread's own account of the case is in");
+		return -EALREADY;
+	}
 	ret = run_dir_write(rr->run_dir, path, c, NULL, rr->exp->base.report.write_timeout_ns,
 			    why, whylen);
+	if (who == RUN_CASE_FINAL) {
+		/* even when the write failed: a stand-in written after would be the file's
+		 * last word on a case whose main thread came back */
+		rr->case_final = mark;
+		if (named)
+			*named = rr->case_named == mark;
+	}
 	pthread_mutex_unlock(&rr->save_lock);
 	return ret;
 }
@@ -167,7 +195,9 @@ static json_t *standin_case(const struct experiment *exp, const char *dir, size_
 		return NULL;
 	rj_case_set_ranks(c, (int)i, 0, "", NULL);
 	if (signo) {
-		snprintf(why, sizeof(why), "interrupted by %s before it finished",
+		/* not "before it finished": it may have, its file's write cut short by the
+		 * stop (a directory that did not answer) */
+		snprintf(why, sizeof(why), "interrupted by %s before its results file was written (rank 0 writes it as the case ends)",
 			 strsignal(signo));
 		rj_case_set_status(c, "interrupted", why);
 	} else if (unread) {

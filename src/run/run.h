@@ -24,6 +24,7 @@
 #include "coll/exec.h"
 #include "coll/nccl_ref.h"
 #include "config/experiment.h"
+#include "launch/blame_window.h"
 #include "launch/bootstrap.h"
 #include "launch/launch.h"
 #include "report/rjson.h"
@@ -99,6 +100,11 @@ struct run_rank {
 	/* one writer of a case's file at a time: the main thread, or rank 0's bootstrap
 	 * reader naming rank 0 stuck (rank.c); a default mutex, never destroyed */
 	pthread_mutex_t save_lock;
+	/* under save_lock (run_case_save): 1 + the index of the case whose final account
+	 * the main thread wrote, and of the case the reader named rank 0 stuck in; 0: none */
+	int case_final, case_named;
+	/* the steps of naming a failed case's culprits, from [launch] timeout (rank.c) */
+	struct blame_window blame;
 };
 
 /* How a run ended: report.json's status and which cases it lists. */
@@ -198,8 +204,8 @@ int run_comm_paths(struct run_comm *rc, struct tp_path_info *all, int *nall);
 /*
  * Rank 0, a case failed and why is the job's first reason: the ranks that cause it,
  * ahead of it, when the bootstrap's probe finds some (a rank that does not answer, or
- * one stuck in the case BS_PROBE_GRACE_MS after the abort), logged; else why. Waits at
- * most BS_PROBE_MAX_MS (blame.c).
+ * one stuck in the case the blame window's grace after the abort), logged; else why.
+ * Waits at most the window's two probe waits and its grace (blame.c).
  */
 const char *run_blame(struct run_rank *rr, const char *why, char *out, size_t len);
 /* Its text from the probe's n states (hosts: NULL = not known yet); why when nobody is
@@ -399,13 +405,31 @@ void run_case_file(char *buf, size_t len, const char *dir, size_t index);
  */
 int run_dir_write(const char *dir, const char *path, const json_t *doc, const char *text,
 		  uint64_t timeout_ns, char *why, size_t whylen);
+/* Who writes a case's file, and what it holds (run_case_save). */
+enum run_case_account {
+	RUN_CASE_PARTIAL, /* the main thread: the rows so far, the case going on */
+	RUN_CASE_FINAL,	  /* the main thread: its account of the case, as it ended */
+	RUN_CASE_STANDIN, /* rank 0's bootstrap reader: its main thread stuck in the case */
+};
 /*
  * Rank 0: case index's results file (run_case_file, into path) in rr's run directory,
  * written by run_dir_write under rr->save_lock: 0 or -errno with why filled, nothing
- * logged.
+ * logged. One writer decides what the file ends with, whatever the order the two threads
+ * come in: the main thread's final account. A stand-in for case index is not written
+ * once it is in (-EALREADY, why saying so), and a final account replaces a stand-in
+ * (*named, when not NULL, says whether the reader had named rank 0 stuck in the case).
+ * Its probe asked every rank after rank 0's own thread came back, and it holds the
+ * case's figures: it is the fuller account; a stand-in only speaks for a main thread
+ * that may never return.
  */
-int run_case_save(struct run_rank *rr, size_t index, const json_t *c, char *path,
-		  size_t len, char *why, size_t whylen);
+int run_case_save(struct run_rank *rr, size_t index, const json_t *c, enum run_case_account who,
+		  bool *named, char *path, size_t len, char *why, size_t whylen);
+/*
+ * Rank 0's reader, about to name rank 0 stuck in case index and write its stand-in:
+ * false when the main thread's final account is in (it came back: nothing to say or
+ * write), else true, the case marked as named. The stand-in's write decides again.
+ */
+bool run_case_standin_claim(struct run_rank *rr, size_t index);
 /* Now as ISO 8601 UTC, "2026-11-29T16:00:00Z". */
 void run_iso_time(char *buf, size_t len);
 /* Write the experiment recorded in a report (DIR or DIR/report.json) to a temp file;

@@ -72,9 +72,3 @@ int run_stop_signo(void)
 {
 	return stop_signo;
 }
-
-void run_stop_say_open(const struct launch_info *li)
-{
-	log_err(LOG_LAUNCH, "stopped by SIG%s while %s at %s", sigabbrev_np(stop_signo) ?: "?",
-		li->rank == 0 ? "waiting for the ranks" : "connecting to rank 0", li->rendezvous);
-}

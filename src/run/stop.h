@@ -13,7 +13,8 @@
  * Before bootstrap_open, for a rank a launcher started (srun, mpirun, torchrun, flags:
  * they forward Ctrl-C to every rank); a rank gradsync spawned keeps the default action,
  * its spawner forwards the signal and reports. A stop signal then ends the open's wait
- * (rank 0's for the ranks, another rank's connection or name lookup) through bo->stop.
+ * (rank 0's for the ranks, another rank's connection, any rank's name lookup) through
+ * bo->stop, and the bootstrap says what it was doing, in one line.
  */
 void run_stop_early(struct bootstrap_opts *bo);
 /*
@@ -26,10 +27,5 @@ void run_stop_catch(struct bootstrap *bs);
 void run_stop_release(void);
 /* The first stop signal taken (its number), else 0. */
 int run_stop_signo(void);
-/*
- * bootstrap_open's -EINTR, in one line naming the signal and what the rank was doing:
- * "stopped by SIGTERM while connecting to rank 0 at HOST:PORT".
- */
-void run_stop_say_open(const struct launch_info *li);
 
 #endif

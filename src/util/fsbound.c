@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/bounded.h"
+#include "util/common.h"
 #include "util/fsbound.h"
 #include "util/fsbound_int.h"
 #include "util/fsutil.h"
@@ -288,25 +289,47 @@ static void fs_of(const char *path, char *buf, size_t len)
 	fclose(mi);
 }
 
+/* The first call given up on that has not returned: true with its op, object and age. */
+static bool stuck_first(const char **op, char *obj, size_t len, uint64_t *age_ns)
+{
+	bool pending;
+
+	pthread_mutex_lock(&stuck.lock);
+	pending = stuck.n > 0;
+	*op = stuck.op;
+	snprintf(obj, len, "%s", stuck.obj);
+	*age_ns = time_now_ns() - stuck.since_ns;
+	pthread_mutex_unlock(&stuck.lock);
+	return pending;
+}
+
+bool fsb_pending(char *what, size_t len)
+{
+	char obj[PATH_MAX];
+	const char *op;
+	uint64_t age;
+
+	if (!stuck_first(&op, obj, sizeof(obj), &age))
+		return false;
+	snprintf(what, len, "the %s of %s", op, obj);
+	return true;
+}
+
 /* A call still stuck: -ETIMEDOUT with why saying which, else 0. */
 static int refuse_if_stuck(char *why, size_t whylen)
 {
 	char obj[PATH_MAX], fs[PATH_MAX + 80], t[32];
 	const char *op;
-	uint64_t since;
-	int n;
+	uint64_t age;
 
-	pthread_mutex_lock(&stuck.lock);
-	n = stuck.n;
-	op = stuck.op;
-	snprintf(obj, sizeof(obj), "%s", stuck.obj);
-	since = stuck.since_ns;
-	pthread_mutex_unlock(&stuck.lock);
-	if (!n)
+	if (!stuck_first(&op, obj, sizeof(obj), &age))
 		return 0;
 	fs_of(obj, fs, sizeof(fs));
-	/* whole seconds: "for 42s", not "for 42.3s" */
-	units_fmt_duration((time_now_ns() - since) / 1000000000ull * 1000000000ull, t, sizeof(t));
+	/* whole seconds, "for 42s" not "for 42.3s"; under one (a call given up on a stop
+	 * signal's grace) whole milliseconds, not "0ns" */
+	age = age >= 1000000000ull ? age / 1000000000ull * 1000000000ull
+				   : GS_MAX(age / 1000000ull, 1ull) * 1000000ull;
+	units_fmt_duration(age, t, sizeof(t));
 	snprintf(why, whylen, "not attempted: the %s of %s has not returned for %s: is its file system%s reachable?",
 		 op, obj, t, fs);
 	return -ETIMEDOUT;

@@ -65,6 +65,13 @@ void fsb_stop_watch(volatile const sig_atomic_t *flag);
 /* The stop signal fsbound's handler took in place of its default action, else 0. */
 int fsb_stop_signo(void);
 
+/*
+ * A call of this process given up on (its bound passed, or a stop signal came) that has
+ * not returned yet: true with what filled, "the open of /r/cases/0001.json.tmp" (the
+ * first of them); while it is, every call is refused at once.
+ */
+bool fsb_pending(char *what, size_t len);
+
 /* A call given up on, said in why: its file system did not answer within the bound
  * (-ETIMEDOUT) or a stop signal came while it waited (-EINTR). Either way the caller
  * reads or writes nothing more there. */

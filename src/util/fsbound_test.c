@@ -224,6 +224,7 @@ static void stuck_write_release(const char *tmp, bool probe)
 static void test_stuck(void **state)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 200], want[PATH_MAX + 64];
+	char pending[PATH_MAX + 32], *end;
 	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
 	struct fsb_read r = { .max = 1024 };
 	struct stat st;
@@ -247,6 +248,13 @@ static void test_stuck(void **state)
 	assert_true(time_now_ns() - t0 < 100000000ull);
 	snprintf(want, sizeof(want), "not attempted: the open of %s has not returned for ", tmp);
 	assert_int_equal(strncmp(why, want, strlen(want)), 0);
+	/* pending for less than a second: said in milliseconds, not "0ns" */
+	assert_true(strtoul(why + strlen(want), &end, 10) >= 200 && !strncmp(end, "ms: ", 4));
+	/* and asked for: the first call pending, by name */
+	assert_true(fsb_pending(pending, sizeof(pending)));
+	snprintf(want, sizeof(want), "the open of %s", tmp);
+	assert_string_equal(pending, want);
+	snprintf(want, sizeof(want), "not attempted: the open of %s has not returned for ", tmp);
 	/* reads too: the inputs a report reads one after another sit on the same mounts */
 	r.path = path;
 	assert_int_equal(fsb_read(&r, TMO, why, sizeof(why)), -ETIMEDOUT);
@@ -257,6 +265,7 @@ static void test_stuck(void **state)
 	assert_int_equal(fsb_mkdir(dir, TMO, why, sizeof(why)), -ETIMEDOUT);
 	assert_int_equal(strncmp(why, want, strlen(want)), 0);
 	stuck_write_release(tmp, true);
+	assert_false(fsb_pending(pending, sizeof(pending)));
 }
 
 /* A walk's argument: it notes "read" of a name, then reads a pipe when one is given. */

@@ -43,14 +43,8 @@ freeze_job() {
 	kill -STOP "$victim"
 	sleep 6
 	kill -CONT "$victim"
-	sts=
-	for p in $pids; do
-		# every wait has a bound: a rank still there 30 s on is a hang
-		for i in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -0 "$p" 2>/dev/null && { fail "$1: rank pid $p still running 30 s after"; kill -9 "$p"; }
-		wait "$p"
-		sts="$sts $?"
-	done
+	# shellcheck disable=SC2086 # every rank's pid
+	reap_all "$1" 30 $pids
 	pids=
 }
 

@@ -18,13 +18,7 @@ host=$(hostname)
 reap() {
 	tag=$1
 	shift
-	sts=
-	for p in "$@"; do
-		for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -0 "$p" 2>/dev/null && { fail "$tag: pid $p still running 10 s on"; kill -9 "$p"; }
-		wait "$p"
-		sts="$sts $?"
-	done
+	reap_all "$tag" 10 "$@"
 	took=$(elapsed $t0)
 	within "$took" 5 || fail "$tag: ${took}s to stop ([launch] timeout 30 s)"
 }

@@ -6,9 +6,11 @@
 # getaddrinfo holds 60 s) is bind-mounted over /etc/resolv.conf. Checked: a silent server
 # costs no more than [launch] timeout, and the line names the host, the bound and what to
 # check; SIGTERM or SIGINT during the lookup stops `gradsync rendezvous` (rank 1 and rank
-# 0) and a `gradsync run` rank whose rendezvous is torchrun's MASTER_ADDR within a second,
-# exit 128 + signal, one line; a name that does not exist fails at once, not at the
-# timeout. Not covered: a lookup stuck in the kernel (NFS-held /etc/hosts), a resolver
+# 0) and a `gradsync run` rank whose rendezvous is torchrun's MASTER_ADDR (rank 1, and rank
+# 0 with its run directory made) within a second, exit 128 + signal, one line naming the
+# rank, the signal and the host whose lookup it was in (rank 0 used to say it was
+# "waiting for the ranks", of ranks it had not listened for yet); a name that does not
+# exist fails at once, not at the timeout. Not covered: a lookup stuck in the kernel (NFS-held /etc/hosts), a resolver
 # over TCP, other NSS modules.
 set -u
 if [ -z "${GS_RESOLVE_NS:-}" ]; then
@@ -80,7 +82,7 @@ echo "silent server: exit $st after ${took}s: $(cat "$T/dl.log")"
 
 # stop TAG SIG WANT LINE CMD...: CMD in the background with a 60 s timeout; once its
 # lookup reached the server, SIG; it must exit WANT within a second, its output the one
-# LINE
+# LINE (with LINE "+..." its output holds the line ..., and more)
 stop() {
 	tag=$1 sig=$2 want=$3 line=$4
 	shift 4
@@ -97,15 +99,18 @@ stop() {
 	st=$?
 	took=$(elapsed $t0)
 	ended $tag $want 1
-	one_line $tag "$T/$tag.log" "$line"
+	case $line in
+	+*) grep -qxF "${line#+}" "$T/$tag.log" || { fail "$tag: no line '${line#+}'"; cat "$T/$tag.log"; } ;;
+	*) one_line $tag "$T/$tag.log" "$line" ;;
+	esac
 	echo "SIG$sig during the lookup, $tag: exit $st after ${took}s: $(cat "$T/$tag.log")"
 }
 
 stop rank1 TERM 143 \
-	"gradsync[rank 1]: error: stopped by SIGTERM while connecting to rank 0 at stalled.gradsync.test:$port" \
+	"gradsync[rank 1]: error: rank 1 stopped by SIGTERM (signal 15) during the lookup of rendezvous host 'stalled.gradsync.test': it had not reached rank 0 yet" \
 	"$G" rendezvous --rank 1 --world-size 2 --rendezvous stalled.gradsync.test:$port --timeout 60s
 stop rank0 INT 130 \
-	"gradsync[rank 0]: error: stopped by SIGINT while waiting for the ranks at stalled.gradsync.test:$port" \
+	"gradsync[rank 0]: error: rank 0 stopped by SIGINT (signal 2) during the lookup of rendezvous host 'stalled.gradsync.test': it had not listened for the ranks yet" \
 	"$G" rendezvous --rank 0 --world-size 2 --rendezvous stalled.gradsync.test:$port --timeout 60s
 cat >"$T/job.ini" <<INI
 [experiment]
@@ -119,9 +124,15 @@ timeout = 60s
 INI
 # torchrun's environment: the rendezvous is MASTER_ADDR, MASTER_PORT + 1
 stop torchrun INT 130 \
-	"gradsync[rank 1]: error: stopped by SIGINT while connecting to rank 0 at stalled.gradsync.test:$((port + 1))" \
+	"gradsync[rank 1]: error: rank 1 stopped by SIGINT (signal 2) during the lookup of rendezvous host 'stalled.gradsync.test': it had not reached rank 0 yet" \
 	env RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=stalled.gradsync.test \
 	MASTER_PORT=$port "$G" run "$T/job.ini"
+# rank 0 of `run`: its run directory made first, its report of the case interrupted after
+stop torchrun0 TERM 143 \
+	"+gradsync[rank 0]: error: rank 0 stopped by SIGTERM (signal 15) during the lookup of rendezvous host 'stalled.gradsync.test': it had not listened for the ranks yet" \
+	env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 MASTER_ADDR=stalled.gradsync.test \
+	MASTER_PORT=$port "$G" run "$T/job.ini"
+[ "$(grep -c ": error: " "$T/torchrun0.log")" = 1 ] || { fail "torchrun0: more than one error"; cat "$T/torchrun0.log"; }
 
 # --- a name that does not exist: said at once, whatever the timeout
 for r in 1 0; do
