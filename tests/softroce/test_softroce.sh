@@ -24,8 +24,10 @@ if grep -q '^#define GS_HAVE_VERBS 0' "$BUILDDIR/config.h" 2>/dev/null; then
 fi
 
 # verbs_pingpong: the transport ops driven directly, built like configure links rdma-core
+# (verbs_probe.c left out: the doctor's port probe, a bounded group of util/callbound.c,
+# is no part of the transport)
 PP=$SR_LOGDIR/verbs_pingpong
-VSRC=$(ls "$ROOT"/src/transport/verbs/verbs*.c | grep -v '_stub\.c$\|_test\.c$')
+VSRC=$(ls "$ROOT"/src/transport/verbs/verbs*.c | grep -v '_stub\.c$\|_test\.c$\|/verbs_probe\.c$')
 # shellcheck disable=SC2086
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -DRDMA_STATIC_PROVIDERS=all -I"$ROOT/src" \
 	$VSRC "$ROOT"/src/transport/rdma_policy.c "$ROOT"/src/util/log.c "$ROOT"/src/util/strutil.c \
