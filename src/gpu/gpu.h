@@ -108,6 +108,12 @@ struct gpu_list {
  */
 int gpu_list_within(struct gpu_list **out, uint64_t timeout_ns, struct callbound_at *at,
 		    char *why, size_t whylen);
+/*
+ * The same listing as a group for a caller that runs it beside other groups within one
+ * bound (callbound_run_all: the doctor's probes): g set up, its arg a struct gpu_list that
+ * is the caller's to free once g->ret is 0. -ENOMEM (nothing to run) or 0.
+ */
+int gpu_list_group(struct callbound_group *g);
 
 struct gpu_stream; /* a cudaStream_t */
 struct gpu_event;  /* a cudaEvent_t */

@@ -27,26 +27,31 @@ static void list_call(void *arg)
 	}
 }
 
+int gpu_list_group(struct callbound_group *g)
+{
+	*g = (struct callbound_group){
+		.fn = list_call, .arg = calloc(1, sizeof(struct gpu_list)), .drop = free,
+		.what = "CUDA driver", .hint = "driver wedged?",
+	};
+	return g->arg ? 0 : -ENOMEM;
+}
+
 int gpu_list_within(struct gpu_list **out, uint64_t timeout_ns, struct callbound_at *at,
 		    char *why, size_t whylen)
 {
-	struct gpu_list *l = calloc(1, sizeof(*l));
-	size_t n;
-	int ret;
+	struct callbound_group g;
 
 	*out = NULL;
-	if (!l) {
-		snprintf(at->obj, sizeof(at->obj), "CUDA driver");
+	if (gpu_list_group(&g)) {
+		snprintf(at->obj, sizeof(at->obj), "%s", g.what);
 		at->op = "start";
 		snprintf(why, whylen, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	ret = callbound_run(list_call, l, free, "CUDA driver", timeout_ns, at, why, whylen);
-	if (ret == -ETIMEDOUT) { /* l is the group's */
-		n = strlen(why);
-		snprintf(why + n, whylen - n, " (driver wedged?)");
-	}
-	if (!ret)
-		*out = l;
-	return ret;
+	callbound_run_all(&g, 1, timeout_ns);
+	*at = g.at;
+	snprintf(why, whylen, "%s", g.why);
+	if (!g.ret)
+		*out = g.arg;
+	return g.ret;
 }
