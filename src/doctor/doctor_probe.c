@@ -18,9 +18,11 @@
 #include "util/log.h"
 
 /* A probe given up on: kept for its check, said now (the wait is over, the doctor goes
- * on). -EINTR (a stop signal) is returned: the command is ending. */
+ * on). -EINTR (a stop signal) is returned: the command is ending; so is -ENOMEM. */
 static int probe_gave_up(struct doc_probe *p, const struct callbound_group *g)
 {
+	if (g->ret == -ENOMEM)
+		return g->ret;
 	if (g->ret == -EINTR) {
 		log_err(LOG_MAIN, "doctor: %s: %s", g->at.obj, g->why);
 		return g->ret;
@@ -97,21 +99,15 @@ int doc_probe(struct doctor_node *n, unsigned ask)
 	    ((n->topo->n_gpus && n->nvidia_module) || callbound_test_hang(GPU_CALL_INIT))) {
 		p[k] = &n->in.cuda;
 		facts[k] = cuda_facts;
-		ret = gpu_list_group(&g[k++]);
+		gpu_list_group(&g[k++]);
 	}
-	if ((ask & DOC_ASK_VERBS) && !ret) {
+	if (ask & DOC_ASK_VERBS) {
 		p[k] = &n->in.verbs;
 		facts[k] = verbs_facts;
 		g[k++] = (struct callbound_group){
 			.fn = verbs_group, .arg = calloc(1, sizeof(struct verbs_group)),
 			.drop = free, .what = "RDMA devices", .hint = "HCA or its driver wedged?",
 		};
-		ret = g[k - 1].arg ? 0 : -ENOMEM;
-	}
-	if (ret) {
-		for (int i = 0; i < k; i++)
-			free(g[i].arg);
-		return ret;
 	}
 	/* at once, within one bound: a node whose driver and HCA are both wedged waits it once */
 	callbound_run_all(g, (size_t)k, n->timeout_ns);

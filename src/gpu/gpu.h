@@ -110,10 +110,10 @@ int gpu_list_within(struct gpu_list **out, uint64_t timeout_ns, struct callbound
 		    char *why, size_t whylen);
 /*
  * The same listing as a group for a caller that runs it beside other groups within one
- * bound (callbound_run_all: the doctor's probes): g set up, its arg a struct gpu_list that
- * is the caller's to free once g->ret is 0. -ENOMEM (nothing to run) or 0.
+ * bound (callbound_run_all: the doctor's probes): g set up, its arg a struct gpu_list
+ * (NULL without memory) that is the caller's to free once g->ret is 0.
  */
-int gpu_list_group(struct callbound_group *g);
+void gpu_list_group(struct callbound_group *g);
 
 struct gpu_stream; /* a cudaStream_t */
 struct gpu_event;  /* a cudaEvent_t */

@@ -3,7 +3,6 @@
  * (util/callbound.h): the one place a command asks a driver that may be wedged (doctor,
  * `gradsync gpu`). Built with or without CUDA: it calls the GPU layer's own API.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,31 +26,22 @@ static void list_call(void *arg)
 	}
 }
 
-int gpu_list_group(struct callbound_group *g)
+void gpu_list_group(struct callbound_group *g)
 {
 	*g = (struct callbound_group){
 		.fn = list_call, .arg = calloc(1, sizeof(struct gpu_list)), .drop = free,
 		.what = "CUDA driver", .hint = "driver wedged?",
 	};
-	return g->arg ? 0 : -ENOMEM;
 }
 
 int gpu_list_within(struct gpu_list **out, uint64_t timeout_ns, struct callbound_at *at,
 		    char *why, size_t whylen)
 {
 	struct callbound_group g;
+	int ret;
 
-	*out = NULL;
-	if (gpu_list_group(&g)) {
-		snprintf(at->obj, sizeof(at->obj), "%s", g.what);
-		at->op = "start";
-		snprintf(why, whylen, "%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	callbound_run_all(&g, 1, timeout_ns);
-	*at = g.at;
-	snprintf(why, whylen, "%s", g.why);
-	if (!g.ret)
-		*out = g.arg;
-	return g.ret;
+	gpu_list_group(&g);
+	ret = callbound_run_group(&g, timeout_ns, at, why, whylen);
+	*out = ret ? NULL : g.arg;
+	return ret;
 }

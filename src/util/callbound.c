@@ -127,8 +127,11 @@ static struct bounded_job *group_start(struct callbound_group *g, struct cb_job 
 	struct cb_job *j = calloc(1, sizeof(*j));
 
 	*out = j;
-	if (!j) {
-		g->drop(g->arg);
+	if (!j || !g->arg) { /* no memory for the job, or for the group's own arg */
+		free(j);
+		*out = NULL;
+		if (g->arg)
+			g->drop(g->arg);
 		g->ret = -ENOMEM;
 		snprintf(g->why, sizeof(g->why), "%s", strerror(ENOMEM));
 		return NULL;
@@ -170,7 +173,8 @@ int callbound_run_all(struct callbound_group *g, size_t n, uint64_t timeout_ns)
 		ret = fsb_stop_begin(&stop, refused, sizeof(refused));
 	if (ret) {
 		for (i = 0; i < n; i++) {
-			g[i].drop(g[i].arg);
+			if (g[i].arg)
+				g[i].drop(g[i].arg);
 			g[i].ret = ret;
 			snprintf(g[i].why, sizeof(g[i].why), "%s",
 				 ret == -EINTR ? refused : strerror(ENOMEM));
@@ -202,13 +206,19 @@ out_free:
 	return ret;
 }
 
+int callbound_run_group(struct callbound_group *g, uint64_t timeout_ns, struct callbound_at *at,
+			char *why, size_t whylen)
+{
+	callbound_run_all(g, 1, timeout_ns);
+	*at = g->at;
+	snprintf(why, whylen, "%s", g->why);
+	return g->ret;
+}
+
 int callbound_run(void (*fn)(void *arg), void *arg, void (*drop)(void *arg), const char *what,
 		  uint64_t timeout_ns, struct callbound_at *at, char *why, size_t whylen)
 {
 	struct callbound_group g = { .fn = fn, .arg = arg, .drop = drop, .what = what };
 
-	callbound_run_all(&g, 1, timeout_ns);
-	*at = g.at;
-	snprintf(why, whylen, "%s", g.why);
-	return g.ret;
+	return callbound_run_group(&g, timeout_ns, at, why, whylen);
 }

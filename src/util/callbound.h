@@ -37,7 +37,7 @@ struct callbound_at {
  * ("cuInit did not return within 30s", "stopped by SIGTERM while cuInit was pending"); arg
  * is the group's: drop(arg) runs once fn returns (at once when fn never ran), and the
  * caller must not touch arg again. On a group's own thread fn(arg) is called right there.
- * A group of one of callbound_run_all (no hint).
+ * callbound_run_group of a group without a hint.
  */
 int callbound_run(void (*fn)(void *arg), void *arg, void (*drop)(void *arg), const char *what,
 		  uint64_t timeout_ns, struct callbound_at *at, char *why, size_t whylen);
@@ -45,7 +45,7 @@ int callbound_run(void (*fn)(void *arg), void *arg, void (*drop)(void *arg), con
 /* One group of callbound_run_all: what it runs, and what became of it. */
 struct callbound_group {
 	void (*fn)(void *arg);
-	void *arg;
+	void *arg;              /* NULL: its allocation failed: not run, ret -ENOMEM */
 	void (*drop)(void *arg);
 	const char *what;       /* what fn works on, named before its first note ("CUDA driver") */
 	const char *hint;       /* a timeout's why ends with it, in parentheses ("driver
@@ -65,6 +65,9 @@ struct callbound_group {
  * ended the wait (or had been taken: nothing attempted), else 0, whatever the groups' ret.
  */
 int callbound_run_all(struct callbound_group *g, size_t n, uint64_t timeout_ns);
+/* One group, alone: as callbound_run (its return, at and why), with g's hint. */
+int callbound_run_group(struct callbound_group *g, uint64_t timeout_ns, struct callbound_at *at,
+			char *why, size_t whylen);
 /* On a group's thread: the call about to be made (a literal) and its object (copied); on
  * any other thread nothing, so that code shared with callers outside groups may note. */
 void callbound_note(const char *op, const char *obj);

@@ -210,6 +210,33 @@ static void test_all_one_bound(void **state)
 	close(q[1]);
 }
 
+/* A group whose arg could not be allocated is not run (-ENOMEM, its object named, nothing
+ * dropped); the others beside it are; callbound_run_group says it in the caller's words. */
+static void test_all_no_memory(void **state)
+{
+	struct group *a = group_new("cuInit", "CUDA driver", -1);
+	struct callbound_group g[2];
+	struct callbound_at at;
+	char why[128];
+
+	(void)state;
+	g[0] = all_group(NULL, "RDMA devices", NULL);
+	g[1] = all_group(a, "CUDA driver", NULL);
+	assert_int_equal(callbound_run_all(g, 2, TMO), 0);
+	assert_int_equal(g[0].ret, -ENOMEM);
+	assert_string_equal(g[0].at.obj, "RDMA devices");
+	assert_string_equal(g[0].why, strerror(ENOMEM));
+	assert_int_equal(g[1].ret, 0);
+	assert_int_equal(a->result, 42);
+	free(a);
+	g[0] = all_group(NULL, "CUDA device 0", "driver wedged?");
+	assert_int_equal(callbound_run_group(&g[0], TMO, &at, why, sizeof(why)), -ENOMEM);
+	assert_string_equal(at.op, "start");
+	assert_string_equal(at.obj, "CUDA device 0");
+	assert_string_equal(why, strerror(ENOMEM));
+	assert_int_equal(dropped, 3);
+}
+
 /* A program's own handler's flag (run/stop.c's), raised during the wait: -EINTR, the call
  * pending named; the signal its owner's (fsbound took nothing). */
 static void test_stop_watched(void **state)
@@ -270,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_hook),
 		cmocka_unit_test(test_all_at_once),
 		cmocka_unit_test(test_all_one_bound),
+		cmocka_unit_test(test_all_no_memory),
 		cmocka_unit_test(test_stop_watched),
 		cmocka_unit_test(test_stop_default), /* the last: its stop stays */
 	};
