@@ -335,4 +335,27 @@ struct gpu_mem_rates {
 
 int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, struct gpu_mem_rates *out);
 
+/* ---- Calibration within a bound (calibrate.c: built with or without CUDA) ---- */
+
+/* A calibration's first call: where the test hook stands in for a GPU on a node with none. */
+#define GPU_CALL_SET_DEVICE "cudaSetDevice"
+
+struct gpu_calibration {
+	int rc;                   /* 0, or the GPU layer's -errno (logged) */
+	double tflops;            /* gpu_calibrate's */
+	struct gpu_mem_rates mem; /* gpu_calibrate_memory's, when asked for */
+};
+
+/*
+ * gpu_calibrate on device dev, and with memory gpu_calibrate_memory, on a stream of its
+ * own, as one bounded group within timeout_ns for all of it (util/callbound.h), each CUDA
+ * call noted on "CUDA device DEV": a GPU or driver wedged mid-calibration fails this
+ * instead of hanging its caller. 0 with *out filled (out->rc the calibration's outcome).
+ * Else -ETIMEDOUT or -EINTR (a stop signal), -ENOMEM; at and why as gpu_list_within's
+ * ("cudaEventSynchronize", "CUDA device 0": "cudaEventSynchronize did not return within
+ * 30s (driver wedged?)"); no gpu_* call may be made in this process after that.
+ */
+int gpu_calibrate_within(int dev, bool memory, uint64_t timeout_ns, struct gpu_calibration *out,
+			 struct callbound_at *at, char *why, size_t whylen);
+
 #endif

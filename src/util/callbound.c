@@ -53,7 +53,8 @@ void callbound_note(const char *op, const char *obj)
 		return;
 	pthread_mutex_lock(&j->lock);
 	j->op = op;
-	snprintf(j->obj, sizeof(j->obj), "%s", obj);
+	if (obj)
+		snprintf(j->obj, sizeof(j->obj), "%s", obj);
 	pthread_mutex_unlock(&j->lock);
 	/* the test hook's wedged driver: asleep for good, every signal blocked on this
 	 * thread (bounded.c); the process's exit ends it */
@@ -75,10 +76,10 @@ static void job_abandon(void *arg)
 	struct cb_job *j = arg;
 
 	pthread_mutex_lock(&j->lock);
-	if (j->op) {
+	if (j->op)
 		j->at->op = j->op;
+	if (*j->obj) /* else what it works on: notes without an object so far */
 		snprintf(j->at->obj, sizeof(j->at->obj), "%s", j->obj);
-	}
 	pthread_mutex_unlock(&j->lock);
 }
 

@@ -68,8 +68,9 @@ int callbound_run_all(struct callbound_group *g, size_t n, uint64_t timeout_ns);
 /* One group, alone: as callbound_run (its return, at and why), with g's hint. */
 int callbound_run_group(struct callbound_group *g, uint64_t timeout_ns, struct callbound_at *at,
 			char *why, size_t whylen);
-/* On a group's thread: the call about to be made (a literal) and its object (copied); on
- * any other thread nothing, so that code shared with callers outside groups may note. */
+/* On a group's thread: the call about to be made (a literal) and its object (copied; NULL:
+ * the last note's, for a step deep in code that does not know it); on any other thread
+ * nothing, so that code shared with callers outside groups may note. */
 void callbound_note(const char *op, const char *obj);
 /* Does the test hook GRADSYNC_TEST_HANG name call op? (A caller that asks a library only
  * when the node shows the hardware asks anyway then: the hook stands in for both.) */

@@ -30,6 +30,7 @@ static int dropped; /* args the test's drop freed */
 
 struct group {
 	const char *op, *obj; /* the call noted, and its object */
+	const char *op2;      /* then this one, on the same object (a note without one) */
 	int pipe_r;           /* >= 0: the call blocks reading it until the test writes */
 	int pipe_w;           /* > 0: a byte written into it first (another group's pipe_r) */
 	int result;
@@ -43,6 +44,8 @@ static void group_fn(void *arg)
 	if (g->pipe_w > 0 && write(g->pipe_w, "x", 1) != 1)
 		g->result = -1;
 	callbound_note(g->op, g->obj);
+	if (g->op2)
+		callbound_note(g->op2, NULL);
 	g->result = g->pipe_r < 0 ? 42 : (int)read(g->pipe_r, &b, 1);
 }
 
@@ -106,6 +109,36 @@ static void test_gives_up(void **state)
 	close(p[1]);
 }
 
+/* A note without an object (a step deep in the GPU layer) keeps the last note's; with none
+ * before it, the group's what is named. */
+static void test_note_keeps_object(void **state)
+{
+	struct group *g;
+	struct callbound_at at;
+	char why[128];
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	g = group_new("cudaSetDevice", "CUDA device 1", p[0]);
+	g->op2 = "cudaEventSynchronize";
+	assert_int_equal(callbound_run(group_fn, g, group_drop, "CUDA device 1", SHORT, &at, why,
+				       sizeof(why)),
+			 -ETIMEDOUT);
+	assert_string_equal(at.op, "cudaEventSynchronize");
+	assert_string_equal(at.obj, "CUDA device 1");
+	assert_string_equal(why, "cudaEventSynchronize did not return within 50ms");
+	assert_int_equal(callbound_run(group_fn, group_new("cudaMalloc", NULL, p[0]), group_drop,
+				       "CUDA device 2", SHORT, &at, why, sizeof(why)),
+			 -ETIMEDOUT);
+	assert_string_equal(at.op, "cudaMalloc");
+	assert_string_equal(at.obj, "CUDA device 2");
+	assert_int_equal(write(p[1], "xy", 2), 2);
+	wait_dropped(3);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* GRADSYNC_TEST_HANG: a listed call blocks on a group's thread (given up on as a wedged
  * driver would be), matched whole; a note outside a group never blocks. */
 static void test_hook(void **state)
@@ -162,7 +195,7 @@ static void test_all_at_once(void **state)
 	free(b);
 	close(p[0]);
 	close(p[1]);
-	assert_int_equal(dropped, 1);
+	assert_int_equal(dropped, 3);
 }
 
 /*
@@ -203,7 +236,7 @@ static void test_all_one_bound(void **state)
 	free(c);
 	assert_int_equal(write(p[1], "x", 1), 1);
 	assert_int_equal(write(q[1], "x", 1), 1);
-	wait_dropped(3);
+	wait_dropped(5);
 	close(p[0]);
 	close(p[1]);
 	close(q[0]);
@@ -234,7 +267,7 @@ static void test_all_no_memory(void **state)
 	assert_string_equal(at.op, "start");
 	assert_string_equal(at.obj, "CUDA device 0");
 	assert_string_equal(why, strerror(ENOMEM));
-	assert_int_equal(dropped, 3);
+	assert_int_equal(dropped, 5);
 }
 
 /* A program's own handler's flag (run/stop.c's), raised during the wait: -EINTR, the call
@@ -260,7 +293,7 @@ static void test_stop_watched(void **state)
 	assert_int_equal(fsb_stop_signo(), 0);
 	fsb_stop_watch(NULL);
 	assert_int_equal(write(p[1], "x", 1), 1);
-	wait_dropped(4);
+	wait_dropped(6);
 	close(p[0]);
 	close(p[1]);
 }
@@ -286,7 +319,7 @@ static void test_stop_default(void **state)
 				       why, sizeof(why)),
 			 -EINTR);
 	assert_string_equal(why, "not attempted: stopped by SIGTERM");
-	wait_dropped(5); /* the one not attempted: at once */
+	wait_dropped(7); /* the one not attempted: at once */
 }
 
 int main(void)
@@ -294,6 +327,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_returns),
 		cmocka_unit_test(test_gives_up),
+		cmocka_unit_test(test_note_keeps_object),
 		cmocka_unit_test(test_hook),
 		cmocka_unit_test(test_all_at_once),
 		cmocka_unit_test(test_all_one_bound),

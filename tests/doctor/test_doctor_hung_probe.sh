@@ -1,9 +1,10 @@
 #!/bin/sh
 # A wedged GPU driver or a dead HCA (cuInit, ibv_get_device_list stuck in the kernel) no
-# longer hangs `gradsync doctor` or `gradsync gpu`: the probe is given up on at --timeout,
-# one line names the call, what it was on and the bound, doctor fails that check (text and
-# JSON) and still prints the others, exit 1; with both wedged the doctor waits --timeout
-# once, not twice; SIGTERM while the probe waits ends it at once, exit 143. This machine has neither a GPU nor an RDMA device: the test hook
+# longer hangs `gradsync doctor` or `gradsync gpu` (its --calibrate too): the probe is
+# given up on at --timeout, one line names the call, what it was on and the bound, doctor
+# fails that check (text and JSON) and still prints the others, exit 1; with both wedged
+# the doctor waits --timeout once, not twice; SIGTERM while the probe waits ends it at
+# once, exit 143. This machine has neither a GPU nor an RDMA device: the test hook
 # GRADSYNC_TEST_HANG=CALL (util/callbound.h) makes the named call block; and where strace
 # is installed, verbs' own open of /sys/class/infiniband_verbs is held for real.
 set -u
@@ -126,6 +127,31 @@ took "gpu, cuInit hung" "$t0" 10
 [ $st = 1 ] || fail "gpu, cuInit hung: exit $st, want 1"
 grep -qx 'gradsync gpu: CUDA driver: cuInit did not return within 1s (driver wedged?)' "$T/gpu.err" &&
 	[ "$(wc -l <"$T/gpu.err")" = 1 ] || { fail "gpu, cuInit hung: stderr"; cat "$T/gpu.err"; }
+# gpu --calibrate: the calibration's own CUDA calls within the bound too. Without a GPU the
+# hook's wedged cudaSetDevice stands in for one (as cuInit does for doctor): device 0's
+# calibration given up on at 1 s, in one line naming the call and the device
+t0=$(now_ms)
+GRADSYNC_TEST_HANG=cudaSetDevice timeout -s KILL 60 "$G" gpu --calibrate --timeout 1s \
+	>"$T/cal.out" 2>"$T/cal.err"
+st=$?
+took "gpu --calibrate, cudaSetDevice hung" "$t0" 10
+[ $st = 1 ] || fail "gpu --calibrate, cudaSetDevice hung: exit $st, want 1"
+grep -qx 'gradsync gpu: CUDA device 0: cudaSetDevice did not return within 1s (driver wedged?)' \
+	"$T/cal.err" && [ "$(grep -c '^gradsync gpu:' "$T/cal.err")" = 1 ] ||
+	{ fail "gpu --calibrate, cudaSetDevice hung: stderr"; cat "$T/cal.err"; }
+# SIGTERM in it: 143 at once, the pending call named
+GRADSYNC_TEST_HANG=cudaSetDevice timeout -s KILL 60 "$G" gpu --calibrate --timeout 60s \
+	>"$T/calt.out" 2>"$T/calt.err" &
+pid=$!
+sleep 1.5
+t0=$(now_ms)
+kill -TERM $pid
+wait $pid
+st=$?
+took "gpu --calibrate, SIGTERM in the hung calibration" "$t0" 3
+[ $st = 143 ] || fail "gpu --calibrate, SIGTERM: exit $st, want 143"
+grep -qx 'gradsync gpu: CUDA device 0: stopped by SIGTERM while cudaSetDevice was pending' \
+	"$T/calt.err" || { fail "gpu --calibrate, SIGTERM: stderr"; cat "$T/calt.err"; }
 "$G" gpu --timeout 0 >/dev/null 2>"$T/gpu0.err"
 st=$?
 [ $st = 2 ] || fail "gpu --timeout 0: exit $st, want 2"
