@@ -30,8 +30,9 @@ static void usage(FILE *f)
 		   "  --sysfs-root DIR  read a captured tree (tests/fixtures/sysfs/capture.sh)\n"
 		   "  --gdr-level L     the [gpu] gdr_level GPU-NIC paths are judged against (PXB)\n"
 		   "  --timeout D       bound of each: the walk of the sysfs tree, the checks' reads,\n"
-		   "                    the CUDA probe, the verbs probe (default %s); a probe that\n"
-		   "                    does not return (a wedged driver) fails its check\n"
+		   "                    the CUDA and verbs probes (run at once, one bound for both;\n"
+		   "                    default %s); a probe that does not return (a wedged driver)\n"
+		   "                    fails its check\n"
 		   "  --checks          list the checks and exit\n"
 		   "  exit status: 0 no check failed, 1 a check failed, 2 usage\n", levels,
 		FSB_TIMEOUT_DEFAULT);

@@ -3,11 +3,12 @@
  * shows (name, PCI bus id for topology matching, SMs, memory, dma-buf and GPUDirect RDMA
  * support), asked within --timeout (a wedged driver fails the command), and, with
  * --calibrate, the TFLOP/s our GEMM reaches on each (compute = gemm sizes its work with
- * it); --write FILE also measures GPU 0's streaming bandwidth and writes the cost model's
- * profile of this node ([gpu] profile = FILE). --profile NAME --write FILE writes a
- * built-in row as a file to edit. --host-pace US (with --write) gives the eager host's
- * pace, us per tiny PyTorch op, to which the profile's host values are scaled: our own
- * kernels' launch pace does not follow Python's (gpu_profile.c, H200_HOST_PACE_US).
+ * it), each GPU's calibration within --timeout as a whole (gpu/calibrate.c); --write FILE
+ * also measures GPU 0's streaming bandwidth and writes the cost model's profile of this
+ * node ([gpu] profile = FILE). --profile NAME --write FILE writes a built-in row as a
+ * file to edit. --host-pace US (with --write) gives the eager host's pace, us per tiny
+ * PyTorch op, to which the profile's host values are scaled: our own kernels' launch pace
+ * does not follow Python's (gpu_profile.c, H200_HOST_PACE_US).
  * --timeout also bounds the read of --profile FILE and the write of --write FILE.
  */
 #include <errno.h>
@@ -22,8 +23,6 @@
 #include "util/common.h"
 #include "util/fsbound.h"
 #include "workload/gpu_profile.h"
-
-#define CALIBRATE_TIMEOUT_MS 60000
 
 /*
  * Profile g (after a comment line head, if any) into path, "-" for stdout; 0 or -errno,
@@ -73,61 +72,72 @@ struct gpu_args {
 	uint64_t timeout_ns; /* --timeout */
 };
 
-/* One GPU's line (p: its properties, from gpu_list_within); with calibrate, our kernels'
- * rates, and with write, GPU 0's profile. */
-static int show_device(int dev, const struct gpu_props *p, const struct gpu_args *a)
+/* A calibration given up on: its call holds the driver, no further GPU may be asked. */
+struct gave_up {
+	bool held;
+	struct callbound_at at;
+	char why[160];
+};
+
+/*
+ * Our kernels' rates on GPU dev (p: its properties), measured within the bound: printed on
+ * its line, and with write, GPU 0's profile written. 0, or -errno: the GPU layer or the
+ * profile's write said why, or the calibration was given up on (gu filled, for the caller
+ * to say once the line is ended).
+ */
+static int calibrate_device(int dev, const struct gpu_props *p, const struct gpu_args *a,
+			    struct gave_up *gu)
 {
-	struct gpu_stream *s;
-	double tflops = 0;
+	bool profile = a->write && !dev;
+	struct gpu_calibration cal;
+	struct gpu_mem_rates mr;
+	struct profile_measure m;
+	struct gpu_profile g;
+	char head[320];
+	int rc;
+
+	rc = gpu_calibrate_within(dev, profile, a->timeout_ns, &cal, &gu->at, gu->why,
+				  sizeof(gu->why));
+	if (rc) {
+		gu->held = true;
+		return rc;
+	}
+	if (cal.rc)
+		return cal.rc;
+	printf(", gemm bf16 %.0f TFLOP/s", cal.tflops);
+	if (!profile)
+		return 0;
+	mr = cal.mem;
+	printf(", stream %.0f GB/s, kernel pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s",
+	       mr.stream_gbps, mr.floor_us, mr.bn_gbps, mr.layernorm_gbps, mr.softmax_gbps);
+	m = (struct profile_measure){
+		.gemm_tflops = cal.tflops, .stream_gbps = mr.stream_gbps,
+		.floor_us = mr.floor_us, .bn_gbps = mr.bn_gbps,
+		.layernorm_gbps = mr.layernorm_gbps, .softmax_gbps = mr.softmax_gbps,
+		.sm_count = p->sm_count,
+	};
+	gpu_profile_calibrated(&m, p->name, &g);
+	if (a->pace_us > 0)
+		gpu_profile_set_host_pace(&g, gpu_profile_find("h200"), a->pace_us);
+	snprintf(head, sizeof(head), "# our kernels here: gemm %.1f TFLOP/s, stream %.0f GB/s, pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s\n",
+		 cal.tflops, mr.stream_gbps, mr.floor_us, mr.bn_gbps, mr.layernorm_gbps,
+		 mr.softmax_gbps);
+	return profile_save(a->write, &g, head, a->timeout_ns);
+}
+
+/* One GPU's line (p: its properties, from gpu_list_within); with calibrate, our kernels'
+ * rates (calibrate_device). */
+static int show_device(int dev, const struct gpu_props *p, const struct gpu_args *a,
+		       struct gave_up *gu)
+{
 	int rc = 0;
 
 	printf("gpu %d: %s, bus %s, %d SMs, cc %d.%d, %.1f GiB, L2 %llu MiB, dma-buf %s, gdr %s",
 	       dev, p->name, p->pci_bus_id, p->sm_count, p->cc_major, p->cc_minor,
 	       (double)p->mem_total / (1ull << 30), (unsigned long long)(p->l2_bytes >> 20),
 	       p->dmabuf_supported ? "yes" : "no", p->gdr_supported ? "yes" : "no");
-	if (a->calibrate) {
-		rc = gpu_set_device(dev);
-		if (rc)
-			goto out_line;
-		s = gpu_stream_create(false);
-		if (!s) {
-			rc = -1;
-			goto out_line;
-		}
-		rc = gpu_calibrate(s, CALIBRATE_TIMEOUT_MS, &tflops);
-		if (!rc)
-			printf(", gemm bf16 %.0f TFLOP/s", tflops);
-		if (!rc && a->write && !dev) {
-			struct gpu_mem_rates mr;
-			struct profile_measure m;
-			struct gpu_profile g;
-			char head[320];
-
-			rc = gpu_calibrate_memory(s, CALIBRATE_TIMEOUT_MS, &mr);
-			if (!rc) {
-				printf(", stream %.0f GB/s, kernel pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s",
-				       mr.stream_gbps, mr.floor_us, mr.bn_gbps, mr.layernorm_gbps,
-				       mr.softmax_gbps);
-				m = (struct profile_measure){
-					.gemm_tflops = tflops, .stream_gbps = mr.stream_gbps,
-					.floor_us = mr.floor_us, .bn_gbps = mr.bn_gbps,
-					.layernorm_gbps = mr.layernorm_gbps,
-					.softmax_gbps = mr.softmax_gbps,
-					.sm_count = p->sm_count,
-				};
-				gpu_profile_calibrated(&m, p->name, &g);
-				if (a->pace_us > 0)
-					gpu_profile_set_host_pace(&g, gpu_profile_find("h200"),
-								  a->pace_us);
-				snprintf(head, sizeof(head), "# our kernels here: gemm %.1f TFLOP/s, stream %.0f GB/s, pace %.2f us, batchnorm-like %.0f GB/s, layernorm-like %.0f GB/s, softmax-like %.0f GB/s\n",
-					 tflops, mr.stream_gbps, mr.floor_us, mr.bn_gbps,
-					 mr.layernorm_gbps, mr.softmax_gbps);
-				rc = profile_save(a->write, &g, head, a->timeout_ns);
-			}
-		}
-		gpu_stream_destroy(s);
-	}
-out_line:
+	if (a->calibrate)
+		rc = calibrate_device(dev, p, a, gu);
 	printf("\n");
 	return rc;
 }
@@ -158,22 +168,34 @@ static int show_devices(const struct gpu_args *a)
 {
 	struct callbound_at at;
 	struct gpu_list *l;
+	struct gave_up gu = { .held = false };
 	char why[160];
+	bool standin;
 	int failed = 0;
 
 	if (gpu_list_within(&l, a->timeout_ns, &at, why, sizeof(why))) {
 		fprintf(stderr, "gradsync gpu: %s: %s\n", at.obj, why);
 		return GS_EXIT_FAIL;
 	}
-	/* without a driver or a CUDA build the GPU layer has already said why, once */
-	if (l->count < 1) {
+	/* the test hook's wedged GPU stands in for one on a node without (as doctor's cuInit
+	 * does): device 0's calibration is made, to be given up on */
+	standin = l->count < 1 && a->calibrate && callbound_test_hang(GPU_CALL_SET_DEVICE);
+	if (standin) {
+		struct gpu_props none = { .name = "(test hook)" };
+
+		calibrate_device(0, &none, a, &gu);
+		failed = 1;
+	} else if (l->count < 1) {
+		/* without a driver or a CUDA build the GPU layer has already said why, once */
 		printf("no GPUs on this node\n");
 		failed = 1;
 	}
 	/* a device whose properties CUDA refused: the GPU layer said why */
-	for (int dev = 0; dev < l->count && dev < GPU_LIST_MAX; dev++)
-		if (l->rc[dev] || show_device(dev, &l->props[dev], a))
+	for (int dev = 0; dev < l->count && dev < GPU_LIST_MAX && !gu.held; dev++)
+		if (l->rc[dev] || show_device(dev, &l->props[dev], a, &gu))
 			failed = 1;
+	if (gu.held)
+		fprintf(stderr, "gradsync gpu: %s: %s\n", gu.at.obj, gu.why);
 	free(l);
 	return failed ? GS_EXIT_FAIL : GS_EXIT_OK;
 }
@@ -213,9 +235,11 @@ int cmd_gpu(int argc, char **argv)
 				"--calibrate times our kernels, --write FILE writes the cost model's\n"
 				"profile of this GPU ([gpu] profile = FILE); --profile NAME --write FILE\n"
 				"writes a built-in row to edit; --host-pace US (either form) its host values\n"
-				"at that pace. --timeout DURATION (default %s) bounds the CUDA probe\n"
-				"(a driver that does not answer fails the command), the read of --profile\n"
-				"FILE and the write of --write FILE.\n", FSB_TIMEOUT_DEFAULT);
+				"at that pace. --timeout DURATION (default %s) bounds the CUDA probe,\n"
+				"each GPU's --calibrate as a whole (a few seconds on a GPU), the read of\n"
+				"--profile FILE and the write of --write FILE; a CUDA call that does not\n"
+				"return within it (a wedged driver or GPU) fails the command, named.\n",
+			       FSB_TIMEOUT_DEFAULT);
 			return GS_EXIT_OK;
 		}
 	}

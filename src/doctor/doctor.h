@@ -115,7 +115,8 @@ struct doctor_node {
 	struct doc_input in;
 	bool live;           /* the root is the live /sys */
 	bool nvidia_module;  /* <root>/module/nvidia: the GPU driver is loaded */
-	uint64_t timeout_ns; /* the bound of each walk of the root and each library probe */
+	uint64_t timeout_ns; /* the bound of each walk of the root, and of the library probes
+			      * (run at once) together */
 };
 
 /* What doctor_node_collect() may ask beyond sysfs (only on the live /sys). */
@@ -130,9 +131,10 @@ enum doc_ask {
  * each within timeout_ns. NULL on failure (logged). Free with doctor_node_free(). Its reads
  * of root are bounded as a whole (util/fsbound.h: fsb_walk): a tree that does not answer,
  * or a stop signal, fails it in one line naming the call and the file. CUDA and verbs are
- * asked as bounded groups (util/callbound.h): one whose call does not return (a wedged
- * driver, a dead HCA) is given up on, said in one line and kept in in.cuda / in.verbs for
- * the checks gpu_driver and rdma_verbs to fail; a stop signal while one waits fails it.
+ * asked as bounded groups (util/callbound.h), at once and within one timeout_ns for both:
+ * one whose call does not return (a wedged driver, a dead HCA) is given up on, said in one
+ * line and kept in in.cuda / in.verbs for the checks gpu_driver and rdma_verbs to fail; a
+ * stop signal while they wait fails it.
  */
 struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigned ask,
 					uint64_t timeout_ns);

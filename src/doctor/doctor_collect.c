@@ -3,7 +3,7 @@
  * the checks run on them. What reads the sysfs tree (a fixture a user names, or an
  * attribute whose driver hangs) runs as a bounded walk (util/fsbound.h: fsb_walk): one
  * thread for the gathering, one for the checks, never one per read. CUDA and verbs (the
- * live /sys only) are bounded groups of their own (doctor_probe.c).
+ * live /sys only) are bounded groups of their own, run at once (doctor_probe.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -76,11 +76,7 @@ struct doctor_node *doctor_node_collect(const char *root, int gdr_level, unsigne
 		doctor_node_free(n);
 		return NULL;
 	}
-	ret = 0;
-	if (n->live && (ask & DOC_ASK_CUDA))
-		ret = doc_probe_cuda(n);
-	if (n->live && (ask & DOC_ASK_VERBS) && !ret)
-		ret = doc_probe_verbs(n);
+	ret = n->live ? doc_probe(n, ask) : 0;
 	if (ret == -ENOMEM)
 		log_err(LOG_MAIN, "doctor: %s", strerror(ENOMEM));
 	if (ret) { /* a stop signal (said) ends the command */

@@ -26,10 +26,10 @@ int doc_gdr_mechanism(const struct doc_input *in, struct doc_report *r);
 int doc_gpu_nic_path(const struct doc_input *in, struct doc_report *r);
 int doc_auto_path(const struct doc_input *in, struct doc_report *r);
 
-/* doctor_probe.c: the libraries of the live node, each within n->timeout_ns; 0, or -EINTR
- * (a stop signal: logged) or -ENOMEM. A probe given up on is said and kept in n->in. */
-int doc_probe_cuda(struct doctor_node *n);
-int doc_probe_verbs(struct doctor_node *n);
+/* doctor_probe.c: the libraries of the live node that ask allows (enum doc_ask), asked at
+ * once, all within one n->timeout_ns; 0, or -EINTR (a stop signal: logged) or -ENOMEM. A
+ * probe given up on is said (CUDA's line first) and kept in n->in. */
+int doc_probe(struct doctor_node *n, unsigned ask);
 int doc_gpu_driver(const struct doc_input *in, struct doc_report *r);
 int doc_rdma_verbs(const struct doc_input *in, struct doc_report *r);
 

@@ -1,9 +1,10 @@
 /*
  * The libraries the doctor asks beyond sysfs, CUDA and verbs, on the live node: each asked
- * as one bounded group (util/callbound.h), since a wedged GPU driver (cuInit stuck in the
- * kernel) or a dead HCA (ibv_open_device, ibv_query_port) would hang the doctor for ever;
- * and the checks gpu_driver and rdma_verbs, which fail the probe given up on, naming the
- * call, what it was on and the bound. The facts a probe brings feed the other checks.
+ * as a bounded group (util/callbound.h), both at once within one bound, since a wedged GPU
+ * driver (cuInit stuck in the kernel) or a dead HCA (ibv_open_device, ibv_query_port)
+ * would hang the doctor for ever; and the checks gpu_driver and rdma_verbs, which fail the
+ * probe given up on, naming the call, what it was on and the bound. The facts a probe
+ * brings feed the other checks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,36 +18,27 @@
 #include "util/log.h"
 
 /* A probe given up on: kept for its check, said now (the wait is over, the doctor goes
- * on). -EINTR (a stop signal) is returned: the command is ending. */
-static int probe_gave_up(struct doc_probe *p, int ret, const struct callbound_at *at,
-			 const char *why)
+ * on). -EINTR (a stop signal) is returned: the command is ending; so is -ENOMEM. */
+static int probe_gave_up(struct doc_probe *p, const struct callbound_group *g)
 {
-	if (ret == -EINTR) {
-		log_err(LOG_MAIN, "doctor: %s: %s", at->obj, why);
-		return ret;
+	if (g->ret == -ENOMEM)
+		return g->ret;
+	if (g->ret == -EINTR) {
+		log_err(LOG_MAIN, "doctor: %s: %s", g->at.obj, g->why);
+		return g->ret;
 	}
-	log_warn(LOG_MAIN, "doctor: %s: %s", at->obj, why);
+	log_warn(LOG_MAIN, "doctor: %s: %s", g->at.obj, g->why);
 	p->hung = true;
-	snprintf(p->subject, sizeof(p->subject), "%s", at->obj);
-	snprintf(p->what, sizeof(p->what), "%s", why);
+	snprintf(p->subject, sizeof(p->subject), "%s", g->at.obj);
+	snprintf(p->what, sizeof(p->what), "%s", g->why);
 	return 0;
 }
 
-int doc_probe_cuda(struct doctor_node *n)
+/* CUDA's answer (a struct gpu_list): the facts of each device topology knows. */
+static void cuda_facts(struct doctor_node *n, const void *arg)
 {
-	struct callbound_at at;
-	struct gpu_list *l;
-	char why[160];
-	int ret;
+	const struct gpu_list *l = arg;
 
-	/* only where the driver's module is loaded, so a node without one stays quiet; the
-	 * test hook's wedged driver stands in for one anywhere */
-	if ((!n->topo->n_gpus || !n->nvidia_module) && !callbound_test_hang(GPU_CALL_INIT))
-		return 0;
-	n->in.cuda.made = true;
-	ret = gpu_list_within(&l, n->timeout_ns, &at, why, sizeof(why));
-	if (ret)
-		return probe_gave_up(&n->in.cuda, ret, &at, why);
 	n->in.cuda.n = l->count;
 	for (int d = 0; d < l->count && d < GPU_LIST_MAX && n->in.n_gpus < TOPO_MAX_GPUS; d++) {
 		const struct gpu_props *p = &l->props[d];
@@ -61,8 +53,6 @@ int doc_probe_cuda(struct doctor_node *n)
 		    .cc_minor = p->cc_minor,
 		};
 	}
-	free(l);
-	return 0;
 }
 
 /* The verbs group: its own copy of the ports, the caller's only once it returned. */
@@ -78,25 +68,11 @@ static void verbs_group(void *arg)
 	v->n = verbs_probe_ports(v->pr, DOC_MAX_PORTS);
 }
 
-int doc_probe_verbs(struct doctor_node *n)
+/* verbs' answer (a struct verbs_group): each port's MTU. */
+static void verbs_facts(struct doctor_node *n, const void *arg)
 {
-	struct verbs_group *v = calloc(1, sizeof(*v));
-	struct callbound_at at;
-	char why[160];
-	size_t len;
-	int ret;
+	const struct verbs_group *v = arg;
 
-	n->in.verbs.made = true;
-	if (!v)
-		return -ENOMEM;
-	ret = callbound_run(verbs_group, v, free, "RDMA devices", n->timeout_ns, &at, why,
-			    sizeof(why));
-	if (ret == -ETIMEDOUT) { /* v is the group's */
-		len = strlen(why);
-		snprintf(why + len, sizeof(why) - len, " (HCA or its driver wedged?)");
-	}
-	if (ret)
-		return probe_gave_up(&n->in.verbs, ret, &at, why);
 	for (int i = 0; i < v->n; i++) {
 		struct doc_port_fact *f = &n->ports[i];
 
@@ -107,8 +83,45 @@ int doc_probe_verbs(struct doctor_node *n)
 	}
 	n->in.n_ports = v->n > 0 ? v->n : 0;
 	n->in.verbs.n = n->in.n_ports;
-	free(v);
-	return 0;
+}
+
+int doc_probe(struct doctor_node *n, unsigned ask)
+{
+	/* CUDA first, then verbs: their lines in that order, whichever returned first */
+	struct callbound_group g[2];
+	struct doc_probe *p[2];
+	void (*facts[2])(struct doctor_node *n, const void *arg);
+	int k = 0, ret = 0, rc;
+
+	/* CUDA only where the driver's module is loaded, so a node without one stays quiet;
+	 * the test hook's wedged driver stands in for one anywhere */
+	if ((ask & DOC_ASK_CUDA) &&
+	    ((n->topo->n_gpus && n->nvidia_module) || callbound_test_hang(GPU_CALL_INIT))) {
+		p[k] = &n->in.cuda;
+		facts[k] = cuda_facts;
+		gpu_list_group(&g[k++]);
+	}
+	if (ask & DOC_ASK_VERBS) {
+		p[k] = &n->in.verbs;
+		facts[k] = verbs_facts;
+		g[k++] = (struct callbound_group){
+			.fn = verbs_group, .arg = calloc(1, sizeof(struct verbs_group)),
+			.drop = free, .what = "RDMA devices", .hint = "HCA or its driver wedged?",
+		};
+	}
+	/* at once, within one bound: a node whose driver and HCA are both wedged waits it once */
+	callbound_run_all(g, (size_t)k, n->timeout_ns);
+	for (int i = 0; i < k; i++) {
+		p[i]->made = true;
+		if (g[i].ret) { /* arg is the group's */
+			rc = probe_gave_up(p[i], &g[i]);
+			ret = ret ? ret : rc;
+			continue;
+		}
+		facts[i](n, g[i].arg);
+		free(g[i].arg);
+	}
+	return ret;
 }
 
 /* What a probe's check says: its name and subject, the fix of a hung one, the skip of one

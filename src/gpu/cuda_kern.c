@@ -1,4 +1,9 @@
-/* Public entry points of our kernels: argument checks, error conversion, calibration. */
+/*
+ * Public entry points of our kernels: argument checks, error conversion, calibration. The
+ * calibration notes each CUDA call it makes (callbound_note: nothing outside a bounded
+ * group), on the object its group named, so that `gradsync gpu --calibrate` given up on
+ * names the call a wedged GPU did not return from.
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -6,6 +11,7 @@
 #include "gpu/gpu.h"
 #include "gpu/cuda_priv.h"
 #include "gpu/kernels.h"
+#include "util/callbound.h"
 #include "util/log.h"
 
 static bool elem_aligned(const void *p, enum dtype t)
@@ -194,21 +200,32 @@ static int timed_launch(const struct timed *t, struct gpu_stream *s)
 static int time_best(const struct timed *t, int reps, struct gpu_stream *s, int timeout_ms,
 		     double *best_ms)
 {
-	struct gpu_event *e0 = gpu_event_create(true), *e1 = gpu_event_create(true);
+	struct gpu_event *e0, *e1;
 	double ms, best = 0;
 	int rc = -ENOMEM;
 
+	callbound_note("cudaEventCreate", NULL);
+	e0 = gpu_event_create(true);
+	e1 = gpu_event_create(true);
+
 	if (!e0 || !e1)
 		goto out_events;
+	callbound_note("cudaLaunchKernel", NULL);
 	rc = timed_launch(t, s);
 	for (int i = 0; i < reps && !rc; i++) {
+		callbound_note("cudaEventRecord", NULL);
 		rc = gpu_event_record(e0, s);
+		callbound_note("cudaLaunchKernel", NULL);
 		if (!rc)
 			rc = timed_launch(t, s);
+		callbound_note("cudaEventRecord", NULL);
 		if (!rc)
 			rc = gpu_event_record(e1, s);
+		/* gpu_event_sync polls cudaEventQuery: a wait for the event all the same */
+		callbound_note("cudaEventSynchronize", NULL);
 		if (!rc)
 			rc = gpu_event_sync(e1, timeout_ms);
+		callbound_note("cudaEventElapsedTime", NULL);
 		if (!rc)
 			rc = gpu_event_elapsed_ms(e0, e1, &ms);
 		if (!rc && ms > 0 && (!best || ms < best))
@@ -216,6 +233,7 @@ static int time_best(const struct timed *t, int reps, struct gpu_stream *s, int 
 	}
 	*best_ms = best;
 out_events:
+	callbound_note("cudaEventDestroy", NULL);
 	gpu_event_destroy(e1);
 	gpu_event_destroy(e0);
 	return rc;
@@ -242,12 +260,14 @@ int gpu_calibrate(struct gpu_stream *s, int timeout_ms, double *tflops)
 	double best = 0, t = 0;
 	int rc = -ENOMEM;
 
+	callbound_note("cudaMalloc", NULL);
 	a = gpu_alloc(elems * 2);
 	b = gpu_alloc(elems * 2);
 	c = gpu_alloc(elems * 2);
 	if (!a || !b || !c)
 		goto out_free;
 	/* the engine pattern: small integers times 2^e, no NaN, inf or denormal slow paths */
+	callbound_note("cudaLaunchKernel", NULL);
 	rc = gpu_fill(a, elems, 0, DT_BF16, 1, 0, 64, s);
 	if (!rc)
 		rc = gpu_fill(b, elems, 0, DT_BF16, 1, 1, 64, s);
@@ -258,6 +278,7 @@ int gpu_calibrate(struct gpu_stream *s, int timeout_ms, double *tflops)
 	if (!rc)
 		*tflops = best;
 out_free:
+	callbound_note("cudaFree", NULL);
 	gpu_free(c);
 	gpu_free(b);
 	gpu_free(a);
@@ -288,15 +309,21 @@ int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, struct gpu_mem_ra
 	const size_t count = (size_t)64 << 20; /* 256 MiB per operand: far past the L2 */
 	const size_t bn = (size_t)CAL_BN_IMAGES * CAL_BN_CHANNELS * CAL_BN_HW;
 	const size_t big = bn > count ? bn : count;
-	void *a = gpu_alloc(big * 4), *b = gpu_alloc(count * 4), *d = gpu_alloc(big * 4);
-	void *stats = gpu_alloc(2 * sizeof(float) * CAL_BN_CHANNELS);
-	struct timed t = { .kind = TK_REDUCE, .c = d, .a = a, .b = b, .count = count, .n = 5 };
+	void *a, *b, *d, *stats;
+	struct timed t;
 	double tiny = 0;
 	int rc = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
+	callbound_note("cudaMalloc", NULL);
+	a = gpu_alloc(big * 4);
+	b = gpu_alloc(count * 4);
+	d = gpu_alloc(big * 4);
+	stats = gpu_alloc(2 * sizeof(float) * CAL_BN_CHANNELS);
+	t = (struct timed){ .kind = TK_REDUCE, .c = d, .a = a, .b = b, .count = count, .n = 5 };
 	if (!a || !b || !d || !stats)
 		goto out_free;
+	callbound_note("cudaMemsetAsync", NULL);
 	rc = gpu_memset_async(a, 0, big * 4, s);
 	if (!rc)
 		rc = gpu_memset_async(b, 0, count * 4, s);
@@ -324,6 +351,7 @@ int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, struct gpu_mem_ra
 		rc = time_rate(&t, 2.0 * CAL_ROWS * CAL_ROW_DIM * 4, s, timeout_ms,
 			       &out->softmax_gbps);
 out_free:
+	callbound_note("cudaFree", NULL);
 	gpu_free(stats);
 	gpu_free(d);
 	gpu_free(b);

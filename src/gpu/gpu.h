@@ -108,6 +108,12 @@ struct gpu_list {
  */
 int gpu_list_within(struct gpu_list **out, uint64_t timeout_ns, struct callbound_at *at,
 		    char *why, size_t whylen);
+/*
+ * The same listing as a group for a caller that runs it beside other groups within one
+ * bound (callbound_run_all: the doctor's probes): g set up, its arg a struct gpu_list
+ * (NULL without memory) that is the caller's to free once g->ret is 0.
+ */
+void gpu_list_group(struct callbound_group *g);
 
 struct gpu_stream; /* a cudaStream_t */
 struct gpu_event;  /* a cudaEvent_t */
@@ -328,5 +334,28 @@ struct gpu_mem_rates {
 };
 
 int gpu_calibrate_memory(struct gpu_stream *s, int timeout_ms, struct gpu_mem_rates *out);
+
+/* ---- Calibration within a bound (calibrate.c: built with or without CUDA) ---- */
+
+/* A calibration's first call: where the test hook stands in for a GPU on a node with none. */
+#define GPU_CALL_SET_DEVICE "cudaSetDevice"
+
+struct gpu_calibration {
+	int rc;                   /* 0, or the GPU layer's -errno (logged) */
+	double tflops;            /* gpu_calibrate's */
+	struct gpu_mem_rates mem; /* gpu_calibrate_memory's, when asked for */
+};
+
+/*
+ * gpu_calibrate on device dev, and with memory gpu_calibrate_memory, on a stream of its
+ * own, as one bounded group within timeout_ns for all of it (util/callbound.h), each CUDA
+ * call noted on "CUDA device DEV": a GPU or driver wedged mid-calibration fails this
+ * instead of hanging its caller. 0 with *out filled (out->rc the calibration's outcome).
+ * Else -ETIMEDOUT or -EINTR (a stop signal), -ENOMEM; at and why as gpu_list_within's
+ * ("cudaEventSynchronize", "CUDA device 0": "cudaEventSynchronize did not return within
+ * 30s (driver wedged?)"); no gpu_* call may be made in this process after that.
+ */
+int gpu_calibrate_within(int dev, bool memory, uint64_t timeout_ns, struct gpu_calibration *out,
+			 struct callbound_at *at, char *why, size_t whylen);
 
 #endif

@@ -3,7 +3,6 @@
  * (util/callbound.h): the one place a command asks a driver that may be wedged (doctor,
  * `gradsync gpu`). Built with or without CUDA: it calls the GPU layer's own API.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,26 +26,22 @@ static void list_call(void *arg)
 	}
 }
 
+void gpu_list_group(struct callbound_group *g)
+{
+	*g = (struct callbound_group){
+		.fn = list_call, .arg = calloc(1, sizeof(struct gpu_list)), .drop = free,
+		.what = "CUDA driver", .hint = "driver wedged?",
+	};
+}
+
 int gpu_list_within(struct gpu_list **out, uint64_t timeout_ns, struct callbound_at *at,
 		    char *why, size_t whylen)
 {
-	struct gpu_list *l = calloc(1, sizeof(*l));
-	size_t n;
+	struct callbound_group g;
 	int ret;
 
-	*out = NULL;
-	if (!l) {
-		snprintf(at->obj, sizeof(at->obj), "CUDA driver");
-		at->op = "start";
-		snprintf(why, whylen, "%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	ret = callbound_run(list_call, l, free, "CUDA driver", timeout_ns, at, why, whylen);
-	if (ret == -ETIMEDOUT) { /* l is the group's */
-		n = strlen(why);
-		snprintf(why + n, whylen - n, " (driver wedged?)");
-	}
-	if (!ret)
-		*out = l;
+	gpu_list_group(&g);
+	ret = callbound_run_group(&g, timeout_ns, at, why, whylen);
+	*out = ret ? NULL : g.arg;
 	return ret;
 }

@@ -184,9 +184,14 @@ static int drive_local(const struct experiment *exp, const struct run_job_args *
 	}
 	if (!oc->signo)
 		oc->signo = pending_stop(stop);
-	if (oc->signo) /* before the report: a second signal may kill us while we write it */
+	if (oc->signo) {
+		/* the user asked to stop: no write of ours from now on (this status, the
+		 * report) may keep them write_timeout more on a directory that does not answer */
+		fsb_stop_taken(oc->signo);
+		/* before the report: a second signal may kill us while we write it */
 		run_status_write(dir, exp->base.report.write_timeout_ns, "interrupted",
 				 strsignal(oc->signo));
+	}
 	unsetenv("GRADSYNC_CASE");
 	unsetenv("GRADSYNC_JOB_NONCE");
 	unsetenv("GRADSYNC_RUN_DIR");

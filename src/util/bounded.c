@@ -1,7 +1,7 @@
 /*
  * Bounded calls (util/bounded.h): one detached thread per call, a condition variable on
  * the monotonic clock, and a hand-over of the call's argument to whichever of the thread
- * and its caller ends last.
+ * and its caller ends last. bounded_run is bounded_start then bounded_wait.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -57,8 +57,7 @@ static void *job_main(void *p)
 	return NULL;
 }
 
-int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
-		volatile const sig_atomic_t *stop)
+struct bounded_job *bounded_start(const struct bounded_ops *ops, void *arg)
 {
 	struct bounded_job *j = calloc(1, sizeof(*j));
 	pthread_condattr_t ca;
@@ -69,7 +68,7 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 
 	if (!j) { /* no memory for the hand-over: the call, unbounded, on this thread */
 		ops->call(arg);
-		return 0;
+		return NULL;
 	}
 	j->ops = ops;
 	j->arg = arg;
@@ -89,8 +88,17 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 	if (rc) { /* no thread to spare: the call, unbounded, on this one */
 		job_free(j);
 		ops->call(arg);
-		return 0;
+		return NULL;
 	}
+	return j;
+}
+
+int bounded_wait(struct bounded_job *j, uint64_t deadline_ns, volatile const sig_atomic_t *stop)
+{
+	int rc = 0;
+
+	if (!j) /* bounded_start made the call itself */
+		return 0;
 	pthread_mutex_lock(&j->lock);
 	for (;;) {
 		uint64_t now = time_now_ns(), until = deadline_ns;
@@ -100,7 +108,7 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 			break;
 		if (stop && *stop && rc != -EINTR) { /* stopped: the grace ends the wait */
 			rc = -EINTR;
-			deadline_ns = GS_MIN(deadline_ns, now + ops->stop_grace_ns);
+			deadline_ns = GS_MIN(deadline_ns, now + j->ops->stop_grace_ns);
 			until = deadline_ns;
 		}
 		if (now >= deadline_ns) {
@@ -115,8 +123,8 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 	if (!j->done) {
 		/* under the lock: the thread cannot see done before abandoned is set, so arg
 		 * is still whole for abandon() */
-		if (ops->abandon)
-			ops->abandon(arg);
+		if (j->ops->abandon)
+			j->ops->abandon(j->arg);
 		j->abandoned = true;
 		__atomic_add_fetch(&pending, 1, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&j->lock);
@@ -125,4 +133,10 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 	pthread_mutex_unlock(&j->lock);
 	job_free(j);
 	return 0;
+}
+
+int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
+		volatile const sig_atomic_t *stop)
+{
+	return bounded_wait(bounded_start(ops, arg), deadline_ns, stop);
 }

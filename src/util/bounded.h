@@ -44,6 +44,20 @@ int bounded_run(const struct bounded_ops *ops, void *arg, uint64_t deadline_ns,
 		volatile const sig_atomic_t *stop);
 
 /*
+ * bounded_run in two steps, for a caller that runs several calls at once and waits for
+ * them against one deadline. bounded_start starts the call: the job to wait for, or NULL
+ * when the call ran on the caller's thread already (no memory or no thread to spare:
+ * unbounded, as without this helper) and returned. bounded_wait waits for it as
+ * bounded_run does, with the same outcomes (NULL: 0 at once); each job started is waited
+ * for exactly once, which frees it or hands it to its thread. With a deadline already
+ * past it only takes a job that has returned (-EINTR rather than -ETIMEDOUT when *stop
+ * is raised).
+ */
+struct bounded_job;
+struct bounded_job *bounded_start(const struct bounded_ops *ops, void *arg);
+int bounded_wait(struct bounded_job *j, uint64_t deadline_ns, volatile const sig_atomic_t *stop);
+
+/*
  * How many calls given up on have not returned yet, process-wide. Each may hold its
  * library's locks (a wedged driver's cuInit holds the CUDA runtime's): the exit handlers
  * and destructors of that library could wait on them for ever, so main skips them while

@@ -2,7 +2,8 @@
  * The bounded call (util/bounded.h): one that returns in time hands its results back,
  * one that does not is given up on at the deadline, or once a signal's handler raised
  * the stop flag (after a grace, when the ops give one), and frees its argument when it
- * returns at last; the thread runs with every signal blocked.
+ * returns at last; the thread runs with every signal blocked; started and waited for in
+ * two steps, calls run side by side.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -126,6 +127,39 @@ static void test_given_up_at_deadline(void **state)
 	close(p[1]);
 }
 
+/*
+ * bounded_start, then bounded_wait: two calls under way at once, the second started before
+ * the first is waited for. The one that returned hands its results back; the other, waited
+ * for with its deadline already past (the first's wait used it up), is given up on at once.
+ */
+static void test_start_then_wait(void **state)
+{
+	struct call *quick = calloc(1, sizeof(*quick));
+	int p[2], before = abandoned, dropped0 = dropped;
+	struct call *stuck = call_on_pipe(p);
+	struct bounded_job *jq, *js;
+	uint64_t t0;
+
+	(void)state;
+	quick->pipe_r = -1;
+	js = bounded_start(&ops, stuck);
+	jq = bounded_start(&ops, quick);
+	assert_non_null(js);
+	assert_non_null(jq);
+	assert_int_equal(bounded_wait(jq, time_now_ns() + 5000000000ull, NULL), 0);
+	assert_int_equal(quick->result, 42);
+	t0 = time_now_ns();
+	assert_int_equal(bounded_wait(js, t0, NULL), -ETIMEDOUT);
+	assert_true(time_now_ns() - t0 < 1000000000ull);
+	assert_int_equal(abandoned, before + 1);
+	assert_int_equal(bounded_wait(NULL, t0, NULL), 0); /* a call made by bounded_start */
+	assert_int_equal(write(p[1], "x", 1), 1);
+	wait_dropped(dropped0 + 1);
+	free(quick);
+	close(p[0]);
+	close(p[1]);
+}
+
 static volatile sig_atomic_t stop_flag;
 
 static void on_alarm(int sig)
@@ -235,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_returns_in_time),
 		cmocka_unit_test(test_given_up_at_deadline),
+		cmocka_unit_test(test_start_then_wait),
 		cmocka_unit_test(test_stopped_by_signal),
 		cmocka_unit_test(test_stop_before),
 		cmocka_unit_test(test_stop_grace),

@@ -1,6 +1,7 @@
 /*
- * Bounded library calls (util/callbound.h): the caller's group as one bounded_run job whose
- * thread carries the note of the call under way, and the stop signals around the wait as
+ * Bounded library calls (util/callbound.h): each of the caller's groups as one bounded job
+ * (all started, then waited for against one deadline) whose thread carries the note of the
+ * call under way, and the stop signals around the wait as
  * fsbound takes them (fsbound_stop.c), so that a command ends alike whichever it waited on.
  */
 #include <errno.h>
@@ -52,7 +53,8 @@ void callbound_note(const char *op, const char *obj)
 		return;
 	pthread_mutex_lock(&j->lock);
 	j->op = op;
-	snprintf(j->obj, sizeof(j->obj), "%s", obj);
+	if (obj)
+		snprintf(j->obj, sizeof(j->obj), "%s", obj);
 	pthread_mutex_unlock(&j->lock);
 	/* the test hook's wedged driver: asleep for good, every signal blocked on this
 	 * thread (bounded.c); the process's exit ends it */
@@ -74,14 +76,14 @@ static void job_abandon(void *arg)
 	struct cb_job *j = arg;
 
 	pthread_mutex_lock(&j->lock);
-	if (j->op) {
+	if (j->op)
 		j->at->op = j->op;
+	if (*j->obj) /* else what it works on: notes without an object so far */
 		snprintf(j->at->obj, sizeof(j->at->obj), "%s", j->obj);
-	}
 	pthread_mutex_unlock(&j->lock);
 }
 
-static void job_free(struct cb_job *j)
+static void cb_job_free(struct cb_job *j)
 {
 	pthread_mutex_destroy(&j->lock);
 	free(j);
@@ -93,7 +95,7 @@ static void job_drop(void *arg)
 	struct cb_job *j = arg;
 
 	j->drop(j->arg);
-	job_free(j);
+	cb_job_free(j);
 }
 
 static const struct bounded_ops job_ops = {
@@ -102,49 +104,122 @@ static const struct bounded_ops job_ops = {
 	.stop_grace_ns = FSB_STOP_GRACE_NS,
 };
 
+/* g's why for an outcome other than 0 (its at filled by abandon). */
+static void group_why(struct callbound_group *g, int sig, uint64_t timeout_ns)
+{
+	char t[32];
+	int n;
+
+	if (g->ret == -EINTR) {
+		snprintf(g->why, sizeof(g->why), "stopped by SIG%s while %s was pending",
+			 sigabbrev_np(sig) ?: "?", g->at.op);
+	} else if (g->ret == -ETIMEDOUT) {
+		n = snprintf(g->why, sizeof(g->why), "%s did not return within %s", g->at.op,
+			     units_fmt_duration(timeout_ns, t, sizeof(t)));
+		if (g->hint && n > 0 && (size_t)n < sizeof(g->why))
+			snprintf(g->why + n, sizeof(g->why) - (size_t)n, " (%s)", g->hint);
+	}
+}
+
+/* g on a thread of its own: its job to wait for (NULL: it ran here), or g->ret -ENOMEM
+ * with g->arg dropped. */
+static struct bounded_job *group_start(struct callbound_group *g, struct cb_job **out)
+{
+	struct cb_job *j = calloc(1, sizeof(*j));
+
+	*out = j;
+	if (!j || !g->arg) { /* no memory for the job, or for the group's own arg */
+		free(j);
+		*out = NULL;
+		if (g->arg)
+			g->drop(g->arg);
+		g->ret = -ENOMEM;
+		snprintf(g->why, sizeof(g->why), "%s", strerror(ENOMEM));
+		return NULL;
+	}
+	j->fn = g->fn;
+	j->drop = g->drop;
+	j->arg = g->arg;
+	j->at = &g->at;
+	pthread_mutex_init(&j->lock, NULL);
+	return bounded_start(&job_ops, j);
+}
+
+int callbound_run_all(struct callbound_group *g, size_t n, uint64_t timeout_ns)
+{
+	uint64_t deadline = time_now_ns() + timeout_ns;
+	struct bounded_job **bj = calloc(n, sizeof(*bj));
+	struct cb_job **cj = calloc(n, sizeof(*cj));
+	char refused[160] = "";
+	struct fsb_stop stop;
+	int ret = 0, sig;
+	size_t i;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		g[i].ret = 0;
+		g[i].why[0] = '\0';
+		g[i].at.op = "start"; /* given up on before its first note: what it works on */
+		snprintf(g[i].at.obj, sizeof(g[i].at.obj), "%s", g[i].what);
+	}
+	if (cb_cur) { /* groups within a group: the outer one's thread and bound */
+		for (i = 0; i < n; i++)
+			g[i].fn(g[i].arg);
+		goto out_free;
+	}
+	if (!bj || !cj)
+		ret = -ENOMEM;
+	else /* a stop signal fsbound took already: the command is ending */
+		ret = fsb_stop_begin(&stop, refused, sizeof(refused));
+	if (ret) {
+		for (i = 0; i < n; i++) {
+			if (g[i].arg)
+				g[i].drop(g[i].arg);
+			g[i].ret = ret;
+			snprintf(g[i].why, sizeof(g[i].why), "%s",
+				 ret == -EINTR ? refused : strerror(ENOMEM));
+		}
+		ret = ret == -EINTR ? ret : 0;
+		goto out_free;
+	}
+	/* all started before any is waited for: each runs while the others are waited for */
+	for (i = 0; i < n; i++)
+		bj[i] = group_start(&g[i], &cj[i]);
+	for (i = 0; i < n; i++) {
+		if (g[i].ret) /* not started: ENOMEM */
+			continue;
+		/* once a stop ended one wait, the others had its grace too: taken if done */
+		g[i].ret = bounded_wait(bj[i], ret ? time_now_ns() : deadline, stop.flag);
+		if (g[i].ret == -EINTR)
+			ret = -EINTR;
+	}
+	sig = fsb_stop_end(&stop, ret);
+	for (i = 0; i < n; i++) {
+		if (!g[i].ret)
+			cb_job_free(cj[i]);
+		else
+			group_why(&g[i], sig, timeout_ns);
+	}
+out_free:
+	free(cj);
+	free(bj);
+	return ret;
+}
+
+int callbound_run_group(struct callbound_group *g, uint64_t timeout_ns, struct callbound_at *at,
+			char *why, size_t whylen)
+{
+	callbound_run_all(g, 1, timeout_ns);
+	*at = g->at;
+	snprintf(why, whylen, "%s", g->why);
+	return g->ret;
+}
+
 int callbound_run(void (*fn)(void *arg), void *arg, void (*drop)(void *arg), const char *what,
 		  uint64_t timeout_ns, struct callbound_at *at, char *why, size_t whylen)
 {
-	struct cb_job *j;
-	struct fsb_stop stop;
-	char t[32];
-	int ret, sig;
+	struct callbound_group g = { .fn = fn, .arg = arg, .drop = drop, .what = what };
 
-	at->op = "start"; /* given up on before its first note: what it was to work on */
-	snprintf(at->obj, sizeof(at->obj), "%s", what);
-	if (cb_cur) { /* a group within a group: the outer one's thread and bound */
-		fn(arg);
-		return 0;
-	}
-	j = calloc(1, sizeof(*j));
-	if (!j) {
-		drop(arg);
-		snprintf(why, whylen, "%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	ret = fsb_stop_begin(&stop, why, whylen);
-	if (ret) { /* a stop signal fsbound took already: the command is ending */
-		free(j);
-		drop(arg);
-		return ret;
-	}
-	j->fn = fn;
-	j->drop = drop;
-	j->arg = arg;
-	j->at = at;
-	pthread_mutex_init(&j->lock, NULL);
-	ret = bounded_run(&job_ops, j, time_now_ns() + timeout_ns, stop.flag);
-	sig = fsb_stop_end(&stop, ret);
-	if (ret == -EINTR) {
-		snprintf(why, whylen, "stopped by SIG%s while %s was pending",
-			 sigabbrev_np(sig) ?: "?", at->op);
-		return ret;
-	}
-	if (ret) {
-		snprintf(why, whylen, "%s did not return within %s", at->op,
-			 units_fmt_duration(timeout_ns, t, sizeof(t)));
-		return ret;
-	}
-	job_free(j);
-	return 0;
+	return callbound_run_group(&g, timeout_ns, at, why, whylen);
 }

@@ -37,11 +37,40 @@ struct callbound_at {
  * ("cuInit did not return within 30s", "stopped by SIGTERM while cuInit was pending"); arg
  * is the group's: drop(arg) runs once fn returns (at once when fn never ran), and the
  * caller must not touch arg again. On a group's own thread fn(arg) is called right there.
+ * callbound_run_group of a group without a hint.
  */
 int callbound_run(void (*fn)(void *arg), void *arg, void (*drop)(void *arg), const char *what,
 		  uint64_t timeout_ns, struct callbound_at *at, char *why, size_t whylen);
-/* On a group's thread: the call about to be made (a literal) and its object (copied); on
- * any other thread nothing, so that code shared with callers outside groups may note. */
+
+/* One group of callbound_run_all: what it runs, and what became of it. */
+struct callbound_group {
+	void (*fn)(void *arg);
+	void *arg;              /* NULL: its allocation failed: not run, ret -ENOMEM */
+	void (*drop)(void *arg);
+	const char *what;       /* what fn works on, named before its first note ("CUDA driver") */
+	const char *hint;       /* a timeout's why ends with it, in parentheses ("driver
+				 * wedged?"); NULL none */
+	/* out: as callbound_run's return, at and why */
+	int ret;
+	struct callbound_at at;
+	char why[160];
+};
+
+/*
+ * The groups g[0..n) started at once, each on a thread of its own, and waited for against
+ * one deadline, timeout_ns from now: however many do not return, the caller waits one
+ * bound (a stop signal: its grace), and each one given up on is named in its own
+ * g[i]. Each g[i] ends as callbound_run would have ended it alone (ret, at, why; arg the
+ * caller's again only when ret is 0, else the group's). Returns -EINTR when a stop signal
+ * ended the wait (or had been taken: nothing attempted), else 0, whatever the groups' ret.
+ */
+int callbound_run_all(struct callbound_group *g, size_t n, uint64_t timeout_ns);
+/* One group, alone: as callbound_run (its return, at and why), with g's hint. */
+int callbound_run_group(struct callbound_group *g, uint64_t timeout_ns, struct callbound_at *at,
+			char *why, size_t whylen);
+/* On a group's thread: the call about to be made (a literal) and its object (copied; NULL:
+ * the last note's, for a step deep in code that does not know it); on any other thread
+ * nothing, so that code shared with callers outside groups may note. */
 void callbound_note(const char *op, const char *obj);
 /* Does the test hook GRADSYNC_TEST_HANG name call op? (A caller that asks a library only
  * when the node shows the hardware asks anyway then: the hook stands in for both.) */

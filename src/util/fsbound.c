@@ -354,11 +354,17 @@ int fsb_job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen
 	const char *op = "";
 	struct fsb_stop stop;
 	int ret = refuse_if_stuck(why, whylen) ?: fsb_stop_begin(&stop, why, whylen), sig;
+	/* a write begun once the program is ending on a stop it took: the grace is its bound */
+	int taken = j->fn == job_write ? fsb_stop_taken_signo() : 0;
 
 	if (ret) {
 		fsb_job_free(j);
 		return ret;
 	}
+	if (taken && timeout_ns > FSB_STOP_GRACE_NS)
+		timeout_ns = FSB_STOP_GRACE_NS;
+	else
+		taken = 0;
 	j->gave_op = &op;
 	j->gave_obj = obj;
 	j->start_ns = time_now_ns();
@@ -368,6 +374,12 @@ int fsb_job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen
 		snprintf(why, whylen, "stopped by SIG%s while the %s of %s was pending",
 			 sigabbrev_np(sig) ?: "?", op, obj);
 		return ret;
+	}
+	if (ret && taken) {
+		snprintf(why, whylen, "stopped by SIG%s: the %s of %s did not return within its grace (%s)",
+			 sigabbrev_np(taken) ?: "?", op, obj,
+			 units_fmt_duration(timeout_ns, t, sizeof(t)));
+		return -EINTR;
 	}
 	if (ret) {
 		fs_of(obj, fs, sizeof(fs));

@@ -64,6 +64,16 @@ uint64_t fsb_timeout_default_ns(void);
 void fsb_stop_watch(volatile const sig_atomic_t *flag);
 /* The stop signal fsbound's handler took in place of its default action, else 0. */
 int fsb_stop_signo(void);
+/*
+ * The program took stop signal sig itself (sigtimedwait: the driver of `gradsync run`) and
+ * is ending: each write begun from now on (fsb_write) is bounded by FSB_STOP_GRACE_NS
+ * where its timeout is longer. The user asked to stop: a directory that no longer answers
+ * must not keep them [report] write_timeout more. One not done within the grace is given
+ * up on as a stop's (-EINTR), why naming the call: "stopped by SIGTERM: the open of
+ * /r/status.tmp did not return within its grace (250ms)"; every later call is refused.
+ * 0: none taken (the bounds as given again).
+ */
+void fsb_stop_taken(int sig);
 
 /*
  * A call of this process given up on (its bound passed, or a stop signal came) that has

@@ -73,6 +73,8 @@ int fsb_stop_begin(struct fsb_stop *s, char *why, size_t whylen);
 /* After it, given bounded_run's rc: the stop signal that ended the wait (rc -EINTR),
  * else 0. One that came as the call returned goes back to where it would have gone. */
 int fsb_stop_end(struct fsb_stop *s, int rc);
+/* The stop signal fsb_stop_taken was told of, else 0. */
+int fsb_stop_taken_signo(void);
 
 /* On the job's thread, before each call: the call ("fsync") and its object (a string
  * of the job that outlives the call). */

@@ -15,6 +15,8 @@
 
 /* The first stop signal fsbound's handler took (0: none). */
 static volatile sig_atomic_t caught;
+/* The one the program took itself and told of (fsb_stop_taken; 0: none). */
+static volatile sig_atomic_t taken;
 
 static struct {
 	pthread_mutex_t lock;
@@ -39,6 +41,16 @@ void fsb_stop_watch(volatile const sig_atomic_t *flag)
 int fsb_stop_signo(void)
 {
 	return caught;
+}
+
+void fsb_stop_taken(int sig)
+{
+	taken = sig;
+}
+
+int fsb_stop_taken_signo(void)
+{
+	return taken;
 }
 
 /* fsbound's handler for the stop signals whose action is the default one: the first wait

@@ -434,6 +434,36 @@ static void test_stop_blocked(void **state)
 }
 
 /*
+ * A stop signal the program took itself (the driver's sigtimedwait) and told of: a write
+ * begun after it has the grace, not its 5 s, and one that does not return in it is given
+ * up on as a stop's, named; a write that returns is done as ever; other calls (the probe
+ * that waits for the reader) keep their bound.
+ */
+static void test_stop_taken(void **state)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 200], want[PATH_MAX + 96];
+	struct fsb_write w = { .path = path, .data = "x", .len = 1 };
+	uint64_t t0, took;
+
+	(void)state;
+	fsb_stop_taken(SIGTERM);
+	snprintf(path, sizeof(path), "%s/taken-ok.json", dir);
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), 0);
+	stuck_write_prepare("taken.json", path, sizeof(path), tmp, sizeof(tmp));
+	t0 = time_now_ns();
+	assert_int_equal(fsb_write(&w, TMO, why, sizeof(why)), -EINTR);
+	took = time_now_ns() - t0;
+	assert_true(took >= FSB_STOP_GRACE_NS && took < FSB_STOP_GRACE_NS + 1000000000ull);
+	snprintf(want, sizeof(want), "stopped by SIGTERM: the open of %s did not return within its grace (250ms)",
+		 tmp);
+	assert_string_equal(why, want);
+	assert_int_equal(fsb_stop_signo(), 0); /* the program's, not fsbound's */
+	/* the probe (not a write) waits its bound for the reader to come */
+	stuck_write_release(tmp, true);
+	fsb_stop_taken(0);
+}
+
+/*
  * A stop signal at its default action: fsbound's handler takes it for the wait, which it
  * ends; the default action back, every later call refused, and fsb_stop_signo() says
  * which, for main's 128 + signal. For good in this process: the last test.
@@ -518,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_stop_watched),
 		cmocka_unit_test(test_stop_blocked),
+		cmocka_unit_test(test_stop_taken),
 		cmocka_unit_test(test_stop_default), /* the last: its stop stays */
 	};
 

@@ -14,7 +14,9 @@
 # process of the run is left (pgrep on the test's own experiment file), and nothing
 # half-written is taken for a result: no cases/0000.json, the report's case interrupted
 # with no figures. The figures rank 0 had reach the terminal, as for any case file that
-# could not be written.
+# could not be written. And the local driver's own first write after the stop (its status
+# file, a FIFO at status.tmp this time) is given up on at the stop's grace, not at
+# write_timeout: exit 143 within 5 s, one line naming that write.
 set -u
 . "$(dirname "$0")/../lib_net.sh"
 rank_test_begin
@@ -109,6 +111,34 @@ print("local: case 0 %s: %s" % (c["status"], c["error"]))
 PY
 grep -q "^interrupted: " "$d/status" || fail "local: status: $(cat "$d/status")"
 echo "local driver: exit$sts after ${took}s, nothing left: $(grep 'rank 0' "$T/local.err" | head -n 1)"
+
+# --- the local driver's own write after the stop: its status file's open hangs (a FIFO at
+# status.tmp, made once the case runs). The driver took SIGTERM itself (sigtimedwait), so
+# no later signal ends that wait: the write, begun after the stop, has only the stop's grace
+# (FSB_STOP_GRACE_NS, 250 ms), not write_timeout's 60 s
+rm -rf "$T/results"
+GRADSYNC_TEST_DELAY=0:1000000@1 "$G" run "$ini" >"$T/own.out" 2>"$T/own.err" &
+drv=$!
+# the case runs once the driver has spawned its 3 ranks (stop signals blocked by then)
+for i in $(seq 200); do
+	[ "$(pgrep -c -P $drv)" = 3 ] && break
+	sleep 0.05
+done
+d=$(ls -d "$T/results"/stopw-* 2>/dev/null | head -n 1)
+[ -n "$d" ] && mkfifo "$d/status.tmp" || fail "own: no case running in a run directory"
+t0=$(now)
+kill -TERM $drv
+reap own $drv
+[ "$sts" = " 143" ] || fail "own: exit$sts, expected 143"
+within "$took" 5 || fail "own: ${took}s to stop, want within a few seconds (write_timeout 60 s)"
+# the write given up, named once, in one line; the report not attempted after it, said once
+[ "$(grep -cxF "gradsync: warning: write $d/status: stopped by SIGTERM: the open of $d/status.tmp did not return within its grace (250ms)" "$T/own.err")" = 1 ] ||
+	{ fail "own: no one line naming the status write given up"; cat "$T/own.err"; }
+[ "$(grep -c "status.tmp" "$T/own.err")" = 2 ] &&
+	grep -qF "gradsync: error: $d/report.json not written: stopped by SIGTERM while the open of $d/status.tmp was pending; " "$T/own.err" ||
+	{ fail "own: the report's line, once"; cat "$T/own.err"; }
+grep -q "reachable?" "$T/own.err" && { fail "own: a line blames the file system"; cat "$T/own.err"; }
+echo "local driver, its own write hung: exit$sts after ${took}s: $(grep 'status.tmp did not' "$T/own.err")"
 
 # --- 3 ranks by hand, SIGTERM to each (a launcher forwarding it)
 rm -rf "$T/results"

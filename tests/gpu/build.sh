@@ -7,13 +7,16 @@ nvcc=${2:-${NVCC:-/usr/local/cuda/bin/nvcc}}
 cuda=$(dirname "$(dirname "$nvcc")")
 arch=${NVCC_ARCH:-"-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90"}
 cc=${CC:-gcc}
-cflags="-std=gnu11 -O2 -Wall -Wextra -Werror -Isrc -I$cuda/include"
+cflags="-std=gnu11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -I$cuda/include"
 mkdir -p "$out/obj"
 objs=""
 pids=""
+# the calibration in cuda_kern.c notes its calls for a bounded group (util/callbound.c,
+# and what that needs: bounded.c, fsbound_stop.c, units.c)
 for f in src/util/log.c src/util/strutil.c src/coll/verify.c src/coll/gpu_memops.c \
 	src/gpu/select.c src/gpu/cuda.c src/gpu/cuda_mem.c src/gpu/cuda_dmabuf.c src/gpu/dmabuf_range.c \
-	src/gpu/cuda_kern.c; do
+	src/gpu/cuda_kern.c src/util/callbound.c src/util/bounded.c src/util/fsbound_stop.c \
+	src/util/units.c; do
 	o="$out/obj/$(basename "$f" .c).o"
 	$cc $cflags -c "$f" -o "$o" &
 	pids="$pids $!"
