@@ -361,8 +361,8 @@ int fsb_job_run(struct fsb_job *j, uint64_t timeout_ns, char *why, size_t whylen
 		fsb_job_free(j);
 		return ret;
 	}
-	if (taken && timeout_ns > FSB_STOP_GRACE_NS)
-		timeout_ns = FSB_STOP_GRACE_NS;
+	if (taken && timeout_ns > FSB_STOP_WRITE_GRACE_NS)
+		timeout_ns = FSB_STOP_WRITE_GRACE_NS;
 	else
 		taken = 0;
 	j->gave_op = &op;

@@ -56,6 +56,13 @@ uint64_t fsb_timeout_default_ns(void);
 
 /* How long a call still under way when a stop signal comes may take to return. */
 #define FSB_STOP_GRACE_NS 250000000ull
+/*
+ * How long a write the program begins once it is ending on a stop it took (fsb_stop_taken)
+ * may take: the run's status and report after Ctrl-C, which the user still wants. Long
+ * enough for a slow disk that answers (an NFS fsync of a large report.json), short enough
+ * that one that stopped answering does not keep them [report] write_timeout more.
+ */
+#define FSB_STOP_WRITE_GRACE_NS 2000000000ull
 
 /*
  * A program's own handler of the stop signals raises *flag (non-zero: the signal); NULL
@@ -66,11 +73,11 @@ void fsb_stop_watch(volatile const sig_atomic_t *flag);
 int fsb_stop_signo(void);
 /*
  * The program took stop signal sig itself (sigtimedwait: the driver of `gradsync run`) and
- * is ending: each write begun from now on (fsb_write) is bounded by FSB_STOP_GRACE_NS
+ * is ending: each write begun from now on (fsb_write) is bounded by FSB_STOP_WRITE_GRACE_NS
  * where its timeout is longer. The user asked to stop: a directory that no longer answers
  * must not keep them [report] write_timeout more. One not done within the grace is given
  * up on as a stop's (-EINTR), why naming the call: "stopped by SIGTERM: the open of
- * /r/status.tmp did not return within its grace (250ms)"; every later call is refused.
+ * /r/status.tmp did not return within its grace (2s)"; every later call is refused.
  * 0: none taken (the bounds as given again).
  */
 void fsb_stop_taken(int sig);
